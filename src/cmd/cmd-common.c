@@ -1,0 +1,94 @@
+#include "cmd/cmd.h"
+#include "util/fileio.h"
+#include "util/strutil.h"
+#include "util/xalloc.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void cmd_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf(stderr, "gpudoctor %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int cmd_usage_error(const struct cmd *c)
+{
+    fprintf(stderr, "Try 'gpudoctor %s --help'.\n", c->name);
+    return EXIT_USAGE;
+}
+
+void cmd_collect_defaults(struct collect_opts *o, int64_t window_ms)
+{
+    memset(o, 0, sizeof(*o));
+    o->root = "/";
+    o->window_ms = window_ms;
+    o->timeout_ms = DEFAULT_TIMEOUT_MS;
+    o->nvml_lib = NULL;
+}
+
+static int duration(const char *name, const char *arg, int64_t *out)
+{
+    if (!str_to_duration_ms(arg, out)) {
+        fprintf(stderr, "gpudoctor: --%s: '%s' is not a duration (examples: 2s, 500ms, 1.5)\n",
+                name, arg);
+        return -1;
+    }
+    return 1;
+}
+
+int cmd_collect_option(struct collect_opts *o, int opt, const char *arg)
+{
+    switch (opt) {
+    case OPT_ROOT:
+        o->root = arg;
+        return 1;
+    case OPT_TIMEOUT:
+        if (duration("timeout", arg, &o->timeout_ms) < 0)
+            return -1;
+        if (o->timeout_ms < 100) {
+            fprintf(stderr, "gpudoctor: --timeout: %s is too short (at least 100ms)\n", arg);
+            return -1;
+        }
+        return 1;
+    case OPT_WINDOW:
+        if (duration("window", arg, &o->window_ms) < 0)
+            return -1;
+        if (o->window_ms > 3600000) {
+            fprintf(stderr, "gpudoctor: --window: %s is longer than an hour\n", arg);
+            return -1;
+        }
+        return 1;
+    case OPT_NVML_LIB:
+        o->nvml_lib = arg;
+        return 1;
+    }
+    return 0;
+}
+
+int cmd_write_output(const char *cmd, const char *path, const char *text)
+{
+    char *cause = NULL;
+
+    if (path == NULL || strcmp(path, "-") == 0) {
+        if (fputs(text, stdout) == EOF || fflush(stdout) == EOF) {
+            cmd_error(cmd, "cannot write to standard output: %s", strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    if (file_write_atomic(path, text, strlen(text), &cause) != 0) {
+        cmd_error(cmd, "%s", cause);
+        free(cause);
+        return -1;
+    }
+    return 0;
+}

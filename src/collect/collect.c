@@ -1,0 +1,140 @@
+#include "collect/collect.h"
+#include "util/timeutil.h"
+#include "util/xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The order matters: processes join NVML's lists, the stack reads what processes mapped. */
+static const struct collector_ops *const collectors[] = {
+    &collector_nvml,   &collector_procs, &collector_host,  &collector_pcie,
+    &collector_driver, &collector_klog,  &collector_stack,
+};
+
+#define MIN_INTERVAL_MS    100
+#define SAMPLES_PER_WINDOW 8
+
+int64_t collect_time_left(const struct collect_ctx *ctx)
+{
+    int64_t left = ctx->deadline_mono_ms - time_mono_ms();
+
+    return left > 0 ? left : 0;
+}
+
+static bool wanted(const struct collect_opts *o, enum collector_id id)
+{
+    return o->only == 0 || (o->only & (1u << id));
+}
+
+static void progress(const struct collect_ctx *ctx, int64_t now)
+{
+    static const char spin[] = "|/-\\";
+    int64_t done = now - ctx->start_mono_ms;
+
+    if (!ctx->opts->progress)
+        return;
+    fprintf(stderr, "\r%c sampling %.1f of %.1f s ", spin[(done / 100) % 4], (double)done / 1000.0,
+            (double)ctx->opts->window_ms / 1000.0);
+}
+
+static void run_start(struct collect_ctx *ctx, struct snapshot *s, void **state)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(collectors); i++) {
+        const struct collector_ops *c = collectors[i];
+        int64_t t0 = time_mono_us();
+
+        state[i] = NULL;
+        if (!wanted(ctx->opts, c->id))
+            continue;
+        state[i] = c->start(ctx, s);
+        s->collectors[c->id].elapsed_us += time_mono_us() - t0;
+    }
+}
+
+static void run_sample(struct collect_ctx *ctx, struct snapshot *s, void **state, int64_t t_ms)
+{
+    struct sample *smp = snapshot_add_sample(s, t_ms);
+
+    for (size_t i = 0; i < ARRAY_SIZE(collectors); i++) {
+        const struct collector_ops *c = collectors[i];
+        int64_t t0 = time_mono_us();
+
+        if (!wanted(ctx->opts, c->id) || c->sample == NULL)
+            continue;
+        c->sample(ctx, state[i], s, smp);
+        s->collectors[c->id].elapsed_us += time_mono_us() - t0;
+    }
+}
+
+static void run_finish(struct collect_ctx *ctx, struct snapshot *s, void **state)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(collectors); i++) {
+        const struct collector_ops *c = collectors[i];
+        int64_t t0 = time_mono_us();
+
+        if (!wanted(ctx->opts, c->id) || c->finish == NULL)
+            continue;
+        c->finish(ctx, state[i], s);
+        s->collectors[c->id].elapsed_us += time_mono_us() - t0;
+    }
+}
+
+struct snapshot *collect_snapshot(const struct collect_opts *opts, char **cause)
+{
+    void *state[ARRAY_SIZE(collectors)];
+    struct collect_ctx ctx;
+    struct snapshot *s;
+    char host[256];
+
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.opts = opts;
+    if (sysroot_open(&ctx.root, opts->root ? opts->root : "/", cause) != 0)
+        return NULL;
+    ctx.start_mono_ms = time_mono_ms();
+    ctx.deadline_mono_ms = ctx.start_mono_ms + opts->timeout_ms;
+
+    s = snapshot_new();
+    s->gpudoctor_version = xstrdup(GPUDOCTOR_VERSION);
+    if (gethostname(host, sizeof(host)) == 0) {
+        host[sizeof(host) - 1] = '\0';
+        s->hostname = xstrdup(host);
+    }
+    s->time_ms = time_real_ms();
+    s->window_ms = opts->window_ms;
+    s->root = xstrdup(ctx.root.path);
+
+    run_start(&ctx, s, state);
+    run_sample(&ctx, s, state, 0);
+    if (opts->window_ms > 0) {
+        int64_t interval =
+            opts->interval_ms > 0 ? opts->interval_ms : opts->window_ms / SAMPLES_PER_WINDOW;
+        int64_t begin = time_mono_ms();
+
+        if (interval < MIN_INTERVAL_MS)
+            interval = MIN_INTERVAL_MS;
+        for (int64_t next = begin + interval;; next += interval) {
+            int64_t now = time_mono_ms();
+
+            if (next > begin + opts->window_ms)
+                next = begin + opts->window_ms;
+            /* Leave the last part of the time budget for finishing. */
+            if (next >= ctx.deadline_mono_ms)
+                break;
+            while (now < next) {
+                progress(&ctx, now);
+                time_sleep_ms(next - now < 100 ? next - now : 100);
+                now = time_mono_ms();
+            }
+            run_sample(&ctx, s, state, now - begin);
+            if (next >= begin + opts->window_ms)
+                break;
+        }
+        if (opts->progress)
+            fputs("\r\033[K", stderr);
+    }
+    run_finish(&ctx, s, state);
+    sysroot_close(&ctx.root);
+    return s;
+}

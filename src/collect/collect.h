@@ -1,0 +1,60 @@
+/*
+ * Collection: runs every collector over a sampling window and fills one snapshot.
+ * Collectors are rows in a table (collect.c), run in that order; each fills its own part of the
+ * snapshot and records in snapshot->collectors[id] what it could not read and why.
+ */
+#ifndef GPUDOCTOR_COLLECT_H
+#define GPUDOCTOR_COLLECT_H
+
+#include "snapshot.h"
+#include "util/fileio.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct collect_opts {
+    const char *root;     /* "/" live; a fixture tree in tests */
+    int64_t window_ms;    /* sampling window; 0 = one instant reading */
+    int64_t interval_ms;  /* time between samples inside the window; 0 = automatic */
+    int64_t timeout_ms;   /* the whole collection ends by then, whatever hangs */
+    const char *nvml_lib; /* NULL: $GPUDOCTOR_NVML_LIB, else "libnvidia-ml.so.1" */
+    bool progress;        /* show progress on stderr (a terminal) */
+    unsigned only;        /* bitmask of (1 << collector_id) to run; 0 = all */
+};
+
+/* What every collector gets. */
+struct collect_ctx {
+    const struct collect_opts *opts;
+    struct sysroot root;
+    int64_t start_mono_ms; /* when collection began */
+    int64_t deadline_mono_ms;
+};
+
+/* Milliseconds left before the deadline (0 when passed). */
+int64_t collect_time_left(const struct collect_ctx *ctx);
+
+struct collector_ops {
+    enum collector_id id;
+    /* Collects everything at the start; returns private state for sample/finish (may be NULL). */
+    void *(*start)(struct collect_ctx *ctx, struct snapshot *s);
+    /* Adds this collector's values to one sample of the window (may be NULL). */
+    void (*sample)(struct collect_ctx *ctx, void *state, struct snapshot *s, struct sample *smp);
+    /* Ends the window: computes rates from the samples, frees state (may be NULL). */
+    void (*finish)(struct collect_ctx *ctx, void *state, struct snapshot *s);
+};
+
+extern const struct collector_ops collector_nvml;
+extern const struct collector_ops collector_procs;
+extern const struct collector_ops collector_host;
+extern const struct collector_ops collector_pcie;
+extern const struct collector_ops collector_driver;
+extern const struct collector_ops collector_klog;
+extern const struct collector_ops collector_stack;
+
+/*
+ * Runs the collectors and returns the snapshot (never NULL). Returns NULL only when the root
+ * directory cannot be opened, with *cause set.
+ */
+struct snapshot *collect_snapshot(const struct collect_opts *opts, char **cause);
+
+#endif

@@ -1,0 +1,463 @@
+#include "snap-gpu.h"
+#include "nvml/nvml-abi.h"
+#include "util/xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const compute_mode_names[] = { "default", "exclusive_thread", "prohibited",
+                                           "exclusive_process", NULL };
+
+#define D JF_DYNAMIC
+#define F(key, type, member, slot, flags, source, doc)                                             \
+    {                                                                                              \
+        key, type, offsetof(struct gpu, member), slot, flags, NULL, source, doc                    \
+    }
+
+static const struct jfield gpu_fields[] = {
+    { "index", JF_U32, offsetof(struct gpu, index), -1, JF_ID, NULL,
+      "nvmlDeviceGetHandleByIndex_v2",
+      "NVML index of the GPU (may differ from the CUDA device index)" },
+    F("name", JF_STR, name, GPU_S_NAME, 0, "nvmlDeviceGetName", "product name"),
+    F("uuid", JF_STR, uuid, GPU_S_UUID, 0, "nvmlDeviceGetUUID", "GPU UUID, \"GPU-...\""),
+    F("serial", JF_STR, serial, GPU_S_SERIAL, 0, "nvmlDeviceGetSerial", "board serial number"),
+    F("vbios_version", JF_STR, vbios_version, GPU_S_VBIOS, 0, "nvmlDeviceGetVbiosVersion",
+      "VBIOS version"),
+    F("pci_bus_id", JF_STR, pci_bus_id, GPU_S_PCI_BUS_ID, 0, "nvmlDeviceGetPciInfo_v3",
+      "PCI address, \"00000000:18:00.0\""),
+    F("pci_device_id", JF_HEX32, pci_device_id, GPU_S_PCI_DEVICE_ID, 0, "nvmlDeviceGetPciInfo_v3",
+      "(PCI device id << 16) | vendor id"),
+    F("pci_subsystem_id", JF_HEX32, pci_subsystem_id, GPU_S_PCI_SUBSYSTEM_ID, 0,
+      "nvmlDeviceGetPciInfo_v3", "PCI subsystem id"),
+    F("minor_number", JF_U32, minor_number, GPU_S_MINOR, 0, "nvmlDeviceGetMinorNumber",
+      "N of the device file /dev/nvidiaN"),
+    F("compute_capability_major", JF_I32, cc_major, GPU_S_CC_MAJOR, 0,
+      "nvmlDeviceGetCudaComputeCapability", "CUDA compute capability, major"),
+    F("compute_capability_minor", JF_I32, cc_minor, GPU_S_CC_MINOR, 0,
+      "nvmlDeviceGetCudaComputeCapability", "CUDA compute capability, minor"),
+    F("mem_total_bytes", JF_U64, mem_total_bytes, GPU_S_MEM_TOTAL, 0, "nvmlDeviceGetMemoryInfo_v2",
+      "installed GPU memory"),
+    F("mem_reserved_bytes", JF_U64, mem_reserved_bytes, GPU_S_MEM_RESERVED, 0,
+      "nvmlDeviceGetMemoryInfo_v2", "memory reserved by the driver and firmware"),
+    F("mem_used_bytes", JF_U64, mem_used_bytes, GPU_S_MEM_USED, D, "nvmlDeviceGetMemoryInfo_v2",
+      "memory allocated by processes (v2 meaning: reserved memory not included)"),
+    F("mem_free_bytes", JF_U64, mem_free_bytes, GPU_S_MEM_FREE, D, "nvmlDeviceGetMemoryInfo_v2",
+      "memory free"),
+    F("bar1_total_bytes", JF_U64, bar1_total_bytes, GPU_S_BAR1_TOTAL, 0,
+      "nvmlDeviceGetBAR1MemoryInfo", "BAR1 aperture size"),
+    F("bar1_used_bytes", JF_U64, bar1_used_bytes, GPU_S_BAR1_USED, D, "nvmlDeviceGetBAR1MemoryInfo",
+      "BAR1 aperture in use"),
+    F("util_gpu_pct", JF_U32, util_gpu_pct, GPU_S_UTIL_GPU, D, "nvmlDeviceGetUtilizationRates",
+      "percent of the last sample period a kernel was running"),
+    F("util_mem_pct", JF_U32, util_mem_pct, GPU_S_UTIL_MEM, D, "nvmlDeviceGetUtilizationRates",
+      "percent of the last sample period memory was read or written"),
+    F("util_enc_pct", JF_U32, util_enc_pct, GPU_S_UTIL_ENC, D, "nvmlDeviceGetEncoderUtilization",
+      "video encoder utilisation"),
+    F("util_dec_pct", JF_U32, util_dec_pct, GPU_S_UTIL_DEC, D, "nvmlDeviceGetDecoderUtilization",
+      "video decoder utilisation"),
+    F("temp_c", JF_U32, temp_c, GPU_S_TEMP, D, "nvmlDeviceGetTemperature", "GPU core temperature"),
+    F("temp_slowdown_c", JF_U32, temp_slowdown_c, GPU_S_TEMP_SLOWDOWN, 0,
+      "nvmlDeviceGetTemperatureThreshold", "temperature at which the GPU slows down"),
+    F("temp_shutdown_c", JF_U32, temp_shutdown_c, GPU_S_TEMP_SHUTDOWN, 0,
+      "nvmlDeviceGetTemperatureThreshold", "temperature at which the GPU shuts down"),
+    F("temp_gpu_max_c", JF_U32, temp_gpu_max_c, GPU_S_TEMP_GPU_MAX, 0,
+      "nvmlDeviceGetTemperatureThreshold", "maximum operating temperature of the GPU"),
+    F("temp_mem_max_c", JF_U32, temp_mem_max_c, GPU_S_TEMP_MEM_MAX, 0,
+      "nvmlDeviceGetTemperatureThreshold", "maximum operating temperature of the memory"),
+    F("power_mw", JF_U32, power_mw, GPU_S_POWER, D, "nvmlDeviceGetPowerUsage", "power draw"),
+    F("power_limit_mw", JF_U32, power_limit_mw, GPU_S_POWER_LIMIT, 0,
+      "nvmlDeviceGetPowerManagementLimit", "power limit set"),
+    F("power_default_limit_mw", JF_U32, power_default_limit_mw, GPU_S_POWER_DEFAULT_LIMIT, 0,
+      "nvmlDeviceGetPowerManagementDefaultLimit", "power limit the board ships with"),
+    F("power_enforced_limit_mw", JF_U32, power_enforced_limit_mw, GPU_S_POWER_ENFORCED_LIMIT, 0,
+      "nvmlDeviceGetEnforcedPowerLimit", "power limit in force after every limiter"),
+    F("power_min_limit_mw", JF_U32, power_min_limit_mw, GPU_S_POWER_MIN_LIMIT, 0,
+      "nvmlDeviceGetPowerManagementLimitConstraints", "lowest power limit that can be set"),
+    F("power_max_limit_mw", JF_U32, power_max_limit_mw, GPU_S_POWER_MAX_LIMIT, 0,
+      "nvmlDeviceGetPowerManagementLimitConstraints", "highest power limit that can be set"),
+    F("energy_mj", JF_U64, energy_mj, GPU_S_ENERGY, D, "nvmlDeviceGetTotalEnergyConsumption",
+      "energy used since the driver loaded"),
+    F("clock_graphics_mhz", JF_U32, clock_graphics_mhz, GPU_S_CLOCK_GRAPHICS, D,
+      "nvmlDeviceGetClockInfo", "graphics clock"),
+    F("clock_sm_mhz", JF_U32, clock_sm_mhz, GPU_S_CLOCK_SM, D, "nvmlDeviceGetClockInfo",
+      "SM clock"),
+    F("clock_mem_mhz", JF_U32, clock_mem_mhz, GPU_S_CLOCK_MEM, D, "nvmlDeviceGetClockInfo",
+      "memory clock"),
+    F("clock_video_mhz", JF_U32, clock_video_mhz, GPU_S_CLOCK_VIDEO, D, "nvmlDeviceGetClockInfo",
+      "video clock"),
+    F("clock_graphics_max_mhz", JF_U32, clock_graphics_max_mhz, GPU_S_CLOCK_GRAPHICS_MAX, 0,
+      "nvmlDeviceGetMaxClockInfo", "maximum graphics clock"),
+    F("clock_sm_max_mhz", JF_U32, clock_sm_max_mhz, GPU_S_CLOCK_SM_MAX, 0,
+      "nvmlDeviceGetMaxClockInfo", "maximum SM clock"),
+    F("clock_mem_max_mhz", JF_U32, clock_mem_max_mhz, GPU_S_CLOCK_MEM_MAX, 0,
+      "nvmlDeviceGetMaxClockInfo", "maximum memory clock"),
+    F("clock_sm_app_mhz", JF_U32, clock_sm_app_mhz, GPU_S_CLOCK_SM_APP, 0,
+      "nvmlDeviceGetApplicationsClock", "application SM clock target"),
+    F("clock_sm_app_default_mhz", JF_U32, clock_sm_app_default_mhz, GPU_S_CLOCK_SM_APP_DEFAULT, 0,
+      "nvmlDeviceGetDefaultApplicationsClock", "default application SM clock"),
+    F("clock_mem_app_mhz", JF_U32, clock_mem_app_mhz, GPU_S_CLOCK_MEM_APP, 0,
+      "nvmlDeviceGetApplicationsClock", "application memory clock target"),
+    F("clock_mem_app_default_mhz", JF_U32, clock_mem_app_default_mhz, GPU_S_CLOCK_MEM_APP_DEFAULT,
+      0, "nvmlDeviceGetDefaultApplicationsClock", "default application memory clock"),
+    F("clocks_event_reasons", JF_HEX64, clocks_event_reasons, GPU_S_EVENT_REASONS, D,
+      "nvmlDeviceGetCurrentClocksEventReasons", "why clocks are below maximum now (bitmask)"),
+    F("clocks_event_reasons_supported", JF_HEX64, clocks_event_reasons_supported,
+      GPU_S_EVENT_REASONS_SUPPORTED, 0, "nvmlDeviceGetSupportedClocksEventReasons",
+      "reasons this GPU can report (bitmask)"),
+    F("pstate", JF_I32, pstate, GPU_S_PSTATE, D, "nvmlDeviceGetPerformanceState",
+      "performance state, 0 (fastest) to 15; 32 unknown"),
+    F("fan_speed_pct", JF_U32, fan_speed_pct, GPU_S_FAN, D, "nvmlDeviceGetFanSpeed",
+      "intended fan speed, percent of maximum (may exceed 100)"),
+    F("persistence_mode", JF_BOOL, persistence_mode, GPU_S_PERSISTENCE, 0,
+      "nvmlDeviceGetPersistenceMode", "driver kept loaded with no client"),
+    { "compute_mode", JF_ENUM, offsetof(struct gpu, compute_mode), GPU_S_COMPUTE_MODE, 0,
+      compute_mode_names, "nvmlDeviceGetComputeMode",
+      "default, exclusive_thread, prohibited or exclusive_process" },
+    F("mig_mode", JF_BOOL, mig_mode, GPU_S_MIG_MODE, 0, "nvmlDeviceGetMigMode", "MIG enabled"),
+    F("mig_mode_pending", JF_BOOL, mig_mode_pending, GPU_S_MIG_MODE_PENDING, 0,
+      "nvmlDeviceGetMigMode", "MIG mode after the next GPU reset"),
+    F("mig_devices", JF_U32, mig_devices, GPU_S_MIG_DEVICES, 0,
+      "nvmlDeviceGetMigDeviceHandleByIndex", "MIG devices that exist"),
+    F("display_mode", JF_BOOL, display_mode, GPU_S_DISPLAY_MODE, 0, "nvmlDeviceGetDisplayMode",
+      "a display is connected"),
+    F("display_active", JF_BOOL, display_active, GPU_S_DISPLAY_ACTIVE, 0,
+      "nvmlDeviceGetDisplayActive", "a display is initialised (X or a console on it)"),
+    F("ecc_mode", JF_BOOL, ecc_mode, GPU_S_ECC_MODE, 0, "nvmlDeviceGetEccMode", "ECC enabled"),
+    F("ecc_mode_pending", JF_BOOL, ecc_mode_pending, GPU_S_ECC_MODE_PENDING, 0,
+      "nvmlDeviceGetEccMode", "ECC mode after the next reboot"),
+    F("ecc_volatile_corrected", JF_U64, ecc_volatile_corrected, GPU_S_ECC_VOL_CORR, D,
+      "nvmlDeviceGetTotalEccErrors", "corrected ECC errors since the driver loaded"),
+    F("ecc_volatile_uncorrected", JF_U64, ecc_volatile_uncorrected, GPU_S_ECC_VOL_UNCORR, D,
+      "nvmlDeviceGetTotalEccErrors", "uncorrected ECC errors since the driver loaded"),
+    F("ecc_aggregate_corrected", JF_U64, ecc_aggregate_corrected, GPU_S_ECC_AGG_CORR, 0,
+      "nvmlDeviceGetTotalEccErrors", "corrected ECC errors over the GPU's life"),
+    F("ecc_aggregate_uncorrected", JF_U64, ecc_aggregate_uncorrected, GPU_S_ECC_AGG_UNCORR, 0,
+      "nvmlDeviceGetTotalEccErrors", "uncorrected ECC errors over the GPU's life"),
+    F("retired_pages_sbe", JF_U32, retired_pages_sbe, GPU_S_RETIRED_SBE, 0,
+      "nvmlDeviceGetRetiredPages", "pages retired for repeated single-bit errors"),
+    F("retired_pages_dbe", JF_U32, retired_pages_dbe, GPU_S_RETIRED_DBE, 0,
+      "nvmlDeviceGetRetiredPages", "pages retired for double-bit errors"),
+    F("retired_pages_pending", JF_BOOL, retired_pages_pending, GPU_S_RETIRED_PENDING, 0,
+      "nvmlDeviceGetRetiredPagesPendingStatus", "a retirement waits for the next reset"),
+    F("remapped_rows_correctable", JF_U32, remapped_rows_correctable, GPU_S_REMAP_CORR, 0,
+      "nvmlDeviceGetRemappedRows", "rows remapped for correctable errors"),
+    F("remapped_rows_uncorrectable", JF_U32, remapped_rows_uncorrectable, GPU_S_REMAP_UNCORR, 0,
+      "nvmlDeviceGetRemappedRows", "rows remapped for uncorrectable errors"),
+    F("remapped_rows_pending", JF_BOOL, remapped_rows_pending, GPU_S_REMAP_PENDING, 0,
+      "nvmlDeviceGetRemappedRows", "a remap waits for the next GPU reset"),
+    F("remapped_rows_failure", JF_BOOL, remapped_rows_failure, GPU_S_REMAP_FAILURE, 0,
+      "nvmlDeviceGetRemappedRows", "a row remap failed"),
+    F("pcie_gen", JF_U32, pcie_gen, GPU_S_PCIE_GEN, D, "nvmlDeviceGetCurrPcieLinkGeneration",
+      "PCIe link generation now"),
+    F("pcie_gen_max", JF_U32, pcie_gen_max, GPU_S_PCIE_GEN_MAX, 0,
+      "nvmlDeviceGetMaxPcieLinkGeneration", "highest generation this GPU and slot allow"),
+    F("pcie_gen_gpu_max", JF_U32, pcie_gen_gpu_max, GPU_S_PCIE_GEN_GPU_MAX, 0,
+      "nvmlDeviceGetGpuMaxPcieLinkGeneration", "highest generation the GPU itself supports"),
+    F("pcie_width", JF_U32, pcie_width, GPU_S_PCIE_WIDTH, D, "nvmlDeviceGetCurrPcieLinkWidth",
+      "PCIe lanes now"),
+    F("pcie_width_max", JF_U32, pcie_width_max, GPU_S_PCIE_WIDTH_MAX, 0,
+      "nvmlDeviceGetMaxPcieLinkWidth", "most lanes this GPU and slot allow"),
+    F("pcie_tx_bytes_per_s", JF_U64, pcie_tx_bytes_per_s, GPU_S_PCIE_TX, D,
+      "nvmlDeviceGetPcieThroughput", "PCIe transmit throughput (20 ms sample)"),
+    F("pcie_rx_bytes_per_s", JF_U64, pcie_rx_bytes_per_s, GPU_S_PCIE_RX, D,
+      "nvmlDeviceGetPcieThroughput", "PCIe receive throughput (20 ms sample)"),
+    F("pcie_replay_count", JF_U32, pcie_replay_count, GPU_S_PCIE_REPLAY, D,
+      "nvmlDeviceGetPcieReplayCounter", "PCIe replays (link-level retransmissions)"),
+    { "processes", JF_NONE, 0, GPU_S_PROCESSES, 0, NULL, "nvmlDeviceGetComputeRunningProcesses_v3",
+      "processes with a context on the GPU" },
+    { "process_utilization", JF_NONE, 0, GPU_S_PROCESS_UTIL, 0, NULL,
+      "nvmlDeviceGetProcessUtilization", "status of the per-process utilisation samples" },
+};
+
+#undef F
+#undef D
+
+const struct jtable gpu_table = {
+    "GPU", gpu_fields, ARRAY_SIZE(gpu_fields), JT_RC, offsetof(struct gpu, rc), "nvml_status",
+};
+
+static const char *const gpu_proc_types[] = { "compute", "graphics", "mps", NULL };
+
+#define P(key, type, member, slot, flags, doc)                                                     \
+    {                                                                                              \
+        key, type, offsetof(struct gpu_proc, member), slot, flags, NULL, NULL, doc                 \
+    }
+static const struct jfield gpu_proc_fields[] = {
+    P("pid", JF_U32, pid, -1, JF_ID, "host process id"),
+    P("used_bytes", JF_U64, used_bytes, GPU_PROC_S_USED, JF_DYNAMIC,
+      "GPU memory the process holds (unknown under some virtualisation)"),
+    P("gpu_instance_id", JF_U32, gpu_instance_id, GPU_PROC_S_INSTANCE, 0, "MIG GPU instance"),
+    P("compute_instance_id", JF_U32, compute_instance_id, GPU_PROC_S_INSTANCE, 0,
+      "MIG compute instance"),
+    P("sm_util_pct", JF_U32, sm_util_pct, GPU_PROC_S_UTIL, JF_DYNAMIC,
+      "SM utilisation by this process (driver sample)"),
+    P("mem_util_pct", JF_U32, mem_util_pct, GPU_PROC_S_UTIL, JF_DYNAMIC,
+      "memory bandwidth utilisation by this process"),
+    P("enc_util_pct", JF_U32, enc_util_pct, GPU_PROC_S_UTIL, JF_DYNAMIC, "encoder utilisation"),
+    P("dec_util_pct", JF_U32, dec_util_pct, GPU_PROC_S_UTIL, JF_DYNAMIC, "decoder utilisation"),
+};
+#undef P
+
+const struct jtable gpu_proc_table = {
+    "GPU process",
+    gpu_proc_fields,
+    ARRAY_SIZE(gpu_proc_fields),
+    JT_BITS,
+    offsetof(struct gpu_proc, valid),
+    NULL,
+};
+
+const struct clock_reason clock_reasons[] = {
+    { NVML_CLOCKS_EVENT_GPU_IDLE, "gpu_idle", "GPU idle" },
+    { NVML_CLOCKS_EVENT_APP_CLOCKS_SETTING, "applications_clocks", "application clocks setting" },
+    { NVML_CLOCKS_EVENT_SW_POWER_CAP, "sw_power_cap", "software power cap" },
+    { NVML_CLOCKS_EVENT_HW_SLOWDOWN, "hw_slowdown", "hardware slowdown" },
+    { NVML_CLOCKS_EVENT_SYNC_BOOST, "sync_boost", "sync boost" },
+    { NVML_CLOCKS_EVENT_SW_THERMAL, "sw_thermal", "software thermal slowdown" },
+    { NVML_CLOCKS_EVENT_HW_THERMAL, "hw_thermal", "hardware thermal slowdown" },
+    { NVML_CLOCKS_EVENT_HW_POWER_BRAKE, "hw_power_brake", "hardware power brake" },
+    { NVML_CLOCKS_EVENT_DISPLAY_CLOCK, "display_clock", "display clock setting" },
+};
+const size_t n_clock_reasons = ARRAY_SIZE(clock_reasons);
+
+void gpu_init(struct gpu *g, uint32_t index)
+{
+    memset(g, 0, sizeof(*g));
+    g->index = index;
+    for (size_t i = 0; i < GPU_S__COUNT; i++)
+        g->rc[i] = JF_RC_NOT_COLLECTED;
+}
+
+void gpu_free(struct gpu *g)
+{
+    jtable_free(&gpu_table, g);
+    free(g->procs);
+    g->procs = NULL;
+    g->n_procs = 0;
+}
+
+void gpu_copy(struct gpu *dst, const struct gpu *src)
+{
+    *dst = *src;
+    for (size_t i = 0; i < gpu_table.n_fields; i++) {
+        const struct jfield *f = &gpu_table.fields[i];
+
+        if (f->type == JF_STR) {
+            char **p = (char **)((char *)dst + f->offset);
+
+            if (*p != NULL)
+                *p = xstrdup(*p);
+        }
+    }
+    if (src->n_procs > 0) {
+        dst->procs = xreallocarray(NULL, src->n_procs, sizeof(*dst->procs));
+        memcpy(dst->procs, src->procs, src->n_procs * sizeof(*dst->procs));
+    } else {
+        dst->procs = NULL;
+    }
+}
+
+bool gpu_valid(const struct gpu *g, enum gpu_slot slot)
+{
+    return g->handle_rc == 0 && g->rc[slot] == 0;
+}
+
+void gpu_set_rc(struct gpu *g, enum gpu_slot slot, int32_t rc)
+{
+    g->rc[slot] = rc;
+}
+
+void nvml_system_free(struct nvml_system *s)
+{
+    free(s->library);
+    free(s->library_version);
+    free(s->load_detail);
+    free(s->init_error);
+    free(s->driver_version);
+    free(s->nvml_version);
+    free(s->hung_call);
+    memset(s, 0, sizeof(*s));
+}
+
+static json_t *proc_type_json(uint32_t mask)
+{
+    json_t *a = json_array();
+
+    for (size_t i = 0; gpu_proc_types[i] != NULL; i++) {
+        if (mask & (1u << i))
+            json_array_append_new(a, json_string(gpu_proc_types[i]));
+    }
+    return a;
+}
+
+json_t *gpu_to_json(const struct gpu *g, unsigned only_flags)
+{
+    json_t *j = json_object();
+
+    if (g->handle_rc != 0) {
+        const char *name = nvml_rc_name(g->handle_rc);
+
+        json_object_set_new(j, "index", json_integer(g->index));
+        json_object_set_new(j, "handle_status",
+                            name ? json_string(name) : json_integer(g->handle_rc));
+        return j;
+    }
+    jtable_write(&gpu_table, g, j, only_flags);
+    if (gpu_valid(g, GPU_S_PROCESSES) && (!only_flags || g->n_procs > 0)) {
+        json_t *procs = json_array();
+
+        for (size_t i = 0; i < g->n_procs; i++) {
+            json_t *p = json_object();
+
+            jtable_write(&gpu_proc_table, &g->procs[i], p, only_flags ? JF_ID | JF_DYNAMIC : 0);
+            if (!only_flags)
+                json_object_set_new(p, "type", proc_type_json(g->procs[i].type_mask));
+            json_array_append_new(procs, p);
+        }
+        json_object_set_new(j, "processes", procs);
+    }
+    return j;
+}
+
+static int proc_type_from_json(const json_t *v, uint32_t *mask, const char *path, struct jerr *err)
+{
+    size_t i;
+    json_t *t;
+
+    *mask = 0;
+    if (v == NULL) {
+        *mask = GPU_PROC_COMPUTE;
+        return 0;
+    }
+    if (json_is_string(v)) {
+        json_t *a = json_pack("[O]", v);
+        int r = proc_type_from_json(a, mask, path, err);
+
+        json_decref(a);
+        return r;
+    }
+    if (!json_is_array(v))
+        goto bad;
+    json_array_foreach(v, i, t)
+    {
+        size_t k;
+
+        for (k = 0; gpu_proc_types[k] != NULL; k++) {
+            if (json_is_string(t) && strcmp(json_string_value(t), gpu_proc_types[k]) == 0)
+                break;
+        }
+        if (gpu_proc_types[k] == NULL)
+            goto bad;
+        *mask |= 1u << k;
+    }
+    return 0;
+bad:
+    jerr_set(err, path, "type: expected \"compute\", \"graphics\", \"mps\" or a list of them");
+    return -1;
+}
+
+static const char *const gpu_proc_extra[] = { "type", NULL };
+
+int gpu_from_json(struct gpu *g, const json_t *j, const char *path, int32_t missing_rc,
+                  const char *const *extra_keys, struct jerr *err)
+{
+    static const char *const base_extra[] = { "handle_status", NULL };
+    const char *extra[32];
+    const json_t *procs, *hs;
+    size_t n = 0;
+
+    for (size_t i = 0; base_extra[i] != NULL; i++)
+        extra[n++] = base_extra[i];
+    for (size_t i = 0; extra_keys && extra_keys[i] != NULL && n < ARRAY_SIZE(extra) - 1; i++)
+        extra[n++] = extra_keys[i];
+    extra[n] = NULL;
+
+    hs = json_object_get(j, "handle_status");
+    if (hs != NULL && !json_is_null(hs)) {
+        int64_t index = 0;
+
+        if (!json_is_string(hs) || nvml_rc_from_name(json_string_value(hs)) <= 0) {
+            jerr_set(err, path, "handle_status: expected an NVML error name");
+            return -1;
+        }
+        g->handle_rc = nvml_rc_from_name(json_string_value(hs));
+        if (jget_int(j, "index", path, &index, err) != 0)
+            return -1;
+        g->index = (uint32_t)index;
+        return 0;
+    }
+    if (jtable_read(&gpu_table, g, j, path, missing_rc, extra, err) != 0)
+        return -1;
+    procs = json_object_get(j, "processes");
+    if (procs != NULL && !json_is_null(procs)) {
+        size_t i;
+        json_t *p;
+
+        if (!json_is_array(procs)) {
+            jerr_set(err, path, "processes: expected an array");
+            return -1;
+        }
+        g->procs = xcalloc(json_array_size(procs) ? json_array_size(procs) : 1, sizeof(*g->procs));
+        json_array_foreach(procs, i, p)
+        {
+            char ppath[256];
+            struct gpu_proc *gp = &g->procs[i];
+
+            snprintf(ppath, sizeof(ppath), "%s.processes[%zu]", path, i);
+            if (jtable_read(&gpu_proc_table, gp, p, ppath, 0, gpu_proc_extra, err) != 0 ||
+                proc_type_from_json(json_object_get(p, "type"), &gp->type_mask, ppath, err) != 0)
+                return -1;
+            g->n_procs = i + 1;
+        }
+        g->rc[GPU_S_PROCESSES] = 0;
+    }
+    return 0;
+}
+
+#define S(key, type, member, doc)                                                                  \
+    {                                                                                              \
+        key, type, offsetof(struct nvml_system, member), -1, 0, NULL, NULL, doc                    \
+    }
+static const struct jfield nvml_system_fields[] = {
+    S("attempted", JF_BOOL, attempted, "whether NVML was queried at all"),
+    S("library", JF_STR, library, "the NVML library loaded (or tried)"),
+    S("library_version", JF_STR, library_version,
+      "driver version in the library's file name (libnvidia-ml.so.VERSION)"),
+    S("load_error", JF_I32, load_error, "12 (LIBRARY_NOT_FOUND) when the library did not load"),
+    S("load_detail", JF_STR, load_detail, "the dynamic loader's message"),
+    S("init_rc", JF_I32, init_rc, "return code of nvmlInit_v2"),
+    S("init_error", JF_STR, init_error, "nvmlErrorString of init_rc"),
+    S("driver_version", JF_STR, driver_version, "nvmlSystemGetDriverVersion"),
+    S("driver_version_rc", JF_I32, driver_version_rc, "its return code"),
+    S("nvml_version", JF_STR, nvml_version, "nvmlSystemGetNVMLVersion"),
+    S("nvml_version_rc", JF_I32, nvml_version_rc, "its return code"),
+    S("cuda_driver_version", JF_I32, cuda_driver_version,
+      "nvmlSystemGetCudaDriverVersion_v2, 12040 = CUDA 12.4"),
+    S("cuda_driver_version_rc", JF_I32, cuda_driver_version_rc, "its return code"),
+    S("device_count", JF_U32, device_count, "nvmlDeviceGetCount_v2"),
+    S("device_count_rc", JF_I32, device_count_rc, "its return code"),
+    S("hung_call", JF_STR, hung_call, "the NVML call that did not answer before the deadline"),
+    S("elapsed_us", JF_I64, elapsed_us, "how long NVML collection took"),
+    S("process_stride", JF_U32, process_stride,
+      "bytes per process record in the process-list call used (16, 24 or 32)"),
+};
+#undef S
+
+static const struct jtable nvml_system_table = {
+    "NVML system", nvml_system_fields, ARRAY_SIZE(nvml_system_fields), JT_NONE, 0, NULL,
+};
+
+json_t *nvml_system_to_json(const struct nvml_system *s)
+{
+    json_t *j = json_object();
+
+    jtable_write(&nvml_system_table, s, j, 0);
+    return j;
+}
+
+int nvml_system_from_json(struct nvml_system *s, const json_t *j, const char *path,
+                          struct jerr *err)
+{
+    return jtable_read(&nvml_system_table, s, j, path, 0, NULL, err);
+}

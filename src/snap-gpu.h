@@ -1,0 +1,217 @@
+/*
+ * The GPU part of the snapshot: what NVML says about the system and each GPU.
+ * Values are in base units with the unit in the name; each field has a validity slot holding
+ * the NVML return code of the call that filled it (0 = valid). Filled by collect/nvml.c,
+ * and read by the simulator as its scenario, so a capture can be replayed.
+ */
+#ifndef GPUDOCTOR_SNAP_GPU_H
+#define GPUDOCTOR_SNAP_GPU_H
+
+#include "jfield.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Validity slots of struct gpu, one per field (and per list). */
+enum gpu_slot {
+    GPU_S_NAME,
+    GPU_S_UUID,
+    GPU_S_SERIAL,
+    GPU_S_VBIOS,
+    GPU_S_PCI_BUS_ID,
+    GPU_S_PCI_DEVICE_ID,
+    GPU_S_PCI_SUBSYSTEM_ID,
+    GPU_S_MINOR,
+    GPU_S_CC_MAJOR,
+    GPU_S_CC_MINOR,
+    GPU_S_MEM_TOTAL,
+    GPU_S_MEM_RESERVED,
+    GPU_S_MEM_USED,
+    GPU_S_MEM_FREE,
+    GPU_S_BAR1_TOTAL,
+    GPU_S_BAR1_USED,
+    GPU_S_UTIL_GPU,
+    GPU_S_UTIL_MEM,
+    GPU_S_UTIL_ENC,
+    GPU_S_UTIL_DEC,
+    GPU_S_TEMP,
+    GPU_S_TEMP_SLOWDOWN,
+    GPU_S_TEMP_SHUTDOWN,
+    GPU_S_TEMP_GPU_MAX,
+    GPU_S_TEMP_MEM_MAX,
+    GPU_S_POWER,
+    GPU_S_POWER_LIMIT,
+    GPU_S_POWER_DEFAULT_LIMIT,
+    GPU_S_POWER_ENFORCED_LIMIT,
+    GPU_S_POWER_MIN_LIMIT,
+    GPU_S_POWER_MAX_LIMIT,
+    GPU_S_ENERGY,
+    GPU_S_CLOCK_GRAPHICS,
+    GPU_S_CLOCK_SM,
+    GPU_S_CLOCK_MEM,
+    GPU_S_CLOCK_VIDEO,
+    GPU_S_CLOCK_GRAPHICS_MAX,
+    GPU_S_CLOCK_SM_MAX,
+    GPU_S_CLOCK_MEM_MAX,
+    GPU_S_CLOCK_SM_APP,
+    GPU_S_CLOCK_SM_APP_DEFAULT,
+    GPU_S_CLOCK_MEM_APP,
+    GPU_S_CLOCK_MEM_APP_DEFAULT,
+    GPU_S_EVENT_REASONS,
+    GPU_S_EVENT_REASONS_SUPPORTED,
+    GPU_S_PSTATE,
+    GPU_S_FAN,
+    GPU_S_PERSISTENCE,
+    GPU_S_COMPUTE_MODE,
+    GPU_S_MIG_MODE,
+    GPU_S_MIG_MODE_PENDING,
+    GPU_S_MIG_DEVICES,
+    GPU_S_DISPLAY_MODE,
+    GPU_S_DISPLAY_ACTIVE,
+    GPU_S_ECC_MODE,
+    GPU_S_ECC_MODE_PENDING,
+    GPU_S_ECC_VOL_CORR,
+    GPU_S_ECC_VOL_UNCORR,
+    GPU_S_ECC_AGG_CORR,
+    GPU_S_ECC_AGG_UNCORR,
+    GPU_S_RETIRED_SBE,
+    GPU_S_RETIRED_DBE,
+    GPU_S_RETIRED_PENDING,
+    GPU_S_REMAP_CORR,
+    GPU_S_REMAP_UNCORR,
+    GPU_S_REMAP_PENDING,
+    GPU_S_REMAP_FAILURE,
+    GPU_S_PCIE_GEN,
+    GPU_S_PCIE_GEN_MAX,
+    GPU_S_PCIE_GEN_GPU_MAX,
+    GPU_S_PCIE_WIDTH,
+    GPU_S_PCIE_WIDTH_MAX,
+    GPU_S_PCIE_TX,
+    GPU_S_PCIE_RX,
+    GPU_S_PCIE_REPLAY,
+    GPU_S_PROCESSES,    /* the running-process lists */
+    GPU_S_PROCESS_UTIL, /* nvmlDeviceGetProcessUtilization */
+    GPU_S__COUNT
+};
+
+/* Which lists a process appeared in. */
+#define GPU_PROC_COMPUTE  0x1u
+#define GPU_PROC_GRAPHICS 0x2u
+#define GPU_PROC_MPS      0x4u
+
+enum gpu_proc_slot {
+    GPU_PROC_S_USED, /* used_bytes: NVML_VALUE_NOT_AVAILABLE leaves it invalid */
+    GPU_PROC_S_INSTANCE,
+    GPU_PROC_S_UTIL, /* sm/mem/enc/dec utilisation sampled by the driver */
+};
+
+/* One process NVML lists on a GPU. */
+struct gpu_proc {
+    uint32_t pid; /* as NVML reports it: a host PID */
+    uint32_t type_mask;
+    uint64_t used_bytes;
+    uint32_t gpu_instance_id, compute_instance_id; /* MIG; invalid when not MIG */
+    uint32_t sm_util_pct, mem_util_pct, enc_util_pct, dec_util_pct;
+    uint64_t valid;
+};
+
+struct gpu {
+    uint32_t index; /* NVML index */
+    char *name, *uuid, *serial, *vbios_version;
+    char *pci_bus_id; /* "00000000:18:00.0" as NVML writes it */
+    uint32_t pci_device_id, pci_subsystem_id;
+    uint32_t minor_number; /* /dev/nvidiaN */
+    int32_t cc_major, cc_minor;
+
+    uint64_t mem_total_bytes, mem_reserved_bytes, mem_used_bytes, mem_free_bytes;
+    uint64_t bar1_total_bytes, bar1_used_bytes;
+    uint32_t util_gpu_pct, util_mem_pct, util_enc_pct, util_dec_pct;
+
+    uint32_t temp_c, temp_slowdown_c, temp_shutdown_c, temp_gpu_max_c, temp_mem_max_c;
+    uint32_t power_mw, power_limit_mw, power_default_limit_mw, power_enforced_limit_mw;
+    uint32_t power_min_limit_mw, power_max_limit_mw;
+    uint64_t energy_mj;
+
+    uint32_t clock_graphics_mhz, clock_sm_mhz, clock_mem_mhz, clock_video_mhz;
+    uint32_t clock_graphics_max_mhz, clock_sm_max_mhz, clock_mem_max_mhz;
+    uint32_t clock_sm_app_mhz, clock_sm_app_default_mhz, clock_mem_app_mhz,
+        clock_mem_app_default_mhz;
+    uint64_t clocks_event_reasons, clocks_event_reasons_supported; /* NVML_CLOCKS_EVENT_* */
+    int32_t pstate;                                                /* 0..15, 32 unknown */
+    uint32_t fan_speed_pct;
+
+    bool persistence_mode;
+    int32_t compute_mode; /* NVML_COMPUTEMODE_* */
+    bool mig_mode, mig_mode_pending;
+    uint32_t mig_devices; /* MIG devices (instances) that exist now */
+    bool display_mode, display_active;
+
+    bool ecc_mode, ecc_mode_pending;
+    uint64_t ecc_volatile_corrected, ecc_volatile_uncorrected;
+    uint64_t ecc_aggregate_corrected, ecc_aggregate_uncorrected;
+    uint32_t retired_pages_sbe, retired_pages_dbe;
+    bool retired_pages_pending;
+    uint32_t remapped_rows_correctable, remapped_rows_uncorrectable;
+    bool remapped_rows_pending, remapped_rows_failure;
+
+    uint32_t pcie_gen, pcie_gen_max, pcie_gen_gpu_max, pcie_width, pcie_width_max;
+    uint64_t pcie_tx_bytes_per_s, pcie_rx_bytes_per_s;
+    uint32_t pcie_replay_count;
+
+    int32_t handle_rc; /* nvmlDeviceGetHandleByIndex: when not 0, nothing else is known */
+    int32_t rc[GPU_S__COUNT];
+
+    struct gpu_proc *procs;
+    size_t n_procs;
+};
+
+/* What NVML says of the system, and how talking to it went. */
+struct nvml_system {
+    bool attempted;        /* false when --from a snapshot without NVML, or NVML skipped */
+    char *library;         /* path of the library loaded, or the name tried */
+    char *library_version; /* from the loaded file's name (libnvidia-ml.so.550.54.15) */
+    int32_t load_error;    /* 0, or NVML_ERROR_LIBRARY_NOT_FOUND when dlopen failed */
+    char *load_detail;     /* dlerror() text */
+    int32_t init_rc;       /* nvmlInit_v2 */
+    char *init_error;      /* nvmlErrorString(init_rc) */
+    char *driver_version, *nvml_version;
+    int32_t cuda_driver_version; /* 12040 = 12.4 */
+    int32_t driver_version_rc, nvml_version_rc, cuda_driver_version_rc;
+    uint32_t device_count;
+    int32_t device_count_rc;
+    char *hung_call;         /* the NVML call that did not answer before the deadline */
+    int64_t elapsed_us;      /* time the collection took */
+    uint32_t process_stride; /* bytes per record of the process list used (16, 24 or 32) */
+};
+
+extern const struct jtable gpu_table;
+extern const struct jtable gpu_proc_table;
+extern const char *const compute_mode_names[];
+
+void gpu_init(struct gpu *g, uint32_t index);
+void gpu_free(struct gpu *g);
+void gpu_copy(struct gpu *dst, const struct gpu *src);
+bool gpu_valid(const struct gpu *g, enum gpu_slot slot);
+/* Sets a field's status: 0 valid, or the NVML return code that left it unknown. */
+void gpu_set_rc(struct gpu *g, enum gpu_slot slot, int32_t rc);
+
+void nvml_system_free(struct nvml_system *s);
+
+json_t *gpu_to_json(const struct gpu *g, unsigned only_flags);
+int gpu_from_json(struct gpu *g, const json_t *j, const char *path, int32_t missing_rc,
+                  const char *const *extra_keys, struct jerr *err);
+json_t *nvml_system_to_json(const struct nvml_system *s);
+int nvml_system_from_json(struct nvml_system *s, const json_t *j, const char *path,
+                          struct jerr *err);
+
+/* Clock event reason bits with their short names ("sw_thermal"), for renderers and metrics. */
+struct clock_reason {
+    uint64_t bit;
+    const char *name;
+    const char *label;
+};
+extern const struct clock_reason clock_reasons[];
+extern const size_t n_clock_reasons;
+
+#endif

@@ -1,0 +1,492 @@
+#include "snapshot.h"
+#include "util/fileio.h"
+#include "util/timeutil.h"
+#include "util/xalloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Reals keep ten significant digits: exact enough, readable, and stable across a round trip. */
+#define SNAPSHOT_DUMP_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(10))
+#define SNAPSHOT_MAX_BYTES  (256u << 20)
+
+const char *const collector_names[COLLECTOR__COUNT] = {
+    [COLLECTOR_NVML] = "nvml",   [COLLECTOR_PROCS] = "processes", [COLLECTOR_HOST] = "host",
+    [COLLECTOR_PCIE] = "pcie",   [COLLECTOR_DRIVER] = "driver",   [COLLECTOR_KLOG] = "kernel_log",
+    [COLLECTOR_STACK] = "stack",
+};
+
+const char *const collector_state_names[] = {
+    [CS_NOT_RUN] = "not_run",
+    [CS_OK] = "ok",
+    [CS_PARTIAL] = "partial",
+    [CS_UNAVAILABLE] = "unavailable",
+    [CS_NO_PERMISSION] = "no_permission",
+    [CS_FAILED] = "failed",
+    [CS_TIMEOUT] = "timeout",
+    NULL,
+};
+
+struct snapshot *snapshot_new(void)
+{
+    struct snapshot *s = xcalloc(1, sizeof(*s));
+
+    s->procs.clk_tck = 100;
+    return s;
+}
+
+static void collector_status_free(struct collector_status *c)
+{
+    free(c->detail);
+    for (size_t i = 0; i < c->n_notes; i++)
+        free(c->notes[i]);
+    free(c->notes);
+    memset(c, 0, sizeof(*c));
+}
+
+static void sample_free(struct sample *smp)
+{
+    for (size_t i = 0; i < smp->n_gpus; i++)
+        gpu_free(&smp->gpus[i]);
+    free(smp->gpus);
+    free(smp->procs);
+}
+
+void snapshot_free(struct snapshot *s)
+{
+    if (s == NULL)
+        return;
+    free(s->gpudoctor_version);
+    free(s->hostname);
+    free(s->root);
+    nvml_system_free(&s->nvml);
+    for (size_t i = 0; i < s->n_gpus; i++)
+        gpu_free(&s->gpus[i]);
+    free(s->gpus);
+    proc_table_free(&s->procs);
+    host_info_free(&s->host);
+    pcie_info_free(&s->pcie);
+    driver_info_free(&s->driver);
+    stack_info_free(&s->stack);
+    for (size_t i = 0; i < COLLECTOR__COUNT; i++)
+        collector_status_free(&s->collectors[i]);
+    for (size_t i = 0; i < s->n_samples; i++)
+        sample_free(&s->samples[i]);
+    free(s->samples);
+    free(s);
+}
+
+void collector_set(struct collector_status *c, enum collector_state state, const char *fmt, ...)
+{
+    va_list ap;
+
+    c->state = state;
+    free(c->detail);
+    c->detail = NULL;
+    if (fmt != NULL) {
+        va_start(ap, fmt);
+        c->detail = xvasprintf(fmt, ap);
+        va_end(ap);
+    }
+}
+
+void collector_note(struct collector_status *c, const char *fmt, ...)
+{
+    va_list ap;
+
+    xgrow(&c->notes, &c->cap_notes, c->n_notes + 1, sizeof(*c->notes));
+    va_start(ap, fmt);
+    c->notes[c->n_notes++] = xvasprintf(fmt, ap);
+    va_end(ap);
+    if (c->state == CS_OK)
+        c->state = CS_PARTIAL;
+}
+
+struct sample *snapshot_add_sample(struct snapshot *s, int64_t t_ms)
+{
+    struct sample *smp;
+
+    xgrow(&s->samples, &s->cap_samples, s->n_samples + 1, sizeof(*s->samples));
+    smp = &s->samples[s->n_samples++];
+    memset(smp, 0, sizeof(*smp));
+    smp->t_ms = t_ms;
+    return smp;
+}
+
+struct gpu *snapshot_gpu(const struct snapshot *s, uint32_t idx)
+{
+    for (size_t i = 0; i < s->n_gpus; i++) {
+        if (s->gpus[i].index == idx)
+            return &s->gpus[i];
+    }
+    return NULL;
+}
+
+/* ---- writing ---- */
+
+static json_t *jstr_or_null(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+static json_t *collectors_to_json(const struct snapshot *s)
+{
+    json_t *j = json_object();
+
+    for (size_t i = 0; i < COLLECTOR__COUNT; i++) {
+        const struct collector_status *c = &s->collectors[i];
+        json_t *o = json_object(), *notes = json_array();
+
+        json_object_set_new(o, "state", json_string(collector_state_names[c->state]));
+        json_object_set_new(o, "detail", jstr_or_null(c->detail));
+        for (size_t k = 0; k < c->n_notes; k++)
+            json_array_append_new(notes, json_string(c->notes[k]));
+        json_object_set_new(o, "notes", notes);
+        json_object_set_new(o, "elapsed_us", json_integer(c->elapsed_us));
+        json_object_set_new(j, collector_names[i], o);
+    }
+    return j;
+}
+
+static json_t *sample_to_json(const struct sample *smp)
+{
+    json_t *j = json_object(), *gpus = json_array(), *procs = json_array();
+
+    json_object_set_new(j, "t_ms", json_integer(smp->t_ms));
+    for (size_t i = 0; i < smp->n_gpus; i++)
+        json_array_append_new(gpus, gpu_to_json(&smp->gpus[i], JF_ID | JF_DYNAMIC));
+    json_object_set_new(j, "gpus", gpus);
+    json_object_set_new(j, "host", host_sample_to_json(&smp->host));
+    for (size_t i = 0; i < smp->n_procs; i++)
+        json_array_append_new(procs, proc_sample_to_json(&smp->procs[i]));
+    json_object_set_new(j, "processes", procs);
+    return j;
+}
+
+json_t *snapshot_to_jansson(const struct snapshot *s)
+{
+    json_t *j = json_object(), *gpus = json_array(), *samples = json_array();
+    char iso[40];
+
+    time_format_iso(s->time_ms, iso, sizeof(iso));
+    json_object_set_new(j, "schema", json_string(SNAPSHOT_SCHEMA));
+    json_object_set_new(j, "gpudoctor_version", jstr_or_null(s->gpudoctor_version));
+    json_object_set_new(j, "hostname", jstr_or_null(s->hostname));
+    json_object_set_new(j, "time_ms", json_integer(s->time_ms));
+    json_object_set_new(j, "time_utc", json_string(iso));
+    json_object_set_new(j, "window_ms", json_integer(s->window_ms));
+    json_object_set_new(j, "root", jstr_or_null(s->root));
+    json_object_set_new(j, "collectors", collectors_to_json(s));
+    json_object_set_new(j, "nvml", nvml_system_to_json(&s->nvml));
+    for (size_t i = 0; i < s->n_gpus; i++)
+        json_array_append_new(gpus, gpu_to_json(&s->gpus[i], 0));
+    json_object_set_new(j, "gpus", gpus);
+    json_object_set_new(j, "processes", proc_table_to_json(&s->procs));
+    json_object_set_new(j, "host", host_info_to_json(&s->host));
+    json_object_set_new(j, "pcie", pcie_info_to_json(&s->pcie));
+    json_object_set_new(j, "driver", driver_info_to_json(&s->driver));
+    json_object_set_new(j, "stack", stack_info_to_json(&s->stack));
+    for (size_t i = 0; i < s->n_samples; i++)
+        json_array_append_new(samples, sample_to_json(&s->samples[i]));
+    json_object_set_new(j, "samples", samples);
+    return j;
+}
+
+char *snapshot_to_json(const struct snapshot *s)
+{
+    json_t *j = snapshot_to_jansson(s);
+    char *text = json_dumps(j, SNAPSHOT_DUMP_FLAGS);
+    char *out;
+
+    json_decref(j);
+    if (text == NULL)
+        fatal("out of memory serialising the snapshot");
+    /* json_dumps allocates with jansson's allocator; hand the caller a string for free(). */
+    out = xasprintf("%s\n", text);
+    free(text);
+    return out;
+}
+
+/* ---- reading ---- */
+
+static int read_collectors(struct snapshot *s, const json_t *j, struct jerr *err)
+{
+    if (j == NULL)
+        return 0;
+    if (!json_is_object(j)) {
+        jerr_set(err, "collectors", "expected an object");
+        return -1;
+    }
+    for (size_t i = 0; i < COLLECTOR__COUNT; i++) {
+        struct collector_status *c = &s->collectors[i];
+        const json_t *o = json_object_get(j, collector_names[i]);
+        const json_t *state, *notes;
+        char path[64];
+        int64_t elapsed = 0;
+        size_t k;
+
+        if (o == NULL)
+            continue;
+        snprintf(path, sizeof(path), "collectors.%s", collector_names[i]);
+        state = json_object_get(o, "state");
+        if (!json_is_string(state)) {
+            jerr_set(err, path, "state: expected a string");
+            return -1;
+        }
+        for (k = 0; collector_state_names[k] != NULL; k++) {
+            if (strcmp(collector_state_names[k], json_string_value(state)) == 0)
+                break;
+        }
+        if (collector_state_names[k] == NULL) {
+            jerr_set(err, path, "state: unknown state \"%s\"", json_string_value(state));
+            return -1;
+        }
+        c->state = (enum collector_state)k;
+        if (jget_str(o, "detail", path, &c->detail, err) != 0 ||
+            jget_int(o, "elapsed_us", path, &elapsed, err) != 0)
+            return -1;
+        c->elapsed_us = elapsed;
+        notes = json_object_get(o, "notes");
+        if (notes != NULL) {
+            json_t *n;
+
+            if (!json_is_array(notes)) {
+                jerr_set(err, path, "notes: expected an array of strings");
+                return -1;
+            }
+            json_array_foreach(notes, k, n)
+            {
+                if (!json_is_string(n)) {
+                    jerr_set(err, path, "notes[%zu]: expected a string", k);
+                    return -1;
+                }
+                xgrow(&c->notes, &c->cap_notes, c->n_notes + 1, sizeof(*c->notes));
+                c->notes[c->n_notes++] = xstrdup(json_string_value(n));
+            }
+        }
+    }
+    return 0;
+}
+
+static int read_gpus(struct gpu **out, size_t *n_out, const json_t *j, const char *name,
+                     struct jerr *err)
+{
+    size_t i;
+    json_t *g;
+
+    if (j == NULL)
+        return 0;
+    if (!json_is_array(j)) {
+        jerr_set(err, name, "expected an array");
+        return -1;
+    }
+    *out = xcalloc(json_array_size(j) ? json_array_size(j) : 1, sizeof(**out));
+    json_array_foreach(j, i, g)
+    {
+        char path[64];
+
+        snprintf(path, sizeof(path), "%s[%zu]", name, i);
+        gpu_init(&(*out)[i], (uint32_t)i);
+        *n_out = i + 1;
+        if (gpu_from_json(&(*out)[i], g, path, JF_RC_NOT_COLLECTED, NULL, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int read_samples(struct snapshot *s, const json_t *j, struct jerr *err)
+{
+    size_t i;
+    json_t *o;
+
+    if (j == NULL)
+        return 0;
+    if (!json_is_array(j)) {
+        jerr_set(err, "samples", "expected an array");
+        return -1;
+    }
+    json_array_foreach(j, i, o)
+    {
+        char path[64], sub[96];
+        int64_t t_ms = 0;
+        struct sample *smp;
+        const json_t *procs, *host;
+
+        snprintf(path, sizeof(path), "samples[%zu]", i);
+        if (!json_is_object(o)) {
+            jerr_set(err, path, "expected an object");
+            return -1;
+        }
+        if (jget_int(o, "t_ms", path, &t_ms, err) != 0)
+            return -1;
+        smp = snapshot_add_sample(s, t_ms);
+        snprintf(sub, sizeof(sub), "%s.gpus", path);
+        if (read_gpus(&smp->gpus, &smp->n_gpus, json_object_get(o, "gpus"), sub, err) != 0)
+            return -1;
+        host = json_object_get(o, "host");
+        snprintf(sub, sizeof(sub), "%s.host", path);
+        if (host != NULL && host_sample_from_json(&smp->host, host, sub, err) != 0)
+            return -1;
+        procs = json_object_get(o, "processes");
+        if (procs != NULL) {
+            size_t k;
+            json_t *p;
+
+            if (!json_is_array(procs)) {
+                jerr_set(err, path, "processes: expected an array");
+                return -1;
+            }
+            smp->procs = xcalloc(json_array_size(procs) + 1, sizeof(*smp->procs));
+            json_array_foreach(procs, k, p)
+            {
+                snprintf(sub, sizeof(sub), "%s.processes[%zu]", path, k);
+                if (proc_sample_from_json(&smp->procs[k], p, sub, err) != 0)
+                    return -1;
+                smp->n_procs = k + 1;
+            }
+        }
+    }
+    return 0;
+}
+
+static int read_section(const json_t *root, const char *key, struct jerr *err,
+                        int (*fn)(void *, const json_t *, const char *, struct jerr *), void *obj)
+{
+    const json_t *j = json_object_get(root, key);
+
+    if (j == NULL || json_is_null(j))
+        return 0;
+    return fn(obj, j, key, err);
+}
+
+/* Adapters so the section readers fit one signature. */
+#define SECTION_READER(name, type)                                                                 \
+    static int read_##name(void *obj, const json_t *j, const char *path, struct jerr *err)         \
+    {                                                                                              \
+        return name##_from_json((type *)obj, j, path, err);                                        \
+    }
+SECTION_READER(nvml_system, struct nvml_system)
+SECTION_READER(proc_table, struct proc_table)
+SECTION_READER(host_info, struct host_info)
+SECTION_READER(pcie_info, struct pcie_info)
+SECTION_READER(driver_info, struct driver_info)
+SECTION_READER(stack_info, struct stack_info)
+#undef SECTION_READER
+
+static const char *const top_keys[] = { "schema",    "gpudoctor_version",
+                                        "hostname",  "time_ms",
+                                        "time_utc",  "window_ms",
+                                        "root",      "collectors",
+                                        "nvml",      "gpus",
+                                        "processes", "host",
+                                        "pcie",      "driver",
+                                        "stack",     "samples",
+                                        NULL };
+
+static int snapshot_read(struct snapshot *s, const json_t *root, struct jerr *err)
+{
+    const json_t *schema;
+    const char *key;
+    json_t *v;
+
+    if (!json_is_object(root)) {
+        jerr_set(err, "", "a snapshot is a JSON object");
+        return -1;
+    }
+    schema = json_object_get(root, "schema");
+    if (!json_is_string(schema)) {
+        jerr_set(err, "", "not a gpudoctor snapshot: no \"schema\" key");
+        return -1;
+    }
+    if (strcmp(json_string_value(schema), SNAPSHOT_SCHEMA) != 0) {
+        jerr_set(err, "schema", "unsupported schema \"%s\" (this gpudoctor reads \"%s\")",
+                 json_string_value(schema), SNAPSHOT_SCHEMA);
+        return -1;
+    }
+    json_object_foreach((json_t *)root, key, v)
+    {
+        size_t k;
+
+        for (k = 0; top_keys[k] != NULL; k++) {
+            if (strcmp(top_keys[k], key) == 0)
+                break;
+        }
+        if (top_keys[k] == NULL) {
+            jerr_set(err, "", "unknown key \"%s\" in the snapshot", key);
+            return -1;
+        }
+    }
+    if (jget_str(root, "gpudoctor_version", "", &s->gpudoctor_version, err) != 0 ||
+        jget_str(root, "hostname", "", &s->hostname, err) != 0 ||
+        jget_int(root, "time_ms", "", &s->time_ms, err) != 0 ||
+        jget_int(root, "window_ms", "", &s->window_ms, err) != 0 ||
+        jget_str(root, "root", "", &s->root, err) != 0)
+        return -1;
+    if (read_collectors(s, json_object_get(root, "collectors"), err) != 0 ||
+        read_section(root, "nvml", err, read_nvml_system, &s->nvml) != 0 ||
+        read_gpus(&s->gpus, &s->n_gpus, json_object_get(root, "gpus"), "gpus", err) != 0 ||
+        read_section(root, "processes", err, read_proc_table, &s->procs) != 0 ||
+        read_section(root, "host", err, read_host_info, &s->host) != 0 ||
+        read_section(root, "pcie", err, read_pcie_info, &s->pcie) != 0 ||
+        read_section(root, "driver", err, read_driver_info, &s->driver) != 0 ||
+        read_section(root, "stack", err, read_stack_info, &s->stack) != 0 ||
+        read_samples(s, json_object_get(root, "samples"), err) != 0)
+        return -1;
+    return 0;
+}
+
+char *jerr_format(const struct jerr *err, const char *text, const char *name)
+{
+    int line, column;
+
+    if (text != NULL && jlocate(text, err->path, &line, &column))
+        return xasprintf("%s:%d:%d: %s%s%s", name, line, column, err->path, *err->path ? ": " : "",
+                         err->msg);
+    return xasprintf("%s: %s%s%s", name, err->path, *err->path ? ": " : "", err->msg);
+}
+
+struct snapshot *snapshot_from_json(const char *text, size_t len, const char *name, char **cause)
+{
+    json_error_t jerror;
+    struct jerr err = { "", "" };
+    struct snapshot *s;
+    json_t *root;
+
+    root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerror);
+    if (root == NULL) {
+        *cause = xasprintf("%s:%d:%d: %s", name, jerror.line, jerror.column, jerror.text);
+        return NULL;
+    }
+    s = snapshot_new();
+    if (snapshot_read(s, root, &err) != 0) {
+        *cause = jerr_format(&err, text, name);
+        snapshot_free(s);
+        s = NULL;
+    }
+    json_decref(root);
+    return s;
+}
+
+struct snapshot *snapshot_load(const char *path, char **cause)
+{
+    struct snapshot *s;
+    char *text = NULL;
+    ssize_t n;
+
+    if (strcmp(path, "-") == 0)
+        n = file_slurp_at(AT_FDCWD, "/dev/stdin", SNAPSHOT_MAX_BYTES, &text);
+    else
+        n = file_slurp_at(AT_FDCWD, path, SNAPSHOT_MAX_BYTES, &text);
+    if (n < 0) {
+        *cause = xasprintf("%s: %s", path,
+                           n == -EFBIG ? "larger than 256 MiB, not a snapshot" : strerror((int)-n));
+        return NULL;
+    }
+    s = snapshot_from_json(text, (size_t)n, path, cause);
+    free(text);
+    return s;
+}

@@ -1,0 +1,118 @@
+/*
+ * The snapshot: everything gpudoctor saw, as plain data with one owner and one free.
+ * Collectors fill it, rules read it, renderers print it. It serialises to versioned JSON
+ * ("gpudoctor.snapshot/1") and loads back, so `check --from FILE` runs the same rules as a live
+ * check. Each section has its own header and codec (snap-*.h); docs/snapshot.md describes every
+ * field.
+ */
+#ifndef GPUDOCTOR_SNAPSHOT_H
+#define GPUDOCTOR_SNAPSHOT_H
+
+#include "snap-driver.h"
+#include "snap-gpu.h"
+#include "snap-host.h"
+#include "snap-pcie.h"
+#include "snap-procs.h"
+#include "snap-stack.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SNAPSHOT_SCHEMA "gpudoctor.snapshot/1"
+
+/* The collectors, in the order they run. */
+enum collector_id {
+    COLLECTOR_NVML,
+    COLLECTOR_PROCS,
+    COLLECTOR_HOST,
+    COLLECTOR_PCIE,
+    COLLECTOR_DRIVER,
+    COLLECTOR_KLOG,
+    COLLECTOR_STACK,
+    COLLECTOR__COUNT
+};
+
+enum collector_state {
+    CS_NOT_RUN,       /* not attempted (skipped, or absent from a loaded snapshot) */
+    CS_OK,            /* everything read */
+    CS_PARTIAL,       /* some things could not be read: see notes */
+    CS_UNAVAILABLE,   /* the source does not exist here (no driver, no PSI, ...) */
+    CS_NO_PERMISSION, /* the source exists but we may not read it */
+    CS_FAILED,        /* an error: see detail */
+    CS_TIMEOUT,       /* did not answer before the deadline */
+};
+
+struct collector_status {
+    enum collector_state state;
+    char *detail; /* one line: why it is not ok */
+    char **notes; /* what could not be read and why, one line each */
+    size_t n_notes, cap_notes;
+    int64_t elapsed_us;
+};
+
+/* One point of history: the values that change, at one time. */
+struct sample {
+    int64_t t_ms;     /* milliseconds since the first sample */
+    struct gpu *gpus; /* dynamic fields only */
+    size_t n_gpus;
+    struct host_sample host;
+    struct proc_sample *procs;
+    size_t n_procs;
+};
+
+struct snapshot {
+    char *gpudoctor_version;
+    char *hostname;
+    int64_t time_ms;   /* Unix time of the capture, milliseconds */
+    int64_t window_ms; /* sampling window */
+    char *root;        /* root directory the host collectors read ("/" when live) */
+
+    struct nvml_system nvml;
+    struct gpu *gpus;
+    size_t n_gpus;
+
+    struct proc_table procs;
+    struct host_info host;
+    struct pcie_info pcie;
+    struct driver_info driver;
+    struct stack_info stack;
+
+    struct collector_status collectors[COLLECTOR__COUNT];
+
+    struct sample *samples;
+    size_t n_samples, cap_samples;
+};
+
+extern const char *const collector_names[COLLECTOR__COUNT];
+extern const char *const collector_state_names[];
+
+struct snapshot *snapshot_new(void);
+void snapshot_free(struct snapshot *s);
+
+void collector_set(struct collector_status *c, enum collector_state state, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void collector_note(struct collector_status *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Appends an empty sample at t_ms and returns it. */
+struct sample *snapshot_add_sample(struct snapshot *s, int64_t t_ms);
+
+/* The GPU with NVML index idx, or NULL. */
+struct gpu *snapshot_gpu(const struct snapshot *s, uint32_t idx);
+
+/* Serialises to JSON text (indented, keys in a fixed order). The caller frees the result. */
+char *snapshot_to_json(const struct snapshot *s);
+json_t *snapshot_to_jansson(const struct snapshot *s);
+
+/*
+ * Parses a snapshot from text; name is used in messages. On error returns NULL and sets *cause
+ * to "name:line:column: what" (the caller frees it).
+ */
+struct snapshot *snapshot_from_json(const char *text, size_t len, const char *name, char **cause);
+struct snapshot *snapshot_load(const char *path, char **cause);
+
+/* Formats a message for a jerr located in text: "name:line:column: path: msg". */
+char *jerr_format(const struct jerr *err, const char *text, const char *name);
+
+#endif

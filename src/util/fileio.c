@@ -1,0 +1,194 @@
+#include "util/fileio.h"
+#include "util/xalloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static ssize_t read_fd_into(int fd, char *buf, size_t size)
+{
+    size_t len = 0;
+
+    for (;;) {
+        ssize_t n;
+
+        if (len + 1 >= size) {
+            char probe;
+
+            /* Full: one more byte tells "exactly fits" from "too big". */
+            n = read(fd, &probe, 1);
+            if (n == 0)
+                break;
+            if (n < 0 && errno == EINTR)
+                continue;
+            return n < 0 ? -errno : -EFBIG;
+        }
+        n = read(fd, buf + len, size - 1 - len);
+        if (n == 0)
+            break;
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        len += (size_t)n;
+    }
+    buf[len] = '\0';
+    return (ssize_t)len;
+}
+
+ssize_t file_read_at(int dirfd, const char *path, char *buf, size_t size)
+{
+    ssize_t r;
+    int fd;
+
+    if (size == 0)
+        return -EINVAL;
+    fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return -errno;
+    r = read_fd_into(fd, buf, size);
+    close(fd);
+    return r;
+}
+
+ssize_t file_slurp_at(int dirfd, const char *path, size_t max, char **out)
+{
+    size_t cap = 4096;
+    size_t len = 0;
+    char *buf;
+    int fd;
+
+    *out = NULL;
+    fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return -errno;
+    buf = xmalloc(cap);
+    for (;;) {
+        ssize_t n;
+
+        if (len + 1 >= cap) {
+            if (cap > max) {
+                free(buf);
+                close(fd);
+                return -EFBIG;
+            }
+            cap *= 2;
+            buf = xrealloc(buf, cap);
+        }
+        n = read(fd, buf + len, cap - 1 - len);
+        if (n == 0)
+            break;
+        if (n < 0) {
+            int e = errno;
+
+            if (e == EINTR)
+                continue;
+            free(buf);
+            close(fd);
+            return -e;
+        }
+        len += (size_t)n;
+        if (len > max) {
+            free(buf);
+            close(fd);
+            return -EFBIG;
+        }
+    }
+    close(fd);
+    buf[len] = '\0';
+    *out = buf;
+    return (ssize_t)len;
+}
+
+ssize_t file_readlink_at(int dirfd, const char *path, char *buf, size_t size)
+{
+    ssize_t n;
+
+    if (size == 0)
+        return -EINVAL;
+    n = readlinkat(dirfd, path, buf, size - 1);
+    if (n < 0)
+        return -errno;
+    buf[n] = '\0';
+    return n;
+}
+
+int file_write_atomic(const char *path, const char *data, size_t len, char **cause)
+{
+    char *tmp = xasprintf("%s.tmp.XXXXXX", path);
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    size_t off = 0;
+
+    if (fd < 0) {
+        *cause = xasprintf("cannot create a file beside %s: %s", path, strerror(errno));
+        free(tmp);
+        return -1;
+    }
+    while (off < len) {
+        ssize_t n = write(fd, data + off, len - off);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            *cause = xasprintf("cannot write %s: %s", path, strerror(errno));
+            goto fail;
+        }
+        off += (size_t)n;
+    }
+    if (fchmod(fd, 0644) != 0 || fsync(fd) != 0) {
+        *cause = xasprintf("cannot write %s: %s", path, strerror(errno));
+        goto fail;
+    }
+    if (close(fd) != 0) {
+        fd = -1;
+        *cause = xasprintf("cannot write %s: %s", path, strerror(errno));
+        goto fail;
+    }
+    fd = -1;
+    if (rename(tmp, path) != 0) {
+        *cause = xasprintf("cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        goto fail;
+    }
+    free(tmp);
+    return 0;
+
+fail:
+    if (fd >= 0)
+        close(fd);
+    unlink(tmp);
+    free(tmp);
+    return -1;
+}
+
+int sysroot_open(struct sysroot *root, const char *path, char **cause)
+{
+    root->fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (root->fd < 0) {
+        *cause = xasprintf("cannot open root directory %s: %s", path, strerror(errno));
+        root->path = NULL;
+        return -1;
+    }
+    root->path = xstrdup(path);
+    return 0;
+}
+
+void sysroot_close(struct sysroot *root)
+{
+    if (root->fd >= 0)
+        close(root->fd);
+    root->fd = -1;
+    free(root->path);
+    root->path = NULL;
+}
+
+const char *sysroot_rel(const char *path)
+{
+    while (*path == '/')
+        path++;
+    return *path ? path : ".";
+}

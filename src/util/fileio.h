@@ -1,0 +1,39 @@
+/* Bounded, descriptor-relative file reading, and atomic writes. */
+#ifndef GPUDOCTOR_FILEIO_H
+#define GPUDOCTOR_FILEIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/*
+ * Reads the whole of path, relative to dirfd, into buf and NUL-terminates it.
+ * Returns the length, -EFBIG when the file does not fit in size - 1 bytes, or -errno.
+ * Works on /proc and /sys files, whose st_size is meaningless.
+ */
+ssize_t file_read_at(int dirfd, const char *path, char *buf, size_t size);
+
+/* Like file_read_at, but allocates: at most max bytes; *out is the caller's to free. */
+ssize_t file_slurp_at(int dirfd, const char *path, size_t max, char **out);
+
+/* Reads a symbolic link relative to dirfd into buf, NUL-terminated. Returns length or -errno. */
+ssize_t file_readlink_at(int dirfd, const char *path, char *buf, size_t size);
+
+/*
+ * Writes len bytes to path atomically (a temporary file in the same directory, fsync, rename),
+ * so a reader never sees a partial file. Returns 0, or -1 with *cause set (caller frees).
+ */
+int file_write_atomic(const char *path, const char *data, size_t len, char **cause);
+
+/* The root of the tree collectors read: "/" on a live system, a fixture directory in tests. */
+struct sysroot {
+    int fd;     /* O_PATH directory descriptor */
+    char *path; /* as given, for messages */
+};
+
+int sysroot_open(struct sysroot *root, const char *path, char **cause);
+void sysroot_close(struct sysroot *root);
+/* Returns path without its leading slashes, for use with the *at() calls on root->fd. */
+const char *sysroot_rel(const char *path);
+
+#endif

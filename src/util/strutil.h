@@ -1,0 +1,28 @@
+/* Small string and number parsing helpers. Every parser checks the whole input. */
+#ifndef GPUDOCTOR_STRUTIL_H
+#define GPUDOCTOR_STRUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+bool str_starts(const char *s, const char *prefix);
+bool str_ends(const char *s, const char *suffix);
+/* Removes trailing whitespace in place; returns s. */
+char *str_rtrim(char *s);
+/* Returns s advanced past leading whitespace. */
+const char *str_ltrim(const char *s);
+
+/* Parse all of s (surrounding whitespace allowed) as a number; false on garbage or overflow. */
+bool str_to_u64(const char *s, int base, uint64_t *out);
+bool str_to_i64(const char *s, int base, int64_t *out);
+bool str_to_u32(const char *s, int base, uint32_t *out);
+bool str_to_double(const char *s, double *out);
+
+/* Parses a duration such as "2s", "500ms", "1.5", "5m", "2h" into milliseconds. */
+bool str_to_duration_ms(const char *s, int64_t *out_ms);
+
+/* Compares dotted version strings numerically ("535.104.05" vs "535.43.02"). */
+int str_version_cmp(const char *a, const char *b);
+
+#endif
