@@ -45,6 +45,36 @@ static int duration(const char *name, const char *arg, int64_t *out)
     return 1;
 }
 
+static int parse_only(struct collect_opts *o, const char *arg)
+{
+    char *list = xstrdup(arg), *save = NULL;
+
+    o->only = 0;
+    for (char *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        size_t i;
+
+        for (i = 0; i < COLLECTOR__COUNT; i++) {
+            if (strcmp(collector_names[i], name) == 0)
+                break;
+        }
+        if (i == COLLECTOR__COUNT) {
+            fprintf(stderr, "gpudoctor: --only: unknown collector '%s' (known: ", name);
+            for (i = 0; i < COLLECTOR__COUNT; i++)
+                fprintf(stderr, "%s%s", i ? ", " : "", collector_names[i]);
+            fputs(")\n", stderr);
+            free(list);
+            return -1;
+        }
+        o->only |= 1u << i;
+    }
+    free(list);
+    if (o->only == 0) {
+        fprintf(stderr, "gpudoctor: --only: no collector named\n");
+        return -1;
+    }
+    return 1;
+}
+
 int cmd_collect_option(struct collect_opts *o, int opt, const char *arg)
 {
     switch (opt) {
@@ -70,6 +100,8 @@ int cmd_collect_option(struct collect_opts *o, int opt, const char *arg)
     case OPT_NVML_LIB:
         o->nvml_lib = arg;
         return 1;
+    case OPT_ONLY:
+        return parse_only(o, arg);
     }
     return 0;
 }

@@ -36,6 +36,7 @@ enum common_opt {
     OPT_JSON,
     OPT_NO_COLOR,
     OPT_CONFIG,
+    OPT_ONLY,
     OPT__COMMON_END,
 };
 
@@ -51,7 +52,9 @@ enum common_opt {
     "  --root DIR        read /proc, /sys, /dev and logs under DIR (default /)\n"                  \
     "  --timeout DUR     finish within DUR whatever hangs (default 10s)\n"                         \
     "  --nvml-lib PATH   NVML library to load (default $GPUDOCTOR_NVML_LIB,\n"                     \
-    "                    else libnvidia-ml.so.1)\n"
+    "                    else libnvidia-ml.so.1)\n"                                                \
+    "  --only LIST       run only these collectors (comma-separated: nvml, processes,\n"           \
+    "                    host, pcie, driver, kernel_log, stack)\n"
 
 #define DEFAULT_TIMEOUT_MS 10000
 
