@@ -40,13 +40,14 @@ enum common_opt {
     OPT__COMMON_END,
 };
 
-#define COMMON_COLLECT_LONGOPTS                                                                    \
-    { "root", required_argument, NULL, OPT_ROOT },                                                 \
-        { "timeout", required_argument, NULL, OPT_TIMEOUT },                                       \
-        { "window", required_argument, NULL, OPT_WINDOW },                                         \
-    {                                                                                              \
-        "nvml-lib", required_argument, NULL, OPT_NVML_LIB                                          \
-    }
+/* clang-format off */
+#define COMMON_COLLECT_LONGOPTS \
+    { "root", required_argument, NULL, OPT_ROOT }, \
+    { "timeout", required_argument, NULL, OPT_TIMEOUT }, \
+    { "window", required_argument, NULL, OPT_WINDOW }, \
+    { "nvml-lib", required_argument, NULL, OPT_NVML_LIB }, \
+    { "only", required_argument, NULL, OPT_ONLY }
+/* clang-format on */
 
 #define COMMON_COLLECT_HELP                                                                        \
     "  --root DIR        read /proc, /sys, /dev and logs under DIR (default /)\n"                  \
