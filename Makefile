@@ -1,0 +1,54 @@
+# The README's commands. CMake does the building; this file does the set-up around it.
+#   make run    install missing build dependencies, build, diagnose this machine
+#   make test   install missing build and test dependencies, build, run every test
+#   make demo   gpudoctor on a simulated, troubled 8-GPU server
+#   make install [PREFIX=/usr/local] [DESTDIR=...]
+#   make bench  the performance figures, written to docs/performance.md
+#   make asan   the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer
+
+BUILD ?= build
+PREFIX ?= /usr/local
+CMAKE_FLAGS ?=
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+GPUDOCTOR = $(BUILD)/gpudoctor
+SIM_LIB = $(BUILD)/sim/libnvidia-ml.so.1
+
+.PHONY: all build run test demo install bench asan deps deps-test format clean
+
+all: build
+
+deps:
+	@scripts/deps.sh build
+
+deps-test:
+	@scripts/deps.sh test
+
+build: deps
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	cmake --build $(BUILD) -j$(JOBS)
+
+# gpudoctor's exit status is its verdict (0-3); only a usage error or a crash fails make.
+run: build
+	./$(GPUDOCTOR) check || [ $$? -le 3 ]
+
+test: deps-test build
+	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
+
+demo: build
+	GPUDOCTOR_NVML_LIB=$(SIM_LIB) NVML_SIM_SCENARIO=scenarios/troubled-8xh100.json \
+	    ./$(GPUDOCTOR) check --root tests/fixtures/demo --window 0 || [ $$? -le 3 ]
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+bench: build
+	bench/run.sh $(BUILD)
+
+asan: deps-test
+	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DGPUDOCTOR_SANITIZE=ON -DGPUDOCTOR_WERROR=ON $(CMAKE_FLAGS)"
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) build-asan
