@@ -444,7 +444,7 @@ static const struct jfield nvml_system_fields[] = {
 };
 #undef S
 
-static const struct jtable nvml_system_table = {
+const struct jtable nvml_system_table = {
     "NVML system", nvml_system_fields, ARRAY_SIZE(nvml_system_fields), JT_NONE, 0, NULL,
 };
 

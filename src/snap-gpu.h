@@ -187,6 +187,7 @@ struct nvml_system {
 
 extern const struct jtable gpu_table;
 extern const struct jtable gpu_proc_table;
+extern const struct jtable nvml_system_table;
 extern const char *const compute_mode_names[];
 
 void gpu_init(struct gpu *g, uint32_t index);

@@ -1,5 +1,6 @@
 /* gpudoctor snapshot: capture everything gpudoctor sees into one versioned JSON document. */
 #include "cmd/cmd.h"
+#include "snapshot-doc.h"
 #include "util/xalloc.h"
 
 #include <getopt.h>
@@ -27,6 +28,7 @@ static int exec(int argc, char **argv)
     static const struct option longopts[] = {
         { "output", required_argument, NULL, 'o' },
         { "help", no_argument, NULL, 'h' },
+        { "describe", no_argument, NULL, 'D' },
         COMMON_COLLECT_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
@@ -45,6 +47,9 @@ static int exec(int argc, char **argv)
         case 'h':
             usage(stdout);
             return EXIT_HEALTHY;
+        case 'D':
+            snapshot_describe(stdout);
+            return fflush(stdout) == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
         default:
             rc = cmd_collect_option(&opts, opt, optarg);
             if (rc == 0)
