@@ -1,6 +1,8 @@
 /*
  * The host part of the snapshot: CPU, memory, swap, pressure, disks and free space, kernel.
- * Filled by collect/host.c from /proc and /sys under the root directory.
+ * Filled by collect/host.c from /proc and /sys under the root directory; docs/host.md says what
+ * comes from where. Rates and percentages over the sampling window are valid only when there was
+ * a window: an instant reading has no rate, and never pretends to measure 0.
  */
 #ifndef GPUDOCTOR_SNAP_HOST_H
 #define GPUDOCTOR_SNAP_HOST_H
@@ -11,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Validity bits of struct host_info. */
 enum host_slot {
     HOST_S_CPUS,
     HOST_S_LOAD,
@@ -18,42 +21,76 @@ enum host_slot {
     HOST_S_PSI_CPU,
     HOST_S_PSI_MEM,
     HOST_S_PSI_IO,
+    HOST_S_PSI_CPU_WINDOW, /* needs a window */
+    HOST_S_PSI_MEM_WINDOW,
+    HOST_S_PSI_IO_WINDOW,
     HOST_S_MEM,
+    HOST_S_MEM_AVAILABLE, /* MemAvailable: kernels since 3.14 */
     HOST_S_SWAP,
     HOST_S_SWAP_RATE, /* needs a window */
     HOST_S_KERNEL,
     HOST_S_UPTIME,
+    HOST_S_OOM,   /* the kernel log was read: oom_kills is a count */
+    HOST_S_DISKS, /* /proc/diskstats was read: the disk list is complete */
+    HOST_S_FS,    /* free space was looked up */
+};
+
+/* Validity bits of struct host_disk. */
+enum host_disk_slot {
+    DISK_S_ROTATIONAL,
+    DISK_S_RATES, /* util and throughput: needs a window */
+    DISK_S_AWAIT, /* needs a window with completed I/O */
 };
 
 struct host_disk {
-    char *name; /* sda, nvme0n1 */
+    char *name; /* sda, nvme0n1, dm-0 */
     bool rotational;
-    double util_pct; /* busy time over the window */
-    double await_ms; /* average time per completed I/O over the window */
+    double util_pct; /* time the disk had I/O in flight over the window */
+    double await_ms; /* average time per completed read or write over the window */
     double read_bytes_per_s, write_bytes_per_s;
-    uint64_t valid;
+    uint64_t valid; /* bits of enum host_disk_slot */
 };
 
+/* Validity bits of struct host_fs. */
+enum host_fs_slot {
+    FS_S_MOUNT,  /* mount, device, fstype: from mountinfo */
+    FS_S_SPACE,  /* total_bytes, avail_bytes, readonly: from statvfs */
+    FS_S_INODES, /* inodes_total, inodes_avail: the filesystem counts inodes */
+};
+
+/* One filesystem that a directory of interest lives on; one entry per filesystem. */
 struct host_fs {
-    char *path;  /* the directory asked about (/, /tmp, a job's working directory) */
-    char *mount; /* its mount point */
+    char *mount; /* its mount point, as seen where the path was resolved */
     char *device;
-    uint64_t total_bytes, avail_bytes;
-    uint64_t valid;
+    char *fstype;
+    uint64_t total_bytes, avail_bytes; /* avail: what an unprivileged user can still write */
+    uint64_t inodes_total, inodes_avail;
+    bool readonly;
+    char **paths; /* the directories asked about that live here (/, /tmp, jobs' cwds) */
+    size_t n_paths;
+    uint64_t valid; /* bits of enum host_fs_slot */
 };
 
 struct host_info {
-    uint32_t cpus;
+    uint32_t cpus; /* online CPUs */
     double load1, load5, load15;
+    /* Shares of all CPUs' time over the window: 100 = every CPU. */
     double cpu_user_pct, cpu_system_pct, cpu_iowait_pct, cpu_steal_pct, cpu_idle_pct;
-    double psi_cpu_some_avg10;
-    double psi_mem_some_avg10, psi_mem_full_avg10;
-    double psi_io_some_avg10, psi_io_full_avg10;
+    /* Pressure stall information: percent of time some (or all: full) tasks stalled. */
+    double psi_cpu_some_avg10_pct, psi_cpu_some_avg60_pct;
+    double psi_mem_some_avg10_pct, psi_mem_some_avg60_pct;
+    double psi_mem_full_avg10_pct, psi_mem_full_avg60_pct;
+    double psi_io_some_avg10_pct, psi_io_some_avg60_pct;
+    double psi_io_full_avg10_pct, psi_io_full_avg60_pct;
+    double psi_cpu_some_window_pct;
+    double psi_mem_some_window_pct, psi_mem_full_window_pct;
+    double psi_io_some_window_pct, psi_io_full_window_pct;
     uint64_t mem_total_bytes, mem_available_bytes;
     uint64_t swap_total_bytes, swap_free_bytes;
     double swap_in_pages_per_s, swap_out_pages_per_s;
     char *kernel_release;
     double uptime_s;
+    uint32_t oom_kills; /* OOM-killer kills among the kernel-log events (driver.events) */
 
     struct host_disk *disks;
     size_t n_disks;
@@ -63,12 +100,29 @@ struct host_info {
     uint64_t valid; /* bits of enum host_slot */
 };
 
-/* What changes between samples on the host. */
-struct host_sample {
-    bool valid;
-    double cpu_busy_pct, cpu_iowait_pct;
+/* Validity bits of struct host_sample. */
+enum host_sample_slot {
+    HOST_SMP_S_CPU, /* the percentages: since the previous sample */
+    HOST_SMP_S_MEM,
 };
 
+/* What changes between samples on the host. */
+struct host_sample {
+    double cpu_busy_pct, cpu_iowait_pct, cpu_steal_pct; /* since the previous sample */
+    uint64_t mem_available_bytes;
+    uint64_t valid; /* bits of enum host_sample_slot */
+};
+
+extern const struct jtable host_info_table;
+extern const struct jtable host_disk_table;
+extern const struct jtable host_fs_table;
+extern const struct jtable host_sample_table;
+
+bool host_valid(const struct host_info *h, enum host_slot slot);
+void host_set_valid(struct host_info *h, enum host_slot slot);
+
+void host_disk_free(struct host_disk *d);
+void host_fs_free(struct host_fs *f);
 void host_info_free(struct host_info *h);
 json_t *host_info_to_json(const struct host_info *h);
 int host_info_from_json(struct host_info *h, const json_t *j, const char *path, struct jerr *err);

@@ -1,25 +1,286 @@
-/* Interim codec: the owner of this section replaces it with the full field table. */
 #include "snap-pcie.h"
+#include "util/xalloc.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-json_t *pcie_info_to_json(const struct pcie_info *x)
+const char *const pcie_peer_kind_names[] = { "network", "nvme", "gpu", NULL };
+
+#define SYSFS "/sys/bus/pci/devices/ADDR/"
+
+#define ROW(type, key, jtype, member, slot, flags, source, doc)                                    \
+    {                                                                                              \
+        key, jtype, offsetof(type, member), slot, flags, NULL, source, doc                         \
+    }
+
+/* The identity and link rows, the same for a device and a bridge. */
+// clang-format off
+#define IDENT_AND_LINK_FIELDS(type)                                                                \
+    ROW(type, "address", JF_STR, address, -1, JF_ID, "/sys/bus/pci/devices",                       \
+        "PCI address, domain:bus:device.function"),                                               \
+    ROW(type, "vendor_id", JF_HEX32, vendor_id, -1, 0, SYSFS "vendor",                             \
+        "PCI vendor id (0x10de NVIDIA)"),                                                          \
+    ROW(type, "device_id", JF_HEX32, device_id, -1, 0, SYSFS "device", "PCI device id"),           \
+    ROW(type, "class_code", JF_HEX32, class_code, -1, 0, SYSFS "class",                            \
+        "PCI class, subclass and programming interface (0x0302xx: 3D controller)"),                \
+    ROW(type, "link_speed_gts", JF_DOUBLE, link.speed_gts, PCIE_S_LINK_SPEED, 0,                   \
+        SYSFS "current_link_speed",                                                                \
+        "link speed now, GT/s per lane (GPUs slow idle links down: normal)"),                     \
+    ROW(type, "link_speed_max_gts", JF_DOUBLE, link.speed_max_gts, PCIE_S_LINK_SPEED_MAX, 0,       \
+        SYSFS "max_link_speed", "fastest speed the device supports, GT/s per lane"),              \
+    ROW(type, "link_gen", JF_U32, link.gen, PCIE_S_LINK_GEN, 0, SYSFS "current_link_speed",        \
+        "PCIe generation of the speed now (8 GT/s: 3, 16: 4)"),                                    \
+    ROW(type, "link_gen_max", JF_U32, link.gen_max, PCIE_S_LINK_GEN_MAX, 0,                        \
+        SYSFS "max_link_speed", "PCIe generation of the fastest speed"),                          \
+    ROW(type, "link_width", JF_U32, link.width, PCIE_S_LINK_WIDTH, 0,                              \
+        SYSFS "current_link_width", "lanes in use now"),                                          \
+    ROW(type, "link_width_max", JF_U32, link.width_max, PCIE_S_LINK_WIDTH_MAX, 0,                  \
+        SYSFS "max_link_width", "lanes the device supports")
+// clang-format on
+
+static const struct jfield bridge_fields[] = {
+    IDENT_AND_LINK_FIELDS(struct pcie_bridge),
+};
+
+const struct jtable pcie_bridge_table = {
+    "PCIe bridge",
+    bridge_fields,
+    ARRAY_SIZE(bridge_fields),
+    JT_BITS,
+    offsetof(struct pcie_bridge, valid),
+    NULL,
+};
+
+#define P(key, jtype, member, source, doc)                                                         \
+    ROW(struct pcie_peer, key, jtype, member, -1, 0, source, doc)
+static const struct jfield peer_fields[] = {
+    P("address", JF_STR, address, "/sys/bus/pci/devices", "PCI address of the peer"),
+    P("vendor_id", JF_HEX32, vendor_id, SYSFS "vendor",
+      "PCI vendor id (0x15b3 Mellanox/NVIDIA networking)"),
+    P("device_id", JF_HEX32, device_id, SYSFS "device", "PCI device id"),
+    P("class_code", JF_HEX32, class_code, SYSFS "class", "PCI class code"),
+    { "kind", JF_ENUM, offsetof(struct pcie_peer, kind), -1, 0, pcie_peer_kind_names, SYSFS "class",
+      "what shares the switch" },
+    P("driver", JF_STR, driver, SYSFS "driver", "bound kernel driver, null when none"),
+};
+#undef P
+
+const struct jtable pcie_peer_table = {
+    "PCIe peer", peer_fields, ARRAY_SIZE(peer_fields), JT_NONE, 0, NULL,
+};
+
+#define F(key, type, member, slot, source, doc)                                                    \
+    {                                                                                              \
+        key, type, offsetof(struct pcie_device, member), slot, 0, NULL, source, doc                \
+    }
+static const struct jfield device_fields[] = {
+    IDENT_AND_LINK_FIELDS(struct pcie_device),
+    F("driver", JF_STR, driver, -1, SYSFS "driver",
+      "bound kernel driver (nvidia, vfio-pci, nouveau), null when none is bound"),
+    F("numa_node", JF_I32, numa_node, PCIE_S_NUMA, SYSFS "numa_node",
+      "NUMA node the device is attached to, -1 when the platform gives none"),
+    F("aer_correctable", JF_U64, aer_correctable, PCIE_S_AER, SYSFS "aer_dev_correctable",
+      "corrected PCIe errors since boot (TOTAL_ERR_COR)"),
+    F("aer_nonfatal", JF_U64, aer_nonfatal, PCIE_S_AER, SYSFS "aer_dev_nonfatal",
+      "uncorrectable non-fatal PCIe errors since boot (TOTAL_ERR_NONFATAL)"),
+    F("aer_fatal", JF_U64, aer_fatal, PCIE_S_AER, SYSFS "aer_dev_fatal",
+      "fatal PCIe errors since boot (TOTAL_ERR_FATAL)"),
+    F("aer_correctable_window", JF_U64, aer_correctable_window, PCIE_S_AER_WINDOW,
+      SYSFS "aer_dev_correctable", "corrected PCIe errors during the window (needs a window)"),
+    F("aer_nonfatal_window", JF_U64, aer_nonfatal_window, PCIE_S_AER_WINDOW,
+      SYSFS "aer_dev_nonfatal", "non-fatal PCIe errors during the window"),
+    F("aer_fatal_window", JF_U64, aer_fatal_window, PCIE_S_AER_WINDOW, SYSFS "aer_dev_fatal",
+      "fatal PCIe errors during the window"),
+    F("switch_address", JF_STR, switch_address, -1, "/sys/bus/pci/devices (link target)",
+      "upstream port of the PCIe switch above the GPU, null when it hangs off a root port"),
+    { "upstream", JF_NONE, 0, PCIE_S_UPSTREAM, 0, NULL, "/sys/bus/pci/devices (link target)",
+      "bridges above the device, nearest first: switch ports, then the root port" },
+    { "peers", JF_NONE, 0, PCIE_S_PEERS, 0, NULL, "/sys/bus/pci/devices",
+      "NICs, NVMe drives and other GPUs under the same switch: they share its uplink" },
+};
+#undef F
+
+const struct jtable pcie_device_table = {
+    "PCIe device",
+    device_fields,
+    ARRAY_SIZE(device_fields),
+    JT_BITS,
+    offsetof(struct pcie_device, valid),
+    NULL,
+};
+
+static const struct jfield info_fields[] = {
+    { "nvidia_module_loaded", JF_BOOL, offsetof(struct pcie_info, nvidia_module_loaded),
+      PCIE_I_MODULE, 0, NULL, "/sys/module/nvidia",
+      "the nvidia kernel module is loaded (false with GPUs present: the driver is missing)" },
+    { "devices_scanned", JF_U32, offsetof(struct pcie_info, devices_scanned), PCIE_I_GPUS, 0, NULL,
+      "/sys/bus/pci/devices", "PCI functions looked at" },
+    { "gpus", JF_NONE, 0, PCIE_I_GPUS, 0, NULL, "/sys/bus/pci/devices",
+      "every NVIDIA display-class device (vendor 0x10de, class 0x03xxxx), driver or not" },
+};
+
+const struct jtable pcie_info_table = {
+    "PCIe", info_fields, ARRAY_SIZE(info_fields), JT_BITS, offsetof(struct pcie_info, valid), NULL,
+};
+
+#undef IDENT_AND_LINK_FIELDS
+#undef ROW
+#undef SYSFS
+
+bool pcie_device_valid(const struct pcie_device *d, int slot)
 {
-    (void)x;
-    return json_object();
+    return (d->valid >> slot) & 1u;
 }
 
-int pcie_info_from_json(struct pcie_info *x, const json_t *j, const char *path, struct jerr *err)
+void pcie_device_free(struct pcie_device *d)
 {
-    (void)x;
-    (void)j;
-    (void)path;
-    (void)err;
+    jtable_free(&pcie_device_table, d);
+    for (size_t i = 0; i < d->n_upstream; i++)
+        jtable_free(&pcie_bridge_table, &d->upstream[i]);
+    free(d->upstream);
+    for (size_t i = 0; i < d->n_peers; i++)
+        jtable_free(&pcie_peer_table, &d->peers[i]);
+    free(d->peers);
+    memset(d, 0, sizeof(*d));
+}
+
+void pcie_info_free(struct pcie_info *p)
+{
+    for (size_t i = 0; i < p->n_gpus; i++)
+        pcie_device_free(&p->gpus[i]);
+    free(p->gpus);
+    memset(p, 0, sizeof(*p));
+}
+
+/* ---- writing ---- */
+
+static json_t *list_to_json(const struct jtable *t, const void *items, size_t n, size_t size)
+{
+    json_t *a = json_array();
+
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_object();
+
+        jtable_write(t, (const char *)items + i * size, o, 0);
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
+static json_t *device_to_json(const struct pcie_device *d)
+{
+    json_t *j = json_object();
+
+    /* The list fields come last in the table, so the key order does not depend on validity. */
+    jtable_write(&pcie_device_table, d, j, 0);
+    if (pcie_device_valid(d, PCIE_S_UPSTREAM))
+        json_object_set_new(
+            j, "upstream",
+            list_to_json(&pcie_bridge_table, d->upstream, d->n_upstream, sizeof(*d->upstream)));
+    if (pcie_device_valid(d, PCIE_S_PEERS))
+        json_object_set_new(
+            j, "peers", list_to_json(&pcie_peer_table, d->peers, d->n_peers, sizeof(*d->peers)));
+    return j;
+}
+
+json_t *pcie_info_to_json(const struct pcie_info *p)
+{
+    json_t *j = json_object();
+
+    jtable_write(&pcie_info_table, p, j, 0);
+    if ((p->valid >> PCIE_I_GPUS) & 1u) {
+        json_t *a = json_array();
+
+        for (size_t i = 0; i < p->n_gpus; i++)
+            json_array_append_new(a, device_to_json(&p->gpus[i]));
+        json_object_set_new(j, "gpus", a);
+    }
+    return j;
+}
+
+/* ---- reading ---- */
+
+typedef int (*elem_reader)(void *obj, const json_t *j, const char *path, struct jerr *err);
+
+/*
+ * Reads the array at key of j into *out (n elements of size bytes, each read by fn).
+ * Returns 1 when the array was there, 0 when absent or null, -1 on error (what was read so far
+ * is in *out and *n, for the caller to free).
+ */
+static int read_list(const json_t *j, const char *key, const char *path, size_t size, void **out,
+                     size_t *n, elem_reader fn, struct jerr *err)
+{
+    const json_t *a = json_object_get(j, key);
+    size_t i;
+    json_t *v;
+
+    if (a == NULL || json_is_null(a))
+        return 0;
+    if (!json_is_array(a)) {
+        jerr_set(err, path, "%s: expected an array", key);
+        return -1;
+    }
+    *out = xcalloc(json_array_size(a) + 1, size);
+    json_array_foreach(a, i, v)
+    {
+        char p[300];
+
+        snprintf(p, sizeof(p), "%s%s%s[%zu]", path, *path ? "." : "", key, i);
+        *n = i + 1;
+        if (fn((char *)*out + i * size, v, p, err) != 0)
+            return -1;
+    }
+    return 1;
+}
+
+static int read_bridge(void *obj, const json_t *j, const char *path, struct jerr *err)
+{
+    return jtable_read(&pcie_bridge_table, obj, j, path, 0, NULL, err);
+}
+
+static int read_peer(void *obj, const json_t *j, const char *path, struct jerr *err)
+{
+    return jtable_read(&pcie_peer_table, obj, j, path, 0, NULL, err);
+}
+
+static int read_device(void *obj, const json_t *j, const char *path, struct jerr *err)
+{
+    struct pcie_device *d = obj;
+    void *items = NULL;
+    int r;
+
+    if (jtable_read(&pcie_device_table, d, j, path, 0, NULL, err) != 0)
+        return -1;
+    r = read_list(j, "upstream", path, sizeof(*d->upstream), &items, &d->n_upstream, read_bridge,
+                  err);
+    d->upstream = items;
+    if (r < 0)
+        return -1;
+    if (r > 0)
+        d->valid |= UINT64_C(1) << PCIE_S_UPSTREAM;
+    items = NULL;
+    r = read_list(j, "peers", path, sizeof(*d->peers), &items, &d->n_peers, read_peer, err);
+    d->peers = items;
+    if (r < 0)
+        return -1;
+    if (r > 0)
+        d->valid |= UINT64_C(1) << PCIE_S_PEERS;
     return 0;
 }
 
-void pcie_info_free(struct pcie_info *x)
+int pcie_info_from_json(struct pcie_info *p, const json_t *j, const char *path, struct jerr *err)
 {
-    memset(x, 0, sizeof(*x));
+    void *items = NULL;
+    int r;
+
+    if (jtable_read(&pcie_info_table, p, j, path, 0, NULL, err) != 0)
+        return -1;
+    r = read_list(j, "gpus", path, sizeof(*p->gpus), &items, &p->n_gpus, read_device, err);
+    p->gpus = items;
+    if (r < 0)
+        return -1;
+    if (r > 0)
+        p->valid |= UINT64_C(1) << PCIE_I_GPUS;
+    return 0;
 }

@@ -1,6 +1,6 @@
 /*
- * The PCIe part of the snapshot, from sysfs: works with no driver loaded.
- * Filled by collect/pcie.c.
+ * The PCIe part of the snapshot, from sysfs: works with no driver loaded, so a GPU the driver
+ * cannot see is still found. Filled by collect/pcie.c; docs/pcie.md says what comes from where.
  */
 #ifndef GPUDOCTOR_SNAP_PCIE_H
 #define GPUDOCTOR_SNAP_PCIE_H
@@ -11,35 +11,93 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Validity bits of the link fields (struct pcie_device and struct pcie_bridge). */
+enum pcie_link_slot {
+    PCIE_S_LINK_SPEED,
+    PCIE_S_LINK_SPEED_MAX,
+    PCIE_S_LINK_GEN, /* the speed is one a generation defines */
+    PCIE_S_LINK_GEN_MAX,
+    PCIE_S_LINK_WIDTH,
+    PCIE_S_LINK_WIDTH_MAX,
+};
+
+/* Validity bits of struct pcie_device beyond the link. */
+enum pcie_slot {
+    PCIE_S_NUMA = PCIE_S_LINK_WIDTH_MAX + 1,
+    PCIE_S_AER,        /* aer_dev_* counters read */
+    PCIE_S_AER_WINDOW, /* the counters read again at the end of a window */
+    PCIE_S_UPSTREAM,   /* the device's place in the hierarchy was resolved */
+    PCIE_S_PEERS,      /* the devices under the same switch were looked for */
+};
+
+/* A PCIe link as the device at its lower end sees it. */
+struct pcie_link {
+    double speed_gts, speed_max_gts; /* GT/s per lane: 2.5 (gen1) ... 64 (gen6) */
+    uint32_t gen, gen_max;
+    uint32_t width, width_max; /* lanes */
+};
+
+/* One bridge above a GPU: a root port or a switch port. */
+struct pcie_bridge {
+    char *address; /* "0000:17:00.0" */
+    uint32_t vendor_id, device_id, class_code;
+    struct pcie_link link; /* the bridge's own upstream link */
+    uint64_t valid;        /* bits of enum pcie_link_slot */
+};
+
+enum pcie_peer_kind {
+    PCIE_PEER_NETWORK, /* class 0x02: Ethernet, InfiniBand */
+    PCIE_PEER_NVME,    /* class 0x0108 */
+    PCIE_PEER_GPU,     /* class 0x03, any vendor */
+};
+extern const char *const pcie_peer_kind_names[];
+
+/* A high-bandwidth device that shares the GPU's upstream switch (and so its uplink). */
 struct pcie_peer {
     char *address; /* "0000:19:00.0" */
     uint32_t vendor_id, device_id, class_code;
-    char *kind; /* "network", "nvme", "gpu", "other" */
+    int32_t kind; /* enum pcie_peer_kind */
+    char *driver; /* bound kernel driver, NULL when none */
 };
 
 struct pcie_device {
     char *address; /* "0000:18:00.0" */
     uint32_t vendor_id, device_id, class_code;
-    char *driver;                              /* bound kernel driver, NULL when none */
-    double link_speed_gts, link_speed_max_gts; /* GT/s: 2.5 (gen1) ... 32 (gen5) */
-    uint32_t link_gen, link_gen_max;
-    uint32_t link_width, link_width_max;
-    int32_t numa_node;
-    char **upstream; /* bridge chain, nearest first */
+    char *driver; /* bound kernel driver, NULL when none */
+    struct pcie_link link;
+    int32_t numa_node;            /* -1: the platform has no NUMA affinity for it */
+    struct pcie_bridge *upstream; /* bridge chain, nearest first, root port last */
     size_t n_upstream;
+    char *switch_address;    /* the switch upstream port the peers share, NULL when none */
     struct pcie_peer *peers; /* other high-bandwidth devices under the same upstream switch */
     size_t n_peers;
-    bool aer_valid;
-    uint64_t aer_correctable, aer_nonfatal, aer_fatal;
-    uint64_t valid;
+    uint64_t aer_correctable, aer_nonfatal, aer_fatal;                      /* since boot */
+    uint64_t aer_correctable_window, aer_nonfatal_window, aer_fatal_window; /* over the window */
+    uint64_t valid; /* bits of enum pcie_link_slot and enum pcie_slot */
+};
+
+/* Validity bits of struct pcie_info. */
+enum pcie_info_slot {
+    PCIE_I_MODULE, /* /sys/module was looked at */
+    PCIE_I_GPUS,   /* /sys/bus/pci/devices was read: the list of GPUs is complete */
 };
 
 struct pcie_info {
-    struct pcie_device *gpus; /* every NVIDIA display-class device */
-    size_t n_gpus;
     bool nvidia_module_loaded; /* /sys/module/nvidia exists */
+    uint32_t devices_scanned;  /* PCI functions looked at */
+    struct pcie_device *gpus;  /* every NVIDIA display-class device */
+    size_t n_gpus;
+    uint64_t valid; /* bits of enum pcie_info_slot */
 };
 
+extern const struct jtable pcie_info_table;
+extern const struct jtable pcie_device_table;
+extern const struct jtable pcie_bridge_table;
+extern const struct jtable pcie_peer_table;
+
+bool pcie_device_valid(const struct pcie_device *d, int slot);
+
+void pcie_device_free(struct pcie_device *d);
 void pcie_info_free(struct pcie_info *p);
 json_t *pcie_info_to_json(const struct pcie_info *p);
 int pcie_info_from_json(struct pcie_info *p, const json_t *j, const char *path, struct jerr *err);
