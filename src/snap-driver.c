@@ -1,26 +1,187 @@
-/* Interim codec: the owner of this section replaces it with the full field table. */
+/* The driver section's field tables and codec. */
 #include "snap-driver.h"
+#include "util/xalloc.h"
 
+#include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-json_t *driver_info_to_json(const struct driver_info *x)
+const char *const klog_kind_names[] = {
+    [KLOG_XID] = "xid",           [KLOG_FALLEN_OFF_BUS] = "fallen_off_bus",
+    [KLOG_GPU_UUID] = "gpu_uuid", [KLOG_HUNG_TASK] = "hung_task",
+    [KLOG_OOM_KILL] = "oom_kill", [KLOG_OTHER_NVRM] = "other_nvrm",
+    [KLOG__KIND_COUNT] = NULL,
+};
+
+#define E(key, type, member, slot, doc)                                                            \
+    {                                                                                              \
+        key, type, offsetof(struct klog_event, member), slot, 0, NULL, NULL, doc                   \
+    }
+static const struct jfield klog_event_fields[] = {
+    { "kind", JF_ENUM, offsetof(struct klog_event, kind), -1, JF_ID, klog_kind_names, NULL,
+      "what the line reports" },
+    E("time_ms", JF_I64, time_ms, KLOG_S_TIME,
+      "Unix time in milliseconds: boot time plus the kernel's stamp, or the syslog stamp"),
+    E("uptime_us", JF_I64, uptime_us, KLOG_S_UPTIME,
+      "microseconds after boot, as the kernel stamped the line"),
+    E("pci", JF_STR, pci, -1,
+      "PCI address as the driver prints it, \"0000:3b:00\" (domain:bus:device, no function)"),
+    E("uuid", JF_STR, uuid, -1,
+      "GPU UUID: from the line itself (gpu_uuid), or from an earlier \"GPU at PCI\" line"),
+    E("xid", JF_I32, xid, KLOG_S_XID, "the Xid number (see docs/driver.md for the catalogue)"),
+    E("gpu_instance", JF_U32, gpu_instance, KLOG_S_GPU_INSTANCE, "MIG GPU instance (GPU-I:)"),
+    E("compute_instance", JF_U32, compute_instance, KLOG_S_COMPUTE_INSTANCE,
+      "MIG compute instance (GPU-CI:)"),
+    E("caused_by_xid", JF_I32, caused_by_xid, KLOG_S_CAUSED_BY,
+      "for Xid 45: the earlier Xid the driver names as its cause"),
+    E("pid", JF_I32, pid, KLOG_S_PID, "process the line names (Xid pid=, OOM victim, hung task)"),
+    E("name", JF_STR, name, -1, "that process's name"),
+    E("blocked_s", JF_U32, blocked_s, KLOG_S_BLOCKED,
+      "hung_task: the task was blocked for more than this many seconds"),
+    E("rss_bytes", JF_U64, rss_bytes, KLOG_S_RSS,
+      "oom_kill: resident memory of the killed process (anon + file + shmem)"),
+    E("message", JF_STR, message, -1, "the driver's text after the Xid header, or the whole line"),
+};
+#undef E
+
+const struct jtable klog_event_table = {
+    "kernel log event",
+    klog_event_fields,
+    ARRAY_SIZE(klog_event_fields),
+    JT_BITS,
+    offsetof(struct klog_event, valid),
+    NULL,
+};
+
+#define D(key, type, member, slot, source, doc)                                                    \
+    {                                                                                              \
+        key, type, offsetof(struct driver_info, member), slot, 0, NULL, source, doc                \
+    }
+static const struct jfield driver_info_fields[] = {
+    D("module_loaded", JF_BOOL, module_loaded, DRIVER_S_MODULE, "/proc/driver/nvidia, /sys/module",
+      "an NVIDIA kernel module is loaded"),
+    D("uvm_loaded", JF_BOOL, uvm_loaded, DRIVER_S_MODULE, "/sys/module/nvidia_uvm",
+      "nvidia_uvm is loaded (CUDA cannot run without it)"),
+    D("module_version", JF_STR, module_version, -1, "/proc/driver/nvidia/version",
+      "kernel module version, \"550.54.14\" (from /sys/module/nvidia/version when /proc lacks it)"),
+    D("module_flavor", JF_STR, module_flavor, -1, "/proc/driver/nvidia/version",
+      "\"open\" (open kernel modules) or \"proprietary\""),
+    D("module_banner", JF_STR, module_banner, -1, "/proc/driver/nvidia/version",
+      "the first line of that file, as written"),
+    D("sysfs_version", JF_STR, sysfs_version, -1, "/sys/module/nvidia/version",
+      "version the loaded module reports in sysfs"),
+    D("klog_source", JF_STR, klog_source, -1, "/dev/kmsg, /var/log/{kern.log,messages,syslog}",
+      "the kernel log read"),
+    D("klog_records", JF_U64, klog_records, DRIVER_S_KLOG, NULL, "log records (lines) read"),
+    D("klog_events_total", JF_U64, klog_events_total, DRIVER_S_KLOG, NULL,
+      "events found, including those not kept"),
+    D("klog_events_dropped", JF_U64, klog_events_dropped, DRIVER_S_KLOG, NULL,
+      "oldest events not kept: only the most recent are"),
+    D("klog_unparsed", JF_U64, klog_unparsed, DRIVER_S_KLOG, NULL,
+      "driver lines that looked like events but could not be parsed"),
+    D("events", JF_NONE, valid, -1, NULL, "NVIDIA-related kernel-log events, oldest first (below)"),
+};
+#undef D
+
+const struct jtable driver_info_table = {
+    "driver",
+    driver_info_fields,
+    ARRAY_SIZE(driver_info_fields),
+    JT_BITS,
+    offsetof(struct driver_info, valid),
+    NULL,
+};
+
+json_t *driver_info_to_json(const struct driver_info *d)
 {
-    (void)x;
-    return json_object();
+    json_t *j = json_object(), *events = json_array();
+
+    jtable_write(&driver_info_table, d, j, 0);
+    for (size_t i = 0; i < d->n_events; i++) {
+        json_t *e = json_object();
+
+        jtable_write(&klog_event_table, &d->events[i], e, 0);
+        json_array_append_new(events, e);
+    }
+    json_object_set_new(j, "events", events);
+    return j;
 }
 
-int driver_info_from_json(struct driver_info *x, const json_t *j, const char *path,
+int driver_info_from_json(struct driver_info *d, const json_t *j, const char *path,
                           struct jerr *err)
 {
-    (void)x;
-    (void)j;
-    (void)path;
-    (void)err;
+    const json_t *events;
+    size_t i;
+    json_t *e;
+
+    if (jtable_read(&driver_info_table, d, j, path, 0, NULL, err) != 0)
+        return -1;
+    events = json_object_get(j, "events");
+    if (events == NULL || json_is_null(events))
+        return 0;
+    if (!json_is_array(events)) {
+        jerr_set(err, path, "events: expected an array");
+        return -1;
+    }
+    d->events = xcalloc(json_array_size(events) + 1, sizeof(*d->events));
+    json_array_foreach(events, i, e)
+    {
+        char epath[256];
+
+        snprintf(epath, sizeof(epath), "%s.events[%zu]", path, i);
+        d->n_events = i + 1;
+        if (jtable_read(&klog_event_table, &d->events[i], e, epath, 0, NULL, err) != 0)
+            return -1;
+    }
     return 0;
 }
 
-void driver_info_free(struct driver_info *x)
+void klog_event_free(struct klog_event *e)
 {
-    memset(x, 0, sizeof(*x));
+    jtable_free(&klog_event_table, e);
+}
+
+void driver_info_free(struct driver_info *d)
+{
+    for (size_t i = 0; i < d->n_events; i++)
+        klog_event_free(&d->events[i]);
+    free(d->events);
+    jtable_free(&driver_info_table, d);
+    memset(d, 0, sizeof(*d));
+}
+
+/* Parses "[PCI:]DOMAIN:BUS:DEV[.FN]" (hex); fn = -1 when absent. */
+static bool parse_pci(const char *s, unsigned long *dom, unsigned long *bus, unsigned long *dev,
+                      long *fn)
+{
+    char *end;
+
+    if (s == NULL)
+        return false;
+    if (strncmp(s, "PCI:", 4) == 0)
+        s += 4;
+    if (!isxdigit((unsigned char)*s))
+        return false;
+    *dom = strtoul(s, &end, 16);
+    if (*end != ':' || !isxdigit((unsigned char)end[1]))
+        return false;
+    *bus = strtoul(end + 1, &end, 16);
+    if (*end != ':' || !isxdigit((unsigned char)end[1]))
+        return false;
+    *dev = strtoul(end + 1, &end, 16);
+    *fn = -1;
+    if (*end == '.' && isxdigit((unsigned char)end[1]))
+        *fn = strtol(end + 1, &end, 16);
+    return *end == '\0';
+}
+
+bool driver_pci_same(const char *a, const char *b)
+{
+    unsigned long da, ba, va, db, bb, vb;
+    long fa, fb;
+
+    if (!parse_pci(a, &da, &ba, &va, &fa) || !parse_pci(b, &db, &bb, &vb, &fb))
+        return false;
+    return da == db && ba == bb && va == vb && (fa < 0 || fb < 0 || fa == fb);
 }

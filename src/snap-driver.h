@@ -1,7 +1,8 @@
 /*
- * The driver part of the snapshot: kernel module and user-space library versions, and the
- * NVIDIA-related events of the kernel log (XIDs, fallen off the bus, hung tasks, OOM kills).
- * Filled by collect/driver.c and collect/klog.c.
+ * The driver part of the snapshot: kernel module versions (the user-space library's version is
+ * nvml.library_version), and the NVIDIA-related events of the kernel log (XIDs, fallen off the
+ * bus, PCI -> UUID lines, hung tasks in the driver, host OOM kills).
+ * Filled by collect/driver.c (module) and collect/klog.c (kernel log).
  */
 #ifndef GPUDOCTOR_SNAP_DRIVER_H
 #define GPUDOCTOR_SNAP_DRIVER_H
@@ -18,34 +19,82 @@ enum klog_kind {
     KLOG_GPU_UUID, /* "NVRM: GPU at PCI:...: GPU-..." maps a PCI address to a UUID */
     KLOG_HUNG_TASK,
     KLOG_OOM_KILL,
-    KLOG_OTHER_NVRM,
+    KLOG_OTHER_NVRM, /* another driver message worth showing (API mismatch, init failure ...) */
+    KLOG__KIND_COUNT
+};
+
+extern const char *const klog_kind_names[]; /* "xid", "fallen_off_bus", ...; NULL-terminated */
+
+/* Validity bits of struct klog_event. */
+enum klog_slot {
+    KLOG_S_TIME,         /* time_ms */
+    KLOG_S_UPTIME,       /* uptime_us */
+    KLOG_S_XID,          /* xid */
+    KLOG_S_PID,          /* pid */
+    KLOG_S_GPU_INSTANCE, /* gpu_instance */
+    KLOG_S_COMPUTE_INSTANCE,
+    KLOG_S_CAUSED_BY, /* caused_by_xid */
+    KLOG_S_BLOCKED,   /* blocked_s */
+    KLOG_S_RSS,       /* rss_bytes */
 };
 
 struct klog_event {
-    enum klog_kind kind;
-    int64_t time_ms; /* Unix time, when known; else 0 */
-    double uptime_s; /* seconds after boot as the kernel stamped it; -1 unknown */
-    char *pci;       /* "0000:3b:00" as the driver prints it, NULL when not given */
-    int32_t xid;     /* KLOG_XID */
-    int32_t pid;     /* when given, else -1 */
-    char *name;      /* process name when given */
-    char *uuid;      /* KLOG_GPU_UUID */
-    char *message;   /* the rest of the line */
+    int32_t kind;          /* enum klog_kind */
+    int64_t time_ms;       /* Unix time (from boot time + kernel stamp, or the syslog stamp) */
+    int64_t uptime_us;     /* microseconds after boot as the kernel stamped it */
+    char *pci;             /* "0000:3b:00", as the driver prints it (no function), lower case */
+    char *uuid;            /* "GPU-..." for KLOG_GPU_UUID, and for others when the log mapped it */
+    int32_t xid;           /* KLOG_XID */
+    uint32_t gpu_instance; /* MIG GPU instance ("GPU-I:") */
+    uint32_t compute_instance; /* MIG compute instance ("GPU-CI:") */
+    int32_t caused_by_xid;     /* Xid 45 " caused by previous Xid N" */
+    int32_t pid;               /* the process the driver or the OOM killer named */
+    char *name;                /* its name */
+    uint32_t blocked_s;        /* KLOG_HUNG_TASK: "blocked for more than N seconds" */
+    uint64_t rss_bytes;        /* KLOG_OOM_KILL: anon + file + shmem RSS of the killed process */
+    char *message;             /* the driver's text after the header (KLOG_XID), or the line */
+    uint64_t valid;            /* bits of enum klog_slot */
+};
+
+/* Validity bits of struct driver_info. */
+enum driver_slot {
+    DRIVER_S_MODULE, /* module_loaded, uvm_loaded: the driver collector ran */
+    DRIVER_S_KLOG,   /* klog_* counters: the kernel-log collector read a source */
 };
 
 struct driver_info {
-    char *module_version; /* /proc/driver/nvidia/version or /sys/module/nvidia/version */
+    bool module_loaded;   /* /proc/driver/nvidia or /sys/module/nvidia exists */
+    bool uvm_loaded;      /* /sys/module/nvidia_uvm exists: CUDA needs it */
+    char *module_version; /* "550.54.14": /proc/driver/nvidia/version, else /sys/module/... */
     char *module_flavor;  /* "open" or "proprietary" */
     char *module_banner;  /* the first line of /proc/driver/nvidia/version */
-    char *klog_source;    /* "/dev/kmsg", "/var/log/kern.log", ... */
-    struct klog_event *events;
+    char *sysfs_version;  /* /sys/module/nvidia/version as read */
+
+    char *klog_source;            /* "/dev/kmsg", "/var/log/kern.log", ... */
+    uint64_t klog_records;        /* log lines (records) read */
+    uint64_t klog_events_total;   /* events found, including those dropped */
+    uint64_t klog_events_dropped; /* older events beyond the bound, not kept */
+    uint64_t klog_unparsed;       /* driver lines that looked like events but did not parse */
+    struct klog_event *events;    /* oldest first */
     size_t n_events;
-    uint64_t valid;
+
+    uint64_t valid; /* bits of enum driver_slot */
 };
 
+extern const struct jtable driver_info_table;
+extern const struct jtable klog_event_table;
+
+void klog_event_free(struct klog_event *e);
 void driver_info_free(struct driver_info *d);
 json_t *driver_info_to_json(const struct driver_info *d);
 int driver_info_from_json(struct driver_info *d, const json_t *j, const char *path,
                           struct jerr *err);
+
+/*
+ * Whether two PCI addresses name the same device, whatever their spelling: the driver's
+ * "0000:3b:00", "0000:3b:00.0", NVML's "00000000:3B:00.0". Function numbers are ignored when
+ * either side lacks one.
+ */
+bool driver_pci_same(const char *a, const char *b);
 
 #endif

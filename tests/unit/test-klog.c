@@ -1,0 +1,691 @@
+/* Kernel-log parsing: every Xid format of every driver generation, the companion lines, hung
+ * tasks, OOM kills, kmsg and syslog stamps, garbage, and the bound on kept events. */
+#include "collect/klog-parse.h"
+#include "util/fileio.h"
+#include "util/xalloc.h"
+
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#define BIT(slot) (UINT64_C(1) << (slot))
+
+/* 2026-12-02T09:00:00Z: "now" for syslog stamps without a year. */
+#define NOW_MS INT64_C(1796202000000)
+
+static int setup_tz(void **state)
+{
+    (void)state;
+    setenv("TZ", "UTC", 1);
+    tzset();
+    return 0;
+}
+
+static int64_t utc_ms(int y, int mo, int d, int h, int mi, int s)
+{
+    struct tm tm = { 0 };
+
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = s;
+    return (int64_t)timegm(&tm) * 1000;
+}
+
+static void test_xid_current_format(void **state)
+{
+    struct klog_event ev;
+
+    (void)state;
+    assert_int_equal(
+        klog_parse_message(
+            "NVRM: Xid (PCI:0000:3b:00): 13, pid=4121, name=python3, Graphics SM Warp Exception "
+            "on (GPC 1, TPC 0, SM 0): Out Of Range Address",
+            &ev),
+        KLOG_PARSE_EVENT);
+    assert_int_equal(ev.kind, KLOG_XID);
+    assert_string_equal(ev.pci, "0000:3b:00");
+    assert_int_equal(ev.xid, 13);
+    assert_int_equal(ev.pid, 4121);
+    assert_string_equal(ev.name, "python3");
+    assert_string_equal(ev.message,
+                        "Graphics SM Warp Exception on (GPC 1, TPC 0, SM 0): Out Of Range Address");
+    assert_int_equal(ev.valid, BIT(KLOG_S_XID) | BIT(KLOG_S_PID));
+    klog_event_free(&ev);
+
+    /* No process context: no pid= and no name= at all (Xid 79 in 570+). */
+    assert_int_equal(
+        klog_parse_message("NVRM: Xid (PCI:0000:2b:00): 79, GPU has fallen off the bus.", &ev),
+        KLOG_PARSE_EVENT);
+    assert_int_equal(ev.xid, 79);
+    assert_false(ev.valid & BIT(KLOG_S_PID));
+    assert_null(ev.name);
+    assert_string_equal(ev.message, "GPU has fallen off the bus.");
+    klog_event_free(&ev);
+
+    /* R570.124+: Xid 45 names its cause. */
+    assert_int_equal(klog_parse_message("NVRM: Xid (PCI:0000:3b:00): 45, pid=4121, name=python3, "
+                                        "Ch 00000008 caused by previous Xid 48",
+                                        &ev),
+                     KLOG_PARSE_EVENT);
+    assert_int_equal(ev.xid, 45);
+    assert_int_equal(ev.caused_by_xid, 48);
+    assert_true(ev.valid & BIT(KLOG_S_CAUSED_BY));
+    klog_event_free(&ev);
+
+    /* Upper-case hex is normalised. */
+    assert_int_equal(klog_parse_message("NVRM: Xid (PCI:0000:3B:0A): 8, ", &ev), KLOG_PARSE_EVENT);
+    assert_string_equal(ev.pci, "0000:3b:0a");
+    assert_string_equal(ev.message, "");
+    klog_event_free(&ev);
+}
+
+static void test_xid_mig_variants(void **state)
+{
+    struct klog_event ev;
+
+    (void)state;
+    assert_int_equal(klog_parse_message("NVRM: Xid (PCI:0000:86:00 GPU-I:01 GPU-CI:00): 13, "
+                                        "pid=5123, name=train.py, Graphics SM Warp Exception",
+                                        &ev),
+                     KLOG_PARSE_EVENT);
+    assert_int_equal(ev.gpu_instance, 1);
+    assert_int_equal(ev.compute_instance, 0);
+    assert_true(ev.valid & BIT(KLOG_S_GPU_INSTANCE));
+    assert_true(ev.valid & BIT(KLOG_S_COMPUTE_INSTANCE));
+    assert_string_equal(ev.name, "train.py");
+    klog_event_free(&ev);
+
+    assert_int_equal(klog_parse_message("NVRM: Xid (PCI:0000:86:00 GPU-I:12): 31, pid=5200, "
+                                        "name=infer, Ch 00000010, intr 00000000.",
+                                        &ev),
+                     KLOG_PARSE_EVENT);
+    assert_int_equal(ev.gpu_instance, 12);
+    assert_false(ev.valid & BIT(KLOG_S_COMPUTE_INSTANCE));
+    assert_string_equal(ev.message, "Ch 00000010, intr 00000000.");
+    klog_event_free(&ev);
+}
+
+static void test_xid_older_formats(void **state)
+{
+    struct klog_event ev;
+
+    (void)state;
+    /* 515-565: '<unknown>' placeholders. */
+    assert_int_equal(klog_parse_message("NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', "
+                                        "name=<unknown>, GPU has fallen off the bus.",
+                                        &ev),
+                     KLOG_PARSE_EVENT);
+    assert_int_equal(ev.xid, 79);
+    assert_false(ev.valid & BIT(KLOG_S_PID));
+    assert_null(ev.name);
+    assert_string_equal(ev.message, "GPU has fallen off the bus.");
+    klog_event_free(&ev);
+
+    /* Before name= existed. */
+    assert_int_equal(klog_parse_message("NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: "
+                                        "New row marked for remapping, reset gpu to activate.",
+                                        &ev),
+                     KLOG_PARSE_EVENT);
+    assert_int_equal(ev.pid, 1896);
+    assert_null(ev.name);
+    assert_string_equal(ev.message,
+                        "Row Remapper: New row marked for remapping, reset gpu to activate.");
+    klog_event_free(&ev);
+
+    /* 2010s: no "PCI:" prefix. */
+    assert_int_equal(
+        klog_parse_message("NVRM: Xid (0000:01:00): 3, C 00000005 SC 00000007 ...", &ev),
+        KLOG_PARSE_EVENT);
+    assert_string_equal(ev.pci, "0000:01:00");
+    assert_int_equal(ev.xid, 3);
+    assert_string_equal(ev.message, "C 00000005 SC 00000007 ...");
+    klog_event_free(&ev);
+}
+
+static void test_companion_lines(void **state)
+{
+    struct klog_event ev;
+
+    (void)state;
+    assert_int_equal(klog_parse_message("NVRM: GPU at PCI:0000:2b:00: "
+                                        "GPU-0b11d014-1685-04bd-26ed-5fc0bc1c44ae",
+                                        &ev),
+                     KLOG_PARSE_EVENT);
+    assert_int_equal(ev.kind, KLOG_GPU_UUID);
+    assert_string_equal(ev.pci, "0000:2b:00");
+    assert_string_equal(ev.uuid, "GPU-0b11d014-1685-04bd-26ed-5fc0bc1c44ae");
+    klog_event_free(&ev);
+
+    assert_int_equal(klog_parse_message("NVRM: GPU 0000:2b:00.0: GPU has fallen off the bus.", &ev),
+                     KLOG_PARSE_EVENT);
+    assert_int_equal(ev.kind, KLOG_FALLEN_OFF_BUS);
+    assert_string_equal(ev.pci, "0000:2b:00");
+    klog_event_free(&ev);
+
+    assert_int_equal(klog_parse_message("NVRM: GPU at 0000:02:00.0 has fallen off the bus.", &ev),
+                     KLOG_PARSE_EVENT);
+    assert_int_equal(ev.kind, KLOG_FALLEN_OFF_BUS);
+    assert_string_equal(ev.pci, "0000:02:00");
+    klog_event_free(&ev);
+
+    assert_int_equal(klog_parse_message("NVRM: API mismatch: the client has the version "
+                                        "535.161.08, but",
+                                        &ev),
+                     KLOG_PARSE_EVENT);
+    assert_int_equal(ev.kind, KLOG_OTHER_NVRM);
+    assert_null(ev.pci);
+    klog_event_free(&ev);
+
+    /* Routine driver chatter is not an event. */
+    assert_int_equal(klog_parse_message("NVRM: GPU Board Serial Number: 1652123456789", &ev),
+                     KLOG_PARSE_NONE);
+    klog_event_free(&ev);
+    assert_int_equal(klog_parse_message("NVRM: GPU at PCI:0000:2b:00: not a uuid", &ev),
+                     KLOG_PARSE_NONE);
+    klog_event_free(&ev);
+    assert_int_equal(klog_parse_message("usb 1-1: new high-speed USB device", &ev),
+                     KLOG_PARSE_NONE);
+    klog_event_free(&ev);
+}
+
+static void test_hung_and_oom_lines(void **state)
+{
+    struct klog_event ev;
+
+    (void)state;
+    assert_int_equal(
+        klog_parse_message("INFO: task kworker/u8:2:301 blocked for more than 122 seconds.", &ev),
+        KLOG_PARSE_HUNG);
+    assert_int_equal(ev.kind, KLOG_HUNG_TASK);
+    assert_string_equal(ev.name, "kworker/u8:2");
+    assert_int_equal(ev.pid, 301);
+    assert_int_equal(ev.blocked_s, 122);
+    klog_event_free(&ev);
+
+    assert_int_equal(klog_parse_message("Out of memory: Killed process 9001 (python) "
+                                        "total-vm:98765432kB, anon-rss:61234567kB, "
+                                        "file-rss:1024kB, shmem-rss:8kB, UID:1000",
+                                        &ev),
+                     KLOG_PARSE_EVENT);
+    assert_int_equal(ev.kind, KLOG_OOM_KILL);
+    assert_int_equal(ev.pid, 9001);
+    assert_string_equal(ev.name, "python");
+    assert_int_equal(ev.rss_bytes, (61234567ULL + 1024 + 8) * 1024);
+    klog_event_free(&ev);
+
+    /* A name with spaces and parentheses. */
+    assert_int_equal(klog_parse_message("Memory cgroup out of memory: Killed process 9100 "
+                                        "(data loader (w)) total-vm:2000kB, anon-rss:1000kB",
+                                        &ev),
+                     KLOG_PARSE_EVENT);
+    assert_string_equal(ev.name, "data loader (w)");
+    assert_int_equal(ev.rss_bytes, 1000 * 1024);
+    klog_event_free(&ev);
+
+    /* Older kernels: "Kill process ... score N or sacrifice child", no RSS. */
+    assert_int_equal(klog_parse_message("Out of memory: Kill process 9200 (java) score 901 or "
+                                        "sacrifice child",
+                                        &ev),
+                     KLOG_PARSE_EVENT);
+    assert_string_equal(ev.name, "java");
+    assert_false(ev.valid & BIT(KLOG_S_RSS));
+    klog_event_free(&ev);
+
+    assert_int_equal(klog_parse_message("oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),"
+                                        "cpuset=/,mems_allowed=0,global_oom,task_memcg=/,"
+                                        "task=python,pid=9001,uid=1000",
+                                        &ev),
+                     KLOG_PARSE_EVENT);
+    assert_int_equal(ev.pid, 9001);
+    assert_string_equal(ev.name, "python");
+    klog_event_free(&ev);
+}
+
+static void test_malformed_messages(void **state)
+{
+    static const char *const bad[] = {
+        "NVRM: Xid (PCI:0000:3b:00): ",
+        "NVRM: Xid (PCI:0000:3b",
+        "NVRM: Xid (PCI:0000:3b:00",
+        "NVRM: Xid PCI:0000:3b:00): 13",
+        "NVRM: Xid (PCI:zzzz:3b:00): 13, pid=1",
+        "NVRM: Xid (PCI:00:3b:00): 13",
+        "NVRM: Xid (PCI:0000:3b:000): 13",
+        "NVRM: Xid (PCI:0000:3b:00 GPU-I:x): 13",
+        "NVRM: Xid (PCI:0000:3b:00): 99999999999, pid=1",
+        "NVRM: Xid (PCI:0000:3b:00): -1",
+        "NVRM: Xid ",
+        "INFO: task nameonly blocked for more than 120 seconds.",
+        "INFO: task :12 blocked for more than 120 seconds.",
+        "INFO: task x:12",
+        "Out of memory: Killed process abc (python)",
+        "Out of memory: Killed process 12 python",
+        "Killed process 12 (unterminated",
+        "oom-kill:constraint=CONSTRAINT_NONE,pid=12",
+        "oom-kill:task=x,pid=y",
+    };
+    struct klog_event ev;
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+        enum klog_parse_result r = klog_parse_message(bad[i], &ev);
+
+        if (r != KLOG_PARSE_BAD)
+            fail_msg("\"%s\": expected KLOG_PARSE_BAD, got %d", bad[i], (int)r);
+        klog_event_free(&ev);
+    }
+    /* A garbage pid is left out, the rest is kept. */
+    assert_int_equal(klog_parse_message("NVRM: Xid (PCI:0000:3b:00): 13, pid=12x, name=a, m", &ev),
+                     KLOG_PARSE_EVENT);
+    assert_false(ev.valid & BIT(KLOG_S_PID));
+    assert_string_equal(ev.name, "a");
+    klog_event_free(&ev);
+}
+
+static void test_pci_spellings(void **state)
+{
+    char out[24];
+
+    (void)state;
+    assert_int_equal(klog_parse_pci("PCI:0000:3B:00)", out, sizeof(out)), 14);
+    assert_string_equal(out, "0000:3b:00");
+    assert_int_equal(klog_parse_pci("0000:3b:00.1: x", out, sizeof(out)), 12);
+    assert_string_equal(out, "0000:3b:00");
+    assert_int_equal(klog_parse_pci("00000000:3b:00.0", out, sizeof(out)), 16);
+    assert_string_equal(out, "00000000:3b:00");
+    assert_int_equal(klog_parse_pci("000:3b:00", out, sizeof(out)), 0);
+    assert_int_equal(klog_parse_pci("0000:3b:0", out, sizeof(out)), 0);
+    assert_int_equal(klog_parse_pci("", out, sizeof(out)), 0);
+    assert_true(driver_pci_same("0000:3b:00", "00000000:3B:00.0"));
+    assert_true(driver_pci_same("PCI:0000:3b:00", "0000:3b:00.0"));
+    assert_false(driver_pci_same("0000:3b:00.1", "0000:3b:00.0"));
+    assert_false(driver_pci_same("0000:3b:00", "0000:3c:00"));
+    assert_false(driver_pci_same("0001:3b:00", "0000:3b:00"));
+    assert_false(driver_pci_same("garbage", "0000:3b:00"));
+    assert_false(driver_pci_same(NULL, "0000:3b:00"));
+}
+
+/* Feeds every line of a fixture log to the parser. */
+static void feed_fixture(struct klog_parser *p, const char *name, bool kmsg)
+{
+    char *path = xasprintf("%s/klog/%s", TEST_FIXTURES, name), *text = NULL;
+    ssize_t n = file_slurp_at(AT_FDCWD, path, 1u << 20, &text);
+    const char *line = text;
+
+    assert_true(n > 0);
+    while (line < text + n) {
+        const char *nl = memchr(line, '\n', (size_t)(text + n - line));
+        size_t len = nl ? (size_t)(nl - line) : (size_t)(text + n - line);
+
+        if (len > 0 && !(kmsg && line[0] == ' ')) {
+            if (kmsg)
+                klog_feed_kmsg(p, line, len);
+            else
+                klog_feed_syslog(p, line, len);
+        }
+        line += len + 1;
+    }
+    free(text);
+    free(path);
+}
+
+static void parse_fixture(const char *name, struct driver_info *d, struct klog_parser *p)
+{
+    struct klog_parse_opts o = { 0, 0, NOW_MS };
+
+    memset(d, 0, sizeof(*d));
+    klog_parser_init(p, &o);
+    feed_fixture(p, name, false);
+    klog_parser_finish(p, d);
+}
+
+static void assert_xid(const struct klog_event *e, int xid, const char *pci, int pid,
+                       const char *name)
+{
+    assert_int_equal(e->kind, KLOG_XID);
+    assert_int_equal(e->xid, xid);
+    assert_string_equal(e->pci, pci);
+    if (pid < 0) {
+        assert_false(e->valid & BIT(KLOG_S_PID));
+    } else {
+        assert_true(e->valid & BIT(KLOG_S_PID));
+        assert_int_equal(e->pid, pid);
+    }
+    if (name == NULL)
+        assert_null(e->name);
+    else
+        assert_string_equal(e->name, name);
+}
+
+static void test_fixture_r570(void **state)
+{
+    struct driver_info d;
+    struct klog_parser p;
+    const struct klog_event *e;
+
+    (void)state;
+    parse_fixture("gen-570.log", &d, &p);
+    assert_int_equal(d.n_events, 11);
+    assert_int_equal(d.klog_records, 14);
+    assert_int_equal(d.klog_unparsed, 0);
+    assert_int_equal(p.malformed, 0);
+    e = d.events;
+    assert_int_equal(e[0].kind, KLOG_OTHER_NVRM);
+    assert_non_null(strstr(e[0].message, "570.124.06"));
+    assert_int_equal(e[0].time_ms, utc_ms(2026, 12, 1, 10, 25, 3));
+    assert_int_equal(e[0].uptime_us, 5234567);
+    assert_int_equal(e[1].kind, KLOG_GPU_UUID);
+    assert_xid(&e[2], 48, "0000:3b:00", 4121, "python3");
+    /* The UUID line before it maps the PCI address. */
+    assert_string_equal(e[2].uuid, "GPU-5a8e6c4e-1c4f-4b1d-9c6e-2f9d3a7b8c01");
+    assert_int_equal(e[2].time_ms, utc_ms(2026, 12, 1, 10, 31, 10));
+    assert_int_equal(e[2].uptime_us, 372000003);
+    assert_xid(&e[3], 45, "0000:3b:00", 4121, "python3");
+    assert_int_equal(e[3].caused_by_xid, 48);
+    assert_xid(&e[4], 13, "0000:86:00", 5123, "train.py");
+    assert_null(e[4].uuid);
+    assert_int_equal(e[4].gpu_instance, 1);
+    assert_xid(&e[5], 31, "0000:86:00", 5200, "infer");
+    assert_int_equal(e[5].gpu_instance, 2);
+    assert_int_equal(e[6].kind, KLOG_GPU_UUID);
+    assert_xid(&e[7], 79, "0000:2b:00", -1, NULL);
+    assert_string_equal(e[7].uuid, "GPU-0b11d014-1685-04bd-26ed-5fc0bc1c44ae");
+    assert_int_equal(e[8].kind, KLOG_FALLEN_OFF_BUS);
+    assert_string_equal(e[8].uuid, "GPU-0b11d014-1685-04bd-26ed-5fc0bc1c44ae");
+    assert_xid(&e[9], 119, "0000:3b:00", 4121, "python3");
+    assert_non_null(strstr(e[9].message, "GSP_RM_CONTROL"));
+    assert_xid(&e[10], 154, "0000:3b:00", -1, NULL);
+    driver_info_free(&d);
+    klog_parser_release(&p);
+}
+
+static void test_fixture_r535(void **state)
+{
+    struct driver_info d;
+    struct klog_parser p;
+    const struct klog_event *e;
+
+    (void)state;
+    parse_fixture("gen-535.log", &d, &p);
+    assert_int_equal(d.n_events, 6);
+    e = d.events;
+    assert_int_equal(e[0].kind, KLOG_GPU_UUID);
+    assert_xid(&e[1], 79, "0000:07:00", -1, NULL);
+    assert_string_equal(e[1].uuid, "GPU-2c6f7b31-8a4e-11ee-b9d1-0242ac120002");
+    /* RFC 3339 stamp with an offset: 08:00:01.223 at +01:00 is 07:00:01.223 UTC. */
+    assert_int_equal(e[1].time_ms, utc_ms(2024, 3, 14, 7, 0, 1) + 223);
+    assert_xid(&e[2], 94, "0000:0f:00", 2211, "python");
+    assert_xid(&e[3], 63, "0000:0f:00", -1, NULL);
+    assert_xid(&e[4], 95, "0000:0f:00", -1, NULL);
+    assert_int_equal(e[4].gpu_instance, 3);
+    assert_int_equal(e[4].compute_instance, 1);
+    assert_int_equal(e[5].kind, KLOG_OTHER_NVRM);
+    assert_non_null(strstr(e[5].message, "API mismatch"));
+    assert_int_equal(e[5].time_ms, utc_ms(2024, 3, 14, 8, 7, 0));
+    driver_info_free(&d);
+    klog_parser_release(&p);
+}
+
+static void test_fixture_r470_hung_and_oom(void **state)
+{
+    struct driver_info d;
+    struct klog_parser p;
+    const struct klog_event *e;
+
+    (void)state;
+    parse_fixture("gen-470.log", &d, &p);
+    e = d.events;
+    assert_int_equal(d.n_events, 8);
+    assert_xid(&e[0], 63, "0000:10:1c", 1896, NULL);
+    assert_int_equal(e[0].uptime_us, 8123456789);
+    /* June is in the past at NOW (December): this year. */
+    assert_int_equal(e[0].time_ms, utc_ms(2026, 6, 12, 3, 14, 15));
+    assert_xid(&e[1], 13, "0000:10:1c", 2004, NULL);
+    assert_xid(&e[2], 43, "0000:10:1c", -1, NULL);
+    assert_string_equal(e[2].message, "Ch 00000010");
+    /* nvidia-smi itself hung; python hung inside the driver; jbd2 is not the driver's. */
+    assert_int_equal(e[3].kind, KLOG_HUNG_TASK);
+    assert_string_equal(e[3].name, "nvidia-smi");
+    assert_int_equal(e[3].pid, 7711);
+    assert_int_equal(e[3].blocked_s, 120);
+    assert_int_equal(e[4].kind, KLOG_HUNG_TASK);
+    assert_string_equal(e[4].name, "python");
+    assert_int_equal(e[4].blocked_s, 240);
+    /* "oom-kill:" and "Killed process" are one kill. */
+    assert_int_equal(e[5].kind, KLOG_OOM_KILL);
+    assert_int_equal(e[5].pid, 9001);
+    assert_string_equal(e[5].name, "python");
+    assert_int_equal(e[5].rss_bytes, (61234567ULL + 1024) * 1024);
+    assert_true(strstr(e[5].message, "Killed process 9001") != NULL);
+    assert_int_equal(e[6].pid, 9100);
+    assert_string_equal(e[6].name, "data loader (w)");
+    assert_int_equal(e[7].pid, 9200);
+    assert_int_equal(e[7].rss_bytes, 2048 * 1024);
+    assert_int_equal(d.klog_events_total, 8);
+    driver_info_free(&d);
+    klog_parser_release(&p);
+}
+
+static void test_fixture_3xx(void **state)
+{
+    struct driver_info d;
+    struct klog_parser p;
+    const struct klog_event *e;
+
+    (void)state;
+    parse_fixture("gen-3xx.log", &d, &p);
+    e = d.events;
+    assert_int_equal(d.n_events, 5);
+    assert_xid(&e[0], 3, "0000:01:00", -1, NULL);
+    assert_xid(&e[1], 8, "0000:01:00", -1, NULL);
+    assert_int_equal(e[2].kind, KLOG_FALLEN_OFF_BUS);
+    assert_string_equal(e[2].pci, "0000:02:00");
+    assert_int_equal(e[3].kind, KLOG_OTHER_NVRM);
+    assert_null(e[3].pci);
+    assert_int_equal(e[4].kind, KLOG_OTHER_NVRM);
+    driver_info_free(&d);
+    klog_parser_release(&p);
+}
+
+static void test_fixture_garbage(void **state)
+{
+    struct driver_info d;
+    struct klog_parser p;
+    const struct klog_event *e;
+
+    (void)state;
+    parse_fixture("garbage.log", &d, &p);
+    e = d.events;
+    assert_int_equal(d.n_events, 4);
+    assert_xid(&e[0], 31, "0000:3b:00", 77, "ok");
+    /* A NUL ends the line: what is before it still parses. */
+    assert_xid(&e[1], 13, "0000:3b:00", -1, NULL);
+    /* A line longer than the parser's limit is cut, not dropped. */
+    assert_int_equal(e[2].xid, 32);
+    assert_true(strlen(e[2].message) < KLOG_MAX_LINE);
+    /* The last line has no newline. */
+    assert_xid(&e[3], 62, "0000:3b:00", 7, NULL);
+    assert_int_equal(d.klog_unparsed, 6);
+    assert_int_equal(p.malformed, 4);
+    assert_int_equal(p.first_malformed_record, 1);
+    assert_non_null(p.first_unparsed);
+    assert_int_equal(p.first_unparsed_record, 2);
+    driver_info_free(&d);
+    klog_parser_release(&p);
+}
+
+static void test_kmsg_records(void **state)
+{
+    struct klog_parse_opts o = { 0, INT64_C(1796203140000), NOW_MS };
+    struct driver_info d = { 0 };
+    struct klog_parser p;
+    const struct klog_event *e;
+
+    (void)state;
+    klog_parser_init(&p, &o);
+    feed_fixture(&p, "kmsg/dev/kmsg", true);
+    klog_parser_finish(&p, &d);
+    e = d.events;
+    assert_int_equal(d.n_events, 7);
+    assert_int_equal(d.klog_records, 11);
+    assert_int_equal(p.malformed, 2);
+    assert_int_equal(d.klog_unparsed, 1);
+    assert_int_equal(e[0].kind, KLOG_OTHER_NVRM);
+    assert_non_null(strstr(e[0].message, "Open Kernel Module"));
+    assert_xid(&e[2], 48, "0000:3b:00", 4121, "python3");
+    assert_int_equal(e[2].uptime_us, 372000003);
+    /* Boot time + kernel stamp. */
+    assert_int_equal(e[2].time_ms, INT64_C(1796203140000) + 372000);
+    assert_string_equal(e[2].uuid, "GPU-5a8e6c4e-1c4f-4b1d-9c6e-2f9d3a7b8c01");
+    assert_int_equal(e[3].caused_by_xid, 48);
+    /* The record written by a user process (facility 1) is not an event. */
+    assert_xid(&e[4], 79, "0000:2b:00", -1, NULL);
+    assert_int_equal(e[5].kind, KLOG_FALLEN_OFF_BUS);
+    assert_int_equal(e[6].kind, KLOG_OOM_KILL);
+    assert_int_equal(e[6].rss_bytes, 2048 * 1024);
+    driver_info_free(&d);
+    klog_parser_release(&p);
+
+    /* Without a boot time, events have the kernel stamp only. */
+    o.boot_time_ms = 0;
+    klog_parser_init(&p, &o);
+    {
+        static const char rec[] = "4,1,5000000,-;NVRM: Xid (PCI:0000:01:00): 62, x\n X=1";
+
+        assert_true(klog_feed_kmsg(&p, rec, strlen(rec)));
+    }
+    klog_parser_finish(&p, &d);
+    assert_int_equal(d.n_events, 1);
+    assert_int_equal(d.events[0].valid & (BIT(KLOG_S_TIME) | BIT(KLOG_S_UPTIME)),
+                     BIT(KLOG_S_UPTIME));
+    assert_int_equal(d.events[0].uptime_us, 5000000);
+    driver_info_free(&d);
+    klog_parser_release(&p);
+}
+
+static void test_syslog_stamps(void **state)
+{
+    struct klog_parse_opts o = { 0, 0, NOW_MS };
+    struct driver_info d = { 0 };
+    struct klog_parser p;
+    static const char *const lines[] = {
+        /* December 30 is after "now" (Dec 2): last year's. */
+        "Dec 30 23:59:59 h kernel: NVRM: Xid (PCI:0000:01:00): 1, a",
+        "2026-12-02T08:00:00,5+0100 h kernel: [ 1.5] NVRM: Xid (PCI:0000:01:00): 2, b",
+        "2026-12-02T08:00:00-05:30 h kernel: NVRM: Xid (PCI:0000:01:00): 3, c",
+        "Dec  2 08:59:59 h kernel:NVRM: Xid (PCI:0000:01:00): 4, d",
+    };
+    static const char *const bad[] = {
+        "2026-13-02T08:00:00Z h kernel: x", /* month 13 */
+        "2026-12-02T08:00:00 h kernel: x",  /* no zone */
+        "Dec  2 25:00:00 h kernel: x",      /* hour 25 */
+    };
+
+    (void)state;
+    klog_parser_init(&p, &o);
+    for (size_t i = 0; i < ARRAY_SIZE(lines); i++)
+        assert_true(klog_feed_syslog(&p, lines[i], strlen(lines[i])));
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+        assert_false(klog_feed_syslog(&p, bad[i], strlen(bad[i])));
+    klog_parser_finish(&p, &d);
+    assert_int_equal(d.n_events, 4);
+    assert_int_equal(d.events[0].time_ms, utc_ms(2025, 12, 30, 23, 59, 59));
+    assert_int_equal(d.events[1].time_ms, utc_ms(2026, 12, 2, 7, 0, 0) + 500);
+    assert_int_equal(d.events[1].uptime_us, 1500000);
+    assert_int_equal(d.events[2].time_ms, utc_ms(2026, 12, 2, 13, 30, 0));
+    assert_int_equal(d.events[3].time_ms, utc_ms(2026, 12, 2, 8, 59, 59));
+    assert_int_equal(p.malformed, 3);
+    driver_info_free(&d);
+    klog_parser_release(&p);
+}
+
+static void test_bound_keeps_most_recent(void **state)
+{
+    struct klog_parse_opts o = { 3, 0, NOW_MS };
+    struct driver_info d = { 0 };
+    struct klog_parser p;
+
+    (void)state;
+    klog_parser_init(&p, &o);
+    for (int i = 1; i <= 10; i++) {
+        char msg[64];
+
+        snprintf(msg, sizeof(msg), "NVRM: Xid (PCI:0000:01:00): %d, m", i);
+        klog_feed_message(&p, msg, true, i, false, 0);
+    }
+    klog_parser_finish(&p, &d);
+    assert_int_equal(d.n_events, 3);
+    assert_int_equal(d.klog_events_total, 10);
+    assert_int_equal(d.klog_events_dropped, 7);
+    assert_int_equal(d.events[0].xid, 8);
+    assert_int_equal(d.events[2].xid, 10);
+    assert_int_equal(d.events[2].time_ms, 10);
+    assert_true(d.valid & BIT(DRIVER_S_KLOG));
+    driver_info_free(&d);
+    klog_parser_release(&p);
+}
+
+static void test_hung_task_without_end(void **state)
+{
+    struct klog_parse_opts o = { 0, 0, NOW_MS };
+    struct driver_info d = { 0 };
+    struct klog_parser p;
+
+    (void)state;
+    /* A trace cut off by the end of the log still counts when it named the driver. */
+    klog_parser_init(&p, &o);
+    klog_feed_message(&p, "INFO: task python:12 blocked for more than 60 seconds.", false, 0, false,
+                      0);
+    klog_feed_message(&p, " uvm_va_space_destroy+0x10/0x20 [nvidia_uvm]", false, 0, false, 0);
+    klog_parser_finish(&p, &d);
+    assert_int_equal(d.n_events, 1);
+    assert_int_equal(d.events[0].kind, KLOG_HUNG_TASK);
+    driver_info_free(&d);
+    klog_parser_release(&p);
+
+    /* A long trace that never mentions the driver is not kept. */
+    klog_parser_init(&p, &o);
+    klog_feed_message(&p, "INFO: task dd:13 blocked for more than 60 seconds.", false, 0, false, 0);
+    for (int i = 0; i < 100; i++)
+        klog_feed_message(&p, " io_schedule+0x16/0x40", false, 0, false, 0);
+    klog_feed_message(&p, " nvidia_ioctl+0x1/0x2 [nvidia]", false, 0, false, 0);
+    klog_parser_finish(&p, &d);
+    assert_int_equal(d.n_events, 0);
+    driver_info_free(&d);
+    klog_parser_release(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_xid_current_format),
+        cmocka_unit_test(test_xid_mig_variants),
+        cmocka_unit_test(test_xid_older_formats),
+        cmocka_unit_test(test_companion_lines),
+        cmocka_unit_test(test_hung_and_oom_lines),
+        cmocka_unit_test(test_malformed_messages),
+        cmocka_unit_test(test_pci_spellings),
+        cmocka_unit_test(test_fixture_r570),
+        cmocka_unit_test(test_fixture_r535),
+        cmocka_unit_test(test_fixture_r470_hung_and_oom),
+        cmocka_unit_test(test_fixture_3xx),
+        cmocka_unit_test(test_fixture_garbage),
+        cmocka_unit_test(test_kmsg_records),
+        cmocka_unit_test(test_syslog_stamps),
+        cmocka_unit_test(test_bound_keeps_most_recent),
+        cmocka_unit_test(test_hung_task_without_end),
+    };
+
+    return cmocka_run_group_tests(tests, setup_tz, NULL);
+}
