@@ -1,0 +1,351 @@
+/*
+ * The NVML session against the real simulator library: answers, deadlines, a helper that dies,
+ * and closing. Skipped when the simulator is not built.
+ */
+#include "collect/nvml-session.h"
+#include "nvml/nvml-abi.h"
+#include "util/timeutil.h"
+#include "util/xalloc.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define SIM_LIB TEST_BINARY_DIR "/sim/libnvidia-ml.so.1"
+
+static char scenario_path[64];
+
+static const char scenario_base[] =
+    "{\"schema\": \"gpudoctor.scenario/1\", \"system\": {\"driver_version\": \"550.54.15\"},"
+    " \"gpus\": [{\"index\": 0, \"name\": \"GPU zero\", \"temp_c\": 61, \"power_mw\": 250000,"
+    "             \"processes\": [{\"pid\": 77, \"used_bytes\": 4096}] %s},"
+    "            {\"index\": 1, \"name\": \"GPU one\", \"temp_c\": 62 %s}] %s}";
+
+/* Writes a scenario (the base with extra keys on GPU 0, GPU 1 and the top level) and names it. */
+static void use_scenario(const char *gpu0, const char *gpu1, const char *top)
+{
+    FILE *f;
+    int fd;
+
+    snprintf(scenario_path, sizeof(scenario_path), "/tmp/test-nvml-session-XXXXXX");
+    fd = mkstemp(scenario_path);
+    assert_true(fd >= 0);
+    f = fdopen(fd, "w");
+    assert_non_null(f);
+    fprintf(f, scenario_base, gpu0, gpu1, top);
+    assert_int_equal(fclose(f), 0);
+    setenv("NVML_SIM_SCENARIO", scenario_path, 1);
+    setenv("NVML_SIM_QUIET", "1", 1);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    if (scenario_path[0] != '\0')
+        unlink(scenario_path);
+    scenario_path[0] = '\0';
+    return 0;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (access(SIM_LIB, R_OK) != 0) {
+        print_message("simulator not built: %s\n", SIM_LIB);
+        skip();
+    }
+    return 0;
+}
+
+static void free_gpus(struct gpu *g, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        gpu_free(&g[i]);
+    free(g);
+}
+
+/* The helper is gone: not a process of ours any more (reaped, not a zombie). */
+static void assert_reaped(pid_t pid)
+{
+    assert_true(pid > 0);
+    assert_int_equal(waitpid(pid, NULL, WNOHANG), -1);
+    assert_int_equal(errno, ECHILD);
+}
+
+static void test_full_and_samples(void **state)
+{
+    struct nvml_system sys;
+    struct nvml_session *ss;
+    struct gpu *gpus = NULL;
+    size_t n = 0;
+    char *hung = NULL, *cause = NULL;
+    pid_t pid;
+
+    (void)state;
+    use_scenario("", "", "");
+    ss = nvml_session_open(SIM_LIB, &cause);
+    assert_non_null(ss);
+    pid = nvml_session_pid(ss);
+    assert_true(pid > 0);
+    assert_int_equal(nvml_session_full(ss, time_mono_ms() + 5000, &sys, &gpus, &n, &hung, &cause),
+                     NVML_SESSION_OK);
+    assert_null(hung);
+    assert_null(cause);
+    assert_int_equal(sys.init_rc, 0);
+    assert_string_equal(sys.driver_version, "550.54.15");
+    assert_int_equal(sys.device_count, 2);
+    assert_int_equal(sys.process_stride, 24);
+    assert_int_equal(n, 2);
+    assert_string_equal(gpus[0].name, "GPU zero");
+    assert_int_equal(gpus[0].temp_c, 61);
+    assert_int_equal(gpus[0].power_mw, 250000);
+    assert_int_equal(gpus[1].rc[GPU_S_POWER], NVML_ERROR_NOT_SUPPORTED);
+    assert_int_equal(gpus[0].n_procs, 1);
+    assert_int_equal(gpus[0].procs[0].pid, 77);
+    assert_int_equal(gpus[0].procs[0].used_bytes, 4096);
+    free_gpus(gpus, n);
+    nvml_system_free(&sys);
+
+    /* samples: the same helper, dynamic fields only */
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(nvml_session_sample(ss, time_mono_ms() + 5000, &gpus, &n, &hung, &cause),
+                         NVML_SESSION_OK);
+        assert_int_equal(nvml_session_pid(ss), pid);
+        assert_int_equal(n, 2);
+        assert_null(gpus[0].name);
+        assert_int_equal(gpus[0].rc[GPU_S_NAME], JF_RC_NOT_COLLECTED);
+        assert_int_equal(gpus[0].temp_c, 61);
+        assert_int_equal(gpus[1].temp_c, 62);
+        assert_int_equal(gpus[0].procs[0].used_bytes, 4096);
+        free_gpus(gpus, n);
+    }
+    nvml_session_close(ss, time_mono_ms() + 2000);
+    assert_reaped(pid);
+    assert_int_equal(nvml_session_reap(), 0);
+}
+
+static void test_timeout(void **state)
+{
+    struct nvml_system sys;
+    struct nvml_session *ss;
+    struct gpu *gpus = (struct gpu *)&sys;
+    size_t n = 5;
+    char *hung = NULL, *cause = NULL;
+    int64_t t0;
+    pid_t pid;
+
+    (void)state;
+    use_scenario("", ", \"hang\": [\"nvmlDeviceGetTemperature\"]", "");
+    ss = nvml_session_open(SIM_LIB, &cause);
+    assert_non_null(ss);
+    pid = nvml_session_pid(ss);
+    t0 = time_mono_ms();
+    assert_int_equal(nvml_session_full(ss, t0 + 400, &sys, &gpus, &n, &hung, &cause),
+                     NVML_SESSION_TIMEOUT);
+    /* on time: the deadline plus the kill, never the hang */
+    assert_true(time_mono_ms() - t0 >= 400);
+    assert_true(time_mono_ms() - t0 < 1000);
+    assert_string_equal(hung, "nvmlDeviceGetTemperatureV on GPU 1");
+    assert_string_equal(cause, "nvmlDeviceGetTemperatureV on GPU 1 did not answer within 0.4 s");
+    assert_null(gpus);
+    assert_int_equal(n, 0);
+    assert_int_equal(nvml_session_pid(ss), 0);
+    assert_reaped(pid);
+    free(hung);
+    free(cause);
+
+    /* the session stays ended: the same answer at once */
+    t0 = time_mono_ms();
+    assert_int_equal(nvml_session_sample(ss, t0 + 5000, &gpus, &n, &hung, &cause),
+                     NVML_SESSION_TIMEOUT);
+    assert_true(time_mono_ms() - t0 < 100);
+    assert_string_equal(hung, "nvmlDeviceGetTemperatureV on GPU 1");
+    assert_string_equal(cause, "nvmlDeviceGetTemperatureV on GPU 1 did not answer within 0.4 s");
+    free(hung);
+    free(cause);
+    nvml_session_close(ss, time_mono_ms() + 1000);
+    assert_int_equal(nvml_session_reap(), 0);
+}
+
+static void test_timeout_in_init(void **state)
+{
+    struct nvml_system sys;
+    struct nvml_session *ss;
+    struct gpu *gpus = NULL;
+    size_t n = 0;
+    char *hung = NULL, *cause = NULL;
+
+    (void)state;
+    use_scenario("", "", ", \"hang\": [\"nvmlInit\"]");
+    ss = nvml_session_open(SIM_LIB, &cause);
+    assert_non_null(ss);
+    assert_int_equal(nvml_session_full(ss, time_mono_ms() + 300, &sys, &gpus, &n, &hung, &cause),
+                     NVML_SESSION_TIMEOUT);
+    assert_string_equal(hung, "nvmlInit_v2");
+    free(hung);
+    free(cause);
+    nvml_session_close(ss, time_mono_ms() + 1000);
+}
+
+/* A delay within the deadline is only slow. */
+static void test_delay(void **state)
+{
+    struct nvml_system sys;
+    struct nvml_session *ss;
+    struct gpu *gpus = NULL;
+    size_t n = 0;
+    char *hung = NULL, *cause = NULL;
+    int64_t t0 = time_mono_ms();
+
+    (void)state;
+    use_scenario(", \"delays_ms\": {\"nvmlDeviceGetPowerUsage\": 300}", "", "");
+    ss = nvml_session_open(SIM_LIB, &cause);
+    assert_non_null(ss);
+    assert_int_equal(nvml_session_full(ss, t0 + 3000, &sys, &gpus, &n, &hung, &cause),
+                     NVML_SESSION_OK);
+    assert_true(time_mono_ms() - t0 >= 300);
+    assert_int_equal(gpus[0].power_mw, 250000);
+    free_gpus(gpus, n);
+    nvml_system_free(&sys);
+    nvml_session_close(ss, time_mono_ms() + 1000);
+}
+
+/* The helper dies in the middle of a call: said with the signal and the call. */
+static void test_helper_killed(void **state)
+{
+    struct nvml_system sys;
+    struct nvml_session *ss;
+    struct gpu *gpus = NULL;
+    size_t n = 0;
+    char *hung = NULL, *cause = NULL;
+    pid_t pid, killer;
+
+    (void)state;
+    use_scenario(", \"delays_ms\": {\"nvmlDeviceGetPowerUsage\": 2000}", "", "");
+    ss = nvml_session_open(SIM_LIB, &cause);
+    assert_non_null(ss);
+    pid = nvml_session_pid(ss);
+    killer = fork();
+    assert_true(killer >= 0);
+    if (killer == 0) {
+        time_sleep_ms(500);
+        kill(pid, SIGSEGV);
+        _exit(0);
+    }
+    assert_int_equal(nvml_session_full(ss, time_mono_ms() + 5000, &sys, &gpus, &n, &hung, &cause),
+                     NVML_SESSION_FAILED);
+    assert_int_equal(waitpid(killer, NULL, 0), killer);
+    assert_null(hung);
+    assert_string_equal(cause, "the NVML helper process was killed by signal 11 (Segmentation "
+                               "fault) during nvmlDeviceGetPowerUsage on GPU 0");
+    assert_null(gpus);
+    assert_reaped(pid);
+    free(cause);
+    nvml_session_close(ss, time_mono_ms() + 1000);
+}
+
+/* A helper that is gone before the request: no SIGPIPE, a plain failure. */
+static void test_helper_gone(void **state)
+{
+    struct nvml_session *ss;
+    struct gpu *gpus = NULL;
+    size_t n = 0;
+    char *hung = NULL, *cause = NULL;
+    pid_t pid;
+
+    (void)state;
+    use_scenario("", "", "");
+    signal(SIGPIPE, SIG_DFL); /* would kill this test if the session wrote into a dead pipe */
+    ss = nvml_session_open(SIM_LIB, &cause);
+    assert_non_null(ss);
+    pid = nvml_session_pid(ss);
+    kill(pid, SIGKILL);
+    time_sleep_ms(100);
+    assert_int_equal(nvml_session_sample(ss, time_mono_ms() + 2000, &gpus, &n, &hung, &cause),
+                     NVML_SESSION_FAILED);
+    assert_string_equal(cause, "the NVML helper process was killed by signal 9 (Killed)");
+    assert_reaped(pid);
+    free(cause);
+    nvml_session_close(ss, time_mono_ms() + 1000);
+}
+
+/* No library: the session works, and the answer says the library is missing. */
+static void test_no_library(void **state)
+{
+    struct nvml_system sys;
+    struct nvml_session *ss;
+    struct gpu *gpus = NULL;
+    size_t n = 0;
+    char *hung = NULL, *cause = NULL;
+
+    (void)state;
+    ss = nvml_session_open("/nonexistent/libnvidia-ml.so.1", &cause);
+    assert_non_null(ss);
+    assert_int_equal(nvml_session_full(ss, time_mono_ms() + 2000, &sys, &gpus, &n, &hung, &cause),
+                     NVML_SESSION_OK);
+    assert_int_equal(sys.load_error, NVML_ERROR_LIBRARY_NOT_FOUND);
+    assert_string_equal(sys.library, "/nonexistent/libnvidia-ml.so.1");
+    assert_int_equal(sys.init_rc, JF_RC_NOT_COLLECTED);
+    assert_int_equal(n, 0);
+    free(gpus);
+    nvml_system_free(&sys);
+    /* sampling an uninitialised library gives no GPU, not an error */
+    assert_int_equal(nvml_session_sample(ss, time_mono_ms() + 2000, &gpus, &n, &hung, &cause),
+                     NVML_SESSION_OK);
+    assert_int_equal(n, 0);
+    free(gpus);
+    nvml_session_close(ss, time_mono_ms() + 1000);
+}
+
+/* Closing a helper stuck in a call: it is killed at the deadline, close does not wait longer. */
+static void test_close_stuck(void **state)
+{
+    struct nvml_system sys;
+    struct nvml_session *ss;
+    struct gpu *gpus = NULL;
+    size_t n = 0;
+    char *hung = NULL, *cause = NULL;
+    int64_t t0;
+    pid_t pid;
+
+    (void)state;
+    use_scenario("", "", ", \"hang\": [\"nvmlShutdown\"]");
+    ss = nvml_session_open(SIM_LIB, &cause);
+    assert_non_null(ss);
+    pid = nvml_session_pid(ss);
+    assert_int_equal(nvml_session_full(ss, time_mono_ms() + 5000, &sys, &gpus, &n, &hung, &cause),
+                     NVML_SESSION_OK);
+    free_gpus(gpus, n);
+    nvml_system_free(&sys);
+    t0 = time_mono_ms();
+    nvml_session_close(ss, t0 + 300);
+    assert_true(time_mono_ms() - t0 >= 300);
+    assert_true(time_mono_ms() - t0 < 800);
+    assert_reaped(pid);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_full_and_samples, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_timeout_in_init, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_delay, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_helper_killed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_helper_gone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_library, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_close_stuck, setup, teardown),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
