@@ -1,0 +1,18 @@
+/*
+ * Formatting numbers for people: sizes, durations, GPU lists. Shared by the renderers and by the
+ * rules, whose titles carry the key number ("71.2 GiB held by stopped process 4121").
+ */
+#ifndef GPUDOCTOR_RENDER_FORMAT_H
+#define GPUDOCTOR_RENDER_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* "71.2 GiB", "512 MiB": binary units, three significant digits. */
+void render_bytes(char *buf, size_t size, uint64_t bytes);
+/* "45s", "12m", "2h13m", "3d4h": the two largest units. Negative: "?". */
+void render_duration(char *buf, size_t size, double seconds);
+/* "0-3, 5, 7" from sorted, distinct values. */
+void render_ranges(char *buf, size_t size, const int32_t *v, size_t n);
+
+#endif

@@ -1,0 +1,116 @@
+#include "rules/thresholds.h"
+#include "util/strutil.h"
+#include "util/xalloc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* clang-format off */
+const struct threshold_def threshold_defs[TH__COUNT] = {
+    [TH_GPU_IDLE_UTIL_PCT] = { "gpu_idle_util_pct", 5, "%", 0, 100,
+        "a GPU whose utilisation stays at or below this over the window is idle" },
+    [TH_GPU_BUSY_UTIL_PCT] = { "gpu_busy_util_pct", 30, "%", 0, 100,
+        "a GPU whose utilisation reaches this is busy (PCIe link checks apply only then)" },
+    [TH_MEM_NEARLY_FULL_PCT] = { "mem_nearly_full_pct", 95, "%", 1, 100,
+        "GPU memory use at or above this on a busy GPU is 'nearly full'" },
+    [TH_MEM_FULL_IDLE_PCT] = { "mem_full_idle_pct", 80, "%", 1, 100,
+        "GPU memory use at or above this on an idle GPU is 'full while idle'" },
+    [TH_MEM_UNACCOUNTED_MIB] = { "mem_unaccounted_mib", 1024, "MiB", 0, 1e9,
+        "GPU memory in use that no listed process accounts for, above this, is reported" },
+    [TH_MEM_UNACCOUNTED_PCT] = { "mem_unaccounted_pct", 5, "%", 0, 100,
+        "... and only when it is also at least this share of the GPU's memory" },
+    [TH_HOLDER_MIN_MIB] = { "holder_min_mib", 256, "MiB", 0, 1e9,
+        "a process holding at least this much GPU memory counts as a holder for idle checks" },
+    [TH_IDLE_HOLDER_MIN_AGE_S] = { "idle_holder_min_age_s", 600, "s", 0, 1e9,
+        "an idle holder must be at least this old (a job starting up is idle too)" },
+    [TH_IDLE_HOLDER_CPU_PCT] = { "idle_holder_cpu_pct", 2, "%", 0, 10000,
+        "a holder using less CPU than this (100 = one core) over the window is idle" },
+    [TH_PILEUP_MIN_PROCS] = { "pileup_min_procs", 2, "processes", 2, 1e6,
+        "this many compute processes on one GPU while another GPU idles is a pile-up" },
+    [TH_STARVED_UTIL_PCT] = { "starved_util_pct", 60, "%", 0, 100,
+        "a GPU averaging below this while its job is CPU-bound is starved by its input" },
+    [TH_UTIL_SWING_PCT] = { "util_swing_pct", 50, "%", 0, 100,
+        "utilisation swinging by at least this (max - min) over the window is 'swinging'" },
+    [TH_STARVED_PROC_CPU_PCT] = { "starved_proc_cpu_pct", 90, "%", 0, 100000,
+        "a job process using at least this much CPU (100 = one core) is CPU-bound" },
+    [TH_HOST_CPU_BUSY_PCT] = { "host_cpu_busy_pct", 90, "%", 0, 100,
+        "host CPU busy (user + system + steal) at or above this is saturated" },
+    [TH_HOST_IOWAIT_PCT] = { "host_iowait_pct", 20, "%", 0, 100,
+        "CPU time waiting for I/O at or above this is high" },
+    [TH_HOST_PSI_IO_PCT] = { "host_psi_io_pct", 25, "%", 0, 100,
+        "I/O pressure (PSI some avg10) at or above this is high" },
+    [TH_DISK_BUSY_PCT] = { "disk_busy_pct", 90, "%", 0, 100,
+        "a disk busy this share of the window is saturated" },
+    [TH_DISK_ROTATIONAL_BUSY_PCT] = { "disk_rotational_busy_pct", 50, "%", 0, 100,
+        "a rotational (mechanical) disk busy this share of the window is a bottleneck" },
+    [TH_SWAP_PAGES_PER_S] = { "swap_pages_per_s", 100, "pages/s", 0, 1e12,
+        "swap-in plus swap-out at or above this rate is swapping" },
+    [TH_MEM_AVAILABLE_MIN_PCT] = { "mem_available_min_pct", 5, "%", 0, 100,
+        "host memory available below this share of the total is memory pressure" },
+    [TH_HOST_PSI_MEM_PCT] = { "host_psi_mem_pct", 10, "%", 0, 100,
+        "memory pressure (PSI some avg10) at or above this is memory pressure" },
+    [TH_FS_FULL_PCT] = { "fs_full_pct", 95, "%", 1, 100,
+        "a file system (/, /tmp, a job's directory) used at or above this is nearly full" },
+    [TH_FS_MIN_FREE_MIB] = { "fs_min_free_mib", 1024, "MiB", 0, 1e12,
+        "... or with less than this free" },
+    [TH_THERMAL_MARGIN_C] = { "thermal_margin_c", 5, "°C", 0, 100,
+        "a GPU within this of its slowdown temperature is about to throttle" },
+    [TH_POWER_LIMIT_LOW_PCT] = { "power_limit_low_pct", 90, "%", 1, 100,
+        "a power limit below this share of the default limit is 'set low'" },
+    [TH_APP_CLOCK_LOW_PCT] = { "app_clock_low_pct", 90, "%", 1, 100,
+        "application clocks below this share of their default are 'reduced'" },
+    [TH_PCIE_REPLAY_GROWTH] = { "pcie_replay_growth", 10, "replays", 1, 1e12,
+        "PCIe replays growing by this many within the window is a link error" },
+    [TH_PCIE_REPLAY_TOTAL] = { "pcie_replay_total", 1000, "replays", 1, 1e12,
+        "a PCIe replay counter at or above this since boot is a marginal link" },
+    [TH_AER_CORRECTABLE] = { "aer_correctable", 100, "errors", 1, 1e12,
+        "corrected PCIe AER errors at or above this since boot are a marginal link" },
+    [TH_KLOG_MAX_AGE_H] = { "klog_max_age_h", 72, "h", 0, 1e6,
+        "kernel-log events (XIDs, OOM kills) older than this are ignored; 0 = the whole log" },
+};
+/* clang-format on */
+
+void thresholds_init(struct thresholds *t)
+{
+    for (size_t i = 0; i < TH__COUNT; i++) {
+        t->v[i] = threshold_defs[i].def;
+        t->origin[i] = NULL;
+    }
+}
+
+int threshold_find(const char *name)
+{
+    for (int i = 0; i < TH__COUNT; i++) {
+        if (strcmp(threshold_defs[i].name, name) == 0)
+            return i;
+    }
+    return -1;
+}
+
+int thresholds_set(struct thresholds *t, int id, const char *value, const char *origin,
+                   char **cause)
+{
+    const struct threshold_def *d = &threshold_defs[id];
+    double v;
+
+    if (!str_to_double(value, &v) || !isfinite(v)) {
+        *cause = xasprintf("%s: '%s' is not a number", d->name, value);
+        return -1;
+    }
+    if (v < d->min || v > d->max) {
+        *cause =
+            xasprintf("%s: %g is out of range (%g to %g %s)", d->name, v, d->min, d->max, d->unit);
+        return -1;
+    }
+    t->v[id] = v;
+    t->origin[id] = origin;
+    return 0;
+}
+
+void threshold_format(char *buf, size_t size, int id, double v)
+{
+    const char *unit = threshold_defs[id].unit;
+
+    snprintf(buf, size, "%g%s%s", v, strcmp(unit, "%") == 0 ? "" : " ", unit);
+}

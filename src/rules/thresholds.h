@@ -1,0 +1,74 @@
+/*
+ * The thresholds every rule compares against: one table (name, default, unit, range, help), so the
+ * config file, `explain`, docs/config.md and the rules read the same numbers. Values are doubles in
+ * the unit the name ends with.
+ */
+#ifndef GPUDOCTOR_RULES_THRESHOLDS_H
+#define GPUDOCTOR_RULES_THRESHOLDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum threshold_id {
+    TH_GPU_IDLE_UTIL_PCT,
+    TH_GPU_BUSY_UTIL_PCT,
+    TH_MEM_NEARLY_FULL_PCT,
+    TH_MEM_FULL_IDLE_PCT,
+    TH_MEM_UNACCOUNTED_MIB,
+    TH_MEM_UNACCOUNTED_PCT,
+    TH_HOLDER_MIN_MIB,
+    TH_IDLE_HOLDER_MIN_AGE_S,
+    TH_IDLE_HOLDER_CPU_PCT,
+    TH_PILEUP_MIN_PROCS,
+    TH_STARVED_UTIL_PCT,
+    TH_UTIL_SWING_PCT,
+    TH_STARVED_PROC_CPU_PCT,
+    TH_HOST_CPU_BUSY_PCT,
+    TH_HOST_IOWAIT_PCT,
+    TH_HOST_PSI_IO_PCT,
+    TH_DISK_BUSY_PCT,
+    TH_DISK_ROTATIONAL_BUSY_PCT,
+    TH_SWAP_PAGES_PER_S,
+    TH_MEM_AVAILABLE_MIN_PCT,
+    TH_HOST_PSI_MEM_PCT,
+    TH_FS_FULL_PCT,
+    TH_FS_MIN_FREE_MIB,
+    TH_THERMAL_MARGIN_C,
+    TH_POWER_LIMIT_LOW_PCT,
+    TH_APP_CLOCK_LOW_PCT,
+    TH_PCIE_REPLAY_GROWTH,
+    TH_PCIE_REPLAY_TOTAL,
+    TH_AER_CORRECTABLE,
+    TH_KLOG_MAX_AGE_H,
+    TH__COUNT
+};
+
+struct threshold_def {
+    const char *name; /* config key, unit in the name */
+    double def;
+    const char *unit; /* "%", "MiB", "s", "°C", ... for messages */
+    double min, max;  /* accepted range */
+    const char *help; /* one line */
+};
+
+extern const struct threshold_def threshold_defs[TH__COUNT];
+
+/* Set values and where each one came from (NULL = default; else "file:line" or "--set"). */
+struct thresholds {
+    double v[TH__COUNT];
+    const char *origin[TH__COUNT];
+};
+
+void thresholds_init(struct thresholds *t);
+/* The threshold named name, or -1. */
+int threshold_find(const char *name);
+/*
+ * Parses value for threshold id and stores it with origin (borrowed: must outlive t).
+ * Returns 0, or -1 with *cause set ("what is wrong", the caller adds where).
+ */
+int thresholds_set(struct thresholds *t, int id, const char *value, const char *origin,
+                   char **cause);
+/* Formats a value with its unit: "95 %", "1024 MiB". */
+void threshold_format(char *buf, size_t size, int id, double v);
+
+#endif
