@@ -69,6 +69,20 @@ static void note_malformed(struct reader *r, const char *rel, char *cause)
     free(cause);
 }
 
+/* Notes how many lines of a line-per-record file were skipped, with the first one's fault. */
+static void note_bad_lines(struct reader *r, const char *rel, int bad, char *cause)
+{
+    char *first;
+
+    if (bad == 0)
+        return;
+    first = hostfs_text(cause);
+    collector_note(r->st, "/%s: %d malformed line%s skipped, the first: %s", rel, bad,
+                   bad == 1 ? "" : "s", first);
+    free(first);
+    free(cause);
+}
+
 /* Reads rel under the root into a new buffer; NULL (noted) on failure. */
 static char *slurp(struct reader *r, const char *rel, size_t max)
 {
@@ -133,14 +147,7 @@ static void read_diskstats(struct reader *r, struct hostfs_counters *c)
         return;
     bad = hostfs_parse_diskstats(text, &c->disks, &c->n_disks, &cause);
     c->have_disks = true;
-    if (bad > 0) {
-        char *first = hostfs_text(cause);
-
-        collector_note(r->st, "/proc/diskstats: %d malformed line%s skipped, the first: %s", bad,
-                       bad == 1 ? "" : "s", first);
-        free(first);
-        free(cause);
-    }
+    note_bad_lines(r, "proc/diskstats", bad, cause);
     free(text);
 }
 
@@ -302,13 +309,16 @@ static void read_kernel(struct reader *r, struct host_info *h)
 /* MemAvailable into *avail when the kernel has it; the rest into h when h is not NULL. */
 static bool read_meminfo(struct reader *r, struct host_info *h, uint64_t *avail)
 {
+    const unsigned basics = HOSTFS_MEM_TOTAL | HOSTFS_SWAP_TOTAL | HOSTFS_SWAP_FREE;
     char *text = slurp(r, "proc/meminfo", MEMINFO_MAX_BYTES), *cause = NULL;
     struct hostfs_meminfo m;
+    bool malformed;
 
     if (text == NULL)
         return false;
     /* A bad line spoils only its own value. */
-    if (hostfs_parse_meminfo(text, &m, &cause) != 0)
+    malformed = hostfs_parse_meminfo(text, &m, &cause) != 0;
+    if (malformed)
         note_malformed(r, "proc/meminfo", cause);
     free(text);
     if (h != NULL) {
@@ -321,7 +331,10 @@ static bool read_meminfo(struct reader *r, struct host_info *h, uint64_t *avail)
             h->swap_free_bytes = m.swap_free;
             host_set_valid(h, HOST_S_SWAP);
         }
-        if (cause == NULL && !(m.have & HOSTFS_MEM_AVAILABLE))
+        if (!malformed && (m.have & basics) != basics)
+            collector_note(r->st, "/proc/meminfo: MemTotal, SwapTotal or SwapFree missing "
+                                  "(truncated?)");
+        else if (!malformed && !(m.have & HOSTFS_MEM_AVAILABLE))
             collector_note(r->st, "/proc/meminfo: no MemAvailable (kernel before 3.14)");
     }
     if (!(m.have & HOSTFS_MEM_AVAILABLE))
@@ -370,14 +383,7 @@ static struct mount_ns *ns_load(struct fs_index *ix, const char *key, const char
     if (text == NULL)
         return ns;
     bad = hostfs_parse_mountinfo(text, &ns->mounts, &cause);
-    if (bad > 0) {
-        char *first = hostfs_text(cause);
-
-        collector_note(ix->r->st, "/%s: %d malformed line%s skipped, the first: %s", mountinfo_rel,
-                       bad, bad == 1 ? "" : "s", first);
-        free(first);
-        free(cause);
-    }
+    note_bad_lines(ix->r, mountinfo_rel, bad, cause);
     ns->have_mounts = true;
     free(text);
     return ns;
@@ -450,8 +456,8 @@ static void fs_fill(struct host_fs *f, const struct hostfs_mount *m, const struc
 /*
  * Looks up the filesystem holding path (as the process pid sees it; 0 for gpudoctor itself) and
  * adds it, or adds the path to the entry for the same filesystem. Free space comes from fstatvfs
- * on an O_PATH descriptor opened relative to the root: that works for a live root and for a
- * fixture tree alike, and never follows the path outside the tree the root names.
+ * on an O_PATH descriptor opened relative to the root fd: the same call serves a live root and a
+ * fixture tree (statvfs on ROOT/path would need string surgery on the root and the path).
  */
 static void fs_lookup(struct fs_index *ix, const char *path, int32_t pid)
 {
