@@ -46,6 +46,13 @@ check '.collectors.host.notes | map(select(contains("\\x01\\x02\\xff"))) | lengt
 check '[.host.cpus, .host.load1, .host.kernel_release, .host.cpu_user_pct]' '[null, null, null, null]'
 check '.host.mem_total_bytes' "$((16384000 * 1024))"
 
+# A meminfo cut short after its first line: what is there counts, the rest is said missing.
+mkdir -p "$TMP/cut/proc"
+printf 'MemTotal:        1000 kB\n' >"$TMP/cut/proc/meminfo"
+snap "$TMP/cut" --only host
+check '[.host.mem_total_bytes, .host.swap_total_bytes, .host.mem_available_bytes]' '[1024000, null, null]'
+check '.collectors.host.notes | map(select(. == "/proc/meminfo: MemTotal, SwapTotal or SwapFree missing (truncated?)")) | length' '1'
+
 # A root with nothing in it.
 mkdir -p "$TMP/empty"
 snap "$TMP/empty" --only host
