@@ -268,6 +268,8 @@ char *stackver_metadata_pin(const char *text, const char *dist_prefix)
         if (!name_matches(p, n, dist_prefix))
             continue;
         p = str_ltrim(p + n);
+        if (*p == '(') /* older metadata: "name (==1.2.3)" */
+            p = str_ltrim(p + 1);
         if (strncmp(p, "==", 2) != 0)
             continue;
         p = str_ltrim(p + 2);
