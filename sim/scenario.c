@@ -548,14 +548,19 @@ static int read_square(struct sim_event *ev, const json_t *sq, const char *path,
     if (r < 0)
         return -1;
     if (r == 0 || !(ev->period_s > 0)) {
-        jerr_set(err, r ? kpath : path, "period_s: expected a period in seconds, greater than 0");
+        if (r == 0)
+            jerr_set(err, path, "missing \"period_s\": the period in seconds");
+        else
+            jerr_set(err, kpath, "expected a period in seconds, greater than 0");
         return -1;
     }
     join(kpath, sizeof(kpath), path, "values");
     if (!json_is_array(values) || json_array_size(values) == 0 ||
         json_array_size(values) > SQUARE_MAX_VALUES) {
-        jerr_set(err, values ? kpath : path, "values: expected an array of 1 to %d values",
-                 SQUARE_MAX_VALUES);
+        if (values == NULL)
+            jerr_set(err, path, "missing \"values\": the values to cycle through");
+        else
+            jerr_set(err, kpath, "expected an array of 1 to %d values", SQUARE_MAX_VALUES);
         return -1;
     }
     ev->values = xcalloc(json_array_size(values), sizeof(*ev->values));
@@ -584,8 +589,13 @@ static int read_target(const struct sim_scenario *s, struct sim_event *ev, const
     join(kpath, sizeof(kpath), path, "gpu");
     if (!json_is_integer(jg) || json_integer_value(jg) < 0 ||
         (size_t)json_integer_value(jg) >= s->n_gpus) {
-        jerr_set(err, jg ? kpath : path, "gpu: expected the index of a GPU of the scenario (%zu)",
-                 s->n_gpus);
+        if (jg == NULL)
+            jerr_set(err, path, "missing \"gpu\": the index of a GPU of the scenario");
+        else if (s->n_gpus == 0)
+            jerr_set(err, kpath, "the scenario has no GPUs");
+        else
+            jerr_set(err, kpath, "expected the index of a GPU of the scenario, 0 to %zu",
+                     s->n_gpus - 1);
         return -1;
     }
     ev->gpu = (uint32_t)json_integer_value(jg);
@@ -614,8 +624,12 @@ static int read_target(const struct sim_scenario *s, struct sim_event *ev, const
     }
     join(kpath, sizeof(kpath), path, "field");
     if (!json_is_string(jf)) {
-        jerr_set(err, jf ? kpath : path, "field: expected the name of a %s field",
-                 ev->proc < 0 ? "GPU" : "process");
+        if (jf == NULL)
+            jerr_set(err, path, "missing \"field\": the name of a %s field",
+                     ev->proc < 0 ? "GPU" : "process");
+        else
+            jerr_set(err, kpath, "expected the name of a %s field",
+                     ev->proc < 0 ? "GPU" : "process");
         return -1;
     }
     name = json_string_value(jf);

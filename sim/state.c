@@ -80,6 +80,7 @@ static const struct {
 /* Remembers text (taking it) as the explanation of rc; prints it once unless quiet. */
 static void set_detail(int32_t rc, char *text)
 {
+    const char *quiet = getenv("NVML_SIM_QUIET");
     struct detail *d;
 
     for (d = details; d != NULL; d = d->next) {
@@ -94,7 +95,7 @@ static void set_detail(int32_t rc, char *text)
         d->text = text;
         d->next = details;
         details = d;
-        if (getenv("NVML_SIM_QUIET") == NULL)
+        if (quiet == NULL || *quiet == '\0')
             fprintf(stderr, "%s\n", text);
     }
     current = d;
