@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -290,9 +291,36 @@ static void kill_helper(struct nvml_session *ss)
     close_fds(ss);
 }
 
+/*
+ * Best effort, and never at the cost of the deadline: nothing is written when our stderr could
+ * block (a pipe nobody reads), and a reader that went away is not a SIGPIPE, whatever the
+ * program's disposition of it.
+ */
+static void write_stderr(const char *buf, size_t n)
+{
+    struct pollfd p = { STDERR_FILENO, POLLOUT, 0 };
+    sigset_t pipe_set, old, pending;
+    bool was_pending;
+
+    if (poll(&p, 1, 0) != 1 || !(p.revents & POLLOUT))
+        return;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    sigpending(&pending);
+    was_pending = sigismember(&pending, SIGPIPE) == 1;
+    if (write(STDERR_FILENO, buf, n) < 0 && errno == EPIPE && !was_pending) {
+        struct timespec zero = { 0, 0 };
+
+        sigtimedwait(&pipe_set, NULL, &zero); /* consume the SIGPIPE our write raised */
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 /* Copies what the helper's stdout and stderr said to ours; closes the pipe at its end. */
 static void forward_output(struct nvml_session *ss)
 {
+    /* A pipe page: POLLOUT on a pipe promises room for at least this much. */
     char buf[4096];
 
     while (ss->err_fd >= 0) {
@@ -307,9 +335,7 @@ static void forward_output(struct nvml_session *ss)
             ss->err_fd = -1;
             return;
         }
-        /* Best effort: losing a diagnostic line is better than failing the collection. */
-        if (write(STDERR_FILENO, buf, (size_t)n) < 0)
-            return;
+        write_stderr(buf, (size_t)n);
     }
 }
 

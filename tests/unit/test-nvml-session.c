@@ -8,6 +8,7 @@
 #include "util/xalloc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -334,6 +335,81 @@ static void test_close_stuck(void **state)
     assert_reaped(pid);
 }
 
+/* Runs a full request on a malformed scenario, whose simulator prints its error on stderr. */
+static void full_on_malformed(void)
+{
+    struct nvml_system sys;
+    struct nvml_session *ss;
+    struct gpu *gpus = NULL;
+    size_t n = 0;
+    char *hung = NULL, *cause = NULL;
+
+    use_scenario(", \"temp_c\": \"hot\"", "", "");
+    unsetenv("NVML_SIM_QUIET");
+    ss = nvml_session_open(SIM_LIB, &cause);
+    assert_non_null(ss);
+    assert_int_equal(nvml_session_full(ss, time_mono_ms() + 2000, &sys, &gpus, &n, &hung, &cause),
+                     NVML_SESSION_OK);
+    assert_int_equal(sys.init_rc, NVML_ERROR_UNKNOWN);
+    free(gpus);
+    nvml_system_free(&sys);
+    nvml_session_close(ss, time_mono_ms() + 1000);
+}
+
+/* What the helper prints reaches our stderr. */
+static void test_output_forwarded(void **state)
+{
+    int saved = dup(STDERR_FILENO), p[2];
+    char buf[4096];
+    ssize_t len;
+
+    (void)state;
+    assert_int_equal(pipe(p), 0);
+    dup2(p[1], STDERR_FILENO);
+    close(p[1]);
+    full_on_malformed();
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    len = read(p[0], buf, sizeof(buf) - 1);
+    close(p[0]);
+    assert_true(len > 0);
+    buf[len] = '\0';
+    assert_non_null(strstr(buf, "NVML simulator: "));
+    assert_non_null(strstr(buf, scenario_path));
+}
+
+/* A stderr nobody reads neither kills us (SIGPIPE) nor blocks us. */
+static void test_output_nobody_reads(void **state)
+{
+    int saved = dup(STDERR_FILENO), p[2];
+    char fill[4096];
+    int64_t t0;
+
+    (void)state;
+    signal(SIGPIPE, SIG_DFL);
+    /* a reader that went away */
+    assert_int_equal(pipe(p), 0);
+    dup2(p[1], STDERR_FILENO);
+    close(p[1]);
+    close(p[0]);
+    full_on_malformed();
+    /* a reader that never reads, its pipe full */
+    assert_int_equal(pipe(p), 0);
+    fcntl(p[1], F_SETFL, O_NONBLOCK);
+    memset(fill, 'x', sizeof(fill));
+    while (write(p[1], fill, sizeof(fill)) > 0)
+        ;
+    fcntl(p[1], F_SETFL, 0);
+    dup2(p[1], STDERR_FILENO);
+    close(p[1]);
+    t0 = time_mono_ms();
+    full_on_malformed();
+    assert_true(time_mono_ms() - t0 < 1500);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    close(p[0]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -345,6 +421,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_helper_gone, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_library, setup, teardown),
         cmocka_unit_test_setup_teardown(test_close_stuck, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_forwarded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_output_nobody_reads, setup, teardown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
