@@ -474,7 +474,8 @@ static void collect_toolkits(struct stack_run *r)
     } else if (home != NULL) {
         r->st->cuda_home = xstrdup(home);
     }
-    qsort(r->st->toolkits, r->st->n_toolkits, sizeof(*r->st->toolkits), cmp_toolkit);
+    if (r->st->n_toolkits > 1) /* qsort may not be given a NULL array, even empty */
+        qsort(r->st->toolkits, r->st->n_toolkits, sizeof(*r->st->toolkits), cmp_toolkit);
     /* Marks after sorting: the pointers move. */
     {
         char *real = resolve(r->rootfd, NULL, "/usr/local/cuda");
@@ -756,7 +757,8 @@ static void collect_libs(struct stack_run *r)
         scan_ld_dirs(r);
     }
     free(buf);
-    qsort(r->st->libs, r->st->n_libs, sizeof(*r->st->libs), cmp_lib);
+    if (r->st->n_libs > 1)
+        qsort(r->st->libs, r->st->n_libs, sizeof(*r->st->libs), cmp_lib);
     for (size_t i = 0; i < r->st->n_libs; i++) {
         struct stack_lib *l = &r->st->libs[i];
         const struct lib_kind *k = kind_by_name(l->kind);

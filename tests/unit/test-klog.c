@@ -666,6 +666,73 @@ static void test_hung_task_without_end(void **state)
     klog_parser_release(&p);
 }
 
+/* Every prefix of every fixture line, and pseudo-random bytes, through every entry point: the
+ * sanitizer build checks nothing reads or writes out of bounds. */
+static void test_truncations_and_noise(void **state)
+{
+    static const char *const files[] = { "gen-570.log", "gen-535.log", "gen-470.log",
+                                         "gen-3xx.log", "garbage.log", "kmsg/dev/kmsg" };
+    /* Mostly the characters the formats are made of. */
+    static const char alphabet[] = "NVRM: Xid (PCI:0000:3b:00) GPU-I:1,pid=name=;45 caused by "
+                                   "previous \n[]0123456789.Killed process (x)oom-kill:task=INFO: "
+                                   "task blocked for more than Dec  2 09:00:00 kernel: "
+                                   "2026-12-02T\x01\xff";
+    struct klog_parse_opts o = { 4, INT64_C(1796203140000), NOW_MS };
+    struct driver_info d = { 0 };
+    struct klog_parser p;
+    uint32_t seed = 12345;
+
+    (void)state;
+    klog_parser_init(&p, &o);
+    for (size_t f = 0; f < ARRAY_SIZE(files); f++) {
+        char *path = xasprintf("%s/klog/%s", TEST_FIXTURES, files[f]), *text = NULL;
+        ssize_t n = file_slurp_at(AT_FDCWD, path, 1u << 20, &text);
+
+        assert_true(n > 0);
+        for (const char *line = text; line < text + n;) {
+            const char *nl = memchr(line, '\n', (size_t)(text + n - line));
+            size_t len = nl ? (size_t)(nl - line) : (size_t)(text + n - line);
+
+            for (size_t cut = 0; cut <= len && cut < 600; cut++) {
+                char *piece = xstrndup(line, cut);
+                struct klog_event ev;
+
+                klog_feed_kmsg(&p, piece, cut);
+                klog_feed_syslog(&p, piece, cut);
+                klog_parse_message(piece, &ev);
+                klog_event_free(&ev);
+                free(piece);
+            }
+            line += len + 1;
+        }
+        free(text);
+        free(path);
+    }
+    for (int i = 0; i < 20000; i++) {
+        char buf[96];
+        size_t len = 0;
+
+        for (; len < sizeof(buf) - 1; len++) {
+            seed = seed * 1103515245u + 12345u;
+            buf[len] = alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
+        }
+        buf[len] = '\0';
+        {
+            struct klog_event ev;
+
+            klog_feed_kmsg(&p, buf, len);
+            klog_feed_syslog(&p, buf, len);
+            klog_parse_message(buf, &ev);
+            klog_event_free(&ev);
+        }
+    }
+    klog_parser_finish(&p, &d);
+    assert_true(d.n_events <= 4);
+    assert_true(d.klog_events_total >= d.n_events);
+    driver_info_free(&d);
+    klog_parser_release(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -685,6 +752,7 @@ int main(void)
         cmocka_unit_test(test_syslog_stamps),
         cmocka_unit_test(test_bound_keeps_most_recent),
         cmocka_unit_test(test_hung_task_without_end),
+        cmocka_unit_test(test_truncations_and_noise),
     };
 
     return cmocka_run_group_tests(tests, setup_tz, NULL);

@@ -398,6 +398,51 @@ static void test_ldcache_live(void **state)
     free(buf);
 }
 
+/* Every prefix of the stack fixtures' version files through every parser (for the sanitizer). */
+static void test_truncations(void **state)
+{
+    static const char *const files[] = {
+        "basic/usr/local/cuda-12.4/version.json",
+        "basic/usr/local/cuda-12.4/include/cudnn_version.h",
+        "basic/usr/local/cuda-10.0/version.txt",
+        "basic/opt/venv/lib/python3.11/site-packages/torch/version.py",
+        "basic/opt/venv/lib/python3.11/site-packages/torch-2.2.1+cu121.dist-info/METADATA",
+        "basic/usr/lib/python3/dist-packages/tensorflow/python/platform/build_info.py",
+        "basic/opt/cuda-12.2/bin/nvcc",
+        "basic/opt/venv/pyvenv.cfg",
+    };
+
+    (void)state;
+    for (size_t f = 0; f < ARRAY_SIZE(files); f++) {
+        char *path = xasprintf("%s/stack/%s", TEST_FIXTURES, files[f]), *text = NULL;
+        ssize_t n = file_slurp_at(AT_FDCWD, path, 1u << 20, &text);
+
+        assert_true(n > 0);
+        for (ssize_t cut = 0; cut <= n; cut++) {
+            char *piece = xmalloc((size_t)cut + 1), *a, *b, *c;
+
+            memcpy(piece, text, (size_t)cut);
+            piece[cut] = '\0';
+            free(stackver_first_version(piece));
+            free(stackver_py_assign(piece, "cuda", NULL));
+            free(stackver_tf_build_info(piece, "cuda_version"));
+            free(stackver_cudnn_header(piece));
+            free(stackver_metadata_version(piece));
+            free(stackver_metadata_pin(piece, "nvidia-cudnn"));
+            free(stackver_version_txt(piece));
+            if (stackver_version_json(piece, (size_t)cut, &a, &b, &c) == 0) {
+                free(a);
+                free(b);
+                free(c);
+            }
+            free(stackver_nvcc_banner(piece, (size_t)cut));
+            free(piece);
+        }
+        free(text);
+        free(path);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -406,7 +451,7 @@ int main(void)
         cmocka_unit_test(test_pip_metadata),         cmocka_unit_test(test_toolkit_files),
         cmocka_unit_test(test_nvcc_banner),          cmocka_unit_test(test_lib_and_dist_names),
         cmocka_unit_test(test_ldcache_written_here), cmocka_unit_test(test_ldcache_broken),
-        cmocka_unit_test(test_ldcache_live),
+        cmocka_unit_test(test_ldcache_live),         cmocka_unit_test(test_truncations),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
