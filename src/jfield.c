@@ -1,5 +1,6 @@
 #include "jfield.h"
 #include "nvml/nvml-abi.h"
+#include "util/strutil.h"
 #include "util/xalloc.h"
 
 #include <ctype.h>
@@ -8,6 +9,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+json_t *jstring_safe(const char *s)
+{
+    json_t *j;
+    char *clean;
+
+    if (s == NULL)
+        return json_null();
+    j = json_string(s);
+    if (j != NULL)
+        return j;
+    /* Not UTF-8: keep the bytes visible as \xNN rather than lose the key. */
+    clean = str_printable(s);
+    j = json_string(clean);
+    free(clean);
+    return j ? j : json_string("");
+}
 
 void jerr_set(struct jerr *e, const char *path, const char *fmt, ...)
 {
@@ -97,9 +115,7 @@ static json_t *field_to_json(const struct jfield *f, const void *obj)
 
     switch (f->type) {
     case JF_STR: {
-        const char *s = *(char *const *)p;
-
-        return s ? json_string(s) : json_null();
+        return jstring_safe(*(char *const *)p);
     }
     case JF_U32:
         return json_integer(*(const uint32_t *)p);

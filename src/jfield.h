@@ -101,6 +101,9 @@ const struct jfield *jtable_find(const struct jtable *t, const char *name);
  */
 bool jlocate(const char *text, const char *path, int *line, int *column);
 
+/* A JSON string for s (null for NULL); bytes that are not UTF-8 are written as "\xNN". */
+json_t *jstring_safe(const char *s);
+
 /* Typed getters for hand-written readers; each sets *err with the path on a type mismatch. */
 int jget_str(const json_t *obj, const char *key, const char *path, char **out, struct jerr *err);
 int jget_int(const json_t *obj, const char *key, const char *path, int64_t *out, struct jerr *err);

@@ -34,6 +34,35 @@ static const struct doc_section sections[] = {
       "The processes NVML lists on the GPU (compute, graphics and MPS lists merged per pid). "
       "`type` is a list of `\"compute\"`, `\"graphics\"`, `\"mps\"`.",
       &gpu_proc_table },
+    { "host",
+      "CPU, memory, swap and pressure of the host (docs/host.md says where each value comes from). "
+      "Rates and `_window_` values need a sampling window and are `null` with `--window 0`.",
+      &host_info_table },
+    { "host.disks[]", "Whole disks, with their activity over the window.", &host_disk_table },
+    { "host.filesystems[]",
+      "Free space of the file systems holding `/`, `/tmp` and the working directories of GPU "
+      "processes, one entry per file system; `paths` lists the directories asked about.",
+      &host_fs_table },
+    { "pcie", "NVIDIA PCI devices as sysfs shows them, with or without a driver (docs/pcie.md).",
+      &pcie_info_table },
+    { "pcie.gpus[]", "One NVIDIA display-class device.", &pcie_device_table },
+    { "pcie.gpus[].upstream[]", "The bridges above the GPU, nearest first.", &pcie_bridge_table },
+    { "pcie.gpus[].peers[]",
+      "Other high-bandwidth devices (NICs, NVMe drives, GPUs) under the same PCIe switch: they "
+      "share its uplink.",
+      &pcie_peer_table },
+    { "driver", "The NVIDIA kernel module and the kernel log (docs/driver.md).",
+      &driver_info_table },
+    { "driver.events[]",
+      "NVIDIA-related kernel-log events, most recent last: XIDs, fallen off the bus, PCI-to-UUID "
+      "lines, hung tasks, OOM kills.",
+      &klog_event_table },
+    { "stack", "The CUDA software stack (docs/stack.md).", &stack_info_table },
+    { "stack.toolkits[]", "CUDA toolkits installed.", &stack_toolkit_table },
+    { "stack.libraries[]", "CUDA libraries the dynamic linker knows.", &stack_lib_table },
+    { "stack.frameworks[]", "Framework builds found through the interpreters of GPU processes.",
+      &stack_framework_table },
+    { "samples[].host", "The host part of each sample.", &host_sample_table },
 };
 
 static const char *type_name(const struct jfield *f)

@@ -130,7 +130,7 @@ struct gpu *snapshot_gpu(const struct snapshot *s, uint32_t idx)
 
 static json_t *jstr_or_null(const char *s)
 {
-    return s ? json_string(s) : json_null();
+    return jstring_safe(s);
 }
 
 static json_t *collectors_to_json(const struct snapshot *s)
@@ -144,7 +144,7 @@ static json_t *collectors_to_json(const struct snapshot *s)
         json_object_set_new(o, "state", json_string(collector_state_names[c->state]));
         json_object_set_new(o, "detail", jstr_or_null(c->detail));
         for (size_t k = 0; k < c->n_notes; k++)
-            json_array_append_new(notes, json_string(c->notes[k]));
+            json_array_append_new(notes, jstring_safe(c->notes[k]));
         json_object_set_new(o, "notes", notes);
         json_object_set_new(o, "elapsed_us", json_integer(c->elapsed_us));
         json_object_set_new(j, collector_names[i], o);

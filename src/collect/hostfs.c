@@ -9,60 +9,9 @@
 #define SECTOR_BYTES 512u /* /proc/diskstats counts 512-byte sectors whatever the disk's */
 #define MAX_CPUS     (1u << 20)
 
-/* Length of the valid UTF-8 sequence at p (at most n bytes), 0 when it is not one. */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xbf;
-
-    if (p[0] < 0x80)
-        return 1;
-    if (p[0] >= 0xc2 && p[0] <= 0xdf)
-        len = 2;
-    else if (p[0] >= 0xe0 && p[0] <= 0xef)
-        len = 3;
-    else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-        len = 4;
-    else
-        return 0;
-    /* The second byte's range excludes overlong forms, surrogates and code points > U+10FFFF. */
-    if (p[0] == 0xe0)
-        lo = 0xa0;
-    else if (p[0] == 0xed)
-        hi = 0x9f;
-    else if (p[0] == 0xf0)
-        lo = 0x90;
-    else if (p[0] == 0xf4)
-        hi = 0x8f;
-    if (n < len || p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++) {
-        if (p[i] < 0x80 || p[i] > 0xbf)
-            return 0;
-    }
-    return len;
-}
-
 char *hostfs_textn(const char *s, size_t n)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    char *out = xmalloc(n * 4 + 1), *o = out;
-    size_t i = 0;
-
-    while (i < n) {
-        size_t len = utf8_len(p + i, n - i);
-
-        if (len == 0 || p[i] < 0x20 || p[i] == 0x7f) {
-            o += sprintf(o, "\\x%02x", p[i]);
-            i++;
-            continue;
-        }
-        memcpy(o, p + i, len);
-        o += len;
-        i += len;
-    }
-    *o = '\0';
-    return out;
+    return str_printablen(s, n);
 }
 
 char *hostfs_text(const char *s)

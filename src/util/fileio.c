@@ -48,7 +48,7 @@ ssize_t file_read_at(int dirfd, const char *path, char *buf, size_t size)
 
     if (size == 0)
         return -EINVAL;
-    fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return -errno;
     r = read_fd_into(fd, buf, size);
@@ -64,7 +64,7 @@ ssize_t file_slurp_at(int dirfd, const char *path, size_t max, char **out)
     int fd;
 
     *out = NULL;
-    fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return -errno;
     buf = xmalloc(cap);

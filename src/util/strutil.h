@@ -25,4 +25,14 @@ bool str_to_duration_ms(const char *s, int64_t *out_ms);
 /* Compares dotted version strings numerically ("535.104.05" vs "535.43.02"). */
 int str_version_cmp(const char *a, const char *b);
 
+/*
+ * A copy of s safe for JSON and terminals: valid UTF-8 is kept, any other byte and every control
+ * character becomes "\xNN". Kernel files, command lines and mount points can hold anything.
+ * The caller frees it.
+ */
+char *str_printable(const char *s);
+char *str_printablen(const char *s, size_t n);
+/* Whether s is valid UTF-8 (JSON strings must be). */
+bool str_is_utf8(const char *s);
+
 #endif
