@@ -81,6 +81,7 @@ int nvml_wire_decode(const char *line, size_t len, bool want_sys, struct nvml_sy
 
     *gpus = NULL;
     *n_gpus = 0;
+    *cause = NULL;
     root = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerror);
     if (root == NULL) {
         *cause = xasprintf("%s:%d:%d: %s", name, jerror.line, jerror.column, jerror.text);
@@ -88,13 +89,13 @@ int nvml_wire_decode(const char *line, size_t len, bool want_sys, struct nvml_sy
     }
     if (!json_is_object(root)) {
         jerr_set(&err, "", "expected an object");
-        goto bad;
+        goto out;
     }
     json_object_foreach(root, key, v)
     {
         if (strcmp(key, "nvml") != 0 && strcmp(key, "gpus") != 0 && strcmp(key, "error") != 0) {
             jerr_set(&err, "", "unknown key \"%s\"", key);
-            goto bad;
+            goto out;
         }
     }
     error = json_object_get(root, "error");
@@ -104,18 +105,16 @@ int nvml_wire_decode(const char *line, size_t len, bool want_sys, struct nvml_sy
         goto out;
     }
     nvml = json_object_get(root, "nvml");
-    if (want_sys) {
-        if (nvml == NULL) {
-            jerr_set(&err, "", "missing \"nvml\"");
-            goto bad;
-        }
-        if (nvml_system_from_json(sys, nvml, "nvml", &err) != 0)
-            goto bad;
+    if (want_sys && nvml == NULL) {
+        jerr_set(&err, "", "missing \"nvml\"");
+        goto out;
     }
+    if (want_sys && nvml_system_from_json(sys, nvml, "nvml", &err) != 0)
+        goto out;
     arr = json_object_get(root, "gpus");
     if (!json_is_array(arr)) {
         jerr_set(&err, "gpus", "expected an array");
-        goto bad;
+        goto out;
     }
     out = xcalloc(json_array_size(arr) ? json_array_size(arr) : 1, sizeof(*out));
     json_array_foreach(arr, i, v)
@@ -126,17 +125,16 @@ int nvml_wire_decode(const char *line, size_t len, bool want_sys, struct nvml_sy
         gpu_init(&out[i], (uint32_t)i);
         n = i + 1;
         if (gpu_from_json(&out[i], v, path, JF_RC_NOT_COLLECTED, NULL, &err) != 0)
-            goto bad;
+            goto out;
     }
     *gpus = out;
     *n_gpus = n;
     out = NULL;
     n = 0;
     rc = 0;
-    goto out;
-bad:
-    *cause = jerr_format(&err, line, name);
 out:
+    if (rc != 0 && *cause == NULL)
+        *cause = jerr_format(&err, line, name);
     free_gpus(out, n);
     json_decref(root);
     return rc;
