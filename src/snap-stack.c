@@ -72,7 +72,8 @@ static const struct jfield stack_framework_fields[] = {
     F("site_packages", JF_STR, site_packages, NULL, "the site-packages directory"),
     F("python", JF_STR, python, "/proc/PID/exe", "the interpreter"),
     F("found_from", JF_STR, found_from, "/proc/PID/maps, /proc/PID/exe",
-      "\"maps\" (a mapped file lies in it) or \"interpreter\" (from the executable's prefix)"),
+      "\"maps\" (a file it mapped lies in it) or \"interpreter\" (the prefix of its argv[0] "
+      "or executable)"),
 };
 #undef F
 
