@@ -652,6 +652,20 @@ static char *site_packages_of(const char *path)
     return NULL;
 }
 
+/* The site-packages of a library an NVIDIA wheel installed (".../site-packages/nvidia/..."), whose
+ * dist-info then names its version. Copies bundled elsewhere (torch/lib/libcudart-<hash>.so.12)
+ * are not that wheel's. */
+static char *wheel_site_packages(const char *path)
+{
+    char *sp = site_packages_of(path);
+
+    if (sp != NULL && !str_starts(path + strlen(sp), "/nvidia/")) {
+        free(sp);
+        sp = NULL;
+    }
+    return sp;
+}
+
 static const struct lib_kind *kind_by_name(const char *kind)
 {
     for (size_t i = 0; kind != NULL && i < ARRAY_SIZE(lib_kinds); i++) {
@@ -687,9 +701,9 @@ static char *lib_version(struct stack_run *r, const char *prefix, const char *ki
     }
     if (k == NULL || k->dist == NULL)
         goto out;
-    sp = site_packages_of(real);
+    sp = wheel_site_packages(real);
     if (sp == NULL)
-        sp = site_packages_of(path);
+        sp = wheel_site_packages(path);
     if (sp != NULL) {
         v = dist_info_version(r->rootfd, prefix, sp, k->dist);
         free(sp);

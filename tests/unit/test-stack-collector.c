@@ -118,6 +118,9 @@ static struct snapshot *basic_snapshot(void)
             "12");
     add_lib(p, "torch", "/opt/venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so", NULL);
     add_lib(p, "nccl", "/opt/venv/lib/python3.11/site-packages/nvidia/nccl/lib/libnccl.so.2", NULL);
+    /* A copy bundled into torch by auditwheel: not the nvidia-cuda-runtime wheel's. */
+    add_lib(p, "cudart",
+            "/opt/venv/lib/python3.11/site-packages/torch/lib/libcudart-9335f6a2.so.12", "12");
     add_proc(s, 4545, "/usr/bin/python3.11", "python worker.py");
     add_proc(s, 4343, "/usr/bin/python3.12", "/usr/bin/python3.12 tf_job.py");
     add_proc(s, 4646, "/opt/conda/bin/python3.8", "python old.py");
@@ -216,6 +219,8 @@ static void test_basic_tree(void **state)
     /* The process's pip-wheel libcudart got its full version. */
     assert_str(s->procs.procs[0].libs[0].version, "12.1.105");
     assert_null(s->procs.procs[0].libs[1].version);
+    assert_null(s->procs.procs[0].libs[2].version); /* no nccl wheel in this venv */
+    assert_str(s->procs.procs[0].libs[3].version, "12");
     snapshot_free(s);
 }
 
