@@ -199,14 +199,13 @@ static int get_number(const json_t *obj, const char *key, const char *path, doub
 
 /* ---- injected errors, delays, hangs ---- */
 
+/* The rule of in for fn, made empty when there is none yet. */
 static struct sim_rule *rule_for(struct sim_inject *in, const char *fn)
 {
-    struct sim_rule *r;
+    struct sim_rule *r = (struct sim_rule *)sim_inject_find(in, fn);
 
-    for (size_t i = 0; i < in->n_rules; i++) {
-        if (strcmp(in->rules[i].fn, fn) == 0)
-            return &in->rules[i];
-    }
+    if (r != NULL)
+        return r;
     in->rules = xreallocarray(in->rules, in->n_rules + 1, sizeof(*in->rules));
     r = &in->rules[in->n_rules++];
     memset(r, 0, sizeof(*r));
@@ -231,6 +230,7 @@ static int read_errors(struct sim_inject *in, const json_t *obj, const char *pat
     json_object_foreach((json_t *)obj, fn, v)
     {
         char kpath[300];
+        struct sim_rule *r;
         int64_t rc = -1;
 
         join(kpath, sizeof(kpath), path, fn);
@@ -244,8 +244,9 @@ static int read_errors(struct sim_inject *in, const json_t *obj, const char *pat
             jerr_set(err, kpath, "expected an NVML error name such as \"NO_PERMISSION\"");
             return -1;
         }
-        rule_for(in, fn)->has_error = true;
-        rule_for(in, fn)->error = (int32_t)rc;
+        r = rule_for(in, fn);
+        r->has_error = true;
+        r->error = (int32_t)rc;
     }
     return 0;
 }
@@ -258,6 +259,7 @@ static int read_delays(struct sim_inject *in, const json_t *obj, const char *pat
     json_object_foreach((json_t *)obj, fn, v)
     {
         char kpath[300];
+        struct sim_rule *r;
 
         join(kpath, sizeof(kpath), path, fn);
         if (check_fn(fn, kpath, err) != 0)
@@ -267,8 +269,9 @@ static int read_delays(struct sim_inject *in, const json_t *obj, const char *pat
             jerr_set(err, kpath, "expected milliseconds, 0 to %d", DELAY_MAX_MS);
             return -1;
         }
-        rule_for(in, fn)->has_delay = true;
-        rule_for(in, fn)->delay_ms = json_integer_value(v);
+        r = rule_for(in, fn);
+        r->has_delay = true;
+        r->delay_ms = json_integer_value(v);
     }
     return 0;
 }
@@ -306,6 +309,7 @@ static int read_growth(struct sim_inject *in, const json_t *obj, const char *pat
     json_object_foreach((json_t *)obj, fn, v)
     {
         char kpath[300], root[96];
+        struct sim_rule *r;
         size_t k;
 
         join(kpath, sizeof(kpath), path, fn);
@@ -324,8 +328,9 @@ static int read_growth(struct sim_inject *in, const json_t *obj, const char *pat
             jerr_set(err, kpath, "expected how many entries appear, 1 to 65535");
             return -1;
         }
-        rule_for(in, fn)->has_growth = true;
-        rule_for(in, fn)->growth = (uint32_t)json_integer_value(v);
+        r = rule_for(in, fn);
+        r->has_growth = true;
+        r->growth = (uint32_t)json_integer_value(v);
     }
     return 0;
 }

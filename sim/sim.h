@@ -38,7 +38,7 @@ SIM_API const char *nvmlErrorString(nvmlReturn_t result);
  * its versions: see sim_fn_root). A field is "unset" when its has_ flag is false.
  */
 struct sim_rule {
-    const char *fn; /* a name from sim_fns (static storage) */
+    const char *fn; /* a function name or root name, owned */
     bool has_error, has_delay, hang, has_growth;
     int32_t error;
     int64_t delay_ms;
@@ -115,7 +115,7 @@ struct sim_scenario {
  * Returns it, or NULL with *cause set to "path:line:column: what" (the caller frees it).
  */
 struct sim_scenario *sim_scenario_load(const char *path, char **cause);
-/* Same, from text already in memory; name is used in messages. */
+/* Same, from text already in memory (NUL-terminated at len); name is used in messages. */
 struct sim_scenario *sim_scenario_parse(const char *text, size_t len, const char *name,
                                         char **cause);
 void sim_scenario_free(struct sim_scenario *s);
