@@ -7,7 +7,7 @@ elapsed() { sed -n 's/^elapsed_ms=//p' <<<"$OUT"; }
 
 # ---- delays ----
 s=$(scenario delay '.delays_ms = {"nvmlDeviceGetPowerUsage": 400}
-                    | .gpus[1].delays_ms = {"nvmlDeviceGetTemperature": 300}')
+                    | .gpus[1].delays_ms = {"nvmlDeviceGetTemperature": 1500}')
 run "$s" call 0 power
 expect gpu0.nvmlDeviceGetPowerUsage 612345
 [ "$(elapsed)" -ge 400 ] || fail "a 400 ms delay took $(elapsed) ms"
@@ -15,10 +15,10 @@ expect gpu0.nvmlDeviceGetPowerUsage 612345
 # the GPU's own delay: GPU 1's temperature is slow (and unsupported), GPU 0's is not
 run "$s" call 1 thermal
 expect_rc gpu1.nvmlDeviceGetTemperature 3
-[ "$(elapsed)" -ge 300 ] || fail "GPU 1's 300 ms delay took $(elapsed) ms"
+[ "$(elapsed)" -ge 1500 ] || fail "GPU 1's 1500 ms delay took $(elapsed) ms"
 run "$s" call 0 thermal
 expect gpu0.nvmlDeviceGetTemperature 63
-[ "$(elapsed)" -lt 300 ] || fail "GPU 0 was delayed by GPU 1's delay: $(elapsed) ms"
+[ "$(elapsed)" -lt 1500 ] || fail "GPU 0 was delayed by GPU 1's delay: $(elapsed) ms"
 # a delay and an error together: the error comes after the wait
 s=$(scenario delay-error '.delays_ms = {"nvmlDeviceGetPowerUsage": 200}
                           | .errors = {"nvmlDeviceGetPowerUsage": "TIMEOUT"}')
