@@ -27,6 +27,8 @@ static void use_scenario(const char *text)
     FILE *f;
     int fd;
 
+    if (scenario_path[0] != '\0')
+        unlink(scenario_path); /* a test may write more than one */
     snprintf(scenario_path, sizeof(scenario_path), "/tmp/test-nvml-query-XXXXXX");
     fd = mkstemp(scenario_path);
     assert_true(fd >= 0);
