@@ -23,7 +23,7 @@
 
 #define KLOG_MAX_FILE_BYTES (16u << 20) /* of a log file, only the end is read */
 #define KLOG_MAX_RECORDS    2000000u    /* /dev/kmsg records read at most */
-#define KLOG_RECORD_BYTES   8192        /* a kmsg record is at most about 1 KiB + dictionary */
+#define KLOG_RECORD_BYTES   8192        /* the kernel's limit for one kmsg record (text + dict) */
 #define KLOG_CHECK_EVERY    4096        /* records between deadline checks */
 
 static const char *const log_files[] = {
@@ -127,13 +127,13 @@ out:
 static int feed_kmsg_device(struct collect_ctx *ctx, int fd, struct klog_parser *p,
                             struct collector_status *c)
 {
-    char *rec = xmalloc(KLOG_RECORD_BYTES);
+    char *rec = xmalloc(KLOG_RECORD_BYTES + 1);
     uint64_t lost = 0;
     unsigned count = 0;
     int rc = 0;
 
     for (;;) {
-        ssize_t n = read(fd, rec, KLOG_RECORD_BYTES - 1);
+        ssize_t n = read(fd, rec, KLOG_RECORD_BYTES);
 
         if (n < 0) {
             if (errno == EINTR)
@@ -143,8 +143,16 @@ static int feed_kmsg_device(struct collect_ctx *ctx, int fd, struct klog_parser 
                 lost++;
                 continue;
             }
-            if (errno != EAGAIN)
+            if (errno == EINVAL && count > 0) {
+                /* A record too large for the buffer: the kernel does not move past it. Keep
+                 * what was read. */
+                collector_note(c,
+                               "stopped at a kernel-log record larger than %d bytes, after "
+                               "%u records",
+                               KLOG_RECORD_BYTES, count);
+            } else if (errno != EAGAIN) {
                 rc = -errno;
+            }
             break;
         }
         if (n == 0)
