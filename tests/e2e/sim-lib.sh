@@ -28,11 +28,16 @@ fail() {
     FAILED=1
 }
 
-# expect KEY VALUE: $OUT has the line KEY=VALUE exactly.
+# expect KEY VALUE: $OUT has the line KEY=VALUE exactly. (A bash match: no process per check.)
 expect() {
-    if ! grep -qFx -- "$1=$2" <<<"$OUT"; then
+    if [[ $'\n'"$OUT"$'\n' != *$'\n'"$1=$2"$'\n'* ]]; then
         fail "expected '$1=$2', got: $(grep -F -- "$1=" <<<"$OUT" | head -3 | tr '\n' ' ')"
     fi
+}
+
+# value KEY: the value of KEY's line in $OUT (empty when there is none).
+value() {
+    awk -v k="$1=" 'index($0, k) == 1 { print substr($0, length(k) + 1); exit }' <<<"$OUT"
 }
 
 # expect_rc KEY RC: the call behind KEY returned the NVML code RC.
@@ -61,6 +66,7 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     expect a 1
     expect_rc b 4
     expect c "x y"
+    [ "$(value b)" = '!4' ] && [ -z "$(value d)" ] || { echo "self-test: value" >&2; exit 1; }
     [ "$FAILED" -eq 0 ] || { echo "self-test: a true assertion failed" >&2; exit 1; }
     # expect records failure in FAILED rather than exiting: check that in a subshell
     if (expect a 2; [ "$FAILED" -eq 0 ]) 2>/dev/null; then

@@ -3,7 +3,6 @@
 # docs/simulator.md lists (the fixture /proc tree of `make demo` is built from that list).
 . "$(dirname "$0")/sim-lib.sh"
 
-value() { sed -n "s/^$1=//p" <<<"$OUT"; }
 # ge KEY MIN / lt KEY MAX: numeric comparisons on a line's value
 ge() { [ "$(value "$1")" -ge "$2" ] 2>/dev/null || fail "$1=$(value "$1"), expected at least $2"; }
 lt() { [ "$(value "$1")" -lt "$2" ] 2>/dev/null || fail "$1=$(value "$1"), expected below $2"; }

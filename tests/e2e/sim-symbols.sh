@@ -5,7 +5,7 @@
 
 run "$FIXTURES/full.json" symbols
 expect symbols.missing 0
-n=$(sed -n 's/^symbols=//p' <<<"$OUT")
+n=$(value symbols)
 [ "$n" -gt 80 ] || fail "only $n symbols in the list"
 if command -v nm >/dev/null; then
     exported=$(nm -D --defined-only "$SIM_LIB" | awk '$2 ~ /^[TtWi]$/ { print $3 }')

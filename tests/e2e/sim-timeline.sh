@@ -52,7 +52,7 @@ unset NVML_SIM_EPOCH
 run "$FIXTURES/timeline.json" call 0 thermal power
 expect ${g}nvmlDeviceGetFanSpeed 99 # window [0,30)
 # window [0,50) sets 1, then the 1000/s rate adds a unit a millisecond: t is under 2 s
-power=$(sed -n "s/^${g}nvmlDeviceGetPowerUsage=//p" <<<"$OUT")
+power=$(value ${g}nvmlDeviceGetPowerUsage)
 [ "$power" -ge 1 ] && [ "$power" -le 2001 ] || fail "power $power at t = 0"
 expect ${g}nvmlDeviceGetTemperature 63
 finish

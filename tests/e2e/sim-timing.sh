@@ -3,7 +3,7 @@
 # runs under timeout and must still be inside that call when it is killed).
 . "$(dirname "$0")/sim-lib.sh"
 
-elapsed() { sed -n 's/^elapsed_ms=//p' <<<"$OUT"; }
+elapsed() { value elapsed_ms; }
 
 # ---- delays ----
 s=$(scenario delay '.delays_ms = {"nvmlDeviceGetPowerUsage": 400}
