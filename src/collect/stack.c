@@ -4,8 +4,8 @@
  * the process itself (its mapped files, else its interpreter), not guessed. Reads files only:
  * nothing from the tree is executed. docs/stack.md describes every source.
  *
- * Paths of a process are read through <root>/proc/PID/root when that is accessible (a process in
- * a container sees its own files), else under <root> itself (fixture trees).
+ * Paths of a process are read through <root>/proc/PID/root when that is another tree (a process
+ * in a container sees its own files), else under <root> itself (host processes, fixture trees).
  */
 #include "collect/collect.h"
 #include "collect/stack-ldcache.h"
@@ -829,13 +829,16 @@ static void collect_system_cudnn(struct stack_run *r)
 
 /* ---- frameworks of the GPU processes ---- */
 
-/* Where a process's files are read: through its own root when accessible. */
+/* Where a process's files are read: through its own root when that is another tree (a
+ * container), else directly under the root. */
 static char *proc_prefix(struct stack_run *r, int32_t pid)
 {
     char *p = xasprintf("proc/%d/root", (int)pid);
-    struct stat st;
+    struct stat st, mine;
 
-    if (fstatat(r->rootfd, p, &st, 0) == 0 && S_ISDIR(st.st_mode))
+    if (fstatat(r->rootfd, p, &st, 0) == 0 && S_ISDIR(st.st_mode) &&
+        !(fstatat(r->rootfd, "", &mine, AT_EMPTY_PATH) == 0 && mine.st_dev == st.st_dev &&
+          mine.st_ino == st.st_ino))
         return p;
     free(p);
     return xstrdup("");

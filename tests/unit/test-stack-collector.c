@@ -127,6 +127,8 @@ static struct snapshot *basic_snapshot(void)
     add_proc(s, 4747, "/srv/cpu-env/bin/python3.10", "python cpu.py");
     /* A venv known only from argv[0]: exe is the real binary the venv links to. */
     add_proc(s, 4848, "/usr/bin/python3.11", "/opt/venv/bin/python -u serve.py");
+    /* In a container: its files are under /proc/5151/root, not in the host's tree. */
+    add_proc(s, 5151, "/usr/bin/python3.12", "python3 app.py");
     /* Not Python at all. */
     add_proc(s, 4949, "/usr/local/bin/llama-server", "llama-server -m x.gguf");
     return s;
@@ -183,7 +185,7 @@ static void test_basic_tree(void **state)
     assert_str(st->cudnn_version, "8.9.7");
     assert_str(st->cudnn_source, "/usr/include/x86_64-linux-gnu/cudnn_version_v8.h");
 
-    assert_int_equal(st->n_frameworks, 4);
+    assert_int_equal(st->n_frameworks, 5);
     f = &st->frameworks[0];
     assert_str(f->name, "torch");
     assert_str(f->site_packages, "/opt/venv/lib/python3.11/site-packages");
@@ -215,6 +217,11 @@ static void test_basic_tree(void **state)
     assert_str(f->version, "2.3.0+cpu");
     assert_null(f->cuda_version);
     assert_int_equal(f->pid, 4747);
+    f = &st->frameworks[4];
+    assert_int_equal(f->pid, 5151);
+    assert_str(f->site_packages, "/srv/app/lib/python3.12/site-packages");
+    assert_str(f->version, "2.5.1+cu124");
+    assert_str(f->found_from, "maps");
 
     /* The process's pip-wheel libcudart got its full version. */
     assert_str(s->procs.procs[0].libs[0].version, "12.1.105");
@@ -365,7 +372,7 @@ static void test_round_trip(void **state)
     assert_string_equal(first, second);
     assert_int_equal(back->stack.n_toolkits, 5);
     assert_int_equal(back->stack.n_libs, 7);
-    assert_int_equal(back->stack.n_frameworks, 4);
+    assert_int_equal(back->stack.n_frameworks, 5);
     assert_true(back->stack.toolkits[3].is_default);
     assert_int_equal(back->stack.frameworks[0].processes, 3);
     free(first);
