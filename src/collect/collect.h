@@ -9,6 +9,8 @@
 #include "snapshot.h"
 #include "util/fileio.h"
 
+struct nvml_session;
+
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -19,7 +21,13 @@ struct collect_opts {
     int64_t timeout_ms;   /* the whole collection ends by then, whatever hangs */
     const char *nvml_lib; /* NULL: $GPUDOCTOR_NVML_LIB, else "libnvidia-ml.so.1" */
     bool progress;        /* show progress on stderr (a terminal) */
-    unsigned only;        /* bitmask of (1 << collector_id) to run; 0 = all */
+    /*
+     * Borrowed NVML session kept open across collections (watch, serve), or NULL to open one for
+     * this collection only. A session that timed out or died stays dead: its owner sees the NVML
+     * collector's state (timeout/failed) and opens a new one for the next collection.
+     */
+    struct nvml_session *nvml_session;
+    unsigned only; /* bitmask of (1 << collector_id) to run; 0 = all */
 };
 
 /* What every collector gets. */

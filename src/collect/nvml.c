@@ -22,7 +22,8 @@
 
 struct nvml_state {
     struct nvml_session *ss;
-    bool *noted; /* per GPU: already has a note saying it was lost */
+    bool borrowed; /* the caller's session: never closed here */
+    bool *noted;   /* per GPU: already has a note saying it was lost */
     size_t n_noted;
 };
 
@@ -70,7 +71,7 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
     size_t n = 0;
 
     s->nvml.attempted = true;
-    ss = nvml_session_open(lib, &cause);
+    ss = ctx->opts->nvml_session ? ctx->opts->nvml_session : nvml_session_open(lib, &cause);
     if (ss == NULL) {
         s->nvml.library = xstrdup(lib);
         collector_set(c, CS_FAILED, "cannot start the NVML helper process: %s", cause);
@@ -88,6 +89,7 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
             break;
         st = xcalloc(1, sizeof(*st));
         st->ss = ss;
+        st->borrowed = ss == ctx->opts->nvml_session;
         st->n_noted = n;
         st->noted = xcalloc(n, sizeof(*st->noted));
         for (size_t i = 0; i < n; i++)
@@ -107,13 +109,15 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
     }
     free(hung);
     free(cause);
-    close_session(ctx, ss);
+    if (ss != ctx->opts->nvml_session)
+        close_session(ctx, ss);
     return NULL;
 }
 
 static void stop(struct collect_ctx *ctx, struct nvml_state *st)
 {
-    close_session(ctx, st->ss);
+    if (!st->borrowed)
+        close_session(ctx, st->ss);
     st->ss = NULL;
 }
 
