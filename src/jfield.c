@@ -369,7 +369,8 @@ static int read_status(const struct jtable *t, void *obj, const json_t *status, 
                      t->status_key, key);
             return -1;
         }
-        if (jfield_valid(t, obj, f)) {
+        /* A list field is valid when its key is absent, so a status may stand alone for it. */
+        if (f->type != JF_NONE && jfield_valid(t, obj, f)) {
             jerr_set(err, path, "%s.%s: the field has a value and an error", t->status_key, key);
             return -1;
         }

@@ -179,6 +179,15 @@ static void test_missing_rc_and_hex(void **state)
     assert_int_equal(g.n_procs, 0);
     gpu_free(&g);
     json_decref(j);
+
+    /* A status for a list stands on its own: the list's key need not be written as null. */
+    j = json_loads("{\"index\": 0, \"nvml_status\": {\"processes\": \"NO_PERMISSION\"}}", 0, &je);
+    assert_non_null(j);
+    gpu_init(&g, 0);
+    assert_int_equal(gpu_from_json(&g, j, "gpu", NVML_ERROR_NOT_SUPPORTED, NULL, &err), 0);
+    assert_int_equal(g.rc[GPU_S_PROCESSES], NVML_ERROR_NO_PERMISSION);
+    gpu_free(&g);
+    json_decref(j);
 }
 
 static void test_jlocate(void **state)
