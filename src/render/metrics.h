@@ -1,0 +1,103 @@
+/*
+ * The Prometheus renderer: the text exposition format (version 0.0.4) of one collection, for
+ * `gpudoctor serve` (/metrics) and for node_exporter's textfile collector (--textfile).
+ *
+ * Every metric family is one row of metric_families[] (metrics.c): name, type, help, labels, and
+ * where the value comes from. GPU fields name their key in gpu_table and a unit conversion
+ * (mW -> W, MHz -> Hz, percent -> ratio), so a value is declared once, in the snapshot's table;
+ * the other families (clock event reasons, XIDs, processes, findings, collector health) are loops
+ * over lists. docs/prometheus.md is generated from the same table (`serve --describe-metrics`).
+ * A field that could not be read gives no series at all, never 0.
+ */
+#ifndef GPUDOCTOR_RENDER_METRICS_H
+#define GPUDOCTOR_RENDER_METRICS_H
+
+#include "rules/rules.h"
+#include "snapshot.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define METRICS_CONTENT_TYPE          "text/plain; version=0.0.4; charset=utf-8"
+#define METRICS_DEFAULT_TOP_PROCESSES 20
+
+enum metric_type {
+    METRIC_GAUGE,
+    METRIC_COUNTER,
+};
+
+/* Where a family's samples come from. */
+enum metric_source {
+    MSRC_GPU_FIELD,     /* one series per GPU from a field of gpu_table */
+    MSRC_GPU_UP,        /* the GPU answers NVML (handle and no "lost" field) */
+    MSRC_CLOCK_REASON,  /* one series per clock event reason the GPU can report */
+    MSRC_GPU_PROCESSES, /* processes NVML lists on the GPU */
+    MSRC_XID,           /* kernel-log XIDs by GPU and code */
+    MSRC_PROC_MEMORY,   /* per-process GPU memory, the largest N */
+    MSRC_PROC_DROPPED,  /* processes left out of the above */
+    MSRC_FINDING,       /* one series per finding */
+    MSRC_FINDINGS,      /* findings by severity */
+    MSRC_CHECK_STATUS,  /* the check's exit status */
+    MSRC_COLLECTOR_UP,  /* per collector: ok or partial */
+    MSRC_COLLECTOR_SECONDS,
+    MSRC_NVML_UP,
+    MSRC_NVML_DEVICES,
+    MSRC_PCI_GPUS,
+    MSRC_DRIVER_INFO,
+    MSRC_BUILD_INFO,
+    MSRC_COLLECT_SECONDS,
+    MSRC_COLLECT_SUCCESS,
+    MSRC_COLLECT_CYCLES,
+    MSRC_COLLECT_TIME,
+    MSRC_DATA_AGE, /* rendered per scrape by metrics_render_age(), not by metrics_render() */
+};
+
+struct metric_family {
+    const char *name; /* gpudoctor_..., base unit last, _total for counters */
+    enum metric_type type;
+    enum metric_source source;
+    const char *field;     /* MSRC_GPU_FIELD: key in gpu_table */
+    const char *labels;    /* constant labels added to each series ("clock=\"sm\""), or NULL */
+    uint32_t mul, div;     /* MSRC_GPU_FIELD: value * mul / div; div a power of ten */
+    const char *label_doc; /* labels, for the docs */
+    const char *help;
+};
+
+extern const struct metric_family metric_families[];
+extern const size_t n_metric_families;
+
+/* What the caller knows about the collection cycle that produced the snapshot. */
+struct metrics_cycle {
+    double duration_s;    /* how long collection + rules took */
+    bool success;         /* the collection produced a snapshot */
+    uint64_t cycles;      /* completed cycles so far, this one included */
+    int64_t completed_ms; /* Unix time the cycle completed, milliseconds */
+    int check_status;     /* rules_exit_status() */
+};
+
+struct metrics_opts {
+    size_t top_processes; /* per-process series: at most this many, largest memory first */
+};
+
+/* The whole exposition for one collection (s and f may be NULL when collection failed). */
+char *metrics_render(const struct snapshot *s, const struct findings *f,
+                     const struct metrics_cycle *cyc, const struct metrics_opts *o, size_t *len);
+
+/*
+ * The families that change between scrapes of one collection: gpudoctor_data_age_seconds.
+ * Writes at most size bytes (NUL included) into buf; returns the length.
+ */
+size_t metrics_render_age(char *buf, size_t size, double age_s);
+
+/* The Markdown table of every family, for docs/prometheus.md. */
+void metrics_describe(FILE *out);
+
+/*
+ * Appends s to out as a label value: backslash, double quote and newline escaped, and bytes
+ * that are not UTF-8 replaced by U+FFFD (Prometheus rejects them). For tests and the renderer.
+ */
+char *metrics_label_escape(const char *s);
+
+#endif
