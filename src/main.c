@@ -9,6 +9,8 @@
 static const struct cmd *const cmd_table[] = {
     &cmd_check,
     &cmd_snapshot,
+    &cmd_serve,
+    &cmd_slurm_check,
 };
 
 static void usage(FILE *out)

@@ -25,6 +25,8 @@ struct cmd {
 
 extern const struct cmd cmd_check;
 extern const struct cmd cmd_snapshot;
+extern const struct cmd cmd_serve;
+extern const struct cmd cmd_slurm_check;
 
 /* Long options shared by the commands that collect; values above 256 to stay clear of chars. */
 enum common_opt {

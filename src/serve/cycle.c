@@ -1,0 +1,213 @@
+/*
+ * One collection cycle: collect a snapshot, run the rules over the history, render the metrics
+ * and the findings, keep the newest sample for the next cycle's history. Used by the worker
+ * thread and by `serve --once`.
+ */
+#include "cmd/cmd.h"
+#include "collect/nvml-lib.h"
+#include "collect/nvml-session.h"
+#include "render/json.h"
+#include "render/text.h"
+#include "serve/serve.h"
+#include "util/fileio.h"
+#include "util/timeutil.h"
+#include "util/xalloc.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How long closing the NVML helper may take before it is killed. */
+#define NVML_CLOSE_MS 1000
+
+void serve_state_init(struct serve_state *st, const struct serve_opts *o)
+{
+    memset(st, 0, sizeof(*st));
+    st->opts = o;
+    st->start_mono_ms = time_mono_ms();
+    serve_history_init(&st->hist, o->history_ms, SERVE_MAX_HISTORY);
+}
+
+void serve_state_free(struct serve_state *st)
+{
+    nvml_session_close(st->nvml, time_mono_ms() + NVML_CLOSE_MS);
+    st->nvml = NULL;
+    serve_history_free(&st->hist);
+}
+
+/*
+ * One NVML helper serves every cycle (no fork and nvmlInit each time); one that timed out or
+ * died is closed after the cycle that saw it, and the next cycle opens a new one.
+ */
+static void session_lend(struct serve_state *st, struct collect_opts *co)
+{
+    const char *env = getenv("GPUDOCTOR_NVML_LIB");
+    const char *lib = co->nvml_lib && *co->nvml_lib ? co->nvml_lib
+                      : env && *env                 ? env
+                                                    : NVML_DEFAULT_LIB;
+    char *cause = NULL;
+
+    if (co->only != 0 && !(co->only & (1u << COLLECTOR_NVML)))
+        return;
+    if (st->nvml == NULL) {
+        st->nvml = nvml_session_open(lib, &cause);
+        /* Without one the collector opens its own and reports why that failed too. */
+        free(cause);
+    }
+    co->nvml_session = st->nvml;
+}
+
+static void session_check(struct serve_state *st, const struct snapshot *s)
+{
+    enum collector_state cs = s ? s->collectors[COLLECTOR_NVML].state : CS_FAILED;
+
+    if (st->nvml != NULL && (cs == CS_TIMEOUT || cs == CS_FAILED)) {
+        nvml_session_close(st->nvml, time_mono_ms() + NVML_CLOSE_MS);
+        st->nvml = NULL;
+    }
+}
+
+/* The JSON text of obj without its opening brace: the request puts its own members first. */
+static char *json_members(json_t *obj, size_t *len)
+{
+    char *text = json_dumps(obj, JSON_COMPACT | JSON_REAL_PRECISION(10));
+    size_t n;
+
+    if (text == NULL)
+        fatal("out of memory serialising the findings");
+    n = strlen(text);
+    if (n < 2 || text[0] != '{')
+        fatal("findings JSON is not an object");
+    memmove(text, text + 1, n); /* the NUL too */
+    *len = n - 1;
+    return text;
+}
+
+static json_t *findings_json(const struct snapshot *s, const struct findings *f, int status)
+{
+    json_t *j = json_object(), *v = json_object(), *list = json_array(), *skips = json_array();
+    char *verdict = render_verdict(s, f);
+
+    json_object_set_new(j, "schema", json_string(SERVE_FINDINGS_SCHEMA));
+    json_object_set_new(j, "hostname", s->hostname ? json_string(s->hostname) : json_null());
+    json_object_set_new(j, "time_ms", json_integer(s->time_ms));
+    json_object_set_new(v, "status", json_string(render_status(status)));
+    json_object_set_new(v, "exit_code", json_integer(status));
+    json_object_set_new(v, "critical", json_integer((json_int_t)findings_count(f, SEV_CRITICAL)));
+    json_object_set_new(v, "warning", json_integer((json_int_t)findings_count(f, SEV_WARNING)));
+    json_object_set_new(v, "info", json_integer((json_int_t)findings_count(f, SEV_INFO)));
+    json_object_set_new(v, "text", json_string(verdict));
+    free(verdict);
+    json_object_set_new(j, "verdict", v);
+    for (size_t i = 0; i < f->n; i++)
+        json_array_append_new(list, render_finding_json(&f->items[i]));
+    json_object_set_new(j, "findings", list);
+    for (size_t i = 0; i < f->n_skips; i++) {
+        json_t *k = json_object();
+
+        json_object_set_new(k, "rule", json_string(f->skips[i].rule->id));
+        json_object_set_new(k, "gpu_index",
+                            f->skips[i].gpu_index >= 0 ? json_integer(f->skips[i].gpu_index)
+                                                       : json_null());
+        json_object_set_new(k, "reason", json_string(f->skips[i].reason));
+        json_array_append_new(skips, k);
+    }
+    json_object_set_new(j, "not_checked", skips);
+    return j;
+}
+
+static json_t *failure_json(const char *cause)
+{
+    json_t *j = json_object();
+
+    json_object_set_new(j, "schema", json_string(SERVE_FINDINGS_SCHEMA));
+    json_object_set_new(j, "error", json_string(cause));
+    return j;
+}
+
+struct serve_result *serve_result_initial(void)
+{
+    struct metrics_cycle cyc = { 0 };
+    struct metrics_opts mo = { 0 };
+    json_t *j = json_object();
+    char *metrics, *findings;
+    size_t mlen, flen;
+    struct serve_result *r;
+
+    cyc.check_status = EXIT_UNKNOWN;
+    metrics = metrics_render(NULL, NULL, &cyc, &mo, &mlen);
+    json_object_set_new(j, "schema", json_string(SERVE_FINDINGS_SCHEMA));
+    json_object_set_new(j, "error", json_string("no collection has completed yet"));
+    findings = json_members(j, &flen);
+    json_decref(j);
+    r = serve_result_new(metrics, mlen, findings, flen);
+    r->check_status = EXIT_UNKNOWN;
+    return r;
+}
+
+struct serve_result *serve_cycle(struct serve_state *st)
+{
+    const struct serve_opts *o = st->opts;
+    int64_t t0 = time_mono_us(), base_ms = time_mono_ms() - st->start_mono_ms;
+    struct findings f = { 0 };
+    struct metrics_cycle cyc = { 0 };
+    struct sample *scratch = NULL;
+    struct collect_opts co;
+    struct serve_result *r;
+    struct snapshot *s;
+    char *cause = NULL, *metrics, *findings;
+    size_t mlen, flen;
+    json_t *j;
+
+    co = o->collect;
+    session_lend(st, &co);
+    s = collect_snapshot(&co, &cause);
+    session_check(st, s);
+    if (s != NULL) {
+        struct history h = serve_history_view(&st->hist, s, base_ms, &scratch);
+
+        rules_run(s, &h, o->rules, &f);
+        free(scratch);
+        cyc.check_status = rules_exit_status(s, &f);
+        j = findings_json(s, &f, cyc.check_status);
+        if (st->last_failed)
+            fprintf(stderr, "gpudoctor serve: collection works again\n");
+        st->last_failed = false;
+    } else {
+        cyc.check_status = EXIT_UNKNOWN;
+        j = failure_json(cause);
+        if (!st->last_failed)
+            fprintf(stderr, "gpudoctor serve: collection failed: %s\n", cause);
+        st->last_failed = true;
+    }
+    st->cycles++;
+    cyc.success = s != NULL;
+    cyc.cycles = st->cycles;
+    cyc.completed_ms = time_real_ms();
+    cyc.duration_s = (double)(time_mono_us() - t0) / 1e6;
+    metrics = metrics_render(s, s ? &f : NULL, &cyc, &o->metrics, &mlen);
+    findings = json_members(j, &flen);
+    json_decref(j);
+
+    r = serve_result_new(metrics, mlen, findings, flen);
+    r->completed_mono_ms = time_mono_ms();
+    r->completed_ms = cyc.completed_ms;
+    r->success = cyc.success;
+    r->check_status = cyc.check_status;
+
+    serve_history_keep(&st->hist, s, base_ms);
+    findings_free(&f);
+    snapshot_free(s);
+    free(cause);
+    return r;
+}
+
+int serve_write_textfile(const char *dir, const struct serve_result *r, char **cause)
+{
+    char *path = xasprintf("%s/gpudoctor.prom", dir);
+    int rc = file_write_atomic(path, r->metrics, r->metrics_len, cause);
+
+    free(path);
+    return rc;
+}
