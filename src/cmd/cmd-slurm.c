@@ -1,0 +1,567 @@
+/*
+ * gpudoctor slurm-check: a HealthCheckProgram for slurm.conf. Runs the same checks as
+ * `gpudoctor check`; on a critical finding drains this node with the finding as the reason
+ * ("gpudoctor: ..."), and resumes a node only when the drain is its own and nothing critical
+ * remains. scontrol runs through execve with an argument vector, never a shell. docs/slurm.md
+ * describes the set-up.
+ */
+#include "cmd/cmd.h"
+#include "cmd/slurm.h"
+#include "rules/config.h"
+#include "rules/rules.h"
+#include "util/timeutil.h"
+#include "util/xalloc.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#define SLURM_DEFAULT_WINDOW_MS 0
+#define SCONTROL_TIMEOUT_MS     30000
+#define SCONTROL_MAX_OUTPUT     (64 * 1024)
+
+extern char **environ;
+
+enum { OPT_NODE = OPT__COMMON_END, OPT_SCONTROL, OPT_DRY_RUN, OPT_SET };
+
+static void usage(FILE *out)
+{
+    fputs("Usage: gpudoctor slurm-check [options]\n"
+          "\n"
+          "Slurm health check (slurm.conf: HealthCheckProgram=/usr/bin/gpudoctor-slurm-check,\n"
+          "see docs/slurm.md). Diagnoses this node as 'gpudoctor check' does; on a critical\n"
+          "finding drains it with the finding as reason (\"" SLURM_REASON_PREFIX "...\"); when "
+          "nothing\n"
+          "critical remains, resumes it only if the drain is gpudoctor's own.\n"
+          "\n"
+          "Options:\n"
+          "  --node NAME       Slurm node name (default $SLURMD_NODENAME, else the short\n"
+          "                    host name)\n"
+          "  --scontrol PATH   scontrol to run (default: found in $PATH, /usr/bin)\n"
+          "  --dry-run         say what would be done; change nothing\n"
+          "  --window DUR      sample over DUR before judging (default 0: one reading)\n"
+          "  --config FILE     read thresholds from FILE (default /etc/gpudoctor.conf,\n"
+          "                    or $GPUDOCTOR_CONFIG, when it exists)\n"
+          "  --set KEY=VALUE   override one threshold, or disable=RULE-ID "
+          "(repeatable)\n" COMMON_COLLECT_HELP "  -h, --help        show this help\n"
+          "\n"
+          "Exit status: the check's (0 healthy, 1 warning, 2 critical, 3 could not check),\n"
+          "3 also when scontrol failed; 64 usage error.\n",
+          out);
+}
+
+/* ---- scontrol show node ---- */
+
+void slurm_node_free(struct slurm_node *n)
+{
+    free(n->name);
+    free(n->state);
+    free(n->reason);
+    memset(n, 0, sizeof(*n));
+}
+
+/* The value of KEY= at the start of text or after a space; NULL when absent. */
+static const char *find_key(const char *text, const char *key)
+{
+    size_t klen = strlen(key);
+
+    for (const char *p = text; (p = strstr(p, key)) != NULL; p += klen) {
+        if ((p == text || p[-1] == ' ' || p[-1] == '\n') && p[klen] == '=')
+            return p + klen + 1;
+    }
+    return NULL;
+}
+
+/* Length of Slurm's " [user@2024-05-01T10:00:00]" stamp at p, or 0 when p is not one. */
+static size_t stamp_len(const char *p)
+{
+    const char *at, *end;
+
+    if (p[0] != ' ' || p[1] != '[')
+        return 0;
+    end = strchr(p + 2, ']');
+    at = strchr(p + 2, '@');
+    if (end == NULL || at == NULL || at > end || at == p + 2)
+        return 0;
+    for (const char *q = p + 2; q < at; q++) {
+        if (*q == ' ')
+            return 0;
+    }
+    /* YYYY-MM-DDTHH:MM:SS */
+    if (end - at - 1 < 10 || !isdigit((unsigned char)at[1]) || at[5] != '-')
+        return 0;
+    if (end[1] != '\0' && end[1] != ' ' && end[1] != '\n')
+        return 0;
+    return (size_t)(end - p + 1);
+}
+
+int slurm_parse_node(const char *text, struct slurm_node *n, char **cause)
+{
+    const char *name = find_key(text, "NodeName"), *state = find_key(text, "State"),
+               *reason = find_key(text, "Reason");
+
+    memset(n, 0, sizeof(*n));
+    if (name == NULL || state == NULL) {
+        *cause = xasprintf("scontrol's answer has no %s: '%.80s'",
+                           name == NULL ? "NodeName" : "State", text);
+        return -1;
+    }
+    n->name = xstrndup(name, strcspn(name, " \n"));
+    n->state = xstrndup(state, strcspn(state, " \n"));
+    if (reason != NULL) {
+        size_t len = strcspn(reason, "\n");
+
+        for (size_t i = 0; i < len; i++) {
+            if (stamp_len(reason + i) > 0) {
+                len = i;
+                break;
+            }
+        }
+        if (len > 0 && strncmp(reason, "(null)", len) != 0)
+            n->reason = xstrndup(reason, len);
+    }
+    /* Flags follow the base state after '+': IDLE+DRAIN, MIXED+DRAIN, DOWN+DRAIN+... */
+    for (const char *p = n->state; *p;) {
+        size_t len = strcspn(p, "+");
+
+        if ((len == 5 && strncmp(p, "DRAIN", 5) == 0) ||
+            (len == 7 && strncmp(p, "DRAINED", 7) == 0) ||
+            (len == 8 && strncmp(p, "DRAINING", 8) == 0))
+            n->drain = true;
+        p += len;
+        if (*p == '+')
+            p++;
+    }
+    return 0;
+}
+
+bool slurm_reason_is_ours(const char *reason)
+{
+    return reason != NULL && strncmp(reason, SLURM_REASON_PREFIX, strlen(SLURM_REASON_PREFIX)) == 0;
+}
+
+/* ---- the decision ---- */
+
+char *slurm_reason(const struct findings *f)
+{
+    const struct finding *first = NULL;
+    size_t more = 0, len;
+    char *r, *title;
+
+    for (size_t i = 0; i < f->n; i++) {
+        if (f->items[i].severity != SEV_CRITICAL)
+            continue;
+        if (first == NULL)
+            first = &f->items[i];
+        else
+            more++;
+    }
+    if (first == NULL)
+        return NULL;
+    title = xstrdup(first->title ? first->title : first->rule->title);
+    for (char *p = title; *p; p++) {
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            *p = ' ';
+    }
+    r = more ? xasprintf("%s%s (+%zu more)", SLURM_REASON_PREFIX, title, more)
+             : xasprintf("%s%s", SLURM_REASON_PREFIX, title);
+    free(title);
+    len = strlen(r);
+    if (len > SLURM_REASON_MAX) {
+        /* Cut on a UTF-8 character boundary, then mark the cut. */
+        size_t cut = SLURM_REASON_MAX - 3;
+
+        while (cut > 0 && ((unsigned char)r[cut] & 0xc0) == 0x80)
+            cut--;
+        memcpy(r + cut, "...", 4);
+    }
+    return r;
+}
+
+enum slurm_action slurm_decide(const struct slurm_node *n, int status, const char *reason,
+                               const char **why)
+{
+    bool ours = n->drain && slurm_reason_is_ours(n->reason);
+
+    if (status == EXIT_CRITICAL && reason != NULL) {
+        if (!n->drain) {
+            *why = "critical finding";
+            return SLURM_DRAIN;
+        }
+        if (!ours) {
+            *why = "critical finding, but the node is already drained by someone else";
+            return SLURM_NOTHING;
+        }
+        if (strcmp(n->reason, reason) != 0) {
+            *why = "critical finding changed";
+            return SLURM_DRAIN;
+        }
+        *why = "critical finding, already drained for it";
+        return SLURM_NOTHING;
+    }
+    if (status == EXIT_UNKNOWN) {
+        *why = "could not check: node left as it is";
+        return SLURM_NOTHING;
+    }
+    if (ours) {
+        *why = "nothing critical any more, and the drain was gpudoctor's";
+        return SLURM_RESUME;
+    }
+    *why =
+        n->drain ? "nothing critical; drained by someone else, left drained" : "nothing critical";
+    return SLURM_NOTHING;
+}
+
+/* ---- running scontrol ---- */
+
+char *slurm_find_scontrol(void)
+{
+    const char *path = getenv("PATH");
+    char *dirs = xasprintf("%s:/usr/bin:/usr/local/bin", path && *path ? path : "");
+    char *save = NULL, *found = NULL;
+
+    for (char *d = strtok_r(dirs, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+        char *cand;
+
+        if (d[0] != '/')
+            continue; /* a relative $PATH entry would depend on the working directory */
+        cand = xasprintf("%s/scontrol", d);
+        if (access(cand, X_OK) == 0)
+            found = cand;
+        else
+            free(cand);
+    }
+    free(dirs);
+    return found;
+}
+
+static void child(const char *const argv[], int out_fd)
+{
+    int null = open("/dev/null", O_RDONLY);
+
+    if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
+        dup2(out_fd, STDERR_FILENO) < 0)
+        _exit(126);
+    execve(argv[0], (char *const *)argv, environ); /* execve does not change them */
+    _exit(127);
+}
+
+int slurm_run(const char *const argv[], int64_t timeout_ms, char **out, char **cause)
+{
+    int fds[2], status = 0;
+    size_t len = 0, cap = 4096;
+    char *buf = xmalloc(cap);
+    int64_t deadline = time_mono_ms() + timeout_ms;
+    bool timed_out = false;
+    pid_t pid;
+
+    *out = NULL;
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        *cause = xasprintf("cannot create a pipe: %s", strerror(errno));
+        free(buf);
+        return -1;
+    }
+    pid = fork();
+    if (pid < 0) {
+        *cause = xasprintf("cannot fork: %s", strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
+        free(buf);
+        return -1;
+    }
+    if (pid == 0)
+        child(argv, fds[1]);
+    close(fds[1]);
+    for (;;) {
+        struct pollfd pfd = { fds[0], POLLIN, 0 };
+        int64_t left = deadline - time_mono_ms();
+        char chunk[4096];
+        ssize_t n;
+        int rc;
+
+        if (left <= 0) {
+            timed_out = true;
+            break;
+        }
+        rc = poll(&pfd, 1, (int)(left > 1000 ? 1000 : left));
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc <= 0)
+            continue;
+        n = read(fds[0], chunk, sizeof(chunk));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        if (len + (size_t)n + 1 > SCONTROL_MAX_OUTPUT)
+            n = (ssize_t)(SCONTROL_MAX_OUTPUT - 1 - len); /* keep the start, drop the rest */
+        if (n > 0) {
+            xgrow(&buf, &cap, len + (size_t)n + 1, 1);
+            memcpy(buf + len, chunk, (size_t)n);
+            len += (size_t)n;
+        }
+    }
+    close(fds[0]);
+    buf[len] = '\0';
+    if (timed_out)
+        kill(pid, SIGKILL);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (timed_out) {
+        *cause = xasprintf("%s did not finish within %.0f s", argv[0], (double)timeout_ms / 1000);
+        free(buf);
+        return -1;
+    }
+    if (WIFSIGNALED(status)) {
+        *cause = xasprintf("%s was killed by signal %d", argv[0], WTERMSIG(status));
+        free(buf);
+        return -1;
+    }
+    if (WEXITSTATUS(status) == 127 || WEXITSTATUS(status) == 126) {
+        *cause = xasprintf("cannot run %s", argv[0]);
+        free(buf);
+        return -1;
+    }
+    *out = buf;
+    return WEXITSTATUS(status);
+}
+
+/* ---- the command ---- */
+
+static int load_config(struct config *cfg, const char *path, char **sets, size_t n_sets)
+{
+    char *cause = NULL;
+
+    if (config_load(cfg, path ? path : config_default_path(), path == NULL, &cause) != 0) {
+        cmd_error("slurm-check", "%s", cause);
+        free(cause);
+        return -1;
+    }
+    for (size_t i = 0; i < n_sets; i++) {
+        if (config_set(cfg, sets[i], &cause) != 0) {
+            cmd_error("slurm-check", "%s", cause);
+            free(cause);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static char *node_name(const char *given)
+{
+    const char *env = getenv("SLURMD_NODENAME");
+    char host[256];
+
+    if (given != NULL)
+        return xstrdup(given);
+    if (env != NULL && *env)
+        return xstrdup(env);
+    if (gethostname(host, sizeof(host)) != 0)
+        return NULL;
+    host[sizeof(host) - 1] = '\0';
+    host[strcspn(host, ".")] = '\0';
+    return host[0] ? xstrdup(host) : NULL;
+}
+
+/* `scontrol show node -o NAME` into n. Returns 0, or -1 after saying why. */
+static int show_node(const char *scontrol, const char *node, struct slurm_node *n)
+{
+    const char *argv[] = { scontrol, "show", "node", "-o", node, NULL };
+    char *out = NULL, *cause = NULL;
+    int rc = slurm_run(argv, SCONTROL_TIMEOUT_MS, &out, &cause);
+
+    if (rc < 0) {
+        cmd_error("slurm-check", "%s", cause);
+        free(cause);
+        return -1;
+    }
+    if (rc != 0) {
+        cmd_error("slurm-check", "scontrol show node -o %s failed (exit %d): %s", node, rc, out);
+        free(out);
+        return -1;
+    }
+    rc = slurm_parse_node(out, n, &cause);
+    free(out);
+    if (rc != 0) {
+        cmd_error("slurm-check", "%s", cause);
+        free(cause);
+        return -1;
+    }
+    return 0;
+}
+
+static int update_node(const char *scontrol, const char *node, enum slurm_action act,
+                       const char *reason)
+{
+    char *name_arg = xasprintf("NodeName=%s", node);
+    char *reason_arg = reason ? xasprintf("Reason=%s", reason) : NULL;
+    const char *argv[] = { scontrol,
+                           "update",
+                           name_arg,
+                           act == SLURM_DRAIN ? "State=DRAIN" : "State=RESUME",
+                           act == SLURM_DRAIN ? reason_arg : NULL,
+                           NULL };
+    char *out = NULL, *cause = NULL;
+    int rc = slurm_run(argv, SCONTROL_TIMEOUT_MS, &out, &cause);
+
+    if (rc < 0) {
+        cmd_error("slurm-check", "%s", cause);
+        free(cause);
+    } else if (rc != 0) {
+        cmd_error("slurm-check", "scontrol update %s failed (exit %d): %s", name_arg, rc, out);
+    }
+    free(out);
+    free(name_arg);
+    free(reason_arg);
+    return rc == 0 ? 0 : -1;
+}
+
+static int exec(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "node", required_argument, NULL, OPT_NODE },
+        { "scontrol", required_argument, NULL, OPT_SCONTROL },
+        { "dry-run", no_argument, NULL, OPT_DRY_RUN },
+        { "config", required_argument, NULL, OPT_CONFIG },
+        { "set", required_argument, NULL, OPT_SET },
+        { "help", no_argument, NULL, 'h' },
+        COMMON_COLLECT_LONGOPTS,
+        { NULL, 0, NULL, 0 },
+    };
+    struct collect_opts opts;
+    struct config cfg;
+    struct findings findings = { 0 };
+    struct slurm_node node = { 0 };
+    const char *given_node = NULL, *config_path = NULL, *why = "";
+    char **sets = xcalloc((size_t)argc + 1, sizeof(*sets));
+    char *scontrol = NULL, *name = NULL, *reason = NULL, *cause = NULL;
+    struct snapshot *s = NULL;
+    enum slurm_action act;
+    size_t n_sets = 0;
+    bool dry_run = false;
+    int opt, status, rc = EXIT_USAGE;
+
+    config_init(&cfg);
+    cmd_collect_defaults(&opts, SLURM_DEFAULT_WINDOW_MS);
+    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case OPT_NODE:
+            given_node = optarg;
+            break;
+        case OPT_SCONTROL:
+            free(scontrol);
+            scontrol = xstrdup(optarg);
+            break;
+        case OPT_DRY_RUN:
+            dry_run = true;
+            break;
+        case OPT_CONFIG:
+            config_path = optarg;
+            break;
+        case OPT_SET:
+            sets[n_sets++] = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            rc = EXIT_HEALTHY;
+            goto out;
+        default:
+            rc = cmd_collect_option(&opts, opt, optarg);
+            if (rc == 0) {
+                rc = cmd_usage_error(&cmd_slurm_check);
+                goto out;
+            }
+            if (rc < 0) {
+                rc = EXIT_USAGE;
+                goto out;
+            }
+        }
+    }
+    rc = EXIT_USAGE;
+    if (optind < argc) {
+        cmd_error("slurm-check", "unexpected argument '%s'", argv[optind]);
+        rc = cmd_usage_error(&cmd_slurm_check);
+        goto out;
+    }
+    if (load_config(&cfg, config_path, sets, n_sets) != 0)
+        goto out;
+    rc = EXIT_UNKNOWN;
+    name = node_name(given_node);
+    if (name == NULL) {
+        cmd_error("slurm-check", "no node name: give --node");
+        goto out;
+    }
+    if (scontrol == NULL)
+        scontrol = slurm_find_scontrol();
+    if (scontrol == NULL) {
+        cmd_error("slurm-check", "scontrol not found in $PATH, /usr/bin or /usr/local/bin: "
+                                 "give --scontrol");
+        goto out;
+    }
+    if (scontrol[0] != '/') {
+        cmd_error("slurm-check", "--scontrol %s: give an absolute path", scontrol);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+
+    s = collect_snapshot(&opts, &cause);
+    if (s == NULL) {
+        cmd_error("slurm-check", "%s", cause);
+        goto out;
+    }
+    rules_run(s, NULL, &cfg.rules, &findings);
+    status = rules_exit_status(s, &findings);
+    reason = slurm_reason(&findings);
+
+    if (show_node(scontrol, name, &node) != 0)
+        goto out;
+    act = slurm_decide(&node, status, reason, &why);
+    printf("gpudoctor slurm-check: node %s (%s%s%s): %s: %s%s%s\n", name, node.state,
+           node.reason ? ", reason: " : "", node.reason ? node.reason : "", why,
+           act == SLURM_DRAIN    ? "drain"
+           : act == SLURM_RESUME ? "resume"
+                                 : "no change",
+           act == SLURM_DRAIN ? " with reason: " : "", act == SLURM_DRAIN ? reason : "");
+    fflush(stdout);
+    rc = status;
+    if (act == SLURM_NOTHING || dry_run)
+        goto out;
+    if (update_node(scontrol, name, act, reason) != 0) {
+        rc = EXIT_UNKNOWN;
+        goto out;
+    }
+    /* slurmd discards a health check's output: leave a trace of what was changed. */
+    openlog("gpudoctor", LOG_PID, LOG_DAEMON);
+    if (act == SLURM_DRAIN)
+        syslog(LOG_WARNING, "drained Slurm node %s: %s", name, reason);
+    else
+        syslog(LOG_NOTICE, "resumed Slurm node %s (was: %s)", name, node.reason);
+    closelog();
+out:
+    slurm_node_free(&node);
+    findings_free(&findings);
+    snapshot_free(s);
+    config_free(&cfg);
+    free(reason);
+    free(name);
+    free(scontrol);
+    free(cause);
+    free(sets);
+    return rc;
+}
+
+const struct cmd cmd_slurm_check = {
+    "slurm-check",
+    "[options]",
+    "Slurm HealthCheckProgram: drain on a critical finding, resume once healthy",
+    exec,
+    usage,
+};

@@ -1,0 +1,205 @@
+/*
+ * slurm-check's parts: reading `scontrol show node -o` as Slurm 22.05 writes it, the drain and
+ * resume decisions, the reason text, and running a program through execve with a deadline.
+ */
+#include "cmd/cmd.h"
+#include "cmd/slurm.h"
+#include "util/timeutil.h"
+#include "util/xalloc.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+/* Real output of Slurm 22.05 (scontrol show node -o), a drained node and an idle one. */
+#define HEAD                                                                                       \
+    "NodeName=gpu07 Arch=x86_64 CoresPerSocket=1  CPUAlloc=0 CPUEfctv=1 CPUTot=1 CPULoad=0.96 "    \
+    "AvailableFeatures=(null) ActiveFeatures=(null) Gres=(null) NodeAddr=127.0.0.1 "               \
+    "NodeHostName=gpu07 Version=22.05.8 OS=Linux 6.1.0 #1 SMP PREEMPT_DYNAMIC @0  RealMemory=1 "   \
+    "AllocMem=0 FreeMem=22763 Sockets=1 Boards=1 "
+#define TAIL                                                                                       \
+    " ThreadsPerCore=1 TmpDisk=0 Weight=1 Owner=N/A MCS_label=N/A Partitions=debug  "              \
+    "BootTime=2026-12-02T09:19:00 SlurmdStartTime=2026-12-02T10:19:32 "                            \
+    "LastBusyTime=2026-12-02T10:19:32 CfgTRES=cpu=1,mem=1M,billing=1 AllocTRES= CapWatts=n/a "     \
+    "CurrentWatts=0 AveWatts=0 ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s"
+
+static void test_parse(void **state)
+{
+    struct slurm_node n;
+    char *cause = NULL;
+
+    (void)state;
+    assert_int_equal(slurm_parse_node(HEAD "State=IDLE" TAIL "\n", &n, &cause), 0);
+    assert_string_equal(n.name, "gpu07");
+    assert_string_equal(n.state, "IDLE");
+    assert_null(n.reason);
+    assert_false(n.drain);
+    slurm_node_free(&n);
+
+    assert_int_equal(slurm_parse_node(HEAD "State=IDLE+DRAIN" TAIL
+                                           " Reason=gpudoctor: GPU 3 [lost] x=y "
+                                           "[root@2026-12-02T10:19:37]\n",
+                                      &n, &cause),
+                     0);
+    assert_string_equal(n.state, "IDLE+DRAIN");
+    assert_true(n.drain);
+    assert_string_equal(n.reason, "gpudoctor: GPU 3 [lost] x=y");
+    assert_true(slurm_reason_is_ours(n.reason));
+    slurm_node_free(&n);
+
+    assert_int_equal(slurm_parse_node(HEAD "State=MIXED+DRAIN+NOT_RESPONDING" TAIL
+                                           " Reason=Kill task failed [slurm@2026-01-01T00:00:00]",
+                                      &n, &cause),
+                     0);
+    assert_true(n.drain);
+    assert_string_equal(n.reason, "Kill task failed");
+    assert_false(slurm_reason_is_ours(n.reason));
+    slurm_node_free(&n);
+
+    /* a reason without Slurm's stamp, and the (null) Slurm prints for none */
+    assert_int_equal(slurm_parse_node("NodeName=a State=DOWN Reason=maintenance", &n, &cause), 0);
+    assert_string_equal(n.reason, "maintenance");
+    assert_false(n.drain);
+    slurm_node_free(&n);
+    assert_int_equal(slurm_parse_node("NodeName=a State=DRAINING Reason=(null)", &n, &cause), 0);
+    assert_null(n.reason);
+    assert_true(n.drain);
+    slurm_node_free(&n);
+    /* NextState= is not State= */
+    assert_int_equal(slurm_parse_node("NodeName=a NextState=DRAIN State=IDLE", &n, &cause), 0);
+    assert_string_equal(n.state, "IDLE");
+    slurm_node_free(&n);
+
+    assert_int_equal(slurm_parse_node("Node gpu99 not found\n", &n, &cause), -1);
+    assert_non_null(strstr(cause, "NodeName"));
+    free(cause);
+    cause = NULL;
+    assert_int_equal(slurm_parse_node("NodeName=a Arch=x86_64", &n, &cause), -1);
+    assert_non_null(strstr(cause, "State"));
+    free(cause);
+}
+
+static void test_decide(void **state)
+{
+    char n[] = "n", idle_s[] = "IDLE", drain_s[] = "IDLE+DRAIN", ours_r[] = "gpudoctor: GPU 3 lost",
+         theirs_r[] = "bad DIMM", old_r[] = "gpudoctor: old";
+    struct slurm_node idle = { n, idle_s, NULL, false };
+    struct slurm_node ours = { n, drain_s, ours_r, true };
+    struct slurm_node theirs = { n, drain_s, theirs_r, true };
+    struct slurm_node ours_undrained = { n, idle_s, old_r, false };
+    const char *why = NULL;
+
+    (void)state;
+    assert_int_equal(slurm_decide(&idle, EXIT_CRITICAL, "gpudoctor: GPU 3 lost", &why),
+                     SLURM_DRAIN);
+    assert_int_equal(slurm_decide(&ours, EXIT_CRITICAL, "gpudoctor: GPU 3 lost", &why),
+                     SLURM_NOTHING);
+    assert_int_equal(slurm_decide(&ours, EXIT_CRITICAL, "gpudoctor: XID 79", &why), SLURM_DRAIN);
+    assert_int_equal(slurm_decide(&theirs, EXIT_CRITICAL, "gpudoctor: XID 79", &why),
+                     SLURM_NOTHING);
+    assert_non_null(strstr(why, "someone else"));
+    /* healthy, or only warnings: undo our own drain, never another's */
+    assert_int_equal(slurm_decide(&ours, EXIT_HEALTHY, NULL, &why), SLURM_RESUME);
+    assert_int_equal(slurm_decide(&ours, EXIT_WARNING, NULL, &why), SLURM_RESUME);
+    assert_int_equal(slurm_decide(&theirs, EXIT_HEALTHY, NULL, &why), SLURM_NOTHING);
+    assert_int_equal(slurm_decide(&idle, EXIT_HEALTHY, NULL, &why), SLURM_NOTHING);
+    assert_int_equal(slurm_decide(&ours_undrained, EXIT_HEALTHY, NULL, &why), SLURM_NOTHING);
+    /* could not check: leave it as it is, whoever drained it */
+    assert_int_equal(slurm_decide(&ours, EXIT_UNKNOWN, NULL, &why), SLURM_NOTHING);
+    assert_int_equal(slurm_decide(&idle, EXIT_UNKNOWN, NULL, &why), SLURM_NOTHING);
+}
+
+static struct rule fake_rule = { .id = "health.test", .title = "generic title" };
+
+static void add(struct findings *f, enum severity sev, const char *title)
+{
+    xgrow(&f->items, &f->cap, f->n + 1, sizeof(*f->items));
+    memset(&f->items[f->n], 0, sizeof(f->items[0]));
+    f->items[f->n].rule = &fake_rule;
+    f->items[f->n].severity = sev;
+    f->items[f->n].title = title ? xstrdup(title) : NULL;
+    f->items[f->n].subject.gpu_index = -1;
+    f->items[f->n].subject.pid = -1;
+    f->n++;
+}
+
+static void test_reason(void **state)
+{
+    struct findings f = { 0 };
+    char long_title[400], *r;
+
+    (void)state;
+    add(&f, SEV_WARNING, "only a warning");
+    assert_null(slurm_reason(&f));
+    add(&f, SEV_CRITICAL, "GPU 3 fell off the bus\n(XID 79)");
+    r = slurm_reason(&f);
+    assert_string_equal(r, "gpudoctor: GPU 3 fell off the bus (XID 79)");
+    free(r);
+    add(&f, SEV_CRITICAL, NULL);
+    add(&f, SEV_CRITICAL, "third");
+    r = slurm_reason(&f);
+    assert_string_equal(r, "gpudoctor: GPU 3 fell off the bus (XID 79) (+2 more)");
+    findings_free(&f);
+    free(r);
+
+    /* long titles are cut on a character boundary */
+    memset(&f, 0, sizeof(f));
+    memset(long_title, 'x', sizeof(long_title));
+    for (size_t i = 180; i + 3 < sizeof(long_title); i += 3)
+        memcpy(long_title + i, "\xe2\x82\xac", 3); /* € */
+    long_title[sizeof(long_title) - 1] = '\0';
+    add(&f, SEV_CRITICAL, long_title);
+    r = slurm_reason(&f);
+    assert_true(strlen(r) <= SLURM_REASON_MAX);
+    assert_true(strncmp(r + strlen(r) - 3, "...", 3) == 0);
+    assert_true(((unsigned char)r[strlen(r) - 4] & 0xc0) != 0xc0); /* no cut lead byte */
+    assert_true(strncmp(r, SLURM_REASON_PREFIX "xxx", strlen(SLURM_REASON_PREFIX) + 3) == 0);
+    free(r);
+    findings_free(&f);
+}
+
+static void test_run(void **state)
+{
+    const char *echo[] = { "/bin/echo", "a b", "Reason=x y", NULL };
+    const char *sh_fail[] = { "/bin/sh", "-c", "echo oops >&2; exit 4", NULL };
+    const char *slow[] = { "/bin/sleep", "10", NULL };
+    const char *missing[] = { "/nonexistent/scontrol", NULL };
+    char *out = NULL, *cause = NULL;
+    int64_t t0;
+
+    (void)state;
+    /* arguments arrive as given: no shell splits them */
+    assert_int_equal(slurm_run(echo, 5000, &out, &cause), 0);
+    assert_string_equal(out, "a b Reason=x y\n");
+    free(out);
+    assert_int_equal(slurm_run(sh_fail, 5000, &out, &cause), 4);
+    assert_string_equal(out, "oops\n");
+    free(out);
+    t0 = time_mono_ms();
+    assert_int_equal(slurm_run(slow, 300, &out, &cause), -1);
+    assert_true(time_mono_ms() - t0 < 3000);
+    assert_non_null(strstr(cause, "did not finish"));
+    free(cause);
+    cause = NULL;
+    assert_int_equal(slurm_run(missing, 5000, &out, &cause), -1);
+    assert_non_null(strstr(cause, "/nonexistent/scontrol"));
+    free(cause);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_decide),
+        cmocka_unit_test(test_reason),
+        cmocka_unit_test(test_run),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
