@@ -449,6 +449,71 @@ void jtable_free(const struct jtable *t, void *obj)
     }
 }
 
+int jlist_read(const json_t *j, const char *key, const char *path, size_t size, void **out,
+               size_t *n, jelem_reader fn, struct jerr *err)
+{
+    const json_t *a = json_object_get(j, key);
+    size_t i;
+    json_t *v;
+
+    if (a == NULL || json_is_null(a))
+        return 0;
+    if (!json_is_array(a)) {
+        jerr_set(err, path, "%s: expected an array", key);
+        return -1;
+    }
+    *out = xcalloc(json_array_size(a) + 1, size);
+    json_array_foreach(a, i, v)
+    {
+        char p[300];
+
+        snprintf(p, sizeof(p), "%s%s%s[%zu]", path, *path ? "." : "", key, i);
+        *n = i + 1;
+        if (fn((char *)*out + i * size, v, p, err) != 0)
+            return -1;
+    }
+    return 1;
+}
+
+int jlist_read_table(const struct jtable *t, const json_t *j, const char *key, const char *path,
+                     size_t size, void **out, size_t *n, struct jerr *err)
+{
+    const json_t *a = json_object_get(j, key);
+    size_t i;
+    json_t *v;
+
+    if (a == NULL || json_is_null(a))
+        return 0;
+    if (!json_is_array(a)) {
+        jerr_set(err, path, "%s: expected an array", key);
+        return -1;
+    }
+    *out = xcalloc(json_array_size(a) + 1, size);
+    json_array_foreach(a, i, v)
+    {
+        char p[300];
+
+        snprintf(p, sizeof(p), "%s%s%s[%zu]", path, *path ? "." : "", key, i);
+        *n = i + 1;
+        if (jtable_read(t, (char *)*out + i * size, v, p, 0, NULL, err) != 0)
+            return -1;
+    }
+    return 1;
+}
+
+json_t *jlist_write_table(const struct jtable *t, const void *items, size_t n, size_t size)
+{
+    json_t *a = json_array();
+
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = json_object();
+
+        jtable_write(t, (const char *)items + i * size, o, 0);
+        json_array_append_new(a, o);
+    }
+    return a;
+}
+
 int jget_str(const json_t *obj, const char *key, const char *path, char **out, struct jerr *err)
 {
     const json_t *v = json_object_get(obj, key);

@@ -101,6 +101,22 @@ const struct jfield *jtable_find(const struct jtable *t, const char *name);
  */
 bool jlocate(const char *text, const char *path, int *line, int *column);
 
+/* Reads one element of a list; path names it ("host.disks[2]"). */
+typedef int (*jelem_reader)(void *elem, const json_t *j, const char *path, struct jerr *err);
+
+/*
+ * Reads the array at key of the object j into a new array *out of elements of size bytes, each
+ * read by fn. Returns 1 when the array was there, 0 when absent or null, -1 on error (what was
+ * read so far is in *out and *n, for the caller to free).
+ */
+int jlist_read(const json_t *j, const char *key, const char *path, size_t size, void **out,
+               size_t *n, jelem_reader fn, struct jerr *err);
+/* The same for plain records: each element read with jtable_read(t, ...). */
+int jlist_read_table(const struct jtable *t, const json_t *j, const char *key, const char *path,
+                     size_t size, void **out, size_t *n, struct jerr *err);
+/* A JSON array of n plain records of size bytes, each written with jtable_write(t, ...). */
+json_t *jlist_write_table(const struct jtable *t, const void *items, size_t n, size_t size);
+
 /* A JSON string for s (null for NULL); bytes that are not UTF-8 are written as "\xNN". */
 json_t *jstring_safe(const char *s);
 

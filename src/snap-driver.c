@@ -95,46 +95,27 @@ const struct jtable driver_info_table = {
 
 json_t *driver_info_to_json(const struct driver_info *d)
 {
-    json_t *j = json_object(), *events = json_array();
+    json_t *j = json_object();
 
     jtable_write(&driver_info_table, d, j, 0);
-    for (size_t i = 0; i < d->n_events; i++) {
-        json_t *e = json_object();
-
-        jtable_write(&klog_event_table, &d->events[i], e, 0);
-        json_array_append_new(events, e);
-    }
-    json_object_set_new(j, "events", events);
+    json_object_set_new(
+        j, "events",
+        jlist_write_table(&klog_event_table, d->events, d->n_events, sizeof(*d->events)));
     return j;
 }
 
 int driver_info_from_json(struct driver_info *d, const json_t *j, const char *path,
                           struct jerr *err)
 {
-    const json_t *events;
-    size_t i;
-    json_t *e;
+    void *events = NULL;
+    int r;
 
     if (jtable_read(&driver_info_table, d, j, path, 0, NULL, err) != 0)
         return -1;
-    events = json_object_get(j, "events");
-    if (events == NULL || json_is_null(events))
-        return 0;
-    if (!json_is_array(events)) {
-        jerr_set(err, path, "events: expected an array");
-        return -1;
-    }
-    d->events = xcalloc(json_array_size(events) + 1, sizeof(*d->events));
-    json_array_foreach(events, i, e)
-    {
-        char epath[256];
-
-        snprintf(epath, sizeof(epath), "%s.events[%zu]", path, i);
-        d->n_events = i + 1;
-        if (jtable_read(&klog_event_table, &d->events[i], e, epath, 0, NULL, err) != 0)
-            return -1;
-    }
-    return 0;
+    r = jlist_read_table(&klog_event_table, j, "events", path, sizeof(*d->events), &events,
+                         &d->n_events, err);
+    d->events = events;
+    return r < 0 ? -1 : 0;
 }
 
 void klog_event_free(struct klog_event *e)

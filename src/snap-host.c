@@ -274,37 +274,6 @@ static int read_paths(struct host_fs *f, const json_t *a, const char *path, stru
     return 0;
 }
 
-/*
- * Reads the array at key of j into a new array of n elements of size bytes, each read by fn.
- * Returns 1 when the array was there, 0 when absent or null, -1 on error.
- */
-static int read_list(const json_t *j, const char *key, const char *path, size_t size, void **out,
-                     size_t *n, int (*fn)(void *, const json_t *, const char *, struct jerr *),
-                     struct jerr *err)
-{
-    const json_t *a = json_object_get(j, key);
-    size_t i;
-    json_t *v;
-
-    if (a == NULL || json_is_null(a))
-        return 0;
-    if (!json_is_array(a)) {
-        jerr_set(err, path, "%s: expected an array", key);
-        return -1;
-    }
-    *out = xcalloc(json_array_size(a) + 1, size);
-    json_array_foreach(a, i, v)
-    {
-        char p[300];
-
-        snprintf(p, sizeof(p), "%s%s%s[%zu]", path, *path ? "." : "", key, i);
-        *n = i + 1;
-        if (fn((char *)*out + i * size, v, p, err) != 0)
-            return -1;
-    }
-    return 1;
-}
-
 static int read_disk(void *obj, const json_t *j, const char *path, struct jerr *err)
 {
     return jtable_read(&host_disk_table, obj, j, path, 0, NULL, err);
@@ -326,14 +295,14 @@ int host_info_from_json(struct host_info *h, const json_t *j, const char *path, 
 
     if (jtable_read(&host_info_table, h, j, path, 0, NULL, err) != 0)
         return -1;
-    r = read_list(j, "disks", path, sizeof(*h->disks), &items, &h->n_disks, read_disk, err);
+    r = jlist_read(j, "disks", path, sizeof(*h->disks), &items, &h->n_disks, read_disk, err);
     h->disks = items;
     if (r < 0)
         return -1;
     if (r > 0)
         host_set_valid(h, HOST_S_DISKS);
     items = NULL;
-    r = read_list(j, "filesystems", path, sizeof(*h->fs), &items, &h->n_fs, read_fs, err);
+    r = jlist_read(j, "filesystems", path, sizeof(*h->fs), &items, &h->n_fs, read_fs, err);
     h->fs = items;
     if (r < 0)
         return -1;

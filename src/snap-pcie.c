@@ -155,19 +155,6 @@ void pcie_info_free(struct pcie_info *p)
 
 /* ---- writing ---- */
 
-static json_t *list_to_json(const struct jtable *t, const void *items, size_t n, size_t size)
-{
-    json_t *a = json_array();
-
-    for (size_t i = 0; i < n; i++) {
-        json_t *o = json_object();
-
-        jtable_write(t, (const char *)items + i * size, o, 0);
-        json_array_append_new(a, o);
-    }
-    return a;
-}
-
 static json_t *device_to_json(const struct pcie_device *d)
 {
     json_t *j = json_object();
@@ -175,12 +162,13 @@ static json_t *device_to_json(const struct pcie_device *d)
     /* The list fields come last in the table, so the key order does not depend on validity. */
     jtable_write(&pcie_device_table, d, j, 0);
     if (pcie_device_valid(d, PCIE_S_UPSTREAM))
-        json_object_set_new(
-            j, "upstream",
-            list_to_json(&pcie_bridge_table, d->upstream, d->n_upstream, sizeof(*d->upstream)));
+        json_object_set_new(j, "upstream",
+                            jlist_write_table(&pcie_bridge_table, d->upstream, d->n_upstream,
+                                              sizeof(*d->upstream)));
     if (pcie_device_valid(d, PCIE_S_PEERS))
         json_object_set_new(
-            j, "peers", list_to_json(&pcie_peer_table, d->peers, d->n_peers, sizeof(*d->peers)));
+            j, "peers",
+            jlist_write_table(&pcie_peer_table, d->peers, d->n_peers, sizeof(*d->peers)));
     return j;
 }
 
@@ -201,39 +189,6 @@ json_t *pcie_info_to_json(const struct pcie_info *p)
 
 /* ---- reading ---- */
 
-typedef int (*elem_reader)(void *obj, const json_t *j, const char *path, struct jerr *err);
-
-/*
- * Reads the array at key of j into *out (n elements of size bytes, each read by fn).
- * Returns 1 when the array was there, 0 when absent or null, -1 on error (what was read so far
- * is in *out and *n, for the caller to free).
- */
-static int read_list(const json_t *j, const char *key, const char *path, size_t size, void **out,
-                     size_t *n, elem_reader fn, struct jerr *err)
-{
-    const json_t *a = json_object_get(j, key);
-    size_t i;
-    json_t *v;
-
-    if (a == NULL || json_is_null(a))
-        return 0;
-    if (!json_is_array(a)) {
-        jerr_set(err, path, "%s: expected an array", key);
-        return -1;
-    }
-    *out = xcalloc(json_array_size(a) + 1, size);
-    json_array_foreach(a, i, v)
-    {
-        char p[300];
-
-        snprintf(p, sizeof(p), "%s%s%s[%zu]", path, *path ? "." : "", key, i);
-        *n = i + 1;
-        if (fn((char *)*out + i * size, v, p, err) != 0)
-            return -1;
-    }
-    return 1;
-}
-
 static int read_bridge(void *obj, const json_t *j, const char *path, struct jerr *err)
 {
     return jtable_read(&pcie_bridge_table, obj, j, path, 0, NULL, err);
@@ -252,15 +207,15 @@ static int read_device(void *obj, const json_t *j, const char *path, struct jerr
 
     if (jtable_read(&pcie_device_table, d, j, path, 0, NULL, err) != 0)
         return -1;
-    r = read_list(j, "upstream", path, sizeof(*d->upstream), &items, &d->n_upstream, read_bridge,
-                  err);
+    r = jlist_read(j, "upstream", path, sizeof(*d->upstream), &items, &d->n_upstream, read_bridge,
+                   err);
     d->upstream = items;
     if (r < 0)
         return -1;
     if (r > 0)
         d->valid |= UINT64_C(1) << PCIE_S_UPSTREAM;
     items = NULL;
-    r = read_list(j, "peers", path, sizeof(*d->peers), &items, &d->n_peers, read_peer, err);
+    r = jlist_read(j, "peers", path, sizeof(*d->peers), &items, &d->n_peers, read_peer, err);
     d->peers = items;
     if (r < 0)
         return -1;
@@ -276,7 +231,7 @@ int pcie_info_from_json(struct pcie_info *p, const json_t *j, const char *path, 
 
     if (jtable_read(&pcie_info_table, p, j, path, 0, NULL, err) != 0)
         return -1;
-    r = read_list(j, "gpus", path, sizeof(*p->gpus), &items, &p->n_gpus, read_device, err);
+    r = jlist_read(j, "gpus", path, sizeof(*p->gpus), &items, &p->n_gpus, read_device, err);
     p->gpus = items;
     if (r < 0)
         return -1;

@@ -103,19 +103,6 @@ const struct jtable stack_info_table = {
     "stack", stack_info_fields, ARRAY_SIZE(stack_info_fields), JT_NONE, 0, NULL,
 };
 
-static json_t *list_to_json(const struct jtable *t, const void *items, size_t n, size_t size)
-{
-    json_t *a = json_array();
-
-    for (size_t i = 0; i < n; i++) {
-        json_t *o = json_object();
-
-        jtable_write(t, (const char *)items + i * size, o, 0);
-        json_array_append_new(a, o);
-    }
-    return a;
-}
-
 json_t *stack_info_to_json(const struct stack_info *s)
 {
     json_t *j = json_object();
@@ -123,40 +110,13 @@ json_t *stack_info_to_json(const struct stack_info *s)
     jtable_write(&stack_info_table, s, j, 0);
     json_object_set_new(
         j, "toolkits",
-        list_to_json(&stack_toolkit_table, s->toolkits, s->n_toolkits, sizeof(*s->toolkits)));
+        jlist_write_table(&stack_toolkit_table, s->toolkits, s->n_toolkits, sizeof(*s->toolkits)));
     json_object_set_new(j, "libraries",
-                        list_to_json(&stack_lib_table, s->libs, s->n_libs, sizeof(*s->libs)));
+                        jlist_write_table(&stack_lib_table, s->libs, s->n_libs, sizeof(*s->libs)));
     json_object_set_new(j, "frameworks",
-                        list_to_json(&stack_framework_table, s->frameworks, s->n_frameworks,
-                                     sizeof(*s->frameworks)));
+                        jlist_write_table(&stack_framework_table, s->frameworks, s->n_frameworks,
+                                          sizeof(*s->frameworks)));
     return j;
-}
-
-/* Reads the array at key into a new array of n items of size bytes each. */
-static int list_from_json(const struct jtable *t, const json_t *j, const char *key,
-                          const char *path, void **items, size_t *n, size_t size, struct jerr *err)
-{
-    const json_t *a = json_object_get(j, key);
-    size_t i;
-    json_t *o;
-
-    if (a == NULL || json_is_null(a))
-        return 0;
-    if (!json_is_array(a)) {
-        jerr_set(err, path, "%s: expected an array", key);
-        return -1;
-    }
-    *items = xcalloc(json_array_size(a) + 1, size);
-    json_array_foreach(a, i, o)
-    {
-        char ipath[256];
-
-        snprintf(ipath, sizeof(ipath), "%s.%s[%zu]", path, key, i);
-        *n = i + 1;
-        if (jtable_read(t, (char *)*items + i * size, o, ipath, 0, NULL, err) != 0)
-            return -1;
-    }
-    return 0;
 }
 
 int stack_info_from_json(struct stack_info *s, const json_t *j, const char *path, struct jerr *err)
@@ -167,14 +127,14 @@ int stack_info_from_json(struct stack_info *s, const json_t *j, const char *path
     if (jtable_read(&stack_info_table, s, j, path, 0, NULL, err) != 0)
         return -1;
     /* The lists are assigned even on error, so stack_info_free frees what was read. */
-    if (list_from_json(&stack_toolkit_table, j, "toolkits", path, &toolkits, &s->n_toolkits,
-                       sizeof(*s->toolkits), err) != 0)
+    if (jlist_read_table(&stack_toolkit_table, j, "toolkits", path, sizeof(*s->toolkits), &toolkits,
+                         &s->n_toolkits, err) < 0)
         goto out;
-    if (list_from_json(&stack_lib_table, j, "libraries", path, &libs, &s->n_libs, sizeof(*s->libs),
-                       err) != 0)
+    if (jlist_read_table(&stack_lib_table, j, "libraries", path, sizeof(*s->libs), &libs,
+                         &s->n_libs, err) < 0)
         goto out;
-    if (list_from_json(&stack_framework_table, j, "frameworks", path, &frameworks, &s->n_frameworks,
-                       sizeof(*s->frameworks), err) != 0)
+    if (jlist_read_table(&stack_framework_table, j, "frameworks", path, sizeof(*s->frameworks),
+                         &frameworks, &s->n_frameworks, err) < 0)
         goto out;
     rc = 0;
 out:
