@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# A real Slurm on loopback (Debian's slurmctld, slurmd and munge, a munge key made for the test):
+# `gpudoctor slurm-check` drains this node on a critical simulator scenario with the finding as
+# reason, leaves it on a second run, resumes it on the healthy scenario, never touches a drain
+# someone else made, changes nothing with --dry-run; then slurmd itself runs it as its
+# HealthCheckProgram and the node drains and resumes as the scenario changes.
+. "$SRC/tests/fixtures/serve/common.bash"
+for tool in slurmctld slurmd scontrol munged mungekey ss; do
+    command -v "$tool" >/dev/null || { echo "SKIP: $tool is not installed"; exit 77; }
+done
+[ "$(id -u)" = 0 ] || { echo "SKIP: the Slurm daemons need root"; exit 77; }
+
+NODE=$(hostname -s)
+S=$TMP/slurm
+mkdir -p "$S/state" "$S/spool" "$S/log"
+chmod 755 "$TMP" "$S" # munged wants its socket's directories reachable
+free_port() {
+    local p
+    while :; do
+        p=$((20000 + RANDOM % 30000))
+        ss -Hltn "sport = :$p" | grep -q . || { echo "$p"; return; }
+    done
+}
+CTLD_PORT=$(free_port)
+SLURMD_PORT=$(free_port)
+while [ "$SLURMD_PORT" = "$CTLD_PORT" ]; do SLURMD_PORT=$(free_port); done
+
+stop_slurm() {
+    local f
+    for f in slurmd slurmctld munged; do
+        [ -s "$S/$f.pid" ] && kill -TERM "$(cat "$S/$f.pid")" 2>/dev/null
+    done
+    sleep 0.5
+    for f in slurmd slurmctld munged; do
+        [ -s "$S/$f.pid" ] && kill -KILL "$(cat "$S/$f.pid")" 2>/dev/null
+    done
+    return 0
+}
+CLEANUPS+=(stop_slurm)
+
+mungekey -c -k "$S/munge.key" -b 1024
+chmod 600 "$S/munge.key"
+munged -f --socket="$S/munge.sock" --key-file="$S/munge.key" --log-file="$S/log/munged.log" \
+    --pid-file="$S/munged.pid" --seed-file="$S/munged.seed" --num-threads=1
+
+write_conf() {
+    cat >"$S/slurm.conf" <<CONF
+ClusterName=gpudoctor-test
+SlurmctldHost=$NODE(127.0.0.1)
+SlurmctldPort=$CTLD_PORT
+SlurmdPort=$SLURMD_PORT
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+AuthInfo=socket=$S/munge.sock
+CredType=cred/munge
+StateSaveLocation=$S/state
+SlurmdSpoolDir=$S/spool
+SlurmctldPidFile=$S/slurmctld.pid
+SlurmdPidFile=$S/slurmd.pid
+SlurmctldLogFile=$S/log/slurmctld.log
+SlurmdLogFile=$S/log/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/none
+SelectType=select/linear
+MpiDefault=none
+ReturnToService=2
+MessageTimeout=5
+$1
+NodeName=$NODE NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+CONF
+}
+write_conf ""
+export SLURM_CONF=$S/slurm.conf
+slurmctld -i -f "$S/slurm.conf"
+slurmd -f "$S/slurm.conf" -N "$NODE"
+
+node_field() { # node_field KEY: a field of the node
+    scontrol show node -o "$NODE" | sed -n "s/.* $1=\([^ ]*\).*/\1/p"
+}
+# The state without +NOT_RESPONDING, which slurmctld sets between pings and is not ours to test.
+node_state() {
+    node_field State | sed 's/+NOT_RESPONDING//'
+}
+node_reason() {
+    scontrol show node -o "$NODE" | sed -n 's/.* Reason=\(.*\) \[[^]]*@[^]]*\]$/\1/p'
+}
+# until slurmctld has heard from slurmd (IDLE, without +NOT_RESPONDING)
+for i in $(seq 200); do
+    state=$(node_field State 2>/dev/null || true)
+    [ "$state" = IDLE ] && break
+    sleep 0.2
+done
+[ "$state" = IDLE ] || { echo "FAIL: the node never became idle ($state)"; tail -n 20 "$S"/log/*.log; exit 1; }
+
+# Scenarios: the healthy server, and the same with GPU 3 lost (a critical finding). Only the
+# NVML collector runs, so that this machine's own processes and disks cannot add findings.
+HEALTHY=$TMP/healthy.json
+CRITICAL=$TMP/critical.json
+jq 'del(.timeline)' "$SRC/scenarios/healthy-8xh100.json" >"$HEALTHY"
+jq '.gpus[3] = {index: 3, handle_status: "GPU_IS_LOST"}' "$HEALTHY" >"$CRITICAL"
+NVML_SIM_SCENARIO=$CRITICAL "$GPUDOCTOR" check --only nvml --window 0 --json >"$TMP/check.json" || true
+title=$(jq -r '[.findings[] | select(.severity == "critical")][0].title' "$TMP/check.json")
+n_crit=$(jq '[.findings[] | select(.severity == "critical")] | length' "$TMP/check.json")
+want_reason="gpudoctor: $title"
+[ "$n_crit" -gt 1 ] && want_reason="$want_reason (+$((n_crit - 1)) more)"
+
+run_check() { # run_check SCENARIO [options]: exit status in $rc, output in $TMP/sc.out
+    local scen=$1
+    shift
+    rc=0
+    NVML_SIM_SCENARIO=$scen "$GPUDOCTOR" slurm-check --only nvml --node "$NODE" "$@" >"$TMP/sc.out" 2>&1 || rc=$?
+}
+
+run_check "$CRITICAL" --dry-run
+check "dry run: exit status" "$rc" 2
+check "dry run: state unchanged" "$(node_state)" IDLE
+grep -q "drain with reason" "$TMP/sc.out" || fail "dry run does not say what it would do: $(cat "$TMP/sc.out")"
+
+run_check "$CRITICAL"
+check "critical: exit status" "$rc" 2
+check "critical: drained" "$(node_state)" IDLE+DRAIN
+check "critical: reason" "$(node_reason)" "$want_reason"
+
+run_check "$CRITICAL"
+check "critical again: exit status" "$rc" 2
+grep -q "already drained for it" "$TMP/sc.out" || fail "second run: $(cat "$TMP/sc.out")"
+check "critical again: still drained" "$(node_state)" IDLE+DRAIN
+
+run_check "$HEALTHY"
+[ "$rc" -le 1 ] || fail "healthy: exit status $rc: $(cat "$TMP/sc.out")"
+check "healthy: resumed" "$(node_state)" IDLE
+check "healthy: reason gone" "$(node_reason)" ""
+
+# A drain by someone else is theirs: gpudoctor neither resumes it nor replaces its reason.
+scontrol update NodeName="$NODE" State=DRAIN Reason="bad DIMM B4"
+run_check "$HEALTHY"
+check "admin drain + healthy: still drained" "$(node_state)" IDLE+DRAIN
+check "admin drain + healthy: reason kept" "$(node_reason)" "bad DIMM B4"
+run_check "$CRITICAL"
+check "admin drain + critical: reason kept" "$(node_reason)" "bad DIMM B4"
+scontrol update NodeName="$NODE" State=RESUME
+
+# scontrol failing is reported, not ignored
+run_check "$HEALTHY" --scontrol /bin/false
+check "scontrol fails: exit status" "$rc" 3
+
+# slurmd runs it as its HealthCheckProgram; the scenario the wrapper uses is switched under it.
+cat >"$TMP/healthcheck.sh" <<HC
+#!/bin/sh
+exec env SLURM_CONF=$S/slurm.conf GPUDOCTOR_NVML_LIB=$SIM_LIB NVML_SIM_SCENARIO=$TMP/current.json \
+    GPUDOCTOR_CONFIG=/dev/null NVML_SIM_QUIET=1 $GPUDOCTOR slurm-check --only nvml >>$TMP/healthcheck.log 2>&1
+HC
+chmod 755 "$TMP/healthcheck.sh"
+cp "$CRITICAL" "$TMP/current.json.new" && mv "$TMP/current.json.new" "$TMP/current.json"
+write_conf "HealthCheckProgram=$TMP/healthcheck.sh
+HealthCheckInterval=1
+HealthCheckNodeState=ANY"
+scontrol reconfigure
+wait_state() { # wait_state STATE: until the node is in it (30 s at most)
+    for i in $(seq 150); do
+        [ "$(node_state)" = "$1" ] && return 0
+        sleep 0.2
+    done
+    return 1
+}
+if [ "$(hostname -s)" = "$NODE" ]; then
+    wait_state IDLE+DRAIN || fail "slurmd's health check did not drain the node: $(tail -3 "$TMP/healthcheck.log" 2>/dev/null)"
+    check "health check: reason" "$(node_reason)" "$want_reason"
+    cp "$HEALTHY" "$TMP/current.json.new" && mv "$TMP/current.json.new" "$TMP/current.json"
+    wait_state IDLE || fail "slurmd's health check did not resume the node: $(tail -3 "$TMP/healthcheck.log")"
+fi
+
+finish
