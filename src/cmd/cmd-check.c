@@ -1,9 +1,12 @@
 /*
- * gpudoctor check: diagnose this machine (or a snapshot) and print what is wrong.
- * Until the rule engine lands, it renders what was collected and what could not be.
+ * gpudoctor check: diagnose this machine (or a snapshot) and print what is wrong, the evidence
+ * and the fix. The same rules run on a live collection and on `--from FILE`.
  */
 #include "cmd/cmd.h"
+#include "render/json.h"
 #include "render/text.h"
+#include "rules/config.h"
+#include "rules/rules.h"
 #include "util/xalloc.h"
 
 #include <getopt.h>
@@ -13,6 +16,8 @@
 #include <unistd.h>
 
 #define DEFAULT_WINDOW_MS 2000
+
+enum { OPT_SET = OPT__COMMON_END };
 
 static void usage(FILE *out)
 {
@@ -25,30 +30,24 @@ static void usage(FILE *out)
         "Options:\n"
         "  --window DUR      sample over DUR before judging (default 2s; 0 = one reading)\n"
         "  --from FILE       analyse a snapshot written by 'gpudoctor snapshot' ('-' = stdin)\n"
-        "  --json            print the findings and the snapshot as JSON\n"
-        "  --no-color        do not colour the output (also: NO_COLOR=1)\n" COMMON_COLLECT_HELP
-        "  -h, --help        show this help\n"
+        "  --json            print the findings and the snapshot as JSON (docs/check.md)\n"
+        "  --no-color        do not colour the output (also: NO_COLOR=1)\n"
+        "  --config FILE     read thresholds from FILE (default /etc/gpudoctor.conf,\n"
+        "                    or $GPUDOCTOR_CONFIG, when it exists)\n"
+        "  --set KEY=VALUE   override one threshold, or disable=RULE-ID "
+        "(repeatable)\n" COMMON_COLLECT_HELP "  -h, --help        show this help\n"
         "\n"
-        "Exit status: 0 healthy, 1 warning, 2 critical, 3 could not check, 64 usage error.\n",
+        "Exit status: 0 healthy, 1 warning, 2 critical, 3 could not check, 64 usage error.\n"
+        "'gpudoctor explain ID' tells what a finding means; 'explain --list' lists them all.\n",
         out);
 }
 
-/* Until the rule engine lands: "could not check" when NVML did not answer. */
-static int exit_status(const struct snapshot *s)
+static int print_json(const struct snapshot *s, const struct findings *f, int status)
 {
-    return s->collectors[COLLECTOR_NVML].state == CS_OK ? EXIT_HEALTHY : EXIT_UNKNOWN;
-}
-
-static int print_json(const struct snapshot *s)
-{
-    json_t *j = json_object();
-    char *text;
+    json_t *j = render_check_json(s, f, status);
+    char *text = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     int rc;
 
-    json_object_set_new(j, "schema", json_string("gpudoctor.check/1"));
-    json_object_set_new(j, "findings", json_array());
-    json_object_set_new(j, "snapshot", snapshot_to_jansson(s));
-    text = json_dumps(j, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
     json_decref(j);
     if (text == NULL)
         fatal("out of memory serialising the report");
@@ -59,14 +58,24 @@ static int print_json(const struct snapshot *s)
     return rc;
 }
 
-static void print_text(const struct snapshot *s, const struct render_opts *ro)
+/* Reads the config: --config must exist; the default file only when it does. */
+static int load_config(struct config *cfg, const char *path, char **sets, size_t n_sets)
 {
-    render_gpu_table(stdout, s, ro);
-    if (s->n_gpus > 0)
-        putchar('\n');
-    render_gpu_processes(stdout, s, ro);
-    putchar('\n');
-    render_collectors(stdout, s, ro);
+    char *cause = NULL;
+
+    if (config_load(cfg, path ? path : config_default_path(), path == NULL, &cause) != 0) {
+        cmd_error("check", "%s", cause);
+        free(cause);
+        return -1;
+    }
+    for (size_t i = 0; i < n_sets; i++) {
+        if (config_set(cfg, sets[i], &cause) != 0) {
+            cmd_error("check", "%s", cause);
+            free(cause);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static int exec(int argc, char **argv)
@@ -75,18 +84,25 @@ static int exec(int argc, char **argv)
         { "from", required_argument, NULL, OPT_FROM },
         { "json", no_argument, NULL, OPT_JSON },
         { "no-color", no_argument, NULL, OPT_NO_COLOR },
+        { "config", required_argument, NULL, OPT_CONFIG },
+        { "set", required_argument, NULL, OPT_SET },
         { "help", no_argument, NULL, 'h' },
         COMMON_COLLECT_LONGOPTS,
         { NULL, 0, NULL, 0 },
     };
     struct collect_opts opts;
     struct render_opts ro;
-    const char *from = NULL;
+    struct config cfg;
+    struct findings findings = { 0 };
+    const char *from = NULL, *config_path = NULL;
+    char **sets = xcalloc((size_t)argc + 1, sizeof(*sets));
+    size_t n_sets = 0;
     bool json = false, no_color = false;
-    struct snapshot *s;
+    struct snapshot *s = NULL;
     char *cause = NULL;
-    int opt, rc;
+    int opt, rc = EXIT_USAGE;
 
+    config_init(&cfg);
     cmd_collect_defaults(&opts, DEFAULT_WINDOW_MS);
     while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         switch (opt) {
@@ -99,36 +115,62 @@ static int exec(int argc, char **argv)
         case OPT_NO_COLOR:
             no_color = true;
             break;
+        case OPT_CONFIG:
+            config_path = optarg;
+            break;
+        case OPT_SET:
+            sets[n_sets++] = optarg;
+            break;
         case 'h':
             usage(stdout);
-            return EXIT_HEALTHY;
+            rc = EXIT_HEALTHY;
+            goto out;
         default:
             rc = cmd_collect_option(&opts, opt, optarg);
-            if (rc == 0)
-                return cmd_usage_error(&cmd_check);
-            if (rc < 0)
-                return EXIT_USAGE;
+            if (rc == 0) {
+                rc = cmd_usage_error(&cmd_check);
+                goto out;
+            }
+            if (rc < 0) {
+                rc = EXIT_USAGE;
+                goto out;
+            }
         }
     }
+    rc = EXIT_USAGE;
     if (optind < argc) {
         cmd_error("check", "unexpected argument '%s'", argv[optind]);
-        return cmd_usage_error(&cmd_check);
+        rc = cmd_usage_error(&cmd_check);
+        goto out;
     }
+    if (load_config(&cfg, config_path, sets, n_sets) != 0)
+        goto out;
     opts.progress = !json && isatty(STDERR_FILENO);
     s = from ? snapshot_load(from, &cause) : collect_snapshot(&opts, &cause);
     if (s == NULL) {
         cmd_error("check", "%s", cause);
         free(cause);
-        return EXIT_UNKNOWN;
+        rc = EXIT_UNKNOWN;
+        goto out;
     }
+    rules_run(s, NULL, &cfg.rules, &findings);
+    rc = rules_exit_status(s, &findings);
     if (json) {
-        rc = print_json(s) == 0 ? exit_status(s) : EXIT_UNKNOWN;
+        if (print_json(s, &findings, rc) != 0)
+            rc = EXIT_UNKNOWN;
     } else {
         render_opts_init(&ro, stdout, no_color);
-        print_text(s, &ro);
-        rc = fflush(stdout) == 0 ? exit_status(s) : EXIT_UNKNOWN;
+        render_report(stdout, s, &findings, &ro);
+        if (fflush(stdout) != 0) {
+            cmd_error("check", "cannot write to standard output");
+            rc = EXIT_UNKNOWN;
+        }
     }
+out:
+    findings_free(&findings);
     snapshot_free(s);
+    config_free(&cfg);
+    free(sets);
     return rc;
 }
 

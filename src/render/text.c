@@ -7,12 +7,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#define REPORT_WIDTH    80
+#define FINDING_INDENT  10 /* "CRITICAL  " */
+#define MAX_NOT_CHECKED 12 /* lines of the "Not checked" section before "... more" */
+
 void render_opts_init(struct render_opts *ro, FILE *out, bool no_color)
 {
     const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
 
     ro->color = !no_color && isatty(fileno(out)) && (nc == NULL || *nc == '\0') &&
                 !(term != NULL && strcmp(term, "dumb") == 0);
+    ro->width = REPORT_WIDTH;
 }
 
 #define SGR(name, code)                                                                            \
@@ -28,22 +33,189 @@ SGR(dim, "2")
 SGR(reset, "0")
 #undef SGR
 
-void render_bytes(char *buf, size_t size, uint64_t bytes)
+static const char *severity_color(const struct render_opts *ro, enum severity sev)
 {
-    static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
-    double v = (double)bytes;
-    size_t u = 0;
-
-    while (v >= 1024.0 && u + 1 < ARRAY_SIZE(units)) {
-        v /= 1024.0;
-        u++;
+    switch (sev) {
+    case SEV_CRITICAL:
+        return render_red(ro);
+    case SEV_WARNING:
+        return render_yellow(ro);
+    default:
+        return render_dim(ro);
     }
-    if (u == 0)
-        snprintf(buf, size, "%" PRIu64 " B", bytes);
-    else if (v >= 100.0)
-        snprintf(buf, size, "%.0f %s", v, units[u]);
-    else
-        snprintf(buf, size, "%.1f %s", v, units[u]);
+}
+
+void render_wrap(FILE *out, const struct render_opts *ro, size_t first_len, size_t indent,
+                 const char *text)
+{
+    size_t width = ro->width > indent + 20 ? ro->width : indent + 20;
+    size_t col = first_len;
+    bool empty = true; /* nothing written on this line yet */
+    const char *p = text;
+
+    while (*p == ' ')
+        p++;
+    while (*p) {
+        const char *word = p;
+        size_t len;
+
+        while (*p && *p != ' ')
+            p++;
+        len = (size_t)(p - word);
+        /* A word that does not fit goes to the next line, unless the line is still empty. */
+        if (!empty && col + 1 + len > width) {
+            fprintf(out, "\n%*s", (int)indent, "");
+            col = indent;
+            empty = true;
+        }
+        if (!empty) {
+            fputc(' ', out);
+            col++;
+        }
+        fwrite(word, 1, len, out);
+        col += len;
+        empty = false;
+        while (*p == ' ')
+            p++;
+    }
+    fputc('\n', out);
+}
+
+const char *render_status(int exit_code)
+{
+    switch (exit_code) {
+    case 0:
+        return "healthy";
+    case 1:
+        return "warning";
+    case 2:
+        return "critical";
+    default:
+        return "unknown";
+    }
+}
+
+char *render_verdict(const struct snapshot *s, const struct findings *f)
+{
+    size_t crit = findings_count(f, SEV_CRITICAL), warn = findings_count(f, SEV_WARNING);
+    size_t info = findings_count(f, SEV_INFO);
+    char *why = rules_cannot_check(s, f), *out;
+
+    if (why != NULL)
+        return why;
+    if (crit == 0 && warn == 0) {
+        out = xasprintf("healthy — %zu GPU%s checked, no problems found%s", s->n_gpus,
+                        s->n_gpus == 1 ? "" : "s",
+                        info ? (info == 1 ? " (1 note)" : " (notes below)") : "");
+        return out;
+    }
+    if (crit && warn)
+        return xasprintf("%zu critical, %zu warning%s — %s", crit, warn, warn == 1 ? "" : "s",
+                         f->items[0].title);
+    if (crit)
+        return xasprintf("%zu critical — %s", crit, f->items[0].title);
+    return xasprintf("%zu warning%s — %s", warn, warn == 1 ? "" : "s", f->items[0].title);
+}
+
+static void verdict_line(FILE *out, const struct snapshot *s, const struct findings *f,
+                         const struct render_opts *ro)
+{
+    char *v = render_verdict(s, f);
+    int worst = findings_worst(f);
+    const char *color = worst == SEV_CRITICAL  ? render_red(ro)
+                        : worst == SEV_WARNING ? render_yellow(ro)
+                                               : render_green(ro);
+    const char *dash = strstr(v, " — ");
+    size_t head = dash ? (size_t)(dash - v) : strlen(v);
+
+    /* The counts (or the health) in colour, the top finding plain: it wraps on its own. */
+    if (dash == NULL) {
+        fprintf(out, "%s%s", render_bold(ro), color);
+        render_wrap(out, ro, 0, 2, v);
+        fputs(render_reset(ro), out);
+    } else {
+        fprintf(out, "%s%s%.*s%s — ", render_bold(ro), color, (int)head, v, render_reset(ro));
+        render_wrap(out, ro, head + 3, 2, dash + strlen(" — "));
+    }
+    free(v);
+}
+
+/* "GPU 3 (GPU-5c1f7e1e), pid 4121, alice, docker 3f2a1b9c44d0" */
+static void subject_line(char *buf, size_t size, const struct subject *sub)
+{
+    size_t len = 0;
+
+#define ADD(...)                                                                                   \
+    do {                                                                                           \
+        if (len < size)                                                                            \
+            len += (size_t)snprintf(buf + len, size - len, __VA_ARGS__);                           \
+    } while (0)
+    buf[0] = '\0';
+    if (sub->gpu_index >= 0) {
+        ADD("GPU %d", (int)sub->gpu_index);
+        if (sub->gpu_uuid)
+            ADD(" (%.12s)", sub->gpu_uuid);
+    }
+    if (sub->object)
+        ADD("%s%s", len ? ", " : "", sub->object);
+    if (sub->pid >= 0)
+        ADD("%spid %d", len ? ", " : "", (int)sub->pid);
+    if (sub->user)
+        ADD(", %s", sub->user);
+    if (sub->container)
+        ADD(", %s", sub->container);
+#undef ADD
+}
+
+/*
+ * A fix: a command, "command   # why", or "# advice". Commands are never wrapped, so they copy and
+ * paste whole; when a command and its comment do not fit, the comment goes on the line above.
+ */
+static void fix_line(FILE *out, const struct render_opts *ro, const char *fix, bool first)
+{
+    const size_t indent = FINDING_INDENT + 5;
+    const char *hash = strstr(fix, "   # ");
+
+    fprintf(out, "%*s%s", FINDING_INDENT, "", first ? "fix: " : "     ");
+    if (fix[0] == '#') {
+        render_wrap(out, ro, indent, indent + 2, fix);
+    } else if (hash && indent + strlen(fix) > ro->width) {
+        fputs(render_dim(ro), out);
+        render_wrap(out, ro, indent, indent + 2, hash + 3);
+        fprintf(out, "%s%*s%.*s\n", render_reset(ro), (int)indent, "", (int)(hash - fix), fix);
+    } else {
+        fprintf(out, "%s\n", fix);
+    }
+}
+
+static void render_finding(FILE *out, const struct finding *f, const struct render_opts *ro)
+{
+    static const char *const tags[] = { "INFO", "WARNING", "CRITICAL" };
+    char subject[256];
+
+    fprintf(out, "%s%-*s%s", severity_color(ro, f->severity), FINDING_INDENT, tags[f->severity],
+            render_reset(ro));
+    fputs(render_bold(ro), out);
+    render_wrap(out, ro, FINDING_INDENT, FINDING_INDENT, f->title);
+    fputs(render_reset(ro), out);
+    subject_line(subject, sizeof(subject), &f->subject);
+    fprintf(out, "%*s%s[%s]%s%s%s\n", FINDING_INDENT, "", render_dim(ro), f->rule->id,
+            subject[0] ? " " : "", subject, render_reset(ro));
+    for (size_t i = 0; i < f->n_evidence; i++) {
+        fprintf(out, "%*s- ", FINDING_INDENT, "");
+        render_wrap(out, ro, FINDING_INDENT + 2, FINDING_INDENT + 2, f->evidence[i]);
+    }
+    for (size_t i = 0; i < f->n_fix; i++)
+        fix_line(out, ro, f->fix[i], i == 0);
+}
+
+void render_findings(FILE *out, const struct findings *f, const struct render_opts *ro)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        if (i > 0)
+            fputc('\n', out);
+        render_finding(out, &f->items[i], ro);
+    }
 }
 
 static void cell_u32(char *buf, size_t size, const struct gpu *g, enum gpu_slot slot, uint32_t v,
@@ -59,12 +231,12 @@ void render_gpu_table(FILE *out, const struct snapshot *s, const struct render_o
 {
     if (s->n_gpus == 0)
         return;
-    fprintf(out, "%sGPU  NAME                   UTIL  MEMORY            TEMP  POWER      PCIE%s\n",
+    fprintf(out, "%sGPU  NAME                   UTIL  MEMORY          TEMP  POWER      PCIE%s\n",
             render_bold(ro), render_reset(ro));
     for (size_t i = 0; i < s->n_gpus; i++) {
         const struct gpu *g = &s->gpus[i];
         char util[16], mem[40], temp[16], power[32], pcie[32], used[16], total[16];
-        const char *name = gpu_valid(g, GPU_S_NAME) ? g->name : "?";
+        const char *name = gpu_valid(g, GPU_S_NAME) && g->name ? g->name : "?";
 
         if (g->handle_rc != 0) {
             fprintf(out, "%3" PRIu32 "  %s(not accessible: %s)%s\n", g->index, render_red(ro),
@@ -76,9 +248,17 @@ void render_gpu_table(FILE *out, const struct snapshot *s, const struct render_o
             name += 7;
         cell_u32(util, sizeof(util), g, GPU_S_UTIL_GPU, g->util_gpu_pct, "%");
         if (gpu_valid(g, GPU_S_MEM_USED) && gpu_valid(g, GPU_S_MEM_TOTAL)) {
+            const char *unit_used, *unit_total;
+
             render_bytes(used, sizeof(used), g->mem_used_bytes);
             render_bytes(total, sizeof(total), g->mem_total_bytes);
-            snprintf(mem, sizeof(mem), "%s / %s", used, total);
+            unit_used = strchr(used, ' ');
+            unit_total = strchr(total, ' ');
+            /* "72.8/79.6 GiB" when both share a unit, to fit the column. */
+            if (unit_used && unit_total && strcmp(unit_used, unit_total) == 0)
+                snprintf(mem, sizeof(mem), "%.*s/%s", (int)(unit_used - used), used, total);
+            else
+                snprintf(mem, sizeof(mem), "%s/%s", used, total);
         } else {
             snprintf(mem, sizeof(mem), "-");
         }
@@ -94,58 +274,253 @@ void render_gpu_table(FILE *out, const struct snapshot *s, const struct render_o
             snprintf(pcie, sizeof(pcie), "Gen%" PRIu32 " x%" PRIu32, g->pcie_gen, g->pcie_width);
         else
             snprintf(pcie, sizeof(pcie), "-");
-        fprintf(out, "%3" PRIu32 "  %-22.22s %4s  %-17s %4s  %-10s %s\n", g->index, name, util, mem,
+        fprintf(out, "%3" PRIu32 "  %-22.22s %4s  %-15s %4s  %-10s %s\n", g->index, name, util, mem,
                 temp, power, pcie);
     }
+}
+
+static const char *state_word(const struct proc *p)
+{
+    if (p == NULL || !((p->valid >> PROC_S_STAT) & 1u))
+        return "?";
+    switch (p->state) {
+    case 'R':
+        return "running";
+    case 'S':
+        return "sleeping";
+    case 'D':
+        return "disk";
+    case 'Z':
+        return "zombie";
+    case 'T':
+        return "stopped";
+    case 't':
+        return "traced";
+    case 'I':
+        return "idle";
+    case 'X':
+        return "dead";
+    default:
+        return "?";
+    }
+}
+
+static void process_row(FILE *out, const struct snapshot *s, uint32_t gpu, int32_t pid,
+                        bool used_valid, uint64_t used)
+{
+    const struct proc *p = proc_table_find(&s->procs, pid);
+    char mem[16] = "-", age[16] = "-";
+    const char *cmd = "?", *user = "?";
+    int64_t ms;
+
+    if (used_valid)
+        render_bytes(mem, sizeof(mem), used);
+    if (p != NULL) {
+        ms = s->time_ms > 0 ? proc_age_ms(p, s->time_ms) : -1;
+        if (ms >= 0)
+            render_duration(age, sizeof(age), (double)ms / 1000.0);
+        if (((p->valid >> PROC_S_CMDLINE) & 1u) && p->cmdline && *p->cmdline)
+            cmd = p->cmdline;
+        else if (p->comm)
+            cmd = p->comm;
+        /* The program without its directory: the column is narrow. */
+        for (const char *c = cmd; *c && *c != ' '; c++) {
+            if (*c == '/' && c[1] && c[1] != ' ')
+                cmd = c + 1;
+        }
+        if (((p->valid >> PROC_S_USER_NAME) & 1u) && p->user)
+            user = p->user;
+    }
+    fprintf(out, "%3" PRIu32 "  %-7d %-9.9s %-8s %6s %9s  %.30s\n", gpu, (int)pid, user,
+            state_word(p), age, mem, cmd);
 }
 
 void render_gpu_processes(FILE *out, const struct snapshot *s, const struct render_opts *ro)
 {
     bool header = false;
 
+#define HEADER()                                                                                   \
+    do {                                                                                           \
+        if (!header)                                                                               \
+            fprintf(out, "%sGPU  PID     USER      STATE       AGE    MEMORY  COMMAND%s\n",        \
+                    render_bold(ro), render_reset(ro));                                            \
+        header = true;                                                                             \
+    } while (0)
     for (size_t i = 0; i < s->n_gpus; i++) {
         const struct gpu *g = &s->gpus[i];
 
         for (size_t k = 0; k < g->n_procs; k++) {
-            const struct gpu_proc *p = &g->procs[k];
-            const struct proc *hp = proc_table_find(&s->procs, (int32_t)p->pid);
-            char mem[16] = "-";
-
-            if (!header) {
-                fprintf(out, "%sGPU  PID      MEMORY     STATE  USER      COMMAND%s\n",
-                        render_bold(ro), render_reset(ro));
-                header = true;
-            }
-            if (p->valid & (1u << GPU_PROC_S_USED))
-                render_bytes(mem, sizeof(mem), p->used_bytes);
-            fprintf(out, "%3" PRIu32 "  %-8" PRIu32 " %-10s %-6c %-9.9s %.40s\n", g->index, p->pid,
-                    mem, hp && hp->state ? hp->state : '?', hp && hp->user ? hp->user : "?",
-                    hp && hp->cmdline ? hp->cmdline : (hp && hp->comm ? hp->comm : "?"));
+            HEADER();
+            process_row(out, s, g->index, (int32_t)g->procs[k].pid,
+                        (g->procs[k].valid >> GPU_PROC_S_USED) & 1u, g->procs[k].used_bytes);
         }
     }
+    /* Processes with a GPU open that NVML does not list (no context, or NVML unavailable). */
+    for (size_t i = 0; i < s->procs.n_procs; i++) {
+        const struct proc *p = &s->procs.procs[i];
+
+        for (size_t k = 0; k < p->n_gpus; k++) {
+            const struct proc_gpu *pg = &p->gpus[k];
+
+            if (pg->nvml_listed || !((pg->valid >> PROC_GPU_S_INDEX) & 1u))
+                continue;
+            HEADER();
+            process_row(out, s, pg->gpu_index, p->pid, (pg->valid >> PROC_GPU_S_USED) & 1u,
+                        pg->used_bytes);
+        }
+    }
+#undef HEADER
     if (!header && s->n_gpus > 0)
         fprintf(out, "No processes are using the GPUs.\n");
 }
 
-void render_collectors(FILE *out, const struct snapshot *s, const struct render_opts *ro)
-{
-    bool header = false;
+/* Skips grouped by (reason, rule): the GPUs each applies to. */
+struct skip_group {
+    const char *reason;
+    const struct rule *rule;
+    int32_t gpus[64];
+    size_t n_gpus;
+    bool host; /* a skip not about one GPU */
+};
 
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+static size_t group_skips(const struct findings *f, struct skip_group *g, size_t max)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < f->n_skips; i++) {
+        const struct skip *k = &f->skips[i];
+        size_t j;
+
+        for (j = 0; j < n; j++) {
+            if (g[j].rule == k->rule && strcmp(g[j].reason, k->reason) == 0)
+                break;
+        }
+        if (j == n) {
+            if (n == max)
+                continue;
+            memset(&g[n], 0, sizeof(g[n]));
+            g[n].reason = k->reason;
+            g[n].rule = k->rule;
+            n++;
+        }
+        if (k->gpu_index < 0) {
+            g[j].host = true;
+        } else if (g[j].n_gpus < ARRAY_SIZE(g[j].gpus)) {
+            bool dup = false;
+
+            for (size_t m = 0; m < g[j].n_gpus; m++)
+                dup |= g[j].gpus[m] == k->gpu_index;
+            if (!dup)
+                g[j].gpus[g[j].n_gpus++] = k->gpu_index;
+        }
+    }
+    for (size_t j = 0; j < n; j++)
+        qsort(g[j].gpus, g[j].n_gpus, sizeof(g[j].gpus[0]), cmp_i32);
+    return n;
+}
+
+static bool same_scope(const struct skip_group *a, const struct skip_group *b)
+{
+    return a->host == b->host && a->n_gpus == b->n_gpus &&
+           memcmp(a->gpus, b->gpus, a->n_gpus * sizeof(a->gpus[0])) == 0 &&
+           strcmp(a->reason, b->reason) == 0;
+}
+
+void render_not_checked(FILE *out, const struct snapshot *s, const struct findings *f,
+                        const struct render_opts *ro)
+{
+    struct skip_group *groups = xcalloc(f->n_skips ? f->n_skips : 1, sizeof(*groups));
+    size_t n = group_skips(f, groups, f->n_skips), lines = 0, more = 0;
+    bool *done = xcalloc(n ? n : 1, sizeof(*done)), header = false;
+
+#define HEADER()                                                                                   \
+    do {                                                                                           \
+        if (!header)                                                                               \
+            fprintf(out, "\n%sNot checked%s\n", render_bold(ro), render_reset(ro));                \
+        header = true;                                                                             \
+    } while (0)
+    /* One line per (reason, GPUs), naming every rule it stopped. */
+    for (size_t i = 0; i < n; i++) {
+        char line[512], where[160];
+        size_t len;
+
+        if (done[i])
+            continue;
+        if (lines >= MAX_NOT_CHECKED) {
+            more++;
+            continue;
+        }
+        where[0] = '\0';
+        if (groups[i].n_gpus) {
+            char list[128];
+
+            render_ranges(list, sizeof(list), groups[i].gpus, groups[i].n_gpus);
+            snprintf(where, sizeof(where), " on GPU%s %s", groups[i].n_gpus == 1 ? "" : "s", list);
+        }
+        len = (size_t)snprintf(line, sizeof(line), "%s%s:", groups[i].reason, where);
+        for (size_t j = i; j < n && len < sizeof(line); j++) {
+            if (j == i || (!done[j] && same_scope(&groups[i], &groups[j]))) {
+                len += (size_t)snprintf(line + len, sizeof(line) - len, "%s %s", j == i ? "" : ",",
+                                        groups[j].rule->id);
+                done[j] = true;
+            }
+        }
+        HEADER();
+        fprintf(out, "  ");
+        render_wrap(out, ro, 2, 4, line);
+        lines++;
+    }
+    if (more)
+        fprintf(out, "  ... %zu more (gpudoctor check --json lists them all)\n", more);
     for (size_t i = 0; i < COLLECTOR__COUNT; i++) {
         const struct collector_status *c = &s->collectors[i];
+        char line[512];
 
-        if (c->state == CS_OK && c->n_notes == 0)
+        if (c->state == CS_OK || (c->state == CS_NOT_RUN && c->n_notes == 0))
             continue;
-        if (!header) {
-            fprintf(out, "%sNot fully checked%s\n", render_bold(ro), render_reset(ro));
-            header = true;
+        HEADER();
+        snprintf(line, sizeof(line), "collector %s: %s%s%s", collector_names[i],
+                 collector_state_names[c->state], c->detail ? ": " : "",
+                 c->detail ? c->detail : "");
+        fprintf(out, "  ");
+        render_wrap(out, ro, 2, 4, line);
+        for (size_t k = 0; k < c->n_notes && k < 3; k++) {
+            fprintf(out, "    ");
+            render_wrap(out, ro, 4, 6, c->notes[k]);
         }
-        fprintf(out, "  %-11s %s%s%s%s%s\n", collector_names[i], render_dim(ro),
-                collector_state_names[c->state], c->detail ? ": " : "", c->detail ? c->detail : "",
-                render_reset(ro));
-        for (size_t k = 0; k < c->n_notes && k < 5; k++)
-            fprintf(out, "              %s\n", c->notes[k]);
-        if (c->n_notes > 5)
-            fprintf(out, "              (%zu more)\n", c->n_notes - 5);
+        if (c->n_notes > 3)
+            fprintf(out, "    (%zu more notes in the snapshot)\n", c->n_notes - 3);
     }
+#undef HEADER
+    free(done);
+    free(groups);
+}
+
+void render_report(FILE *out, const struct snapshot *s, const struct findings *f,
+                   const struct render_opts *ro)
+{
+    verdict_line(out, s, f, ro);
+    if (f->n > 0) {
+        fputc('\n', out);
+        render_findings(out, f, ro);
+    }
+    if (s->n_gpus > 0) {
+        fputc('\n', out);
+        render_gpu_table(out, s, ro);
+        fputc('\n', out);
+        render_gpu_processes(out, s, ro);
+    }
+    render_not_checked(out, s, f, ro);
+    if (f->n > 0)
+        fprintf(out,
+                "\n%sgpudoctor explain ID tells what a finding means and how it was "
+                "detected.%s\n",
+                render_dim(ro), render_reset(ro));
 }

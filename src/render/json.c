@@ -1,0 +1,76 @@
+#include "render/json.h"
+#include "render/text.h"
+
+#include <stdlib.h>
+
+static json_t *str_or_null(const char *s)
+{
+    return s ? json_string(s) : json_null();
+}
+
+static json_t *int_or_null(int32_t v)
+{
+    return v >= 0 ? json_integer(v) : json_null();
+}
+
+static json_t *strings(char *const *items, size_t n)
+{
+    json_t *a = json_array();
+
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(a, json_string(items[i]));
+    return a;
+}
+
+json_t *render_finding_json(const struct finding *f)
+{
+    json_t *j = json_object(), *sub = json_object();
+
+    json_object_set_new(j, "id", json_string(f->rule->id));
+    json_object_set_new(j, "severity", json_string(severity_names[f->severity]));
+    json_object_set_new(j, "category", json_string(category_names[f->rule->category]));
+    json_object_set_new(sub, "gpu_index", int_or_null(f->subject.gpu_index));
+    json_object_set_new(sub, "gpu_uuid", str_or_null(f->subject.gpu_uuid));
+    json_object_set_new(sub, "pid", int_or_null(f->subject.pid));
+    json_object_set_new(sub, "user", str_or_null(f->subject.user));
+    json_object_set_new(sub, "command", str_or_null(f->subject.command));
+    json_object_set_new(sub, "container", str_or_null(f->subject.container));
+    json_object_set_new(sub, "object", str_or_null(f->subject.object));
+    json_object_set_new(j, "subject", sub);
+    json_object_set_new(j, "title", json_string(f->title ? f->title : f->rule->title));
+    json_object_set_new(j, "evidence", strings(f->evidence, f->n_evidence));
+    json_object_set_new(j, "explanation", json_string(f->rule->explanation));
+    json_object_set_new(j, "fix", strings(f->fix, f->n_fix));
+    json_object_set_new(j, "impact", json_real(f->impact));
+    return j;
+}
+
+json_t *render_check_json(const struct snapshot *s, const struct findings *f, int exit_code)
+{
+    json_t *j = json_object(), *v = json_object(), *list = json_array(), *skips = json_array();
+    char *text = render_verdict(s, f);
+
+    json_object_set_new(j, "schema", json_string(CHECK_SCHEMA));
+    json_object_set_new(v, "status", json_string(render_status(exit_code)));
+    json_object_set_new(v, "exit_code", json_integer(exit_code));
+    json_object_set_new(v, "critical", json_integer((json_int_t)findings_count(f, SEV_CRITICAL)));
+    json_object_set_new(v, "warning", json_integer((json_int_t)findings_count(f, SEV_WARNING)));
+    json_object_set_new(v, "info", json_integer((json_int_t)findings_count(f, SEV_INFO)));
+    json_object_set_new(v, "text", json_string(text));
+    free(text);
+    json_object_set_new(j, "verdict", v);
+    for (size_t i = 0; i < f->n; i++)
+        json_array_append_new(list, render_finding_json(&f->items[i]));
+    json_object_set_new(j, "findings", list);
+    for (size_t i = 0; i < f->n_skips; i++) {
+        json_t *k = json_object();
+
+        json_object_set_new(k, "rule", json_string(f->skips[i].rule->id));
+        json_object_set_new(k, "gpu_index", int_or_null(f->skips[i].gpu_index));
+        json_object_set_new(k, "reason", json_string(f->skips[i].reason));
+        json_array_append_new(skips, k);
+    }
+    json_object_set_new(j, "not_checked", skips);
+    json_object_set_new(j, "snapshot", snapshot_to_jansson(s));
+    return j;
+}

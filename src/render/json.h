@@ -1,0 +1,20 @@
+/*
+ * The JSON report of `check --json`: schema "gpudoctor.check/1", documented in docs/check.md.
+ * Built with jansson, never printf.
+ */
+#ifndef GPUDOCTOR_RENDER_JSON_H
+#define GPUDOCTOR_RENDER_JSON_H
+
+#include "rules/rules.h"
+#include "snapshot.h"
+
+#include <jansson.h>
+
+#define CHECK_SCHEMA "gpudoctor.check/1"
+
+/* {"schema", "verdict", "findings", "not_checked", "snapshot"}; exit_code is the check's status. */
+json_t *render_check_json(const struct snapshot *s, const struct findings *f, int exit_code);
+/* One finding as JSON (also used by `serve` for /findings). */
+json_t *render_finding_json(const struct finding *f);
+
+#endif

@@ -1,0 +1,216 @@
+#include "rules/config.h"
+#include "rules/suggest.h"
+#include "util/fileio.h"
+#include "util/strutil.h"
+#include "util/xalloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DISABLE_KEY "disable"
+
+void config_init(struct config *c)
+{
+    memset(c, 0, sizeof(*c));
+    thresholds_init(&c->rules.th);
+}
+
+void config_free(struct config *c)
+{
+    free(c->rules.disabled);
+    free(c->path);
+    for (size_t i = 0; i < c->n_origins; i++)
+        free(c->origins[i]);
+    free(c->origins);
+    memset(c, 0, sizeof(*c));
+}
+
+const char *config_default_path(void)
+{
+    const char *env = getenv(CONFIG_ENV);
+
+    return env && *env ? env : CONFIG_DEFAULT_PATH;
+}
+
+static const char *keep_origin(struct config *c, char *origin)
+{
+    xgrow(&c->origins, &c->cap_origins, c->n_origins + 1, sizeof(*c->origins));
+    c->origins[c->n_origins++] = origin;
+    return origin;
+}
+
+size_t config_suggest(const char *key, const char **out, size_t max)
+{
+    const char *names[TH__COUNT + 1];
+
+    for (size_t i = 0; i < TH__COUNT; i++)
+        names[i] = threshold_defs[i].name;
+    names[TH__COUNT] = DISABLE_KEY;
+    return suggest_pick(key, names, TH__COUNT + 1, out, max);
+}
+
+static char *unknown_key(const char *key)
+{
+    const char *near[3];
+    size_t n = config_suggest(key, near, 3);
+
+    if (n == 0)
+        return xasprintf("unknown key '%s' (gpudoctor explain --thresholds lists them)", key);
+    return xasprintf("unknown key '%s' (did you mean '%s'%s%s%s%s?)", key, near[0],
+                     n > 1 ? ", '" : "", n > 1 ? near[1] : "", n > 1 ? "'" : "",
+                     n > 2 ? " or another" : "");
+}
+
+static int disable_rules(struct config *c, const char *value, char **cause)
+{
+    char *list = xstrdup(value), *save = NULL;
+    int rc = 0;
+
+    if (c->rules.disabled == NULL)
+        c->rules.disabled = xcalloc(n_rules, sizeof(*c->rules.disabled));
+    for (char *id = strtok_r(list, ", \t", &save); id; id = strtok_r(NULL, ", \t", &save)) {
+        const struct rule *r = rule_find(id);
+
+        if (r == NULL) {
+            const char *ids[64], *near[2];
+            size_t n = 0, k;
+
+            for (size_t i = 0; i < n_rules && n < ARRAY_SIZE(ids); i++)
+                ids[n++] = rule_table[i]->id;
+            k = suggest_pick(id, ids, n, near, 2);
+            *cause = k ? xasprintf("disable: unknown rule '%s' (did you mean '%s'?)", id, near[0])
+                       : xasprintf("disable: unknown rule '%s' (gpudoctor explain --list lists "
+                                   "them)",
+                                   id);
+            rc = -1;
+            break;
+        }
+        c->rules.disabled[rule_position(r)] = true;
+    }
+    free(list);
+    return rc;
+}
+
+/* Applies key = value; origin is kept for `explain`. */
+static int apply(struct config *c, const char *key, const char *value, char *origin, char **cause)
+{
+    int id;
+
+    if (strcmp(key, DISABLE_KEY) == 0) {
+        free(origin);
+        return disable_rules(c, value, cause);
+    }
+    id = threshold_find(key);
+    if (id < 0) {
+        free(origin);
+        *cause = unknown_key(key);
+        return -1;
+    }
+    if (*value == '\0') {
+        free(origin);
+        *cause = xasprintf("%s: no value", key);
+        return -1;
+    }
+    if (thresholds_set(&c->rules.th, id, value, origin, cause) != 0) {
+        free(origin);
+        return -1;
+    }
+    keep_origin(c, origin);
+    return 0;
+}
+
+int config_parse(struct config *c, const char *text, const char *name, char **cause)
+{
+    const char *p = text;
+    int lineno = 0;
+
+    while (*p) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char *line = xstrndup(p, len), *hash, *eq, *key, *value, *why = NULL;
+
+        lineno++;
+        p += len + (end ? 1 : 0);
+        if ((hash = strchr(line, '#')) != NULL)
+            *hash = '\0';
+        key = (char *)str_ltrim(str_rtrim(line));
+        if (*key == '\0') {
+            free(line);
+            continue;
+        }
+        eq = strchr(key, '=');
+        if (eq == NULL) {
+            *cause = xasprintf("%s:%d: expected 'key = value', got '%s'", name, lineno, key);
+            free(line);
+            return -1;
+        }
+        *eq = '\0';
+        value = (char *)str_ltrim(eq + 1);
+        str_rtrim(key);
+        if (*key == '\0') {
+            *cause = xasprintf("%s:%d: no key before '='", name, lineno);
+            free(line);
+            return -1;
+        }
+        if (apply(c, key, value, xasprintf("%s:%d", name, lineno), &why) != 0) {
+            *cause = xasprintf("%s:%d: %s", name, lineno, why);
+            free(why);
+            free(line);
+            return -1;
+        }
+        free(line);
+    }
+    return 0;
+}
+
+int config_load(struct config *c, const char *path, bool optional, char **cause)
+{
+    char *text = NULL;
+    ssize_t n = file_slurp_at(AT_FDCWD, path, CONFIG_MAX_BYTES, &text);
+    int rc;
+
+    if (n < 0) {
+        if (optional && n == -ENOENT)
+            return 0;
+        *cause =
+            xasprintf("%s: %s", path,
+                      n == -EFBIG ? "larger than 1 MiB, not a config file" : strerror((int)-n));
+        return -1;
+    }
+    if (strlen(text) != (size_t)n) {
+        *cause = xasprintf("%s: contains a NUL byte: not a text file", path);
+        free(text);
+        return -1;
+    }
+    rc = config_parse(c, text, path, cause);
+    free(text);
+    if (rc == 0) {
+        free(c->path);
+        c->path = xstrdup(path);
+    }
+    return rc;
+}
+
+int config_set(struct config *c, const char *assignment, char **cause)
+{
+    char *copy = xstrdup(assignment), *eq = strchr(copy, '='), *key, *why = NULL;
+    int rc;
+
+    if (eq == NULL) {
+        *cause = xasprintf("--set: expected key=value, got '%s'", assignment);
+        free(copy);
+        return -1;
+    }
+    *eq = '\0';
+    key = (char *)str_ltrim(str_rtrim(copy));
+    rc = apply(c, key, str_ltrim(eq + 1), xstrdup("--set"), &why);
+    if (rc != 0) {
+        *cause = xasprintf("--set: %s", why);
+        free(why);
+    }
+    free(copy);
+    return rc;
+}

@@ -1,0 +1,45 @@
+/*
+ * The configuration file: `key = value` lines, `#` comments. Keys are the thresholds of
+ * rules/thresholds.h, plus `disable = RULE-ID[, RULE-ID...]` to switch rules off. Read from
+ * /etc/gpudoctor.conf when it exists (or $GPUDOCTOR_CONFIG), or the file --config names;
+ * --set key=value overrides single keys. docs/config.md documents every key.
+ */
+#ifndef GPUDOCTOR_RULES_CONFIG_H
+#define GPUDOCTOR_RULES_CONFIG_H
+
+#include "rules/rules.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define CONFIG_DEFAULT_PATH "/etc/gpudoctor.conf"
+#define CONFIG_ENV          "GPUDOCTOR_CONFIG"
+#define CONFIG_MAX_BYTES    (1u << 20)
+
+struct config {
+    struct rules_config rules;
+    char *path;     /* the file read, NULL when none */
+    char **origins; /* "file:line" strings the thresholds' origin fields point to */
+    size_t n_origins, cap_origins;
+};
+
+void config_init(struct config *c);
+void config_free(struct config *c);
+
+/* The file to read by default: $GPUDOCTOR_CONFIG when set, else /etc/gpudoctor.conf. */
+const char *config_default_path(void);
+
+/*
+ * Reads a configuration file. With optional, a file that does not exist is not an error.
+ * Returns 0, or -1 with *cause = "path:line: what is wrong" (the caller frees it).
+ */
+int config_load(struct config *c, const char *path, bool optional, char **cause);
+/* Parses the text of a configuration file; name is used in messages. */
+int config_parse(struct config *c, const char *text, const char *name, char **cause);
+/* Applies one "key=value" (from --set). Returns 0, or -1 with *cause set. */
+int config_set(struct config *c, const char *assignment, char **cause);
+
+/* Up to max known names (threshold keys and "disable") close to a misspelt key. */
+size_t config_suggest(const char *key, const char **out, size_t max);
+
+#endif

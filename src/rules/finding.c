@@ -1,0 +1,260 @@
+/* Making findings and skips, and the small descriptions of processes that titles need. */
+#include "nvml/nvml-abi.h"
+#include "rules/rule-impl.h"
+#include "util/xalloc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+uint32_t gpu_dev_minor(const struct gpu *g)
+{
+    return gpu_valid(g, GPU_S_MINOR) ? g->minor_number : g->index;
+}
+
+double pct(double part, double whole)
+{
+    return whole > 0 ? 100.0 * part / whole : 0;
+}
+
+const char *proc_command(const struct proc *p)
+{
+    if (p == NULL)
+        return "?";
+    if (proc_ok(p, PROC_S_CMDLINE) && p->cmdline && *p->cmdline)
+        return p->cmdline;
+    if (p->comm && *p->comm)
+        return p->comm;
+    return "?";
+}
+
+const char *proc_state_name(char state)
+{
+    switch (state) {
+    case 'R':
+        return "running";
+    case 'S':
+        return "sleeping";
+    case 'D':
+        return "in uninterruptible wait";
+    case 'Z':
+        return "defunct (zombie)";
+    case 'T':
+        return "stopped";
+    case 't':
+        return "stopped by a debugger";
+    case 'X':
+        return "dead";
+    case 'I':
+        return "idle";
+    default:
+        return "in an unknown state";
+    }
+}
+
+void proc_container(char *buf, size_t size, const struct proc *p)
+{
+    buf[0] = '\0';
+    if (p == NULL || !proc_ok(p, PROC_S_CGROUP))
+        return;
+    if (p->pod_uid)
+        snprintf(buf, size, "k8s pod %.12s", p->pod_uid);
+    else if (p->container_id)
+        snprintf(buf, size, "%s %.12s", p->container_runtime ? p->container_runtime : "container",
+                 p->container_id);
+    else if (p->slurm_job_id)
+        snprintf(buf, size, "slurm job %s", p->slurm_job_id);
+}
+
+/* The command without the directory of its program: "python train.py", not "/opt/.../python". */
+static const char *short_command(const char *cmd)
+{
+    const char *space = strchr(cmd, ' '), *slash = NULL;
+
+    for (const char *c = cmd; *c && (space == NULL || c < space); c++) {
+        if (*c == '/')
+            slash = c;
+    }
+    return slash && slash[1] && slash[1] != ' ' ? slash + 1 : cmd;
+}
+
+void proc_label(char *buf, size_t size, const struct rule_ctx *ctx, int32_t pid)
+{
+    const struct proc *p = ctx_proc(ctx, pid);
+    const char *cmd = short_command(proc_command(p));
+    int n;
+
+    if (p == NULL) {
+        snprintf(buf, size, "pid %d", (int)pid);
+        return;
+    }
+    n = snprintf(buf, size, "%s: %s", p->user && proc_ok(p, PROC_S_USER_NAME) ? p->user : "?", cmd);
+    /* Long command lines are cut with an ellipsis so titles stay one line. */
+    if (n > 0 && (size_t)n >= size && size > 4)
+        memcpy(buf + size - 4, "...", 4);
+}
+
+void proc_desc(char *buf, size_t size, const struct rule_ctx *ctx, int32_t pid)
+{
+    char label[160];
+
+    if (ctx_proc(ctx, pid) == NULL) {
+        snprintf(buf, size, "pid %d", (int)pid);
+        return;
+    }
+    proc_label(label, sizeof(label), ctx, pid);
+    snprintf(buf, size, "pid %d (%s)", (int)pid, label);
+}
+
+bool need_collector(const struct rule_ctx *ctx, struct findings *out, enum collector_id id)
+{
+    const struct collector_status *c = &ctx->snap->collectors[id];
+
+    switch (c->state) {
+    case CS_OK:
+    case CS_PARTIAL:
+        return true;
+    case CS_NOT_RUN:
+        rule_skip(ctx, out, -1, "%s collector not run", collector_names[id]);
+        return false;
+    default:
+        rule_skip(ctx, out, -1, "%s collector %s", collector_names[id],
+                  collector_state_names[c->state]);
+        return false;
+    }
+}
+
+static void subject_fill(const struct rule_ctx *ctx, struct subject *sub, int32_t gpu_index,
+                         int32_t pid)
+{
+    char cont[96];
+
+    memset(sub, 0, sizeof(*sub));
+    sub->gpu_index = gpu_index;
+    sub->pid = pid;
+    if (gpu_index >= 0) {
+        const struct gpu_view *v = ctx_gpu(ctx, (uint32_t)gpu_index);
+
+        if (v && gpu_valid(v->g, GPU_S_UUID) && v->g->uuid)
+            sub->gpu_uuid = xstrdup(v->g->uuid);
+    }
+    if (pid >= 0) {
+        const struct proc *p = ctx_proc(ctx, pid);
+
+        if (p != NULL) {
+            if (proc_ok(p, PROC_S_USER_NAME) && p->user)
+                sub->user = xstrdup(p->user);
+            if (strcmp(proc_command(p), "?") != 0)
+                sub->command = xstrdup(proc_command(p));
+            proc_container(cont, sizeof(cont), p);
+            if (cont[0])
+                sub->container = xstrdup(cont);
+        }
+    }
+}
+
+struct finding *finding_new(const struct rule_ctx *ctx, struct findings *out, int32_t gpu_index,
+                            int32_t pid)
+{
+    struct finding *f;
+
+    xgrow(&out->items, &out->cap, out->n + 1, sizeof(*out->items));
+    f = &out->items[out->n++];
+    memset(f, 0, sizeof(*f));
+    f->rule = ctx->rule;
+    f->severity = ctx->rule->severity;
+    subject_fill(ctx, &f->subject, gpu_index, pid);
+    return f;
+}
+
+void finding_title(struct finding *f, const char *fmt, ...)
+{
+    va_list ap;
+
+    free(f->title);
+    va_start(ap, fmt);
+    f->title = xvasprintf(fmt, ap);
+    va_end(ap);
+}
+
+static void append(char ***items, size_t *n, size_t *cap, const char *fmt, va_list ap)
+{
+    xgrow(items, cap, *n + 1, sizeof(**items));
+    (*items)[(*n)++] = xvasprintf(fmt, ap);
+}
+
+void finding_evidence(struct finding *f, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    append(&f->evidence, &f->n_evidence, &f->cap_evidence, fmt, ap);
+    va_end(ap);
+}
+
+void finding_fix(struct finding *f, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    append(&f->fix, &f->n_fix, &f->cap_fix, fmt, ap);
+    va_end(ap);
+}
+
+void finding_object(struct finding *f, const char *fmt, ...)
+{
+    va_list ap;
+
+    free(f->subject.object);
+    va_start(ap, fmt);
+    f->subject.object = xvasprintf(fmt, ap);
+    va_end(ap);
+}
+
+void rule_skip(const struct rule_ctx *ctx, struct findings *out, int32_t gpu_index, const char *fmt,
+               ...)
+{
+    struct skip *k;
+    va_list ap;
+
+    xgrow(&out->skips, &out->cap_skips, out->n_skips + 1, sizeof(*out->skips));
+    k = &out->skips[out->n_skips++];
+    k->rule = ctx->rule;
+    k->gpu_index = gpu_index;
+    va_start(ap, fmt);
+    k->reason = xvasprintf(fmt, ap);
+    va_end(ap);
+}
+
+const char *gpu_field_name(enum gpu_slot slot)
+{
+    for (size_t i = 0; i < gpu_table.n_fields; i++) {
+        if (gpu_table.fields[i].slot == (int)slot)
+            return gpu_table.fields[i].name;
+    }
+    return "?";
+}
+
+const char *gpu_status_name(const struct gpu *g, enum gpu_slot slot)
+{
+    int32_t rc = g->handle_rc != 0 ? g->handle_rc : g->rc[slot];
+    const char *name;
+
+    if (rc == JF_RC_NOT_COLLECTED)
+        return "not collected";
+    name = nvml_rc_name(rc);
+    return name ? name : "error";
+}
+
+bool need_gpu(const struct rule_ctx *ctx, struct findings *out, const struct gpu *g,
+              enum gpu_slot slot)
+{
+    if (gpu_valid(g, slot))
+        return true;
+    /* A GPU NVML cannot reach at all is one health finding, not a skip in every rule. */
+    if (g->handle_rc != 0)
+        return false;
+    rule_skip(ctx, out, (int32_t)g->index, "%s %s", gpu_field_name(slot), gpu_status_name(g, slot));
+    return false;
+}

@@ -1,0 +1,239 @@
+/*
+ * What rule implementations share: the context the engine builds once per run (per-GPU views of
+ * the history, who holds each GPU, a pid index) and the helpers that make findings. Only the
+ * rule sources (src/rules) include this.
+ */
+#ifndef GPUDOCTOR_RULE_IMPL_H
+#define GPUDOCTOR_RULE_IMPL_H
+
+#include "render/format.h"
+#include "rules/rules.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A process using one GPU, as NVML's list and the fd scan see it together. */
+struct holder {
+    uint32_t pid;
+    const struct proc *p;      /* NULL when the process table does not have it */
+    const struct proc_gpu *pg; /* its entry for this GPU in the process table, or NULL */
+    const struct gpu_proc *np; /* NVML's record, NULL when only the fd scan found it */
+    bool used_valid;
+    uint64_t used_bytes; /* GPU memory it holds here */
+};
+
+/* One GPU of the snapshot with what the history says about it. */
+struct gpu_view {
+    const struct gpu *g;
+    const struct pcie_device *pcie; /* sysfs view of the same device, or NULL */
+
+    /* Utilisation over the history (falls back to the snapshot's reading). */
+    bool util_valid;
+    double util_mean, util_min, util_max;
+    size_t util_n;
+
+    /* Clock event reasons: OR over the samples, the latest reading, readings with each bit. */
+    bool reasons_valid;
+    uint64_t reasons_any, reasons_last;
+    size_t reasons_n;
+    uint16_t reason_count[16]; /* by bit number */
+
+    /* PCIe replay counter at the first and last reading of the window. */
+    bool replay_valid;
+    uint32_t replay_first, replay_last;
+
+    /* PCIe link generation: the lowest seen while the GPU was busy. */
+    bool busy_gen_valid;
+    uint32_t busy_gen_min;
+
+    struct holder *holders;
+    size_t n_holders;
+    size_t n_compute; /* holders NVML lists as compute (or, without NVML, all) */
+};
+
+/* One process over every GPU it uses. */
+struct proc_use {
+    int32_t pid;
+    const struct proc *p; /* NULL when the process table does not have it */
+    int32_t *gpus;        /* NVML indices, ascending */
+    size_t n_gpus;
+    int32_t top_gpu;     /* where it holds the most memory */
+    bool used_valid;     /* some of its memory use is known */
+    uint64_t used_bytes; /* summed over its GPUs */
+    bool compute;        /* NVML lists it as a compute (or MPS) process somewhere */
+    bool graphics_only;  /* NVML lists it only as a graphics process */
+    bool sm_util_valid;
+    uint32_t sm_util_pct; /* the highest per-process SM utilisation on any of its GPUs */
+};
+
+struct rule_ctx {
+    const struct snapshot *snap;
+    const struct history *hist;
+    const struct thresholds *th;
+    const struct rule *rule; /* the rule being run */
+
+    struct gpu_view *gpus; /* parallel to snap->gpus */
+    size_t n_gpus;
+    const struct proc **by_pid; /* the process table sorted by pid */
+    size_t n_by_pid;
+    bool procs_known;      /* the process collector ran and produced a table */
+    struct proc_use *uses; /* every process using a GPU, by pid */
+    size_t n_uses;
+};
+
+/* Every rule of the table, declared once; catalog.c lists them in this order. */
+#define RULE_LIST(X)                                                                               \
+    X(health_nvml_hung)                                                                            \
+    X(health_nvml_failed)                                                                          \
+    X(health_gpu_lost)                                                                             \
+    X(health_gpu_inaccessible)                                                                     \
+    X(health_gpu_missing)                                                                          \
+    X(health_xid)                                                                                  \
+    X(health_ecc_uncorrectable)                                                                    \
+    X(health_row_remap_failure)                                                                    \
+    X(health_memory_repair_pending)                                                                \
+    X(health_driver_hung_task)                                                                     \
+    X(health_oom_kill)                                                                             \
+    X(stack_no_driver)                                                                             \
+    X(stack_driver_mismatch)                                                                       \
+    X(stack_cuda_too_new)                                                                          \
+    X(stack_toolkit_mismatch)                                                                      \
+    X(stack_cudnn)                                                                                 \
+    X(stack_known_bad_driver)                                                                      \
+    X(mem_nearly_full)                                                                             \
+    X(mem_full_idle)                                                                               \
+    X(mem_unaccounted)                                                                             \
+    X(proc_stopped_holder)                                                                         \
+    X(proc_zombie_holder)                                                                          \
+    X(proc_orphan_holder)                                                                          \
+    X(proc_idle_holder)                                                                            \
+    X(proc_shared_gpu)                                                                             \
+    X(proc_pileup)                                                                                 \
+    X(proc_graphics_on_compute)                                                                    \
+    X(proc_compute_mode)                                                                           \
+    X(proc_cuda_visible_devices)                                                                   \
+    X(proc_mig_no_instance)                                                                        \
+    X(perf_input_starved)                                                                          \
+    X(host_cpu_saturated)                                                                          \
+    X(host_io_wait)                                                                                \
+    X(host_disk_busy)                                                                              \
+    X(host_memory_pressure)                                                                        \
+    X(host_disk_full)                                                                              \
+    X(clock_thermal_slowdown)                                                                      \
+    X(clock_hw_slowdown)                                                                           \
+    X(clock_power_limit_low)                                                                       \
+    X(clock_power_cap)                                                                             \
+    X(clock_app_clocks)                                                                            \
+    X(clock_persistence_off)                                                                       \
+    X(pcie_link_downshift)                                                                         \
+    X(pcie_width_degraded)                                                                         \
+    X(pcie_errors)                                                                                 \
+    X(pcie_shared_switch)
+
+#define RULE_DECLARE(name) extern const struct rule rule_##name;
+RULE_LIST(RULE_DECLARE)
+#undef RULE_DECLARE
+
+/* The thresholds a rule reads, for its table row. */
+#define THRESHOLDS(...)                                                                            \
+    (const enum threshold_id[])                                                                    \
+    {                                                                                              \
+        __VA_ARGS__, TH__COUNT                                                                     \
+    }
+#define NO_THRESHOLDS                                                                              \
+    (const enum threshold_id[])                                                                    \
+    {                                                                                              \
+        TH__COUNT                                                                                  \
+    }
+#define YIELDS_TO(...)                                                                             \
+    (const char *const[])                                                                          \
+    {                                                                                              \
+        __VA_ARGS__, NULL                                                                          \
+    }
+
+/* The use record of a pid, or NULL. */
+const struct proc_use *ctx_use(const struct rule_ctx *ctx, int32_t pid);
+
+/* How many readings of the window had clock event reason bit set. */
+size_t view_reason_count(const struct gpu_view *v, uint64_t bit);
+
+/* Threshold value. */
+static inline double th(const struct rule_ctx *ctx, enum threshold_id id)
+{
+    return ctx->th->v[id];
+}
+
+/* The process with this pid in the process table, or NULL. */
+const struct proc *ctx_proc(const struct rule_ctx *ctx, int32_t pid);
+/* The view of the GPU with NVML index idx, or NULL. */
+const struct gpu_view *ctx_gpu(const struct rule_ctx *ctx, uint32_t idx);
+/* The snapshot's time (Unix ms), for ages. */
+int64_t ctx_now_ms(const struct rule_ctx *ctx);
+/* Seconds since the process started, or -1 when unknown. */
+double ctx_proc_age_s(const struct rule_ctx *ctx, const struct proc *p);
+/* Whether the window gave enough samples for a trend. */
+bool ctx_has_window(const struct rule_ctx *ctx);
+
+/*
+ * Starts a finding of the running rule about a GPU (-1: none) and a pid (-1: none); user,
+ * command, container and GPU UUID are filled from the snapshot.
+ */
+struct finding *finding_new(const struct rule_ctx *ctx, struct findings *out, int32_t gpu_index,
+                            int32_t pid);
+void finding_title(struct finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void finding_evidence(struct finding *f, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void finding_fix(struct finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void finding_object(struct finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Records that the running rule could not check something (gpu_index -1: not one GPU). */
+void rule_skip(const struct rule_ctx *ctx, struct findings *out, int32_t gpu_index, const char *fmt,
+               ...) __attribute__((format(printf, 4, 5)));
+/*
+ * True when the GPU field in slot is valid; otherwise records a skip naming the field and its
+ * NVML status ("temp_c NOT_SUPPORTED") and returns false.
+ */
+bool need_gpu(const struct rule_ctx *ctx, struct findings *out, const struct gpu *g,
+              enum gpu_slot slot);
+/* The JSON name of a GPU field ("temp_c") and the name of its status ("NOT_SUPPORTED"). */
+const char *gpu_field_name(enum gpu_slot slot);
+const char *gpu_status_name(const struct gpu *g, enum gpu_slot slot);
+
+/* "alice: python train.py --lr 3e-4" (cut to fit size), or "pid 4121" when unknown. */
+void proc_label(char *buf, size_t size, const struct rule_ctx *ctx, int32_t pid);
+/* "pid 4121 (alice: python train.py)", or "pid 4121" when the process table lacks it. */
+void proc_desc(char *buf, size_t size, const struct rule_ctx *ctx, int32_t pid);
+/*
+ * True when collector id ran; otherwise records one skip "<name> collector not run" (or what
+ * went wrong) for the running rule and returns false.
+ */
+bool need_collector(const struct rule_ctx *ctx, struct findings *out, enum collector_id id);
+/* The command line, else the comm, else "?". */
+const char *proc_command(const struct proc *p);
+/* "stopped", "zombie", "sleeping", ... for a /proc state letter. */
+const char *proc_state_name(char state);
+/* "docker 3f2a1b9c", "slurm job 4411", "k8s pod 1d2e..", or NULL on the host. */
+void proc_container(char *buf, size_t size, const struct proc *p);
+/* Whether a process field is valid; false for NULL (a process the table does not have). */
+static inline bool proc_ok(const struct proc *p, enum proc_slot slot)
+{
+    return p != NULL && ((p->valid >> slot) & 1u);
+}
+
+/* Evidence lines for a GPU's holders, largest first, at most max (rules-mem.c). */
+void rules_holder_evidence(const struct rule_ctx *ctx, struct finding *f, const struct gpu_view *v,
+                           size_t max);
+/* The device file number of a GPU: its minor number when known, else its index. */
+uint32_t gpu_dev_minor(const struct gpu *g);
+
+/* Kernel-log events (rules-health.c): age in seconds (-1 unknown), within klog_max_age_h, the GPU
+ * of a "0000:3b:00" address, and "12m ago". */
+double klog_age_s(const struct rule_ctx *ctx, const struct klog_event *ev);
+bool klog_recent(const struct rule_ctx *ctx, const struct klog_event *ev);
+const struct gpu_view *klog_gpu(const struct rule_ctx *ctx, const char *pci);
+void klog_when(char *buf, size_t size, const struct rule_ctx *ctx, const struct klog_event *ev);
+
+/* Percentages that cope with a zero total. */
+double pct(double part, double whole);
+
+#endif

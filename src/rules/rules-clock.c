@@ -1,0 +1,481 @@
+/*
+ * Clocks: why a GPU runs below its speed. Thermal slowdown, hardware slowdown and power brake,
+ * power caps and limits set low, reduced application clocks, and persistence mode.
+ */
+#include "nvml/nvml-abi.h"
+#include "rules/rule-impl.h"
+#include "util/xalloc.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* "SM clock 1350 of 1980 MHz (68 %)", when known. */
+static void clock_evidence(struct finding *f, const struct gpu *g)
+{
+    if (gpu_valid(g, GPU_S_CLOCK_SM) && gpu_valid(g, GPU_S_CLOCK_SM_MAX) && g->clock_sm_max_mhz)
+        finding_evidence(f, "SM clock %" PRIu32 " of %" PRIu32 " MHz (%.0f %% of its maximum)",
+                         g->clock_sm_mhz, g->clock_sm_max_mhz,
+                         pct(g->clock_sm_mhz, g->clock_sm_max_mhz));
+}
+
+static void power_evidence(struct finding *f, const struct gpu *g)
+{
+    if (gpu_valid(g, GPU_S_POWER) && gpu_valid(g, GPU_S_POWER_LIMIT))
+        finding_evidence(f, "power draw %.0f W, limit %.0f W", g->power_mw / 1000.0,
+                         g->power_limit_mw / 1000.0);
+}
+
+static void reason_evidence(struct finding *f, const struct gpu_view *v, uint64_t bit)
+{
+    for (size_t i = 0; i < n_clock_reasons; i++) {
+        if (clock_reasons[i].bit == bit)
+            finding_evidence(f, "clock event reason '%s' in %zu of %zu readings",
+                             clock_reasons[i].label, view_reason_count(v, bit), v->reasons_n);
+    }
+}
+
+static bool busy(const struct rule_ctx *ctx, const struct gpu_view *v)
+{
+    return v->util_valid && v->util_max >= th(ctx, TH_GPU_BUSY_UTIL_PCT);
+}
+
+/* ---- clock.thermal-slowdown ---- */
+
+static void check_thermal(const struct rule_ctx *ctx, struct findings *out)
+{
+    for (size_t i = 0; i < ctx->n_gpus; i++) {
+        const struct gpu_view *v = &ctx->gpus[i];
+        const struct gpu *g = v->g;
+        bool sw, hw, temp = gpu_valid(g, GPU_S_TEMP), limit = gpu_valid(g, GPU_S_TEMP_SLOWDOWN);
+        bool near;
+        struct finding *f;
+
+        if (g->handle_rc != 0)
+            continue;
+        if (!v->reasons_valid && !(temp && limit)) {
+            need_gpu(ctx, out, g, GPU_S_EVENT_REASONS);
+            if (!temp)
+                need_gpu(ctx, out, g, GPU_S_TEMP);
+            else
+                need_gpu(ctx, out, g, GPU_S_TEMP_SLOWDOWN);
+            continue;
+        }
+        sw = v->reasons_valid && (v->reasons_any & NVML_CLOCKS_EVENT_SW_THERMAL);
+        hw = v->reasons_valid && (v->reasons_any & NVML_CLOCKS_EVENT_HW_THERMAL);
+        near = temp && limit && g->temp_c + th(ctx, TH_THERMAL_MARGIN_C) >= g->temp_slowdown_c;
+        if (!sw && !hw && !near)
+            continue;
+        f = finding_new(ctx, out, (int32_t)g->index, -1);
+        if (hw)
+            f->severity = SEV_CRITICAL;
+        if ((sw || hw) && temp)
+            finding_title(f,
+                          "GPU %" PRIu32 " slowed down by heat: %" PRIu32 " °C (%s thermal "
+                          "slowdown)",
+                          g->index, g->temp_c, hw ? "hardware" : "software");
+        else if (sw || hw)
+            finding_title(f, "GPU %" PRIu32 " slowed down by heat (%s thermal slowdown)", g->index,
+                          hw ? "hardware" : "software");
+        else
+            finding_title(f,
+                          "GPU %" PRIu32 " at %" PRIu32 " °C, %d °C from its slowdown "
+                          "temperature",
+                          g->index, g->temp_c, (int)g->temp_slowdown_c - (int)g->temp_c);
+        if (temp && limit && gpu_valid(g, GPU_S_TEMP_SHUTDOWN))
+            finding_evidence(f,
+                             "temperature %" PRIu32 " °C; slowdown at %" PRIu32
+                             " °C, shutdown at %" PRIu32 " °C",
+                             g->temp_c, g->temp_slowdown_c, g->temp_shutdown_c);
+        else if (temp && limit)
+            finding_evidence(f, "temperature %" PRIu32 " °C; slowdown at %" PRIu32 " °C", g->temp_c,
+                             g->temp_slowdown_c);
+        else if (temp)
+            finding_evidence(f, "temperature %" PRIu32 " °C", g->temp_c);
+        if (sw)
+            reason_evidence(f, v, NVML_CLOCKS_EVENT_SW_THERMAL);
+        if (hw)
+            reason_evidence(f, v, NVML_CLOCKS_EVENT_HW_THERMAL);
+        clock_evidence(f, g);
+        if (gpu_valid(g, GPU_S_FAN))
+            finding_evidence(f, "fan %" PRIu32 " %%", g->fan_speed_pct);
+        finding_fix(f,
+                    "nvidia-smi -i %" PRIu32 " -q -d TEMPERATURE,PERFORMANCE   # confirm: "
+                    "temperatures and active slowdowns",
+                    g->index);
+        finding_fix(f, "# check the airflow: fans, blanking panels, dust filters, the room's "
+                       "inlet temperature (ipmitool sdr type Temperature)");
+        if (gpu_valid(g, GPU_S_POWER_LIMIT) && gpu_valid(g, GPU_S_POWER_MIN_LIMIT)) {
+            uint32_t w = g->power_limit_mw * 85 / 100000;
+
+            if (w * 1000 < g->power_min_limit_mw)
+                w = g->power_min_limit_mw / 1000;
+            finding_fix(f,
+                        "sudo nvidia-smi -i %" PRIu32 " -pl %" PRIu32 "   # until cooling is "
+                        "fixed: less heat, steadier clocks",
+                        g->index, w);
+        }
+        f->impact = hw ? 1.0 : (sw ? 0.5 : 0.2);
+    }
+}
+
+const struct rule rule_clock_thermal_slowdown = {
+    .id = "clock.thermal-slowdown",
+    .severity = SEV_WARNING,
+    .category = CAT_CLOCKS,
+    .title = "GPU slowed down by heat",
+    .explanation =
+        "The GPU lowered its clocks because it is too hot, or is a few degrees from doing so. "
+        "Software thermal slowdown trims clocks gradually as the temperature approaches its limit; "
+        "hardware thermal slowdown cuts them by half or more to protect the chip (critical). "
+        "Either "
+        "way jobs run slower, and clocks that fluctuate make step times uneven. Causes: blocked or "
+        "failed fans, missing blanking panels, dust, a hot room or rack, or a neighbour GPU's "
+        "exhaust.",
+    .detection = "clock event reasons sw_thermal or hw_thermal set in any reading of the window "
+                 "(nvmlDeviceGetCurrentClocksEventReasons), or the temperature within "
+                 "thermal_margin_c of the slowdown threshold "
+                 "(nvmlDeviceGetTemperatureThreshold SLOWDOWN).",
+    .fix = "Confirm with nvidia-smi -q -d TEMPERATURE,PERFORMANCE. Fix the cooling: fans, "
+           "airflow, filters, inlet temperature; compare with neighbour GPUs and nodes. Until "
+           "then, a lower power limit (nvidia-smi -pl) gives less heat and steadier clocks.",
+    .thresholds = THRESHOLDS(TH_THERMAL_MARGIN_C),
+    .check = check_thermal,
+};
+
+/* ---- clock.hw-slowdown ---- */
+
+static void check_hw_slowdown(const struct rule_ctx *ctx, struct findings *out)
+{
+    for (size_t i = 0; i < ctx->n_gpus; i++) {
+        const struct gpu_view *v = &ctx->gpus[i];
+        const struct gpu *g = v->g;
+        bool brake, slow;
+        size_t n_slow;
+        struct finding *f;
+
+        if (!v->reasons_valid) {
+            if (g->handle_rc == 0 && gpu_valid(g, GPU_S_TEMP))
+                need_gpu(ctx, out, g, GPU_S_EVENT_REASONS);
+            continue;
+        }
+        brake = v->reasons_any & NVML_CLOCKS_EVENT_HW_POWER_BRAKE;
+        n_slow = view_reason_count(v, NVML_CLOCKS_EVENT_HW_SLOWDOWN);
+        /* HW slowdown also flickers during P-state changes: it counts when it persists. */
+        slow = (n_slow >= 2 || (v->reasons_last & NVML_CLOCKS_EVENT_HW_SLOWDOWN)) &&
+               !(v->reasons_any & NVML_CLOCKS_EVENT_HW_THERMAL);
+        if (!brake && !slow)
+            continue;
+        f = finding_new(ctx, out, (int32_t)g->index, -1);
+        finding_title(f, "GPU %" PRIu32 " clocks cut by %s: check its power supply and cables",
+                      g->index, brake ? "the hardware power brake" : "hardware slowdown");
+        if (brake)
+            reason_evidence(f, v, NVML_CLOCKS_EVENT_HW_POWER_BRAKE);
+        if (n_slow)
+            reason_evidence(f, v, NVML_CLOCKS_EVENT_HW_SLOWDOWN);
+        clock_evidence(f, g);
+        power_evidence(f, g);
+        if (gpu_valid(g, GPU_S_TEMP))
+            finding_evidence(f, "temperature %" PRIu32 " °C (not a thermal slowdown)", g->temp_c);
+        finding_fix(f,
+                    "nvidia-smi -i %" PRIu32 " -q -d PERFORMANCE,POWER   # the active "
+                    "reasons, live",
+                    g->index);
+        finding_fix(f, "sudo ipmitool sel list | tail -30   # BMC events: PSU faults, power "
+                       "capping, brake assertions");
+        finding_fix(f, "# check the GPU's power cables and connectors and the PSUs; if it "
+                       "persists with good power, contact the vendor");
+        f->impact = 1.0;
+    }
+}
+
+const struct rule rule_clock_hw_slowdown = {
+    .id = "clock.hw-slowdown",
+    .severity = SEV_CRITICAL,
+    .category = CAT_CLOCKS,
+    .title = "Hardware slowdown or power brake",
+    .explanation =
+        "The GPU's hardware cut its clocks by half or more. Without a thermal cause this means the "
+        "power delivery asked it to: a power-brake signal from the system (a failing or "
+        "insufficient PSU, the chassis over its power budget), a power draw spike beyond what the "
+        "cables deliver, or a loose or damaged power connector. Jobs run at a fraction of their "
+        "speed, often on one node only ('one node of the cluster is slow').",
+    .detection = "clock event reason hw_power_brake in any reading, or hw_slowdown in two or more "
+                 "readings or the latest one, without hw_thermal (that is "
+                 "clock.thermal-slowdown).",
+    .fix = "Look at the BMC event log (ipmitool sel list) for PSU and power events, check the "
+           "GPU's power cables and connectors, and the PSUs' health and redundancy. If it persists "
+           "with good power, run the vendor's diagnostics and contact support.",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_hw_slowdown,
+};
+
+/* ---- clock.power-limit-low ---- */
+
+static void check_power_limit(const struct rule_ctx *ctx, struct findings *out)
+{
+    for (size_t i = 0; i < ctx->n_gpus; i++) {
+        const struct gpu_view *v = &ctx->gpus[i];
+        const struct gpu *g = v->g;
+        uint32_t limit, def;
+        bool enforced_low;
+        struct finding *f;
+
+        if (!need_gpu(ctx, out, g, GPU_S_POWER_LIMIT) ||
+            !need_gpu(ctx, out, g, GPU_S_POWER_DEFAULT_LIMIT) || g->power_default_limit_mw == 0)
+            continue;
+        def = g->power_default_limit_mw;
+        limit = g->power_limit_mw;
+        enforced_low = gpu_valid(g, GPU_S_POWER_ENFORCED_LIMIT) &&
+                       g->power_enforced_limit_mw < limit &&
+                       pct(g->power_enforced_limit_mw, def) < th(ctx, TH_POWER_LIMIT_LOW_PCT);
+        if (pct(limit, def) >= th(ctx, TH_POWER_LIMIT_LOW_PCT) && !enforced_low)
+            continue;
+        f = finding_new(ctx, out, (int32_t)g->index, -1);
+        if (enforced_low && pct(limit, def) >= th(ctx, TH_POWER_LIMIT_LOW_PCT))
+            finding_title(f,
+                          "GPU %" PRIu32 " held to %.0f W by an outside limit (default "
+                          "%.0f W)",
+                          g->index, g->power_enforced_limit_mw / 1000.0, def / 1000.0);
+        else
+            finding_title(f, "GPU %" PRIu32 " power limit %.0f W, below its %.0f W default",
+                          g->index, limit / 1000.0, def / 1000.0);
+        finding_evidence(f, "power limit %.0f W, default %.0f W (%.0f %%)", limit / 1000.0,
+                         def / 1000.0, pct(limit, def));
+        if (gpu_valid(g, GPU_S_POWER_ENFORCED_LIMIT))
+            finding_evidence(f, "enforced limit %.0f W%s", g->power_enforced_limit_mw / 1000.0,
+                             enforced_low ? " (set out of band: BMC, chassis power management)"
+                                          : "");
+        if (gpu_valid(g, GPU_S_POWER))
+            finding_evidence(f, "power draw %.0f W", g->power_mw / 1000.0);
+        if (v->reasons_valid && (v->reasons_any & NVML_CLOCKS_EVENT_SW_POWER_CAP))
+            reason_evidence(f, v, NVML_CLOCKS_EVENT_SW_POWER_CAP);
+        clock_evidence(f, g);
+        if (pct(limit, def) < th(ctx, TH_POWER_LIMIT_LOW_PCT))
+            finding_fix(f,
+                        "sudo nvidia-smi -i %" PRIu32 " -pl %.0f   # back to the default "
+                        "(lasts until reboot)",
+                        g->index, def / 1000.0);
+        else
+            finding_fix(f, "sudo ipmitool dcmi power get_limit   # the platform's power cap");
+        finding_fix(f, "# find what sets it at boot: grep -r -- '-pl' /etc/systemd "
+                       "/etc/rc.local /etc/cron* 2>/dev/null");
+        f->impact = busy(ctx, v) ? 0.6 : 0.2;
+    }
+}
+
+const struct rule rule_clock_power_limit_low = {
+    .id = "clock.power-limit-low",
+    .severity = SEV_WARNING,
+    .category = CAT_CLOCKS,
+    .title = "Power limit set below the default",
+    .explanation =
+        "Someone (a boot script, an earlier experiment, the platform's power management) set the "
+        "GPU's power limit below the board's default. Under load the GPU reaches the lower cap "
+        "sooner and runs at lower clocks: jobs are slower with no error anywhere. Lower limits are "
+        "sometimes deliberate (power budget, heat); then this is the price. A newer driver with a "
+        "different power policy shows the same way.",
+    .detection = "power limit (nvmlDeviceGetPowerManagementLimit) below power_limit_low_pct of "
+                 "the default limit; or an enforced limit (after out-of-band limiters) that low.",
+    .fix =
+        "Restore the default with sudo nvidia-smi -i N -pl DEFAULT_WATTS (the default is in "
+        "the evidence), and remove whatever sets it at boot. An enforced limit below the set one "
+        "comes from the BMC or chassis: check ipmitool dcmi power get_limit.",
+    .thresholds = THRESHOLDS(TH_POWER_LIMIT_LOW_PCT),
+    .check = check_power_limit,
+};
+
+/* ---- clock.power-cap ---- */
+
+static void check_power_cap(const struct rule_ctx *ctx, struct findings *out)
+{
+    for (size_t i = 0; i < ctx->n_gpus; i++) {
+        const struct gpu_view *v = &ctx->gpus[i];
+        const struct gpu *g = v->g;
+        struct finding *f;
+
+        if (!v->reasons_valid || !(v->reasons_any & NVML_CLOCKS_EVENT_SW_POWER_CAP) ||
+            !busy(ctx, v))
+            continue;
+        /* A limit set low is clock.power-limit-low's finding. */
+        if (gpu_valid(g, GPU_S_POWER_LIMIT) && gpu_valid(g, GPU_S_POWER_DEFAULT_LIMIT) &&
+            pct(g->power_limit_mw, g->power_default_limit_mw) < th(ctx, TH_POWER_LIMIT_LOW_PCT))
+            continue;
+        f = finding_new(ctx, out, (int32_t)g->index, -1);
+        if (gpu_valid(g, GPU_S_POWER_LIMIT))
+            finding_title(f, "GPU %" PRIu32 " runs at its %.0f W power limit", g->index,
+                          g->power_limit_mw / 1000.0);
+        else
+            finding_title(f, "GPU %" PRIu32 " runs at its power limit", g->index);
+        reason_evidence(f, v, NVML_CLOCKS_EVENT_SW_POWER_CAP);
+        power_evidence(f, g);
+        clock_evidence(f, g);
+        finding_evidence(f, "normal under heavy load at the default limit");
+        if (gpu_valid(g, GPU_S_POWER_MAX_LIMIT) && gpu_valid(g, GPU_S_POWER_LIMIT) &&
+            g->power_max_limit_mw > g->power_limit_mw)
+            finding_fix(f,
+                        "sudo nvidia-smi -i %" PRIu32 " -pl %.0f   # the board allows up to "
+                        "this, if cooling and power budget do",
+                        g->index, g->power_max_limit_mw / 1000.0);
+        else
+            finding_fix(f, "# nothing to do: the GPU is using all the power it may");
+        f->impact = 0.1;
+    }
+}
+
+const struct rule rule_clock_power_cap = {
+    .id = "clock.power-cap",
+    .severity = SEV_INFO,
+    .category = CAT_CLOCKS,
+    .title = "GPU at its power limit",
+    .explanation =
+        "The GPU draws as much power as its limit allows, so the driver holds its clocks there. "
+        "Under a heavy load at the default limit this is normal and expected: the GPU is doing all "
+        "the work its power budget permits. It is worth knowing when comparing nodes, or when the "
+        "board allows a higher limit. A limit set below the default is clock.power-limit-low.",
+    .detection = "clock event reason sw_power_cap in a reading while the GPU was busy (utilisation "
+                 "at or above gpu_busy_util_pct) and the limit is not below "
+                 "power_limit_low_pct of the default.",
+    .fix = "Nothing, usually. Where cooling and the power budget allow, the limit can be raised "
+           "up to the board's maximum (nvidia-smi -i N -pl WATTS).",
+    .thresholds = THRESHOLDS(TH_GPU_BUSY_UTIL_PCT, TH_POWER_LIMIT_LOW_PCT),
+    .check = check_power_cap,
+};
+
+/* ---- clock.app-clocks ---- */
+
+static void check_app_clocks(const struct rule_ctx *ctx, struct findings *out)
+{
+    for (size_t i = 0; i < ctx->n_gpus; i++) {
+        const struct gpu_view *v = &ctx->gpus[i];
+        const struct gpu *g = v->g;
+        bool sm_low = false, mem_low = false, reason;
+        struct finding *f;
+
+        if (gpu_valid(g, GPU_S_CLOCK_SM_APP) && gpu_valid(g, GPU_S_CLOCK_SM_APP_DEFAULT) &&
+            g->clock_sm_app_default_mhz)
+            sm_low = pct(g->clock_sm_app_mhz, g->clock_sm_app_default_mhz) <
+                     th(ctx, TH_APP_CLOCK_LOW_PCT);
+        if (gpu_valid(g, GPU_S_CLOCK_MEM_APP) && gpu_valid(g, GPU_S_CLOCK_MEM_APP_DEFAULT) &&
+            g->clock_mem_app_default_mhz)
+            mem_low = pct(g->clock_mem_app_mhz, g->clock_mem_app_default_mhz) <
+                      th(ctx, TH_APP_CLOCK_LOW_PCT);
+        /* The reason alone: clocks locked (nvidia-smi -lgc) below what the GPU could run. */
+        reason = v->reasons_valid && (v->reasons_any & NVML_CLOCKS_EVENT_APP_CLOCKS_SETTING) &&
+                 busy(ctx, v) && gpu_valid(g, GPU_S_CLOCK_SM) && gpu_valid(g, GPU_S_CLOCK_SM_MAX) &&
+                 pct(g->clock_sm_mhz, g->clock_sm_max_mhz) < th(ctx, TH_APP_CLOCK_LOW_PCT);
+        if (!sm_low && !mem_low && !reason)
+            continue;
+        f = finding_new(ctx, out, (int32_t)g->index, -1);
+        if (sm_low)
+            finding_title(f,
+                          "GPU %" PRIu32 " application clocks set to %" PRIu32
+                          " MHz (default %" PRIu32 " MHz)",
+                          g->index, g->clock_sm_app_mhz, g->clock_sm_app_default_mhz);
+        else if (mem_low)
+            finding_title(f,
+                          "GPU %" PRIu32 " memory application clock set to %" PRIu32
+                          " MHz (default %" PRIu32 " MHz)",
+                          g->index, g->clock_mem_app_mhz, g->clock_mem_app_default_mhz);
+        else
+            finding_title(f,
+                          "GPU %" PRIu32 " clocks held at %" PRIu32 " MHz by a clock setting "
+                          "(maximum %" PRIu32 " MHz)",
+                          g->index, g->clock_sm_mhz, g->clock_sm_max_mhz);
+        if (sm_low)
+            finding_evidence(f, "application SM clock %" PRIu32 " MHz, default %" PRIu32 " MHz",
+                             g->clock_sm_app_mhz, g->clock_sm_app_default_mhz);
+        if (mem_low)
+            finding_evidence(f, "application memory clock %" PRIu32 " MHz, default %" PRIu32 " MHz",
+                             g->clock_mem_app_mhz, g->clock_mem_app_default_mhz);
+        if (v->reasons_valid && (v->reasons_any & NVML_CLOCKS_EVENT_APP_CLOCKS_SETTING))
+            reason_evidence(f, v, NVML_CLOCKS_EVENT_APP_CLOCKS_SETTING);
+        clock_evidence(f, g);
+        finding_fix(f, "sudo nvidia-smi -i %" PRIu32 " -rac   # reset application clocks",
+                    g->index);
+        finding_fix(f, "sudo nvidia-smi -i %" PRIu32 " -rgc   # reset locked GPU clocks", g->index);
+        finding_fix(f, "sudo nvidia-smi -i %" PRIu32 " -rmc   # reset locked memory clocks",
+                    g->index);
+        f->impact = busy(ctx, v) ? 0.6 : 0.2;
+    }
+}
+
+const struct rule rule_clock_app_clocks = {
+    .id = "clock.app-clocks",
+    .severity = SEV_WARNING,
+    .category = CAT_CLOCKS,
+    .title = "Application clocks locked or reduced",
+    .explanation =
+        "The GPU's clocks were pinned below their default with nvidia-smi -ac (application clocks) "
+        "or -lgc / -lmc (locked clocks): for a benchmark, for reproducible timings, to save power, "
+        "or by a tuning script that was never undone. The GPU then never runs faster than that "
+        "setting, whatever the load.",
+    .detection = "application SM or memory clock below app_clock_low_pct of its default "
+                 "(nvmlDeviceGetApplicationsClock vs nvmlDeviceGetDefaultApplicationsClock); or "
+                 "the applications_clocks event reason while busy (gpu_busy_util_pct) with the SM "
+                 "clock below "
+                 "app_clock_low_pct of its maximum.",
+    .fix = "Reset with sudo nvidia-smi -i N -rac (application clocks), -rgc (locked GPU clocks) "
+           "and -rmc (locked memory clocks), and remove what sets them at boot.",
+    .thresholds = THRESHOLDS(TH_APP_CLOCK_LOW_PCT, TH_GPU_BUSY_UTIL_PCT),
+    .check = check_app_clocks,
+};
+
+/* ---- clock.persistence-off ---- */
+
+static void check_persistence(const struct rule_ctx *ctx, struct findings *out)
+{
+    int32_t off[64];
+    size_t n_off = 0, n_known = 0;
+    char list[128];
+    struct finding *f;
+
+    for (size_t i = 0; i < ctx->n_gpus; i++) {
+        const struct gpu *g = ctx->gpus[i].g;
+
+        if (!need_gpu(ctx, out, g, GPU_S_PERSISTENCE))
+            continue;
+        n_known++;
+        /* A GPU driving a display keeps the driver loaded anyway. */
+        if (!g->persistence_mode && !(gpu_valid(g, GPU_S_DISPLAY_ACTIVE) && g->display_active) &&
+            n_off < ARRAY_SIZE(off))
+            off[n_off++] = (int32_t)g->index;
+    }
+    if (n_off == 0)
+        return;
+    render_ranges(list, sizeof(list), off, n_off);
+    f = finding_new(ctx, out, n_off == 1 ? off[0] : -1, -1);
+    if (n_off > 1)
+        finding_object(f, "GPUs %s", list);
+    finding_title(f, "Persistence mode off on GPU%s %s", n_off == 1 ? "" : "s", list);
+    finding_evidence(f, "persistence mode disabled on %zu of %zu GPUs", n_off, n_known);
+    finding_evidence(f, "each CUDA program start re-initialises the GPU (seconds), and settings "
+                        "such as clocks and compute mode are lost when the last client exits");
+    finding_fix(f, "sudo systemctl enable --now nvidia-persistenced   # the supported way");
+    if (n_off == n_known)
+        finding_fix(f, "sudo nvidia-smi -pm 1   # or: legacy persistence mode, until reboot");
+    else
+        for (size_t i = 0; i < n_off; i++)
+            finding_fix(f, "sudo nvidia-smi -i %d -pm 1", off[i]);
+    f->impact = 0.05;
+}
+
+const struct rule rule_clock_persistence_off = {
+    .id = "clock.persistence-off",
+    .severity = SEV_INFO,
+    .category = CAT_CLOCKS,
+    .title = "Persistence mode off",
+    .explanation =
+        "Without persistence mode (or the nvidia-persistenced daemon) the driver tears a GPU's "
+        "state down when its last client exits and builds it up again for the next: every job and "
+        "every nvidia-smi call pays an initialisation of seconds on a large server, first kernels "
+        "start slow, and settings such as application clocks or compute mode are forgotten. "
+        "NVIDIA recommends nvidia-persistenced on Linux servers. GPUs that drive a display are not "
+        "reported: the display keeps the driver loaded.",
+    .detection = "persistence mode disabled (nvmlDeviceGetPersistenceMode) on a GPU without an "
+                 "active display; one finding for all such GPUs.",
+    .fix = "Enable the daemon: sudo systemctl enable --now nvidia-persistenced. The legacy "
+           "switch nvidia-smi -pm 1 also works until the next reboot.",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_persistence,
+};

@@ -1,0 +1,824 @@
+/*
+ * Health: NVML not answering or not starting, GPUs lost or inaccessible or missing, ECC and
+ * memory repair, and what the kernel log says (hung tasks in the driver, OOM kills of GPU jobs).
+ * XIDs are classified in rules-xid.c.
+ */
+#include "nvml/nvml-abi.h"
+#include "rules/rule-impl.h"
+#include "util/strutil.h"
+#include "util/xalloc.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- kernel-log helpers, shared with rules-xid.c ---- */
+
+double klog_age_s(const struct rule_ctx *ctx, const struct klog_event *ev)
+{
+    const struct host_info *h = &ctx->snap->host;
+
+    double up;
+
+    if ((ev->valid & (UINT64_C(1) << KLOG_S_TIME)) && ctx->snap->time_ms > 0 &&
+        ev->time_ms <= ctx->snap->time_ms)
+        return (double)(ctx->snap->time_ms - ev->time_ms) / 1000.0;
+    up = (double)ev->uptime_us / 1e6;
+    if ((ev->valid & (UINT64_C(1) << KLOG_S_UPTIME)) && host_valid(h, HOST_S_UPTIME) &&
+        h->uptime_s >= up)
+        return h->uptime_s - up;
+    return -1;
+}
+
+bool klog_recent(const struct rule_ctx *ctx, const struct klog_event *ev)
+{
+    double age = klog_age_s(ctx, ev), max = th(ctx, TH_KLOG_MAX_AGE_H) * 3600.0;
+
+    return max <= 0 || age < 0 || age <= max;
+}
+
+/* The GPU a kernel-log PCI address ("0000:3b:00") belongs to. */
+const struct gpu_view *klog_gpu(const struct rule_ctx *ctx, const char *pci)
+{
+    if (pci == NULL)
+        return NULL;
+    for (size_t i = 0; i < ctx->n_gpus; i++) {
+        const struct gpu *g = ctx->gpus[i].g;
+
+        if (gpu_valid(g, GPU_S_PCI_BUS_ID) && g->pci_bus_id && driver_pci_same(pci, g->pci_bus_id))
+            return &ctx->gpus[i];
+    }
+    return NULL;
+}
+
+void klog_when(char *buf, size_t size, const struct rule_ctx *ctx, const struct klog_event *ev)
+{
+    char a[16];
+    double age = klog_age_s(ctx, ev);
+
+    if (age < 0) {
+        snprintf(buf, size, "at an unknown time");
+        return;
+    }
+    render_duration(a, sizeof(a), age);
+    snprintf(buf, size, "%s ago", a);
+}
+
+static bool klog_source_known(const struct rule_ctx *ctx)
+{
+    return (ctx->snap->driver.valid & (UINT64_C(1) << DRIVER_S_KLOG)) ||
+           ctx->snap->driver.n_events > 0;
+}
+
+static int32_t klog_pid(const struct klog_event *ev)
+{
+    return (ev->valid & (UINT64_C(1) << KLOG_S_PID)) ? ev->pid : -1;
+}
+
+/* ---- health.nvml-hung ---- */
+
+static void check_nvml_hung(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct collector_status *c = &ctx->snap->collectors[COLLECTOR_NVML];
+    const struct nvml_system *n = &ctx->snap->nvml;
+    struct finding *f;
+    char when[32];
+
+    if (c->state != CS_TIMEOUT && n->hung_call == NULL)
+        return;
+    f = finding_new(ctx, out, -1, -1);
+    finding_title(f, "NVML did not answer%s%s: the NVIDIA driver is wedged",
+                  n->hung_call ? " in " : "", n->hung_call ? n->hung_call : "");
+    if (n->hung_call)
+        finding_evidence(f, "%s did not return before the deadline", n->hung_call);
+    if (c->detail)
+        finding_evidence(f, "NVML collector: %s", c->detail);
+    finding_evidence(f, "nvidia-smi and every CUDA program will hang the same way");
+    for (size_t i = 0; i < ctx->snap->driver.n_events; i++) {
+        const struct klog_event *ev = &ctx->snap->driver.events[i];
+
+        if ((ev->kind == KLOG_HUNG_TASK || ev->kind == KLOG_XID) && klog_recent(ctx, ev)) {
+            klog_when(when, sizeof(when), ctx, ev);
+            finding_evidence(f, "kernel log %s: %s", when, ev->message ? ev->message : "?");
+        }
+    }
+    finding_fix(f, "sudo dmesg -T | grep -iE 'NVRM|Xid|blocked for more' | tail -40   # what "
+                   "the driver said");
+    finding_fix(f, "# do not run nvidia-smi in a loop meanwhile: each call hangs too");
+    finding_fix(f, "ps -eo pid,stat,wchan:32,args | awk '$2 ~ /D/'   # processes stuck in the "
+                   "kernel");
+    finding_fix(f, "sudo reboot   # a wedged driver rarely recovers; drain the node first");
+    f->impact = ctx->snap->nvml.device_count ? (double)ctx->snap->nvml.device_count : 8.0;
+}
+
+const struct rule rule_health_nvml_hung = {
+    .id = "health.nvml-hung",
+    .severity = SEV_CRITICAL,
+    .category = CAT_HEALTH,
+    .title = "NVML not answering: wedged driver",
+    .explanation =
+        "A call into NVML (the library under nvidia-smi) did not return before gpudoctor's "
+        "deadline. That happens when the kernel driver is stuck: after a GPU fault, a hung GPU "
+        "reset, a GSP firmware timeout (XID 119/120) or a deadlock in the driver. nvidia-smi then "
+        "hangs forever, often uninterruptibly, and so does every CUDA program that starts. "
+        "gpudoctor ran NVML in a child process, so it could report this instead of hanging.",
+    .detection = "the NVML collector ended by its deadline (collectors.nvml.state = timeout) or "
+                 "recorded the call that hung (nvml.hung_call); XIDs and hung-task messages "
+                 "from the kernel log within klog_max_age_h are added as evidence.",
+    .fix = "Read the kernel log for XIDs and hung tasks; stop polling tools (nvidia-smi loops, "
+           "exporters) so they do not pile up; drain the node and reboot. If it recurs, record "
+           "nvidia-bug-report.sh output and check the driver version for known problems.",
+    .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),
+    .check = check_nvml_hung,
+};
+
+/* ---- health.nvml-failed ---- */
+
+static void check_nvml_failed(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct nvml_system *n = &ctx->snap->nvml;
+    const struct collector_status *c = &ctx->snap->collectors[COLLECTOR_NVML];
+    const char *name;
+    struct finding *f;
+
+    if (!n->attempted || n->load_error != 0 || c->state == CS_TIMEOUT || n->hung_call)
+        return;
+    if (n->init_rc == 0 && n->device_count_rc == 0)
+        return;
+    /* Those two have findings of their own (stack.no-driver, stack.driver-mismatch). */
+    if (n->init_rc == NVML_ERROR_DRIVER_NOT_LOADED ||
+        n->init_rc == NVML_ERROR_LIB_RM_VERSION_MISMATCH)
+        return;
+    f = finding_new(ctx, out, -1, -1);
+    if (n->init_rc != 0) {
+        name = nvml_rc_name(n->init_rc);
+        finding_title(f, "NVML could not start: %s",
+                      n->init_error ? n->init_error
+                      : name        ? name
+                                    : "unknown error");
+        finding_evidence(f, "nvmlInit_v2 returned %s (%d)", name ? name : "?", (int)n->init_rc);
+    } else {
+        name = nvml_rc_name(n->device_count_rc);
+        finding_title(f, "NVML could not count the GPUs: %s", name ? name : "unknown error");
+        finding_evidence(f, "nvmlDeviceGetCount_v2 returned %s (%d)", name ? name : "?",
+                         (int)n->device_count_rc);
+    }
+    if (n->library)
+        finding_evidence(f, "library %s", n->library);
+    if (n->init_rc == NVML_ERROR_NO_PERMISSION) {
+        finding_fix(f, "ls -l /dev/nvidia*   # the device files must be readable and writable");
+        finding_fix(f, "# run as root, or as a user in the group that owns /dev/nvidiactl; in a "
+                       "container, pass the devices (--gpus all)");
+    } else {
+        finding_fix(f, "sudo dmesg -T | grep -iE 'NVRM|nvidia' | tail -30   # what the driver "
+                       "said");
+        finding_fix(f, "nvidia-smi   # the same library, for its own message");
+    }
+    f->impact = 4.0;
+}
+
+const struct rule rule_health_nvml_failed = {
+    .id = "health.nvml-failed",
+    .severity = SEV_CRITICAL,
+    .category = CAT_HEALTH,
+    .title = "NVML could not start or count the GPUs",
+    .explanation =
+        "The NVIDIA management library loaded but refused to work: initialisation or the device "
+        "count failed. Without it nvidia-smi fails too, and usually CUDA does as well. Common "
+        "causes: no permission on /dev/nvidiactl (containers without the devices, device files "
+        "with wrong modes), a driver half-loaded after an error, or an internal driver error. The "
+        "error name in the evidence says which. (Driver not loaded and driver/library mismatch "
+        "have their own findings.)",
+    .detection = "nvmlInit_v2 or nvmlDeviceGetCount_v2 returned an error other than "
+                 "DRIVER_NOT_LOADED and LIB_RM_VERSION_MISMATCH.",
+    .fix = "Follow the error: permissions on /dev/nvidia* (or pass the devices into the "
+           "container), the kernel log for driver errors, nvidia-smi for its own message.",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_nvml_failed,
+};
+
+/* ---- health.gpu-lost ---- */
+
+static bool gpu_any_rc(const struct gpu *g, int32_t rc)
+{
+    if (g->handle_rc == rc)
+        return true;
+    for (size_t i = 0; i < GPU_S__COUNT; i++) {
+        if (g->rc[i] == rc)
+            return true;
+    }
+    return false;
+}
+
+static bool bus_event(const struct klog_event *ev)
+{
+    return ev->kind == KLOG_FALLEN_OFF_BUS || (ev->kind == KLOG_XID && ev->xid == 79);
+}
+
+static void lost_fixes(struct finding *f, int32_t idx)
+{
+    if (idx >= 0)
+        finding_fix(f,
+                    "sudo nvidia-smi -r -i %d   # try a GPU reset (often impossible once "
+                    "lost)",
+                    idx);
+    finding_fix(f, "sudo journalctl -k | grep -iE 'NVRM|AER|pcie' | tail -50   # what happened "
+                   "on the bus");
+    finding_fix(f, "sudo reboot   # usually needed; drain the node first");
+    finding_fix(f, "# check power cables, seating, temperature; if it recurs, contact the vendor "
+                   "(RMA)");
+}
+
+/*
+ * The GPU a bus event is about. A lost GPU has no PCI address left in NVML, so when exactly one
+ * GPU is lost that way, the events no other GPU claims are its.
+ */
+static const struct gpu_view *bus_event_gpu(const struct rule_ctx *ctx, const struct klog_event *ev)
+{
+    const struct gpu_view *v = klog_gpu(ctx, ev->pci), *lost = NULL;
+    size_t n_lost = 0;
+
+    if (v != NULL)
+        return v;
+    for (size_t i = 0; i < ctx->n_gpus; i++) {
+        if (ctx->gpus[i].g->handle_rc == NVML_ERROR_GPU_IS_LOST &&
+            !gpu_valid(ctx->gpus[i].g, GPU_S_PCI_BUS_ID)) {
+            lost = &ctx->gpus[i];
+            n_lost++;
+        }
+    }
+    return n_lost == 1 ? lost : NULL;
+}
+
+static void check_gpu_lost(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct driver_info *d = &ctx->snap->driver;
+    char when[32];
+
+    for (size_t i = 0; i < ctx->n_gpus; i++) {
+        const struct gpu *g = ctx->gpus[i].g;
+        bool nvml = gpu_any_rc(g, NVML_ERROR_GPU_IS_LOST), log = false;
+        struct finding *f;
+
+        for (size_t k = 0; k < d->n_events && !log; k++)
+            log = bus_event(&d->events[k]) && klog_recent(ctx, &d->events[k]) &&
+                  bus_event_gpu(ctx, &d->events[k]) == &ctx->gpus[i];
+        if (!nvml && !log)
+            continue;
+        f = finding_new(ctx, out, (int32_t)g->index, -1);
+        finding_title(f, "GPU %" PRIu32 " has fallen off the bus%s", g->index,
+                      nvml ? " (NVML: GPU_IS_LOST)" : "");
+        if (nvml)
+            finding_evidence(f, "NVML answers GPU_IS_LOST for this GPU");
+        for (size_t k = 0; k < d->n_events; k++) {
+            const struct klog_event *ev = &d->events[k];
+
+            if (bus_event(ev) && klog_recent(ctx, ev) && bus_event_gpu(ctx, ev) == &ctx->gpus[i]) {
+                klog_when(when, sizeof(when), ctx, ev);
+                finding_evidence(f, "kernel log %s: %s", when, ev->message ? ev->message : "?");
+            }
+        }
+        lost_fixes(f, (int32_t)g->index);
+        f->impact = 2.0;
+    }
+    /* Lost GPUs NVML no longer lists are known only by their PCI address: one finding each. */
+    for (size_t k = 0; k < d->n_events; k++) {
+        const struct klog_event *ev = &d->events[k];
+        struct finding *f;
+        bool seen = false;
+
+        if (!bus_event(ev) || !klog_recent(ctx, ev) || ev->pci == NULL ||
+            bus_event_gpu(ctx, ev) != NULL)
+            continue;
+        for (size_t j = 0; j < out->n && !seen; j++)
+            seen = out->items[j].rule == ctx->rule && out->items[j].subject.object &&
+                   strcmp(out->items[j].subject.object, ev->pci) == 0;
+        if (seen)
+            continue;
+        f = finding_new(ctx, out, -1, -1);
+        finding_object(f, "%s", ev->pci);
+        finding_title(f, "GPU at PCI %s has fallen off the bus", ev->pci);
+        klog_when(when, sizeof(when), ctx, ev);
+        finding_evidence(f, "kernel log %s: %s", when, ev->message ? ev->message : "?");
+        finding_evidence(f, "NVML does not list a GPU at that address any more");
+        lost_fixes(f, -1);
+        f->impact = 2.0;
+    }
+    if (!klog_source_known(ctx))
+        need_collector(ctx, out, COLLECTOR_KLOG);
+}
+
+const struct rule rule_health_gpu_lost = {
+    .id = "health.gpu-lost",
+    .severity = SEV_CRITICAL,
+    .category = CAT_HEALTH,
+    .title = "GPU lost: fallen off the bus",
+    .explanation =
+        "The driver can no longer reach the GPU over PCIe ('GPU has fallen off the bus', XID 79). "
+        "Every job on it died or hangs, NVML answers GPU_IS_LOST, and the GPU stays unusable until "
+        "it is reset, which usually means a reboot. Causes, most likely first: the PCIe link "
+        "(seating, risers, a failing slot), power delivery (cables, PSU), overheating, or a "
+        "hardware fault of the GPU. If it happens again after a reboot, the card or its slot is "
+        "failing.",
+    .detection = "NVML returns GPU_IS_LOST for the GPU's handle or any of its fields; or the "
+                 "kernel log has 'GPU has fallen off the bus' or XID 79 for its PCI address within "
+                 "klog_max_age_h (also for GPUs NVML no longer lists).",
+    .fix = "Try nvidia-smi -r -i N; usually the node must be drained and rebooted. Read the kernel "
+           "log for AER and PCIe errors before the event, check power cables and seating, compare "
+           "temperatures. A recurrence means hardware: contact the vendor.",
+    .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),
+    .check = check_gpu_lost,
+};
+
+/* ---- health.gpu-inaccessible ---- */
+
+static void check_gpu_inaccessible(const struct rule_ctx *ctx, struct findings *out)
+{
+    for (size_t i = 0; i < ctx->n_gpus; i++) {
+        const struct gpu *g = ctx->gpus[i].g;
+        const char *name;
+        struct finding *f;
+
+        if (g->handle_rc == 0 || g->handle_rc == NVML_ERROR_GPU_IS_LOST)
+            continue;
+        name = nvml_rc_name(g->handle_rc);
+        f = finding_new(ctx, out, (int32_t)g->index, -1);
+        finding_evidence(f, "nvmlDeviceGetHandleByIndex_v2(%" PRIu32 ") returned %s", g->index,
+                         name ? name : "an unknown error");
+        switch (g->handle_rc) {
+        case NVML_ERROR_INSUFFICIENT_POWER:
+            finding_title(f,
+                          "GPU %" PRIu32 " refuses to start: external power cables not "
+                          "properly attached",
+                          g->index);
+            finding_fix(f, "# power the node off, check and reseat the GPU's power connectors");
+            break;
+        case NVML_ERROR_NO_PERMISSION:
+            f->severity = SEV_WARNING;
+            finding_title(f, "GPU %" PRIu32 " is not accessible to this user or container",
+                          g->index);
+            finding_evidence(f, "cgroup device rules or /dev/nvidia* permissions keep it out of "
+                                "reach");
+            finding_fix(f, "ls -l /dev/nvidia*   # device file permissions");
+            finding_fix(f, "# run gpudoctor as root on the host to see every GPU");
+            break;
+        case NVML_ERROR_RESET_REQUIRED:
+            finding_title(f, "GPU %" PRIu32 " needs a reset before it can be used again", g->index);
+            finding_fix(f, "sudo nvidia-smi -r -i %" PRIu32 "   # no process may use it", g->index);
+            break;
+        case NVML_ERROR_IRQ_ISSUE:
+            finding_title(f, "GPU %" PRIu32 " unusable: the kernel reports an interrupt problem",
+                          g->index);
+            finding_fix(f, "sudo dmesg -T | grep -iE 'NVRM|irq|msi' | tail -30");
+            break;
+        default:
+            finding_title(f, "GPU %" PRIu32 " not accessible: %s", g->index,
+                          name ? name : "unknown error");
+            finding_fix(f, "nvidia-smi -i %" PRIu32 " -q   # the driver's own view", g->index);
+            finding_fix(f, "sudo dmesg -T | grep -iE 'NVRM|Xid' | tail -30");
+            break;
+        }
+        f->impact = 1.5;
+    }
+}
+
+const struct rule rule_health_gpu_inaccessible = {
+    .id = "health.gpu-inaccessible",
+    .severity = SEV_CRITICAL,
+    .category = CAT_HEALTH,
+    .title = "GPU present but not accessible",
+    .explanation =
+        "NVML counts the GPU but cannot open it. The error says why: INSUFFICIENT_POWER (the "
+        "board's external power cables are not properly attached), RESET_REQUIRED (a previous "
+        "error left it needing a reset), IRQ_ISSUE (the kernel detected an interrupt problem), "
+        "NO_PERMISSION (cgroup device rules or device file permissions: normal in a container "
+        "given only some GPUs, so a warning) or an unknown driver error.",
+    .detection = "nvmlDeviceGetHandleByIndex_v2 failed for an index below the device count, with "
+                 "an error other than GPU_IS_LOST (that is health.gpu-lost).",
+    .fix = "Act on the error: reseat power cables (INSUFFICIENT_POWER), reset the GPU with "
+           "nvidia-smi -r -i N (RESET_REQUIRED), check permissions or run on the host "
+           "(NO_PERMISSION), read the kernel log (others).",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_gpu_inaccessible,
+};
+
+/* ---- health.gpu-missing ---- */
+
+static bool nvml_has_address(const struct rule_ctx *ctx, const char *address)
+{
+    if (address == NULL)
+        return true; /* cannot tell: do not accuse */
+    for (size_t i = 0; i < ctx->n_gpus; i++) {
+        const struct gpu *g = ctx->gpus[i].g;
+
+        if (gpu_valid(g, GPU_S_PCI_BUS_ID) && g->pci_bus_id &&
+            driver_pci_same(address, g->pci_bus_id))
+            return true;
+    }
+    return false;
+}
+
+static void check_gpu_missing(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct snapshot *s = ctx->snap;
+    const struct pcie_info *p = &s->pcie;
+
+    if (s->nvml.init_rc != 0 || !s->nvml.attempted || s->nvml.load_error != 0 ||
+        s->nvml.device_count_rc != 0 || s->n_gpus == 0)
+        return; /* other rules say why NVML sees nothing */
+    for (size_t i = 0; i < ctx->n_gpus; i++) {
+        if (!gpu_valid(ctx->gpus[i].g, GPU_S_PCI_BUS_ID)) {
+            rule_skip(ctx, out, (int32_t)ctx->gpus[i].g->index, "pci_bus_id %s",
+                      gpu_status_name(ctx->gpus[i].g, GPU_S_PCI_BUS_ID));
+            return;
+        }
+    }
+    for (size_t i = 0; i < p->n_gpus; i++) {
+        const struct pcie_device *d = &p->gpus[i];
+        struct finding *f;
+
+        if (nvml_has_address(ctx, d->address))
+            continue;
+        f = finding_new(ctx, out, -1, -1);
+        finding_object(f, "%s", d->address);
+        if (d->driver && strcmp(d->driver, "vfio-pci") == 0) {
+            f->severity = SEV_INFO;
+            finding_title(f, "GPU %s is passed through to virtual machines (vfio-pci)", d->address);
+            finding_evidence(f, "bound to vfio-pci, so the host's NVIDIA driver does not use it");
+            finding_fix(f, "# intended for VMs; otherwise unbind it from vfio-pci and bind it "
+                           "to nvidia");
+            f->impact = 0.1;
+            continue;
+        }
+        finding_title(f, "GPU %s is on the PCI bus but the NVIDIA driver does not see it",
+                      d->address);
+        finding_evidence(f, "PCI device %s (device %04" PRIx32 "), kernel driver: %s", d->address,
+                         d->device_id, d->driver ? d->driver : "none bound");
+        finding_evidence(f, "NVML sees %zu GPU%s; the PCI bus has %zu NVIDIA GPU%s", ctx->n_gpus,
+                         ctx->n_gpus == 1 ? "" : "s", p->n_gpus, p->n_gpus == 1 ? "" : "s");
+        finding_fix(f,
+                    "sudo dmesg -T | grep -iE 'NVRM|RmInitAdapter|%s'   # why the driver "
+                    "skipped it",
+                    d->address ? d->address : "nvidia");
+        finding_fix(f, "grep -r NVreg_ExcludedGpus /etc/modprobe.d   # excluded on purpose?");
+        finding_fix(f, "# reseat the GPU and its power cables; if it stays missing, contact the "
+                       "vendor");
+        f->impact = 1.5;
+    }
+}
+
+const struct rule rule_health_gpu_missing = {
+    .id = "health.gpu-missing",
+    .severity = SEV_CRITICAL,
+    .category = CAT_HEALTH,
+    .title = "GPU on the PCI bus but not in NVML",
+    .explanation =
+        "The PCI bus shows an NVIDIA GPU that NVML does not list: the driver failed to initialise "
+        "it (RmInitAdapter failed: power, firmware, hardware), it was excluded by configuration "
+        "(NVreg_ExcludedGpus), or it is bound to another driver. Jobs see one GPU fewer than the "
+        "machine has. A GPU bound to vfio-pci is passed through to virtual machines and is "
+        "reported as information.",
+    .detection = "NVIDIA display-class devices in sysfs whose PCI address matches no GPU NVML "
+                 "lists (NVML must have started and listed its GPUs).",
+    .fix = "Read the kernel log for the driver's reason (RmInitAdapter), check modprobe options "
+           "for exclusions, reseat the card and its power cables. Persisting: contact the vendor.",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_gpu_missing,
+};
+
+/* ---- health.ecc-uncorrectable ---- */
+
+static void check_ecc(const struct rule_ctx *ctx, struct findings *out)
+{
+    for (size_t i = 0; i < ctx->n_gpus; i++) {
+        const struct gpu *g = ctx->gpus[i].g;
+        bool vol, agg;
+        struct finding *f;
+
+        if (!need_gpu(ctx, out, g, GPU_S_ECC_MODE) || !g->ecc_mode)
+            continue;
+        vol = gpu_valid(g, GPU_S_ECC_VOL_UNCORR) && g->ecc_volatile_uncorrected > 0;
+        agg = gpu_valid(g, GPU_S_ECC_AGG_UNCORR) && g->ecc_aggregate_uncorrected > 0;
+        if (!gpu_valid(g, GPU_S_ECC_VOL_UNCORR) && !gpu_valid(g, GPU_S_ECC_AGG_UNCORR)) {
+            need_gpu(ctx, out, g, GPU_S_ECC_VOL_UNCORR);
+            continue;
+        }
+        if (!vol && !agg)
+            continue;
+        f = finding_new(ctx, out, (int32_t)g->index, -1);
+        if (vol) {
+            finding_title(f,
+                          "GPU %" PRIu32 " had %" PRIu64 " uncorrectable ECC error%s since "
+                          "the driver loaded",
+                          g->index, g->ecc_volatile_uncorrected,
+                          g->ecc_volatile_uncorrected == 1 ? "" : "s");
+        } else {
+            f->severity = SEV_WARNING;
+            finding_title(f,
+                          "GPU %" PRIu32 " has %" PRIu64 " uncorrectable ECC error%s in its "
+                          "lifetime",
+                          g->index, g->ecc_aggregate_uncorrected,
+                          g->ecc_aggregate_uncorrected == 1 ? "" : "s");
+        }
+        if (gpu_valid(g, GPU_S_ECC_VOL_UNCORR))
+            finding_evidence(f, "uncorrectable since driver load: %" PRIu64 ", corrected: %" PRIu64,
+                             g->ecc_volatile_uncorrected,
+                             gpu_valid(g, GPU_S_ECC_VOL_CORR) ? g->ecc_volatile_corrected : 0);
+        if (gpu_valid(g, GPU_S_ECC_AGG_UNCORR))
+            finding_evidence(f, "uncorrectable over its life: %" PRIu64,
+                             g->ecc_aggregate_uncorrected);
+        if (gpu_valid(g, GPU_S_RETIRED_DBE))
+            finding_evidence(f, "pages retired for double-bit errors: %" PRIu32,
+                             g->retired_pages_dbe);
+        if (gpu_valid(g, GPU_S_REMAP_UNCORR))
+            finding_evidence(f, "rows remapped for uncorrectable errors: %" PRIu32,
+                             g->remapped_rows_uncorrectable);
+        if (vol) {
+            finding_fix(f,
+                        "# jobs that ran on GPU %" PRIu32 " may have failed or produced wrong "
+                        "results: rerun them",
+                        g->index);
+            finding_fix(f,
+                        "sudo nvidia-smi -r -i %" PRIu32 "   # after draining it: reset "
+                        "retires or remaps the bad memory",
+                        g->index);
+            finding_fix(f, "dcgmi diag -r 3   # memory diagnostics, if DCGM is installed");
+        } else {
+            finding_fix(f,
+                        "nvidia-smi -i %" PRIu32 " -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER   "
+                        "# watch whether the counts grow",
+                        g->index);
+        }
+        finding_fix(f, "# errors that keep coming after a reset: contact the vendor (RMA)");
+        f->impact = vol ? 1.0 : 0.2;
+    }
+}
+
+const struct rule rule_health_ecc_uncorrectable = {
+    .id = "health.ecc-uncorrectable",
+    .severity = SEV_CRITICAL,
+    .category = CAT_HEALTH,
+    .title = "Uncorrectable ECC errors",
+    .explanation =
+        "The GPU's memory returned data that ECC could detect but not correct (a double-bit "
+        "error). The job that read it was killed or got wrong data (XID 48, or 94/95 on A100 and "
+        "newer). The driver retires the page or remaps the row, which takes effect after a GPU "
+        "reset. Errors since the driver loaded are critical; errors only in the lifetime count "
+        "are history worth watching (a warning).",
+    .detection = "ECC enabled and nvmlDeviceGetTotalEccErrors(UNCORRECTED) above zero: volatile "
+                 "(since driver load) is critical, aggregate (lifetime) alone a warning.",
+    .fix = "Drain the GPU, rerun the jobs that ran on it, reset it (nvidia-smi -r -i N) so the "
+           "retirement or remap takes effect, run memory diagnostics (dcgmi diag -r 3). Errors "
+           "that return after a reset: contact the vendor.",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_ecc,
+};
+
+/* ---- health.row-remap-failure ---- */
+
+static void check_remap_failure(const struct rule_ctx *ctx, struct findings *out)
+{
+    for (size_t i = 0; i < ctx->n_gpus; i++) {
+        const struct gpu *g = ctx->gpus[i].g;
+        struct finding *f;
+
+        if (!gpu_valid(g, GPU_S_REMAP_FAILURE) || !g->remapped_rows_failure)
+            continue;
+        f = finding_new(ctx, out, (int32_t)g->index, -1);
+        finding_title(f, "GPU %" PRIu32 " failed to remap a bad memory row", g->index);
+        finding_evidence(f, "row remapping failure reported by nvmlDeviceGetRemappedRows");
+        if (gpu_valid(g, GPU_S_REMAP_UNCORR))
+            finding_evidence(f, "rows remapped: %" PRIu32 " uncorrectable, %" PRIu32 " correctable",
+                             g->remapped_rows_uncorrectable,
+                             gpu_valid(g, GPU_S_REMAP_CORR) ? g->remapped_rows_correctable : 0);
+        finding_fix(f, "# drain GPU %" PRIu32 ": it cannot repair its memory any more", g->index);
+        finding_fix(f, "nvidia-smi -i %" PRIu32 " -q -d ROW_REMAPPER", g->index);
+        finding_fix(f, "# contact the vendor: a remapping failure is an RMA condition");
+        f->impact = 1.0;
+    }
+}
+
+const struct rule rule_health_row_remap_failure = {
+    .id = "health.row-remap-failure",
+    .severity = SEV_CRITICAL,
+    .category = CAT_HEALTH,
+    .title = "Memory row remapping failed",
+    .explanation =
+        "On A100 and newer GPUs, memory rows with errors are replaced by spare rows. A remapping "
+        "failure means the GPU could not do that (no spare rows left in the bank, or the InfoROM "
+        "could not record it, XID 64): the bad memory stays in use and errors will recur. NVIDIA "
+        "treats this as a reason to replace the GPU.",
+    .detection = "nvmlDeviceGetRemappedRows reports isFailureOccurred.",
+    .fix = "Drain the GPU and contact the vendor for a replacement.",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_remap_failure,
+};
+
+/* ---- health.memory-repair-pending ---- */
+
+static void check_repair_pending(const struct rule_ctx *ctx, struct findings *out)
+{
+    for (size_t i = 0; i < ctx->n_gpus; i++) {
+        const struct gpu *g = ctx->gpus[i].g;
+        bool retire = gpu_valid(g, GPU_S_RETIRED_PENDING) && g->retired_pages_pending;
+        bool remap = gpu_valid(g, GPU_S_REMAP_PENDING) && g->remapped_rows_pending;
+        struct finding *f;
+
+        if (!retire && !remap)
+            continue;
+        f = finding_new(ctx, out, (int32_t)g->index, -1);
+        finding_title(f, "GPU %" PRIu32 " needs a reset to %s bad memory", g->index,
+                      remap ? "remap" : "retire");
+        if (retire)
+            finding_evidence(f,
+                             "a page retirement is pending (sbe %" PRIu32 ", dbe %" PRIu32
+                             " pages retired so far)",
+                             gpu_valid(g, GPU_S_RETIRED_SBE) ? g->retired_pages_sbe : 0,
+                             gpu_valid(g, GPU_S_RETIRED_DBE) ? g->retired_pages_dbe : 0);
+        if (remap)
+            finding_evidence(f, "a row remap is pending");
+        finding_evidence(f, "until then the faulty memory can still be handed to jobs");
+        finding_fix(f, "sudo nvidia-smi -r -i %" PRIu32 "   # when no job uses it (or reboot)",
+                    g->index);
+        f->impact = 0.5;
+    }
+}
+
+const struct rule rule_health_memory_repair_pending = {
+    .id = "health.memory-repair-pending",
+    .severity = SEV_WARNING,
+    .category = CAT_HEALTH,
+    .title = "Retired pages or remapped rows pending a reset",
+    .explanation =
+        "The GPU found bad memory and scheduled it to be retired (pages, before A100) or remapped "
+        "(rows, A100 and newer), but that only takes effect at the next GPU reset or reboot "
+        "(XID 63 announces it). Until then jobs can be given the faulty memory again and hit "
+        "more ECC errors.",
+    .detection = "nvmlDeviceGetRetiredPagesPendingStatus or the pending flag of "
+                 "nvmlDeviceGetRemappedRows set.",
+    .fix = "Reset the GPU when it is free (nvidia-smi -r -i N), or reboot at the next "
+           "opportunity; drain it first if it keeps getting errors.",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_repair_pending,
+};
+
+/* ---- health.driver-hung-task ---- */
+
+static bool gpu_comm(const struct rule_ctx *ctx, const char *name)
+{
+    for (size_t i = 0; name && i < ctx->n_uses; i++) {
+        const struct proc *p = ctx->uses[i].p;
+
+        if (p && p->comm && strcmp(p->comm, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool mentions_driver(const char *msg)
+{
+    return msg && (strstr(msg, "nvidia") || strstr(msg, "NVRM") || strstr(msg, "nv_") ||
+                   strstr(msg, "uvm"));
+}
+
+static void check_hung_task(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct driver_info *d = &ctx->snap->driver;
+    struct finding *f = NULL;
+    char when[32];
+    size_t n = 0;
+
+    for (size_t i = 0; i < d->n_events; i++) {
+        const struct klog_event *ev = &d->events[i];
+
+        if (ev->kind != KLOG_HUNG_TASK || !klog_recent(ctx, ev) ||
+            !(mentions_driver(ev->message) || gpu_comm(ctx, ev->name) ||
+              (klog_pid(ev) > 0 && ctx_use(ctx, klog_pid(ev)))))
+            continue;
+        if (f == NULL)
+            f = finding_new(ctx, out, -1, ctx_proc(ctx, klog_pid(ev)) ? klog_pid(ev) : -1);
+        n++;
+        klog_when(when, sizeof(when), ctx, ev);
+        finding_evidence(f, "kernel log %s: %s", when, ev->message ? ev->message : "?");
+        finding_title(f,
+                      "%zu task%s blocked in the kernel while using the GPU (latest: %s, "
+                      "pid %d)",
+                      n, n == 1 ? "" : "s", ev->name ? ev->name : "?", (int)klog_pid(ev));
+    }
+    if (f == NULL)
+        return;
+    finding_fix(f, "ps -eo pid,stat,wchan:32,args | awk '$2 ~ /D/'   # who is stuck now");
+    finding_fix(f, "sudo dmesg -T | grep -iE 'NVRM|Xid|blocked for more' | tail -40");
+    finding_fix(f, "# stuck tasks in the driver usually need a reboot; record "
+                   "nvidia-bug-report.sh first");
+    f->impact = 0.8;
+}
+
+const struct rule rule_health_driver_hung_task = {
+    .id = "health.driver-hung-task",
+    .severity = SEV_WARNING,
+    .category = CAT_HEALTH,
+    .title = "Tasks blocked in the kernel while using the GPU",
+    .explanation =
+        "The kernel's hung-task detector reported a GPU process (or a task inside the NVIDIA "
+        "driver) blocked for minutes in uninterruptible sleep. Such a task cannot be killed. It "
+        "usually follows a GPU fault (see XIDs) or a driver deadlock, and often precedes NVML "
+        "hanging altogether.",
+    .detection = "kernel-log hung-task events within klog_max_age_h whose task is a GPU process "
+                 "or whose message mentions the NVIDIA driver.",
+    .fix = "Find the stuck processes (state D), read the kernel log for the XID or error before "
+           "it, collect nvidia-bug-report.sh and plan a reboot.",
+    .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),
+    .check = check_hung_task,
+};
+
+/* ---- health.oom-kill ---- */
+
+static bool gpu_job_name(const struct rule_ctx *ctx, const char *name)
+{
+    static const char *const names[] = {
+        "pt_main_thread", "torchrun", "deepspeed",   "tritonserver",     "ollama",
+        "llama-server",   "julia",    "jupyter-lab", "jupyter-notebook", NULL
+    };
+
+    if (name == NULL)
+        return false;
+    if (gpu_comm(ctx, name) || str_starts(name, "python"))
+        return true;
+    for (size_t i = 0; names[i]; i++) {
+        if (strcmp(names[i], name) == 0)
+            return true;
+    }
+    return false;
+}
+
+static void check_oom(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct driver_info *d = &ctx->snap->driver;
+    const struct klog_event *latest = NULL;
+    struct finding *f = NULL;
+    char when[32];
+    size_t n = 0;
+
+    for (size_t i = 0; i < d->n_events; i++) {
+        const struct klog_event *ev = &d->events[i];
+
+        if (ev->kind != KLOG_OOM_KILL || !klog_recent(ctx, ev) || !gpu_job_name(ctx, ev->name))
+            continue;
+        if (f == NULL)
+            f = finding_new(ctx, out, -1, -1);
+        n++;
+        latest = ev;
+        klog_when(when, sizeof(when), ctx, ev);
+        if (ev->valid & (UINT64_C(1) << KLOG_S_RSS)) {
+            char rss[16];
+
+            render_bytes(rss, sizeof(rss), ev->rss_bytes);
+            finding_evidence(f, "%s: %s (pid %d) killed, it used %s of host memory", when, ev->name,
+                             (int)klog_pid(ev), rss);
+        } else {
+            finding_evidence(f, "%s: %s (pid %d) killed", when, ev->name, (int)klog_pid(ev));
+        }
+    }
+    if (f == NULL)
+        return;
+    klog_when(when, sizeof(when), ctx, latest);
+    finding_title(f, "Host out of memory: the kernel killed %zu GPU job%s (latest %s, pid %d, %s)",
+                  n, n == 1 ? "" : "s", latest->name, (int)klog_pid(latest), when);
+    if (host_valid(&ctx->snap->host, HOST_S_MEM_AVAILABLE)) {
+        char a[16], t[16];
+
+        render_bytes(a, sizeof(a), ctx->snap->host.mem_available_bytes);
+        render_bytes(t, sizeof(t), ctx->snap->host.mem_total_bytes);
+        finding_evidence(f, "host memory now: %s available of %s", a, t);
+    }
+    finding_fix(f, "sudo journalctl -k | grep -iE 'out of memory|oom-kill' | tail   # what was "
+                   "killed, and how big it was");
+    finding_fix(f, "# fewer DataLoader workers (each may copy the dataset), smaller prefetch, "
+                   "memory-mapped datasets");
+    finding_fix(f, "# set memory limits per job (Slurm --mem, cgroups) so one job cannot take "
+                   "the host down");
+    f->impact = 0.8;
+}
+
+const struct rule rule_health_oom_kill = {
+    .id = "health.oom-kill",
+    .severity = SEV_WARNING,
+    .category = CAT_HEALTH,
+    .title = "Host OOM killer ended GPU jobs",
+    .explanation =
+        "The host (not the GPU) ran out of memory and the kernel killed a GPU job to recover. The "
+        "job simply disappears, sometimes leaving its GPU memory held by surviving workers. "
+        "Training jobs use a lot of host memory: every DataLoader worker can hold a copy of the "
+        "dataset object, pinned-memory buffers cannot be swapped, and several jobs on one server "
+        "add up.",
+    .detection = "kernel-log OOM-kill events within klog_max_age_h for processes that are GPU "
+                 "jobs: named like a GPU process now running, or python, torchrun, tritonserver "
+                 "and similar.",
+    .fix = "Read what was killed and its size in the kernel log. Reduce host memory per job "
+           "(fewer loader workers, smaller prefetch, memory-mapped data), set per-job memory "
+           "limits, or add memory.",
+    .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),
+    .check = check_oom,
+};

@@ -1,0 +1,543 @@
+/*
+ * Throughput: the GPU waits for the host. An input pipeline that cannot keep up, a saturated CPU,
+ * I/O wait and busy disks, swapping, and full disks.
+ */
+#include "rules/rule-impl.h"
+#include "util/xalloc.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MIB (1024.0 * 1024.0)
+
+static double host_cpu_busy(const struct host_info *h)
+{
+    return h->cpu_user_pct + h->cpu_system_pct + h->cpu_steal_pct;
+}
+
+static bool need_host(const struct rule_ctx *ctx, struct findings *out, enum host_slot slot,
+                      const char *what)
+{
+    if (host_valid(&ctx->snap->host, slot))
+        return true;
+    if (!need_collector(ctx, out, COLLECTOR_HOST))
+        return false;
+    if (ctx->snap->window_ms == 0)
+        rule_skip(ctx, out, -1, "%s needs a sampling window (--window)", what);
+    else
+        rule_skip(ctx, out, -1, "%s not readable (see the host collector's notes)", what);
+    return false;
+}
+
+/* PSI over the window when there was one, else the kernel's 10-second average; -1 unknown. */
+static double psi(const struct host_info *h, enum host_slot window, double window_pct,
+                  enum host_slot avg, double avg10_pct)
+{
+    if (host_valid(h, window))
+        return window_pct;
+    if (host_valid(h, avg))
+        return avg10_pct;
+    return -1;
+}
+
+static void host_cpu_evidence(struct finding *f, const struct host_info *h)
+{
+    if (host_valid(h, HOST_S_CPU_PCT))
+        finding_evidence(f,
+                         "host CPU %.0f %% busy (user %.0f, system %.0f, iowait %.0f, steal "
+                         "%.0f %%)",
+                         host_cpu_busy(h), h->cpu_user_pct, h->cpu_system_pct, h->cpu_iowait_pct,
+                         h->cpu_steal_pct);
+    if (host_valid(h, HOST_S_LOAD) && host_valid(h, HOST_S_CPUS))
+        finding_evidence(f, "load %.1f on %" PRIu32 " CPUs", h->load1, h->cpus);
+}
+
+/* ---- perf.input-starved ---- */
+
+static const struct proc *busiest_child(const struct rule_ctx *ctx, const struct proc *p,
+                                        size_t *n_busy)
+{
+    const struct proc *best = NULL;
+
+    *n_busy = 0;
+    for (size_t i = 0; i < p->n_children; i++) {
+        const struct proc *c = ctx_proc(ctx, p->children[i]);
+
+        if (!proc_ok(c, PROC_S_CPU_PCT))
+            continue;
+        if (c->cpu_pct >= th(ctx, TH_STARVED_PROC_CPU_PCT))
+            (*n_busy)++;
+        if (best == NULL || c->cpu_pct > best->cpu_pct)
+            best = c;
+    }
+    return best;
+}
+
+static void check_input_starved(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct host_info *hi = &ctx->snap->host;
+    bool host_busy =
+        host_valid(hi, HOST_S_CPU_PCT) && host_cpu_busy(hi) >= th(ctx, TH_HOST_CPU_BUSY_PCT);
+    bool said = false;
+
+    for (size_t i = 0; i < ctx->n_gpus; i++) {
+        const struct gpu_view *v = &ctx->gpus[i];
+        const struct proc *job = NULL, *child = NULL;
+        size_t n_busy_children = 0;
+        bool low, swinging, main_bound = false;
+        struct finding *f;
+        char label[96];
+
+        if (v->n_compute == 0 || !v->util_valid)
+            continue;
+        if (!ctx_has_window(ctx) || v->util_n < 3) {
+            if (!said)
+                rule_skip(ctx, out, -1, "utilisation trends need a sampling window (--window)");
+            said = true;
+            continue;
+        }
+        if (v->util_max <= th(ctx, TH_GPU_IDLE_UTIL_PCT))
+            continue; /* idle is not starved: see mem.full-idle and the holder rules */
+        low = v->util_mean < th(ctx, TH_STARVED_UTIL_PCT);
+        swinging = v->util_max - v->util_min >= th(ctx, TH_UTIL_SWING_PCT);
+        if (!low && !swinging)
+            continue;
+        /* The job's process tree: the compute holder whose tree uses the most CPU. */
+        for (size_t k = 0; k < v->n_holders; k++) {
+            const struct proc *p = v->holders[k].p;
+            const struct proc *c;
+            size_t nb;
+
+            if (!proc_ok(p, PROC_S_CPU_PCT))
+                continue;
+            c = busiest_child(ctx, p, &nb);
+            if (p->cpu_pct >= th(ctx, TH_STARVED_PROC_CPU_PCT) || nb > 0) {
+                if (job == NULL || p->cpu_pct > job->cpu_pct) {
+                    job = p;
+                    child = c;
+                    n_busy_children = nb;
+                    main_bound = p->cpu_pct >= th(ctx, TH_STARVED_PROC_CPU_PCT);
+                }
+            }
+        }
+        if (job == NULL && !host_busy)
+            continue;
+        if (job == NULL) {
+            for (size_t k = 0; k < v->n_holders && job == NULL; k++)
+                job = v->holders[k].p;
+        }
+        f = finding_new(ctx, out, (int32_t)v->g->index, job ? job->pid : -1);
+        if (job && main_bound) {
+            proc_label(label, sizeof(label), ctx, job->pid);
+            finding_title(f,
+                          "GPU %" PRIu32 " starved by its input: %.0f%% busy while pid %d "
+                          "(%s) saturates a CPU core",
+                          v->g->index, v->util_mean, job->pid, label);
+        } else if (job && n_busy_children) {
+            finding_title(f,
+                          "GPU %" PRIu32 " starved by its input: %.0f%% busy while %zu loader "
+                          "worker%s of pid %d run flat out",
+                          v->g->index, v->util_mean, n_busy_children,
+                          n_busy_children == 1 ? "" : "s", job->pid);
+        } else {
+            finding_title(f,
+                          "GPU %" PRIu32 " starved by its input: %.0f%% busy while the host "
+                          "CPU is saturated",
+                          v->g->index, v->util_mean);
+        }
+        finding_evidence(f,
+                         "utilisation %.0f %% on average over %zu readings, between %.0f and "
+                         "%.0f %%%s",
+                         v->util_mean, v->util_n, v->util_min, v->util_max,
+                         swinging ? " (swinging: the GPU waits, then catches up)" : "");
+        if (job && proc_ok(job, PROC_S_CPU_PCT))
+            finding_evidence(f,
+                             "pid %d uses %.0f %% CPU (100 = one core) with %zu child "
+                             "process%s",
+                             job->pid, job->cpu_pct, job->n_children,
+                             job->n_children == 1 ? "" : "es");
+        if (child)
+            finding_evidence(f,
+                             "busiest worker pid %d: %.0f %% CPU; %zu worker%s at or above "
+                             "%.0f %%",
+                             child->pid, child->cpu_pct, n_busy_children,
+                             n_busy_children == 1 ? "" : "s", th(ctx, TH_STARVED_PROC_CPU_PCT));
+        host_cpu_evidence(f, hi);
+        if (job)
+            finding_fix(f,
+                        "py-spy top --pid %d   # where the CPU time goes (decode, augment, "
+                        "collate)",
+                        job->pid);
+        finding_fix(f, "# PyTorch: DataLoader(num_workers=<cores per GPU>, pin_memory=True, "
+                       "persistent_workers=True, prefetch_factor=4)");
+        finding_fix(f, "# decode and augment on the GPU (NVIDIA DALI, torchvision.transforms.v2 "
+                       "on CUDA tensors), or preprocess the dataset once");
+        f->impact = (100.0 - v->util_mean) / 100.0;
+    }
+}
+
+const struct rule rule_perf_input_starved = {
+    .id = "perf.input-starved",
+    .severity = SEV_WARNING,
+    .category = CAT_THROUGHPUT,
+    .title = "GPU starved by its input pipeline",
+    .explanation =
+        "The GPU works in bursts and waits in between: utilisation is low, or swings between high "
+        "and low, while the job's own processes keep the CPU busy. The input pipeline (reading, "
+        "decoding, augmenting, collating batches) cannot feed the GPU as fast as it computes, so "
+        "a faster GPU would not help at all. A main process pinned at one core is usually Python "
+        "doing the preprocessing itself (the GIL); workers all at 100 % mean too few workers or "
+        "too much work per sample. A saturated host CPU starves every GPU the same way.",
+    .detection =
+        "over the sampling window (at least 3 readings), a GPU with compute processes, "
+        "not idle (above gpu_idle_util_pct), with mean utilisation below starved_util_pct or "
+        "a max-min swing of "
+        "util_swing_pct or more, whose process or one of its children uses at least "
+        "starved_proc_cpu_pct CPU, or while the host CPU is busy at or above "
+        "host_cpu_busy_pct.",
+    .fix = "Profile the job's CPU side (py-spy top --pid PID). More DataLoader workers (up to the "
+           "cores available per GPU), pin_memory=True, persistent workers and prefetching; move "
+           "decoding and augmentation to the GPU (DALI); preprocess the dataset once; put the data "
+           "on fast local storage.",
+    .thresholds = THRESHOLDS(TH_STARVED_UTIL_PCT, TH_UTIL_SWING_PCT, TH_STARVED_PROC_CPU_PCT,
+                             TH_HOST_CPU_BUSY_PCT, TH_GPU_IDLE_UTIL_PCT),
+    .check = check_input_starved,
+};
+
+/* ---- host.cpu-saturated ---- */
+
+static void check_cpu(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct host_info *h = &ctx->snap->host;
+    size_t busy_gpus = 0;
+    struct finding *f;
+
+    if (!need_host(ctx, out, HOST_S_CPU_PCT, "host CPU use"))
+        return;
+    if (host_cpu_busy(h) < th(ctx, TH_HOST_CPU_BUSY_PCT))
+        return;
+    for (size_t i = 0; i < ctx->n_gpus; i++)
+        busy_gpus += ctx->gpus[i].n_compute > 0;
+    f = finding_new(ctx, out, -1, -1);
+    finding_title(f, "Host CPU saturated: %.0f%% busy%s", host_cpu_busy(h),
+                  h->cpu_steal_pct >= 10 ? " (much of it stolen by the hypervisor)" : "");
+    host_cpu_evidence(f, h);
+    if (host_valid(h, HOST_S_PSI_CPU))
+        finding_evidence(f, "CPU pressure: tasks waited for a CPU %.0f %% of the last 10 s",
+                         h->psi_cpu_some_avg10_pct);
+    if (busy_gpus)
+        finding_evidence(f, "%zu GPU%s with jobs depend on this CPU for their input", busy_gpus,
+                         busy_gpus == 1 ? "" : "s");
+    if (h->cpu_steal_pct >= 10)
+        finding_evidence(f, "steal %.0f %%: the virtual machine's host is short of CPU",
+                         h->cpu_steal_pct);
+    finding_fix(f, "top -o %%CPU   # what uses the CPU");
+    finding_fix(f, "# limit threads per job: OMP_NUM_THREADS=<cores per job>, "
+                   "torch.set_num_threads(); loader workers x jobs <= cores");
+    finding_fix(f, "# move unrelated CPU work (builds, backups, indexing) off the GPU server");
+    f->impact = 0.3 * (double)(busy_gpus ? busy_gpus : 1);
+}
+
+const struct rule rule_host_cpu_saturated = {
+    .id = "host.cpu-saturated",
+    .severity = SEV_WARNING,
+    .category = CAT_THROUGHPUT,
+    .title = "Host CPU saturated",
+    .explanation =
+        "Every CPU of the host is busy. GPU jobs need CPU time to launch kernels, load and "
+        "augment data and run the framework; when the CPUs are all taken (too many loader workers "
+        "across jobs, thread pools sized to the whole machine in every job, unrelated work such as "
+        "builds or backups, or a virtual machine whose host steals time) the GPUs wait.",
+    .detection = "user + system + steal time over the window at or above host_cpu_busy_pct of all "
+                 "CPUs (/proc/stat). Needs a sampling window.",
+    .fix = "Find the consumers (top). Size thread pools and loader workers to the cores each job "
+           "really has (OMP_NUM_THREADS, torch.set_num_threads, num_workers), move unrelated work "
+           "elsewhere; in a VM with high steal, ask for dedicated CPUs.",
+    .thresholds = THRESHOLDS(TH_HOST_CPU_BUSY_PCT),
+    .check = check_cpu,
+};
+
+/* ---- host.io-wait ---- */
+
+static void check_iowait(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct host_info *h = &ctx->snap->host;
+    double io = psi(h, HOST_S_PSI_IO_WINDOW, h->psi_io_some_window_pct, HOST_S_PSI_IO,
+                    h->psi_io_some_avg10_pct);
+    bool wait = host_valid(h, HOST_S_CPU_PCT) && h->cpu_iowait_pct >= th(ctx, TH_HOST_IOWAIT_PCT);
+    struct finding *f;
+
+    if (!host_valid(h, HOST_S_CPU_PCT) && io < 0) {
+        need_host(ctx, out, HOST_S_CPU_PCT, "I/O wait");
+        return;
+    }
+    if (!wait && !(io >= th(ctx, TH_HOST_PSI_IO_PCT)))
+        return;
+    f = finding_new(ctx, out, -1, -1);
+    if (wait)
+        finding_title(f, "High I/O wait: CPUs idle %.0f%% of the time waiting for storage",
+                      h->cpu_iowait_pct);
+    else
+        finding_title(f, "I/O pressure: tasks stalled on storage %.0f%% of the time", io);
+    if (host_valid(h, HOST_S_CPU_PCT))
+        finding_evidence(f, "iowait %.0f %% of all CPU time", h->cpu_iowait_pct);
+    if (io >= 0)
+        finding_evidence(f, "I/O pressure: some task stalled %.0f %% of the time", io);
+    for (size_t i = 0; i < h->n_disks; i++) {
+        const struct host_disk *d = &h->disks[i];
+
+        if ((d->valid & (UINT64_C(1) << DISK_S_RATES)) && d->util_pct >= 50)
+            finding_evidence(f, "disk %s busy %.0f %% (read %.1f MB/s, write %.1f MB/s)",
+                             d->name ? d->name : "?", d->util_pct, d->read_bytes_per_s / 1e6,
+                             d->write_bytes_per_s / 1e6);
+    }
+    finding_fix(f, "iostat -x 1 5   # which disk, how busy, how slow");
+    finding_fix(f, "sudo iotop -o   # which process does the I/O");
+    finding_fix(f, "# datasets on local NVMe or in RAM (/dev/shm), fewer small files (WebDataset, "
+                   "TFRecord, LMDB), more loader workers for network storage");
+    f->impact = 0.4;
+}
+
+const struct rule rule_host_io_wait = {
+    .id = "host.io-wait",
+    .severity = SEV_WARNING,
+    .category = CAT_THROUGHPUT,
+    .title = "High I/O wait",
+    .explanation =
+        "CPUs sit idle waiting for storage, or tasks stall on I/O a large share of the time. Data "
+        "loading from slow storage (a spinning disk, an overloaded network file system, millions "
+        "of small files) makes loaders wait, and then the GPUs wait for the loaders. When one "
+        "disk is clearly saturated, host.disk-busy names it instead.",
+    .detection = "iowait over the window at or above host_iowait_pct of CPU time, or I/O "
+                 "pressure (PSI io some, over the window or the 10 s average) at or above "
+                 "host_psi_io_pct.",
+    .fix = "Find the disk and the process (iostat -x, iotop). Put datasets on local NVMe or in "
+           "RAM, pack small files into shards, cache the dataset, add loader workers when "
+           "storage is remote and latency-bound.",
+    .thresholds = THRESHOLDS(TH_HOST_IOWAIT_PCT, TH_HOST_PSI_IO_PCT),
+    .yields_to = YIELDS_TO("host.disk-busy"),
+    .check = check_iowait,
+};
+
+/* ---- host.disk-busy ---- */
+
+static void check_disks(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct host_info *h = &ctx->snap->host;
+    bool any = false;
+
+    for (size_t i = 0; i < h->n_disks; i++) {
+        const struct host_disk *d = &h->disks[i];
+        bool rot = (d->valid & (UINT64_C(1) << DISK_S_ROTATIONAL)) && d->rotational;
+        struct finding *f;
+
+        if (!(d->valid & (UINT64_C(1) << DISK_S_RATES)))
+            continue;
+        any = true;
+        if (d->util_pct < th(ctx, TH_DISK_BUSY_PCT) &&
+            !(rot && d->util_pct >= th(ctx, TH_DISK_ROTATIONAL_BUSY_PCT)))
+            continue;
+        f = finding_new(ctx, out, -1, -1);
+        finding_object(f, "%s", d->name ? d->name : "?");
+        finding_title(f, "Disk %s%s busy %.0f%% of the time (read %.0f MB/s, write %.0f MB/s)",
+                      d->name ? d->name : "?", rot ? " (rotational)" : "", d->util_pct,
+                      d->read_bytes_per_s / 1e6, d->write_bytes_per_s / 1e6);
+        finding_evidence(f, "busy %.0f %% of the window%s", d->util_pct,
+                         rot ? "; a spinning disk: every seek costs milliseconds" : "");
+        if (d->valid & (UINT64_C(1) << DISK_S_AWAIT))
+            finding_evidence(f, "average wait per I/O %.1f ms", d->await_ms);
+        if (host_valid(h, HOST_S_CPU_PCT))
+            finding_evidence(f, "host iowait %.0f %%", h->cpu_iowait_pct);
+        for (size_t k = 0; k < h->n_fs; k++) {
+            const struct host_fs *fs = &h->fs[k];
+
+            if (fs->device && d->name && strstr(fs->device, d->name))
+                for (size_t j = 0; j < fs->n_paths; j++)
+                    finding_evidence(f, "holds %s (mounted at %s)", fs->paths[j],
+                                     fs->mount ? fs->mount : "?");
+        }
+        finding_fix(f, "iostat -x %s 1 5   # confirm: %%util, r_await", d->name ? d->name : "");
+        finding_fix(f, "sudo iotop -o   # who reads and writes");
+        finding_fix(f, "# move the dataset to NVMe/SSD or RAM; pack small files into shards; %s",
+                    rot ? "a spinning disk cannot serve random reads fast enough"
+                        : "spread I/O over several disks");
+        f->impact = rot ? 0.5 : 0.4;
+    }
+    if (!any && h->n_disks > 0)
+        rule_skip(ctx, out, -1, "disk utilisation needs a sampling window (--window)");
+}
+
+const struct rule rule_host_disk_busy = {
+    .id = "host.disk-busy",
+    .severity = SEV_WARNING,
+    .category = CAT_THROUGHPUT,
+    .title = "Disk saturated (or a busy rotational disk)",
+    .explanation =
+        "A disk had requests in flight nearly all the window, so everything reading from it "
+        "queues: data loaders stall and the GPUs wait. A mechanical (rotational) disk saturates "
+        "far earlier, because random reads of many small files cost a seek each; datasets on "
+        "spinning disks are a classic cause of slow training.",
+    .detection = "per disk over the window (/proc/diskstats io_ticks): busy at or above "
+                 "disk_busy_pct, or a rotational disk busy at or above disk_rotational_busy_pct.",
+    .fix = "Confirm with iostat -x, find the process with iotop, then move hot data to NVMe/SSD "
+           "or RAM, shard small files, and keep backups or other bulk I/O off the dataset disk "
+           "while jobs run.",
+    .thresholds = THRESHOLDS(TH_DISK_BUSY_PCT, TH_DISK_ROTATIONAL_BUSY_PCT),
+    .check = check_disks,
+};
+
+/* ---- host.memory-pressure ---- */
+
+static void check_memory(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct host_info *h = &ctx->snap->host;
+    double rate = -1, avail = -1,
+           mem_psi = psi(h, HOST_S_PSI_MEM_WINDOW, h->psi_mem_some_window_pct, HOST_S_PSI_MEM,
+                         h->psi_mem_some_avg10_pct);
+    bool swapping, low, pressure;
+    struct finding *f;
+    char a[16], t[16];
+
+    if (host_valid(h, HOST_S_SWAP_RATE))
+        rate = h->swap_in_pages_per_s + h->swap_out_pages_per_s;
+    if (host_valid(h, HOST_S_MEM) && host_valid(h, HOST_S_MEM_AVAILABLE))
+        avail = pct((double)h->mem_available_bytes, (double)h->mem_total_bytes);
+    if (rate < 0 && avail < 0 && mem_psi < 0) {
+        need_host(ctx, out, HOST_S_MEM_AVAILABLE, "host memory");
+        return;
+    }
+    swapping = rate >= th(ctx, TH_SWAP_PAGES_PER_S);
+    low = avail >= 0 && avail < th(ctx, TH_MEM_AVAILABLE_MIN_PCT);
+    pressure = mem_psi >= th(ctx, TH_HOST_PSI_MEM_PCT);
+    if (!swapping && !low && !pressure)
+        return;
+    f = finding_new(ctx, out, -1, -1);
+    if (avail >= 0) {
+        render_bytes(a, sizeof(a), h->mem_available_bytes);
+        render_bytes(t, sizeof(t), h->mem_total_bytes);
+    }
+    if (swapping)
+        finding_title(f, "Host swapping: %.0f pages/s in and out of swap", rate);
+    else if (low)
+        finding_title(f, "Host memory nearly exhausted: %s available of %s", a, t);
+    else
+        finding_title(f, "Host memory pressure: tasks stalled on memory %.0f%% of the time",
+                      mem_psi);
+    if (avail >= 0)
+        finding_evidence(f, "memory available %s of %s (%.1f %%)", a, t, avail);
+    if (rate >= 0)
+        finding_evidence(f, "swap-in %.0f, swap-out %.0f pages/s", h->swap_in_pages_per_s,
+                         h->swap_out_pages_per_s);
+    if (host_valid(h, HOST_S_SWAP) && h->swap_total_bytes) {
+        render_bytes(a, sizeof(a), h->swap_total_bytes - h->swap_free_bytes);
+        render_bytes(t, sizeof(t), h->swap_total_bytes);
+        finding_evidence(f, "swap used %s of %s", a, t);
+    }
+    if (mem_psi >= 0)
+        finding_evidence(f, "memory pressure: some task stalled %.0f %% of the time", mem_psi);
+    finding_fix(f, "ps -eo pid,user,rss,args --sort=-rss | head   # the biggest users");
+    finding_fix(f, "# fewer DataLoader workers or smaller prefetch (each worker may copy the "
+                   "dataset object); memory-map the data");
+    finding_fix(f, "# per-job memory limits (Slurm --mem, cgroups), or more RAM");
+    f->impact = swapping ? 0.6 : 0.4;
+}
+
+const struct rule rule_host_memory_pressure = {
+    .id = "host.memory-pressure",
+    .severity = SEV_WARNING,
+    .category = CAT_THROUGHPUT,
+    .title = "Host swapping or memory pressure",
+    .explanation =
+        "The host is short of RAM: it swaps pages out and back in, or tasks stall while the "
+        "kernel reclaims memory. Every stall slows the data pipeline and the framework's CPU "
+        "side, so the GPUs wait; the next step is the OOM killer ending a job "
+        "(health.oom-kill). Training jobs use much host memory: pinned buffers, a dataset copy "
+        "per loader worker, several jobs per server.",
+    .detection = "swap-in plus swap-out at or above swap_pages_per_s over the window; memory "
+                 "available below mem_available_min_pct of the total; or memory pressure (PSI "
+                 "memory some) at or above host_psi_mem_pct.",
+    .fix = "Find the biggest consumers (ps --sort=-rss). Fewer loader workers, smaller prefetch, "
+           "memory-mapped datasets; per-job memory limits; more RAM.",
+    .thresholds = THRESHOLDS(TH_SWAP_PAGES_PER_S, TH_MEM_AVAILABLE_MIN_PCT, TH_HOST_PSI_MEM_PCT),
+    .check = check_memory,
+};
+
+/* ---- host.disk-full ---- */
+
+static void check_fs(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct host_info *h = &ctx->snap->host;
+
+    if (!host_valid(h, HOST_S_FS) && h->n_fs == 0) {
+        need_host(ctx, out, HOST_S_FS, "free disk space");
+        return;
+    }
+    for (size_t i = 0; i < h->n_fs; i++) {
+        const struct host_fs *fs = &h->fs[i];
+        double used;
+        char a[16], t[16], paths[160];
+        size_t len = 0;
+        struct finding *f;
+
+        if (!(fs->valid & (UINT64_C(1) << FS_S_SPACE)) || fs->total_bytes == 0)
+            continue;
+        used = 100.0 - pct((double)fs->avail_bytes, (double)fs->total_bytes);
+        if (used < th(ctx, TH_FS_FULL_PCT) &&
+            (double)fs->avail_bytes >= th(ctx, TH_FS_MIN_FREE_MIB) * MIB)
+            continue;
+        paths[0] = '\0';
+        for (size_t k = 0; k < fs->n_paths && len < sizeof(paths); k++)
+            len += (size_t)snprintf(paths + len, sizeof(paths) - len, "%s%s", k ? ", " : "",
+                                    fs->paths[k]);
+        render_bytes(a, sizeof(a), fs->avail_bytes);
+        render_bytes(t, sizeof(t), fs->total_bytes);
+        f = finding_new(ctx, out, -1, -1);
+        finding_object(f, "%s", fs->mount ? fs->mount : (fs->n_paths ? fs->paths[0] : "?"));
+        if (fs->avail_bytes == 0 || used >= 99.5)
+            f->severity = SEV_CRITICAL;
+        finding_title(f, "%s nearly full: %.0f%% used, %s free", paths[0] ? paths : fs->mount, used,
+                      a);
+        finding_evidence(f, "file system %s (%s) mounted at %s: %s free of %s",
+                         fs->device ? fs->device : "?", fs->fstype ? fs->fstype : "?",
+                         fs->mount ? fs->mount : "?", a, t);
+        if (paths[0])
+            finding_evidence(f, "holds %s", paths);
+        if ((fs->valid & (UINT64_C(1) << FS_S_INODES)) && fs->inodes_total)
+            finding_evidence(f, "inodes: %" PRIu64 " free of %" PRIu64, fs->inodes_avail,
+                             fs->inodes_total);
+        finding_evidence(f, "a full disk makes checkpoints, logs, caches and temporary files "
+                            "fail, and jobs crash or stall");
+        finding_fix(f,
+                    "sudo du -xh --max-depth=2 %s 2>/dev/null | sort -h | tail -15   # what "
+                    "fills it",
+                    fs->mount ? fs->mount : "/");
+        if (fs->n_paths && strcmp(fs->paths[0], "/tmp") == 0)
+            finding_fix(f, "find /tmp -xdev -type f -mtime +7 -size +10M -ls   # old large files "
+                           "(check before deleting)");
+        finding_fix(f, "# old checkpoints, framework caches (~/.cache/torch, ~/.cache/"
+                       "huggingface), container images (docker system df)");
+        f->impact = f->severity == SEV_CRITICAL ? 1.0 : 0.3;
+    }
+}
+
+const struct rule rule_host_disk_full = {
+    .id = "host.disk-full",
+    .severity = SEV_WARNING,
+    .category = CAT_THROUGHPUT,
+    .title = "/tmp or the job's disk nearly full",
+    .explanation =
+        "A file system that jobs write to (/, /tmp, a GPU process's working directory) is nearly "
+        "full. Checkpoints fail to save, caches and compiled kernels cannot be written, temporary "
+        "files fill /tmp and data loading stalls; some programs hang instead of failing. Critical "
+        "when it is (practically) full.",
+    .detection = "free space (statvfs, what an unprivileged user may still write) of the file "
+                 "systems holding /, /tmp and the GPU processes' working directories: used at or "
+                 "above fs_full_pct, or less than fs_min_free_mib free; critical at 99.5 % or no "
+                 "space left.",
+    .fix = "Find what fills it (du -xh | sort -h), clean old checkpoints, caches and temporary "
+           "files (ask owners), prune container images; put checkpoints and scratch on a larger "
+           "volume.",
+    .thresholds = THRESHOLDS(TH_FS_FULL_PCT, TH_FS_MIN_FREE_MIB),
+    .check = check_fs,
+};

@@ -1,0 +1,328 @@
+/* Memory: nearly full, full while idle, and memory no visible process accounts for. */
+#include "rules/rule-impl.h"
+#include "util/xalloc.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIB (1024.0 * 1024.0)
+
+static int cmp_holder_bytes(const void *a, const void *b)
+{
+    const struct holder *x = *(const struct holder *const *)a;
+    const struct holder *y = *(const struct holder *const *)b;
+
+    if (x->used_bytes != y->used_bytes)
+        return x->used_bytes > y->used_bytes ? -1 : 1;
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* One evidence line per holder, largest first, at most max of them. */
+void rules_holder_evidence(const struct rule_ctx *ctx, struct finding *f, const struct gpu_view *v,
+                           size_t max)
+{
+    const struct holder **sorted = xcalloc(v->n_holders ? v->n_holders : 1, sizeof(*sorted));
+
+    for (size_t i = 0; i < v->n_holders; i++)
+        sorted[i] = &v->holders[i];
+    qsort(sorted, v->n_holders, sizeof(*sorted), cmp_holder_bytes);
+    for (size_t i = 0; i < v->n_holders && i < max; i++) {
+        const struct holder *h = sorted[i];
+        char label[160], mem[16] = "?", age[16] = "?", cpu[24] = "", state[40] = "";
+        const struct proc *p = h->p;
+
+        proc_desc(label, sizeof(label), ctx, (int32_t)h->pid);
+        if (h->used_valid)
+            render_bytes(mem, sizeof(mem), h->used_bytes);
+        if (proc_ok(p, PROC_S_STAT))
+            snprintf(state, sizeof(state), ", %s", proc_state_name(p->state));
+        if (proc_ok(p, PROC_S_CPU_PCT))
+            snprintf(cpu, sizeof(cpu), ", CPU %.0f %%", p->cpu_pct);
+        if (ctx_proc_age_s(ctx, p) >= 0) {
+            render_duration(age, sizeof(age), ctx_proc_age_s(ctx, p));
+            finding_evidence(f, "%s holds %s%s%s, started %s ago", label, mem, state, cpu, age);
+        } else {
+            finding_evidence(f, "%s holds %s%s%s", label, mem, state, cpu);
+        }
+    }
+    if (v->n_holders > max)
+        finding_evidence(f, "... and %zu more processes", v->n_holders - max);
+    free(sorted);
+}
+
+static void util_evidence(const struct rule_ctx *ctx, struct finding *f, const struct gpu_view *v)
+{
+    if (!v->util_valid)
+        return;
+    if (v->util_n > 1)
+        finding_evidence(f, "utilisation %.0f %% on average over %zu readings (%.0f-%.0f %%)",
+                         v->util_mean, v->util_n, v->util_min, v->util_max);
+    else
+        finding_evidence(f, "utilisation %.0f %% (one reading; --window gives a trend)",
+                         v->util_mean);
+    (void)ctx;
+}
+
+static void mem_evidence(struct finding *f, const struct gpu *g)
+{
+    char used[16], total[16];
+
+    render_bytes(used, sizeof(used), g->mem_used_bytes);
+    render_bytes(total, sizeof(total), g->mem_total_bytes);
+    finding_evidence(f, "memory used %s of %s (%.0f %%)", used, total,
+                     pct((double)g->mem_used_bytes, (double)g->mem_total_bytes));
+}
+
+/* ---- mem.nearly-full ---- */
+
+static void check_nearly_full(const struct rule_ctx *ctx, struct findings *out)
+{
+    for (size_t i = 0; i < ctx->n_gpus; i++) {
+        const struct gpu_view *v = &ctx->gpus[i];
+        const struct gpu *g = v->g;
+        double used;
+        struct finding *f;
+        char u[16], t[16];
+
+        if (!need_gpu(ctx, out, g, GPU_S_MEM_USED) || !need_gpu(ctx, out, g, GPU_S_MEM_TOTAL))
+            continue;
+        used = pct((double)g->mem_used_bytes, (double)g->mem_total_bytes);
+        if (used < th(ctx, TH_MEM_NEARLY_FULL_PCT))
+            continue;
+        /* On an idle GPU, full memory is mem.full-idle's business: a different cause. */
+        if (v->util_valid && v->util_max <= th(ctx, TH_GPU_IDLE_UTIL_PCT))
+            continue;
+        render_bytes(u, sizeof(u), g->mem_used_bytes);
+        render_bytes(t, sizeof(t), g->mem_total_bytes);
+        f = finding_new(ctx, out, (int32_t)g->index, -1);
+        finding_title(f, "GPU %" PRIu32 " memory %.0f%% full (%s of %s)", g->index, used, u, t);
+        mem_evidence(f, g);
+        util_evidence(ctx, f, v);
+        rules_holder_evidence(ctx, f, v, 4);
+        finding_fix(f,
+                    "nvidia-smi -i %" PRIu32
+                    " --query-compute-apps=pid,used_memory --format=csv   # who holds it",
+                    g->index);
+        finding_fix(f, "# in the job: smaller batch, mixed precision (torch.autocast), gradient "
+                       "accumulation or checkpointing");
+        finding_fix(f, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True   # PyTorch: less "
+                       "fragmentation near the limit");
+        f->impact = used / 100.0 * 0.5;
+    }
+}
+
+const struct rule rule_mem_nearly_full = {
+    .id = "mem.nearly-full",
+    .severity = SEV_WARNING,
+    .category = CAT_MEMORY,
+    .title = "GPU memory nearly full on a working GPU",
+    .explanation =
+        "The GPU's memory is almost entirely allocated while it is working. Jobs near the limit "
+        "fail with 'CUDA out of memory' as soon as a batch is larger than usual, and even without "
+        "an error the framework's allocator spends time freeing, splitting and retrying blocks "
+        "(allocator churn), so steps get slower. Several jobs sharing the GPU make it worse: each "
+        "one's cache leaves the others too little room.",
+    .detection = "memory used (nvmlDeviceGetMemoryInfo_v2: allocated, without the driver's "
+                 "reserve) divided by total, at or above mem_nearly_full_pct, on a GPU whose "
+                 "utilisation rose above gpu_idle_util_pct during the window.",
+    .fix = "Find the holders (the process list shows them). In the job: a smaller batch, mixed "
+           "precision (AMP: FP16/BF16 roughly halves activation memory), gradient accumulation, "
+           "activation checkpointing, or offloading (DeepSpeed, Accelerate). For PyTorch, "
+           "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True reduces fragmentation. Give jobs that "
+           "share the GPU a GPU each.",
+    .thresholds = THRESHOLDS(TH_MEM_NEARLY_FULL_PCT, TH_GPU_IDLE_UTIL_PCT),
+    .check = check_nearly_full,
+};
+
+/* ---- mem.full-idle ---- */
+
+static void check_full_idle(const struct rule_ctx *ctx, struct findings *out)
+{
+    for (size_t i = 0; i < ctx->n_gpus; i++) {
+        const struct gpu_view *v = &ctx->gpus[i];
+        const struct gpu *g = v->g;
+        double used;
+        struct finding *f;
+
+        if (!gpu_valid(g, GPU_S_MEM_USED) || !gpu_valid(g, GPU_S_MEM_TOTAL))
+            continue; /* mem.nearly-full reports the missing field */
+        used = pct((double)g->mem_used_bytes, (double)g->mem_total_bytes);
+        if (used < th(ctx, TH_MEM_FULL_IDLE_PCT))
+            continue;
+        if (!v->util_valid) {
+            need_gpu(ctx, out, g, GPU_S_UTIL_GPU);
+            continue;
+        }
+        if (v->util_max > th(ctx, TH_GPU_IDLE_UTIL_PCT))
+            continue;
+        f = finding_new(ctx, out, (int32_t)g->index, -1);
+        finding_title(f, "GPU %" PRIu32 " memory %.0f%% full while the GPU is idle (%.0f%%)",
+                      g->index, used, v->util_max);
+        mem_evidence(f, g);
+        util_evidence(ctx, f, v);
+        if (v->n_holders == 0)
+            finding_evidence(f, "no process is listed on this GPU");
+        rules_holder_evidence(ctx, f, v, 4);
+        if (v->n_holders > 0) {
+            char pids[256];
+            size_t len = 0;
+
+            pids[0] = '\0';
+            for (size_t k = 0; k < v->n_holders && len + 12 < sizeof(pids); k++)
+                len += (size_t)snprintf(pids + len, sizeof(pids) - len, "%s%" PRIu32, k ? "," : "",
+                                        v->holders[k].pid);
+            finding_fix(f, "ps -o pid,user,stat,etime,pcpu,args -p %s   # still working?", pids);
+        } else {
+            finding_fix(f, "sudo fuser -v /dev/nvidia%" PRIu32 "   # who has the device open",
+                        gpu_dev_minor(g));
+        }
+        finding_fix(f, "# a job waiting on its input: see perf.input-starved; a leak: "
+                       "torch.cuda.memory_summary() in the job");
+        finding_fix(f, "kill <pid>   # a holder that is no longer needed (ask its owner first)");
+        f->impact = used / 100.0;
+    }
+}
+
+const struct rule rule_mem_full_idle = {
+    .id = "mem.full-idle",
+    .severity = SEV_WARNING,
+    .category = CAT_MEMORY,
+    .title = "GPU memory full while the GPU is idle",
+    .explanation =
+        "Memory is held but nothing runs on the GPU: 'memory 100 %, utilisation 0 %'. This is not "
+        "compute load. Either a job is waiting (for its input, a lock, a debugger, another node), "
+        "or memory leaked (tensors kept alive, caches never emptied), or the holder is stale: a "
+        "finished, stopped or crashed job whose process still exists. New jobs cannot get memory "
+        "and the server looks busy while doing nothing. When gpudoctor can name the stale holder "
+        "(stopped, defunct, orphaned or idle process), that finding replaces this one.",
+    .detection = "memory used at or above mem_full_idle_pct of total while GPU utilisation stayed "
+                 "at or below gpu_idle_util_pct at every reading of the window.",
+    .fix =
+        "Look at each holder: is it still doing anything (CPU time, state, age)? Resume or end "
+        "stopped ones, end abandoned ones after asking their owner, restart idle notebook "
+        "kernels. For a running job, find what it waits on (input pipeline, network, I/O). For a "
+        "leak, torch.cuda.memory_summary() or a profiler in the job.",
+    .thresholds = THRESHOLDS(TH_MEM_FULL_IDLE_PCT, TH_GPU_IDLE_UTIL_PCT),
+    .yields_to = YIELDS_TO("proc.stopped-holder", "proc.zombie-holder", "proc.orphan-holder",
+                           "proc.idle-holder", "mem.unaccounted"),
+    .check = check_full_idle,
+};
+
+/* ---- mem.unaccounted ---- */
+
+static void check_unaccounted(const struct rule_ctx *ctx, struct findings *out)
+{
+    for (size_t i = 0; i < ctx->n_gpus; i++) {
+        const struct gpu_view *v = &ctx->gpus[i];
+        const struct gpu *g = v->g;
+        uint64_t listed = 0, hidden = 0, missing;
+        size_t n_hidden = 0;
+        bool unknown = false;
+        struct finding *f;
+        char m[16], u[16], l[16];
+
+        if (!gpu_valid(g, GPU_S_MEM_USED) || !gpu_valid(g, GPU_S_MEM_TOTAL) ||
+            !need_gpu(ctx, out, g, GPU_S_PROCESSES))
+            continue;
+        if (gpu_valid(g, GPU_S_MIG_MODE) && g->mig_mode) {
+            rule_skip(ctx, out, (int32_t)g->index,
+                      "MIG is enabled: per-process memory is per instance");
+            continue;
+        }
+        for (size_t k = 0; k < v->n_holders; k++) {
+            const struct holder *h = &v->holders[k];
+
+            if (h->np == NULL)
+                continue; /* only NVML's records carry memory */
+            if (!h->used_valid) {
+                unknown = true;
+                continue;
+            }
+            listed += h->used_bytes;
+            if (h->p == NULL && ctx->procs_known) {
+                hidden += h->used_bytes;
+                n_hidden++;
+            }
+        }
+        if (unknown) {
+            rule_skip(ctx, out, (int32_t)g->index,
+                      "NVML does not report per-process memory (NOT_AVAILABLE)");
+            continue;
+        }
+        missing = g->mem_used_bytes > listed ? g->mem_used_bytes - listed : 0;
+        if (missing + hidden < th(ctx, TH_MEM_UNACCOUNTED_MIB) * MIB ||
+            pct((double)(missing + hidden), (double)g->mem_total_bytes) <
+                th(ctx, TH_MEM_UNACCOUNTED_PCT))
+            continue;
+        render_bytes(m, sizeof(m), missing + hidden);
+        render_bytes(u, sizeof(u), g->mem_used_bytes);
+        render_bytes(l, sizeof(l), listed - hidden);
+        f = finding_new(ctx, out, (int32_t)g->index, -1);
+        if (missing >= hidden)
+            finding_title(f, "GPU %" PRIu32 ": %s of memory used by no visible process", g->index,
+                          m);
+        else
+            finding_title(f, "GPU %" PRIu32 ": %s held by %zu process%s not visible here", g->index,
+                          m, n_hidden, n_hidden == 1 ? "" : "es");
+        finding_evidence(f, "memory used %s; processes gpudoctor can see account for %s", u, l);
+        if (missing > 0) {
+            render_bytes(m, sizeof(m), missing);
+            finding_evidence(f,
+                             "%s is used by no process NVML lists (a leaked context, or a "
+                             "process in another container or VM)",
+                             m);
+        }
+        for (size_t k = 0; k < v->n_holders; k++) {
+            const struct holder *h = &v->holders[k];
+
+            if (h->np && h->used_valid && h->p == NULL && ctx->procs_known) {
+                render_bytes(m, sizeof(m), h->used_bytes);
+                finding_evidence(f,
+                                 "NVML lists pid %" PRIu32 " holding %s, but /proc has no such "
+                                 "process: it runs in another PID namespace (a container) or "
+                                 "exited",
+                                 h->pid, m);
+            }
+        }
+        finding_fix(f,
+                    "sudo fuser -v /dev/nvidia%" PRIu32 "   # every process with the device "
+                    "open, on the host",
+                    gpu_dev_minor(g));
+        finding_fix(f,
+                    "nvidia-smi -i %" PRIu32 " --query-compute-apps=pid,used_memory "
+                    "--format=csv   # run on the host, not in a container",
+                    g->index);
+        finding_fix(f,
+                    "sudo nvidia-smi -r -i %" PRIu32 "   # when nothing holds it: reset the "
+                    "GPU (no process may use it)",
+                    g->index);
+        f->impact = (double)(missing + hidden) / (double)g->mem_total_bytes;
+    }
+}
+
+const struct rule rule_mem_unaccounted = {
+    .id = "mem.unaccounted",
+    .severity = SEV_WARNING,
+    .category = CAT_MEMORY,
+    .title = "GPU memory no visible process accounts for",
+    .explanation =
+        "Part of the GPU's memory is in use, but the processes gpudoctor can see do not hold it. "
+        "Usual causes: the holder runs in another PID namespace (a container without the host's "
+        "PIDs, so NVML's pid means nothing here, or gpudoctor itself runs in a container); a "
+        "context leaked by a process that exited uncleanly, which the driver frees only when "
+        "every file descriptor on /dev/nvidiaN is closed; or a process of another user that "
+        "cannot be seen without root. nvidia-smi shows the memory as used with no process, which "
+        "is what makes people reboot.",
+    .detection = "memory used minus the memory of every process NVML lists on the GPU, plus the "
+                 "memory of listed pids that /proc does not show, at or above both "
+                 "mem_unaccounted_mib and mem_unaccounted_pct of total. Skipped on MIG GPUs and "
+                 "where NVML does not report per-process memory.",
+    .fix = "On the host (not inside a container) find who has the device open: sudo fuser -v "
+           "/dev/nvidiaN or sudo lsof /dev/nvidiaN. End the holder, or stop its container. When "
+           "nothing has it open any more, the memory returns; if it does not, reset the GPU "
+           "(nvidia-smi -r -i N) or reboot.",
+    .thresholds = THRESHOLDS(TH_MEM_UNACCOUNTED_MIB, TH_MEM_UNACCOUNTED_PCT),
+    .check = check_unaccounted,
+};

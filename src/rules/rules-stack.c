@@ -1,0 +1,552 @@
+/*
+ * The software stack: no driver for the GPUs on the bus, kernel module and libraries of
+ * different versions, a framework built for a CUDA newer than the driver runs (with minor-version
+ * compatibility, data/cuda-driver-compat.tsv), a toolkit that does not match, cuDNN missing or
+ * mismatched, and driver releases with known defects.
+ */
+#include "data/cudacompat.h"
+#include "nvml/nvml-abi.h"
+#include "rules/rule-impl.h"
+#include "util/strutil.h"
+#include "util/xalloc.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The driver version: what NVML says, else the kernel module's. */
+static const char *driver_version(const struct snapshot *s)
+{
+    if (s->nvml.driver_version && s->nvml.driver_version_rc == 0)
+        return s->nvml.driver_version;
+    return s->driver.module_version;
+}
+
+static unsigned long major_of(const char *v)
+{
+    return v ? strtoul(v, NULL, 10) : 0;
+}
+
+/* "12.4" from 12040, the CUDA version a driver supports natively. */
+static void cuda_of_driver(char *buf, size_t size, int32_t v)
+{
+    snprintf(buf, size, "%d.%d", (int)NVML_CUDA_DRIVER_VERSION_MAJOR(v),
+             (int)NVML_CUDA_DRIVER_VERSION_MINOR(v));
+}
+
+static bool has_driver_cuda(const struct snapshot *s)
+{
+    return s->nvml.cuda_driver_version_rc == 0 && s->nvml.cuda_driver_version > 0;
+}
+
+/* ---- stack.no-driver ---- */
+
+static void check_no_driver(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct snapshot *s = ctx->snap;
+    const struct nvml_system *n = &s->nvml;
+    size_t passthrough = 0, nouveau = 0;
+    bool missing;
+    struct finding *f;
+
+    if (!n->attempted || (n->load_error == 0 && n->init_rc != NVML_ERROR_DRIVER_NOT_LOADED))
+        return;
+    if (s->pcie.n_gpus == 0) {
+        /* No GPU on the bus either: nothing to check (exit 3), unless the bus was not read. */
+        if (!(s->pcie.valid & (UINT64_C(1) << PCIE_I_GPUS)))
+            need_collector(ctx, out, COLLECTOR_PCIE);
+        return;
+    }
+    for (size_t i = 0; i < s->pcie.n_gpus; i++) {
+        const char *drv = s->pcie.gpus[i].driver;
+
+        passthrough += drv && strcmp(drv, "vfio-pci") == 0;
+        nouveau += drv && strcmp(drv, "nouveau") == 0;
+    }
+    missing = n->load_error != 0;
+    f = finding_new(ctx, out, -1, -1);
+    if (passthrough == s->pcie.n_gpus) {
+        f->severity = SEV_INFO;
+        finding_title(f, "All %zu NVIDIA GPUs are passed through to virtual machines (vfio-pci)",
+                      s->pcie.n_gpus);
+    } else if (missing) {
+        finding_title(f, "No NVIDIA driver installed, but %zu NVIDIA GPU%s on the PCI bus",
+                      s->pcie.n_gpus, s->pcie.n_gpus == 1 ? " is" : "s are");
+    } else {
+        finding_title(f, "NVIDIA driver not loaded, but %zu NVIDIA GPU%s on the PCI bus",
+                      s->pcie.n_gpus, s->pcie.n_gpus == 1 ? " is" : "s are");
+    }
+    if (missing)
+        finding_evidence(f, "%s could not be loaded: %s", n->library ? n->library : "NVML",
+                         n->load_detail ? n->load_detail : "not found");
+    else
+        finding_evidence(f, "nvmlInit_v2: DRIVER_NOT_LOADED");
+    for (size_t i = 0; i < s->pcie.n_gpus && i < 8; i++)
+        finding_evidence(f, "GPU %s (device %04" PRIx32 "): kernel driver %s",
+                         s->pcie.gpus[i].address ? s->pcie.gpus[i].address : "?",
+                         s->pcie.gpus[i].device_id,
+                         s->pcie.gpus[i].driver ? s->pcie.gpus[i].driver : "none bound");
+    if (passthrough == s->pcie.n_gpus) {
+        finding_fix(f, "# intended for VMs; to use them here, unbind them from vfio-pci");
+        f->impact = 0.1;
+        return;
+    }
+    if (nouveau)
+        finding_fix(f, "echo 'blacklist nouveau' | sudo tee /etc/modprobe.d/blacklist-nouveau.conf"
+                       " && sudo update-initramfs -u   # nouveau holds the GPUs; reboot after");
+    if (missing) {
+        finding_fix(f, "# install the NVIDIA driver from your distribution (Debian: apt install "
+                       "nvidia-driver) or NVIDIA's repository");
+    } else {
+        finding_fix(f, "sudo modprobe nvidia && nvidia-smi   # load it; read the error if it "
+                       "fails");
+        finding_fix(f, "dkms status | grep -i nvidia   # is the module built for this kernel "
+                       "($(uname -r))?");
+        finding_fix(f, "mokutil --sb-state   # Secure Boot refuses unsigned modules");
+    }
+    finding_fix(f, "sudo dmesg -T | grep -iE 'nvidia|nouveau|NVRM' | tail -20");
+    f->impact = (double)s->pcie.n_gpus;
+}
+
+const struct rule rule_stack_no_driver = {
+    .id = "stack.no-driver",
+    .severity = SEV_CRITICAL,
+    .category = CAT_STACK,
+    .title = "No NVIDIA driver loaded with GPUs present",
+    .explanation =
+        "NVIDIA GPUs are on the PCI bus but the NVIDIA driver is not installed or not loaded, so "
+        "no program can use them and nvidia-smi fails ('NVIDIA-SMI has failed because it couldn't "
+        "communicate with the NVIDIA driver'). Usual causes: a kernel update without the module "
+        "rebuilt for it (DKMS), Secure Boot refusing the unsigned module, the nouveau driver "
+        "holding the GPUs, or a driver that was never installed. GPUs bound to vfio-pci are "
+        "passed through to virtual machines (information only).",
+    .detection = "NVML's library did not load, or nvmlInit_v2 returned DRIVER_NOT_LOADED, while "
+                 "sysfs lists NVIDIA display-class devices; their bound kernel driver is shown.",
+    .fix = "Load it (modprobe nvidia) and read the error; check that DKMS built it for the running "
+           "kernel and that Secure Boot accepts it; blacklist nouveau; install the driver if it is "
+           "missing.",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_no_driver,
+};
+
+/* ---- stack.driver-mismatch ---- */
+
+static void check_mismatch(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct snapshot *s = ctx->snap;
+    const char *module = s->driver.module_version, *lib = s->nvml.library_version;
+    bool init = s->nvml.attempted && s->nvml.init_rc == NVML_ERROR_LIB_RM_VERSION_MISMATCH;
+    bool differ = module && lib && str_version_cmp(module, lib) != 0;
+    struct finding *f;
+
+    if (init || differ) {
+        f = finding_new(ctx, out, -1, -1);
+        if (module && lib && differ)
+            finding_title(f, "Driver/library version mismatch: kernel module %s, libraries %s",
+                          module, lib);
+        else
+            finding_title(f, "Driver/library version mismatch: NVML refuses to start");
+        if (init)
+            finding_evidence(f, "nvmlInit_v2: LIB_RM_VERSION_MISMATCH (%s)",
+                             s->nvml.init_error ? s->nvml.init_error
+                                                : "Driver/library version mismatch");
+        if (module)
+            finding_evidence(f, "kernel module loaded: %s%s%s", module,
+                             s->driver.module_flavor ? ", " : "",
+                             s->driver.module_flavor ? s->driver.module_flavor : "");
+        if (lib)
+            finding_evidence(f, "user-space library: %s (%s)", lib,
+                             s->nvml.library ? s->nvml.library : "libnvidia-ml");
+        finding_evidence(f, "typical after a driver upgrade without a reboot: the old module is "
+                            "still loaded");
+        finding_fix(f, "sudo reboot   # loads the module that matches the installed libraries");
+        finding_fix(f, "# without a reboot, once no process uses the GPUs: sudo systemctl stop "
+                       "nvidia-persistenced; sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset "
+                       "nvidia; sudo modprobe nvidia");
+        f->impact = s->nvml.device_count ? (double)s->nvml.device_count : 4.0;
+    }
+    /* A process that brought its own libcuda (a container image) of another version. */
+    for (size_t i = 0; module && i < s->procs.n_procs; i++) {
+        const struct proc *p = &s->procs.procs[i];
+
+        for (size_t k = 0; k < p->n_libs; k++) {
+            const struct proc_lib *l = &p->libs[k];
+            char label[160];
+
+            if (!l->kind || strcmp(l->kind, "cuda") != 0 || !l->version ||
+                !strchr(l->version, '.') || str_version_cmp(l->version, module) == 0)
+                continue;
+            proc_desc(label, sizeof(label), ctx, p->pid);
+            f = finding_new(ctx, out, -1, p->pid);
+            finding_title(f, "%s uses libcuda %s, but the kernel module is %s", label, l->version,
+                          module);
+            finding_evidence(f, "mapped %s", l->path ? l->path : "libcuda");
+            finding_evidence(f, "CUDA calls in this process fail (CUDA_ERROR_SYSTEM_DRIVER_"
+                                "MISMATCH / 'system has unsupported display driver / cuda "
+                                "driver combination')");
+            finding_fix(f, "# run containers with the NVIDIA Container Toolkit (--gpus all), "
+                           "which mounts the host's own driver libraries; do not ship libcuda "
+                           "in the image");
+            f->impact = 0.8;
+            break;
+        }
+    }
+}
+
+const struct rule rule_stack_driver_mismatch = {
+    .id = "stack.driver-mismatch",
+    .severity = SEV_CRITICAL,
+    .category = CAT_STACK,
+    .title = "Driver/library version mismatch",
+    .explanation =
+        "The NVIDIA kernel module and the user-space driver libraries (libnvidia-ml, libcuda) "
+        "must be the same release. After a driver upgrade without a reboot the old module stays "
+        "loaded: nvidia-smi says 'Failed to initialize NVML: Driver/library version mismatch' and "
+        "CUDA programs fail. The same happens inside a container whose image carries its own "
+        "libcuda of another version.",
+    .detection = "nvmlInit_v2 returned LIB_RM_VERSION_MISMATCH; or the kernel module's version "
+                 "(/proc/driver/nvidia/version) differs from the NVML library's; or a process "
+                 "maps a libcuda.so.VERSION other than the module's.",
+    .fix = "Reboot (or unload and reload the NVIDIA modules when no process uses them). For "
+           "containers, use the NVIDIA Container Toolkit, which mounts the host's libraries.",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_mismatch,
+};
+
+/* ---- stack.cuda-too-new ---- */
+
+static void cuda_finding(const struct rule_ctx *ctx, struct findings *out, const char *driver,
+                         int32_t pid, const char *what, const char *cuda)
+{
+    struct cuda_driver_req req;
+    enum cuda_driver_verdict v = cuda_driver_check(driver, cuda, &req);
+    char have[16] = "?", label[160];
+    struct finding *f;
+
+    if (v == CUDA_DRIVER_OK || v == CUDA_DRIVER_UNKNOWN)
+        return;
+    if (has_driver_cuda(ctx->snap))
+        cuda_of_driver(have, sizeof(have), ctx->snap->nvml.cuda_driver_version);
+    proc_desc(label, sizeof(label), ctx, pid);
+    f = finding_new(ctx, out, -1, pid);
+    if (v == CUDA_DRIVER_TOO_OLD) {
+        finding_title(f, "%s needs CUDA %s; driver %s supports CUDA %s", what, cuda, driver, have);
+    } else {
+        f->severity = SEV_INFO;
+        finding_title(f,
+                      "%s (CUDA %s) runs on driver %s only through minor-version "
+                      "compatibility",
+                      what, cuda, driver);
+    }
+    finding_evidence(f, "found in %s", label);
+    if (req.min_driver)
+        finding_evidence(f, "CUDA %s needs driver %s or newer%s%s", cuda, req.min_driver,
+                         req.min_driver_compat ? "; with minor-version compatibility " : "",
+                         req.min_driver_compat ? req.min_driver_compat : "");
+    else if (req.min_driver_compat)
+        finding_evidence(f, "CUDA %lu.x needs driver %s or newer (minor-version compatibility)",
+                         major_of(cuda), req.min_driver_compat);
+    if (v == CUDA_DRIVER_TOO_OLD) {
+        finding_evidence(f, "the job fails with 'CUDA driver version is insufficient for CUDA "
+                            "runtime version' or finds no GPU");
+        finding_fix(f,
+                    "# upgrade the driver to %s or newer, or install a build of the "
+                    "framework for CUDA %s or older (e.g. pip install torch --index-url "
+                    "https://download.pytorch.org/whl/cuXYZ)",
+                    req.min_driver ? req.min_driver : "the current release", have);
+    } else {
+        finding_evidence(f, "kernels shipped only as PTX for a newer CUDA cannot be compiled "
+                            "by this driver (cudaErrorUnsupportedPtxVersion)");
+        finding_fix(f, "# upgrade the driver to %s or newer to run it natively",
+                    req.min_driver ? req.min_driver : "a newer release");
+    }
+    f->impact = v == CUDA_DRIVER_TOO_OLD ? 1.0 : 0.05;
+}
+
+static void check_cuda(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct snapshot *s = ctx->snap;
+    const char *driver = driver_version(s);
+
+    if (driver == NULL) {
+        if (s->stack.n_frameworks > 0)
+            rule_skip(ctx, out, -1, "driver version unknown");
+        return;
+    }
+    for (size_t i = 0; i < s->stack.n_frameworks; i++) {
+        const struct stack_framework *fw = &s->stack.frameworks[i];
+        char what[96];
+
+        if (fw->cuda_version == NULL)
+            continue; /* a CPU or ROCm build */
+        snprintf(what, sizeof(what), "%s %s", fw->name ? fw->name : "a framework",
+                 fw->version ? fw->version : "");
+        cuda_finding(ctx, out, driver, fw->pid, what, fw->cuda_version);
+    }
+    /* GPU processes without a framework record: the CUDA runtime they mapped. */
+    for (size_t i = 0; i < s->procs.n_procs; i++) {
+        const struct proc *p = &s->procs.procs[i];
+        bool known = false;
+
+        for (size_t k = 0; k < s->stack.n_frameworks; k++)
+            known |= s->stack.frameworks[k].pid == p->pid;
+        for (size_t k = 0; k < p->n_libs && !known; k++) {
+            const struct proc_lib *l = &p->libs[k];
+
+            if (l->kind && strcmp(l->kind, "cudart") == 0 && l->version) {
+                cuda_finding(ctx, out, driver, p->pid, "its CUDA runtime", l->version);
+                break;
+            }
+        }
+    }
+}
+
+const struct rule rule_stack_cuda_too_new = {
+    .id = "stack.cuda-too-new",
+    .severity = SEV_CRITICAL,
+    .category = CAT_STACK,
+    .title = "Framework's CUDA newer than the driver supports",
+    .explanation =
+        "Every CUDA release needs a minimum driver. A framework (PyTorch, TensorFlow) built for a "
+        "newer CUDA than the installed driver supports fails with 'CUDA driver version is "
+        "insufficient for CUDA runtime version', or silently finds no GPU and runs on the CPU. "
+        "Since CUDA 11, minor-version compatibility lets an application built for 12.x run on "
+        "any 12.x driver (from 525.60.13) with limits: PTX for a newer CUDA cannot be compiled. "
+        "That case is information; a driver below the family's minimum is critical.",
+    .detection = "each framework found in GPU processes (its CUDA build version), or the CUDA "
+                 "runtime a GPU process maps, checked against the driver version with the "
+                 "toolkit-to-driver table (data/cuda-driver-compat.tsv), minor-version "
+                 "compatibility included.",
+    .fix = "Upgrade the driver to the version the evidence names, or install a framework build "
+           "for an older CUDA (PyTorch: the cuXYZ wheel index matching the driver's CUDA).",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_cuda,
+};
+
+/* ---- stack.toolkit-mismatch ---- */
+
+static const struct stack_toolkit *main_toolkit(const struct stack_info *st)
+{
+    for (size_t i = 0; i < st->n_toolkits; i++) {
+        if (st->toolkits[i].is_cuda_home)
+            return &st->toolkits[i];
+    }
+    for (size_t i = 0; i < st->n_toolkits; i++) {
+        if (st->toolkits[i].is_default)
+            return &st->toolkits[i];
+    }
+    return st->n_toolkits == 1 ? &st->toolkits[0] : NULL;
+}
+
+static void check_toolkit(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct snapshot *s = ctx->snap;
+    const struct stack_toolkit *tk = main_toolkit(&s->stack);
+    const char *driver = driver_version(s), *tkv;
+    struct cuda_driver_req req;
+    struct finding *f;
+
+    if (tk == NULL)
+        return;
+    tkv = tk->nvcc_version ? tk->nvcc_version : tk->version;
+    if (tkv == NULL)
+        return;
+    if (driver && cuda_driver_check(driver, tkv, &req) == CUDA_DRIVER_TOO_OLD) {
+        f = finding_new(ctx, out, -1, -1);
+        finding_object(f, "%s", tk->path ? tk->path : "CUDA toolkit");
+        finding_title(f, "CUDA toolkit %s (%s) is newer than driver %s supports", tkv,
+                      tk->path ? tk->path : "?", driver);
+        if (req.min_driver)
+            finding_evidence(f, "CUDA %s needs driver %s or newer", tkv, req.min_driver);
+        finding_evidence(f, "programs built with this nvcc fail to start: 'CUDA driver version "
+                            "is insufficient for CUDA runtime version'");
+        finding_fix(f, "# upgrade the driver, or use a toolkit the driver supports (nvidia-smi "
+                       "shows the highest CUDA version it runs)");
+        f->impact = 0.5;
+    }
+    if (tk->nvcc_version == NULL)
+        return;
+    for (size_t i = 0; i < s->stack.n_frameworks; i++) {
+        const struct stack_framework *fw = &s->stack.frameworks[i];
+        char label[160];
+
+        if (fw->cuda_version == NULL || major_of(fw->cuda_version) == major_of(tk->nvcc_version))
+            continue;
+        proc_desc(label, sizeof(label), ctx, fw->pid);
+        f = finding_new(ctx, out, -1, fw->pid);
+        finding_object(f, "%s", tk->path ? tk->path : "CUDA toolkit");
+        finding_title(f, "nvcc %s (%s) does not match %s %s, built for CUDA %s", tk->nvcc_version,
+                      tk->path ? tk->path : "?", fw->name ? fw->name : "the framework",
+                      fw->version ? fw->version : "", fw->cuda_version);
+        finding_evidence(f, "framework found in %s", label);
+        finding_evidence(f, "CUDA extensions compiled here (pip installs that build CUDA code, "
+                            "torch.utils.cpp_extension, apex, flash-attn) fail to build or to "
+                            "load");
+        finding_fix(f,
+                    "# install the toolkit matching the framework (CUDA %s) and point "
+                    "CUDA_HOME at it, or use the framework build for CUDA %lu",
+                    fw->cuda_version, major_of(tk->nvcc_version));
+        f->impact = 0.2;
+    }
+}
+
+const struct rule rule_stack_toolkit_mismatch = {
+    .id = "stack.toolkit-mismatch",
+    .severity = SEV_WARNING,
+    .category = CAT_STACK,
+    .title = "CUDA toolkit mismatches the driver or framework",
+    .explanation =
+        "The CUDA toolkit (nvcc, the headers and libraries under /usr/local/cuda) is newer than "
+        "the driver supports, so programs built with it do not start; or its major version "
+        "differs from the CUDA the framework was built for, so CUDA extensions compiled on this "
+        "machine (custom kernels, flash-attn, apex, any pip install that compiles CUDA code) fail "
+        "to build or to load. The framework itself ships its own CUDA runtime and is not affected.",
+    .detection = "the toolkit CUDA_HOME names, else /usr/local/cuda's, else the only one: its "
+                 "version checked against the driver (data/cuda-driver-compat.tsv), and its nvcc "
+                 "major version compared with each framework's CUDA build.",
+    .fix = "Install the toolkit matching the framework and point CUDA_HOME at it (toolkits "
+           "install side by side under /usr/local/cuda-X.Y), or upgrade the driver.",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_toolkit,
+};
+
+/* ---- stack.cudnn ---- */
+
+static const char *proc_cudnn(const struct snapshot *s, int32_t pid)
+{
+    const struct proc *p = proc_table_find(&s->procs, pid);
+
+    for (size_t k = 0; p && k < p->n_libs; k++) {
+        if (p->libs[k].kind && strcmp(p->libs[k].kind, "cudnn") == 0)
+            return p->libs[k].version ? p->libs[k].version : "";
+    }
+    return NULL;
+}
+
+static void check_cudnn(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct snapshot *s = ctx->snap;
+
+    for (size_t i = 0; i < s->stack.n_frameworks; i++) {
+        const struct stack_framework *fw = &s->stack.frameworks[i];
+        const char *loaded = proc_cudnn(s, fw->pid), *want = fw->cudnn_version;
+        char label[160];
+        struct finding *f;
+
+        if (fw->cuda_version == NULL)
+            continue;
+        proc_desc(label, sizeof(label), ctx, fw->pid);
+        if (want && loaded && *loaded && major_of(want) != major_of(loaded)) {
+            f = finding_new(ctx, out, -1, fw->pid);
+            finding_title(f, "%s %s expects cuDNN %s but %s loads cuDNN %s",
+                          fw->name ? fw->name : "framework", fw->version ? fw->version : "", want,
+                          label, loaded);
+            finding_evidence(f, "a cuDNN of another major version has a different API: layers "
+                                "fail, or the framework falls back to slow kernels");
+            finding_fix(f,
+                        "# install the cuDNN the framework was built for (pip: "
+                        "nvidia-cudnn-cu%lu==%s.*), and remove other cuDNN directories from "
+                        "LD_LIBRARY_PATH",
+                        major_of(fw->cuda_version), want);
+            f->impact = 0.4;
+        } else if (want == NULL && loaded == NULL && s->stack.cudnn_version == NULL) {
+            f = finding_new(ctx, out, -1, fw->pid);
+            finding_title(f, "No cuDNN found for %s %s (CUDA %s build)",
+                          fw->name ? fw->name : "framework", fw->version ? fw->version : "",
+                          fw->cuda_version);
+            finding_evidence(f,
+                             "%s has no libcudnn mapped, the framework records no cuDNN "
+                             "version and none is installed system-wide",
+                             label);
+            finding_evidence(f, "without cuDNN, convolutions and RNNs fail to load or run much "
+                                "slower (TensorFlow silently uses the CPU)");
+            finding_fix(f,
+                        "pip install nvidia-cudnn-cu%lu   # in the job's environment, or the "
+                        "distribution's cuDNN package",
+                        major_of(fw->cuda_version));
+            finding_fix(f, "python -c 'import torch; print(torch.backends.cudnn.is_available(), "
+                           "torch.backends.cudnn.version())'   # PyTorch: confirm");
+            f->impact = 0.4;
+        }
+    }
+}
+
+const struct rule rule_stack_cudnn = {
+    .id = "stack.cudnn",
+    .severity = SEV_WARNING,
+    .category = CAT_STACK,
+    .title = "cuDNN missing or of the wrong version",
+    .explanation =
+        "Deep-learning frameworks use cuDNN for convolutions, RNNs and attention. When the "
+        "framework finds no cuDNN it either fails to load those layers or falls back to much "
+        "slower kernels (TensorFlow silently runs on the CPU). A cuDNN of another major version "
+        "than the framework was built for has a different API and breaks the same way. Both are "
+        "classic 'the GPU is slow' causes after an environment change.",
+    .detection = "for each CUDA build of a framework found in a GPU process: the cuDNN it records "
+                 "(build info or pip wheel) compared with the libcudnn its process maps (major "
+                 "versions); or no cuDNN at all (none mapped, none recorded, none installed).",
+    .fix = "Install the cuDNN the framework expects (for pip frameworks, the nvidia-cudnn-cuXX "
+           "wheel), and keep other cuDNN directories out of LD_LIBRARY_PATH.",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_cudnn,
+};
+
+/* ---- stack.known-bad-driver ---- */
+
+/*
+ * Driver releases with a documented defect that affects what operators see. Only defects with
+ * a public source belong here (see ../shared/reference/nvml-facts.md).
+ */
+static const struct bad_driver {
+    const char *first, *last; /* inclusive range of release versions */
+    const char *defect;
+    const char *effect;
+    const char *fix;
+} bad_drivers[] = {
+    { "535.43.02", "535.86.05",
+      "nvmlDeviceGetComputeRunningProcesses_v3 writes 32-byte process records without a version "
+      "change (an ABI break fixed in 535.104.05)",
+      "monitoring tools built against other NVML headers (nvitop, gpustat, pynvml, exporters) "
+      "show wrong process ids and memory, or only the first process",
+      "upgrade to 535.104.05 or later in the 535 branch" },
+};
+
+static void check_known_bad(const struct rule_ctx *ctx, struct findings *out)
+{
+    const char *driver = driver_version(ctx->snap);
+
+    if (driver == NULL)
+        return;
+    for (size_t i = 0; i < ARRAY_SIZE(bad_drivers); i++) {
+        const struct bad_driver *b = &bad_drivers[i];
+        struct finding *f;
+
+        if (str_version_cmp(driver, b->first) < 0 || str_version_cmp(driver, b->last) > 0)
+            continue;
+        f = finding_new(ctx, out, -1, -1);
+        finding_object(f, "driver %s", driver);
+        finding_title(f, "Driver %s has a known defect: %s", driver, b->effect);
+        finding_evidence(f, "affected releases %s to %s: %s", b->first, b->last, b->defect);
+        finding_fix(f, "# %s", b->fix);
+        f->impact = 0.1;
+    }
+}
+
+const struct rule rule_stack_known_bad_driver = {
+    .id = "stack.known-bad-driver",
+    .severity = SEV_WARNING,
+    .category = CAT_STACK,
+    .title = "Driver release with a known defect",
+    .explanation =
+        "Some driver releases have documented defects that change what the operator sees or "
+        "gets: for example 535.43.02 to 535.86.05 changed the layout of NVML's process list "
+        "without a version bump, so monitoring tools show wrong processes. gpudoctor lists only "
+        "defects with a public source; a newer release of the same branch fixes them.",
+    .detection = "the driver version (NVML, else the kernel module) within a range of the "
+                 "known-defect table in src/rules/rules-stack.c.",
+    .fix = "Upgrade to the fixed release the finding names, within the same branch if you need "
+           "to stay on it.",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_known_bad,
+};

@@ -1,0 +1,140 @@
+/*
+ * The diagnosis: rules are rows in one table (rule_table in catalog.c), each a pure function of
+ * (snapshot, history, thresholds) that appends findings. Rules never touch /proc, /sys or NVML, so
+ * a live check, `check --from FILE` and a long `watch` history run exactly the same code.
+ *
+ * A finding: which rule, how severe, about what (GPU, process, disk...), a one-line title with the
+ * key number, the evidence it rests on, and the commands that fix it with the subject filled in.
+ * A rule whose inputs are missing records what it could not check and why (a "skip"), so "not
+ * supported" never reads as "healthy".
+ */
+#ifndef GPUDOCTOR_RULES_H
+#define GPUDOCTOR_RULES_H
+
+#include "rules/thresholds.h"
+#include "snapshot.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum severity {
+    SEV_INFO,
+    SEV_WARNING,
+    SEV_CRITICAL,
+};
+
+enum rule_category {
+    CAT_HEALTH,
+    CAT_STACK,
+    CAT_MEMORY,
+    CAT_PROCESS,
+    CAT_THROUGHPUT,
+    CAT_CLOCKS,
+    CAT_PCIE,
+};
+
+extern const char *const severity_names[]; /* "info", "warning", "critical" */
+extern const char *const category_names[]; /* "health", "stack", "memory", ... */
+
+/* What a finding is about. Absent parts: -1 / NULL. */
+struct subject {
+    int32_t gpu_index;
+    char *gpu_uuid;
+    int32_t pid;
+    char *user;
+    char *command;
+    char *container;
+    char *object; /* a disk ("sda"), a file system ("/tmp"), a PCI address, a library */
+};
+
+struct finding {
+    const struct rule *rule;
+    enum severity severity; /* the rule's, unless the evidence makes it worse (or milder) */
+    struct subject subject;
+    char *title;
+    char **evidence;
+    size_t n_evidence, cap_evidence;
+    char **fix; /* commands, with "# why" comments */
+    size_t n_fix, cap_fix;
+    double impact; /* ranks findings of one severity: roughly GPUs' worth of capacity lost */
+};
+
+/* Something a rule could not check, and why. */
+struct skip {
+    const struct rule *rule;
+    int32_t gpu_index; /* -1: not about one GPU */
+    char *reason;      /* "temp_c NOT_SUPPORTED", "needs a sampling window (--window)" */
+};
+
+struct findings {
+    struct finding *items;
+    size_t n, cap;
+    struct skip *skips;
+    size_t n_skips, cap_skips;
+};
+
+/* The samples rules look at for trends: the check window, or a longer `watch` history. */
+struct history {
+    const struct sample *samples;
+    size_t n;
+};
+
+/* Settings a run takes: thresholds, and rules switched off by the config file. */
+struct rules_config {
+    struct thresholds th;
+    bool *disabled; /* n_rules entries, or NULL when none is */
+};
+
+struct rule_ctx;
+
+struct rule {
+    const char *id; /* stable: "proc.stopped-holder" */
+    enum severity severity;
+    enum rule_category category;
+    const char *title;       /* generic one-liner for lists */
+    const char *explanation; /* what it means and why it matters */
+    const char *detection;   /* how it is detected: which fields, which comparisons */
+    const char *fix;         /* how to fix it, in general (findings carry the exact commands) */
+    const enum threshold_id *thresholds; /* the thresholds it reads, ended by TH__COUNT */
+    /* Rules whose finding about the same GPU makes this one redundant (NULL-terminated). */
+    const char *const *yields_to;
+    void (*check)(const struct rule_ctx *ctx, struct findings *out);
+};
+
+extern const struct rule *const rule_table[];
+extern const size_t n_rules;
+
+/* The rule with this id, or NULL. */
+const struct rule *rule_find(const char *id);
+/* Position in rule_table (for rules_config.disabled). */
+size_t rule_position(const struct rule *r);
+
+/*
+ * Runs every rule over the snapshot and its history (NULL: the snapshot's own samples), then
+ * sorts: severity, then impact, then table order and subject. out must be zeroed or freed.
+ */
+void rules_run(const struct snapshot *s, const struct history *h, const struct rules_config *cfg,
+               struct findings *out);
+
+void findings_free(struct findings *f);
+/* How many findings have severity sev. */
+size_t findings_count(const struct findings *f, enum severity sev);
+/* The worst severity present, or -1 for none. */
+int findings_worst(const struct findings *f);
+
+/*
+ * Why a check established nothing about GPUs (no GPU found and no finding explains it), as one
+ * plain sentence the caller frees; NULL when it could check.
+ */
+char *rules_cannot_check(const struct snapshot *s, const struct findings *f);
+/*
+ * The exit status of a check (cmd.h's convention): 0 nothing of warning or worse, 1 warning,
+ * 2 critical, 3 when nothing about GPUs could be established.
+ */
+int rules_exit_status(const struct snapshot *s, const struct findings *f);
+
+/* A stable one-line key for a subject: "gpu=3 pid=4121", "object=/tmp", "host". Caller frees. */
+char *subject_key(const struct subject *s);
+
+#endif
