@@ -24,6 +24,7 @@ struct cmd {
 };
 
 extern const struct cmd cmd_check;
+extern const struct cmd cmd_explain;
 extern const struct cmd cmd_snapshot;
 extern const struct cmd cmd_serve;
 extern const struct cmd cmd_slurm_check;

@@ -35,7 +35,7 @@ size_t suggest_distance(const char *a, const char *b)
 size_t suggest_pick(const char *word, const char *const *names, size_t n_names, const char **out,
                     size_t max)
 {
-    size_t n = 0, limit = strlen(word) / 3 > 2 ? strlen(word) / 3 : 2;
+    size_t n = 0, limit = strlen(word) / 4 > 2 ? strlen(word) / 4 : 2;
 
     /* Close by spelling first, then names that contain the word (a part of an id). */
     for (size_t d = 0; d <= limit && n < max; d++) {

@@ -8,7 +8,7 @@
 /* Levenshtein distance between a and b. */
 size_t suggest_distance(const char *a, const char *b);
 /*
- * Up to max of names close to word: by edit distance (at most a third of its length, at least
+ * Up to max of names close to word: by edit distance (at most a quarter of its length, at least
  * 2), then names containing it. Returns how many were put in out.
  */
 size_t suggest_pick(const char *word, const char *const *names, size_t n_names, const char **out,
