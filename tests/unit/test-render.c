@@ -1,0 +1,324 @@
+/*
+ * The renderers: the verdict line, the text report at 80 columns without colour unless asked,
+ * the grouped "Not checked" section, the JSON report's shape, and number formatting.
+ */
+#include "render/format.h"
+#include "render/json.h"
+#include "render/text.h"
+#include "rules/config.h"
+#include "util/xalloc.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define SCENARIOS TEST_SOURCE_DIR "/tests/scenarios/"
+
+struct report {
+    struct snapshot *s;
+    struct findings f;
+    struct config cfg;
+};
+
+static void report_load(struct report *r, const char *name)
+{
+    char path[512], *cause = NULL;
+
+    snprintf(path, sizeof(path), SCENARIOS "%s/snapshot.json", name);
+    r->s = snapshot_load(path, &cause);
+    if (r->s == NULL)
+        fail_msg("%s", cause);
+    config_init(&r->cfg);
+    memset(&r->f, 0, sizeof(r->f));
+    rules_run(r->s, NULL, &r->cfg.rules, &r->f);
+}
+
+static void report_free(struct report *r)
+{
+    findings_free(&r->f);
+    config_free(&r->cfg);
+    snapshot_free(r->s);
+}
+
+/* The report as text, rendered into memory. */
+static char *render(const struct report *r, bool color)
+{
+    struct render_opts ro = { color, 80 };
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+
+    assert_non_null(out);
+    render_report(out, r->s, &r->f, &ro);
+    assert_int_equal(fclose(out), 0);
+    return buf;
+}
+
+/* Columns of a UTF-8 line: every byte but continuation bytes. */
+static size_t columns(const char *line, size_t len)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < len; i++)
+        n += ((unsigned char)line[i] & 0xc0) != 0x80;
+    return n;
+}
+
+/* Every line fits 80 columns, except commands (which must paste whole). */
+static void assert_fits_80(const char *text)
+{
+    const char *line = text;
+
+    while (*line) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        bool command = len > 15 && strncmp(line, "               ", 15) == 0 && line[15] != ' ' &&
+                       line[15] != '#';
+
+        if (columns(line, len) > 80 && !command)
+            fail_msg("line wider than 80 columns: %.*s", (int)len, line);
+        line += len + (end ? 1 : 0);
+    }
+}
+
+static void test_verdicts(void **state)
+{
+    struct report r;
+    char *v;
+
+    (void)state;
+    report_load(&r, "stopped-holder");
+    v = render_verdict(r.s, &r.f);
+    assert_string_equal(v, "1 critical — GPU 3 memory (71.2 GiB) held by stopped process 4121 "
+                           "(alice: python train.py --lr 3e-4)");
+    free(v);
+    report_free(&r);
+
+    report_load(&r, "ecc-uncorrectable");
+    v = render_verdict(r.s, &r.f);
+    assert_true(strncmp(v, "1 critical, 1 warning — GPU 2 had 2 uncorrectable ECC errors", 61) ==
+                0);
+    free(v);
+    report_free(&r);
+
+    report_load(&r, "healthy-8gpu-busy");
+    v = render_verdict(r.s, &r.f);
+    assert_string_equal(v, "healthy — 8 GPUs checked, no problems found (notes below)");
+    free(v);
+    assert_string_equal(render_status(rules_exit_status(r.s, &r.f)), "healthy");
+    report_free(&r);
+
+    report_load(&r, "no-gpu");
+    v = render_verdict(r.s, &r.f);
+    assert_non_null(strstr(v, "No NVIDIA GPU found"));
+    assert_string_equal(render_status(rules_exit_status(r.s, &r.f)), "unknown");
+    free(v);
+    report_free(&r);
+}
+
+static void test_text_report(void **state)
+{
+    struct report r;
+    char *text;
+    const char *finding, *table, *procs;
+
+    (void)state;
+    report_load(&r, "stopped-holder");
+    text = render(&r, false);
+    /* The verdict first, then the finding, the GPU table, the processes. */
+    assert_true(strncmp(text, "1 critical — GPU 3 memory", 25) == 0);
+    finding = strstr(text, "\nCRITICAL  GPU 3 memory (71.2 GiB) held by stopped process 4121");
+    table = strstr(text, "\nGPU  NAME");
+    procs = strstr(text, "\nGPU  PID     USER      STATE");
+    assert_non_null(finding);
+    assert_non_null(table);
+    assert_non_null(procs);
+    assert_true(finding < table && table < procs);
+    assert_non_null(strstr(text, "[proc.stopped-holder] GPU 3 (GPU-6f3c5dc4), pid 4121, alice"));
+    assert_non_null(strstr(text, "          - state T: stopped"));
+    assert_non_null(strstr(text, "          fix: # resume it"));
+    assert_non_null(strstr(text, "\n               kill -CONT 4121\n"));
+    assert_non_null(
+        strstr(text, "  3  4121    alice     stopped   2h13m  71.2 GiB  python train.py"));
+    assert_null(strchr(text, '\033'));
+    assert_fits_80(text);
+    free(text);
+
+    /* Colour only when asked, and the text is otherwise the same. */
+    text = render(&r, true);
+    assert_non_null(strstr(text, "\033[1;31mCRITICAL"));
+    free(text);
+    report_free(&r);
+}
+
+static void test_every_scenario_fits_80_columns(void **state)
+{
+    static const char *const names[] = { "xids",         "input-starved", "cuda-too-new",
+                                         "shared-gpu",   "no-driver",     "gpu-lost",
+                                         "pcie-replays", "tmp-full",      "graphics-on-compute",
+                                         "compute-mode", "oom-kill",      "thermal-slowdown" };
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+        struct report r;
+        char *text;
+
+        report_load(&r, names[i]);
+        text = render(&r, false);
+        assert_fits_80(text);
+        free(text);
+        report_free(&r);
+    }
+}
+
+static void test_not_checked_is_grouped(void **state)
+{
+    struct report r;
+    struct render_opts ro = { false, 80 };
+    char *buf = NULL;
+    size_t len = 0, lines = 0;
+    FILE *out;
+
+    (void)state;
+    report_load(&r, "healthy-desktop-display");
+    /* The GeForce has no ECC: one line for the GPU, naming the rule, not one per field. */
+    out = open_memstream(&buf, &len);
+    render_not_checked(out, r.s, &r.f, &ro);
+    fclose(out);
+    assert_non_null(strstr(buf, "\nNot checked\n"));
+    assert_non_null(strstr(buf, "  ecc_mode NOT_SUPPORTED on GPU 0: health.ecc-uncorrectable\n"));
+    for (const char *p = buf; (p = strstr(p, "ecc_mode NOT_SUPPORTED")) != NULL; p++)
+        lines++;
+    assert_int_equal(lines, 1);
+    free(buf);
+    report_free(&r);
+}
+
+static void test_json_report(void **state)
+{
+    struct report r;
+    json_t *j, *f0, *sub;
+
+    (void)state;
+    report_load(&r, "stopped-holder");
+    j = render_check_json(r.s, &r.f, rules_exit_status(r.s, &r.f));
+    assert_string_equal(json_string_value(json_object_get(j, "schema")), "gpudoctor.check/1");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(j, "verdict"), "status")),
+                        "critical");
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(j, "verdict"), "exit_code")), 2);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "verdict"), "critical")),
+                     1);
+    f0 = json_array_get(json_object_get(j, "findings"), 0);
+    assert_string_equal(json_string_value(json_object_get(f0, "id")), "proc.stopped-holder");
+    assert_string_equal(json_string_value(json_object_get(f0, "severity")), "critical");
+    assert_string_equal(json_string_value(json_object_get(f0, "category")), "process");
+    sub = json_object_get(f0, "subject");
+    assert_int_equal(json_integer_value(json_object_get(sub, "gpu_index")), 3);
+    assert_int_equal(json_integer_value(json_object_get(sub, "pid")), 4121);
+    assert_string_equal(json_string_value(json_object_get(sub, "user")), "alice");
+    assert_true(json_is_null(json_object_get(sub, "object")));
+    assert_true(json_array_size(json_object_get(f0, "evidence")) >= 2);
+    assert_string_equal(json_string_value(json_array_get(json_object_get(f0, "fix"), 0)),
+                        "kill -CONT 4121   # resume it (or 'fg' in the shell that stopped it)");
+    assert_non_null(strstr(json_string_value(json_object_get(f0, "explanation")), "Ctrl-Z"));
+    assert_true(json_is_array(json_object_get(j, "not_checked")));
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(j, "snapshot"), "schema")),
+        "gpudoctor.snapshot/1");
+    json_decref(j);
+    report_free(&r);
+}
+
+static void test_color_choice(void **state)
+{
+    struct render_opts ro;
+    FILE *f = tmpfile();
+
+    (void)state;
+    /* Not a terminal: never colour, whatever the environment says. */
+    unsetenv("NO_COLOR");
+    render_opts_init(&ro, f, false);
+    assert_false(ro.color);
+    assert_int_equal(ro.width, 80);
+    assert_string_equal(render_red(&ro), "");
+    ro.color = true;
+    assert_string_equal(render_red(&ro), "\033[1;31m");
+    setenv("NO_COLOR", "1", 1);
+    render_opts_init(&ro, f, false);
+    assert_false(ro.color);
+    unsetenv("NO_COLOR");
+    fclose(f);
+}
+
+static void test_wrap(void **state)
+{
+    struct render_opts ro = { false, 30 };
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+
+    (void)state;
+    fputs("- ", out);
+    render_wrap(out, &ro, 2, 2, "one two three four five six seven eight nine ten");
+    render_wrap(out, &ro, 0, 4, "averyveryverylongwordthatcannotbebrokenanywhere x");
+    fclose(out);
+    assert_string_equal(buf, "- one two three four five six\n"
+                             "  seven eight nine ten\n"
+                             "averyveryverylongwordthatcannotbebrokenanywhere\n"
+                             "    x\n");
+    free(buf);
+}
+
+static void test_formats(void **state)
+{
+    char b[64];
+    const int32_t r1[] = { 0, 1, 2, 3, 5, 7, 8 };
+    const int32_t r2[] = { 4 };
+
+    (void)state;
+    render_bytes(b, sizeof(b), 512);
+    assert_string_equal(b, "512 B");
+    render_bytes(b, sizeof(b), 76450000000ULL);
+    assert_string_equal(b, "71.2 GiB");
+    render_bytes(b, sizeof(b), 150ULL << 30);
+    assert_string_equal(b, "150 GiB");
+    render_duration(b, sizeof(b), 45);
+    assert_string_equal(b, "45s");
+    render_duration(b, sizeof(b), 200);
+    assert_string_equal(b, "3m20s");
+    render_duration(b, sizeof(b), 8000);
+    assert_string_equal(b, "2h13m");
+    render_duration(b, sizeof(b), 40000);
+    assert_string_equal(b, "11h");
+    render_duration(b, sizeof(b), 3 * 86400 + 4 * 3600);
+    assert_string_equal(b, "3d4h");
+    render_duration(b, sizeof(b), -1);
+    assert_string_equal(b, "?");
+    render_ranges(b, sizeof(b), r1, ARRAY_SIZE(r1));
+    assert_string_equal(b, "0-3, 5, 7, 8");
+    render_ranges(b, sizeof(b), r2, 1);
+    assert_string_equal(b, "4");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_verdicts),
+        cmocka_unit_test(test_text_report),
+        cmocka_unit_test(test_every_scenario_fits_80_columns),
+        cmocka_unit_test(test_not_checked_is_grouped),
+        cmocka_unit_test(test_json_report),
+        cmocka_unit_test(test_color_choice),
+        cmocka_unit_test(test_wrap),
+        cmocka_unit_test(test_formats),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
