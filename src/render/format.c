@@ -55,6 +55,17 @@ void render_duration(char *buf, size_t size, double seconds)
     }
 }
 
+const char *render_command(const char *cmd)
+{
+    const char *program = cmd;
+
+    for (const char *c = cmd; *c && *c != ' '; c++) {
+        if (*c == '/' && c[1] && c[1] != ' ')
+            program = c + 1;
+    }
+    return program;
+}
+
 void render_ranges(char *buf, size_t size, const int32_t *v, size_t n)
 {
     size_t len = 0;

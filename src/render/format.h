@@ -12,6 +12,9 @@
 void render_bytes(char *buf, size_t size, uint64_t bytes);
 /* "45s", "12m", "2h13m", "3d4h": the two largest units. Negative: "?". */
 void render_duration(char *buf, size_t size, double seconds);
+/* A command line without the directory of its program: "python train.py", not "/opt/x/python
+ * train.py". Returns a pointer into cmd. */
+const char *render_command(const char *cmd);
 /* "0-3, 5, 7" from sorted, distinct values. */
 void render_ranges(char *buf, size_t size, const int32_t *v, size_t n);
 

@@ -323,11 +323,7 @@ static void process_row(FILE *out, const struct snapshot *s, uint32_t gpu, int32
             cmd = p->cmdline;
         else if (p->comm)
             cmd = p->comm;
-        /* The program without its directory: the column is narrow. */
-        for (const char *c = cmd; *c && *c != ' '; c++) {
-            if (*c == '/' && c[1] && c[1] != ' ')
-                cmd = c + 1;
-        }
+        cmd = render_command(cmd); /* the column is narrow */
         if (((p->valid >> PROC_S_USER_NAME) & 1u) && p->user)
             user = p->user;
     }

@@ -67,22 +67,10 @@ void proc_container(char *buf, size_t size, const struct proc *p)
         snprintf(buf, size, "slurm job %s", p->slurm_job_id);
 }
 
-/* The command without the directory of its program: "python train.py", not "/opt/.../python". */
-static const char *short_command(const char *cmd)
-{
-    const char *space = strchr(cmd, ' '), *slash = NULL;
-
-    for (const char *c = cmd; *c && (space == NULL || c < space); c++) {
-        if (*c == '/')
-            slash = c;
-    }
-    return slash && slash[1] && slash[1] != ' ' ? slash + 1 : cmd;
-}
-
 void proc_label(char *buf, size_t size, const struct rule_ctx *ctx, int32_t pid)
 {
     const struct proc *p = ctx_proc(ctx, pid);
-    const char *cmd = short_command(proc_command(p));
+    const char *cmd = render_command(proc_command(p));
     int n;
 
     if (p == NULL) {

@@ -157,6 +157,8 @@ const struct proc_use *ctx_use(const struct rule_ctx *ctx, int32_t pid);
 /* How many readings of the window had clock event reason bit set. */
 size_t view_reason_count(const struct gpu_view *v, uint64_t bit);
 
+#define MIB (1024.0 * 1024.0) /* thresholds in MiB against byte counts */
+
 /* Threshold value. */
 static inline double th(const struct rule_ctx *ctx, enum threshold_id id)
 {

@@ -9,8 +9,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MIB (1024.0 * 1024.0)
-
 static double host_cpu_busy(const struct host_info *h)
 {
     return h->cpu_user_pct + h->cpu_system_pct + h->cpu_steal_pct;

@@ -7,8 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MIB (1024.0 * 1024.0)
-
 static int cmp_holder_bytes(const void *a, const void *b)
 {
     const struct holder *x = *(const struct holder *const *)a;

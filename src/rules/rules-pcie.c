@@ -212,8 +212,9 @@ static void check_errors(const struct rule_ctx *ctx, struct findings *out)
             finding_evidence(f, "replay counter %" PRIu32 " (%+" PRId64 " in the window)",
                              v->replay_last, (int64_t)v->replay_last - (int64_t)v->replay_first);
         else if (v->replay_valid)
-            finding_evidence(f, "replay counter %" PRIu32 " since boot (one reading: --window "
-                                "shows whether it grows)",
+            finding_evidence(f,
+                             "replay counter %" PRIu32 " since boot (one reading: --window "
+                             "shows whether it grows)",
                              v->replay_last);
         if (d && pcie_device_valid(d, PCIE_S_AER))
             finding_evidence(f,

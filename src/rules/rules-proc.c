@@ -13,8 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MIB (1024.0 * 1024.0)
-
 /* "GPU 3" or "GPUs 0-3, 5". */
 static void gpus_label(char *buf, size_t size, const int32_t *gpus, size_t n)
 {

@@ -305,6 +305,9 @@ static void test_formats(void **state)
     assert_string_equal(b, "0-3, 5, 7, 8");
     render_ranges(b, sizeof(b), r2, 1);
     assert_string_equal(b, "4");
+    assert_string_equal(render_command("/opt/conda/bin/python -m x /a/b"), "python -m x /a/b");
+    assert_string_equal(render_command("python train.py"), "python train.py");
+    assert_string_equal(render_command("/usr/bin/"), "/usr/bin/");
 }
 
 int main(void)
