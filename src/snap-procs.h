@@ -1,7 +1,9 @@
 /*
  * The GPU processes part of the snapshot: one record per process that uses a GPU, NVML's lists
- * joined with a scan of /proc/<pid>/fd for open /dev/nvidia* files. Filled by
- * collect/procs.c. Identity is (pid, start_ticks), never pid alone.
+ * joined with a scan of /proc/<pid>/fd for open /dev/nvidia* files, plus the direct children of
+ * those processes (data-loader workers). Filled by collect/procs.c (collect/procfs-scan.c does
+ * the scan). Identity is (pid, start_ticks), never pid alone. A field is meaningful only when
+ * its bit is set in the record's valid mask (p->valid & (1ull << PROC_S_...)).
  */
 #ifndef GPUDOCTOR_SNAP_PROCS_H
 #define GPUDOCTOR_SNAP_PROCS_H
@@ -14,70 +16,82 @@
 
 /* Validity bits of struct proc. */
 enum proc_slot {
-    PROC_S_STAT, /* ppid, state, start_ticks, start_time_ms, cpu_time_ms, threads, comm */
-    PROC_S_USER, /* uid, user */
-    PROC_S_CMDLINE,
+    PROC_S_STAT,       /* ppid, state, start_ticks, cpu_time_ms, threads, comm */
+    PROC_S_START_TIME, /* start_time_ms: needs stat and the boot time */
+    PROC_S_USER,       /* uid */
+    PROC_S_USER_NAME,  /* user: the uid has a name */
+    PROC_S_CMDLINE,    /* invalid too when the command line is empty (zombie, kernel thread) */
     PROC_S_EXE,
     PROC_S_CWD,
     PROC_S_CPU_PCT, /* needs two readings: only after a sampling window */
     PROC_S_RSS,
-    PROC_S_FDS, /* the fd scan succeeded: holds_* and gpus[].holds_device are meaningful */
-    PROC_S_ENV, /* environ readable: cuda_visible_devices is meaningful (may be NULL = unset) */
-    PROC_S_CGROUP,
+    PROC_S_FDS,    /* the fd scan succeeded: holds_* and gpus[].holds_device are meaningful */
+    PROC_S_ENV,    /* environ readable: cuda_visible_devices_set is meaningful */
+    PROC_S_CGROUP, /* cgroup read: container_*, pod_uid, slurm_job_id are meaningful */
     PROC_S_NSPID,
-    PROC_S_MAPS,
+    PROC_S_MAPS, /* maps readable: libs is meaningful */
+};
+
+/* Validity bits of struct proc_gpu. */
+enum proc_gpu_slot {
+    PROC_GPU_S_INDEX, /* gpu_index known (NVML answered) */
+    PROC_GPU_S_MINOR, /* minor known */
+    PROC_GPU_S_USED,  /* used_bytes: NVML gave a value */
+    PROC_GPU_S_UTIL,  /* sm_util_pct: NVML had a sample */
 };
 
 /* One GPU a process uses. */
 struct proc_gpu {
-    uint32_t gpu_index; /* NVML index; UINT32_MAX when known only by device minor */
-    uint32_t minor;     /* N of /dev/nvidiaN; UINT32_MAX when unknown */
-    bool holds_device;  /* has /dev/nvidiaN open */
-    bool nvml_listed;   /* NVML lists the process on this GPU */
-    uint32_t type_mask; /* GPU_PROC_* from NVML */
-    bool used_valid;
-    uint64_t used_bytes; /* GPU memory held on this GPU (NVML) */
-    bool util_valid;
+    uint32_t gpu_index;   /* NVML index; UINT32_MAX when known only by device minor */
+    uint32_t minor;       /* N of /dev/nvidiaN; UINT32_MAX when unknown */
+    bool holds_device;    /* has /dev/nvidiaN open */
+    bool nvml_listed;     /* NVML lists the process on this GPU */
+    uint32_t type_mask;   /* GPU_PROC_* from NVML (1 compute, 2 graphics, 4 MPS) */
+    uint64_t used_bytes;  /* GPU memory held on this GPU (NVML) */
     uint32_t sm_util_pct; /* per-process SM utilisation (NVML) */
+    uint64_t valid;       /* bits of enum proc_gpu_slot */
+    /* Mirrors of the PROC_GPU_S_USED and PROC_GPU_S_UTIL bits, kept for older callers. */
+    bool used_valid, util_valid;
 };
 
 /* A GPU library mapped into the process (from /proc/<pid>/maps). */
 struct proc_lib {
-    char *kind; /* "cudart", "cudnn", "nccl", "cublas", "cuda", "nvml", "torch", ... */
+    char *kind; /* "cuda", "nvml", "cudart", "cudnn", "nccl", "cublas", "torch", "tensorflow" */
     char *path;
-    char *version; /* from the file name or the library itself, NULL when unknown */
+    char *version; /* from the file name ("12.4.127"), NULL when it has none */
 };
 
 struct proc {
     int32_t pid, ppid;
     uint64_t start_ticks;  /* /proc/<pid>/stat field 22: with pid, the process identity */
-    int64_t start_time_ms; /* Unix time it started */
+    int64_t start_time_ms; /* Unix time it started; age = snapshot time_ms - this */
     char state;            /* R S D Z T t X I, as in /proc/<pid>/stat */
-    uint32_t uid;
+    uint32_t uid;          /* effective uid, as ps shows it */
     char *user;
     char *comm, *cmdline, *exe, *cwd;
-    uint64_t cpu_time_ms; /* user + system */
+    uint64_t cpu_time_ms; /* user + system, when the scan read it */
     double cpu_pct;       /* over the sampling window; 100 = one core */
     uint64_t rss_bytes;
     uint32_t threads;
 
-    struct proc_gpu *gpus;
+    struct proc_gpu *gpus; /* sorted by gpu_index, then minor */
     size_t n_gpus;
     bool holds_ctl; /* /dev/nvidiactl open */
     bool holds_uvm; /* /dev/nvidia-uvm open */
 
-    int32_t *children; /* pids of direct children (data-loader workers) */
+    int32_t *children; /* pids of direct children (data-loader workers), ascending */
     size_t n_children;
 
-    char *cuda_visible_devices; /* NULL when unset (see PROC_S_ENV) */
+    bool cuda_visible_devices_set; /* the variable is in the environment (see PROC_S_ENV) */
+    char *cuda_visible_devices;    /* its value; NULL when unset or unknown */
 
-    char *cgroup;            /* the process's cgroup path */
-    char *container_runtime; /* "docker", "containerd", "cri-o", "podman", NULL on the host */
-    char *container_id;
-    char *pod_uid;      /* Kubernetes */
-    char *slurm_job_id; /* Slurm */
-    int32_t ns_pid;     /* pid in its own (innermost) PID namespace */
-    uint32_t ns_depth;  /* 0 = host namespace */
+    char *cgroup;            /* the process's cgroup path (the one naming the container) */
+    char *container_runtime; /* "docker", "containerd", "cri-o", "podman"; NULL when unknown */
+    char *container_id;      /* NULL on the host: the test for "in a container" */
+    char *pod_uid;           /* Kubernetes */
+    char *slurm_job_id;      /* Slurm */
+    int32_t ns_pid;          /* pid in its own (innermost) PID namespace */
+    uint32_t ns_depth;       /* 0 = the PID namespace of the /proc that was read */
 
     struct proc_lib *libs;
     size_t n_libs;
@@ -85,14 +99,22 @@ struct proc {
     uint64_t valid; /* bits of enum proc_slot */
 };
 
+/* Validity bits of struct proc_table. */
+enum proc_table_slot {
+    PROC_TABLE_S_SCAN,      /* the scan ran: counters and clk_tck are meaningful */
+    PROC_TABLE_S_BOOT_TIME, /* boot_time_ms read from /proc/stat */
+};
+
 struct proc_table {
-    struct proc *procs;
+    struct proc *procs; /* sorted by pid */
     size_t n_procs;
     uint32_t scanned;     /* /proc entries looked at */
     uint32_t vanished;    /* exited during the scan: skipped */
     uint32_t fd_denied;   /* processes whose fds we could not read (no permission) */
+    uint32_t garbled;     /* processes whose stat could not be parsed: skipped */
     uint32_t clk_tck;     /* sysconf(_SC_CLK_TCK) */
     int64_t boot_time_ms; /* Unix time of boot, for start times */
+    uint64_t valid;       /* bits of enum proc_table_slot */
 };
 
 /* What changes between samples for one process. */
@@ -101,6 +123,16 @@ struct proc_sample {
     uint64_t start_ticks;
     uint64_t cpu_time_ms;
 };
+
+/* The field tables: the codec, docs/snapshot.md and metrics are loops over these. */
+extern const struct jtable proc_jtable;
+extern const struct jtable proc_gpu_jtable;
+extern const struct jtable proc_lib_jtable;
+extern const struct jtable proc_table_jtable;
+extern const struct jtable proc_sample_jtable;
+
+/* Milliseconds the process has run at now_ms (Unix time), or -1 when its start is unknown. */
+int64_t proc_age_ms(const struct proc *p, int64_t now_ms);
 
 void proc_free(struct proc *p);
 void proc_table_free(struct proc_table *t);
