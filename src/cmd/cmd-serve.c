@@ -344,7 +344,7 @@ static int exec(int argc, char **argv)
         rc = cmd_usage_error(&cmd_serve);
         goto out;
     }
-    if (!once && serve_parse_listen(ho.listen, &addr, &addr_len, &cause) != 0) {
+    if (serve_parse_listen(ho.listen, &addr, &addr_len, &cause) != 0) {
         cmd_error("serve", "%s", cause);
         free(cause);
         goto out;
