@@ -7,7 +7,8 @@
 set -euo pipefail
 
 build_pkgs=(gcc make cmake pkg-config libjansson-dev libmicrohttpd-dev libncurses-dev libcmocka-dev)
-test_pkgs=(jq tmux lsof procps psmisc util-linux passwd findutils clang-format valgrind)
+test_pkgs=(jq tmux lsof procps psmisc util-linux passwd findutils clang-format valgrind
+    curl prometheus prometheus-node-exporter wrk slurmd slurmctld slurm-client munge systemd python3-yaml)
 
 case "${1:-build}" in
 build) want=("${build_pkgs[@]}") ;;
