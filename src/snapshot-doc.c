@@ -34,6 +34,16 @@ static const struct doc_section sections[] = {
       "The processes NVML lists on the GPU (compute, graphics and MPS lists merged per pid). "
       "`type` is a list of `\"compute\"`, `\"graphics\"`, `\"mps\"`.",
       &gpu_proc_table },
+    { "processes",
+      "GPU processes: one pass over /proc (every process's open /dev/nvidia* files) joined with "
+      "NVML's lists by host pid (docs/processes.md). The table holds GPU processes and their "
+      "direct children (data-loader workers).",
+      &proc_table_jtable },
+    { "processes.processes[]",
+      "One process. Identity is (`pid`, `start_ticks`), never the pid alone.", &proc_jtable },
+    { "processes.processes[].gpus[]", "One GPU the process uses.", &proc_gpu_jtable },
+    { "processes.processes[].libs[]",
+      "GPU libraries mapped into the process (from /proc/PID/maps).", &proc_lib_jtable },
     { "host",
       "CPU, memory, swap and pressure of the host (docs/host.md says where each value comes from). "
       "Rates and `_window_` values need a sampling window and are `null` with `--window 0`.",
@@ -63,6 +73,8 @@ static const struct doc_section sections[] = {
     { "stack.frameworks[]", "Framework builds found through the interpreters of GPU processes.",
       &stack_framework_table },
     { "samples[].host", "The host part of each sample.", &host_sample_table },
+    { "samples[].processes[]", "Each table process's CPU time at the sample.",
+      &proc_sample_jtable },
 };
 
 static const char *type_name(const struct jfield *f)
