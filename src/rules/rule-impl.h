@@ -103,6 +103,8 @@ struct rule_ctx {
     X(mem_nearly_full)                                                                             \
     X(mem_full_idle)                                                                               \
     X(mem_unaccounted)                                                                             \
+    X(mem_leak)                                                                                    \
+    X(mem_idle_held)                                                                               \
     X(proc_stopped_holder)                                                                         \
     X(proc_zombie_holder)                                                                          \
     X(proc_orphan_holder)                                                                          \
@@ -114,6 +116,7 @@ struct rule_ctx {
     X(proc_cuda_visible_devices)                                                                   \
     X(proc_mig_no_instance)                                                                        \
     X(perf_input_starved)                                                                          \
+    X(perf_util_swing)                                                                             \
     X(host_cpu_saturated)                                                                          \
     X(host_io_wait)                                                                                \
     X(host_disk_busy)                                                                              \
@@ -121,6 +124,8 @@ struct rule_ctx {
     X(host_disk_full)                                                                              \
     X(clock_thermal_slowdown)                                                                      \
     X(clock_hw_slowdown)                                                                           \
+    X(clock_temp_rising)                                                                           \
+    X(clock_throttle_episodes)                                                                     \
     X(clock_power_limit_low)                                                                       \
     X(clock_power_cap)                                                                             \
     X(clock_app_clocks)                                                                            \

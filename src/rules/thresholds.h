@@ -40,6 +40,17 @@ enum threshold_id {
     TH_PCIE_REPLAY_TOTAL,
     TH_AER_CORRECTABLE,
     TH_KLOG_MAX_AGE_H,
+    /* Trends over a history (rules-trend.c): watch, serve, check --from a recording. */
+    TH_TREND_MIN_DURATION_S,
+    TH_TREND_WINDOW_S,
+    TH_TREND_MIN_FIT_PCT,
+    TH_LEAK_MIN_GROWTH_MIB,
+    TH_LEAK_FULL_CRITICAL_S,
+    TH_UTIL_SWING_MIN_COUNT,
+    TH_THROTTLE_MIN_EPISODES,
+    TH_TEMP_RISE_MIN_C_PER_MIN,
+    TH_TEMP_RISE_ETA_S,
+    TH_IDLE_HELD_MIN_S,
     TH__COUNT
 };
 
