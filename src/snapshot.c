@@ -152,7 +152,7 @@ static json_t *collectors_to_json(const struct snapshot *s)
     return j;
 }
 
-static json_t *sample_to_json(const struct sample *smp)
+json_t *sample_to_json(const struct sample *smp)
 {
     json_t *j = json_object(), *gpus = json_array(), *procs = json_array();
 
@@ -298,6 +298,48 @@ static int read_gpus(struct gpu **out, size_t *n_out, const json_t *j, const cha
     return 0;
 }
 
+int sample_from_json(struct snapshot *s, const json_t *o, const char *path, struct jerr *err)
+{
+    char sub[96];
+    int64_t t_ms = 0;
+    struct sample *smp;
+    const json_t *procs, *host;
+
+    if (!json_is_object(o)) {
+        jerr_set(err, path, "expected an object");
+        return -1;
+    }
+    if (jget_int(o, "t_ms", path, &t_ms, err) != 0)
+        return -1;
+    smp = snapshot_add_sample(s, t_ms);
+    snprintf(sub, sizeof(sub), "%s.gpus", path);
+    if (read_gpus(&smp->gpus, &smp->n_gpus, json_object_get(o, "gpus"), sub, err) != 0)
+        return -1;
+    host = json_object_get(o, "host");
+    snprintf(sub, sizeof(sub), "%s.host", path);
+    if (host != NULL && host_sample_from_json(&smp->host, host, sub, err) != 0)
+        return -1;
+    procs = json_object_get(o, "processes");
+    if (procs != NULL) {
+        size_t k;
+        json_t *p;
+
+        if (!json_is_array(procs)) {
+            jerr_set(err, path, "processes: expected an array");
+            return -1;
+        }
+        smp->procs = xcalloc(json_array_size(procs) + 1, sizeof(*smp->procs));
+        json_array_foreach(procs, k, p)
+        {
+            snprintf(sub, sizeof(sub), "%s.processes[%zu]", path, k);
+            if (proc_sample_from_json(&smp->procs[k], p, sub, err) != 0)
+                return -1;
+            smp->n_procs = k + 1;
+        }
+    }
+    return 0;
+}
+
 static int read_samples(struct snapshot *s, const json_t *j, struct jerr *err)
 {
     size_t i;
@@ -311,44 +353,11 @@ static int read_samples(struct snapshot *s, const json_t *j, struct jerr *err)
     }
     json_array_foreach(j, i, o)
     {
-        char path[64], sub[96];
-        int64_t t_ms = 0;
-        struct sample *smp;
-        const json_t *procs, *host;
+        char path[64];
 
         snprintf(path, sizeof(path), "samples[%zu]", i);
-        if (!json_is_object(o)) {
-            jerr_set(err, path, "expected an object");
+        if (sample_from_json(s, o, path, err) != 0)
             return -1;
-        }
-        if (jget_int(o, "t_ms", path, &t_ms, err) != 0)
-            return -1;
-        smp = snapshot_add_sample(s, t_ms);
-        snprintf(sub, sizeof(sub), "%s.gpus", path);
-        if (read_gpus(&smp->gpus, &smp->n_gpus, json_object_get(o, "gpus"), sub, err) != 0)
-            return -1;
-        host = json_object_get(o, "host");
-        snprintf(sub, sizeof(sub), "%s.host", path);
-        if (host != NULL && host_sample_from_json(&smp->host, host, sub, err) != 0)
-            return -1;
-        procs = json_object_get(o, "processes");
-        if (procs != NULL) {
-            size_t k;
-            json_t *p;
-
-            if (!json_is_array(procs)) {
-                jerr_set(err, path, "processes: expected an array");
-                return -1;
-            }
-            smp->procs = xcalloc(json_array_size(procs) + 1, sizeof(*smp->procs));
-            json_array_foreach(procs, k, p)
-            {
-                snprintf(sub, sizeof(sub), "%s.processes[%zu]", path, k);
-                if (proc_sample_from_json(&smp->procs[k], p, sub, err) != 0)
-                    return -1;
-                smp->n_procs = k + 1;
-            }
-        }
     }
     return 0;
 }

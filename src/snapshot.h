@@ -112,6 +112,14 @@ json_t *snapshot_to_jansson(const struct snapshot *s);
 struct snapshot *snapshot_from_json(const char *text, size_t len, const char *name, char **cause);
 struct snapshot *snapshot_load(const char *path, char **cause);
 
+/*
+ * One history sample as JSON, and back: the codec of the snapshot's "samples" array, also used
+ * for recordings (JSON Lines, one sample a line). sample_from_json appends the sample it reads
+ * to s; path names it in messages. Returns 0, or -1 with *err set.
+ */
+json_t *sample_to_json(const struct sample *smp);
+int sample_from_json(struct snapshot *s, const json_t *o, const char *path, struct jerr *err);
+
 /* Formats a message for a jerr located in text: "name:line:column: path: msg". */
 char *jerr_format(const struct jerr *err, const char *text, const char *name);
 
