@@ -140,45 +140,43 @@ static void test_table_is_sound(void **state)
 static const char ranked[] = SNAP_HEAD "\"gpus\": ["
     /* GPU 0: nearly full while busy (warning); GPU 1: held by a stopped process (critical),
        which also makes it 'full while idle' (yields); GPU 2 power limit low (warning). */
-    GPU_BASE(
-        0, 97, "83751862272",
-        GPU_USUAL) "," GPU_BASE(1, 0, "79456894976",
-                                GPU_USUAL ", \"processes\": [{\"pid\": 4121, \"used_bytes\": "
-                                          "79456894976}]") "," GPU_BASE(2, 90, "10737418240",
-                                                                        ", \"power_limit_mw\": "
-                                                                        "350000, "
-                                                                        "\"persistence_mode\": "
-                                                                        "true") "],"
-                                                                                "\"processes\": "
-                                                                                "{\"processes\": "
-                                                                                "[{\"pid\": 4121, "
-                                                                                "\"ppid\": 4000, "
-                                                                                "\"start_ticks\": "
-                                                                                "1,"
-                                                                                "\"state\": \"T\", "
-                                                                                "\"uid\": 1000, "
-                                                                                "\"user\": "
-                                                                                "\"alice\", "
-                                                                                "\"comm\": "
-                                                                                "\"python\","
-                                                                                "\"cpu_time_ms\": "
-                                                                                "5000, "
-                                                                                "\"threads\": 8,"
-                                                                                "\"cmdline\": "
-                                                                                "\"python "
-                                                                                "train.py\","
-                                                                                " " PROC_KEYS
-                                                                                ", \"gpus\": "
-                                                                                "[{\"gpu_index\": "
-                                                                                "1, \"minor\": 1,"
-                                                                                "\"holds_device\": "
-                                                                                "true, "
-                                                                                "\"nvml_listed\": "
-                                                                                "true, "
-                                                                                "\"nvml_type_"
-                                                                                "mask\": 1,"
-                                                                                "\"used_bytes\": "
-                                                                                "79456894976}]}]}}";
+    GPU_BASE(0, 97, "83751862272", GPU_USUAL) "," GPU_BASE(
+        1, 0, "79456894976",
+        GPU_USUAL ", \"processes\": [{\"pid\": 4121, \"used_bytes\": "
+                  "79456894976}]") "," GPU_BASE(2, 90, "10737418240",
+                                                ", \"power_limit_mw\": "
+                                                "350000, "
+                                                "\"persistence_mode\": "
+                                                "true") "],"
+                                                        "\"processes\": "
+                                                        "{\"processes\": "
+                                                        "[{\"pid\": 4121, "
+                                                        "\"ppid\": 4000, "
+                                                        "\"start_ticks\": "
+                                                        "1,"
+                                                        "\"state\": \"T\", "
+                                                        "\"uid\": 1000, "
+                                                        "\"user\": "
+                                                        "\"alice\", "
+                                                        "\"comm\": "
+                                                        "\"python\","
+                                                        "\"cpu_time_ms\": "
+                                                        "5000, "
+                                                        "\"threads\": 8,"
+                                                        "\"cmdline\": "
+                                                        "\"python "
+                                                        "train.py\","
+                                                        " " PROC_KEYS ", \"gpus\": "
+                                                        "[{\"gpu_index\": "
+                                                        "1, \"minor\": 1,"
+                                                        "\"holds_device\": "
+                                                        "true, "
+                                                        "\"nvml_listed\": "
+                                                        "true, "
+                                                        "\"nvml_type_"
+                                                        "mask\": 1,"
+                                                        "\"used_bytes\": "
+                                                        "79456894976}]}]}}";
 
 static void test_ranked_and_redundant_dropped(void **state)
 {
