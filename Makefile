@@ -34,9 +34,11 @@ run: build
 test: deps-test build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
 
+# The troubled server: the simulator plays its eight GPUs, a fixture tree its host (/proc, /sys, logs).
+DEMO = tests/scenarios/troubled-8xh100
 demo: build
-	GPUDOCTOR_NVML_LIB=$(SIM_LIB) NVML_SIM_SCENARIO=scenarios/troubled-8xh100.json \
-	    ./$(GPUDOCTOR) check --root tests/fixtures/demo --window 0 || [ $$? -le 3 ]
+	GPUDOCTOR_NVML_LIB=$(SIM_LIB) NVML_SIM_SCENARIO=$(DEMO)/scenario.json NVML_SIM_PROC=$(DEMO)/root/proc \
+	    ./$(GPUDOCTOR) check --root $(DEMO)/root --window 0 || [ $$? -le 3 ]
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The order matters: processes join NVML's lists, the stack reads what processes mapped. */
@@ -81,6 +82,14 @@ static void run_finish(struct collect_ctx *ctx, struct snapshot *s, void **state
     }
 }
 
+/* Whether fd is the very directory "/" is (not a fixture tree, not a path spelled differently). */
+static bool is_live_root(int fd)
+{
+    struct stat a, b;
+
+    return fstat(fd, &a) == 0 && stat("/", &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 struct snapshot *collect_snapshot(const struct collect_opts *opts, char **cause)
 {
     void *state[ARRAY_SIZE(collectors)];
@@ -92,6 +101,7 @@ struct snapshot *collect_snapshot(const struct collect_opts *opts, char **cause)
     ctx.opts = opts;
     if (sysroot_open(&ctx.root, opts->root ? opts->root : "/", cause) != 0)
         return NULL;
+    ctx.live = is_live_root(ctx.root.fd);
     ctx.start_mono_ms = time_mono_ms();
     ctx.deadline_mono_ms = ctx.start_mono_ms + opts->timeout_ms;
 

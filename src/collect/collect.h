@@ -34,6 +34,7 @@ struct collect_opts {
 struct collect_ctx {
     const struct collect_opts *opts;
     struct sysroot root;
+    bool live;             /* the root is this machine's own "/": its environment applies */
     int64_t start_mono_ms; /* when collection began */
     int64_t deadline_mono_ms;
 };

@@ -32,7 +32,7 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
 
     memset(&o, 0, sizeof(o));
     o.root_fd = ctx->root.fd;
-    o.live = ctx->root.path != NULL && strcmp(ctx->root.path, "/") == 0;
+    o.live = ctx->live;
     collector_set(cs, CS_OK, NULL);
     if (procfs_scan(&o, s, cs) != 0)
         return NULL;

@@ -450,7 +450,8 @@ static int cmp_toolkit(const void *a, const void *b)
 static void collect_toolkits(struct stack_run *r)
 {
     static const char *const parents[] = { "/usr/local", "/opt" };
-    const char *home = getenv("CUDA_HOME");
+    /* gpudoctor's own environment says nothing about a fixture tree or another root. */
+    const char *home = r->ctx->live ? getenv("CUDA_HOME") : NULL;
     struct stack_toolkit *t;
 
     for (size_t i = 0; i < ARRAY_SIZE(parents); i++) {

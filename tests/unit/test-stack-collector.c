@@ -44,7 +44,9 @@ static struct proc *add_proc(struct snapshot *s, int32_t pid, const char *exe, c
     return p;
 }
 
-static void run_stack(const char *root, struct snapshot *s)
+/* live: treat the tree as this machine's own root, so gpudoctor's environment ($CUDA_HOME) counts.
+ */
+static void run_stack_as(const char *root, struct snapshot *s, bool live)
 {
     char *cause = NULL;
     struct collect_opts o = { 0 };
@@ -56,10 +58,16 @@ static void run_stack(const char *root, struct snapshot *s)
     ctx.opts = &o;
     if (sysroot_open(&ctx.root, root, &cause) != 0)
         fail_msg("%s", cause);
+    ctx.live = live;
     ctx.start_mono_ms = time_mono_ms();
     ctx.deadline_mono_ms = ctx.start_mono_ms + o.timeout_ms;
     assert_null(collector_stack.start(&ctx, s));
     sysroot_close(&ctx.root);
+}
+
+static void run_stack(const char *root, struct snapshot *s)
+{
+    run_stack_as(root, s, false);
 }
 
 static bool has_note(const struct snapshot *s, const char *text)
@@ -134,6 +142,22 @@ static struct snapshot *basic_snapshot(void)
     return s;
 }
 
+static void test_cuda_home_only_for_the_live_root(void **state)
+{
+    struct snapshot *s = snapshot_new();
+
+    (void)state;
+    setenv("CUDA_HOME", "/usr/local/cuda-13.0", 1);
+    run_stack(TEST_FIXTURES "/stack/basic", s);
+    unsetenv("CUDA_HOME");
+    /* Another root (a fixture, the host mounted in a container): our environment is not its. */
+    assert_null(s->stack.cuda_home);
+    for (size_t i = 0; i < s->stack.n_toolkits; i++)
+        assert_false(s->stack.toolkits[i].is_cuda_home);
+    assert_false(has_note(s, "CUDA_HOME"));
+    snapshot_free(s);
+}
+
 static void test_basic_tree(void **state)
 {
     struct snapshot *s = basic_snapshot();
@@ -142,7 +166,7 @@ static void test_basic_tree(void **state)
 
     (void)state;
     setenv("CUDA_HOME", "/usr/local/cuda-13.0", 1);
-    run_stack(TEST_FIXTURES "/stack/basic", s);
+    run_stack_as(TEST_FIXTURES "/stack/basic", s, true);
     unsetenv("CUDA_HOME");
 
     assert_str(st->cuda_home, "/usr/local/cuda-13.0");
@@ -408,8 +432,11 @@ static void test_read_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_basic_tree),  cmocka_unit_test(test_garbage_tree),
-        cmocka_unit_test(test_ld_cache),    cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_basic_tree),
+        cmocka_unit_test(test_cuda_home_only_for_the_live_root),
+        cmocka_unit_test(test_garbage_tree),
+        cmocka_unit_test(test_ld_cache),
+        cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_read_errors),
     };
 
