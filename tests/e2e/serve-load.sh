@@ -18,7 +18,13 @@ grep -q "Socket errors" "$TMP/wrk.out" && fail "socket errors"
 n=$(awk '/requests in/ {print $1}' "$TMP/wrk.out")
 [ "${n:-0}" -gt 1000 ] || fail "only ${n:-0} requests answered in 5 s"
 echo "RSS: $before KiB before, $after KiB after"
-[ $((after - before)) -lt 1024 ] || fail "RSS grew by $((after - before)) KiB under load"
+if grep -qa __asan_init "$GPUDOCTOR"; then
+    # AddressSanitizer keeps freed memory in quarantine: RSS grows by design; leaks are caught
+    # by LeakSanitizer at the clean stop below instead.
+    echo "note: AddressSanitizer build, RSS growth not judged"
+elif [ $((after - before)) -ge 1024 ]; then
+    fail "RSS grew by $((after - before)) KiB under load"
+fi
 check "still serving" "$(curl -s -o /dev/null -w '%{http_code}' "$url")" 200
 stop_serve TERM
 finish
