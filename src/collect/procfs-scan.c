@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <pwd.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +27,12 @@
 #define PSTAT_MAX   (16u << 20)
 #define DENTS_SIZE  (32u << 10)
 
+/* Pass 1 in parallel: from this many processes, at most this many threads, chunks of pids. */
+#define PARALLEL_MIN   2048
+#define PARALLEL_PER   1024 /* processes per thread, at least */
+#define PARALLEL_MAX   8
+#define PARALLEL_CHUNK 64
+
 /* Every process seen: enough for the parent/child tree. */
 struct rec {
     int32_t pid, ppid;
@@ -39,6 +47,26 @@ struct held {
     uint32_t *minors;
     size_t n_minors, cap_minors;
     bool ctl, uvm, other;
+};
+
+/* What pass 1 found for one pid, written by whichever thread read it. */
+enum slot_state {
+    SLOT_OK,
+    SLOT_GONE,    /* exited before or while it was read */
+    SLOT_GARBLED, /* stat could not be parsed: why says how */
+    SLOT_DENIED,  /* stat unreadable: permission denied (hidepid) */
+    SLOT_ERROR,   /* stat unreadable: error */
+};
+
+struct slot {
+    int32_t pid, ppid;
+    uint64_t start_ticks;
+    enum slot_state state;
+    int error;     /* SLOT_ERROR: the errno */
+    char *why;     /* SLOT_GARBLED */
+    bool fds_ok;   /* the fd links were read */
+    int fds_error; /* reading them failed with this errno (0: it did not) */
+    struct held held;
 };
 
 /* One entry of NVML's lists: a pid on s->gpus[gpu]. */
@@ -68,8 +96,7 @@ struct scan {
     struct snapshot *s;
     struct proc_table *t;
     int proc_fd;
-    char *dents;
-    struct held held;
+    char *dents; /* the main thread's listing buffer */
 
     struct rec *recs;
     size_t n_recs, cap_recs;
@@ -99,7 +126,7 @@ static void set_valid(struct proc *p, enum proc_slot slot, bool valid)
         p->valid &= ~(UINT64_C(1) << slot);
 }
 
-static void hook(struct scan *sc, int32_t pid, enum procfs_step step)
+static void hook(const struct scan *sc, int32_t pid, enum procfs_step step)
 {
     if (sc->o->hook != NULL)
         sc->o->hook(pid, step, sc->o->hook_arg);
@@ -142,33 +169,43 @@ static int same_process(int dirfd, const char *path, uint64_t start_ticks)
 }
 
 /*
- * Reads the stat at path. Returns 0, -ESRCH when the process has gone, -EINVAL when its stat is
- * garbled, or -errno.
+ * Reads the stat at path (any thread). Returns 0, -ESRCH when the process has gone, -EINVAL when
+ * its stat is garbled (why says how), or -errno.
  */
-static int read_stat(struct scan *sc, int dirfd, const char *path, int32_t pid,
-                     struct procfs_stat *st)
+static int read_stat_at(int dirfd, const char *path, int32_t pid, struct procfs_stat *st, char *why,
+                        size_t why_size)
 {
-    char buf[STAT_MAX], why[160];
+    char buf[STAT_MAX];
     ssize_t n = procfs_read_small(dirfd, path, buf, sizeof(buf));
 
     if (is_gone_errno(n))
         return -ESRCH;
     if (n == -EFBIG) {
-        snprintf(why, sizeof(why), "longer than %d bytes", STAT_MAX - 1);
-    } else if (is_denied_errno(n)) {
-        sc->f.pid_denied++;
-        return (int)n;
-    } else if (n < 0) {
-        other_failure(sc, pid, "stat", n);
-        return (int)n;
-    } else if (procfs_parse_stat(buf, st, why, sizeof(why)) == 0) {
-        if (st->pid == pid)
-            return 0;
-        snprintf(why, sizeof(why), "it names pid %d", st->pid);
+        snprintf(why, why_size, "longer than %d bytes", STAT_MAX - 1);
+        return -EINVAL;
     }
-    if (sc->t->garbled++ == 0)
+    if (n < 0)
+        return (int)n;
+    if (procfs_parse_stat(buf, st, why, why_size) != 0)
+        return -EINVAL;
+    if (st->pid != pid) {
+        snprintf(why, why_size, "it names pid %d", st->pid);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+/* The counted failures of a stat read, for the notes. */
+static void count_stat_failure(struct scan *sc, int32_t pid, int r, const char *why)
+{
+    if (r == -ESRCH)
+        sc->t->vanished++;
+    else if (r == -EINVAL && sc->t->garbled++ == 0)
         sc->f.garbled_first = xasprintf("pid %d: %s", pid, why);
-    return -EINVAL;
+    else if (is_denied_errno(r))
+        sc->f.pid_denied++;
+    else if (r < 0 && r != -EINVAL)
+        other_failure(sc, pid, "stat", r);
 }
 
 static void held_add_minor(struct held *h, uint32_t minor)
@@ -186,8 +223,11 @@ static bool held_any(const struct held *h)
     return h->n_minors > 0 || h->ctl || h->uvm || h->other;
 }
 
-/* Reads the links of the fd directory at path (/proc/<pid>/fd) into *h. Returns 0 or -errno. */
-static int scan_fds(struct scan *sc, int dirfd, const char *path, struct held *h)
+/*
+ * Reads the links of the fd directory at path (/proc/<pid>/fd) into *h, listing it with the
+ * caller's buffer dents (DENTS_SIZE bytes): any thread. Returns 0 or -errno.
+ */
+static int scan_fds(char *dents, int dirfd, const char *path, struct held *h)
 {
     int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     bool more = true;
@@ -195,7 +235,7 @@ static int scan_fds(struct scan *sc, int dirfd, const char *path, struct held *h
     if (fd < 0)
         return -errno;
     while (more) {
-        ssize_t n = getdents64(fd, sc->dents, DENTS_SIZE);
+        ssize_t n = getdents64(fd, dents, DENTS_SIZE);
 
         if (n < 0) {
             int e = errno;
@@ -211,7 +251,7 @@ static int scan_fds(struct scan *sc, int dirfd, const char *path, struct held *h
          */
         more = n > (ssize_t)DENTS_SIZE - 2048;
         for (ssize_t off = 0; off < n;) {
-            const struct dirent64 *d = (const struct dirent64 *)(sc->dents + off);
+            const struct dirent64 *d = (const struct dirent64 *)(dents + off);
             char link[PATH_MAX];
             ssize_t len;
             uint32_t minor;
@@ -630,79 +670,170 @@ static struct proc *new_proc(struct scan *sc)
 /* ---- the pass over /proc ---- */
 
 /*
- * One process: its stat and fd links, read by path (the pid directory is opened only for GPU
- * processes: at 10,000 processes every syscall counts); a record when it holds an NVIDIA file or
- * NVML lists it.
+ * Pass 1 for one process, in any thread: its stat and fd links, read by path (the pid directory
+ * is opened only for GPU processes, later: at 10,000 processes every syscall counts). Touches
+ * nothing but its slot.
  */
-static void scan_pid(struct scan *sc, int32_t pid)
+static void read_slot(const struct scan *sc, char *dents, struct slot *sl)
 {
     struct procfs_stat st;
-    struct rec *r;
-    bool fds_ok = false, in_table = false;
-    char stat_path[32], fd_path[32], name[16];
-    int pidfd, e;
+    char stat_path[32], fd_path[32], why[160];
+    int e;
 
-    snprintf(stat_path, sizeof(stat_path), "%d/stat", pid);
-    snprintf(fd_path, sizeof(fd_path), "%d/fd", pid);
-    hook(sc, pid, PROCFS_STEP_OPEN);
-    e = read_stat(sc, sc->proc_fd, stat_path, pid, &st);
-    if (e == -ESRCH)
-        sc->t->vanished++;
-    if (e != 0)
+    snprintf(stat_path, sizeof(stat_path), "%d/stat", sl->pid);
+    snprintf(fd_path, sizeof(fd_path), "%d/fd", sl->pid);
+    hook(sc, sl->pid, PROCFS_STEP_OPEN);
+    e = read_stat_at(sc->proc_fd, stat_path, sl->pid, &st, why, sizeof(why));
+    if (e != 0) {
+        sl->state = e == -ESRCH          ? SLOT_GONE
+                    : e == -EINVAL       ? SLOT_GARBLED
+                    : is_denied_errno(e) ? SLOT_DENIED
+                                         : SLOT_ERROR;
+        sl->error = -e;
+        if (e == -EINVAL)
+            sl->why = xstrdup(why);
         return;
-
-    sc->held.n_minors = 0;
-    sc->held.ctl = sc->held.uvm = sc->held.other = false;
+    }
+    sl->state = SLOT_OK;
+    sl->ppid = st.ppid;
+    sl->start_ticks = st.start_ticks;
     if (st.flags & PROCFS_PF_KTHREAD) {
-        fds_ok = true; /* kernel threads hold no files */
-    } else {
-        hook(sc, pid, PROCFS_STEP_FDS);
-        e = scan_fds(sc, sc->proc_fd, fd_path, &sc->held);
-        if (e == 0) {
-            fds_ok = true;
-        } else if (is_denied_errno(e)) {
-            sc->t->fd_denied++;
-        } else if (is_gone_errno(e) && same_process(sc->proc_fd, stat_path, st.start_ticks) == 0) {
-            sc->t->vanished++;
-            return;
-        } else if (!is_gone_errno(e)) {
-            other_failure(sc, pid, "fd", e);
-        }
+        sl->fds_ok = true; /* kernel threads hold no files */
+        return;
     }
-    if (held_any(&sc->held) || nvml_find(sc, pid) != NULL) {
-        hook(sc, pid, PROCFS_STEP_DETAILS);
-        /* Held open, the directory stays this process's; its start time says it was all along. */
-        snprintf(name, sizeof(name), "%d", pid);
-        pidfd = openat(sc->proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (pidfd < 0 || same_process(pidfd, "stat", st.start_ticks) == 0 ||
-            make_proc(sc, pidfd, &st, fds_ok, &sc->held, new_proc(sc)) != 0) {
-            if (pidfd >= 0)
-                close(pidfd);
-            sc->t->vanished++;
+    hook(sc, sl->pid, PROCFS_STEP_FDS);
+    e = scan_fds(dents, sc->proc_fd, fd_path, &sl->held);
+    if (e == 0)
+        sl->fds_ok = true;
+    else if (is_gone_errno(e) && same_process(sc->proc_fd, stat_path, st.start_ticks) == 0)
+        sl->state = SLOT_GONE;
+    else if (!is_gone_errno(e)) /* ENOENT from a process still there: fds unknown */
+        sl->fds_error = -e;
+}
+
+/* The pids of pass 1 and where the next thread takes its chunk from. */
+struct pass1 {
+    const struct scan *sc;
+    struct slot *slots;
+    size_t n;
+    atomic_size_t next;
+};
+
+struct pass1_thread {
+    struct pass1 *p1;
+    char *dents;
+    pthread_t tid;
+};
+
+static void pass1_work(struct pass1 *p1, char *dents)
+{
+    for (;;) {
+        size_t i = atomic_fetch_add(&p1->next, PARALLEL_CHUNK);
+        size_t end = i + PARALLEL_CHUNK < p1->n ? i + PARALLEL_CHUNK : p1->n;
+
+        if (i >= p1->n)
             return;
-        }
-        close(pidfd);
-        sc->n_procs++;
-        in_table = true;
+        for (; i < end; i++)
+            read_slot(p1->sc, dents, &p1->slots[i]);
     }
+}
+
+static void *pass1_main(void *arg)
+{
+    struct pass1_thread *t = arg;
+
+    pass1_work(t->p1, t->dents);
+    return NULL;
+}
+
+/*
+ * Threads for pass 1: the reads are independent and the kernel serves them in parallel, so on a
+ * server with many cores 10,000 processes take a fraction of the time. A test hook runs it on
+ * one thread, in order.
+ */
+static unsigned pass1_threads(const struct procfs_scan_opts *o, size_t n)
+{
+    long cpus;
+    size_t t;
+
+    if (o->hook != NULL)
+        return 1;
+    if (o->threads > 0)
+        return o->threads < 64 ? o->threads : 64;
+    cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n < PARALLEL_MIN || cpus < 2)
+        return 1;
+    t = n / PARALLEL_PER;
+    if (t > (size_t)cpus)
+        t = (size_t)cpus;
+    return t > PARALLEL_MAX ? PARALLEL_MAX : (unsigned)t;
+}
+
+static void pass1_run(struct scan *sc, struct slot *slots, size_t n)
+{
+    struct pass1 p1;
+    unsigned want = pass1_threads(sc->o, n), started = 0;
+    struct pass1_thread *t = xcalloc(want, sizeof(*t));
+
+    p1.sc = sc;
+    p1.slots = slots;
+    p1.n = n;
+    atomic_init(&p1.next, 0);
+    for (unsigned i = 1; i < want; i++) {
+        t[i].p1 = &p1;
+        t[i].dents = xmalloc(DENTS_SIZE);
+        if (pthread_create(&t[i].tid, NULL, pass1_main, &t[i]) != 0) {
+            free(t[i].dents); /* fewer threads, not a failure: this one does the rest */
+            break;
+        }
+        started = i;
+    }
+    pass1_work(&p1, sc->dents);
+    for (unsigned i = 1; i <= started; i++) {
+        pthread_join(t[i].tid, NULL);
+        free(t[i].dents);
+    }
+    free(t);
+}
+
+/* Pass 1's results, in one thread: counters, the tree, and which processes need a record. */
+static void merge_slot(struct scan *sc, struct slot *sl)
+{
+    struct rec *r;
+
+    if (sl->state != SLOT_OK) {
+        count_stat_failure(sc, sl->pid,
+                           sl->state == SLOT_GONE      ? -ESRCH
+                           : sl->state == SLOT_GARBLED ? -EINVAL
+                                                       : -sl->error,
+                           sl->why);
+        return;
+    }
+    if (is_denied_errno(-sl->fds_error))
+        sc->t->fd_denied++;
+    else if (sl->fds_error != 0)
+        other_failure(sc, sl->pid, "fd", -sl->fds_error);
     xgrow(&sc->recs, &sc->cap_recs, sc->n_recs + 1, sizeof(*sc->recs));
     r = &sc->recs[sc->n_recs++];
-    r->pid = pid;
-    r->ppid = st.ppid;
-    r->start_ticks = st.start_ticks;
-    r->fds_ok = fds_ok;
-    r->in_table = in_table;
+    r->pid = sl->pid;
+    r->ppid = sl->ppid;
+    r->start_ticks = sl->start_ticks;
+    r->fds_ok = sl->fds_ok;
+    r->in_table = false;
     r->gone = false;
 }
 
-/* A child of a GPU process: opened again by name, so the start time must still match. */
-static void scan_child(struct scan *sc, struct rec *r)
+/*
+ * A record for a process pass 1 saw: its directory opened again by pid and held while its files
+ * are read; its start time says it is still the same process. step is for the test hook.
+ */
+static void record(struct scan *sc, struct rec *r, const struct held *h, enum procfs_step step)
 {
     struct procfs_stat st;
-    char name[16];
+    char name[16], why[160] = "";
     int pidfd, e;
 
-    hook(sc, r->pid, PROCFS_STEP_CHILD);
+    hook(sc, r->pid, step);
     snprintf(name, sizeof(name), "%d", r->pid);
     pidfd = openat(sc->proc_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (pidfd < 0) {
@@ -710,13 +841,12 @@ static void scan_child(struct scan *sc, struct rec *r)
         sc->t->vanished++;
         return;
     }
-    e = read_stat(sc, pidfd, "stat", r->pid, &st);
-    if (e != 0 || st.start_ticks != r->start_ticks ||
-        make_proc(sc, pidfd, &st, r->fds_ok, NULL, new_proc(sc)) != 0) {
-        /* read_stat counted a garbled or unreadable stat; anything else is a process gone */
+    e = read_stat_at(pidfd, "stat", r->pid, &st, why, sizeof(why));
+    if (e == 0 && st.start_ticks != r->start_ticks)
+        e = -ESRCH; /* its pid is another process's now */
+    if (e != 0 || make_proc(sc, pidfd, &st, r->fds_ok, h, new_proc(sc)) != 0) {
         r->gone = true;
-        if (e == 0 || e == -ESRCH)
-            sc->t->vanished++;
+        count_stat_failure(sc, r->pid, e == 0 ? -ESRCH : e, why);
     } else {
         sc->n_procs++;
         r->in_table = true;
@@ -885,10 +1015,11 @@ int procfs_scan(const struct procfs_scan_opts *o, struct snapshot *s, struct col
 {
     struct scan sc;
     struct dirent *d;
+    struct slot *slots = NULL;
+    size_t n_slots = 0, cap_slots = 0, n_gpu_procs;
     DIR *dir;
     long tck;
     int dfd;
-    size_t n_gpu_procs;
 
     proc_table_free(&s->procs);
     memset(&sc, 0, sizeof(sc));
@@ -919,19 +1050,33 @@ int procfs_scan(const struct procfs_scan_opts *o, struct snapshot *s, struct col
     sc.dents = xmalloc(DENTS_SIZE);
     nvml_collect(&sc);
 
-    /* Pass 1: every process's stat and fd links; records for GPU processes. */
+    /* Pass 1: every process's stat and fd links, in parallel when there are many. */
     while ((errno = 0, d = readdir(dir)) != NULL) {
         int32_t pid;
 
         if (!is_pid_name(d->d_name, &pid))
             continue;
-        sc.t->scanned++;
-        scan_pid(&sc, pid);
+        xgrow(&slots, &cap_slots, n_slots + 1, sizeof(*slots));
+        memset(&slots[n_slots], 0, sizeof(*slots));
+        slots[n_slots++].pid = pid;
     }
     if (errno != 0)
         collector_note(cs, "listing %s/proc stopped early: %s", s->root ? s->root : "",
                        strerror(errno));
     closedir(dir);
+    sc.t->scanned = (uint32_t)n_slots;
+    pass1_run(&sc, slots, n_slots);
+    for (size_t i = 0; i < n_slots; i++)
+        merge_slot(&sc, &slots[i]);
+
+    /* Records for the GPU processes: what they hold, or NVML lists them. */
+    for (size_t i = 0, k = 0; i < n_slots; i++) {
+        if (slots[i].state != SLOT_OK)
+            continue;
+        if (held_any(&slots[i].held) || nvml_find(&sc, slots[i].pid) != NULL)
+            record(&sc, &sc.recs[k], &slots[i].held, PROCFS_STEP_DETAILS);
+        k++;
+    }
 
     /* Pass 2: the direct children of GPU processes (data-loader workers). */
     if (sc.n_recs > 1)
@@ -942,8 +1087,9 @@ int procfs_scan(const struct procfs_scan_opts *o, struct snapshot *s, struct col
     for (size_t i = 0; i < sc.n_recs; i++) {
         struct rec *r = &sc.recs[i];
 
-        if (!r->in_table && r->ppid > 0 && find_proc(sc.procs, n_gpu_procs, r->ppid) != NULL)
-            scan_child(&sc, r);
+        if (!r->in_table && !r->gone && r->ppid > 0 &&
+            find_proc(sc.procs, n_gpu_procs, r->ppid) != NULL)
+            record(&sc, r, NULL, PROCFS_STEP_CHILD);
     }
     add_nvml_only(&sc, cs);
     if (sc.n_procs > 1)
@@ -955,8 +1101,12 @@ int procfs_scan(const struct procfs_scan_opts *o, struct snapshot *s, struct col
     sc.t->n_procs = sc.n_procs;
 
     close(sc.proc_fd);
+    for (size_t i = 0; i < n_slots; i++) {
+        free(slots[i].why);
+        free(slots[i].held.minors);
+    }
+    free(slots);
     free(sc.dents);
-    free(sc.held.minors);
     free(sc.recs);
     free(sc.nvml);
     for (size_t i = 0; i < sc.n_users; i++)

@@ -21,9 +21,10 @@ enum procfs_step {
 };
 
 struct procfs_scan_opts {
-    int root_fd; /* directory holding proc/ (and etc/passwd when not live) */
-    bool live;   /* root is "/": user names from the system's user database */
-    /* A test seam, NULL in the program: called with the pid at each step. */
+    int root_fd;      /* directory holding proc/ (and etc/passwd when not live) */
+    bool live;        /* root is "/": user names from the system's user database */
+    unsigned threads; /* for the first pass: 0 picks by the number of processes and CPUs */
+    /* A test seam, NULL in the program: called with the pid at each step (then one thread). */
     void (*hook)(int32_t pid, enum procfs_step step, void *arg);
     void *hook_arg;
 };

@@ -240,7 +240,7 @@ static void kill_hook(int32_t pid, enum procfs_step step, void *arg)
     }
 }
 
-static int scan_live(struct snapshot *s, struct hook_arg *arg)
+static int scan_live_threads(struct snapshot *s, struct hook_arg *arg, unsigned threads)
 {
     struct procfs_scan_opts o;
     int fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC), r;
@@ -248,6 +248,7 @@ static int scan_live(struct snapshot *s, struct hook_arg *arg)
     memset(&o, 0, sizeof(o));
     o.root_fd = fd;
     o.live = true;
+    o.threads = threads;
     if (arg != NULL) {
         o.hook = kill_hook;
         o.hook_arg = arg;
@@ -255,6 +256,11 @@ static int scan_live(struct snapshot *s, struct hook_arg *arg)
     r = procfs_scan(&o, s, &s->collectors[COLLECTOR_PROCS]);
     close(fd);
     return r;
+}
+
+static int scan_live(struct snapshot *s, struct hook_arg *arg)
+{
+    return scan_live_threads(s, arg, 0);
 }
 
 static const struct proc *must_find(const struct snapshot *s, pid_t pid)
@@ -344,6 +350,21 @@ static void test_holder_with_workers(void **state)
     /* The test itself holds nothing. */
     assert_null(proc_table_find(&s->procs, getpid()));
     assert_true(s->procs.scanned > 3);
+
+    /* The first pass on four threads finds the same holders, workers and states. */
+    {
+        struct snapshot *s4 = snapshot_new();
+        const struct proc *q;
+
+        assert_int_equal(scan_live_threads(s4, NULL, 4), 0);
+        q = must_find(s4, h.pid);
+        assert_int_equal(q->n_gpus, 1);
+        assert_int_equal(q->n_children, 2);
+        assert_string_equal(q->cuda_visible_devices, "1,0");
+        assert_int_equal(must_find(s4, stopped.pid)->state, 'T');
+        assert_int_equal(must_find(s4, h.workers[1])->ppid, h.pid);
+        snapshot_free(s4);
+    }
 
     kill(stopped.pid, SIGCONT);
     end_holder(&stopped);

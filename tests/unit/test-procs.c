@@ -4,6 +4,7 @@
  * window, and the JSON codec of the process table.
  */
 #include "collect/collect.h"
+#include "collect/procfs-scan.h"
 #include "nvml/nvml-abi.h"
 #include "snapshot.h"
 #include "util/xalloc.h"
@@ -17,6 +18,8 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #define GIB        (1024ULL * 1024 * 1024)
 #define BOOT_MS    1764662400000LL
@@ -631,6 +634,43 @@ static void expect_error(const char *processes, const char *want)
     "\"pid\": 7, \"cuda_visible_devices\": null, \"container_runtime\": null, "                    \
     "\"container_id\": null, \"pod_uid\": null, \"slurm_job_id\": null"
 
+/* The table a scan with so many threads for its first pass makes, as JSON text. */
+static char *scan_with_threads(unsigned threads)
+{
+    struct snapshot *s = snapshot_with_nvml();
+    struct procfs_scan_opts o;
+    char root[512];
+    json_t *j;
+    char *text;
+
+    snprintf(root, sizeof(root), "%s/procs/host", TEST_FIXTURES);
+    memset(&o, 0, sizeof(o));
+    o.root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    o.threads = threads;
+    assert_int_equal(procfs_scan(&o, s, &s->collectors[COLLECTOR_PROCS]), 0);
+    close(o.root_fd);
+    assert_int_equal(s->procs.n_procs, 19);
+    j = proc_table_to_json(&s->procs);
+    text = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    snapshot_free(s);
+    return text;
+}
+
+static void test_threads_give_the_same_table(void **state)
+{
+    char *one = scan_with_threads(1);
+
+    (void)state;
+    for (unsigned t = 2; t <= 8; t *= 2) {
+        char *many = scan_with_threads(t);
+
+        assert_string_equal(one, many);
+        free(many);
+    }
+    free(one);
+}
+
 static void test_codec_errors(void **state)
 {
     char *cause = NULL;
@@ -673,6 +713,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_round_trip_without_nvml_minor),
         cmocka_unit_test(test_codec_errors),
+        cmocka_unit_test(test_threads_give_the_same_table),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
