@@ -936,16 +936,20 @@ char *metrics_render(const struct snapshot *s, const struct findings *f,
 
 size_t metrics_render_age(char *buf, size_t size, double age_s)
 {
+    const struct metric_family *m = NULL;
     int n;
 
+    for (size_t i = 0; i < n_metric_families && m == NULL; i++) {
+        if (metric_families[i].source == MSRC_DATA_AGE)
+            m = &metric_families[i];
+    }
+    if (m == NULL)
+        fatal("no data age metric in the table");
     if (age_s < 0)
         age_s = 0;
-    n = snprintf(buf, size,
-                 "# HELP gpudoctor_data_age_seconds seconds since the last collection cycle "
-                 "completed, at the time of the scrape\n"
-                 "# TYPE gpudoctor_data_age_seconds gauge\n"
-                 "gpudoctor_data_age_seconds %.3f\n",
-                 age_s);
+    /* The table's HELP has no backslash or newline to escape. */
+    n = snprintf(buf, size, "# HELP %s %s\n# TYPE %s gauge\n%s %.3f\n", m->name, m->help, m->name,
+                 m->name, age_s);
     if (n < 0)
         return 0;
     return (size_t)n < size ? (size_t)n : size ? size - 1 : 0;

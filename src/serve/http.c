@@ -30,7 +30,7 @@ struct serve_http {
 /* What a response body points into, freed when MHD destroys the response. */
 struct body {
     struct serve_result *r;
-    char extra[256]; /* the part made for this request: data age, staleness */
+    char extra[320]; /* the part made for this request: data age, staleness */
 };
 
 static void body_free(void *cls)

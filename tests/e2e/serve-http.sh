@@ -104,6 +104,16 @@ NVML_SIM_SCENARIO=$SCEN "$GPUDOCTOR" serve --once --window 0 --textfile "$TMP/te
 check "--textfile files" "$(ls "$TMP/textfile")" "gpudoctor.prom"
 check "--textfile temperature" "$(metric "$(cat "$TMP/textfile/gpudoctor.prom")" gpudoctor_gpu_temperature_celsius 'gpu="3"')" 36
 
+# --textfile alongside serving: the file follows the collections
+mkdir "$TMP/tf2"
+start_serve "$SCEN" --interval 1s --window 0 --only nvml --textfile "$TMP/tf2"
+wait_ready
+sleep 1.5
+check "--textfile while serving: files" "$(ls "$TMP/tf2")" "gpudoctor.prom"
+c=$(metric "$(cat "$TMP/tf2/gpudoctor.prom")" gpudoctor_collect_cycles_total '')
+[ "${c:-0}" -ge 2 ] || fail "--textfile while serving: cycle ${c:-none} in the file"
+stop_serve TERM
+
 # usage errors: 64, with a message naming the option
 for args in "--listen nonsense" "--listen 127.0.0.1:99999" "--interval 1s --window 5s" \
     "--interval 0.1s" "--top-processes -1" "--threads 0" "--textfile /nonexistent/dir" "extra"; do

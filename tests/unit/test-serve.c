@@ -3,6 +3,8 @@
  * cache, and the HTTP server itself over real loopback sockets (answers, methods, staleness,
  * keep-alive, malformed and oversized requests).
  */
+#include "cmd/cmd.h"
+#include "rules/config.h"
 #include "serve/serve.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -155,6 +157,79 @@ static void test_cache(void **state)
     assert_string_equal(got2->metrics, "b");
     serve_result_unref(got2);
     serve_cache_destroy(&c);
+}
+
+/* ---- one collection cycle ---- */
+
+/* Cycles on a fixture tree (host collector only): results, history, and a failing collection. */
+static void test_cycle(void **state)
+{
+    struct config cfg;
+    struct serve_opts o;
+    struct serve_state st;
+    struct serve_result *r;
+    json_t *j;
+    json_error_t jerr;
+    char *text;
+
+    (void)state;
+    config_init(&cfg);
+    memset(&o, 0, sizeof(o));
+    cmd_collect_defaults(&o.collect, 0);
+    o.collect.root = TEST_FIXTURES "/host/server";
+    o.collect.only = 1u << COLLECTOR_HOST;
+    o.rules = &cfg.rules;
+    o.metrics.top_processes = 5;
+    o.interval_ms = 1000;
+    o.history_ms = 60000;
+    serve_state_init(&st, &o);
+    for (unsigned i = 1; i <= 3; i++) {
+        char want[64];
+
+        r = serve_cycle(&st);
+        assert_true(r->success);
+        assert_true(r->completed_mono_ms > 0 && r->completed_ms > 0);
+        snprintf(want, sizeof(want), "\ngpudoctor_collect_cycles_total %u\n", i);
+        assert_non_null(strstr(r->metrics, want));
+        assert_non_null(strstr(r->metrics, "\ngpudoctor_collect_success 1\n"));
+        assert_non_null(strstr(r->metrics, "\ngpudoctor_collector_up{collector=\"host\"} 1\n"));
+        assert_null(strstr(r->metrics, "collector=\"nvml\"")); /* not run: no series */
+        assert_int_equal(strlen(r->metrics), r->metrics_len);
+        /* the findings are an object's members, ready for the request's own first ones */
+        text = xasprintf("{\"x\":1,%s", r->findings);
+        j = json_loads(text, 0, &jerr);
+        if (j == NULL)
+            fail_msg("findings: %s: %s", jerr.text, text);
+        assert_string_equal(json_string_value(json_object_get(j, "schema")), SERVE_FINDINGS_SCHEMA);
+        assert_true(json_is_array(json_object_get(j, "findings")));
+        assert_true(json_is_object(json_object_get(j, "verdict")));
+        json_decref(j);
+        free(text);
+        serve_result_unref(r);
+        assert_int_equal(st.hist.n, i); /* the newest sample of each cycle is kept */
+    }
+    serve_state_free(&st);
+
+    /* a root that cannot be opened: a result that says so, and only the cycle's own health */
+    o.collect.root = TEST_FIXTURES "/host/no-such-tree";
+    serve_state_init(&st, &o);
+    r = serve_cycle(&st);
+    assert_false(r->success);
+    assert_int_equal(r->check_status, EXIT_UNKNOWN);
+    assert_non_null(strstr(r->metrics, "\ngpudoctor_collect_success 0\n"));
+    assert_null(strstr(r->metrics, "gpudoctor_collector_up"));
+    assert_non_null(strstr(r->findings, "\"error\":"));
+    assert_non_null(strstr(r->findings, "no-such-tree"));
+    serve_result_unref(r);
+    serve_state_free(&st);
+
+    /* the result before any collection */
+    r = serve_result_initial();
+    assert_int_equal(r->completed_mono_ms, 0);
+    assert_non_null(strstr(r->metrics, "gpudoctor_build_info{"));
+    assert_non_null(strstr(r->findings, "no collection has completed yet"));
+    serve_result_unref(r);
+    config_free(&cfg);
 }
 
 /* ---- HTTP over loopback ---- */
@@ -425,6 +500,7 @@ int main(void)
         cmocka_unit_test(test_listen),
         cmocka_unit_test(test_history),
         cmocka_unit_test(test_cache),
+        cmocka_unit_test(test_cycle),
         cmocka_unit_test_setup_teardown(test_http_answers, server_up, server_down),
         cmocka_unit_test_setup_teardown(test_http_stale, server_up, server_down),
         cmocka_unit_test_setup_teardown(test_http_keepalive, server_up, server_down),
