@@ -777,8 +777,12 @@ static struct sim_scenario *scenario_new(const char *name)
 
 static int read_scenario(struct sim_scenario *s, const json_t *root, struct jerr *err)
 {
-    static const char *const keys[] = { "schema", "description", "system", "errors",   "delays_ms",
-                                        "hang",   "list_growth", "gpus",   "timeline", NULL };
+    static const char *const keys[] = {
+        "schema", "description", "system", "errors",   "delays_ms",
+        "hang",   "list_growth", "gpus",   "timeline", "processes_follow_proc",
+        NULL
+    };
+    const json_t *follow = json_object_get(root, "processes_follow_proc");
     const json_t *schema = json_object_get(root, "schema"), *sys;
     const json_t *desc = json_object_get(root, "description");
 
@@ -794,6 +798,11 @@ static int read_scenario(struct sim_scenario *s, const json_t *root, struct jerr
         jerr_set(err, "description", "expected a string");
         return -1;
     }
+    if (follow != NULL && !json_is_boolean(follow)) {
+        jerr_set(err, "processes_follow_proc", "expected true or false");
+        return -1;
+    }
+    s->processes_follow_proc = json_is_true(follow);
     if (get_object(root, "system", "", &sys, err) != 0 || read_system(s, sys, err) != 0 ||
         read_inject(&s->inject, root, "", err) != 0 ||
         read_gpus(s, json_object_get(root, "gpus"), err) != 0 ||

@@ -106,6 +106,9 @@ struct sim_scenario {
     size_t n_gpus;
     struct sim_event *events;
     size_t n_events;
+    /* "processes_follow_proc": a listed process whose pid is not in /proc ($NVML_SIM_PROC) is
+     * gone, as when a real process exits: tests that end real processes see the memory freed. */
+    bool processes_follow_proc;
 };
 
 /* scenario.c */

@@ -10,7 +10,10 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 uint64_t sim_raw_get(const void *obj, const struct jfield *f)
 {
@@ -155,8 +158,20 @@ static uint64_t at(const struct sim_scenario *s, uint32_t gi, long pi, const str
     return v;
 }
 
+/* Whether pid has an entry in /proc (or $NVML_SIM_PROC): a zombie still has one. */
+static bool pid_alive(uint32_t pid)
+{
+    const char *proc = getenv("NVML_SIM_PROC");
+    char path[4096];
+
+    snprintf(path, sizeof(path), "%s/%u", proc && *proc ? proc : "/proc", pid);
+    return access(path, F_OK) == 0;
+}
+
 bool sim_proc_present(const struct sim_scenario *s, uint32_t gi, size_t pi, double t)
 {
+    if (s->processes_follow_proc && !pid_alive(s->gpus[gi].g.procs[pi].pid))
+        return false;
     return at(s, gi, (long)pi, NULL, 1, t) != 0;
 }
 
