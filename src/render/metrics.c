@@ -55,6 +55,9 @@ const struct metric_family metric_families[] = {
     S("gpudoctor_finding", GAUGE, MSRC_FINDING, "id, severity, subject",
       "one series, value 1, per finding now (`gpudoctor explain ID` tells what it means)"),
 
+    S("gpudoctor_gpu_info", GAUGE, MSRC_GPU_INFO,
+      GPU_LABELS ", pci_bus_id, serial, vbios_version, compute_capability",
+      "always 1; the GPU's identity in labels (those NVML gave), for inventories and joins"),
     S("gpudoctor_gpu_up", GAUGE, MSRC_GPU_UP, GPU_LABELS,
       "1 when NVML answers for the GPU, 0 when it is lost or inaccessible"),
     G("gpudoctor_gpu_memory_total_bytes", GAUGE, "mem_total_bytes", NULL, 1, 1,
@@ -487,6 +490,32 @@ static void render_gpu_up(struct render *r, const struct metric_family *m)
     }
 }
 
+static void render_gpu_info(struct render *r, const struct metric_family *m)
+{
+    for (size_t i = 0; i < r->s->n_gpus; i++) {
+        const struct gpu *g = &r->s->gpus[i];
+        struct mbuf lab = { 0 };
+
+        if (g->handle_rc != 0)
+            continue;
+        mb_add(&lab, "", 0);
+        if (gpu_valid(g, GPU_S_PCI_BUS_ID) && g->pci_bus_id)
+            mb_label(&lab, "pci_bus_id", g->pci_bus_id);
+        if (gpu_valid(g, GPU_S_SERIAL) && g->serial)
+            mb_label(&lab, "serial", g->serial);
+        if (gpu_valid(g, GPU_S_VBIOS) && g->vbios_version)
+            mb_label(&lab, "vbios_version", g->vbios_version);
+        if (gpu_valid(g, GPU_S_CC_MAJOR) && gpu_valid(g, GPU_S_CC_MINOR)) {
+            char cc[32];
+
+            snprintf(cc, sizeof(cc), "%d.%d", (int)g->cc_major, (int)g->cc_minor);
+            mb_label(&lab, "compute_capability", cc);
+        }
+        sample_u64(r, m, r->gpu_labels[i], lab.p, 1);
+        free(lab.p);
+    }
+}
+
 static void render_clock_reasons(struct render *r, const struct metric_family *m)
 {
     for (size_t i = 0; i < r->s->n_gpus; i++) {
@@ -838,6 +867,9 @@ static void render_family(struct render *r, const struct metric_family *m)
         break;
     case MSRC_GPU_UP:
         render_gpu_up(r, m);
+        break;
+    case MSRC_GPU_INFO:
+        render_gpu_info(r, m);
         break;
     case MSRC_CLOCK_REASON:
         render_clock_reasons(r, m);

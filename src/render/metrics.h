@@ -32,6 +32,7 @@ enum metric_type {
 enum metric_source {
     MSRC_GPU_FIELD,     /* one series per GPU from a field of gpu_table */
     MSRC_GPU_UP,        /* the GPU answers NVML (handle and no "lost" field) */
+    MSRC_GPU_INFO,      /* 1, with the GPU's identity in labels */
     MSRC_CLOCK_REASON,  /* one series per clock event reason the GPU can report */
     MSRC_GPU_PROCESSES, /* processes NVML lists on the GPU */
     MSRC_XID,           /* kernel-log XIDs by GPU and code */

@@ -88,6 +88,9 @@ compare 'gpudoctor_gpu_ecc_errors_total{type="corrected",scope="volatile"}' '.ec
 compare 'gpudoctor_gpu_processes' '.processes | length'
 check "uuid labels" "$(query 'gpudoctor_gpu_up' | jq -c 'map({(.metric.gpu): .metric.uuid}) | add')" \
     "$(jq -c '[.gpus[] | {(.index | tostring): .uuid}] | add' "$SCEN")"
+check "serials and PCI addresses" \
+    "$(query 'gpudoctor_gpu_info' | jq -c 'map({(.metric.gpu): [.metric.serial, .metric.pci_bus_id]}) | add')" \
+    "$(jq -c '[.gpus[] | {(.index | tostring): [.serial, .pci_bus_id]}] | add' "$SCEN")"
 check "NVML devices" "$(query 'gpudoctor_nvml_devices' | jq -r '.[0].value[1]')" 8
 check "driver" "$(query 'gpudoctor_driver_info' | jq -r '.[0].metric.driver_version')" \
     "$(jq -r .system.driver_version "$SCEN")"

@@ -105,6 +105,14 @@ static struct snapshot *one_gpu(void)
     gpu_set_rc(g, GPU_S_COMPUTE_MODE, 0);
     g->ecc_mode = true;
     gpu_set_rc(g, GPU_S_ECC_MODE, 0);
+    g->pci_bus_id = xstrdup("00000000:18:00.0");
+    gpu_set_rc(g, GPU_S_PCI_BUS_ID, 0);
+    g->cc_major = 9;
+    g->cc_minor = 0;
+    gpu_set_rc(g, GPU_S_CC_MAJOR, 0);
+    gpu_set_rc(g, GPU_S_CC_MINOR, 0);
+    g->serial = xstrdup("1654922000001"); /* NOT_SUPPORTED below: no label */
+    gpu_set_rc(g, GPU_S_SERIAL, 3);
     g->clocks_event_reasons = clock_reasons[5].bit; /* sw_thermal */
     gpu_set_rc(g, GPU_S_EVENT_REASONS, 0);
     g->clocks_event_reasons_supported = clock_reasons[5].bit | clock_reasons[0].bit;
@@ -163,6 +171,8 @@ static void test_values(void **state)
     has_line(t, "gpudoctor_gpu_compute_mode{" L0 ",mode=\"exclusive_process\"} 1");
     has_line(t, "gpudoctor_gpu_ecc_mode{" L0 "} 1");
     has_line(t, "gpudoctor_gpu_up{" L0 "} 1");
+    has_line(t, "gpudoctor_gpu_info{" L0
+                ",pci_bus_id=\"00000000:18:00.0\",compute_capability=\"9.0\"} 1");
     /* reasons the GPU can report: on, off; the others absent */
     has_line(t, "gpudoctor_gpu_clock_event_reason{" L0 ",reason=\"sw_thermal\"} 1");
     has_line(t, "gpudoctor_gpu_clock_event_reason{" L0 ",reason=\"gpu_idle\"} 0");
@@ -295,9 +305,6 @@ static void test_findings_and_xids(void **state)
     char *t;
 
     (void)state;
-    free(s->gpus[0].pci_bus_id);
-    s->gpus[0].pci_bus_id = xstrdup("00000000:18:00.0");
-    gpu_set_rc(&s->gpus[0], GPU_S_PCI_BUS_ID, 0);
     s->driver.n_events = 4;
     s->driver.events = e = xcalloc(4, sizeof(*e));
     for (int i = 0; i < 4; i++) {
