@@ -423,17 +423,27 @@ static void check_gpu_missing(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct snapshot *s = ctx->snap;
     const struct pcie_info *p = &s->pcie;
+    size_t unreachable = 0, unmatched = 0;
 
     if (s->nvml.init_rc != 0 || !s->nvml.attempted || s->nvml.load_error != 0 ||
         s->nvml.device_count_rc != 0 || s->n_gpus == 0)
         return; /* other rules say why NVML sees nothing */
     for (size_t i = 0; i < ctx->n_gpus; i++) {
-        if (!gpu_valid(ctx->gpus[i].g, GPU_S_PCI_BUS_ID)) {
-            rule_skip(ctx, out, (int32_t)ctx->gpus[i].g->index, "pci_bus_id %s",
-                      gpu_status_name(ctx->gpus[i].g, GPU_S_PCI_BUS_ID));
+        const struct gpu *g = ctx->gpus[i].g;
+
+        /* A GPU NVML cannot open has no address: it may be one of the unmatched devices. */
+        if (g->handle_rc != 0) {
+            unreachable++;
+        } else if (!gpu_valid(g, GPU_S_PCI_BUS_ID)) {
+            rule_skip(ctx, out, (int32_t)g->index, "pci_bus_id %s",
+                      gpu_status_name(g, GPU_S_PCI_BUS_ID));
             return;
         }
     }
+    for (size_t i = 0; i < p->n_gpus; i++)
+        unmatched += !nvml_has_address(ctx, p->gpus[i].address);
+    if (unmatched <= unreachable)
+        return; /* the devices NVML cannot open are those: health.gpu-lost or -inaccessible */
     for (size_t i = 0; i < p->n_gpus; i++) {
         const struct pcie_device *d = &p->gpus[i];
         struct finding *f;
