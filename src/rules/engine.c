@@ -519,6 +519,48 @@ void rules_run(const struct snapshot *s, const struct history *h, const struct r
         qsort(out->items, out->n, sizeof(*out->items), cmp_finding);
 }
 
+static int cmp_judgement(const void *a, const void *b)
+{
+    const struct proc_judgement *x = a, *y = b;
+
+    return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+size_t rules_judge_procs(const struct snapshot *s, const struct history *h,
+                         const struct thresholds *th, struct proc_judgement **out)
+{
+    struct history own = { s->samples, s->n_samples };
+    struct rule_ctx ctx;
+    int64_t idle_ms = s->n_samples ? s->samples[s->n_samples - 1].t_ms : 0;
+    size_t n;
+
+    ctx_build(&ctx, s, h ? h : &own, th);
+    n = ctx.n_uses;
+    *out = xcalloc(n ? n : 1, sizeof(**out));
+    for (size_t i = 0; i < n; i++) {
+        struct proc_judgement *j = &(*out)[i];
+
+        j->pid = ctx.uses[i].pid;
+        j->verdict = rule_proc_verdict(&ctx, j->pid);
+        /* CPU use is known over the snapshot's own window only: that is what proves idleness. */
+        j->idle_for_ms = -1;
+        if (j->verdict == PROC_VERDICT_IDLE || j->verdict == PROC_VERDICT_IDLE_HOLDER ||
+            j->verdict == PROC_VERDICT_ORPHANED)
+            j->idle_for_ms = idle_ms;
+    }
+    ctx_free(&ctx);
+    qsort(*out, n, sizeof(**out), cmp_judgement); /* uses are by pid already; say so for callers */
+    return n;
+}
+
+const struct proc_judgement *proc_judgement_find(const struct proc_judgement *j, size_t n,
+                                                 int32_t pid)
+{
+    struct proc_judgement key = { .pid = pid };
+
+    return n ? bsearch(&key, j, n, sizeof(*j), cmp_judgement) : NULL;
+}
+
 size_t findings_count(const struct findings *f, enum severity sev)
 {
     size_t n = 0;

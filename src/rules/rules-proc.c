@@ -454,6 +454,44 @@ const struct rule rule_proc_idle_holder = {
     .check = check_idle,
 };
 
+/* ---- the verdict on one process (procs, reap) ---- */
+
+const char *const proc_verdict_names[] = {
+    "active",   "idle",        "idle-holder", "stopped", "defunct",
+    "orphaned", "not-visible", "unknown",     NULL,
+};
+
+/*
+ * The same tests, in the same order, as the four rules above: a process is stopped, defunct,
+ * orphaned or an idle holder exactly when that rule reports it (tests/unit/test-reap-verdict.c
+ * holds both to that over the scenario corpus).
+ */
+enum proc_verdict rule_proc_verdict(const struct rule_ctx *ctx, int32_t pid)
+{
+    const struct proc_use *u = ctx_use(ctx, pid);
+    double age;
+    enum idleness idle;
+
+    if (u == NULL || !proc_ok(u->p, PROC_S_STAT))
+        return PROC_VERDICT_NOT_VISIBLE;
+    if (proc_in_state(u->p, "ZX"))
+        return PROC_VERDICT_DEFUNCT;
+    if (proc_in_state(u->p, "Tt"))
+        return PROC_VERDICT_STOPPED;
+    idle = use_idle(ctx, u);
+    if (idle == IDLE_UNKNOWN)
+        return PROC_VERDICT_UNKNOWN;
+    if (idle == IDLE_NO)
+        return PROC_VERDICT_ACTIVE;
+    if (proc_in_state(u->p, "SRDI") && use_orphaned(u->p) && holds_enough(ctx, u))
+        return PROC_VERDICT_ORPHANED;
+    age = ctx_proc_age_s(ctx, u->p);
+    if (proc_in_state(u->p, "SI") && !use_orphaned(u->p) && holds_enough(ctx, u) &&
+        !(age >= 0 && age < th(ctx, TH_IDLE_HOLDER_MIN_AGE_S)))
+        return PROC_VERDICT_IDLE_HOLDER;
+    return PROC_VERDICT_IDLE;
+}
+
 /* ---- proc.shared-gpu ---- */
 
 /* Who a process belongs to: its container or job, else its user; false when unknown. */
