@@ -5,13 +5,13 @@
  * thing a request names is which of three prepared answers it gets. Bodies are never copied:
  * a response points into the published result, whose reference it holds until MHD is done.
  */
+#include "serve/mhd.h"
 #include "serve/serve.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -184,16 +184,16 @@ static int listen_socket(const char *spec, uint16_t *port, char **cause)
 static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, const char *text)
 {
     struct MHD_Response *resp =
-        MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
+        mhd.create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
     enum MHD_Result rc;
 
     if (resp == NULL)
         return MHD_NO;
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+    mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-    rc = MHD_queue_response(c, status, resp);
-    MHD_destroy_response(resp);
+        mhd.add_response_header(resp, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    rc = mhd.queue_response(c, status, resp);
+    mhd.destroy_response(resp);
     return rc;
 }
 
@@ -210,15 +210,15 @@ static enum MHD_Result reply_parts(struct MHD_Connection *c, struct body *b, boo
     shared->iov_len = len;
     own->iov_base = b->extra;
     own->iov_len = strlen(b->extra);
-    resp = MHD_create_response_from_iovec(iov, 2, body_free, b);
+    resp = mhd.create_response_from_iovec(iov, 2, body_free, b);
     if (resp == NULL) {
         body_free(b);
         return MHD_NO;
     }
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    rc = MHD_queue_response(c, MHD_HTTP_OK, resp);
-    MHD_destroy_response(resp);
+    mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    mhd.add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    rc = mhd.queue_response(c, MHD_HTTP_OK, resp);
+    mhd.destroy_response(resp);
     return rc;
 }
 
@@ -323,10 +323,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 struct serve_http *serve_http_start(const struct serve_http_opts *o, struct serve_cache *cache,
                                     char **cause)
 {
-    struct serve_http *h = xcalloc(1, sizeof(*h));
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC;
-    int fd = listen_socket(o->listen, &h->port, cause);
+    struct serve_http *h;
+    int fd;
 
+    if (mhd_load(cause) != 0)
+        return NULL;
+    h = xcalloc(1, sizeof(*h));
+    fd = listen_socket(o->listen, &h->port, cause);
     if (fd < 0) {
         free(h);
         return NULL;
@@ -334,7 +338,7 @@ struct serve_http *serve_http_start(const struct serve_http_opts *o, struct serv
     h->cache = cache;
     h->stale_ms = o->stale_ms;
     atomic_init(&h->requests, 0);
-    h->mhd = MHD_start_daemon(
+    h->mhd = mhd.start_daemon(
         flags, 0, NULL, NULL, handle, h, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE,
         (unsigned)(o->threads > 1 ? o->threads : 0), MHD_OPTION_CONNECTION_LIMIT,
         (unsigned)o->max_connections, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)o->timeout_s,
@@ -366,9 +370,9 @@ void serve_http_stop(struct serve_http *h)
         return;
     /* Quiescing hands the listening socket back, so it is closed exactly once, here. */
     {
-        MHD_socket fd = MHD_quiesce_daemon(h->mhd);
+        MHD_socket fd = mhd.quiesce_daemon(h->mhd);
 
-        MHD_stop_daemon(h->mhd);
+        mhd.stop_daemon(h->mhd);
         if (fd != MHD_INVALID_SOCKET)
             close(fd);
     }
