@@ -48,12 +48,13 @@ static void collector_status_free(struct collector_status *c)
     memset(c, 0, sizeof(*c));
 }
 
-static void sample_free(struct sample *smp)
+void sample_free(struct sample *smp)
 {
     for (size_t i = 0; i < smp->n_gpus; i++)
         gpu_free(&smp->gpus[i]);
     free(smp->gpus);
     free(smp->procs);
+    memset(smp, 0, sizeof(*smp));
 }
 
 void snapshot_free(struct snapshot *s)

@@ -95,6 +95,9 @@ void collector_set(struct collector_status *c, enum collector_state state, const
 void collector_note(struct collector_status *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Frees what a sample owns and zeroes it (a history ring reuses its slots). */
+void sample_free(struct sample *smp);
+
 /* Appends an empty sample at t_ms and returns it. */
 struct sample *snapshot_add_sample(struct snapshot *s, int64_t t_ms);
 

@@ -58,26 +58,6 @@ static int print_json(const struct snapshot *s, const struct findings *f, int st
     return rc;
 }
 
-/* Reads the config: --config must exist; the default file only when it does. */
-static int load_config(struct config *cfg, const char *path, char **sets, size_t n_sets)
-{
-    char *cause = NULL;
-
-    if (config_load(cfg, path ? path : config_default_path(), path == NULL, &cause) != 0) {
-        cmd_error("check", "%s", cause);
-        free(cause);
-        return -1;
-    }
-    for (size_t i = 0; i < n_sets; i++) {
-        if (config_set(cfg, sets[i], &cause) != 0) {
-            cmd_error("check", "%s", cause);
-            free(cause);
-            return -1;
-        }
-    }
-    return 0;
-}
-
 static int exec(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -143,7 +123,7 @@ static int exec(int argc, char **argv)
         rc = cmd_usage_error(&cmd_check);
         goto out;
     }
-    if (load_config(&cfg, config_path, sets, n_sets) != 0)
+    if (cmd_load_config("check", &cfg, config_path, sets, n_sets) != 0)
         goto out;
     opts.progress = !json && isatty(STDERR_FILENO);
     s = from ? snapshot_load(from, &cause) : collect_snapshot(&opts, &cause);

@@ -1,4 +1,5 @@
 #include "cmd/cmd.h"
+#include "rules/config.h"
 #include "util/fileio.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
@@ -123,4 +124,22 @@ int cmd_write_output(const char *cmd, const char *path, const char *text)
         return -1;
     }
     return 0;
+}
+
+int cmd_load_config(const char *cmd, struct config *cfg, const char *path, char **sets,
+                    size_t n_sets)
+{
+    char *cause = NULL;
+
+    if (config_load(cfg, path ? path : config_default_path(), path == NULL, &cause) != 0)
+        goto bad;
+    for (size_t i = 0; i < n_sets; i++) {
+        if (config_set(cfg, sets[i], &cause) != 0)
+            goto bad;
+    }
+    return 0;
+bad:
+    cmd_error(cmd, "%s", cause);
+    free(cause);
+    return -1;
 }

@@ -153,7 +153,7 @@ static int exec(int argc, char **argv)
     };
     bool list = false, markdown = false, thresholds = false;
     const char *config_path = NULL;
-    char **sets = xcalloc((size_t)argc + 1, sizeof(*sets)), *cause = NULL;
+    char **sets = xcalloc((size_t)argc + 1, sizeof(*sets));
     size_t n_sets = 0;
     struct config cfg;
     int opt, rc = EXIT_USAGE;
@@ -196,12 +196,9 @@ static int exec(int argc, char **argv)
         rc = print_owned(thresholds ? thresholds_markdown() : rules_markdown());
         goto out;
     }
-    if (config_load(&cfg, config_path ? config_path : config_default_path(), config_path == NULL,
-                    &cause) != 0)
-        goto bad_config;
-    for (size_t i = 0; i < n_sets; i++) {
-        if (config_set(&cfg, sets[i], &cause) != 0)
-            goto bad_config;
+    if (cmd_load_config("explain", &cfg, config_path, sets, n_sets) != 0) {
+        rc = EXIT_USAGE;
+        goto out;
     }
     rc = EXIT_HEALTHY;
     if (list) {
@@ -221,10 +218,6 @@ static int exec(int argc, char **argv)
         rc = EXIT_UNKNOWN;
     }
     goto out;
-bad_config:
-    cmd_error("explain", "%s", cause);
-    free(cause);
-    rc = EXIT_USAGE;
 out:
     config_free(&cfg);
     free(sets);

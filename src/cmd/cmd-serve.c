@@ -70,26 +70,6 @@ static void usage(FILE *out)
         out);
 }
 
-/* Reads the config: --config must exist; the default file only when it does. */
-static int load_config(struct config *cfg, const char *path, char **sets, size_t n_sets)
-{
-    char *cause = NULL;
-
-    if (config_load(cfg, path ? path : config_default_path(), path == NULL, &cause) != 0) {
-        cmd_error("serve", "%s", cause);
-        free(cause);
-        return -1;
-    }
-    for (size_t i = 0; i < n_sets; i++) {
-        if (config_set(cfg, sets[i], &cause) != 0) {
-            cmd_error("serve", "%s", cause);
-            free(cause);
-            return -1;
-        }
-    }
-    return 0;
-}
-
 static bool parse_count(const char *opt, const char *arg, uint32_t min, uint32_t max, uint32_t *out)
 {
     if (!str_to_u32(arg, 10, out) || *out < min || *out > max) {
@@ -358,7 +338,7 @@ static int exec(int argc, char **argv)
         cmd_error("serve", "--textfile %s: %s", so.textfile_dir, strerror(errno));
         goto out;
     }
-    if (load_config(&cfg, config_path, sets, n_sets) != 0)
+    if (cmd_load_config("serve", &cfg, config_path, sets, n_sets) != 0)
         goto out;
     so.rules = &cfg.rules;
     /* Old data is worse than missing data only once a whole cycle more than expected is lost. */

@@ -336,25 +336,6 @@ int slurm_run(const char *const argv[], int64_t timeout_ms, char **out, char **c
 
 /* ---- the command ---- */
 
-static int load_config(struct config *cfg, const char *path, char **sets, size_t n_sets)
-{
-    char *cause = NULL;
-
-    if (config_load(cfg, path ? path : config_default_path(), path == NULL, &cause) != 0) {
-        cmd_error("slurm-check", "%s", cause);
-        free(cause);
-        return -1;
-    }
-    for (size_t i = 0; i < n_sets; i++) {
-        if (config_set(cfg, sets[i], &cause) != 0) {
-            cmd_error("slurm-check", "%s", cause);
-            free(cause);
-            return -1;
-        }
-    }
-    return 0;
-}
-
 static char *node_name(const char *given)
 {
     const char *env = getenv("SLURMD_NODENAME");
@@ -491,7 +472,7 @@ static int exec(int argc, char **argv)
         rc = cmd_usage_error(&cmd_slurm_check);
         goto out;
     }
-    if (load_config(&cfg, config_path, sets, n_sets) != 0)
+    if (cmd_load_config("slurm-check", &cfg, config_path, sets, n_sets) != 0)
         goto out;
     rc = EXIT_UNKNOWN;
     name = node_name(given_node);

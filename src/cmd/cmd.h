@@ -28,6 +28,7 @@ extern const struct cmd cmd_explain;
 extern const struct cmd cmd_snapshot;
 extern const struct cmd cmd_serve;
 extern const struct cmd cmd_slurm_check;
+extern const struct cmd cmd_watch;
 
 /* Long options shared by the commands that collect; values above 256 to stay clear of chars. */
 enum common_opt {
@@ -74,6 +75,15 @@ int cmd_collect_option(struct collect_opts *o, int opt, const char *arg);
 void cmd_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* For getopt's '?': tells the user where help is; returns EXIT_USAGE. */
 int cmd_usage_error(const struct cmd *c);
+
+struct config;
+/*
+ * Reads the configuration a command runs with: --config FILE (which must exist), else the default
+ * file when it exists, then each --set KEY=VALUE. Returns 0, or -1 after saying why (the caller
+ * exits with EXIT_USAGE).
+ */
+int cmd_load_config(const char *cmd, struct config *cfg, const char *path, char **sets,
+                    size_t n_sets);
 
 /* Writes text to path atomically, or to stdout for NULL or "-". Returns 0, or -1 after saying why.
  */

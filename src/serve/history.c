@@ -17,20 +17,10 @@ void serve_history_init(struct serve_history *h, int64_t keep_ms, size_t max_ite
     h->max_items = max_items > 0 ? max_items : 1;
 }
 
-/* Frees what a sample owns (as snapshot_free does for the snapshot's own samples). */
-static void sample_release(struct sample *smp)
-{
-    for (size_t i = 0; i < smp->n_gpus; i++)
-        gpu_free(&smp->gpus[i]);
-    free(smp->gpus);
-    free(smp->procs);
-    memset(smp, 0, sizeof(*smp));
-}
-
 void serve_history_free(struct serve_history *h)
 {
     for (size_t i = 0; i < h->n; i++)
-        sample_release(&h->items[i]);
+        sample_free(&h->items[i]);
     free(h->items);
     memset(h, 0, sizeof(*h));
 }
@@ -76,7 +66,7 @@ void serve_history_keep(struct serve_history *h, struct snapshot *s, int64_t bas
     if (drop == 0)
         return;
     for (size_t i = 0; i < drop; i++)
-        sample_release(&h->items[i]);
+        sample_free(&h->items[i]);
     memmove(h->items, h->items + drop, (h->n - drop) * sizeof(*h->items));
     h->n -= drop;
 }
