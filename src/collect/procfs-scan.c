@@ -260,6 +260,11 @@ static int scan_fds(char *dents, int dirfd, const char *path, struct held *h)
             if (!isdigit((unsigned char)d->d_name[0]))
                 continue; /* ".", "..", and stray files in fixture trees */
             len = readlinkat(fd, d->d_name, link, sizeof(link) - 1);
+            if (len < 0 && (errno == EACCES || errno == EPERM)) {
+                /* Listed but not readable (a process that is not dumpable): fds unknown. */
+                close(fd);
+                return -EACCES;
+            }
             if (len < 0)
                 continue; /* closed since the listing */
             link[len] = '\0';
@@ -936,48 +941,54 @@ static void link_children(struct scan *sc)
     }
 }
 
+/* "1 process", "37 processes" */
+static const char *processes(uint32_t n)
+{
+    return n == 1 ? "process" : "processes";
+}
+
 static void write_notes(struct scan *sc, struct collector_status *cs)
 {
     const struct failures *f = &sc->f;
+    uint32_t n;
 
-    if (sc->t->fd_denied > 0)
-        collector_note(cs, "fds of %u processes unreadable: %s", sc->t->fd_denied,
+    if ((n = sc->t->fd_denied) > 0)
+        collector_note(cs, "fds of %u %s unreadable: %s", n, processes(n),
                        sc->o->live && geteuid() != 0
                            ? "not root (GPU processes of other users are seen only when NVML "
                              "lists them)"
                            : "permission denied");
-    if (f->pid_denied > 0)
-        collector_note(
-            cs, "stat of %u processes unreadable: permission denied (/proc mounted with hidepid?)",
-            f->pid_denied);
-    if (f->env_denied > 0)
+    if ((n = f->pid_denied) > 0)
         collector_note(cs,
-                       "environ of %u processes unreadable: permission denied "
-                       "(CUDA_VISIBLE_DEVICES unknown)",
-                       f->env_denied);
-    if (f->env_unknown > 0)
+                       "stat of %u %s unreadable: permission denied (/proc mounted with hidepid?)",
+                       n, processes(n));
+    if ((n = f->env_denied) > 0)
         collector_note(cs,
-                       "environ of %u processes longer than %u bytes: CUDA_VISIBLE_DEVICES "
-                       "unknown",
-                       f->env_unknown, ENVIRON_MAX);
-    if (f->maps_denied > 0)
-        collector_note(cs, "maps of %u processes unreadable: permission denied (libraries unknown)",
-                       f->maps_denied);
-    if (f->maps_truncated > 0)
-        collector_note(cs, "maps of %u processes longer than %u bytes: read in part",
-                       f->maps_truncated, MAPS_MAX);
-    if (f->d_skipped > 0)
+                       "environ of %u %s unreadable: permission denied (CUDA_VISIBLE_DEVICES "
+                       "unknown)",
+                       n, processes(n));
+    if ((n = f->env_unknown) > 0)
+        collector_note(cs, "environ of %u %s longer than %u bytes: CUDA_VISIBLE_DEVICES unknown", n,
+                       processes(n), ENVIRON_MAX);
+    if ((n = f->maps_denied) > 0)
+        collector_note(cs, "maps of %u %s unreadable: permission denied (libraries unknown)", n,
+                       processes(n));
+    if ((n = f->maps_truncated) > 0)
+        collector_note(cs, "maps of %u %s longer than %u bytes: read in part", n, processes(n),
+                       MAPS_MAX);
+    if ((n = f->d_skipped) > 0)
         collector_note(cs,
-                       "command line, environment and maps of %u process%s in uninterruptible "
-                       "sleep (D) not read: the read can block behind a stuck driver or I/O call",
-                       f->d_skipped, f->d_skipped == 1 ? "" : "es");
-    if (f->link_denied > 0)
-        collector_note(cs, "%u exe or cwd links unreadable: permission denied", f->link_denied);
-    if (sc->t->garbled > 0)
-        collector_note(cs, "stat of %u process%s could not be parsed, skipped (first: %s)",
-                       sc->t->garbled, sc->t->garbled == 1 ? "" : "es", f->garbled_first);
-    if (f->other > 0)
-        collector_note(cs, "%u read%s failed (first: %s)", f->other, f->other == 1 ? "" : "s",
+                       "command line, environment and maps of %u %s in uninterruptible sleep (D) "
+                       "not read: the read can block behind a stuck driver or I/O call",
+                       n, processes(n));
+    if ((n = f->link_denied) > 0)
+        collector_note(cs, "%u exe or cwd %s unreadable: permission denied", n,
+                       n == 1 ? "link" : "links");
+    if ((n = sc->t->garbled) > 0)
+        collector_note(cs, "stat of %u %s could not be parsed, skipped (first: %s)", n,
+                       processes(n), f->garbled_first);
+    if ((n = f->other) > 0)
+        collector_note(cs, "%u %s failed (first: %s)", n, n == 1 ? "read" : "reads",
                        f->other_first);
 }
 

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -24,6 +25,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -495,6 +497,120 @@ static void test_not_root(void **state)
     end_holder(&theirs);
 }
 
+/* Drops one capability from the effective set of this process. */
+static int drop_cap(int cap)
+{
+    struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+    struct __user_cap_data_struct data[2];
+
+    if (syscall(SYS_capget, &hdr, data) != 0)
+        return -1;
+    data[cap / 32].effective &= ~(1u << (cap % 32));
+    return (int)syscall(SYS_capset, &hdr, data);
+}
+
+/* In a PID namespace of its own, as its init: "fd_denied n_procs n_gpus" of one scan. */
+static void scan_line(int out)
+{
+    struct snapshot *s = snapshot_new();
+
+    scan_live(s, NULL);
+    dprintf(out, "%u %zu %zu\n", s->procs.fd_denied, s->procs.n_procs,
+            s->procs.n_procs ? s->procs.procs[0].n_gpus : (size_t)0);
+    snapshot_free(s);
+}
+
+/*
+ * The init of a new PID namespace (so the processes are exactly these): a holder that is not
+ * dumpable, then two scans by root, with and without CAP_SYS_PTRACE. Without it the holder's fd
+ * directory lists but its links do not read.
+ */
+static void links_unreadable_init(int out)
+{
+    int ready[2], fd, null;
+    pid_t holder;
+    char c;
+
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+        mount("proc", "/proc", "proc", 0, NULL) != 0 ||
+        mount("none", "/dev", "tmpfs", 0, "mode=755") != 0 || pipe(ready) != 0) {
+        dprintf(out, "skip %s\n", strerror(errno));
+        _exit(0);
+    }
+    holder = fork();
+    if (holder == 0) {
+        null = open("/proc/self/cmdline", O_RDONLY); /* stdio must not be the runner's */
+        dup2(null, 0);
+        fd = open("/dev/nvidia0", O_RDWR | O_CREAT, 0666);
+        prctl(PR_SET_DUMPABLE, 0);
+        if (write(ready[1], fd >= 0 ? "y" : "n", 1) != 1)
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    if (read(ready[0], &c, 1) != 1 || c != 'y') {
+        dprintf(out, "skip holder\n");
+        _exit(0);
+    }
+    scan_line(out);
+    if (drop_cap(CAP_SYS_PTRACE) != 0) {
+        dprintf(out, "skip capset: %s\n", strerror(errno));
+        _exit(0);
+    }
+    scan_line(out);
+    kill(holder, SIGKILL);
+    waitpid(holder, NULL, 0);
+    _exit(0);
+}
+
+static void test_links_listed_but_unreadable(void **state)
+{
+    char out[256] = "";
+    size_t len = 0;
+    ssize_t n;
+    unsigned d1, d2;
+    size_t p1, p2, g1, g2;
+    int p[2], status;
+    pid_t child;
+
+    NEED_ROOT();
+    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+    child = fork();
+    if (child == 0) {
+        pid_t init;
+
+        close(p[0]);
+        if (unshare(CLONE_NEWPID | CLONE_NEWNS) != 0) {
+            dprintf(p[1], "skip unshare: %s\n", strerror(errno));
+            _exit(0);
+        }
+        init = fork();
+        if (init == 0)
+            links_unreadable_init(p[1]);
+        waitpid(init, NULL, 0);
+        _exit(0);
+    }
+    remember(child);
+    close(p[1]);
+    while (len < sizeof(out) - 1 && (n = read(p[0], out + len, sizeof(out) - 1 - len)) > 0)
+        len += (size_t)n;
+    close(p[0]);
+    waitpid(child, &status, 0);
+    forget(child);
+    if (strncmp(out, "skip", 4) == 0) {
+        print_message("%s", out);
+        skip();
+    }
+    assert_int_equal(sscanf(out, "%u %zu %zu\n%u %zu %zu", &d1, &p1, &g1, &d2, &p2, &g2), 6);
+    /* With CAP_SYS_PTRACE: the holder is found. */
+    assert_int_equal(d1, 0);
+    assert_int_equal(p1, 1);
+    assert_int_equal(g1, 1);
+    /* Without: its fds are unknown, and counted as such, not taken for "holds nothing". */
+    assert_int_equal(d2, 1);
+    assert_int_equal(p2, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -502,6 +618,7 @@ int main(void)
         cmocka_unit_test_teardown(test_processes_vanish_mid_scan, end_all),
         cmocka_unit_test_teardown(test_child_vanishes_before_its_details, end_all),
         cmocka_unit_test_teardown(test_not_root, end_all),
+        cmocka_unit_test_teardown(test_links_listed_but_unreadable, end_all),
     };
 
     /* Orphaned workers are re-parented to us, so we can reap everything we start. */
