@@ -8,6 +8,7 @@
 #include "rules/config.h"
 #include "rules/rules.h"
 #include "util/xalloc.h"
+#include "watch/recording.h"
 
 #include <getopt.h>
 #include <jansson.h>
@@ -29,7 +30,8 @@ static void usage(FILE *out)
         "\n"
         "Options:\n"
         "  --window DUR      sample over DUR before judging (default 2s; 0 = one reading)\n"
-        "  --from FILE       analyse a snapshot written by 'gpudoctor snapshot' ('-' = stdin)\n"
+        "  --from FILE       analyse a snapshot written by 'gpudoctor snapshot', or a\n"
+        "                    recording of 'gpudoctor watch --record' ('-' = stdin)\n"
         "  --json            print the findings and the snapshot as JSON (docs/check.md)\n"
         "  --no-color        do not colour the output (also: NO_COLOR=1)\n"
         "  --config FILE     read thresholds from FILE (default /etc/gpudoctor.conf,\n"
@@ -126,7 +128,8 @@ static int exec(int argc, char **argv)
     if (cmd_load_config("check", &cfg, config_path, sets, n_sets) != 0)
         goto out;
     opts.progress = !json && isatty(STDERR_FILENO);
-    s = from ? snapshot_load(from, &cause) : collect_snapshot(&opts, &cause);
+    /* --from: a snapshot, or a recording of watch --record (its samples are the history). */
+    s = from ? recording_load(from, &cause) : collect_snapshot(&opts, &cause);
     if (s == NULL) {
         cmd_error("check", "%s", cause);
         free(cause);

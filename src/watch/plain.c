@@ -1,0 +1,208 @@
+/*
+ * watch --plain: one line per GPU per interval, for logs and pipes, like `nvidia-smi dmon` plus
+ * the ids of the findings active on that GPU (and those about the whole host). Each interval is
+ * flushed as it is written; a closed pipe ends watch quietly. Alerts that fire or clear, and a
+ * collection that failed, are comment lines starting with '#'.
+ */
+#include "nvml/nvml-abi.h"
+#include "render/text.h"
+#include "util/timeutil.h"
+#include "util/xalloc.h"
+#include "watch/watch.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+struct plain {
+    FILE *out;
+    size_t header_gpus; /* GPUs of the last header; SIZE_MAX before the first */
+    bool failed;
+};
+
+/* Throttling clock event reasons, as the throttle column names them. */
+static const struct {
+    uint64_t bit;
+    const char *code;
+} throttles[] = {
+    { NVML_CLOCKS_EVENT_SW_POWER_CAP, "pcap" },    { NVML_CLOCKS_EVENT_HW_SLOWDOWN, "hwslow" },
+    { NVML_CLOCKS_EVENT_SW_THERMAL, "thermal" },   { NVML_CLOCKS_EVENT_HW_THERMAL, "hwthermal" },
+    { NVML_CLOCKS_EVENT_HW_POWER_BRAKE, "brake" },
+};
+
+static void now_utc(char *buf, size_t size)
+{
+    time_t t = (time_t)(time_real_ms() / 1000);
+    struct tm tm;
+
+    gmtime_r(&t, &tm);
+    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void header(struct plain *p)
+{
+    fprintf(p->out, "#%-20s %3s %4s %4s %8s %4s %5s %5s %6s %-9s %s\n", "time", "gpu", "util",
+            "mem", "memused", "temp", "power", "smclk", "memclk", "throttle", "findings");
+    fprintf(p->out, "#%-20s %3s %4s %4s %8s %4s %5s %5s %6s %-9s %s\n", "UTC", "idx", "%", "%",
+            "GiB", "C", "W", "MHz", "MHz", "reasons", "ids");
+}
+
+/* A number with that many decimals, or "-" when the field is not valid. */
+static void cell(char *buf, size_t size, bool ok, int decimals, double v)
+{
+    if (ok)
+        snprintf(buf, size, "%.*f", decimals, v);
+    else
+        snprintf(buf, size, "-");
+}
+
+static void throttle_codes(char *buf, size_t size, const struct gpu *g)
+{
+    size_t len = 0;
+
+    buf[0] = '\0';
+    if (!gpu_valid(g, GPU_S_EVENT_REASONS)) {
+        snprintf(buf, size, "?");
+        return;
+    }
+    for (size_t i = 0; i < ARRAY_SIZE(throttles) && len < size; i++) {
+        if (g->clocks_event_reasons & throttles[i].bit)
+            len +=
+                (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "", throttles[i].code);
+    }
+    if (len == 0)
+        snprintf(buf, size, "-");
+}
+
+/* "mem.leak[4121],clock.power-cap": findings about this GPU and those about no GPU. */
+static void finding_ids(char *buf, size_t size, const struct findings *f, uint32_t gpu)
+{
+    size_t len = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < f->n && len < size; i++) {
+        const struct finding *x = &f->items[i];
+
+        if (x->subject.gpu_index >= 0 && (uint32_t)x->subject.gpu_index != gpu)
+            continue;
+        if (x->subject.pid >= 0)
+            len += (size_t)snprintf(buf + len, size - len, "%s%s[%d]", len ? "," : "", x->rule->id,
+                                    (int)x->subject.pid);
+        else
+            len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "", x->rule->id);
+    }
+    if (len == 0)
+        snprintf(buf, size, "-");
+}
+
+static void gpu_line(struct plain *p, const char *when, const struct watch_view *v,
+                     const struct gpu *g)
+{
+    const struct gpu *st = snapshot_gpu(v->snap, g->index);
+    char util[16], mem[16], used[16], temp[16], power[16], sm[16], memclk[16], thr[64];
+    char ids[1024];
+    bool total = st && gpu_valid(st, GPU_S_MEM_TOTAL) && st->mem_total_bytes > 0;
+
+    cell(util, sizeof(util), gpu_valid(g, GPU_S_UTIL_GPU), 0, g->util_gpu_pct);
+    cell(mem, sizeof(mem), total && gpu_valid(g, GPU_S_MEM_USED), 0,
+         total ? (double)g->mem_used_bytes * 100.0 / (double)st->mem_total_bytes : 0);
+    cell(used, sizeof(used), gpu_valid(g, GPU_S_MEM_USED), 1,
+         (double)g->mem_used_bytes / (1024.0 * 1024.0 * 1024.0));
+    cell(temp, sizeof(temp), gpu_valid(g, GPU_S_TEMP), 0, g->temp_c);
+    cell(power, sizeof(power), gpu_valid(g, GPU_S_POWER), 0, g->power_mw / 1000.0);
+    cell(sm, sizeof(sm), gpu_valid(g, GPU_S_CLOCK_SM), 0, g->clock_sm_mhz);
+    cell(memclk, sizeof(memclk), gpu_valid(g, GPU_S_CLOCK_MEM), 0, g->clock_mem_mhz);
+    if (g->handle_rc != 0)
+        snprintf(thr, sizeof(thr), "lost");
+    else
+        throttle_codes(thr, sizeof(thr), g);
+    finding_ids(ids, sizeof(ids), v->findings, g->index);
+    fprintf(p->out, " %-20s %3" PRIu32 " %4s %4s %8s %4s %5s %5s %6s %-9s %s\n", when, g->index,
+            util, mem, used, temp, power, sm, memclk, thr, ids);
+}
+
+static int finish(struct plain *p)
+{
+    if (fflush(p->out) == 0 && !ferror(p->out))
+        return 0;
+    /* A reader that went away (| head) is the normal end of a pipe, not an error. */
+    if (errno != EPIPE && !p->failed)
+        fprintf(stderr, "gpudoctor watch: cannot write: %s\n", strerror(errno));
+    p->failed = true;
+    return -1;
+}
+
+static int draw(struct watch_ui *ui, const struct watch_view *v)
+{
+    struct plain *p = ui->state;
+    const struct sample *last;
+    char when[32];
+
+    if (p->failed)
+        return -1;
+    now_utc(when, sizeof(when));
+    if (v->problem != NULL)
+        fprintf(p->out, "# %s collection failed: %s\n", when, v->problem);
+    for (size_t i = 0; v->events && i < v->events->n; i++) {
+        const struct alert_event *e = &v->events->items[i];
+
+        fprintf(p->out, "# %s alert %s %s %s: %s\n", when, e->firing ? "firing" : "cleared", e->id,
+                e->subject, e->title);
+    }
+    if (v->snap == NULL || v->hist->n == 0)
+        return finish(p);
+    last = &v->hist->samples[v->hist->n - 1];
+    if (last->n_gpus == 0) {
+        char *verdict = render_verdict(v->snap, v->findings);
+
+        fprintf(p->out, "# %s no GPU: %s\n", when, verdict);
+        free(verdict);
+        return finish(p);
+    }
+    if (p->header_gpus != last->n_gpus) {
+        header(p);
+        p->header_gpus = last->n_gpus;
+    }
+    for (size_t i = 0; i < last->n_gpus; i++)
+        gpu_line(p, when, v, &last->gpus[i]);
+    return finish(p);
+}
+
+static enum watch_input input(struct watch_ui *ui, const struct watch_view *v)
+{
+    (void)ui;
+    (void)v;
+    return WATCH_CONTINUE;
+}
+
+static void resize(struct watch_ui *ui, const struct watch_view *v)
+{
+    (void)ui;
+    (void)v;
+}
+
+static void stop(struct watch_ui *ui)
+{
+    free(ui->state);
+    ui->state = NULL;
+}
+
+int watch_plain_start(struct watch_ui *ui, const struct watch_opts *o, char **cause)
+{
+    struct plain *p = xcalloc(1, sizeof(*p));
+
+    (void)o;
+    (void)cause;
+    p->out = stdout;
+    p->header_gpus = SIZE_MAX;
+    ui->input_fd = -1;
+    ui->state = p;
+    ui->draw = draw;
+    ui->input = input;
+    ui->resize = resize;
+    ui->stop = stop;
+    return 0;
+}

@@ -1,0 +1,53 @@
+/*
+ * Recordings: what `watch --record FILE` writes and `check --from FILE` reads back, trends
+ * included. A recording is JSON Lines (one complete JSON object a line):
+ *
+ *   {"schema": "gpudoctor.snapshot/1", ..., "samples": []}      a snapshot: the context
+ *   {"t_ms": 1000, "gpus": [...], "host": {...}, "processes": [...]}   a sample (the codec of a
+ *   {"t_ms": 2000, ...}                                                 snapshot's samples)
+ *   {"schema": "gpudoctor.snapshot/1", ...}                     the context again, when it changed
+ *
+ * The first line is a snapshot, so `head -1` of a recording is a snapshot too. Samples' t_ms
+ * count from the first snapshot's time_ms. Read back, the recording is the last snapshot with
+ * every sample as its history, its time moved to the last sample's.
+ */
+#ifndef GPUDOCTOR_WATCH_RECORDING_H
+#define GPUDOCTOR_WATCH_RECORDING_H
+
+#include "snapshot.h"
+
+#include <stdint.h>
+
+/* Context lines at least this often, whatever changes, so a reader never has an old one. */
+#define RECORDING_CONTEXT_EVERY_MS (10 * 60 * 1000)
+/* A line longer than this is not part of a recording. */
+#define RECORDING_MAX_LINE (64u << 20)
+
+struct recorder;
+
+/* Creates (or truncates) path. Returns NULL with *cause set (the caller frees it). */
+struct recorder *recorder_open(const char *path, char **cause);
+
+/*
+ * Appends smp, taken at t_ms on the recording's clock (0 = its first sample), after a context
+ * line for s when this is the first sample, when s differs from the last context in its GPUs,
+ * processes or collector states, or every RECORDING_CONTEXT_EVERY_MS. Each line is written whole
+ * or, when the write fails part way, cut back, so the file stays a valid recording. Returns 0,
+ * or -1 with *cause set: the recorder is then closed for writing and later calls do nothing.
+ */
+int recorder_write(struct recorder *r, const struct snapshot *s, const struct sample *smp,
+                   int64_t t_ms, char **cause);
+
+/* Lines written so far (context and samples). */
+uint64_t recorder_lines(const struct recorder *r);
+
+void recorder_close(struct recorder *r);
+
+/*
+ * Reads a recording, or a snapshot (what `check --from` accepts): path, or "-" for standard
+ * input. Returns NULL with *cause = "path:line:column: what" when it is neither. A last line
+ * cut short (the recorder was killed mid-write) is ignored.
+ */
+struct snapshot *recording_load(const char *path, char **cause);
+
+#endif
