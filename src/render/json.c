@@ -45,12 +45,15 @@ json_t *render_finding_json(const struct finding *f)
     return j;
 }
 
-json_t *render_check_json(const struct snapshot *s, const struct findings *f, int exit_code)
+json_t *render_findings_json(const char *schema, const struct snapshot *s, const struct findings *f,
+                             int exit_code)
 {
     json_t *j = json_object(), *v = json_object(), *list = json_array(), *skips = json_array();
     char *text = render_verdict(s, f);
 
-    json_object_set_new(j, "schema", json_string(CHECK_SCHEMA));
+    json_object_set_new(j, "schema", json_string(schema));
+    json_object_set_new(j, "hostname", s->hostname ? json_string(s->hostname) : json_null());
+    json_object_set_new(j, "time_ms", json_integer(s->time_ms));
     json_object_set_new(v, "status", json_string(render_status(exit_code)));
     json_object_set_new(v, "exit_code", json_integer(exit_code));
     json_object_set_new(v, "critical", json_integer((json_int_t)findings_count(f, SEV_CRITICAL)));
@@ -71,6 +74,13 @@ json_t *render_check_json(const struct snapshot *s, const struct findings *f, in
         json_array_append_new(skips, k);
     }
     json_object_set_new(j, "not_checked", skips);
+    return j;
+}
+
+json_t *render_check_json(const struct snapshot *s, const struct findings *f, int exit_code)
+{
+    json_t *j = render_findings_json(CHECK_SCHEMA, s, f, exit_code);
+
     json_object_set_new(j, "snapshot", snapshot_to_jansson(s));
     return j;
 }

@@ -12,7 +12,13 @@
 
 #define CHECK_SCHEMA "gpudoctor.check/1"
 
-/* {"schema", "verdict", "findings", "not_checked", "snapshot"}; exit_code is the check's status. */
+/*
+ * {"schema", "hostname", "time_ms", "verdict", "findings", "not_checked"}: the report without the
+ * snapshot, as serve's /findings gives it. exit_code is the check's status.
+ */
+json_t *render_findings_json(const char *schema, const struct snapshot *s, const struct findings *f,
+                             int exit_code);
+/* The same with "snapshot" appended: `check --json`. */
 json_t *render_check_json(const struct snapshot *s, const struct findings *f, int exit_code);
 /* One finding as JSON (also used by `serve` for /findings). */
 json_t *render_finding_json(const struct finding *f);

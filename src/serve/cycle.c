@@ -84,39 +84,6 @@ static char *json_members(json_t *obj, size_t *len)
     return text;
 }
 
-static json_t *findings_json(const struct snapshot *s, const struct findings *f, int status)
-{
-    json_t *j = json_object(), *v = json_object(), *list = json_array(), *skips = json_array();
-    char *verdict = render_verdict(s, f);
-
-    json_object_set_new(j, "schema", json_string(SERVE_FINDINGS_SCHEMA));
-    json_object_set_new(j, "hostname", s->hostname ? json_string(s->hostname) : json_null());
-    json_object_set_new(j, "time_ms", json_integer(s->time_ms));
-    json_object_set_new(v, "status", json_string(render_status(status)));
-    json_object_set_new(v, "exit_code", json_integer(status));
-    json_object_set_new(v, "critical", json_integer((json_int_t)findings_count(f, SEV_CRITICAL)));
-    json_object_set_new(v, "warning", json_integer((json_int_t)findings_count(f, SEV_WARNING)));
-    json_object_set_new(v, "info", json_integer((json_int_t)findings_count(f, SEV_INFO)));
-    json_object_set_new(v, "text", json_string(verdict));
-    free(verdict);
-    json_object_set_new(j, "verdict", v);
-    for (size_t i = 0; i < f->n; i++)
-        json_array_append_new(list, render_finding_json(&f->items[i]));
-    json_object_set_new(j, "findings", list);
-    for (size_t i = 0; i < f->n_skips; i++) {
-        json_t *k = json_object();
-
-        json_object_set_new(k, "rule", json_string(f->skips[i].rule->id));
-        json_object_set_new(k, "gpu_index",
-                            f->skips[i].gpu_index >= 0 ? json_integer(f->skips[i].gpu_index)
-                                                       : json_null());
-        json_object_set_new(k, "reason", json_string(f->skips[i].reason));
-        json_array_append_new(skips, k);
-    }
-    json_object_set_new(j, "not_checked", skips);
-    return j;
-}
-
 static json_t *failure_json(const char *cause)
 {
     json_t *j = json_object();
@@ -170,7 +137,7 @@ struct serve_result *serve_cycle(struct serve_state *st)
         rules_run(s, &h, o->rules, &f);
         free(scratch);
         cyc.check_status = rules_exit_status(s, &f);
-        j = findings_json(s, &f, cyc.check_status);
+        j = render_findings_json(SERVE_FINDINGS_SCHEMA, s, &f, cyc.check_status);
         if (st->last_failed)
             fprintf(stderr, "gpudoctor serve: collection works again\n");
         st->last_failed = false;
