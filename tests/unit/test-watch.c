@@ -1,0 +1,545 @@
+/*
+ * The pieces of watch that are plain functions: history graphs, the two-run judgement (live
+ * rules over the window, trend rules over the history, merged, trends yielding), new and cleared
+ * findings, carrying slow collectors' parts between cycles, and recordings: written line by line,
+ * read back by check --from with the samples as history, errors named by line and column.
+ */
+#include "rules/config.h"
+#include "rules/rules-trend.h"
+#include "rules/rules.h"
+#include "util/xalloc.h"
+#include "watch/graph.h"
+#include "watch/recording.h"
+#include "watch/watch.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define GIB (UINT64_C(1) << 30)
+#define MIB (UINT64_C(1) << 20)
+
+/* ---- graphs ---- */
+
+static void test_graph(void **state)
+{
+    const double v[] = { 0, 12.5, 25, 50, 75, 100, NAN, 150, -3 };
+    char buf[64];
+
+    (void)state;
+    /* Eight heights; NaN a blank; out of range clamped. */
+    assert_int_equal(graph_render(buf, sizeof(buf), v, 9, 0, 100, 9, false), 9);
+    assert_string_equal(buf, "_.-=*# #_");
+    /* Fewer readings than cells: blanks on the left; more: the newest. */
+    graph_render(buf, sizeof(buf), v, 3, 0, 100, 5, false);
+    assert_string_equal(buf, "  _.-");
+    graph_render(buf, sizeof(buf), v, 6, 0, 100, 2, false);
+    assert_string_equal(buf, "*#");
+    /* UTF-8 blocks, three bytes a cell. */
+    graph_render(buf, sizeof(buf), v, 2, 0, 100, 2, true);
+    assert_string_equal(buf, "\u2581\u2582");
+    /* A buffer too small gets fewer cells, still terminated. */
+    assert_int_equal(graph_render(buf, 7, v, 6, 0, 100, 6, true), 2);
+    assert_int_equal(strlen(buf), 6);
+    /* A flat scale does not divide by zero. */
+    graph_render(buf, sizeof(buf), v, 2, 5, 5, 2, false);
+    assert_string_equal(buf, "_#");
+}
+
+/* ---- judging ---- */
+
+/* A GPU 0 held by pid 4121, whose memory grows 10 MiB/s over `seconds` seconds of readings. */
+static struct snapshot *leaking(double seconds)
+{
+    struct snapshot *s = snapshot_new();
+    struct gpu *g;
+
+    s->time_ms = 1764669600000;
+    s->nvml.attempted = true;
+    s->collectors[COLLECTOR_NVML].state = CS_OK;
+    s->gpus = xcalloc(1, sizeof(*s->gpus));
+    s->n_gpus = 1;
+    g = &s->gpus[0];
+    gpu_init(g, 0);
+    g->handle_rc = 0;
+    g->mem_total_bytes = 80 * GIB;
+    g->util_gpu_pct = 90;
+    gpu_set_rc(g, GPU_S_MEM_TOTAL, 0);
+    gpu_set_rc(g, GPU_S_MEM_USED, 0);
+    gpu_set_rc(g, GPU_S_UTIL_GPU, 0);
+    gpu_set_rc(g, GPU_S_PROCESSES, 0);
+    g->procs = xcalloc(1, sizeof(*g->procs));
+    g->n_procs = 1;
+    g->procs[0].pid = 4121;
+    g->procs[0].type_mask = GPU_PROC_COMPUTE;
+    g->procs[0].valid = 1u << GPU_PROC_S_USED;
+    for (double t = 0; t <= seconds; t += 1) {
+        struct sample *smp = snapshot_add_sample(s, (int64_t)(t * 1000));
+
+        if (smp == NULL)
+            abort();
+        g->procs[0].used_bytes = 10 * GIB + (uint64_t)(t * 10.0 * (double)MIB);
+        g->mem_used_bytes = g->procs[0].used_bytes;
+        smp->gpus = xcalloc(1, sizeof(*smp->gpus));
+        smp->n_gpus = 1;
+        gpu_copy(&smp->gpus[0], g);
+    }
+    return s;
+}
+
+static const struct finding *find(const struct findings *f, const char *id)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        if (strcmp(f->items[i].rule->id, id) == 0)
+            return &f->items[i];
+    }
+    return NULL;
+}
+
+static void test_judge_two_runs(void **state)
+{
+    struct snapshot *s = leaking(300);
+    struct history full = { s->samples, s->n_samples }, recent;
+    struct config cfg;
+    struct watch_rules wr;
+    struct findings f = { 0 };
+
+    (void)state;
+    config_init(&cfg);
+    watch_rules_init(&wr, &cfg.rules);
+    recent = watch_recent(&full, 10000);
+    assert_int_equal(recent.n, 11); /* readings within 10 s of the last, both ends included */
+    assert_ptr_equal(recent.samples, full.samples + full.n - 11);
+    /* The trend is in the history, not in the window. */
+    watch_judge(s, &recent, &full, &wr, &f);
+    assert_non_null(find(&f, "mem.leak"));
+    findings_free(&f);
+    watch_judge(s, &recent, &recent, &wr, &f);
+    assert_null(find(&f, "mem.leak"));
+    findings_free(&f);
+    /* A rule disabled in the configuration stays disabled in both runs. */
+    watch_rules_free(&wr);
+    config_set(&cfg, "disable=mem.leak", &(char *){ NULL });
+    watch_rules_init(&wr, &cfg.rules);
+    watch_judge(s, &recent, &full, &wr, &f);
+    assert_null(find(&f, "mem.leak"));
+    findings_free(&f);
+    /* Each run has only its rules. */
+    for (size_t i = 0; i < n_rules; i++) {
+        assert_int_equal(wr.trend.disabled[i], !rule_is_trend(rule_table[i]) ||
+                                                   strcmp(rule_table[i]->id, "mem.leak") == 0);
+        assert_int_equal(wr.live.disabled[i], rule_is_trend(rule_table[i]));
+    }
+    watch_rules_free(&wr);
+    config_free(&cfg);
+    snapshot_free(s);
+}
+
+/* A GPU idle for 20 minutes with its memory held by a stopped process. */
+static struct snapshot *stopped_holder(void)
+{
+    struct snapshot *s = snapshot_new();
+    struct gpu *g;
+    struct proc *p;
+
+    s->time_ms = 1764669600000;
+    s->nvml.attempted = true;
+    s->collectors[COLLECTOR_NVML].state = CS_OK;
+    s->collectors[COLLECTOR_PROCS].state = CS_OK;
+    s->gpus = xcalloc(1, sizeof(*s->gpus));
+    s->n_gpus = 1;
+    g = &s->gpus[0];
+    gpu_init(g, 0);
+    g->handle_rc = 0;
+    g->mem_total_bytes = 80 * GIB;
+    g->mem_used_bytes = 70 * GIB;
+    gpu_set_rc(g, GPU_S_MEM_TOTAL, 0);
+    gpu_set_rc(g, GPU_S_MEM_USED, 0);
+    gpu_set_rc(g, GPU_S_UTIL_GPU, 0);
+    gpu_set_rc(g, GPU_S_PROCESSES, 0);
+    g->procs = xcalloc(1, sizeof(*g->procs));
+    g->n_procs = 1;
+    g->procs[0].pid = 39104;
+    g->procs[0].type_mask = GPU_PROC_COMPUTE;
+    g->procs[0].used_bytes = 70 * GIB;
+    g->procs[0].valid = 1u << GPU_PROC_S_USED;
+    s->procs.procs = xcalloc(1, sizeof(*s->procs.procs));
+    s->procs.n_procs = 1;
+    s->procs.valid = 1u << PROC_TABLE_S_SCAN;
+    p = &s->procs.procs[0];
+    p->pid = 39104;
+    p->ppid = 1000;
+    p->state = 'T';
+    p->start_ticks = 5;
+    p->start_time_ms = s->time_ms - 7200000;
+    p->uid = 1000;
+    p->comm = xstrdup("python");
+    p->valid = (1u << PROC_S_STAT) | (1u << PROC_S_START_TIME) | (1u << PROC_S_USER);
+    p->gpus = xcalloc(1, sizeof(*p->gpus));
+    p->n_gpus = 1;
+    p->gpus[0].gpu_index = 0;
+    p->gpus[0].minor = 0;
+    p->gpus[0].nvml_listed = true;
+    p->gpus[0].type_mask = GPU_PROC_COMPUTE;
+    p->gpus[0].used_bytes = 70 * GIB;
+    p->gpus[0].valid = (1u << PROC_GPU_S_INDEX) | (1u << PROC_GPU_S_USED);
+    for (double t = 0; t <= 1200; t += 5) {
+        struct sample *smp = snapshot_add_sample(s, (int64_t)(t * 1000));
+
+        if (smp == NULL)
+            abort();
+        smp->gpus = xcalloc(1, sizeof(*smp->gpus));
+        smp->n_gpus = 1;
+        gpu_copy(&smp->gpus[0], g);
+    }
+    return s;
+}
+
+static void test_judge_trend_yields_to_live(void **state)
+{
+    struct snapshot *s = stopped_holder();
+    struct history full = { s->samples, s->n_samples }, recent = watch_recent(&full, 10000);
+    struct config cfg;
+    struct watch_rules wr;
+    struct findings f = { 0 }, trend_only = { 0 };
+    size_t crit = 0;
+
+    (void)state;
+    config_init(&cfg);
+    watch_rules_init(&wr, &cfg.rules);
+    /* Alone, the trend rule finds the idle GPU... */
+    rules_run(s, &full, &wr.trend, &trend_only);
+    assert_non_null(find(&trend_only, "mem.idle-held"));
+    /* ...but the stopped holder the live rules name explains it: the trend finding goes. */
+    watch_judge(s, &recent, &full, &wr, &f);
+    assert_non_null(find(&f, "proc.stopped-holder"));
+    assert_null(find(&f, "mem.idle-held"));
+    /* Ranked by severity. */
+    for (size_t i = 0; i < f.n; i++) {
+        if (f.items[i].severity == SEV_CRITICAL)
+            assert_int_equal(i, crit++);
+    }
+    assert_true(crit > 0);
+    findings_free(&f);
+    findings_free(&trend_only);
+    watch_rules_free(&wr);
+    config_free(&cfg);
+    snapshot_free(s);
+}
+
+/* ---- new and cleared ---- */
+
+static void test_marks(void **state)
+{
+    struct snapshot *s = leaking(300);
+    struct history full = { s->samples, s->n_samples };
+    struct config cfg;
+    struct watch_rules wr;
+    struct findings f = { 0 }, none = { 0 };
+    struct watch_marks m = { 0 };
+    const struct watch_mark *mk;
+
+    (void)state;
+    config_init(&cfg);
+    watch_rules_init(&wr, &cfg.rules);
+    watch_judge(s, &full, &full, &wr, &f);
+    watch_marks_update(&m, &f, 1000);
+    mk = watch_marks_find(&m, find(&f, "mem.leak"));
+    assert_non_null(mk);
+    assert_string_equal(mk->key, "mem.leak gpu=0 pid=4121");
+    assert_int_equal(mk->since_ms, 1000);
+    assert_int_equal(mk->cleared_ms, -1);
+    watch_marks_update(&m, &f, 2000);
+    mk = watch_marks_find(&m, find(&f, "mem.leak"));
+    assert_true(mk != NULL && mk->since_ms == 1000);
+    /* Gone: cleared, kept a while, then forgotten. */
+    watch_marks_update(&m, &none, 3000);
+    assert_int_equal(m.n, f.n);
+    for (size_t i = 0; i < m.n; i++)
+        assert_int_equal(m.items[i].cleared_ms, 3000);
+    watch_marks_update(&m, &none, 3000 + WATCH_CLEARED_SHOW_MS);
+    assert_int_equal(m.n, f.n);
+    watch_marks_update(&m, &none, 3001 + WATCH_CLEARED_SHOW_MS);
+    assert_int_equal(m.n, 0);
+    /* Back again: new again. */
+    watch_marks_update(&m, &f, 50000);
+    mk = watch_marks_find(&m, find(&f, "mem.leak"));
+    assert_true(mk != NULL && mk->since_ms == 50000);
+    watch_marks_free(&m);
+    findings_free(&f);
+    watch_rules_free(&wr);
+    config_free(&cfg);
+    snapshot_free(s);
+}
+
+/* ---- carrying slow collectors' parts ---- */
+
+static void test_carry(void **state)
+{
+    struct snapshot *prev = snapshot_new(), *s = snapshot_new();
+
+    (void)state;
+    prev->collectors[COLLECTOR_PROCS].state = CS_OK;
+    prev->procs.procs = xcalloc(1, sizeof(*prev->procs.procs));
+    prev->procs.n_procs = 1;
+    prev->procs.procs[0].pid = 77;
+    prev->collectors[COLLECTOR_STACK].state = CS_PARTIAL;
+    collector_note(&prev->collectors[COLLECTOR_STACK], "a note");
+    prev->collectors[COLLECTOR_DRIVER].state = CS_OK;
+    prev->collectors[COLLECTOR_KLOG].state = CS_OK;
+    prev->driver.klog_records = 12;
+    prev->collectors[COLLECTOR_PCIE].state = CS_OK;
+    prev->pcie.devices_scanned = 9;
+    /* s ran the PCIe collector itself: its own part stays. */
+    s->collectors[COLLECTOR_PCIE].state = CS_UNAVAILABLE;
+    watch_carry(s, prev);
+    assert_int_equal(s->procs.n_procs, 1);
+    assert_int_equal(s->procs.procs[0].pid, 77);
+    assert_int_equal(s->collectors[COLLECTOR_PROCS].state, CS_OK);
+    assert_int_equal(prev->procs.n_procs, 0);
+    assert_int_equal(s->collectors[COLLECTOR_STACK].state, CS_PARTIAL);
+    assert_string_equal(s->collectors[COLLECTOR_STACK].notes[0], "a note");
+    assert_int_equal(s->driver.klog_records, 12);
+    assert_int_equal(s->collectors[COLLECTOR_KLOG].state, CS_OK);
+    assert_int_equal(s->collectors[COLLECTOR_PCIE].state, CS_UNAVAILABLE);
+    assert_int_equal(s->pcie.devices_scanned, 0);
+    watch_carry(s, NULL);
+    snapshot_free(prev);
+    snapshot_free(s);
+}
+
+/* ---- recordings ---- */
+
+static char tmpdir[64];
+
+static int make_tmp(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof(tmpdir), "/tmp/test-watch-XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int remove_tmp(void **state)
+{
+    char cmd[128];
+
+    (void)state;
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static size_t count_lines(const char *path, size_t *snapshots)
+{
+    char line[1 << 16];
+    size_t n = 0;
+    FILE *f = fopen(path, "r");
+
+    *snapshots = 0;
+    assert_non_null(f);
+    while (fgets(line, sizeof(line), f)) {
+        n++;
+        *snapshots += strstr(line, "\"schema\"") != NULL;
+    }
+    fclose(f);
+    return n;
+}
+
+static void test_recording_round_trip(void **state)
+{
+    struct snapshot *s = leaking(300), *back;
+    char path[128], *cause = NULL;
+    struct recorder *r;
+    struct config cfg;
+    struct findings f = { 0 };
+    const struct finding *leak;
+    size_t lines, contexts;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/rec.jsonl", tmpdir);
+    r = recorder_open(path, &cause);
+    assert_non_null(r);
+    for (size_t k = 0; k < s->n_samples; k++) {
+        /* The process table changes once: a new context line. */
+        if (k == 200) {
+            s->procs.procs = xcalloc(1, sizeof(*s->procs.procs));
+            s->procs.n_procs = 1;
+            s->procs.procs[0].pid = 4121;
+            s->procs.procs[0].start_ticks = 9;
+            s->procs.procs[0].valid = 1u << PROC_S_STAT;
+        }
+        if (recorder_write(r, s, &s->samples[k], s->samples[k].t_ms, &cause) != 0)
+            fail_msg("%s", cause);
+    }
+    assert_int_equal(recorder_lines(r), s->n_samples + 2);
+    recorder_close(r);
+    lines = count_lines(path, &contexts);
+    assert_int_equal(lines, s->n_samples + 2);
+    assert_int_equal(contexts, 2);
+    /* Read back: the last context, every sample, judged at the end of the recording. */
+    back = recording_load(path, &cause);
+    if (back == NULL)
+        fail_msg("%s", cause);
+    assert_int_equal(back->n_samples, s->n_samples);
+    assert_int_equal(back->procs.n_procs, 1);
+    assert_int_equal(back->time_ms, s->time_ms + 300000);
+    assert_int_equal(back->samples[150].gpus[0].procs[0].used_bytes,
+                     s->samples[150].gpus[0].procs[0].used_bytes);
+    config_init(&cfg);
+    rules_run(back, NULL, &cfg.rules, &f);
+    leak = find(&f, "mem.leak");
+    if (leak == NULL)
+        fail_msg("no leak found in the recording");
+    else
+        assert_int_equal(leak->subject.pid, 4121);
+    findings_free(&f);
+    config_free(&cfg);
+    snapshot_free(back);
+    snapshot_free(s);
+}
+
+/* A recording cut short mid-line (the recorder was killed): the whole lines are kept. */
+static void test_recording_cut_short(void **state)
+{
+    char path[128], *cause = NULL;
+    struct snapshot *back;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/cut.jsonl", tmpdir);
+    write_file(path, "{\"schema\": \"gpudoctor.snapshot/1\", \"time_ms\": 1000}\n"
+                     "{\"t_ms\": 0, \"gpus\": []}\n"
+                     "{\"t_ms\": 1000, \"gpus\": []}\n"
+                     "{\"t_ms\": 2000, \"gp");
+    back = recording_load(path, &cause);
+    if (back == NULL)
+        fail_msg("%s", cause);
+    assert_int_equal(back->n_samples, 2);
+    assert_int_equal(back->time_ms, 2000);
+    snapshot_free(back);
+}
+
+static void load_fails(const char *text, const char *want)
+{
+    char path[128], *cause = NULL;
+    struct snapshot *s;
+
+    snprintf(path, sizeof(path), "%s/bad.jsonl", tmpdir);
+    write_file(path, text);
+    s = recording_load(path, &cause);
+    if (s != NULL)
+        fail_msg("loaded: %s", text);
+    if (strncmp(cause, path, strlen(path)) != 0 || strstr(cause, want) == NULL)
+        fail_msg("message \"%s\" lacks \"%s\"", cause, want);
+    free(cause);
+}
+
+static void test_recording_errors(void **state)
+{
+    (void)state;
+    /* Each error names the line and, where it can, the column and the field. */
+    load_fails("{\"schema\": \"gpudoctor.snapshot/1\"}\n{\"t_ms\": 0}\n{\"t_ms\": \"x\"}\n",
+               ":3:");
+    load_fails("{\"schema\": \"gpudoctor.snapshot/1\"}\n{\"t_ms\": 0}\n{\"t_ms\": \"x\"}\n",
+               "t_ms");
+    load_fails("{\"schema\": \"gpudoctor.snapshot/1\"}\n{\"t_ms\": 0, \"gpus\": [{\"index\": 0, "
+               "\"temp_c\": \"hot\"}]}\n",
+               ":2:");
+    load_fails("{\"schema\": \"gpudoctor.snapshot/1\"}\n{\"t_ms\": 0, \"gpus\": [{\"index\": 0, "
+               "\"temp_c\": \"hot\"}]}\n",
+               "gpus[0].temp_c");
+    load_fails("{\"schema\": \"gpudoctor.snapshot/1\"}\n{\"t_ms\": 0}\nnot json\n{\"t_ms\": 5}\n",
+               ":3:3: '[' or '{' expected near 'not'");
+    load_fails("{\"schema\": \"gpudoctor.snapshot/1\"}\n[1, 2]\n", ":2: expected a JSON object");
+    load_fails("{\"schema\": \"gpudoctor.snapshot/1\"}\n{\"t_ms\": 5000}\n{\"t_ms\": 1000}\n",
+               ":3: t_ms 1000 is before the previous sample's 5000");
+    load_fails("{\"t_ms\": 0}\n{\"t_ms\": 1000}\n", ":1: a recording starts with a snapshot");
+    load_fails("{\"schema\": \"gpudoctor.snapshot/1\"}\n{\"schema\": \"other/2\"}\n",
+               ":2:");
+    load_fails("{\"schema\": \"gpudoctor.snapshot/9\"}\n", "unsupported schema");
+    load_fails("", "empty");
+    load_fails("\n\n", "empty");
+    /* Not a recording: an indented snapshot is read whole, its errors as snapshot_load's. */
+    load_fails("{\n  \"schema\": \"gpudoctor.snapshot/1\",\n  \"time_ms\": \"soon\"\n}\n",
+               "time_ms: expected an integer");
+    load_fails("{\n  \"schema\": \"gpudoctor.snapshot/1\",\n  \"time_ms\": }\n", ":3:14:");
+}
+
+static void test_indented_snapshot_still_loads(void **state)
+{
+    char path[128], *cause = NULL;
+    struct snapshot *s;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/snap.json", tmpdir);
+    write_file(path, "{\n  \"schema\": \"gpudoctor.snapshot/1\",\n  \"time_ms\": 42,\n"
+                     "  \"samples\": [{\"t_ms\": 0}, {\"t_ms\": 2000}]\n}\n");
+    s = recording_load(path, &cause);
+    if (s == NULL)
+        fail_msg("%s", cause);
+    assert_int_equal(s->time_ms, 42);
+    assert_int_equal(s->n_samples, 2);
+    snapshot_free(s);
+    s = recording_load("/nonexistent/rec.jsonl", &cause);
+    assert_null(s);
+    assert_string_equal(cause, "/nonexistent/rec.jsonl: No such file or directory");
+    free(cause);
+}
+
+/* A write that fails leaves whole lines only, and stops the recorder with a reason. */
+static void test_recorder_full_disk(void **state)
+{
+    struct snapshot *s = leaking(5);
+    struct recorder *r;
+    char *cause = NULL;
+    int rc = 0;
+
+    (void)state;
+    if (access("/dev/full", W_OK) != 0)
+        skip();
+    r = recorder_open("/dev/full", &cause);
+    assert_non_null(r);
+    for (size_t k = 0; k < s->n_samples && rc == 0; k++)
+        rc = recorder_write(r, s, &s->samples[k], s->samples[k].t_ms, &cause);
+    assert_int_equal(rc, -1);
+    assert_non_null(strstr(cause, "recording to /dev/full stopped: No space left on device"));
+    free(cause);
+    cause = NULL;
+    /* Later writes do nothing. */
+    assert_int_equal(recorder_write(r, s, &s->samples[0], 0, &cause), 0);
+    recorder_close(r);
+    snapshot_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_graph),
+        cmocka_unit_test(test_judge_two_runs),
+        cmocka_unit_test(test_judge_trend_yields_to_live),
+        cmocka_unit_test(test_marks),
+        cmocka_unit_test(test_carry),
+        cmocka_unit_test(test_recording_round_trip),
+        cmocka_unit_test(test_recording_cut_short),
+        cmocka_unit_test(test_recording_errors),
+        cmocka_unit_test(test_indented_snapshot_still_loads),
+        cmocka_unit_test(test_recorder_full_disk),
+    };
+
+    return cmocka_run_group_tests(tests, make_tmp, remove_tmp);
+}
