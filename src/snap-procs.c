@@ -318,8 +318,6 @@ static int read_gpu(void *elem, const json_t *j, const char *path, struct jerr *
         g->gpu_index = UINT32_MAX;
     if (!((g->valid >> PROC_GPU_S_MINOR) & 1u))
         g->minor = UINT32_MAX;
-    g->used_valid = (g->valid >> PROC_GPU_S_USED) & 1u;
-    g->util_valid = (g->valid >> PROC_GPU_S_UTIL) & 1u;
     return 0;
 }
 

@@ -50,8 +50,6 @@ struct proc_gpu {
     uint64_t used_bytes;  /* GPU memory held on this GPU (NVML) */
     uint32_t sm_util_pct; /* per-process SM utilisation (NVML) */
     uint64_t valid;       /* bits of enum proc_gpu_slot */
-    /* Mirrors of the PROC_GPU_S_USED and PROC_GPU_S_UTIL bits, kept for older callers. */
-    bool used_valid, util_valid;
 };
 
 /* A GPU library mapped into the process (from /proc/<pid>/maps). */

@@ -415,12 +415,10 @@ static void proc_add_gpus(struct scan *sc, struct proc *p, const struct held *h)
         if (r->gp->valid & (UINT64_C(1) << GPU_PROC_S_USED)) {
             e->used_bytes = r->gp->used_bytes;
             e->valid |= UINT64_C(1) << PROC_GPU_S_USED;
-            e->used_valid = true;
         }
         if (r->gp->valid & (UINT64_C(1) << GPU_PROC_S_UTIL)) {
             e->sm_util_pct = r->gp->sm_util_pct;
             e->valid |= UINT64_C(1) << PROC_GPU_S_UTIL;
-            e->util_valid = true;
         }
     }
     if (p->n_gpus > 1)

@@ -337,13 +337,13 @@ static void test_host_joined_with_nvml(void **state)
     assert_true(g->holds_device && g->nvml_listed);
     assert_int_equal(g->type_mask, GPU_PROC_COMPUTE);
     assert_int_equal(g->used_bytes, 20 * GIB);
-    assert_true(g->used_valid && GHAS(g, PROC_GPU_S_USED));
+    assert_true(GHAS(g, PROC_GPU_S_USED));
     assert_int_equal(g->sm_util_pct, 87);
-    assert_true(g->util_valid);
+    assert_true(GHAS(g, PROC_GPU_S_UTIL));
     g = &p->gpus[1];
     assert_int_equal(g->gpu_index, 1);
     assert_int_equal(g->used_bytes, 18 * GIB);
-    assert_false(g->util_valid || GHAS(g, PROC_GPU_S_UTIL));
+    assert_false(GHAS(g, PROC_GPU_S_UTIL));
 
     g = gpu_of(get(s, 1500), 0);
     assert_int_equal(g->type_mask, GPU_PROC_GRAPHICS);
@@ -577,8 +577,8 @@ static void test_round_trip(void **state)
     assert_int_equal(p->state, 'Z');
     assert_int_equal(p->children[0], 2701);
     p = proc_table_find(&back->procs, 2100);
-    assert_true(p->gpus[0].used_valid);
-    assert_false(p->gpus[1].util_valid);
+    assert_true(GHAS(&p->gpus[0], PROC_GPU_S_USED));
+    assert_false(GHAS(&p->gpus[1], PROC_GPU_S_UTIL));
     assert_int_equal(p->n_libs, 10);
     assert_null(p->libs[7].version);
     p = proc_table_find(&back->procs, 2400);

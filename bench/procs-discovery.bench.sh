@@ -2,7 +2,7 @@
 # GPU-process discovery at 1,000 and 10,000 real processes: gpudoctor's processes collector side
 # by side with lsof and find doing the same search (who has /dev/nvidia* open?).
 #
-#   bench/procs-discovery.sh [SIZES...]        (default: 1000 10000; needs root)
+#   bench/procs-discovery.bench.sh [SIZES...]        (default: 1000 10000; needs root)
 #
 # Environment: GPUDOCTOR (the binary; default build/gpudoctor), RUNSTAT (tests/helpers/runstat
 # from the build, optional), RUNS (timed runs per tool, default 3), HOLDERS (processes holding
