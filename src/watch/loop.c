@@ -87,6 +87,8 @@ struct core {
     struct alert_runner *runner;
     struct alert_events events; /* of the latest cycle */
     char *alert_msg;
+    char *alert_error; /* a problem with a command not yet shown, NULL when none */
+    char *shown_error; /* the last one shown */
 };
 
 static void set_msg(char **dst, char *msg)
@@ -129,6 +131,10 @@ static void alert(struct core *c, const struct snapshot *s, const struct sample 
         alert_runner_submit(c->runner, &c->events.items[i], time_mono_ms());
     alert_runner_stats(c->runner, &st);
     err = alert_runner_last_error(c->runner);
+    if (err != NULL && (c->shown_error == NULL || strcmp(err, c->shown_error) != 0)) {
+        set_msg(&c->alert_error, xstrdup(err));
+        set_msg(&c->shown_error, xstrdup(err));
+    }
     set_msg(&c->alert_msg,
             xasprintf("alerts: %zu firing, %" PRIu64 " fired, %" PRIu64 " cleared%s%s",
                       alert_engine_firing(c->alerts), st.fired, st.cleared, err ? "; " : "",
@@ -178,6 +184,7 @@ static void view_of(const struct core *c, struct watch_view *v, int64_t now_ms)
     v->problem = c->problem;
     v->record_msg = c->record_msg;
     v->alert_msg = c->alert_msg;
+    v->alert_error = c->alert_error;
 }
 
 static int core_init(struct core *c, const struct watch_opts *o)
@@ -226,6 +233,8 @@ static void core_free(struct core *c)
     free(c->problem);
     free(c->record_msg);
     free(c->alert_msg);
+    free(c->alert_error);
+    free(c->shown_error);
 }
 
 /* Waits for something to do; returns the poll result. */
@@ -310,7 +319,8 @@ int watch_run(const struct watch_opts *o)
             cycle(&c, s, base, cause);
             view_of(&c, &v, time_mono_ms() - start);
             if (ui.draw(&ui, &v) != 0)
-                quit = true; /* the output went away (a closed pipe): not an error */
+                quit = true;               /* the output went away (a closed pipe): not an error */
+            set_msg(&c.alert_error, NULL); /* shown once */
             if (o->count > 0 && c.cycles >= o->count)
                 quit = true;
         }

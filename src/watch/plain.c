@@ -152,6 +152,8 @@ static int draw(struct watch_ui *ui, const struct watch_view *v)
         fprintf(p->out, "# %s alert %s %s %s: %s\n", when, e->firing ? "firing" : "cleared", e->id,
                 e->subject, e->title);
     }
+    if (v->alert_error != NULL)
+        fprintf(p->out, "# %s alert command: %s\n", when, v->alert_error);
     if (v->snap == NULL || v->hist->n == 0)
         return finish(p);
     last = &v->hist->samples[v->hist->n - 1];

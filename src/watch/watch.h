@@ -105,10 +105,11 @@ struct watch_view {
     const struct watch_marks *marks;   /* new and cleared findings */
     const struct alert_events *events; /* alerts that fired or cleared this cycle */
     uint64_t cycles;
-    int64_t now_ms;         /* watch clock */
-    const char *problem;    /* why the last collection failed, or NULL */
-    const char *record_msg; /* "recording to FILE: N lines" or why it stopped; NULL: none */
-    const char *alert_msg;  /* "alerts: 2 firing, 5 fired, ..." or NULL */
+    int64_t now_ms;          /* watch clock */
+    const char *problem;     /* why the last collection failed, or NULL */
+    const char *record_msg;  /* "recording to FILE: N lines" or why it stopped; NULL: none */
+    const char *alert_msg;   /* "alerts: 2 firing, 5 fired, ..." or NULL */
+    const char *alert_error; /* a problem with an alert command, new since the last view */
 };
 
 enum watch_input { WATCH_CONTINUE, WATCH_QUIT };
@@ -141,8 +142,8 @@ struct watch_worker *watch_worker_start(const struct collect_opts *co, int64_t i
 int watch_worker_fd(const struct watch_worker *w);
 /*
  * Takes the oldest collection waiting: false when none is. *s is the snapshot (the caller's), or
- * NULL with *cause saying why the collection failed (the caller frees it); *base_ms is when it
- * started, in ms since the worker started.
+ * NULL with *cause saying why the collection failed (the caller frees it); *base_ms + a sample's
+ * t_ms is when the sample was taken, in ms since the worker started.
  */
 bool watch_worker_take(struct watch_worker *w, struct snapshot **s, int64_t *base_ms, char **cause);
 /* Stops the thread after the collection in progress and frees w. */

@@ -172,11 +172,18 @@ static void *run(void *arg)
 
         if (wait_until(w, due))
             break;
-        base = time_mono_ms() - w->start_mono_ms;
-        co.only = plan(w, base);
+        co.only = plan(w, time_mono_ms() - w->start_mono_ms);
         session_lend(w, &co);
         s = collect_snapshot(&co, &cause);
         session_check(w, s);
+        /*
+         * A sample's t_ms counts from the end of the collectors' start, which takes longer when
+         * the slow collectors run: time the samples from the end of the collection instead, so
+         * the history's readings are as far apart as they were taken (slopes depend on it).
+         */
+        base = time_mono_ms() - w->start_mono_ms;
+        if (s != NULL && s->n_samples > 0)
+            base -= s->samples[s->n_samples - 1].t_ms;
         if (s != NULL && (co.only & BIT(COLLECTOR_NVML)))
             w->gpu_pids = gpu_pids(s);
         publish(w, s, cause, base);

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# watch --plain on the troubled 8-GPU server of `make demo`: a header, then one line per GPU per
+# interval with the readings the simulator serves and the findings about each GPU; the default
+# when standard output is not a terminal; --count stops it; a closed pipe ends it quietly.
+. "$(dirname "$0")/watch-lib.sh"
+
+export NVML_SIM_SCENARIO=$SRC/scenarios/troubled-8xh100.json
+root=$SRC/tests/scenarios/troubled-8xh100/root
+[ -d "$root" ] || { echo "no fixture tree $root"; exit 77; }
+
+"$GPUDOCTOR" watch --plain -n 0.2 -c 4 --root "$root" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ "$rc" -eq 0 ] || fail "exit status $rc: $(head -c 300 "$TMP/err")"
+[ ! -s "$TMP/err" ] || fail "stderr: $(head -c 300 "$TMP/err")"
+
+# The header: two comment lines, once.
+[ "$(grep -c '^#time' "$TMP/out")" -eq 1 ] || fail "header not once"
+head -1 "$TMP/out" | grep -Eq '^#time +gpu +util +mem +memused +temp +power +smclk +memclk +throttle +findings$' ||
+    fail "header: $(head -1 "$TMP/out")"
+# 4 intervals x 8 GPUs, every line 11 fields, GPUs 0-7 in each interval.
+data=$(grep -v '^#' "$TMP/out")
+[ "$(echo "$data" | wc -l)" -eq 32 ] || fail "$(echo "$data" | wc -l) data lines, not 32"
+echo "$data" | awk 'NF != 11 { exit 1 }' || fail "a line without 11 fields"
+[ "$(echo "$data" | awk '{print $2}' | sort -n | uniq -c | awk '{print $1}' | sort -u)" = 4 ] ||
+    fail "not 4 lines for each GPU"
+echo "$data" | awk '{print $1}' | grep -Evq '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$' &&
+    fail "a time that is not ISO 8601 UTC"
+
+# gpu line: the readings of the scenario, throttle reasons, and the findings of that GPU.
+line() { echo "$data" | awk -v g="$1" '$2 == g' | tail -1; }
+field() { line "$1" | awk -v f="$2" '{print $f}'; }
+[ "$(field 3 3)" = 0 ] || fail "GPU 3 util: $(line 3)"
+[ "$(field 3 4)" = 99 ] || fail "GPU 3 memory %: $(line 3)"
+[ "$(field 3 5)" = 78.7 ] || fail "GPU 3 memory used: $(line 3)"
+field 3 11 | grep -q 'proc.stopped-holder\[39104\]' || fail "GPU 3 findings: $(line 3)"
+[ "$(field 5 10)" = thermal,hwthermal ] || fail "GPU 5 throttle: $(line 5)"
+field 5 11 | grep -q 'clock.thermal-slowdown' || fail "GPU 5 findings: $(line 5)"
+[ "$(field 7 7)" = 449 ] || fail "GPU 7 power: $(line 7)"
+[ "$(field 7 8)" = 1365 ] || fail "GPU 7 SM clock: $(line 7)"
+[ "$(field 7 10)" = pcap ] || fail "GPU 7 throttle: $(line 7)"
+field 7 11 | grep -q 'clock.power-limit-low' || fail "GPU 7 findings: $(line 7)"
+field 1 11 | grep -q 'proc.stopped-holder' && fail "GPU 3's finding on GPU 1: $(line 1)"
+[ "$(field 4 10)" = - ] || fail "GPU 4 throttle: $(line 4)"
+
+# Not a terminal: plain without being asked.
+"$GPUDOCTOR" watch -n 0.2 -c 1 --root "$root" >"$TMP/auto" 2>&1
+[ "$(grep -vc '^#' "$TMP/auto")" -eq 8 ] || fail "stdout not a terminal: $(head -3 "$TMP/auto")"
+
+# A closed pipe: watch ends at once, quietly, with status 0.
+start=$SECONDS
+"$GPUDOCTOR" watch --plain -n 0.2 --root "$root" 2>"$TMP/err" | head -3 >"$TMP/head"
+status=("${PIPESTATUS[@]}")
+[ "${status[0]}" -eq 0 ] || fail "closed pipe: exit status ${status[0]}"
+[ $((SECONDS - start)) -lt 10 ] || fail "closed pipe: took $((SECONDS - start)) s"
+[ ! -s "$TMP/err" ] || fail "closed pipe: stderr: $(head -c 300 "$TMP/err")"
+[ "$(wc -l <"$TMP/head")" -eq 3 ] || fail "head got $(wc -l <"$TMP/head") lines"
+
+# No GPU at all: one comment line an interval that says why.
+NVML_SIM_SCENARIO=/nonexistent.json "$GPUDOCTOR" watch --plain -n 0.2 -c 2 --root "$root" \
+    >"$TMP/none" 2>/dev/null
+[ "$(grep -c '^# .* no GPU: ' "$TMP/none")" -eq 2 ] || fail "no GPU: $(cat "$TMP/none")"
+finish
