@@ -1,0 +1,728 @@
+#include "render/procs.h"
+#include "render/format.h"
+#include "util/strutil.h"
+#include "util/xalloc.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const procs_sort_names[] = { "mem", "sm", "cpu", "age", "pid", NULL };
+
+static bool ok(const struct proc *p, enum proc_slot slot)
+{
+    return p != NULL && ((p->valid >> slot) & 1u);
+}
+
+static bool gpu_ok(const struct proc_gpu *g, enum proc_gpu_slot slot)
+{
+    return (g->valid >> slot) & 1u;
+}
+
+void procs_job_label(char *buf, size_t size, const struct proc *p)
+{
+    buf[0] = '\0';
+    if (!ok(p, PROC_S_CGROUP))
+        return;
+    if (p->pod_uid)
+        snprintf(buf, size, "k8s pod %.12s", p->pod_uid);
+    else if (p->container_id)
+        snprintf(buf, size, "%s %.12s", p->container_runtime ? p->container_runtime : "container",
+                 p->container_id);
+    else if (p->slurm_job_id)
+        snprintf(buf, size, "slurm job %s", p->slurm_job_id);
+}
+
+/* The same, short enough for the table's column: "3f2a1b9c0d1e", "pod 1d2e3f4a", "job 4411". */
+static void job_short(char *buf, size_t size, const struct proc *p)
+{
+    buf[0] = '\0';
+    if (!ok(p, PROC_S_CGROUP))
+        return;
+    if (p->pod_uid)
+        snprintf(buf, size, "pod %.8s", p->pod_uid);
+    else if (p->container_id)
+        snprintf(buf, size, "%.12s", p->container_id);
+    else if (p->slurm_job_id)
+        snprintf(buf, size, "job %s", p->slurm_job_id);
+}
+
+/* ---- filtering ---- */
+
+static bool user_match(const char *want, const struct proc *p)
+{
+    uint32_t uid;
+
+    if (ok(p, PROC_S_USER_NAME) && p->user && strcmp(p->user, want) == 0)
+        return true;
+    return ok(p, PROC_S_USER) && str_to_u32(want, 10, &uid) && uid == p->uid;
+}
+
+static bool gpu_match(const struct procs_filter *f, const struct proc *p)
+{
+    for (size_t i = 0; i < p->n_gpus; i++) {
+        for (size_t k = 0; k < f->n_gpus; k++) {
+            if (gpu_ok(&p->gpus[i], PROC_GPU_S_INDEX) &&
+                p->gpus[i].gpu_index == (uint32_t)f->gpus[k])
+                return true;
+        }
+    }
+    return false;
+}
+
+static bool container_match(const char *want, const struct proc *p)
+{
+    size_t n = strlen(want);
+    bool known = ok(p, PROC_S_CGROUP);
+
+    if (strcmp(want, "host") == 0)
+        return known && !p->container_id && !p->pod_uid && !p->slurm_job_id;
+    if (!known || n == 0)
+        return false;
+    return (p->container_id && strncmp(p->container_id, want, n) == 0) ||
+           (p->pod_uid && strncmp(p->pod_uid, want, n) == 0) ||
+           (p->slurm_job_id && strcmp(p->slurm_job_id, want) == 0);
+}
+
+bool procs_filter_match(const struct procs_filter *f, const struct proc *p)
+{
+    if (f == NULL)
+        return true;
+    if (f->user && !user_match(f->user, p))
+        return false;
+    if (f->n_gpus && !gpu_match(f, p))
+        return false;
+    if (f->container && !container_match(f->container, p))
+        return false;
+    return true;
+}
+
+/* ---- rows ---- */
+
+static void fill_row(struct procs_row *r, const struct snapshot *s, const struct proc *p,
+                     const struct proc_judgement *j)
+{
+    memset(r, 0, sizeof(*r));
+    r->p = p;
+    r->gpu_user = j != NULL;
+    r->verdict = j ? j->verdict : PROC_VERDICT_UNKNOWN;
+    r->idle_for_ms = j ? j->idle_for_ms : -1;
+    r->age_ms = s->time_ms > 0 ? proc_age_ms(p, s->time_ms) : -1;
+    for (size_t i = 0; i < p->n_gpus; i++) {
+        const struct proc_gpu *g = &p->gpus[i];
+
+        if (gpu_ok(g, PROC_GPU_S_USED)) {
+            r->used_valid = true;
+            r->used_bytes += g->used_bytes;
+        }
+        if (gpu_ok(g, PROC_GPU_S_UTIL) && (!r->sm_valid || g->sm_util_pct > r->sm_util_pct)) {
+            r->sm_valid = true;
+            r->sm_util_pct = g->sm_util_pct;
+        }
+    }
+}
+
+static int cmp_u64_desc(bool va, uint64_t a, bool vb, uint64_t b)
+{
+    if (va != vb)
+        return va ? -1 : 1; /* known values first */
+    return (a < b) - (a > b);
+}
+
+static int cmp_rows(const void *x, const void *y, void *arg)
+{
+    const struct procs_row *a = x, *b = y;
+    int c = 0;
+
+    switch (*(const enum procs_sort *)arg) {
+    case PROCS_SORT_MEM:
+        c = cmp_u64_desc(a->used_valid, a->used_bytes, b->used_valid, b->used_bytes);
+        break;
+    case PROCS_SORT_SM:
+        c = cmp_u64_desc(a->sm_valid, a->sm_util_pct, b->sm_valid, b->sm_util_pct);
+        break;
+    case PROCS_SORT_CPU: {
+        bool va = ok(a->p, PROC_S_CPU_PCT), vb = ok(b->p, PROC_S_CPU_PCT);
+
+        if (va != vb)
+            c = va ? -1 : 1;
+        else if (va)
+            c = (a->p->cpu_pct < b->p->cpu_pct) - (a->p->cpu_pct > b->p->cpu_pct);
+        break;
+    }
+    case PROCS_SORT_AGE:
+        c = cmp_u64_desc(a->age_ms >= 0, (uint64_t)(a->age_ms >= 0 ? a->age_ms : 0), b->age_ms >= 0,
+                         (uint64_t)(b->age_ms >= 0 ? b->age_ms : 0));
+        break;
+    case PROCS_SORT_PID:
+        break;
+    }
+    if (c == 0)
+        c = (a->p->pid > b->p->pid) - (a->p->pid < b->p->pid);
+    return c;
+}
+
+static void sort_rows(struct procs_row *rows, size_t n, enum procs_sort sort)
+{
+    if (n > 1)
+        qsort_r(rows, n, sizeof(*rows), cmp_rows, &sort);
+}
+
+/* Index of the row of pid among rows[0..n), or -1. */
+static long row_of(const struct procs_row *rows, size_t n, int32_t pid)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].p->pid == pid)
+            return (long)i;
+    }
+    return -1;
+}
+
+/*
+ * The row of the parent of rows[i], or -1: by its ppid, else the row whose children list has it
+ * (a worker re-parented to init when the process it belongs to died is still listed there).
+ */
+static long parent_row(const struct procs_row *rows, size_t n, size_t i)
+{
+    const struct proc *p = rows[i].p;
+    long r = p->ppid != p->pid ? row_of(rows, n, p->ppid) : -1;
+
+    for (size_t k = 0; r < 0 && k < n; k++) {
+        for (size_t c = 0; k != i && c < rows[k].p->n_children; c++) {
+            if (rows[k].p->children[c] == p->pid)
+                r = (long)k;
+        }
+    }
+    return r;
+}
+
+/* Appends rows[i] and, depth-first, every row whose parent it is. */
+static void emit_tree(struct procs_view *v, struct procs_row *rows, size_t n, size_t i,
+                      unsigned depth, bool *done)
+{
+    if (done[i] || depth > 64)
+        return;
+    done[i] = true;
+    v->rows[v->n] = rows[i];
+    v->rows[v->n++].depth = depth;
+    for (size_t k = 0; k < n; k++) {
+        if (!done[k] && parent_row(rows, n, k) == (long)i)
+            emit_tree(v, rows, n, k, depth + 1, done);
+    }
+}
+
+void procs_view_build(struct procs_view *v, const struct snapshot *s,
+                      const struct proc_judgement *j, size_t n_j, const struct procs_filter *f,
+                      enum procs_sort sort, bool tree)
+{
+    const struct proc_table *t = &s->procs;
+    struct procs_row *all = xcalloc(t->n_procs ? t->n_procs : 1, sizeof(*all));
+    bool *keep = xcalloc(t->n_procs ? t->n_procs : 1, sizeof(*keep));
+    size_t n = 0;
+
+    memset(v, 0, sizeof(*v));
+    v->tree = tree;
+    v->window_ms = s->n_samples ? s->samples[s->n_samples - 1].t_ms : 0;
+    for (size_t i = 0; i < t->n_procs; i++) {
+        const struct proc *p = &t->procs[i];
+        const struct proc_judgement *pj = proc_judgement_find(j, n_j, p->pid);
+
+        if (pj == NULL && !tree)
+            continue;
+        fill_row(&all[n], s, p, pj);
+        keep[n] = pj != NULL && procs_filter_match(f, p);
+        n++;
+    }
+    if (tree) {
+        /* Workers of a kept process, and the parents (in the table) of a kept process. */
+        for (bool changed = true; changed;) {
+            changed = false;
+            for (size_t i = 0; i < n; i++) {
+                long parent = parent_row(all, n, i);
+
+                if (parent < 0)
+                    continue;
+                if (keep[i] && !keep[parent]) {
+                    keep[parent] = changed = true;
+                    all[parent].context =
+                        !all[parent].gpu_user || !procs_filter_match(f, all[parent].p);
+                } else if (keep[parent] && !keep[i] && !all[i].gpu_user) {
+                    keep[i] = changed = true;
+                }
+            }
+        }
+    }
+    /* Compact to the kept rows, sort, then (tree) order parents before their children. */
+    {
+        size_t m = 0;
+
+        for (size_t i = 0; i < n; i++) {
+            if (keep[i])
+                all[m++] = all[i];
+        }
+        n = m;
+    }
+    sort_rows(all, n, sort);
+    v->rows = xcalloc(n ? n : 1, sizeof(*v->rows));
+    if (tree) {
+        bool *done = xcalloc(n ? n : 1, sizeof(*done));
+
+        for (size_t i = 0; i < n; i++) {
+            if (parent_row(all, n, i) < 0)
+                emit_tree(v, all, n, i, 0, done);
+        }
+        for (size_t i = 0; i < n; i++) /* a cycle (garbled input): shown flat */
+            emit_tree(v, all, n, i, 0, done);
+        free(done);
+    } else {
+        memcpy(v->rows, all, n * sizeof(*all));
+        v->n = n;
+    }
+    for (size_t i = 0; i < v->n; i++)
+        v->n_gpu_users += v->rows[i].gpu_user && !v->rows[i].context;
+    free(all);
+    free(keep);
+}
+
+void procs_view_free(struct procs_view *v)
+{
+    free(v->rows);
+    memset(v, 0, sizeof(*v));
+}
+
+/* ---- the table ---- */
+
+/* Columns printed on one line, measured in characters (UTF-8 continuation bytes do not count). */
+static size_t text_width(const char *s)
+{
+    size_t w = 0;
+
+    for (; *s; s++)
+        w += ((unsigned char)*s & 0xC0) != 0x80;
+    return w;
+}
+
+/* Prints s cut to at most max characters; a cut one ends with '~'. */
+static void put_cut(FILE *out, const char *s, size_t max)
+{
+    const char *p = s;
+    size_t w = 0;
+
+    if (text_width(s) <= max) {
+        fputs(s, out);
+        return;
+    }
+    if (max == 0)
+        return;
+    /* Keep max - 1 characters (with their continuation bytes), then the mark. */
+    for (; *p; p++) {
+        if (((unsigned char)*p & 0xC0) != 0x80) {
+            if (w == max - 1)
+                break;
+            w++;
+        }
+    }
+    fwrite(s, 1, (size_t)(p - s), out);
+    fputc('~', out);
+}
+
+static void gpus_cell(char *buf, size_t size, const struct proc *p)
+{
+    int32_t idx[64];
+    char ranges[128];
+    size_t n = 0;
+    bool minor_only = false;
+
+    for (size_t i = 0; i < p->n_gpus && n < ARRAY_SIZE(idx); i++) {
+        const struct proc_gpu *g = &p->gpus[i];
+        int32_t v;
+
+        if (gpu_ok(g, PROC_GPU_S_INDEX)) {
+            v = (int32_t)g->gpu_index;
+        } else if (gpu_ok(g, PROC_GPU_S_MINOR)) {
+            v = (int32_t)g->minor;
+            minor_only = true;
+        } else {
+            continue;
+        }
+        if (n == 0 || idx[n - 1] != v)
+            idx[n++] = v;
+    }
+    if (n == 0) {
+        snprintf(buf, size, "-");
+        return;
+    }
+    /* gpus[] is sorted by index, then minor: minors after indices may be out of order. */
+    for (size_t i = 1; i < n; i++) {
+        for (size_t k = i; k > 0 && idx[k - 1] > idx[k]; k--) {
+            int32_t tmp = idx[k];
+
+            idx[k] = idx[k - 1];
+            idx[k - 1] = tmp;
+        }
+    }
+    render_ranges(ranges, sizeof(ranges), idx, n);
+    /* "0-3, 5" becomes "0-3,5"; without NVML the device minor, marked so it is not an index. */
+    for (size_t i = 0, k = 0; ranges[i] && k + 1 < size; i++) {
+        if (i == 0 && minor_only && k + 2 < size)
+            buf[k++] = 'm';
+        if (ranges[i] != ' ')
+            buf[k++] = ranges[i];
+        buf[k] = '\0';
+    }
+}
+
+static const char *verdict_colour(const struct render_opts *ro, enum proc_verdict v)
+{
+    switch (v) {
+    case PROC_VERDICT_STOPPED:
+    case PROC_VERDICT_DEFUNCT:
+        return render_red(ro);
+    case PROC_VERDICT_ORPHANED:
+    case PROC_VERDICT_IDLE_HOLDER:
+        return render_yellow(ro);
+    default:
+        return "";
+    }
+}
+
+#define COL_VERDICT 11
+#define COL_JOB     12
+#define IDLE_MIN_MS 60000 /* idle time is shown when the history is at least this long */
+
+struct layout {
+    bool job_col; /* a JOB column; else "[job] " before the command */
+    bool idle_col;
+    size_t cmd_width;
+};
+
+static void plan_layout(struct layout *l, const struct procs_view *v, unsigned width)
+{
+    bool any_job = false;
+    size_t fixed = 62; /* PID .. VERDICT with their spaces */
+
+    memset(l, 0, sizeof(*l));
+    for (size_t i = 0; i < v->n; i++) {
+        char job[64];
+
+        job_short(job, sizeof(job), v->rows[i].p);
+        any_job |= job[0] != '\0';
+    }
+    l->idle_col = v->window_ms >= IDLE_MIN_MS;
+    fixed += l->idle_col ? 6 : 0;
+    /* A job column only where the command keeps room to be read. */
+    l->job_col = any_job && width >= fixed + COL_JOB + 1 + 24;
+    fixed += l->job_col ? COL_JOB + 1 : 0;
+    l->cmd_width = width > fixed + 8 ? width - fixed : 8;
+}
+
+static void print_row(FILE *out, const struct procs_row *r, const struct layout *l,
+                      const struct render_opts *ro)
+{
+    const struct proc *p = r->p;
+    char user[32], job[64], gpus[64], mem[16], sm[8], cpu[16], age[16], idle[16], cmd[64];
+    const char *verdict = r->gpu_user ? proc_verdict_names[r->verdict] : "-";
+    const char *command = ok(p, PROC_S_CMDLINE) && p->cmdline ? render_command(p->cmdline)
+                          : ok(p, PROC_S_STAT) && p->comm     ? p->comm
+                                                              : "?";
+    size_t room = l->cmd_width;
+
+    if (ok(p, PROC_S_USER_NAME) && p->user)
+        snprintf(user, sizeof(user), "%s", p->user);
+    else if (ok(p, PROC_S_USER))
+        snprintf(user, sizeof(user), "%" PRIu32, p->uid);
+    else
+        snprintf(user, sizeof(user), "?");
+    job_short(job, sizeof(job), p);
+    gpus_cell(gpus, sizeof(gpus), p);
+    snprintf(mem, sizeof(mem), "-");
+    if (r->used_valid)
+        render_bytes(mem, sizeof(mem), r->used_bytes);
+    snprintf(sm, sizeof(sm), "-");
+    if (r->sm_valid)
+        snprintf(sm, sizeof(sm), "%" PRIu32 "%%", r->sm_util_pct);
+    snprintf(cpu, sizeof(cpu), "-");
+    if (ok(p, PROC_S_CPU_PCT))
+        snprintf(cpu, sizeof(cpu), "%.0f%%", p->cpu_pct);
+    snprintf(age, sizeof(age), "-");
+    if (r->age_ms >= 0)
+        render_duration(age, sizeof(age), (double)r->age_ms / 1000.0);
+    snprintf(idle, sizeof(idle), "-");
+    if (r->idle_for_ms >= 0)
+        render_duration(idle, sizeof(idle), (double)r->idle_for_ms / 1000.0);
+
+    fprintf(out, "%7d %-8.8s ", (int)p->pid, user);
+    if (l->job_col)
+        fprintf(out, "%-12.12s ", job[0] ? job : "-");
+    fprintf(out, "%-4.4s %8s %4s %5s %c %5s ", gpus, mem, sm, cpu,
+            ok(p, PROC_S_STAT) && p->state ? p->state : '?', age);
+    if (l->idle_col)
+        fprintf(out, "%5s ", idle);
+    fprintf(out, "%s%-*s%s ", verdict_colour(ro, r->verdict), COL_VERDICT, verdict,
+            verdict_colour(ro, r->verdict)[0] ? render_reset(ro) : "");
+    /* The tree is drawn in the command column, as ps f does. */
+    for (unsigned d = 0; d < r->depth && room > 3; d++) {
+        fputs(d + 1 == r->depth ? " \\_ " : "    ", out);
+        room -= 4;
+    }
+    if (!l->job_col && job[0]) {
+        snprintf(cmd, sizeof(cmd), "[%s] ", job);
+        put_cut(out, cmd, room);
+        room = room > text_width(cmd) ? room - text_width(cmd) : 0;
+    }
+    put_cut(out, command, room);
+    fputc('\n', out);
+}
+
+/* What the processes and NVML collectors could not read, for the lines under the table. */
+static void collector_lines(FILE *out, const struct snapshot *s, const struct render_opts *ro,
+                            unsigned width)
+{
+    static const enum collector_id ids[] = { COLLECTOR_NVML, COLLECTOR_PROCS };
+    struct render_opts wrap = *ro;
+
+    wrap.width = width;
+    for (size_t i = 0; i < ARRAY_SIZE(ids); i++) {
+        const struct collector_status *c = &s->collectors[ids[i]];
+        const char *name = collector_names[ids[i]];
+        char head[64];
+
+        snprintf(head, sizeof(head), "%s: ", name);
+        if (c->state != CS_OK && c->state != CS_NOT_RUN) {
+            char *text = xasprintf("%s%s%s", collector_state_names[c->state], c->detail ? ": " : "",
+                                   c->detail ? c->detail : "");
+
+            fprintf(out, "%s%s", render_dim(ro), head);
+            render_wrap(out, &wrap, strlen(head), 2, text);
+            fputs(render_reset(ro), out);
+            free(text);
+        }
+        for (size_t k = 0; k < c->n_notes; k++) {
+            fprintf(out, "%s%s", render_dim(ro), head);
+            render_wrap(out, &wrap, strlen(head), 2, c->notes[k]);
+            fputs(render_reset(ro), out);
+        }
+    }
+}
+
+void procs_render_table(FILE *out, const struct procs_view *v, const struct snapshot *s,
+                        const struct render_opts *ro, unsigned width)
+{
+    struct layout l;
+    size_t stale[PROC_VERDICT_UNKNOWN + 1] = { 0 };
+    uint64_t held = 0;
+    char b[16];
+
+    plan_layout(&l, v, width);
+    if (v->n == 0) {
+        fputs("No processes are using the GPUs", out);
+        fputs(s->procs.n_procs ? " (none matches the filter).\n" : ".\n", out);
+    } else {
+        fprintf(out, "%s%7s %-8s ", render_bold(ro), "PID", "USER");
+        if (l.job_col)
+            fprintf(out, "%-12s ", "JOB");
+        fprintf(out, "%-4s %8s %4s %5s %c %5s ", "GPU", "MEMORY", "SM%", "CPU%", 'S', "AGE");
+        if (l.idle_col)
+            fprintf(out, "%5s ", "IDLE");
+        fprintf(out, "%-*s %s%s\n", COL_VERDICT, "VERDICT", "COMMAND", render_reset(ro));
+        for (size_t i = 0; i < v->n; i++)
+            print_row(out, &v->rows[i], &l, ro);
+    }
+    for (size_t i = 0; i < v->n; i++) {
+        const struct procs_row *r = &v->rows[i];
+
+        if (!r->gpu_user || r->context)
+            continue;
+        stale[r->verdict]++;
+        held += r->used_valid ? r->used_bytes : 0;
+    }
+    if (v->n_gpu_users > 0) {
+        render_bytes(b, sizeof(b), held);
+        fprintf(out, "\n%zu GPU process%s holding %s", v->n_gpu_users,
+                v->n_gpu_users == 1 ? "" : "es", b);
+        for (int k = PROC_VERDICT_IDLE_HOLDER; k <= PROC_VERDICT_ORPHANED; k++) {
+            if (stale[k])
+                fprintf(out, ", %zu %s", stale[k], proc_verdict_names[k]);
+        }
+        fputs(".", out);
+        if (stale[PROC_VERDICT_IDLE_HOLDER] + stale[PROC_VERDICT_STOPPED] +
+                stale[PROC_VERDICT_DEFUNCT] + stale[PROC_VERDICT_ORPHANED] >
+            0)
+            fputs("\n'gpudoctor reap' shows what it would end.", out);
+        fputc('\n', out);
+        if (stale[PROC_VERDICT_UNKNOWN] && v->window_ms == 0)
+            fputs("CPU % and idleness need a sampling window (--window 1s).\n", out);
+    }
+    collector_lines(out, s, ro, width);
+}
+
+/* ---- JSON ---- */
+
+/* One row as written: a view of the process record with what procs adds to it. */
+struct json_row {
+    int32_t pid, ppid;
+    uint64_t start_ticks;
+    char *state; /* borrowed */
+    uint32_t uid;
+    char *user, *job, *container_runtime, *container_id, *pod_uid, *slurm_job_id;
+    uint64_t used_bytes;
+    uint32_t sm_util_pct;
+    double cpu_pct;
+    int64_t age_ms, idle_for_min_ms;
+    int32_t verdict;
+    char *command;
+    bool gpu_user;
+    uint32_t depth;
+    uint64_t valid;
+};
+
+enum json_row_slot {
+    JR_STAT,
+    JR_USER,
+    JR_USER_NAME,
+    JR_JOB,
+    JR_CGROUP,
+    JR_USED,
+    JR_SM,
+    JR_CPU,
+    JR_AGE,
+    JR_IDLE,
+    JR_VERDICT,
+    JR_COMMAND,
+};
+
+#define JR(name, type, field, slot, doc)                                                           \
+    {                                                                                              \
+        name, type, offsetof(struct json_row, field), slot, 0, NULL, "procs", doc                  \
+    }
+
+/* clang-format off */
+static const struct jfield json_row_fields[] = {
+    JR("pid", JF_I32, pid, -1, "process id (in the PID namespace of the /proc that was read)"),
+    JR("start_ticks", JF_U64, start_ticks, JR_STAT, "start time in clock ticks since boot: with pid, its identity"),
+    JR("ppid", JF_I32, ppid, JR_STAT, "parent process id"),
+    JR("state", JF_STR, state, JR_STAT, "R S D Z T t X I, as /proc/PID/stat has it"),
+    JR("uid", JF_U32, uid, JR_USER, "effective user id"),
+    JR("user", JF_STR, user, JR_USER_NAME, "user name"),
+    JR("job", JF_STR, job, JR_JOB, "container or job, for people: \"docker 3f2a1b9c0d1e\", \"slurm job 4411\""),
+    JR("container_runtime", JF_STR, container_runtime, JR_CGROUP, "docker, containerd, cri-o, podman"),
+    JR("container_id", JF_STR, container_id, JR_CGROUP, "container id; null on the host"),
+    JR("pod_uid", JF_STR, pod_uid, JR_CGROUP, "Kubernetes pod UID"),
+    JR("slurm_job_id", JF_STR, slurm_job_id, JR_CGROUP, "Slurm job id"),
+    JR("used_bytes", JF_U64, used_bytes, JR_USED, "GPU memory held, over all its GPUs"),
+    JR("sm_util_pct", JF_U32, sm_util_pct, JR_SM, "SM utilisation, the highest of its GPUs"),
+    JR("cpu_pct", JF_DOUBLE, cpu_pct, JR_CPU, "CPU over the window (100 = one core)"),
+    JR("age_ms", JF_I64, age_ms, JR_AGE, "how long it has run"),
+    JR("idle_for_min_ms", JF_I64, idle_for_min_ms, JR_IDLE, "idle at least this long: the window that proves it"),
+    { "verdict", JF_ENUM, offsetof(struct json_row, verdict), JR_VERDICT, 0, proc_verdict_names,
+      "procs", "what the process rules make of it; null for a worker that uses no GPU" },
+    JR("command", JF_STR, command, JR_COMMAND, "command line (or command name)"),
+    JR("gpu_user", JF_BOOL, gpu_user, -1, "uses a GPU; false for a data-loader worker shown in the tree"),
+    JR("depth", JF_U32, depth, -1, "depth in the tree (0 without --tree)"),
+};
+/* clang-format on */
+
+static const struct jtable json_row_table = {
+    "procs row",
+    json_row_fields,
+    ARRAY_SIZE(json_row_fields),
+    JT_BITS,
+    offsetof(struct json_row, valid),
+    NULL,
+};
+
+#define SET(slot) (r.valid |= UINT64_C(1) << (slot))
+
+static json_t *row_json(const struct procs_row *pr)
+{
+    const struct proc *p = pr->p;
+    struct json_row r;
+    char state[2] = { ok(p, PROC_S_STAT) ? p->state : '\0', '\0' };
+    char job[96];
+    json_t *o = json_object(), *children = json_array();
+
+    memset(&r, 0, sizeof(r));
+    r.pid = p->pid;
+    if (ok(p, PROC_S_STAT)) {
+        r.start_ticks = p->start_ticks;
+        r.ppid = p->ppid;
+        r.state = state;
+        SET(JR_STAT);
+    }
+    r.uid = p->uid;
+    if (ok(p, PROC_S_USER))
+        SET(JR_USER);
+    r.user = p->user;
+    if (ok(p, PROC_S_USER_NAME))
+        SET(JR_USER_NAME);
+    procs_job_label(job, sizeof(job), p);
+    r.job = job;
+    if (job[0])
+        SET(JR_JOB);
+    r.container_runtime = p->container_runtime;
+    r.container_id = p->container_id;
+    r.pod_uid = p->pod_uid;
+    r.slurm_job_id = p->slurm_job_id;
+    if (ok(p, PROC_S_CGROUP))
+        SET(JR_CGROUP);
+    r.used_bytes = pr->used_bytes;
+    if (pr->used_valid)
+        SET(JR_USED);
+    r.sm_util_pct = pr->sm_util_pct;
+    if (pr->sm_valid)
+        SET(JR_SM);
+    r.cpu_pct = p->cpu_pct;
+    if (ok(p, PROC_S_CPU_PCT))
+        SET(JR_CPU);
+    r.age_ms = pr->age_ms;
+    if (pr->age_ms >= 0)
+        SET(JR_AGE);
+    r.idle_for_min_ms = pr->idle_for_ms;
+    if (pr->idle_for_ms >= 0)
+        SET(JR_IDLE);
+    r.verdict = (int32_t)pr->verdict;
+    if (pr->gpu_user)
+        SET(JR_VERDICT);
+    r.command = ok(p, PROC_S_CMDLINE) && p->cmdline ? p->cmdline : p->comm;
+    if (r.command)
+        SET(JR_COMMAND);
+    r.gpu_user = pr->gpu_user;
+    r.depth = pr->depth;
+    jtable_write(&json_row_table, &r, o, 0);
+    json_object_set_new(o, "gpus",
+                        jlist_write_table(&proc_gpu_jtable, p->gpus, p->n_gpus, sizeof(*p->gpus)));
+    for (size_t i = 0; i < p->n_children; i++)
+        json_array_append_new(children, json_integer(p->children[i]));
+    json_object_set_new(o, "children", children);
+    return o;
+}
+
+#undef SET
+
+json_t *procs_render_json(const struct procs_view *v, const struct snapshot *s)
+{
+    json_t *o = json_object(), *rows = json_array(), *cols = json_object();
+    static const enum collector_id ids[] = { COLLECTOR_NVML, COLLECTOR_PROCS };
+
+    json_object_set_new(o, "schema", json_string(PROCS_SCHEMA));
+    json_object_set_new(o, "hostname", jstring_safe(s->hostname));
+    json_object_set_new(o, "time_ms", json_integer(s->time_ms));
+    json_object_set_new(o, "window_ms", json_integer(v->window_ms));
+    json_object_set_new(o, "tree", json_boolean(v->tree));
+    for (size_t i = 0; i < v->n; i++)
+        json_array_append_new(rows, row_json(&v->rows[i]));
+    json_object_set_new(o, "processes", rows);
+    for (size_t i = 0; i < ARRAY_SIZE(ids); i++) {
+        const struct collector_status *c = &s->collectors[ids[i]];
+        json_t *cj = json_object(), *notes = json_array();
+
+        json_object_set_new(cj, "state", json_string(collector_state_names[c->state]));
+        json_object_set_new(cj, "detail", jstring_safe(c->detail));
+        for (size_t k = 0; k < c->n_notes; k++)
+            json_array_append_new(notes, jstring_safe(c->notes[k]));
+        json_object_set_new(cj, "notes", notes);
+        json_object_set_new(cols, collector_names[ids[i]], cj);
+    }
+    json_object_set_new(o, "collectors", cols);
+    return o;
+}
