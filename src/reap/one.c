@@ -1,0 +1,89 @@
+/*
+ * One process, as `watch` asks when its operator presses "r" on the selected row: the plan of
+ * `reap --pid PID` (a defunct process is reached through its parent, or gets advice), the same
+ * safety checks, and the same pinned signalling and log.
+ */
+#include "reap/reap.h"
+#include "util/xalloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ONE_KILL_WAIT_MS 5000
+
+int reap_one(const struct snapshot *s, int32_t pid, uint64_t start_ticks,
+             const struct reap_one_opts *o, struct reap_result *r)
+{
+    const struct proc *p = proc_table_find(&s->procs, pid);
+    struct reap_policy pol;
+    struct reap_guard g;
+    struct reap_plan plan;
+    struct proc_judgement *j = NULL;
+    struct thresholds th;
+    size_t n_j;
+    int proc_fd, rc = -1;
+
+    memset(r, 0, sizeof(*r));
+    if (p == NULL || !((p->valid >> PROC_S_STAT) & 1u) || p->start_ticks != start_ticks) {
+        r->outcome = REAP_OUT_CHANGED;
+        r->detail =
+            xasprintf("pid %d is not the process shown (it exited, or the view is old)", (int)pid);
+        return -1;
+    }
+    memset(&pol, 0, sizeof(pol));
+    pol.pids = &pid;
+    pol.n_pids = 1;
+    thresholds_init(&th);
+    n_j = rules_judge_procs(s, NULL, &th, &j);
+    reap_guard_init(&g, o->all_users);
+    /* watch reads the live machine: its /proc is the one to plan against. */
+    proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    reap_plan_build(&plan, s, j, n_j, &pol, &g, proc_fd);
+    if (proc_fd >= 0)
+        close(proc_fd);
+
+    if (plan.n == 0) {
+        r->outcome = REAP_OUT_GONE;
+        r->detail = xstrdup(plan.n_notes ? plan.notes[0] : "nothing to signal");
+        goto out;
+    }
+    /* One target for a process (its parent or a worker for a defunct one): end them in order. */
+    for (size_t i = 0; i < plan.n; i++) {
+        const struct reap_target *t = &plan.targets[i];
+        struct reap_exec x = { o->grace_ms, ONE_KILL_WAIT_MS, &g, o->log_stderr };
+
+        reap_result_free(r);
+        if (t->disposition == REAP_REFUSED) {
+            r->outcome = REAP_OUT_REFUSED;
+            r->detail = xasprintf("pid %d: not signalled: %s", (int)t->pid,
+                                  t->n_advice ? t->advice[0] : "refused");
+            goto out;
+        }
+        if (t->disposition == REAP_CANNOT_HELP) {
+            r->outcome = REAP_OUT_REFUSED;
+            r->detail = xasprintf("%s; instead: %s", t->why ? t->why : "no signal helps",
+                                  t->n_advice ? t->advice[0] : "reset the GPU or reboot");
+            goto out;
+        }
+        if (o->dry_run) {
+            r->outcome = REAP_OUT_DECLINED;
+            r->detail = xasprintf("would send SIGTERM (SIGKILL after %.0f s) to pid %d (%s): %s",
+                                  (double)o->grace_ms / 1000.0, (int)t->pid,
+                                  t->command ? t->command : "?", t->why ? t->why : "");
+            continue;
+        }
+        reap_execute(t, &x, r);
+        if (!reap_outcome_ended(r->outcome))
+            goto out;
+    }
+    rc = 0;
+out:
+    reap_plan_free(&plan);
+    reap_guard_free(&g);
+    free(j);
+    return rc;
+}

@@ -1,0 +1,253 @@
+/*
+ * Signalling one target without ever hitting another process that got its pid. The pid is
+ * pinned with pidfd_open(2): from then on the descriptor names that one process, whatever
+ * happens to the number. What the plan selected is then compared with the live process behind
+ * it: its /proc entry is read, and the pidfd is asked afterwards whether the process is still
+ * alive (so the entry read was its own, not a successor's); the start time must be the planned
+ * one and the live facts must still pass reap_check. Signals go through pidfd_send_signal(2),
+ * and the exit is awaited by polling the pidfd. The system calls are made directly: older C
+ * libraries have no wrappers for them.
+ */
+#include "reap/reap.h"
+#include "util/timeutil.h"
+#include "util/xalloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434 /* the same number on every architecture */
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
+const char *const reap_outcome_names[] = {
+    "exited", "killed", "gone", "changed", "refused", "stuck", "failed", "declined", NULL,
+};
+
+bool reap_outcome_ended(enum reap_outcome o)
+{
+    return o == REAP_OUT_EXITED || o == REAP_OUT_KILLED || o == REAP_OUT_GONE;
+}
+
+static int pin(int32_t pid)
+{
+    return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0u);
+}
+
+static int send_sig(int pidfd, int sig)
+{
+    return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0u);
+}
+
+/* Waits up to ms for the process behind pidfd to exit (the pidfd becomes readable). */
+static bool wait_exit(int pidfd, int64_t ms)
+{
+    int64_t end = time_mono_ms() + ms;
+
+    for (;;) {
+        struct pollfd p = { .fd = pidfd, .events = POLLIN };
+        int64_t left = end - time_mono_ms();
+        int n;
+
+        if (left < 0)
+            left = 0;
+        n = poll(&p, 1, left > INT32_MAX ? INT32_MAX : (int)left);
+        if (n > 0)
+            return true;
+        if (n == 0)
+            return false;
+        if (errno != EINTR)
+            return send_sig(pidfd, 0) != 0 && errno == ESRCH;
+    }
+}
+
+/* The pid the pidfd names in our PID namespace, from its fdinfo: -1 once the process is gone. */
+static int32_t pidfd_pid(int pidfd)
+{
+    char path[64], buf[1024], *line;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    line = strstr(buf, "\nPid:");
+    if (line == NULL)
+        return 0; /* a kernel that does not say: the start time check stands alone */
+    return (int32_t)strtol(line + 5, NULL, 10);
+}
+
+static void result(struct reap_result *r, enum reap_outcome o, int sig, int64_t t0, const char *fmt,
+                   ...) __attribute__((format(printf, 5, 6)));
+
+static void result(struct reap_result *r, enum reap_outcome o, int sig, int64_t t0, const char *fmt,
+                   ...)
+{
+    va_list ap;
+
+    r->outcome = o;
+    if (sig)
+        r->last_signal = sig;
+    r->elapsed_ms = time_mono_ms() - t0;
+    free(r->detail);
+    va_start(ap, fmt);
+    r->detail = xvasprintf(fmt, ap);
+    va_end(ap);
+}
+
+/* Pins and verifies; returns the pidfd, or -1 with *r and the log saying why not. */
+static int pin_verified(const struct reap_target *t, const struct reap_exec *x,
+                        struct reap_result *r, int64_t t0, char *state)
+{
+    struct reap_facts live;
+    char why[320], *cause = NULL;
+    int pidfd = pin(t->pid), proc_fd, rc;
+    int32_t named_pid;
+    bool alive;
+
+    if (pidfd < 0) {
+        if (errno == ESRCH)
+            result(r, REAP_OUT_GONE, 0, t0, "pid %d had already exited", (int)t->pid);
+        else if (errno == ENOSYS)
+            result(r, REAP_OUT_FAILED, 0, t0,
+                   "this kernel has no pidfd_open (Linux 5.3 or later): without it a reused pid "
+                   "could be hit, so nothing is signalled");
+        else
+            result(r, REAP_OUT_FAILED, 0, t0, "pidfd_open(%d): %s", (int)t->pid, strerror(errno));
+        goto fail;
+    }
+    proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    rc = proc_fd >= 0 ? reap_facts_read(proc_fd, t->pid, &live, &cause) : -errno;
+    if (proc_fd >= 0)
+        close(proc_fd);
+    /* Asked after the read: alive now, the entry read was this process's own. */
+    alive = send_sig(pidfd, 0) == 0 || errno != ESRCH;
+    if (!alive || rc == -ESRCH) {
+        result(r, REAP_OUT_GONE, 0, t0, "pid %d exited before it was signalled", (int)t->pid);
+        if (rc == 0)
+            reap_facts_free(&live);
+        goto fail_fd;
+    }
+    if (rc != 0) {
+        result(r, REAP_OUT_FAILED, 0, t0, "cannot read /proc/%d: %s", (int)t->pid,
+               cause ? cause : strerror(-rc));
+        free(cause);
+        goto fail_fd;
+    }
+    named_pid = pidfd_pid(pidfd);
+    if (live.start_ticks != t->start_ticks || (named_pid != 0 && named_pid != t->pid)) {
+        result(r, REAP_OUT_CHANGED, 0, t0,
+               "pid %d is another process now (start time %" PRIu64 ", the one selected: %" PRIu64
+               "): not signalled",
+               (int)t->pid, live.start_ticks, t->start_ticks);
+        reap_facts_free(&live);
+        goto fail_fd;
+    }
+    if (reap_check(x->guard, &live, t->named, why, sizeof(why)) != REAP_ALLOWED) {
+        result(r, REAP_OUT_REFUSED, 0, t0, "not signalled: %s", why);
+        reap_facts_free(&live);
+        goto fail_fd;
+    }
+    *state = live.state;
+    reap_facts_free(&live);
+    return pidfd;
+
+fail_fd:
+    close(pidfd);
+fail:
+    reap_log(t, 0, r->detail, r->outcome != REAP_OUT_GONE, x->log_stderr);
+    return -1;
+}
+
+void reap_execute(const struct reap_target *t, const struct reap_exec *x, struct reap_result *r)
+{
+    int64_t t0 = time_mono_ms();
+    char state = '\0', what[160];
+    int pidfd;
+
+    memset(r, 0, sizeof(*r));
+    if (t->disposition != REAP_SIGNAL) {
+        result(r, REAP_OUT_REFUSED, 0, t0, "not signalled: %s",
+               t->n_advice ? t->advice[0] : reap_disposition_names[t->disposition]);
+        return;
+    }
+    pidfd = pin_verified(t, x, r, t0, &state);
+    if (pidfd < 0)
+        return;
+
+    if (send_sig(pidfd, SIGTERM) != 0) {
+        if (errno == ESRCH)
+            result(r, REAP_OUT_GONE, 0, t0, "exited before SIGTERM reached it");
+        else
+            result(r, REAP_OUT_FAILED, 0, t0, "SIGTERM: %s", strerror(errno));
+        reap_log(t, SIGTERM, r->detail, r->outcome != REAP_OUT_GONE, x->log_stderr);
+        close(pidfd);
+        return;
+    }
+    /* A stopped process acts on SIGTERM only once it runs again. */
+    if (state == 'T')
+        send_sig(pidfd, SIGCONT);
+    if (wait_exit(pidfd, x->grace_ms)) {
+        result(r, REAP_OUT_EXITED, SIGTERM, t0, "exited after SIGTERM (%.1f s)",
+               (double)(time_mono_ms() - t0) / 1000.0);
+        reap_log(t, SIGTERM, r->detail, false, x->log_stderr);
+        close(pidfd);
+        return;
+    }
+    snprintf(what, sizeof(what), "still running %.1f s after SIGTERM%s",
+             (double)(time_mono_ms() - t0) / 1000.0, state == 'T' ? " and SIGCONT" : "");
+    reap_log(t, SIGTERM, what, false, x->log_stderr);
+
+    if (send_sig(pidfd, SIGKILL) != 0 && errno != ESRCH) {
+        result(r, REAP_OUT_FAILED, SIGTERM, t0, "SIGKILL: %s", strerror(errno));
+        reap_log(t, SIGKILL, r->detail, true, x->log_stderr);
+        close(pidfd);
+        return;
+    }
+    if (wait_exit(pidfd, x->kill_wait_ms)) {
+        result(r, REAP_OUT_KILLED, SIGKILL, t0, "killed: it ignored SIGTERM for %.1f s",
+               (double)x->grace_ms / 1000.0);
+        reap_log(t, SIGKILL, "exited", false, x->log_stderr);
+    } else {
+        struct reap_facts live;
+        int proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        uint32_t stuck = 0;
+
+        if (proc_fd >= 0 && reap_facts_read(proc_fd, t->pid, &live, NULL) == 0) {
+            stuck = live.tasks_d;
+            reap_facts_free(&live);
+        }
+        if (proc_fd >= 0)
+            close(proc_fd);
+        result(r, REAP_OUT_STUCK, SIGKILL, t0,
+               "still there %.1f s after SIGKILL: %u thread%s in state D (stuck in the kernel, "
+               "most likely the driver); it ends when they return, else a GPU reset or a "
+               "reboot frees its memory",
+               (double)x->kill_wait_ms / 1000.0, (unsigned)stuck, stuck == 1 ? "" : "s");
+        reap_log(t, SIGKILL, r->detail, true, x->log_stderr);
+    }
+    close(pidfd);
+}
+
+void reap_result_free(struct reap_result *r)
+{
+    free(r->detail);
+    memset(r, 0, sizeof(*r));
+}
