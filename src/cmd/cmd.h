@@ -28,6 +28,8 @@ extern const struct cmd cmd_explain;
 extern const struct cmd cmd_snapshot;
 extern const struct cmd cmd_serve;
 extern const struct cmd cmd_slurm_check;
+extern const struct cmd cmd_procs;
+extern const struct cmd cmd_reap;
 extern const struct cmd cmd_watch;
 
 /* Long options shared by the commands that collect; values above 256 to stay clear of chars. */

@@ -1,0 +1,576 @@
+/*
+ * gpudoctor reap: find stale GPU processes (stopped, defunct, orphaned, idle holders) and, with
+ * --kill, end them safely. A dry run by default. The selection, the safety checks and the
+ * signalling live in src/reap; this file is the command line, the confirmation and the report.
+ */
+#include "cmd/cmd.h"
+#include "reap/reap.h"
+#include "render/format.h"
+#include "rules/config.h"
+#include "util/strutil.h"
+#include "util/timeutil.h"
+#include "util/xalloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DEFAULT_WINDOW_MS 2000
+#define DEFAULT_GRACE_MS  10000
+#define KILL_WAIT_MS      5000
+#define FREED_WAIT_MS     3000 /* how long the driver may take to free what ended processes held */
+#define HELP_SHOWN        (-1) /* parse(): --help was answered */
+
+/* Exit statuses of reap (docs/reap.md). */
+enum {
+    REAP_EXIT_DONE = 0,     /* nothing to do, or everything selected ended */
+    REAP_EXIT_FAILED = 1,   /* something could not be reaped (or killing cannot help) */
+    REAP_EXIT_REFUSED = 2,  /* something selected was refused for safety */
+    REAP_EXIT_NO_CHECK = 3, /* could not collect */
+};
+
+enum {
+    OPT_STOPPED = OPT__COMMON_END,
+    OPT_DEFUNCT,
+    OPT_ORPHANED,
+    OPT_IDLE,
+    OPT_MIN_MEM,
+    OPT_NAME,
+    OPT_MATCH,
+    OPT_USER,
+    OPT_PID,
+    OPT_GPU,
+    OPT_ALL_USERS,
+    OPT_KILL,
+    OPT_GRACE,
+    OPT_SET,
+};
+
+static void usage(FILE *out)
+{
+    fputs(
+        "Usage: gpudoctor reap [selection] [--kill [--yes | --interactive]] [options]\n"
+        "\n"
+        "Find stale GPU processes and, with --kill, end them safely: SIGTERM, then SIGKILL after\n"
+        "a grace period. Without --kill it is a dry run that shows exactly what would be\n"
+        "signalled and why. Afterwards it reports the GPU memory that was freed.\n"
+        "\n"
+        "Selection (any of; without one: --stopped --defunct --orphaned):\n"
+        "  --stopped         processes stopped with Ctrl-Z, SIGSTOP or a debugger\n"
+        "  --defunct         defunct (zombie) processes: signals their parent or the workers\n"
+        "                    that still hold the GPU; says so when no signal can help\n"
+        "  --orphaned        idle processes whose parent exited (re-parented to init)\n"
+        "  --idle DUR        processes proven idle (no GPU work, CPU near 0) for DUR; the\n"
+        "                    sampling window is the proof, so it defaults to DUR\n"
+        "  --pid PID[,PID]   these processes, whatever their state (repeatable)\n"
+        "Filters (all must hold):\n"
+        "  --min-mem SIZE    holding at least SIZE of GPU memory (10G, 512M)\n"
+        "  --name GLOB       command name, program or command line matches GLOB (repeatable)\n"
+        "  --match REGEX     command line matches the extended regular expression\n"
+        "  --user NAME       owned by NAME (or uid)\n"
+        "  --gpu N[,N]       using GPU N (NVML index; repeatable)\n"
+        "Acting:\n"
+        "  --kill            send the signals (default: dry run)\n"
+        "  -i, --interactive ask before each process (y/N); implies --kill\n"
+        "  -y, --yes         do not ask (needed with --kill when stdin is not a terminal)\n"
+        "  --grace DUR       wait DUR after SIGTERM before SIGKILL (default 10s)\n"
+        "  --all-users       as root, also other users' processes\n"
+        "Output and collection:\n"
+        "  --json            the plan, the results and the memory freed as JSON\n"
+        "  --from FILE       plan from a snapshot (a dry run only)\n"
+        "  --window DUR      sampling window that proves idleness (default 2s)\n"
+        "  --config FILE     thresholds file (default /etc/gpudoctor.conf when it exists)\n"
+        "  --set KEY=VALUE   override one threshold (repeatable)\n"
+        "  --root DIR        read /proc under DIR (signals still go to this machine's pids,\n"
+        "                    after their start time is checked)\n"
+        "  --timeout DUR     collection deadline (default: the window + 10s)\n"
+        "  --nvml-lib PATH   NVML library to load\n"
+        "  -h, --help        show this help\n"
+        "\n"
+        "Never signalled: PID 1, kernel threads, gpudoctor and its ancestors, other users'\n"
+        "processes (unless root with --all-users), and protected programs (display servers,\n"
+        "nvidia-persistenced, DCGM, fabric manager, MPS, sshd, container runtimes, Slurm)\n"
+        "unless named with --pid. Each target is pinned with pidfd_open and its start time\n"
+        "checked before any signal. Every action is logged to syslog (authpriv) and stderr.\n"
+        "\n"
+        "Exit status: 0 nothing to do or all done, 1 something could not be reaped,\n"
+        "2 something was refused for safety, 3 could not collect, 64 usage error.\n",
+        out);
+}
+
+struct opts {
+    struct collect_opts collect;
+    struct reap_policy pol;
+    regex_t re;
+    bool have_re, have_window, have_timeout;
+    bool kill, interactive, yes, json, all_users;
+    int64_t grace_ms;
+    const char *from, *config;
+    char **sets;
+    size_t n_sets;
+};
+
+static int bad(const char *opt, const char *arg, const char *what)
+{
+    cmd_error("reap", "%s: '%s' is not %s", opt, arg, what);
+    return cmd_usage_error(&cmd_reap);
+}
+
+/* Returns 0, or the exit status to end with. */
+static int parse(int argc, char **argv, struct opts *o)
+{
+    static const struct option longopts[] = {
+        { "stopped", no_argument, NULL, OPT_STOPPED },
+        { "defunct", no_argument, NULL, OPT_DEFUNCT },
+        { "orphaned", no_argument, NULL, OPT_ORPHANED },
+        { "idle", required_argument, NULL, OPT_IDLE },
+        { "min-mem", required_argument, NULL, OPT_MIN_MEM },
+        { "name", required_argument, NULL, OPT_NAME },
+        { "match", required_argument, NULL, OPT_MATCH },
+        { "user", required_argument, NULL, OPT_USER },
+        { "pid", required_argument, NULL, OPT_PID },
+        { "gpu", required_argument, NULL, OPT_GPU },
+        { "all-users", no_argument, NULL, OPT_ALL_USERS },
+        { "kill", no_argument, NULL, OPT_KILL },
+        { "interactive", no_argument, NULL, 'i' },
+        { "yes", no_argument, NULL, 'y' },
+        { "grace", required_argument, NULL, OPT_GRACE },
+        { "json", no_argument, NULL, OPT_JSON },
+        { "from", required_argument, NULL, OPT_FROM },
+        { "config", required_argument, NULL, OPT_CONFIG },
+        { "set", required_argument, NULL, OPT_SET },
+        { "root", required_argument, NULL, OPT_ROOT },
+        { "timeout", required_argument, NULL, OPT_TIMEOUT },
+        { "window", required_argument, NULL, OPT_WINDOW },
+        { "nvml-lib", required_argument, NULL, OPT_NVML_LIB },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int opt, rc;
+
+    while ((opt = getopt_long(argc, argv, "hiy", longopts, NULL)) != -1) {
+        switch (opt) {
+        case OPT_STOPPED:
+            o->pol.stopped = true;
+            break;
+        case OPT_DEFUNCT:
+            o->pol.defunct = true;
+            break;
+        case OPT_ORPHANED:
+            o->pol.orphaned = true;
+            break;
+        case OPT_IDLE:
+            if (!str_to_duration_ms(optarg, &o->pol.idle_ms) || o->pol.idle_ms <= 0)
+                return bad("--idle", optarg, "a duration (30s, 10m, 1h)");
+            o->pol.idle = true;
+            break;
+        case OPT_MIN_MEM:
+            if (!reap_parse_size(optarg, &o->pol.min_mem_bytes))
+                return bad("--min-mem", optarg, "a size (10G, 512M, 1.5T)");
+            o->pol.has_min_mem = true;
+            break;
+        case OPT_NAME:
+            o->pol.names = xreallocarray(o->pol.names, o->pol.n_names + 1, sizeof(char *));
+            o->pol.names[o->pol.n_names++] = optarg;
+            break;
+        case OPT_MATCH:
+            if (o->have_re) {
+                cmd_error("reap", "--match: give it once (one regular expression can say 'a|b')");
+                return cmd_usage_error(&cmd_reap);
+            }
+            if ((rc = regcomp(&o->re, optarg, REG_EXTENDED | REG_NOSUB)) != 0) {
+                char msg[128];
+
+                regerror(rc, &o->re, msg, sizeof(msg));
+                cmd_error("reap", "--match: '%s': %s", optarg, msg);
+                return cmd_usage_error(&cmd_reap);
+            }
+            o->have_re = true;
+            o->pol.match = &o->re;
+            break;
+        case OPT_USER:
+            o->pol.user = optarg;
+            break;
+        case OPT_PID:
+            if (!reap_parse_ints(optarg, 0, &o->pol.pids, &o->pol.n_pids))
+                return bad("--pid", optarg, "a pid or a list of pids (4121,4122)");
+            break;
+        case OPT_GPU:
+            if (!reap_parse_ints(optarg, 0, &o->pol.gpus, &o->pol.n_gpus))
+                return bad("--gpu", optarg, "a GPU index or a list of them (0,3)");
+            break;
+        case OPT_ALL_USERS:
+            o->all_users = true;
+            break;
+        case OPT_KILL:
+            o->kill = true;
+            break;
+        case 'i':
+            o->interactive = o->kill = true;
+            break;
+        case 'y':
+            o->yes = true;
+            break;
+        case OPT_GRACE:
+            if (!str_to_duration_ms(optarg, &o->grace_ms) || o->grace_ms > 3600000)
+                return bad("--grace", optarg, "a duration up to an hour (10s, 500ms)");
+            break;
+        case OPT_JSON:
+            o->json = true;
+            break;
+        case OPT_FROM:
+            o->from = optarg;
+            break;
+        case OPT_CONFIG:
+            o->config = optarg;
+            break;
+        case OPT_SET:
+            o->sets = xreallocarray(o->sets, o->n_sets + 1, sizeof(char *));
+            o->sets[o->n_sets++] = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return HELP_SHOWN;
+        default:
+            o->have_window |= opt == OPT_WINDOW;
+            o->have_timeout |= opt == OPT_TIMEOUT;
+            rc = opt == '?' ? 0 : cmd_collect_option(&o->collect, opt, optarg);
+            if (rc == 0)
+                return cmd_usage_error(&cmd_reap);
+            if (rc < 0)
+                return EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        cmd_error("reap", "unexpected argument '%s'", argv[optind]);
+        return cmd_usage_error(&cmd_reap);
+    }
+    if (o->from && o->kill) {
+        cmd_error("reap", "--from plans only: signals need this machine's processes, collected "
+                          "now (drop --from)");
+        return EXIT_USAGE;
+    }
+    if (o->all_users && geteuid() != 0) {
+        cmd_error("reap", "--all-users needs root: only root may end other users' processes");
+        return EXIT_USAGE;
+    }
+    if (o->kill && !o->yes && !o->interactive && !isatty(STDIN_FILENO)) {
+        cmd_error("reap", "--kill with stdin not a terminal needs --yes (or --interactive to "
+                          "answer per process)");
+        return EXIT_USAGE;
+    }
+    if (o->pol.idle) {
+        /* Idleness is proven over the window: the window is the proof --idle asks for. */
+        if (!o->have_window)
+            o->collect.window_ms = o->pol.idle_ms;
+        if (o->collect.window_ms < o->pol.idle_ms && !o->from) {
+            char w[16], d[16];
+
+            render_duration(w, sizeof(w), (double)o->collect.window_ms / 1000.0);
+            render_duration(d, sizeof(d), (double)o->pol.idle_ms / 1000.0);
+            cmd_error("reap",
+                      "--idle %s needs a sampling window at least that long to prove it (--window "
+                      "%s is shorter)",
+                      d, w);
+            return EXIT_USAGE;
+        }
+        if (o->collect.window_ms > 3600000) {
+            cmd_error("reap", "--idle: at most 1h can be proven in one run (the longest window)");
+            return EXIT_USAGE;
+        }
+    }
+    if (!o->have_timeout)
+        o->collect.timeout_ms = o->collect.window_ms + DEFAULT_TIMEOUT_MS;
+    return 0;
+}
+
+static int load_config(struct config *cfg, const struct opts *o)
+{
+    char *cause = NULL;
+
+    if (config_load(cfg, o->config ? o->config : config_default_path(), o->config == NULL,
+                    &cause) != 0)
+        goto fail;
+    for (size_t i = 0; i < o->n_sets; i++) {
+        if (config_set(cfg, o->sets[i], &cause) != 0)
+            goto fail;
+    }
+    return 0;
+fail:
+    cmd_error("reap", "%s", cause);
+    free(cause);
+    return -1;
+}
+
+/* Whether the collection saw the GPU processes; says why not. */
+static bool collected(const struct snapshot *s)
+{
+    const struct collector_status *nv = &s->collectors[COLLECTOR_NVML];
+    const struct collector_status *pr = &s->collectors[COLLECTOR_PROCS];
+
+    if (pr->state == CS_OK || pr->state == CS_PARTIAL)
+        return true;
+    cmd_error("reap", "could not read the processes: %s%s%s", collector_state_names[pr->state],
+              pr->detail ? ": " : "", pr->detail ? pr->detail : "");
+    if (nv->state != CS_OK)
+        cmd_error("reap", "NVML: %s%s%s", collector_state_names[nv->state], nv->detail ? ": " : "",
+                  nv->detail ? nv->detail : "");
+    return false;
+}
+
+/* "y" or "yes" on stdin; anything else (end of input too) is no. */
+static bool confirm(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static bool confirm(const char *fmt, ...)
+{
+    char line[64];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs(" [y/N] ", stderr);
+    fflush(stderr);
+    if (fgets(line, sizeof(line), stdin) == NULL) {
+        fputc('\n', stderr);
+        return false;
+    }
+    str_rtrim(line);
+    if (!isatty(STDIN_FILENO)) /* answered by a script: show the answer where it was asked */
+        fprintf(stderr, "%s\n", line);
+    return strcmp(line, "y") == 0 || strcmp(line, "Y") == 0 || strcmp(line, "yes") == 0;
+}
+
+/* NVML again, until what the ended processes held is off its lists (or a few seconds pass). */
+static struct snapshot *recollect(const struct opts *o, const struct reap_plan *plan,
+                                  const struct reap_result *res)
+{
+    struct collect_opts c = o->collect;
+    int64_t end = time_mono_ms() + FREED_WAIT_MS;
+    char *cause = NULL;
+
+    c.window_ms = 0;
+    c.only = 1u << COLLECTOR_NVML;
+    c.progress = false;
+    c.timeout_ms = DEFAULT_TIMEOUT_MS;
+    for (;;) {
+        struct snapshot *s = collect_snapshot(&c, &cause);
+        bool listed = false;
+
+        if (s == NULL) {
+            cmd_error("reap", "cannot read GPU memory again: %s", cause);
+            free(cause);
+            return NULL;
+        }
+        for (size_t i = 0; i < plan->n; i++) {
+            if (!reap_outcome_ended(res[i].outcome))
+                continue;
+            for (size_t g = 0; g < s->n_gpus; g++) {
+                for (size_t k = 0; k < s->gpus[g].n_procs; k++)
+                    listed |= s->gpus[g].procs[k].pid == (uint32_t)plan->targets[i].gpu_pid;
+            }
+        }
+        if (!listed || time_mono_ms() >= end)
+            return s;
+        snapshot_free(s);
+        time_sleep_ms(250);
+    }
+}
+
+static int status_of(const struct reap_plan *plan, const struct reap_result *res)
+{
+    bool failed = reap_plan_count(plan, REAP_CANNOT_HELP) > 0;
+    bool refused = reap_plan_count(plan, REAP_REFUSED) > 0;
+
+    for (size_t i = 0; res && i < plan->n; i++) {
+        if (plan->targets[i].disposition != REAP_SIGNAL)
+            continue;
+        failed |= res[i].outcome == REAP_OUT_STUCK || res[i].outcome == REAP_OUT_FAILED;
+        refused |= res[i].outcome == REAP_OUT_CHANGED || res[i].outcome == REAP_OUT_REFUSED;
+    }
+    return failed ? REAP_EXIT_FAILED : refused ? REAP_EXIT_REFUSED : REAP_EXIT_DONE;
+}
+
+static void print_results(const struct reap_plan *plan, const struct reap_result *res,
+                          const struct reap_freed *freed, size_t n_freed)
+{
+    char line[160];
+
+    fputs("\nResult:\n", stdout);
+    for (size_t i = 0; i < plan->n; i++) {
+        if (plan->targets[i].disposition == REAP_SIGNAL)
+            printf("  pid %d: %s\n", (int)plan->targets[i].pid, res[i].detail);
+    }
+    if (n_freed > 0)
+        fputs("\nGPU memory used, before and after:\n", stdout);
+    for (size_t i = 0; i < n_freed; i++) {
+        reap_freed_line(line, sizeof(line), &freed[i]);
+        printf("  %s\n", line);
+    }
+}
+
+static int print_json(const struct reap_plan *plan, const struct reap_result *res,
+                      const struct reap_freed *freed, size_t n_freed, bool dry_run, int status)
+{
+    json_t *j = reap_plan_json(plan, res, freed, n_freed, dry_run, status);
+    char *text = json_dumps(j, JSON_INDENT(2));
+    int rc;
+
+    json_decref(j);
+    if (text == NULL)
+        fatal("out of memory serialising the plan");
+    rc = puts(text) == EOF ? -1 : 0;
+    free(text);
+    return rc;
+}
+
+/* Runs the plan: asks as told, signals, re-reads GPU memory. Fills res (plan->n entries). */
+static void act(const struct opts *o, const struct snapshot *s, const struct reap_plan *plan,
+                const struct reap_guard *g, struct reap_result *res, struct reap_freed **freed,
+                size_t *n_freed)
+{
+    struct reap_exec x = { o->grace_ms, KILL_WAIT_MS, g, true };
+    size_t n_sig = reap_plan_count(plan, REAP_SIGNAL);
+    bool all = o->yes;
+    struct snapshot *after;
+
+    if (n_sig > 0 && !o->yes && !o->interactive)
+        all = confirm("Signal %zu process%s?", n_sig, n_sig == 1 ? "" : "es");
+    for (size_t i = 0; i < plan->n; i++) {
+        const struct reap_target *t = &plan->targets[i];
+        bool go = all;
+
+        if (t->disposition != REAP_SIGNAL) {
+            reap_execute(t, &x, &res[i]); /* records why not; sends nothing */
+            continue;
+        }
+        if (o->interactive && !o->yes)
+            go = confirm("Signal pid %d (%s) %s?", (int)t->pid, t->user ? t->user : "?",
+                         render_command(t->command ? t->command : "?"));
+        if (!go) {
+            res[i].outcome = REAP_OUT_DECLINED;
+            res[i].detail = xstrdup("not signalled: declined");
+            continue;
+        }
+        reap_execute(t, &x, &res[i]);
+    }
+    *n_freed = 0;
+    for (size_t i = 0; i < plan->n; i++) {
+        if (reap_outcome_ended(res[i].outcome)) {
+            after = recollect(o, plan, res);
+            *n_freed = reap_freed_compute(s, after, plan, res, freed);
+            snapshot_free(after);
+            break;
+        }
+    }
+}
+
+static int exec(int argc, char **argv)
+{
+    struct opts o;
+    struct config cfg;
+    struct reap_guard g;
+    struct reap_plan plan;
+    struct reap_result *res = NULL;
+    struct reap_freed *freed = NULL;
+    struct proc_judgement *j = NULL;
+    struct snapshot *s = NULL;
+    struct sysroot root = { -1, NULL };
+    size_t n_j, n_freed = 0;
+    char *cause = NULL;
+    int rc, proc_fd = -1;
+
+    memset(&o, 0, sizeof(o));
+    memset(&plan, 0, sizeof(plan));
+    memset(&g, 0, sizeof(g));
+    config_init(&cfg);
+    cmd_collect_defaults(&o.collect, DEFAULT_WINDOW_MS);
+    o.grace_ms = DEFAULT_GRACE_MS;
+    rc = parse(argc, argv, &o);
+    if (rc != 0) {
+        rc = rc == HELP_SHOWN ? EXIT_HEALTHY : rc;
+        goto out;
+    }
+    rc = EXIT_USAGE;
+    if (load_config(&cfg, &o) != 0)
+        goto out;
+    reap_guard_init(&g, o.all_users);
+
+    rc = REAP_EXIT_NO_CHECK;
+    o.collect.only = (1u << COLLECTOR_NVML) | (1u << COLLECTOR_PROCS);
+    o.collect.progress = !o.json && isatty(STDERR_FILENO);
+    s = o.from ? snapshot_load(o.from, &cause) : collect_snapshot(&o.collect, &cause);
+    if (s == NULL) {
+        cmd_error("reap", "%s", cause);
+        free(cause);
+        goto out;
+    }
+    if (!o.from && !collected(s))
+        goto out;
+    if (!o.from) {
+        if (sysroot_open(&root, o.collect.root, &cause) != 0) {
+            cmd_error("reap", "%s", cause);
+            free(cause);
+            goto out;
+        }
+        proc_fd = openat(root.fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (proc_fd < 0) {
+            cmd_error("reap", "%s/proc: %s", o.collect.root, strerror(errno));
+            goto out;
+        }
+    }
+
+    n_j = rules_judge_procs(s, NULL, &cfg.rules.th, &j);
+    reap_plan_build(&plan, s, j, n_j, &o.pol, &g, proc_fd);
+    res = xcalloc(plan.n ? plan.n : 1, sizeof(*res));
+    if (!o.json) {
+        struct reap_exec x = { o.grace_ms, KILL_WAIT_MS, &g, true };
+
+        reap_plan_print(stdout, &plan, &x, !o.kill);
+        fflush(stdout);
+    }
+    if (o.kill)
+        act(&o, s, &plan, &g, res, &freed, &n_freed);
+    rc = status_of(&plan, o.kill ? res : NULL);
+    if (o.json) {
+        if (print_json(&plan, o.kill ? res : NULL, freed, n_freed, !o.kill, rc) != 0)
+            rc = REAP_EXIT_NO_CHECK;
+    } else if (o.kill && reap_plan_count(&plan, REAP_SIGNAL) > 0) {
+        print_results(&plan, res, freed, n_freed);
+    }
+    if (fflush(stdout) != 0) {
+        cmd_error("reap", "cannot write to standard output");
+        rc = REAP_EXIT_NO_CHECK;
+    }
+out:
+    for (size_t i = 0; res && i < plan.n; i++)
+        reap_result_free(&res[i]);
+    free(res);
+    free(freed);
+    reap_plan_free(&plan);
+    free(j);
+    if (proc_fd >= 0)
+        close(proc_fd);
+    sysroot_close(&root);
+    snapshot_free(s);
+    reap_guard_free(&g);
+    config_free(&cfg);
+    if (o.have_re)
+        regfree(&o.re);
+    free(o.pol.names);
+    free(o.pol.pids);
+    free(o.pol.gpus);
+    free(o.sets);
+    return rc;
+}
+
+const struct cmd cmd_reap = {
+    "reap", "[options]", "find stale GPU processes and end them safely (dry run by default)",
+    exec,   usage,
+};
