@@ -33,9 +33,9 @@ static void usage(FILE *out)
 {
     fputs("Usage: gpudoctor procs [options]\n"
           "\n"
-          "Every process using a GPU: pid, user, container or job, GPUs, GPU memory, SM %, CPU %,\n"
-          "state, age, and a verdict (active, idle, idle-holder, stopped, defunct, orphaned,\n"
-          "not-visible, unknown) from the same tests as 'gpudoctor check'.\n"
+          "Every process using a GPU: pid, user, container or job, GPUs, GPU memory, SM %,\n"
+          "CPU %, state, age, and a verdict (active, idle, idle-holder, stopped, defunct,\n"
+          "orphaned, not-visible, unknown) from the same tests as 'gpudoctor check'.\n"
           "\n"
           "Options:\n"
           "  --tree            parents above their children, data-loader workers included\n"
@@ -47,18 +47,18 @@ static void usage(FILE *out)
           "  --json            the rows as JSON (docs/procs.md)\n"
           "  -w, --wide        do not cut command lines to the terminal's width\n"
           "  --no-color        do not colour the output (also: NO_COLOR=1)\n"
-          "  --from FILE       read a snapshot written by 'gpudoctor snapshot' ('-' = stdin)\n"
+          "  --from FILE       read a snapshot written by 'gpudoctor snapshot'\n"
           "  --window DUR      sample CPU use over DUR (default 1s; 0 = one reading, no\n"
           "                    CPU % and no idleness)\n"
-          "  --config FILE     thresholds file (default /etc/gpudoctor.conf when it exists)\n"
+          "  --config FILE     thresholds file (default /etc/gpudoctor.conf if it exists)\n"
           "  --set KEY=VALUE   override one threshold (repeatable)\n"
           "  --root DIR        read /proc, /sys and /dev under DIR (default /)\n"
           "  --timeout DUR     finish within DUR whatever hangs (default: the window + 10s)\n"
           "  --nvml-lib PATH   NVML library to load\n"
           "  -h, --help        show this help\n"
           "\n"
-          "Exit status: 0 listed (even when nothing uses a GPU), 3 could not collect, 64 usage\n"
-          "error. 'gpudoctor reap' ends stale processes safely.\n",
+          "Exit status: 0 listed (even when nothing uses a GPU), 3 could not collect,\n"
+          "64 usage error. 'gpudoctor reap' ends stale processes safely.\n",
           out);
 }
 
