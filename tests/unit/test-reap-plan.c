@@ -462,6 +462,7 @@ static void test_defunct(void **state)
 
     /* All threads gone: its worker that holds the device, and the parent that does not reap. */
     worker = proc_of(s, 5121);
+    free(worker->gpus); /* an empty list in the snapshot */
     worker->gpus = xcalloc(1, sizeof(*worker->gpus));
     worker->n_gpus = 1;
     worker->gpus[0].holds_device = true;
