@@ -514,6 +514,16 @@ static int exec(int argc, char **argv)
     }
     if (!o.from && !collected(s))
         goto out;
+    if (!o.from && s->collectors[COLLECTOR_NVML].state != CS_OK) {
+        const struct collector_status *nv = &s->collectors[COLLECTOR_NVML];
+
+        /* Holders of /dev/nvidia* are still found; what they hold is not known. */
+        cmd_error("reap",
+                  "NVML %s%s%s: GPU memory is not known, and only processes with a GPU "
+                  "device open are seen",
+                  collector_state_names[nv->state], nv->detail ? ": " : "",
+                  nv->detail ? nv->detail : "");
+    }
     if (!o.from) {
         if (sysroot_open(&root, o.collect.root, &cause) != 0) {
             cmd_error("reap", "%s", cause);

@@ -24,14 +24,28 @@ bash -c 'scenario "$$:1:3"; exec "$GPUDOCTOR" reap --pid $$ --kill --yes --windo
 status 2 "gpudoctor itself"
 check '[.targets[] | [.disposition, .refusal]]' '[["refused", "self"]]' "$TMP/self.out"
 
-# Kernel threads: kthreadd (pid 2) and one of its children, where this PID namespace shows them.
-if [ "$(awk '{print $2}' /proc/2/stat 2>/dev/null)" = "(kthreadd)" ]; then
-    kworker=$(awk '$4 == 2 {print $1; exit}' /proc/[0-9]*/stat 2>/dev/null || true)
-    scenario "2:0:1" "${kworker:-2}:1:1"
-    run kthread reap --pid "2,${kworker:-2}" --kill --yes --window 0 --json
+# Kernel threads (PF_KTHREAD, 0x00200000, in stat field 9), where this PID namespace shows them:
+# two of them, kthreadd (pid 2) first when it is one.
+is_kthread() {
+    local s rest
+    s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    rest=${s##*) }
+    read -ra f <<<"$rest"
+    (( ${f[6]:-0} & 0x00200000 ))
+}
+kthreads=()
+for d in /proc/2 /proc/[0-9]*; do
+    p=${d#/proc/}
+    is_kthread "$p" && kthreads+=("$p")
+    [ "${#kthreads[@]}" -ge 2 ] && break
+done
+if [ "${#kthreads[@]}" -ge 1 ]; then
+    scenario "${kthreads[0]}:0:1" "${kthreads[-1]}:1:1"
+    run kthread reap --pid "${kthreads[0]},${kthreads[-1]}" --kill --yes --window 0 --json
     status 2 "kernel threads"
     check '[.targets[] | .refusal] | unique' '["kernel-thread"]' "$TMP/kthread.out"
-    check '[.targets[] | .pid] | length >= 1' 'true' "$TMP/kthread.out"
+    check '[.targets[] | .pid] | sort' "[${kthreads[0]}, ${kthreads[-1]}] | unique" \
+        "$TMP/kthread.out"
 else
     echo "no kernel threads visible here: that check is skipped"
 fi
