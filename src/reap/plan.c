@@ -611,6 +611,41 @@ static bool selects(const struct reap_policy *pol, const struct proc_judgement *
     return pol->idle && idle_verdict(j->verdict) && j->idle_for_ms >= pol->idle_ms;
 }
 
+/*
+ * A named process that uses no GPU but is in the table: a worker of a GPU process (its child,
+ * or listed among its children), or the parent of one.
+ */
+static void related_why(struct reap_target *t, const struct snapshot *s, const struct proc *p)
+{
+    const struct proc_table *tb = &s->procs;
+
+    for (size_t i = 0; i < tb->n_procs; i++) {
+        const struct proc *q = &tb->procs[i];
+
+        for (size_t k = 0; q->n_gpus > 0 && k < q->n_children; k++) {
+            if (q->children[k] == p->pid) {
+                set_why(t, "named by --pid: a worker of GPU process %d", (int)q->pid);
+                return;
+            }
+        }
+    }
+    for (size_t k = 0; k < p->n_children; k++) {
+        const struct proc *c = proc_table_find(tb, p->children[k]);
+
+        if (c != NULL && c->n_gpus > 0) {
+            set_why(t, "named by --pid: the parent of GPU process %d", (int)c->pid);
+            return;
+        }
+    }
+    for (size_t i = 0; i < tb->n_procs; i++) {
+        if (tb->procs[i].ppid == p->pid && tb->procs[i].n_gpus > 0) {
+            set_why(t, "named by --pid: the parent of GPU process %d", (int)tb->procs[i].pid);
+            return;
+        }
+    }
+    set_why(t, "named by --pid: in the process table, using no GPU");
+}
+
 /* One GPU process the policy selected, or a pid named by --pid. */
 static void plan_one(struct reap_plan *plan, const struct snapshot *s, const struct reap_guard *g,
                      const struct reap_policy *pol, int proc_fd, int32_t pid,
@@ -667,7 +702,7 @@ static void plan_one(struct reap_plan *plan, const struct snapshot *s, const str
     if (j != NULL)
         set_why(t, "%s, holding %s", verdict_words(v, p), u.where);
     else
-        set_why(t, "named by --pid: a worker of GPU process %d", (int)(p ? p->ppid : 0));
+        related_why(t, s, p);
     if (is_named && j != NULL && !idle_verdict(v) && v != PROC_VERDICT_STOPPED)
         evidence(t, "named by --pid: it is %s, not stale", verdict_words(v, p));
     if (f.state == 'D')

@@ -332,6 +332,26 @@ static void test_named_pids(void **state)
     snapshot_free(s);
 }
 
+/* Named processes in the table that use no GPU: a worker, a parent. */
+static void test_named_related(void **state)
+{
+    struct snapshot *s = load_case("zombie-holder");
+    int32_t pids[] = { 5100, 5121 };
+    struct reap_policy pol = { .pids = pids, .n_pids = 2 };
+    struct reap_guard g;
+    struct reap_plan plan;
+
+    (void)state;
+    guard(&g, 0, true);
+    plan_of(&plan, s, &pol, &g, -1);
+    assert_int_equal(plan.n, 2);
+    assert_string_equal(target(&plan, 5100)->why, "named by --pid: the parent of GPU process 5120");
+    assert_string_equal(target(&plan, 5121)->why, "named by --pid: a worker of GPU process 5120");
+    assert_int_equal(target(&plan, 5121)->disposition, REAP_SIGNAL);
+    reap_plan_free(&plan);
+    snapshot_free(s);
+}
+
 /* ---- defunct processes, on a fixture /proc ---- */
 
 struct fixture {
@@ -615,6 +635,7 @@ int main(void)
         cmocka_unit_test(test_filters),
         cmocka_unit_test(test_policies),
         cmocka_unit_test(test_named_pids),
+        cmocka_unit_test(test_named_related),
         cmocka_unit_test(test_defunct),
         cmocka_unit_test(test_text_and_json),
         cmocka_unit_test(test_freed),
