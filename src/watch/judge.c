@@ -64,54 +64,81 @@ static bool yields(const struct finding *f, const struct findings *live)
     return false;
 }
 
+static char *dup_or_null(const char *s)
+{
+    return s ? xstrdup(s) : NULL;
+}
+
+static char **dup_list(char *const *v, size_t n)
+{
+    char **out = xcalloc(n ? n : 1, sizeof(*out));
+
+    for (size_t i = 0; i < n; i++)
+        out[i] = xstrdup(v[i]);
+    return out;
+}
+
+/* Appends a deep copy of f to out. */
+static void add_copy(struct findings *out, const struct finding *f)
+{
+    struct finding *d;
+
+    xgrow(&out->items, &out->cap, out->n + 1, sizeof(*out->items));
+    d = &out->items[out->n++];
+    *d = *f;
+    d->subject.gpu_uuid = dup_or_null(f->subject.gpu_uuid);
+    d->subject.user = dup_or_null(f->subject.user);
+    d->subject.command = dup_or_null(f->subject.command);
+    d->subject.container = dup_or_null(f->subject.container);
+    d->subject.object = dup_or_null(f->subject.object);
+    d->title = dup_or_null(f->title);
+    d->evidence = dup_list(f->evidence, f->n_evidence);
+    d->cap_evidence = f->n_evidence;
+    d->fix = dup_list(f->fix, f->n_fix);
+    d->cap_fix = f->n_fix;
+}
+
+/* Appends f to out: the finding moves, out owns it now. */
 static void take(struct findings *out, const struct finding *f)
 {
     xgrow(&out->items, &out->cap, out->n + 1, sizeof(*out->items));
-    out->items[out->n++] = *f; /* ownership moves */
+    out->items[out->n++] = *f;
 }
 
-static void take_skips(struct findings *out, struct findings *from)
+void watch_trends(const struct snapshot *s, const struct history *full,
+                  const struct watch_rules *wr, struct findings *out)
 {
-    for (size_t i = 0; i < from->n_skips; i++) {
-        xgrow(&out->skips, &out->cap_skips, out->n_skips + 1, sizeof(*out->skips));
-        out->skips[out->n_skips++] = from->skips[i];
-    }
-    free(from->skips);
-    from->skips = NULL;
-    from->n_skips = from->cap_skips = 0;
+    rules_run(s, full, &wr->trend, out);
 }
 
-void watch_judge(const struct snapshot *s, const struct history *recent, const struct history *full,
-                 const struct watch_rules *wr, struct findings *out)
+void watch_judge(const struct snapshot *s, const struct history *recent,
+                 const struct findings *trends, const struct watch_rules *wr, struct findings *out)
 {
-    struct findings live = { 0 }, trend = { 0 }, dropped = { 0 };
-    bool *gone;
+    struct findings live = { 0 };
 
     rules_run(s, recent, &wr->live, &live);
-    rules_run(s, full, &wr->trend, &trend);
-    gone = xcalloc(trend.n ? trend.n : 1, sizeof(*gone));
-    for (size_t i = 0; i < trend.n; i++) {
-        gone[i] = yields(&trend.items[i], &live);
-        if (gone[i])
-            take(&dropped, &trend.items[i]);
-    }
     /* Both lists are ranked; by severity, the live findings first, then the trends. */
     for (int sev = SEV_CRITICAL; sev >= SEV_INFO; sev--) {
         for (size_t i = 0; i < live.n; i++) {
             if ((int)live.items[i].severity == sev)
                 take(out, &live.items[i]);
         }
-        for (size_t i = 0; i < trend.n; i++) {
-            if (!gone[i] && (int)trend.items[i].severity == sev)
-                take(out, &trend.items[i]);
+        for (size_t i = 0; trends && i < trends->n; i++) {
+            if ((int)trends->items[i].severity == sev && !yields(&trends->items[i], &live))
+                add_copy(out, &trends->items[i]);
         }
     }
-    take_skips(out, &live);
-    take_skips(out, &trend);
-    free(gone);
+    for (size_t i = 0; i < live.n_skips; i++) {
+        xgrow(&out->skips, &out->cap_skips, out->n_skips + 1, sizeof(*out->skips));
+        out->skips[out->n_skips++] = live.skips[i];
+    }
+    for (size_t i = 0; trends && i < trends->n_skips; i++) {
+        xgrow(&out->skips, &out->cap_skips, out->n_skips + 1, sizeof(*out->skips));
+        out->skips[out->n_skips] = trends->skips[i];
+        out->skips[out->n_skips++].reason = xstrdup(trends->skips[i].reason);
+    }
     free(live.items);
-    free(trend.items);
-    findings_free(&dropped);
+    free(live.skips);
 }
 
 /* ---- completing a cheap cycle ---- */

@@ -74,6 +74,8 @@ struct core {
     struct history full;
     struct snapshot *snap;
     struct findings findings;
+    struct findings trends; /* of the last trend run */
+    int64_t trends_ms;      /* when it ran (watch clock), -1: never */
     struct watch_marks marks;
     uint64_t cycles;
     char *problem;
@@ -161,8 +163,14 @@ static void cycle(struct core *c, struct snapshot *s, int64_t base_ms, char *cau
     }
     last = &c->full.samples[c->full.n - 1];
     recent = watch_recent(&c->full, c->o->window_ms);
+    if (c->trends_ms < 0 || c->full.n < WATCH_TRENDS_SHORT ||
+        last->t_ms - c->trends_ms >= WATCH_TRENDS_EVERY_MS) {
+        findings_free(&c->trends);
+        watch_trends(s, &c->full, &c->wr, &c->trends);
+        c->trends_ms = last->t_ms;
+    }
     findings_free(&c->findings);
-    watch_judge(s, &recent, &c->full, &c->wr, &c->findings);
+    watch_judge(s, &recent, &c->trends, &c->wr, &c->findings);
     watch_marks_update(&c->marks, &c->findings, last->t_ms);
     record(c, s, last, base_ms);
     alert(c, s, last);
@@ -194,6 +202,7 @@ static int core_init(struct core *c, const struct watch_opts *o)
 
     memset(c, 0, sizeof(*c));
     c->o = o;
+    c->trends_ms = -1;
     watch_rules_init(&c->wr, o->rules);
     serve_history_init(&c->hist, o->history_ms,
                        max < WATCH_MAX_HISTORY_ITEMS ? max : WATCH_MAX_HISTORY_ITEMS);
@@ -226,6 +235,7 @@ static void core_free(struct core *c)
     alert_events_free(&c->events);
     recorder_close(c->rec);
     findings_free(&c->findings);
+    findings_free(&c->trends);
     watch_marks_free(&c->marks);
     snapshot_free(c->snap);
     serve_history_free(&c->hist);

@@ -730,9 +730,13 @@ static int draw_procs(struct tui *t, const struct watch_view *v, int y, int rows
 
     if (rows <= 0)
         return 0;
+    /* The column the list is sorted by is marked. */
     on(t, 0, A_BOLD);
-    putf(t, y, 0, COLS, true, " %-7s %-9s %-5s %9s %4s %5s %-5s %6s  %s  [sort: %s]", "PID", "USER",
-         "GPU", "GPU MEM", "SM%", "CPU%", "STATE", "AGE", "COMMAND", sort_names[t->sort]);
+    putf(t, y, 0, COLS, true, " %-7s %-9s %-5s %9s %4s %5s %-5s %6s  %s",
+         t->sort == SORT_PID ? "PID*" : "PID", "USER", "GPU",
+         t->sort == SORT_MEM ? "GPU MEM*" : "GPU MEM", t->sort == SORT_SM ? "SM%*" : "SM%",
+         t->sort == SORT_CPU ? "CPU%*" : "CPU%", "STATE", t->sort == SORT_AGE ? "AGE*" : "AGE",
+         "COMMAND");
     on(t, 0, 0);
     shown = (size_t)(rows - 1);
     if (t->n_procs == 0 && rows > 1) {
@@ -780,12 +784,22 @@ static int draw_procs(struct tui *t, const struct watch_view *v, int y, int rows
 static int draw_finds(struct tui *t, const struct watch_view *v, int y, int rows)
 {
     size_t top = 0, shown;
-    int title_x = 36;
+    size_t id_w = 12;
+    int title_x;
 
     if (rows <= 0)
         return 0;
+    /* The id column as wide as the longest id listed, so titles get the rest. */
+    for (size_t i = 0; i < t->n_finds; i++) {
+        size_t n = strlen(t->finds[i].f ? t->finds[i].f->rule->id : t->finds[i].mk->id);
+
+        id_w = n > id_w ? n : id_w;
+    }
+    id_w = id_w > 28 ? 28 : id_w;
+    title_x = 6 + 1 + (int)id_w + 1;
     on(t, 0, A_BOLD);
-    putf(t, y, 0, COLS, true, " %-5s %-28s %s", "", "FINDINGS", "e: explain   Tab: switch list");
+    putf(t, y, 0, COLS, true, " %-5s %-*s%s", "", (int)id_w + 1, "FINDINGS",
+         "e explain, Tab switch list");
     on(t, 0, 0);
     shown = (size_t)(rows - 1);
     if (t->n_finds == 0 && rows > 1) {

@@ -25,6 +25,9 @@
 #define WATCH_MAX_WINDOW_MS       2000   /* a collection's own sampling window, at most */
 /* Findings that cleared stay in the view this long, marked as cleared. */
 #define WATCH_CLEARED_SHOW_MS 30000
+/* The trend rules run this often, and every cycle while the history is shorter than ... */
+#define WATCH_TRENDS_EVERY_MS 5000
+#define WATCH_TRENDS_SHORT    300 /* ... this many readings (cheap to judge) */
 /* Findings that appeared this recently are marked as new. */
 #define WATCH_NEW_SHOW_MS 10000
 
@@ -55,12 +58,20 @@ void watch_rules_init(struct watch_rules *wr, const struct rules_config *base);
 void watch_rules_free(struct watch_rules *wr);
 
 /*
- * The findings of one cycle: the rules over `recent` (the present), the trend rules over `full`
- * (the history). A trend finding yields to a live one its rule names, about the same GPU (and
- * process); trend findings follow the live ones of the same severity. out must be zeroed.
+ * The trend rules over the whole history, into out (zeroed). They change slowly and cost the
+ * most with a long history, so watch runs them every WATCH_TRENDS_EVERY_MS, not every cycle.
  */
-void watch_judge(const struct snapshot *s, const struct history *recent, const struct history *full,
-                 const struct watch_rules *wr, struct findings *out);
+void watch_trends(const struct snapshot *s, const struct history *full,
+                  const struct watch_rules *wr, struct findings *out);
+
+/*
+ * The findings of one cycle: the rules over `recent` (the present), with copies of the trend
+ * findings (may be NULL). A trend finding yields to a live one its rule names, about the same
+ * GPU (and process); trend findings follow the live ones of the same severity. out must be
+ * zeroed.
+ */
+void watch_judge(const struct snapshot *s, const struct history *recent,
+                 const struct findings *trends, const struct watch_rules *wr, struct findings *out);
 
 /* The samples of h within window_ms of its last one (a suffix of h). */
 struct history watch_recent(const struct history *h, int64_t window_ms);

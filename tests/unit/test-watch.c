@@ -95,6 +95,17 @@ static struct snapshot *leaking(double seconds)
     return s;
 }
 
+/* Both runs, as a cycle of watch makes them. */
+static void judge(const struct snapshot *s, const struct history *recent,
+                  const struct history *full, const struct watch_rules *wr, struct findings *out)
+{
+    struct findings trends = { 0 };
+
+    watch_trends(s, full, wr, &trends);
+    watch_judge(s, recent, &trends, wr, out);
+    findings_free(&trends);
+}
+
 static const struct finding *find(const struct findings *f, const char *id)
 {
     for (size_t i = 0; i < f->n; i++) {
@@ -119,17 +130,36 @@ static void test_judge_two_runs(void **state)
     assert_int_equal(recent.n, 11); /* readings within 10 s of the last, both ends included */
     assert_ptr_equal(recent.samples, full.samples + full.n - 11);
     /* The trend is in the history, not in the window. */
-    watch_judge(s, &recent, &full, &wr, &f);
+    judge(s, &recent, &full, &wr, &f);
     assert_non_null(find(&f, "mem.leak"));
     findings_free(&f);
-    watch_judge(s, &recent, &recent, &wr, &f);
+    judge(s, &recent, &recent, &wr, &f);
     assert_null(find(&f, "mem.leak"));
     findings_free(&f);
+    /* One trend run serves many cycles: each gets its own copies. */
+    {
+        struct findings trends = { 0 }, a = { 0 }, b = { 0 };
+        const struct finding *leak;
+
+        watch_trends(s, &full, &wr, &trends);
+        watch_judge(s, &recent, &trends, &wr, &a);
+        watch_judge(s, &recent, &trends, &wr, &b);
+        findings_free(&a);
+        findings_free(&trends);
+        leak = find(&b, "mem.leak");
+        if (leak == NULL)
+            fail_msg("no leak in the second cycle");
+        else if (strstr(leak->title, "pid 4121 on GPU 0 grows 600 MiB/min") == NULL ||
+                 leak->n_evidence < 2 || leak->n_fix < 2 ||
+                 strstr(leak->evidence[1], "growth 600 MiB/min") == NULL)
+            fail_msg("the copy differs: %s", leak->title);
+        findings_free(&b);
+    }
     /* A rule disabled in the configuration stays disabled in both runs. */
     watch_rules_free(&wr);
     config_set(&cfg, "disable=mem.leak", &(char *){ NULL });
     watch_rules_init(&wr, &cfg.rules);
-    watch_judge(s, &recent, &full, &wr, &f);
+    judge(s, &recent, &full, &wr, &f);
     assert_null(find(&f, "mem.leak"));
     findings_free(&f);
     /* Each run has only its rules. */
@@ -216,10 +246,10 @@ static void test_judge_trend_yields_to_live(void **state)
     config_init(&cfg);
     watch_rules_init(&wr, &cfg.rules);
     /* Alone, the trend rule finds the idle GPU... */
-    rules_run(s, &full, &wr.trend, &trend_only);
+    watch_trends(s, &full, &wr, &trend_only);
     assert_non_null(find(&trend_only, "mem.idle-held"));
     /* ...but the stopped holder the live rules name explains it: the trend finding goes. */
-    watch_judge(s, &recent, &full, &wr, &f);
+    judge(s, &recent, &full, &wr, &f);
     assert_non_null(find(&f, "proc.stopped-holder"));
     assert_null(find(&f, "mem.idle-held"));
     /* Ranked by severity. */
@@ -250,7 +280,7 @@ static void test_marks(void **state)
     (void)state;
     config_init(&cfg);
     watch_rules_init(&wr, &cfg.rules);
-    watch_judge(s, &full, &full, &wr, &f);
+    judge(s, &full, &full, &wr, &f);
     watch_marks_update(&m, &f, 1000);
     mk = watch_marks_find(&m, find(&f, "mem.leak"));
     assert_non_null(mk);
@@ -453,8 +483,7 @@ static void test_recording_errors(void **state)
 {
     (void)state;
     /* Each error names the line and, where it can, the column and the field. */
-    load_fails("{\"schema\": \"gpudoctor.snapshot/1\"}\n{\"t_ms\": 0}\n{\"t_ms\": \"x\"}\n",
-               ":3:");
+    load_fails("{\"schema\": \"gpudoctor.snapshot/1\"}\n{\"t_ms\": 0}\n{\"t_ms\": \"x\"}\n", ":3:");
     load_fails("{\"schema\": \"gpudoctor.snapshot/1\"}\n{\"t_ms\": 0}\n{\"t_ms\": \"x\"}\n",
                "t_ms");
     load_fails("{\"schema\": \"gpudoctor.snapshot/1\"}\n{\"t_ms\": 0, \"gpus\": [{\"index\": 0, "
@@ -469,8 +498,7 @@ static void test_recording_errors(void **state)
     load_fails("{\"schema\": \"gpudoctor.snapshot/1\"}\n{\"t_ms\": 5000}\n{\"t_ms\": 1000}\n",
                ":3: t_ms 1000 is before the previous sample's 5000");
     load_fails("{\"t_ms\": 0}\n{\"t_ms\": 1000}\n", ":1: a recording starts with a snapshot");
-    load_fails("{\"schema\": \"gpudoctor.snapshot/1\"}\n{\"schema\": \"other/2\"}\n",
-               ":2:");
+    load_fails("{\"schema\": \"gpudoctor.snapshot/1\"}\n{\"schema\": \"other/2\"}\n", ":2:");
     load_fails("{\"schema\": \"gpudoctor.snapshot/9\"}\n", "unsupported schema");
     load_fails("", "empty");
     load_fails("\n\n", "empty");
