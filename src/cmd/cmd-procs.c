@@ -167,24 +167,6 @@ static int parse(int argc, char **argv, struct opts *o)
     return 0;
 }
 
-static int load_config(struct config *cfg, const struct opts *o)
-{
-    char *cause = NULL;
-
-    if (config_load(cfg, o->config ? o->config : config_default_path(), o->config == NULL,
-                    &cause) != 0)
-        goto fail;
-    for (size_t i = 0; i < o->n_sets; i++) {
-        if (config_set(cfg, o->sets[i], &cause) != 0)
-            goto fail;
-    }
-    return 0;
-fail:
-    cmd_error("procs", "%s", cause);
-    free(cause);
-    return -1;
-}
-
 /* The terminal's width; $COLUMNS or 80 when stdout is not one. */
 static unsigned out_width(void)
 {
@@ -221,7 +203,7 @@ static int exec(int argc, char **argv)
         goto out;
     }
     rc = EXIT_USAGE;
-    if (load_config(&cfg, &o) != 0)
+    if (cmd_load_config("procs", &cfg, o.config, o.sets, o.n_sets) != 0)
         goto out;
     rc = EXIT_UNKNOWN;
     o.collect.only = (1u << COLLECTOR_NVML) | (1u << COLLECTOR_PROCS);

@@ -291,24 +291,6 @@ static int parse(int argc, char **argv, struct opts *o)
     return 0;
 }
 
-static int load_config(struct config *cfg, const struct opts *o)
-{
-    char *cause = NULL;
-
-    if (config_load(cfg, o->config ? o->config : config_default_path(), o->config == NULL,
-                    &cause) != 0)
-        goto fail;
-    for (size_t i = 0; i < o->n_sets; i++) {
-        if (config_set(cfg, o->sets[i], &cause) != 0)
-            goto fail;
-    }
-    return 0;
-fail:
-    cmd_error("reap", "%s", cause);
-    free(cause);
-    return -1;
-}
-
 /* Whether the collection saw the GPU processes; says why not. */
 static bool collected(const struct snapshot *s)
 {
@@ -499,7 +481,7 @@ static int exec(int argc, char **argv)
         goto out;
     }
     rc = EXIT_USAGE;
-    if (load_config(&cfg, &o) != 0)
+    if (cmd_load_config("reap", &cfg, o.config, o.sets, o.n_sets) != 0)
         goto out;
     reap_guard_init(&g, o.all_users);
 
