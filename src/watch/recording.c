@@ -65,8 +65,11 @@ static uint64_t context_hash(const struct snapshot *s)
                 (uint64_t)(unsigned char)p->state);
         h = mix(h, p->n_gpus);
     }
-    for (size_t i = 0; i < COLLECTOR__COUNT; i++)
-        h = mix(h, (uint64_t)s->collectors[i].state);
+    /* Not the host's: it runs every cycle and its state follows each window's readings. */
+    for (size_t i = 0; i < COLLECTOR__COUNT; i++) {
+        if (i != COLLECTOR_HOST)
+            h = mix(h, (uint64_t)s->collectors[i].state);
+    }
     return h;
 }
 
@@ -257,7 +260,10 @@ static struct snapshot *whole_document(struct line_reader *lr, const char *path,
     return s;
 }
 
-/* A context line after the first: it replaces the snapshot, the samples carry on. */
+/*
+ * A context line after the first: it replaces the snapshot, the samples carry on. Returns the
+ * new snapshot (s is freed), or NULL with *cause set (s is left as it was).
+ */
 static struct snapshot *next_context(struct snapshot *s, const struct line_reader *lr,
                                      const char *path, char **cause)
 {
@@ -366,10 +372,13 @@ static struct snapshot *read_recording(struct line_reader *lr, const char *path,
             goto fail;
         }
         if (json_object_get(o, "schema") != NULL) {
+            struct snapshot *next;
+
             json_decref(o);
-            s = next_context(s, lr, path, cause);
-            if (s == NULL)
-                return NULL;
+            next = next_context(s, lr, path, cause);
+            if (next == NULL)
+                goto fail;
+            s = next;
             continue;
         }
         rc = next_sample(s, o, lr, path, cause);

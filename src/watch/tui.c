@@ -90,7 +90,8 @@ struct tui {
     size_t n_page, page_top;
     char *page_title;
 
-    struct proc target; /* the process the confirmation is about (a copy) */
+    int32_t target_pid; /* the process the confirmation is about */
+    uint64_t target_start;
     char **confirm;
     size_t n_confirm;
 
@@ -1080,8 +1081,9 @@ static void help(struct tui *t)
                    "  Up, Down   select (also k, j)\n"
                    "  e, Enter   explain the selected finding (in the process list: the first\n"
                    "             finding about the selected process)\n"
-                   "  r          end the selected process: shows the kill command and asks first;\n"
-                   "             SIGTERM goes only to the same process (pid and start time)\n"
+                   "  r          end the selected process, as 'gpudoctor reap --pid PID --kill'\n"
+                   "             would: shows what it will send and asks first; only the same\n"
+                   "             process (pid and start time) gets SIGTERM, SIGKILL 3 s later\n"
                    "  ?          this help\n"
                    "\n"
                    "Findings marked + appeared in the last seconds; 'ok' rows cleared recently.\n"
@@ -1099,9 +1101,6 @@ static void confirm_free(struct tui *t)
     free(t->confirm);
     t->confirm = NULL;
     t->n_confirm = 0;
-    free(t->target.comm);
-    free(t->target.cmdline);
-    memset(&t->target, 0, sizeof(t->target));
 }
 
 static void confirm_line(struct tui *t, char *line)
@@ -1110,10 +1109,28 @@ static void confirm_line(struct tui *t, char *line)
     t->confirm[t->n_confirm++] = line;
 }
 
+/* Wraps text into confirmation lines of at most width columns. */
+static void confirm_wrapped(struct tui *t, const char *text, size_t width)
+{
+    while (strlen(text) > width) {
+        size_t cut = width;
+
+        while (cut > 0 && text[cut] != ' ')
+            cut--;
+        if (cut == 0)
+            cut = width;
+        confirm_line(t, xstrndup(text, cut));
+        text += cut;
+        while (*text == ' ')
+            text++;
+    }
+    confirm_line(t, xstrdup(text));
+}
+
 static void ask_reap(struct tui *t, const struct watch_view *v)
 {
     const struct prow *r;
-    char cmd[64], mem[16] = "?";
+    char cmd[64], mem[16] = "?", *detail = NULL;
 
     if (t->focus != FOCUS_PROCS || t->sel_proc >= t->n_procs) {
         message(t, v->now_ms, "select a process first (Tab to the process list)");
@@ -1124,39 +1141,48 @@ static void ask_reap(struct tui *t, const struct watch_view *v)
         message(t, v->now_ms, "pid %d is not in /proc here: it cannot be verified", (int)r->pid);
         return;
     }
+    /* What reap would do, or why it will not: nothing to confirm then. */
+    if (watch_reap_plan(t->o, v->snap, r->pid, r->p->start_ticks, &detail) != 0) {
+        message(t, v->now_ms, "pid %d: %s", (int)r->pid, detail);
+        free(detail);
+        return;
+    }
     confirm_free(t);
-    t->target.pid = r->p->pid;
-    t->target.start_ticks = r->p->start_ticks;
-    t->target.state = r->p->state;
-    t->target.valid = r->p->valid & (UINT64_C(1) << PROC_S_STAT);
-    t->target.comm = r->p->comm ? xstrdup(r->p->comm) : NULL;
-    t->target.cmdline = r->p->cmdline ? xstrdup(r->p->cmdline) : NULL;
+    t->target_pid = r->pid;
+    t->target_start = r->p->start_ticks;
     if (r->used_valid)
         render_bytes(mem, sizeof(mem), r->used);
-    watch_reap_command(cmd, sizeof(cmd), &t->target);
+    watch_reap_command(cmd, sizeof(cmd), r->pid);
     confirm_line(t, xasprintf("pid %d  %s  %s", (int)r->pid, r->p->user ? r->p->user : "?",
-                              t->target.cmdline ? t->target.cmdline
-                              : t->target.comm  ? t->target.comm
-                                                : "?"));
+                              r->p->cmdline ? r->p->cmdline
+                              : r->p->comm  ? r->p->comm
+                                            : "?"));
     confirm_line(t, xasprintf("holds %s of GPU memory, state %s", mem, state_word(r->p)));
     confirm_line(t, xstrdup(""));
     confirm_line(t, xasprintf("    %s", cmd));
     confirm_line(t, xstrdup(""));
-    confirm_line(t, xstrdup("SIGTERM goes only to this very process (pid and start time)."));
+    confirm_wrapped(t, detail, COLS > 20 ? (size_t)COLS - 16 : 60);
+    confirm_line(t, xstrdup("only if it is still this process (pid and start time)."));
     confirm_line(t, xstrdup("Send it?  y = yes, any other key = no"));
+    free(detail);
     t->mode = MODE_CONFIRM;
 }
 
-static void do_reap(struct tui *t, const struct watch_view *v)
+static void do_reap(struct tui *t, struct watch_ui *ui, const struct watch_view *v)
 {
-    char *cause = NULL;
+    char *detail = NULL;
+    int rc;
 
-    if (watch_reap(t->o->collect.root, &t->target, &cause) == 0)
-        message(t, v->now_ms, "sent SIGTERM to pid %d", (int)t->target.pid);
-    else
-        message(t, v->now_ms, "not sent: %s", cause);
-    free(cause);
+    /* reap waits for the process to end: say so while it does. */
     confirm_free(t);
+    t->mode = MODE_MAIN;
+    message(t, v->now_ms, "ending pid %d: SIGTERM, SIGKILL after %.0f s if it is still there...",
+            (int)t->target_pid, WATCH_REAP_GRACE_MS / 1000.0);
+    draw(ui, v);
+    rc = watch_reap(t->o, v->snap, t->target_pid, t->target_start, &detail);
+    message(t, v->now_ms, "pid %d %s: %s", (int)t->target_pid, rc == 0 ? "ended" : "not ended",
+            detail);
+    free(detail);
 }
 
 /* ---- input ---- */
@@ -1191,9 +1217,9 @@ static enum watch_input input(struct watch_ui *ui, const struct watch_view *v)
     while ((ch = getch()) != ERR) {
         redraw = true;
         if (t->mode == MODE_CONFIRM) {
-            if (ch == 'y' || ch == 'Y')
-                do_reap(t, v);
-            else {
+            if (ch == 'y' || ch == 'Y') {
+                do_reap(t, ui, v);
+            } else {
                 message(t, v->now_ms, "cancelled: nothing sent");
                 confirm_free(t);
             }

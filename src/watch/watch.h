@@ -167,13 +167,24 @@ int watch_run(const struct watch_opts *o);
 
 /* ---- ending a process (reap.c) ---- */
 
-/* The command that ends p, shown for confirmation: "kill -TERM 4121". */
-void watch_reap_command(char *buf, size_t size, const struct proc *p);
+/* After SIGTERM, a process ended from the view has this long before SIGKILL. */
+#define WATCH_REAP_GRACE_MS 3000
+
+/* The command shown for confirmation: "kill -TERM 4121". */
+void watch_reap_command(char *buf, size_t size, int32_t pid);
 /*
- * Sends SIGTERM to p if it is still the same process (pid and start time), pinned with a pidfd
- * so a reused pid is never hit. Refuses what must not be signalled (pid 1, gpudoctor itself, a
- * process of a --root tree). Returns 0, or -1 with *cause set.
+ * What `reap` would do to end process (pid, start_ticks) of s, without doing it: 0 with what it
+ * would send in *detail, or -1 with why it will not (refused, gone, another process now, a --root
+ * tree). The caller frees *detail.
  */
-int watch_reap(const char *root, const struct proc *p, char **cause);
+int watch_reap_plan(const struct watch_opts *o, const struct snapshot *s, int32_t pid,
+                    uint64_t start_ticks, char **detail);
+/*
+ * Ends it with reap's checks and signals: SIGTERM, SIGKILL after WATCH_REAP_GRACE_MS. Blocks
+ * until the process is gone or given up on (a few seconds at most). Returns 0 when it ended;
+ * *detail says what happened.
+ */
+int watch_reap(const struct watch_opts *o, const struct snapshot *s, int32_t pid,
+               uint64_t start_ticks, char **detail);
 
 #endif

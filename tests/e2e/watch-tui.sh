@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The live view in a real terminal (tmux): a real process NVML lists leaks 10 MiB/s; the leak
 # finding appears with its pid and slope, the explanation opens, the view survives resizes
-# (80x24 and smaller), sorting keeps the selection, 'r' shows the kill command and asks (no:
-# nothing sent; yes: the process gets SIGTERM), and q restores the terminal.
+# (80x24 and smaller), sorting keeps the selection, 'r' shows the kill command and what reap
+# would do and asks (no: nothing sent; yes: the process gets SIGTERM), and q restores the
+# terminal.
 . "$(dirname "$0")/watch-lib.sh"
 command -v tmux >/dev/null || { echo "tmux not installed"; exit 77; }
 
@@ -62,16 +63,19 @@ keys s
 wait_for 'sorted by SM %' 5 || fail "s did not sort"
 screen | grep -Eq "^>$JOB " || { fail "the selection moved when sorting"; dump; }
 
-# Ending the process: the exact command, a question, nothing sent on no.
+# Ending the process as reap does: the exact command and what reap would send, a question,
+# nothing sent on no.
 keys r
 wait_for "kill -TERM $JOB" 5 || { fail "r did not show the kill command"; dump; }
+screen | grep -q "would send SIGTERM (SIGKILL after 3 s) to pid $JOB" ||
+    { fail "r did not show what reap would do"; dump; }
 keys n
 wait_for 'cancelled: nothing sent' 5 || fail "n did not cancel"
 kill -0 "$JOB" 2>/dev/null || fail "the job died after 'no'"
 keys r
 wait_for "kill -TERM $JOB" 5 || fail "r did not ask again"
 keys y
-wait_for "sent SIGTERM to pid $JOB" 5 || { fail "y did not send"; dump; }
+wait_for "pid $JOB ended: exited after SIGTERM" 10 || { fail "y did not end it"; dump; }
 wait "$JOB" 2>/dev/null
 status=$?
 [ "$status" -eq 143 ] || fail "the job ended with status $status, not by SIGTERM (143)"

@@ -465,6 +465,47 @@ static void test_runner_failures_and_timeout(void **state)
     alert_spec_free(&slow);
 }
 
+/* docs/watch.md lists every reading an alert can compare, with its band, and every variable. */
+static void test_docs_list_readings_and_variables(void **state)
+{
+    static const char *const vars[] = { "STATE", "ID",      "SEVERITY", "GPU",  "PID", "TITLE",
+                                        "VALUE", "SUBJECT", "SPEC",     "HOST", "TIME" };
+    char path[512], *text = NULL;
+    FILE *f;
+    size_t len = 0;
+    char buf[4096];
+    size_t n;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/docs/watch.md", TEST_SOURCE_DIR);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+        text = xrealloc(text, len + n + 1);
+        memcpy(text + len, buf, n);
+        len += n;
+    }
+    fclose(f);
+    assert_non_null(text);
+    text[len] = '\0';
+    for (size_t i = 0; i < n_alert_metrics; i++) {
+        char row[128];
+
+        snprintf(row, sizeof(row), "| `%s` | %s | %g |", alert_metrics[i].name,
+                 alert_metrics[i].unit, alert_metrics[i].band);
+        if (strstr(text, row) == NULL)
+            fail_msg("docs/watch.md has no row \"%s\"", row);
+    }
+    for (size_t i = 0; i < ARRAY_SIZE(vars); i++) {
+        char row[64];
+
+        snprintf(row, sizeof(row), "| `GPUDOCTOR_ALERT_%s` |", vars[i]);
+        if (strstr(text, row) == NULL)
+            fail_msg("docs/watch.md has no row \"%s\"", row);
+    }
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -477,6 +518,7 @@ int main(void)
         cmocka_unit_test(test_metric_hysteresis),
         cmocka_unit_test(test_runner_environment_and_argv),
         cmocka_unit_test(test_runner_failures_and_timeout),
+        cmocka_unit_test(test_docs_list_readings_and_variables),
     };
 
     return cmocka_run_group_tests(tests, make_tmp, remove_tmp);
