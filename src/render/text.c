@@ -432,9 +432,14 @@ static bool same_scope(const struct skip_group *a, const struct skip_group *b)
 void render_not_checked(FILE *out, const struct snapshot *s, const struct findings *f,
                         const struct render_opts *ro)
 {
-    struct skip_group *groups = xcalloc(f->n_skips ? f->n_skips : 1, sizeof(*groups));
-    size_t n = group_skips(f, groups, f->n_skips), lines = 0, more = 0;
+    /* Nothing about GPUs could be established: which rules did not run is noise then. */
+    char *cannot = rules_cannot_check(s, f);
+    size_t n_skips = cannot ? 0 : f->n_skips;
+    struct skip_group *groups = xcalloc(n_skips ? n_skips : 1, sizeof(*groups));
+    size_t n = group_skips(f, groups, n_skips), lines = 0, more = 0;
     bool *done = xcalloc(n ? n : 1, sizeof(*done)), header = false;
+
+    free(cannot);
 
 #define HEADER()                                                                                   \
     do {                                                                                           \

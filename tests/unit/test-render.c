@@ -198,6 +198,17 @@ static void test_not_checked_is_grouped(void **state)
     assert_int_equal(lines, 1);
     free(buf);
     report_free(&r);
+
+    /* No GPU at all: which rules did not run is noise; what the collectors saw is not. */
+    report_load(&r, "no-gpu");
+    assert_true(r.f.n_skips > 0);
+    out = open_memstream(&buf, &len);
+    render_not_checked(out, r.s, &r.f, &ro);
+    fclose(out);
+    assert_null(strstr(buf, "needs a"));
+    assert_non_null(strstr(buf, "collector nvml: unavailable"));
+    free(buf);
+    report_free(&r);
 }
 
 static void test_json_report(void **state)
