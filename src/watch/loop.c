@@ -153,7 +153,6 @@ static void cycle(struct core *c, struct snapshot *s, int64_t base_ms, char *cau
     set_msg(&c->problem, cause);
     if (s == NULL)
         return; /* the previous view stays, with the problem */
-    watch_carry(s, c->snap);
     serve_history_keep(&c->hist, s, base_ms);
     c->full.samples = c->hist.items;
     c->full.n = c->hist.n;
@@ -161,6 +160,7 @@ static void cycle(struct core *c, struct snapshot *s, int64_t base_ms, char *cau
         snapshot_free(s);
         return;
     }
+    watch_carry(s, c->snap);
     last = &c->full.samples[c->full.n - 1];
     recent = watch_recent(&c->full, c->o->window_ms);
     if (c->trends_ms < 0 || c->full.n < WATCH_TRENDS_SHORT ||
@@ -274,7 +274,6 @@ int watch_run(const struct watch_opts *o)
     int64_t start = time_mono_ms();
     char *cause = NULL;
     bool quit = false;
-    int rc = 0;
 
     if (core_init(&c, o) != 0) {
         core_free(&c);
@@ -334,7 +333,9 @@ int watch_run(const struct watch_opts *o)
             if (o->count > 0 && c.cycles >= o->count)
                 quit = true;
         }
-        if (!quit && ui.input_fd >= 0 && (fds[2].revents & (POLLIN | POLLHUP))) {
+        if (!quit && ui.input_fd >= 0 && (fds[2].revents & (POLLHUP | POLLERR | POLLNVAL)))
+            quit = true; /* the terminal went away: nothing will be read from it again */
+        else if (!quit && ui.input_fd >= 0 && (fds[2].revents & POLLIN)) {
             view_of(&c, &v, time_mono_ms() - start);
             quit = ui.input(&ui, &v) == WATCH_QUIT;
         }
@@ -346,5 +347,5 @@ int watch_run(const struct watch_opts *o)
     watch_worker_stop(w);
     signals_restore();
     core_free(&c);
-    return rc;
+    return 0;
 }

@@ -922,17 +922,19 @@ static void draw_page(struct tui *t, const char *title, char **text, size_t n, s
     on(t, 0, 0);
 }
 
+/* The question of `r`: a reverse-video box over the middle of the view. */
 static void draw_confirm(struct tui *t)
 {
-    int w = COLS - 8 < 76 ? COLS - 8 : 76, h = (int)t->n_confirm + 4, y0 = (LINES - h) / 2,
-        x0 = (COLS - w) / 2;
+    int w = COLS - 8 < 76 ? COLS - 8 : 76, h = (int)t->n_confirm + 3;
+    int y0 = LINES > h ? (LINES - h) / 2 : 0, x0 = (COLS - w) / 2;
 
-    on(t, PAIR_RED, A_BOLD);
-    for (int r = 0; r < h; r++)
-        putf(t, y0 + r, x0, w, true, "%s", r == 0 || r == h - 1 ? "" : "");
-    putf(t, y0, x0, w, true, " End this process? ");
     on(t, 0, A_REVERSE);
-    for (size_t i = 0; i < t->n_confirm; i++)
+    for (int r = 0; r < h && y0 + r < LINES - 1; r++)
+        put(t, y0 + r, x0, w, "", true);
+    on(t, 0, A_REVERSE | A_BOLD);
+    put(t, y0, x0, w, " End this process?", true);
+    on(t, 0, A_REVERSE);
+    for (size_t i = 0; i < t->n_confirm && y0 + 2 + (int)i < LINES - 1; i++)
         putf(t, y0 + 2 + (int)i, x0, w, true, "  %s", t->confirm[i]);
     on(t, 0, 0);
 }

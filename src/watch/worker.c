@@ -155,8 +155,11 @@ static unsigned plan(struct watch_worker *w, int64_t now)
     }
     if (only & BIT(COLLECTOR_PROCS))
         w->scanned_pids = w->gpu_pids;
-    /* --only narrows every cycle. */
-    return w->co.only ? only & w->co.only : only;
+    /* --only narrows every cycle; 0 would mean "everything", so a cycle with none of the due
+       collectors among those asked for runs all that were asked for. */
+    if (w->co.only != 0)
+        only = (only & w->co.only) ? only & w->co.only : w->co.only;
+    return only;
 }
 
 static void *run(void *arg)

@@ -55,6 +55,13 @@ status=("${PIPESTATUS[@]}")
 [ ! -s "$TMP/err" ] || fail "closed pipe: stderr: $(head -c 300 "$TMP/err")"
 [ "$(wc -l <"$TMP/head")" -eq 3 ] || fail "head got $(wc -l <"$TMP/head") lines"
 
+# --only narrows every cycle: NVML alone still gives every GPU's line; without NVML, no GPU.
+"$GPUDOCTOR" watch --plain -n 0.2 -c 2 --only nvml --root "$root" >"$TMP/only" 2>&1
+[ "$(grep -vc '^#' "$TMP/only")" -eq 16 ] || fail "--only nvml: $(head -3 "$TMP/only")"
+"$GPUDOCTOR" watch --plain -n 0.2 -c 2 --only processes --root "$root" >"$TMP/only" 2>&1
+[ "$(grep -c '^# .* no GPU: NVML was not queried' "$TMP/only")" -eq 2 ] ||
+    fail "--only processes: $(head -3 "$TMP/only")"
+
 # No GPU at all: one comment line an interval that says why.
 NVML_SIM_SCENARIO=/nonexistent.json "$GPUDOCTOR" watch --plain -n 0.2 -c 2 --root "$root" \
     >"$TMP/none" 2>/dev/null
