@@ -1,6 +1,6 @@
 /*
  * watch --plain: one line per GPU per interval, for logs and pipes, like `nvidia-smi dmon` plus
- * the ids of the findings active on that GPU (and those about the whole host). Each interval is
+ * the ids of the findings active on that GPU (and those about the whole host). Each line is
  * flushed as it is written; a closed pipe ends watch quietly. Alerts that fire or clear, and a
  * collection that failed, are comment lines starting with '#'.
  */
@@ -168,9 +168,13 @@ static int draw(struct watch_ui *ui, const struct watch_view *v)
         header(p);
         p->header_gpus = last->n_gpus;
     }
-    for (size_t i = 0; i < last->n_gpus; i++)
+    /* Each line flushed as written: a reader (tail -f, a log shipper) sees whole lines now. */
+    for (size_t i = 0; i < last->n_gpus; i++) {
         gpu_line(p, when, v, &last->gpus[i]);
-    return finish(p);
+        if (finish(p) != 0)
+            return -1;
+    }
+    return 0;
 }
 
 static enum watch_input input(struct watch_ui *ui, const struct watch_view *v)
