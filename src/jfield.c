@@ -379,29 +379,39 @@ static int read_status(const struct jtable *t, void *obj, const json_t *status, 
     return 0;
 }
 
+/* Names the first key of in that is neither a field, an extra key nor the status key. */
+static bool report_unknown_key(const struct jtable *t, const json_t *in, const char *path,
+                               const char *const *extra_keys, struct jerr *err)
+{
+    const char *key;
+    json_t *v;
+
+    json_object_foreach((json_t *)in, key, v)
+    {
+        if (jtable_find(t, key) == NULL && !key_allowed(key, extra_keys) &&
+            !(t->validity == JT_RC && strcmp(key, t->status_key) == 0)) {
+            jerr_set(err, path, "unknown key \"%s\" in %s", key, t->name);
+            return true;
+        }
+    }
+    return false; /* counted twice: an extra key that is also a field */
+}
+
 int jtable_read(const struct jtable *t, void *obj, const json_t *in, const char *path,
                 int32_t missing_rc, const char *const *extra_keys, struct jerr *err)
 {
-    const char *key;
+    size_t known = 0;
     json_t *v;
 
     if (!json_is_object(in)) {
         jerr_set(err, path, "expected an object, got %s", json_kind(in));
         return -1;
     }
-    json_object_foreach((json_t *)in, key, v)
-    {
-        if (jtable_find(t, key) == NULL && !key_allowed(key, extra_keys) &&
-            !(t->validity == JT_RC && strcmp(key, t->status_key) == 0)) {
-            jerr_set(err, path, "unknown key \"%s\" in %s", key, t->name);
-            return -1;
-        }
-    }
     for (size_t i = 0; i < t->n_fields; i++) {
         const struct jfield *f = &t->fields[i];
-        char fpath[256];
 
         v = json_object_get(in, f->name);
+        known += v != NULL;
         if (f->type == JF_NONE) {
             /* Written only when invalid (null plus a status); the caller reads the content. */
             if (t->validity == JT_RC)
@@ -420,13 +430,19 @@ int jtable_read(const struct jtable *t, void *obj, const json_t *in, const char 
                 jfield_set_valid(t, obj, f, false);
             continue;
         }
-        snprintf(fpath, sizeof(fpath), "%s%s%s", path, *path ? "." : "", f->name);
         if (field_from_json(f, obj, v, path, err) != 0) {
-            snprintf(err->path, sizeof(err->path), "%s", fpath);
+            snprintf(err->path, sizeof(err->path), "%s%s%s", path, *path ? "." : "", f->name);
             return -1;
         }
         jfield_set_valid(t, obj, f, true);
     }
+    /* Every key is a field, an extra key or the status key: counting spares a lookup per key. */
+    for (size_t i = 0; extra_keys && extra_keys[i]; i++)
+        known += json_object_get(in, extra_keys[i]) != NULL;
+    if (t->validity == JT_RC)
+        known += json_object_get(in, t->status_key) != NULL;
+    if (known != json_object_size(in) && report_unknown_key(t, in, path, extra_keys, err))
+        return -1;
     if (t->validity == JT_RC) {
         v = json_object_get(in, t->status_key);
         if (v != NULL && read_status(t, obj, v, path, err) != 0)
