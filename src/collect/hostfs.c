@@ -48,8 +48,11 @@ static bool next_token(struct span *line, struct span *tok)
 {
     while (line->p < line->end && is_blank(*line->p))
         line->p++;
-    if (line->p >= line->end)
+    if (line->p >= line->end) {
+        /* An empty token, so that a message about the missing one can quote it. */
+        tok->p = tok->end = line->end;
         return false;
+    }
     tok->p = line->p;
     while (line->p < line->end && !is_blank(*line->p))
         line->p++;
@@ -94,8 +97,12 @@ static bool tok_double(const struct span *tok, double *out)
 static char *tok_quote(const struct span *tok)
 {
     size_t n = (size_t)(tok->end - tok->p);
-    char *text = hostfs_textn(tok->p, n > 40 ? 40 : n);
-    char *q = xasprintf("\"%s%s\"", text, n > 40 ? "..." : "");
+    char *text, *q;
+
+    if (n == 0)
+        return xstrdup("nothing (truncated?)");
+    text = hostfs_textn(tok->p, n > 40 ? 40 : n);
+    q = xasprintf("\"%s%s\"", text, n > 40 ? "..." : "");
 
     free(text);
     return q;
