@@ -198,7 +198,9 @@ char *str_printablen(const char *s, size_t n)
     while (i < n) {
         size_t len = utf8_len(p + i, n - i);
 
-        if (len == 0 || p[i] < 0x20 || p[i] == 0x7f) {
+        /* C1 controls (U+0080..U+009F, CSI among them) are as harmful to a terminal as ESC. */
+        if (len == 0 || p[i] < 0x20 || p[i] == 0x7f ||
+            (len == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0)) {
             o += sprintf(o, "\\x%02x", p[i]);
             i++;
             continue;
