@@ -60,6 +60,18 @@ char *stackver_first_version(const char *text)
     return NULL;
 }
 
+/*
+ * A value read from a file anyone may have written (a user's site-packages) made safe to print:
+ * the report runs as root on a terminal, so no control character may pass. Frees s.
+ */
+static char *printable(char *s)
+{
+    char *p = str_printable(s);
+
+    free(s);
+    return p;
+}
+
 /* A Python string literal at *p ('x' or "x", no escapes in these generated files). */
 static char *py_string(const char *p)
 {
@@ -73,7 +85,7 @@ static char *py_string(const char *p)
         end++;
     if (*end != q)
         return NULL;
-    return xstrndup(p + 1, (size_t)(end - p - 1));
+    return printable(xstrndup(p + 1, (size_t)(end - p - 1)));
 }
 
 char *stackver_py_assign(const char *text, const char *name, bool *is_none)
@@ -206,7 +218,7 @@ char *stackver_metadata_version(const char *text)
                 free(t);
                 return NULL;
             }
-            return t;
+            return printable(t);
         }
     }
     return NULL;
@@ -381,6 +393,7 @@ bool stackver_dist_info(const char *dir_name, const char *prefix, char **version
         return false;
     if (!name_matches(dir_name, (size_t)(dash - dir_name), prefix))
         return false;
-    *version = xstrndup(dash + 1, len - strlen(".dist-info") - (size_t)(dash - dir_name) - 1);
+    *version =
+        printable(xstrndup(dash + 1, len - strlen(".dist-info") - (size_t)(dash - dir_name) - 1));
     return true;
 }
