@@ -406,14 +406,18 @@ static void get_mig(struct nvml_query *q, struct gpu *g, nvmlDevice_t d)
     rc = CALL(q, gpu, nvmlDeviceGetMaxMigDeviceCount, d, &max);
     if (rc == NVML_SUCCESS && max > NVML_QUERY_MAX_GPUS)
         max = NVML_QUERY_MAX_GPUS;
-    /* Slots are sparse: an index without an instance answers NOT_FOUND. */
+    /*
+     * Slots are sparse: an index without an instance answers NOT_FOUND. Any other error, even
+     * INVALID_ARGUMENT (no index asked is beyond the count), leaves the count unknown: counted as
+     * 0 it would read as "MIG on with no instance", a finding made of an error.
+     */
     for (unsigned int i = 0; rc == NVML_SUCCESS && i < max; i++) {
         nvmlDevice_t mig = NULL;
         nvmlReturn_t r = CALL(q, gpu, nvmlDeviceGetMigDeviceHandleByIndex, d, i, &mig);
 
         if (r == NVML_SUCCESS)
             n++;
-        else if (r != NVML_ERROR_NOT_FOUND && r != NVML_ERROR_INVALID_ARGUMENT)
+        else if (r != NVML_ERROR_NOT_FOUND)
             rc = r;
     }
     g->mig_devices = n;
