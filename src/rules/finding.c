@@ -167,6 +167,9 @@ void finding_title(struct finding *f, const char *fmt, ...)
 }
 
 static void append(char ***items, size_t *n, size_t *cap, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
+
+static void append(char ***items, size_t *n, size_t *cap, const char *fmt, va_list ap)
 {
     xgrow(items, cap, *n + 1, sizeof(**items));
     (*items)[(*n)++] = xvasprintf(fmt, ap);

@@ -315,8 +315,8 @@ static void test_garbage(void **state)
         "/proc/diskstats: 4 malformed lines skipped, the first: line 1:",
         "/proc/pressure/cpu: malformed: line 1: expected a number after the '='",
         "/proc/pressure/memory: malformed: line 1: avg10, avg60, avg300 and total expected",
-        "/proc/pressure/io: malformed: line 1: expected \"some\" or \"full\", got "
-        "\"\\x01\\x02\\xff\"",
+        ("/proc/pressure/io: malformed: line 1: expected \"some\" or \"full\", got "
+         "\"\\x01\\x02\\xff\""),
         "/sys/devices/system/cpu/online: malformed: expected a CPU number or range",
         "/proc/loadavg: malformed: line 1: expected a load average, got \"load?\"",
         "/proc/uptime: malformed: empty",
