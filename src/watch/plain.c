@@ -23,15 +23,38 @@ struct plain {
     bool failed;
 };
 
-/* Throttling clock event reasons, as the throttle column names them. */
+/* The reasons, most serious first; idle is not throttling, shown by the view only. */
 static const struct {
     uint64_t bit;
     const char *code;
-} throttles[] = {
-    { NVML_CLOCKS_EVENT_SW_POWER_CAP, "pcap" },    { NVML_CLOCKS_EVENT_HW_SLOWDOWN, "hwslow" },
-    { NVML_CLOCKS_EVENT_SW_THERMAL, "thermal" },   { NVML_CLOCKS_EVENT_HW_THERMAL, "hwthermal" },
-    { NVML_CLOCKS_EVENT_HW_POWER_BRAKE, "brake" },
+} reason_codes[] = {
+    { NVML_CLOCKS_EVENT_HW_THERMAL, "hwthermal" }, { NVML_CLOCKS_EVENT_HW_POWER_BRAKE, "brake" },
+    { NVML_CLOCKS_EVENT_HW_SLOWDOWN, "hwslow" },   { NVML_CLOCKS_EVENT_SW_THERMAL, "thermal" },
+    { NVML_CLOCKS_EVENT_SW_POWER_CAP, "pcap" },    { NVML_CLOCKS_EVENT_GPU_IDLE, "idle" },
 };
+
+void watch_reason_codes(char *buf, size_t size, const struct gpu *g, bool with_idle)
+{
+    size_t len = 0;
+
+    buf[0] = '\0';
+    if (g->handle_rc != 0) {
+        snprintf(buf, size, "lost");
+        return;
+    }
+    if (!gpu_valid(g, GPU_S_EVENT_REASONS)) {
+        snprintf(buf, size, "?");
+        return;
+    }
+    for (size_t i = 0; i < ARRAY_SIZE(reason_codes) && len < size; i++) {
+        if ((g->clocks_event_reasons & reason_codes[i].bit) &&
+            (with_idle || reason_codes[i].bit != NVML_CLOCKS_EVENT_GPU_IDLE))
+            len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "",
+                                    reason_codes[i].code);
+    }
+    if (len == 0)
+        snprintf(buf, size, "-");
+}
 
 static void now_utc(char *buf, size_t size)
 {
@@ -56,24 +79,6 @@ static void cell(char *buf, size_t size, bool ok, int decimals, double v)
     if (ok)
         snprintf(buf, size, "%.*f", decimals, v);
     else
-        snprintf(buf, size, "-");
-}
-
-static void throttle_codes(char *buf, size_t size, const struct gpu *g)
-{
-    size_t len = 0;
-
-    buf[0] = '\0';
-    if (!gpu_valid(g, GPU_S_EVENT_REASONS)) {
-        snprintf(buf, size, "?");
-        return;
-    }
-    for (size_t i = 0; i < ARRAY_SIZE(throttles) && len < size; i++) {
-        if (g->clocks_event_reasons & throttles[i].bit)
-            len +=
-                (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "", throttles[i].code);
-    }
-    if (len == 0)
         snprintf(buf, size, "-");
 }
 
@@ -115,10 +120,7 @@ static void gpu_line(struct plain *p, const char *when, const struct watch_view 
     cell(power, sizeof(power), gpu_valid(g, GPU_S_POWER), 0, g->power_mw / 1000.0);
     cell(sm, sizeof(sm), gpu_valid(g, GPU_S_CLOCK_SM), 0, g->clock_sm_mhz);
     cell(memclk, sizeof(memclk), gpu_valid(g, GPU_S_CLOCK_MEM), 0, g->clock_mem_mhz);
-    if (g->handle_rc != 0)
-        snprintf(thr, sizeof(thr), "lost");
-    else
-        throttle_codes(thr, sizeof(thr), g);
+    watch_reason_codes(thr, sizeof(thr), g, false);
     finding_ids(ids, sizeof(ids), v->findings, g->index);
     fprintf(p->out, " %-20s %3" PRIu32 " %4s %4s %8s %4s %5s %5s %6s %-9s %s\n", when, g->index,
             util, mem, used, temp, power, sm, memclk, thr, ids);

@@ -10,7 +10,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* A snapshot given to check --from is at most this big (as snapshot_load). */
+/*
+ * A snapshot given to check --from is at most this big, as snapshot_load says. Its first line is
+ * read already (standard input cannot be read twice), so the rest is read here.
+ */
 #define SNAPSHOT_MAX_BYTES (256u << 20)
 
 /* ---- writing ---- */

@@ -529,31 +529,6 @@ static double get_temp(const struct gpu *g)
     return g->temp_c;
 }
 
-static void throttle_words(char *buf, size_t size, const struct gpu *g)
-{
-    static const struct {
-        uint64_t bit;
-        const char *word;
-    } w[] = {
-        { NVML_CLOCKS_EVENT_HW_THERMAL, "HOT!" },    { NVML_CLOCKS_EVENT_HW_POWER_BRAKE, "brake" },
-        { NVML_CLOCKS_EVENT_HW_SLOWDOWN, "hwslow" }, { NVML_CLOCKS_EVENT_SW_THERMAL, "thermal" },
-        { NVML_CLOCKS_EVENT_SW_POWER_CAP, "pcap" },  { NVML_CLOCKS_EVENT_GPU_IDLE, "idle" }
-    };
-    size_t len = 0;
-
-    buf[0] = '\0';
-    if (g->handle_rc != 0) {
-        snprintf(buf, size, "LOST");
-        return;
-    }
-    if (!gpu_valid(g, GPU_S_EVENT_REASONS))
-        return;
-    for (size_t i = 0; i < ARRAY_SIZE(w) && len < size; i++) {
-        if (g->clocks_event_reasons & w[i].bit)
-            len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "", w[i].word);
-    }
-}
-
 /* Graph widths for the GPU table at this width: utilisation, memory, temperature. */
 static void graph_widths(int cols, int *gu, int *gm, int *gt)
 {
@@ -683,12 +658,12 @@ static int draw_gpus(struct tui *t, const struct watch_view *v, int y, int max_r
             snprintf(num, sizeof(num), "    -");
         put(t, y + rows, x, 6, num, true);
         x += 6;
-        throttle_words(thr, sizeof(thr), g);
-        if (strstr(thr, "HOT") || strstr(thr, "brake") || strstr(thr, "hwslow"))
+        watch_reason_codes(thr, sizeof(thr), g, true);
+        if (strstr(thr, "hw") || strstr(thr, "brake"))
             on(t, PAIR_RED, A_BOLD);
         else if (strstr(thr, "thermal") || strstr(thr, "pcap"))
             on(t, PAIR_YELLOW, 0);
-        put(t, y + rows, x, COLS - x, thr[0] ? thr : "-", true);
+        put(t, y + rows, x, COLS - x, thr, true);
         on(t, 0, 0);
         rows++;
     }

@@ -138,6 +138,13 @@ struct watch_ui {
     void (*stop)(struct watch_ui *ui);
 };
 
+/*
+ * The clock event reasons of a reading as both front ends name them, most serious first:
+ * "hwthermal,thermal", "pcap"; "idle" only with_idle; "-" for none, "?" unknown, "lost" for a
+ * GPU NVML cannot reach.
+ */
+void watch_reason_codes(char *buf, size_t size, const struct gpu *g, bool with_idle);
+
 /* Front ends. Each returns 0, or -1 with *cause set. */
 int watch_tui_start(struct watch_ui *ui, const struct watch_opts *o, char **cause);
 int watch_plain_start(struct watch_ui *ui, const struct watch_opts *o, char **cause);

@@ -33,7 +33,7 @@ field() { line "$1" | awk -v f="$2" '{print $f}'; }
 [ "$(field 3 4)" = 99 ] || fail "GPU 3 memory %: $(line 3)"
 [ "$(field 3 5)" = 78.7 ] || fail "GPU 3 memory used: $(line 3)"
 field 3 11 | grep -q 'proc.stopped-holder\[39104\]' || fail "GPU 3 findings: $(line 3)"
-[ "$(field 5 10)" = thermal,hwthermal ] || fail "GPU 5 throttle: $(line 5)"
+[ "$(field 5 10)" = hwthermal,thermal ] || fail "GPU 5 throttle: $(line 5)"
 field 5 11 | grep -q 'clock.thermal-slowdown' || fail "GPU 5 findings: $(line 5)"
 [ "$(field 7 7)" = 449 ] || fail "GPU 7 power: $(line 7)"
 [ "$(field 7 8)" = 1365 ] || fail "GPU 7 SM clock: $(line 7)"
