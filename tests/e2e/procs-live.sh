@@ -5,7 +5,9 @@
 # PID namespace, so that everything it starts ends with it, whatever happens. It checks the
 # holders, their workers, a stopped holder, the view of a user that is not root (a throwaway
 # user made with useradd), and that processes coming and going during the scan change nothing.
-# Needs root; exit 77 (skipped) otherwise.
+# Needs root; exit 77 (skipped) otherwise. Its holders are seen by every other test's scan of the
+# live /proc (namespaces hide nothing from the parent), so:
+# ctest: run serial
 set -euo pipefail
 [ "$(id -u)" = 0 ] || { echo "needs root (mount namespace, useradd)"; exit 77; }
 command -v jq >/dev/null || { echo "jq not installed"; exit 77; }

@@ -9,14 +9,15 @@ command -v jq >/dev/null || { echo "jq not installed"; exit 77; }
 [ -e "$SIM_LIB" ] || { echo "the NVML simulator is not built"; exit 77; }
 
 TMP=$(mktemp -d)
-TMUX_SOCK="gpudoctor-watch-test-$$"
+TMUX_SOCK= # the server of the latest tmux_start
+TMUX_SOCKS=()
 KIDS=()
 FAILED=0
 export GPUDOCTOR_CONFIG=/dev/null NVML_SIM_QUIET=1 GPUDOCTOR_NVML_LIB=$SIM_LIB
 unset NVML_SIM_EPOCH
 
 cleanup() {
-    tmux -L "$TMUX_SOCK" kill-server 2>/dev/null
+    for s in "${TMUX_SOCKS[@]}"; do tmux -L "$s" kill-server 2>/dev/null; done
     for k in "${KIDS[@]}"; do kill "$k" 2>/dev/null; done
     rm -rf "$TMP"
 }
@@ -53,10 +54,14 @@ leak_scenario() {
                          max: 70000000000 }]' "$SRC/scenarios/healthy-8xh100.json" >"$1"
 }
 
-# tmux_start COLS ROWS COMMAND: a pane on a private server, in a UTF-8 locale.
+# tmux_start COLS ROWS COMMAND: a pane on a private server, in a UTF-8 locale. Each call starts
+# a server of its own: one just killed may still be exiting, and a client that reaches it is told
+# "server exited unexpectedly".
 tmux_start() {
     local cols=$1 rows=$2
     shift 2
+    TMUX_SOCK="gpudoctor-watch-test-$$-${#TMUX_SOCKS[@]}"
+    TMUX_SOCKS+=("$TMUX_SOCK")
     LC_ALL=C.UTF-8 tmux -L "$TMUX_SOCK" -f /dev/null new-session -d -s t -x "$cols" -y "$rows" \
         "$*"
 }
