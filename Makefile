@@ -5,6 +5,7 @@
 #   make install [PREFIX=/usr/local] [DESTDIR=...]
 #   make bench  the performance figures, written to docs/performance.md
 #   make asan   the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make fuzz   every libFuzzer harness (clang) for FUZZ_SECONDS each [60]; docs/reliability.md
 
 BUILD ?= build
 PREFIX ?= /usr/local
@@ -13,7 +14,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 GPUDOCTOR = $(BUILD)/gpudoctor
 SIM_LIB = $(BUILD)/sim/libnvidia-ml.so.1
 
-.PHONY: all build run test demo install bench asan deps deps-test format clean
+.PHONY: all build run test demo install bench asan fuzz deps deps-test format clean
 
 all: build
 
@@ -49,8 +50,17 @@ bench: build
 asan: deps-test
 	$(MAKE) test BUILD=build-asan CMAKE_FLAGS="-DGPUDOCTOR_SANITIZE=ON -DGPUDOCTOR_WERROR=ON $(CMAKE_FLAGS)"
 
+# The harnesses are built by clang in a tree of their own (instrumented copies of the sources);
+# fuzz/run.sh prints a table and fails when a harness finds a crash, kept in build-fuzz/fuzz/crashes.
+FUZZ_SECONDS ?= 60
+fuzz:
+	@scripts/deps.sh fuzz
+	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DGPUDOCTOR_FUZZ=ON -DBUILD_TESTING=OFF $(CMAKE_FLAGS)
+	cmake --build build-fuzz -j$(JOBS) --target fuzzers
+	fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-fuzz

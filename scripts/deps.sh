@@ -2,6 +2,7 @@
 # Installs the Debian packages gpudoctor needs, or says exactly how to.
 #   scripts/deps.sh build   compiler, CMake, libraries
 #   scripts/deps.sh test    build + what the test suite drives (jq, tmux, lsof, clang-format, ...)
+#   scripts/deps.sh fuzz    build + clang and libFuzzer, for make fuzz
 # As root, missing packages are installed with apt-get; otherwise the command to run is printed and the
 # script fails, so `make` stops before a confusing compiler error.
 set -euo pipefail
@@ -9,12 +10,14 @@ set -euo pipefail
 build_pkgs=(gcc make cmake pkg-config libjansson-dev libmicrohttpd-dev libncurses-dev libcmocka-dev)
 test_pkgs=(jq tmux lsof procps psmisc util-linux passwd findutils clang-format valgrind
     curl prometheus prometheus-node-exporter wrk slurmd slurmctld slurm-client munge systemd python3-yaml)
+fuzz_pkgs=(clang libclang-rt-dev)
 
 case "${1:-build}" in
 build) want=("${build_pkgs[@]}") ;;
 test | ci) want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+fuzz) want=("${build_pkgs[@]}" "${fuzz_pkgs[@]}") ;;
 *)
-    echo "usage: $0 build|test" >&2
+    echo "usage: $0 build|test|fuzz" >&2
     exit 64
     ;;
 esac

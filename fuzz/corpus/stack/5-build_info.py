@@ -1,0 +1,1 @@
+build_info = collections.OrderedDict([('cuda_version', '12.

@@ -1,0 +1,2 @@
+__version__ = '2.5.1+cu124'
+cuda: Optional[str] = '12.4'
