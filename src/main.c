@@ -1,5 +1,6 @@
 /* gpudoctor: why is this GPU server busy or slow, and what to do about it. */
 #include "cmd/cmd.h"
+#include "util/fileio.h"
 #include "util/xalloc.h"
 
 #include <signal.h>
@@ -39,6 +40,8 @@ int main(int argc, char **argv)
 
     /* A closed pipe is reported as a write error by the command, not a silent death. */
     signal(SIGPIPE, SIG_IGN);
+    /* A closed stdout must stay closed, not become the first file or pipe the command opens. */
+    file_reserve_std_fds();
 
     if (argc >= 2 && argv[1][0] != '-') {
         name = argv[1];

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,12 +123,25 @@ ssize_t file_readlink_at(int dirfd, const char *path, char *buf, size_t size)
 int file_write_atomic(const char *path, const char *data, size_t len, char **cause)
 {
     char *tmp = xasprintf("%s.tmp.XXXXXX", path);
-    int fd = mkostemp(tmp, O_CLOEXEC);
+    sigset_t stop, old;
     size_t off = 0;
+    int fd;
 
+    /*
+     * A signal that ends the program (Ctrl-C, a service stop) waits until the temporary file is
+     * renamed or removed: otherwise it could be left behind, a partial file beside the output.
+     */
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
+    sigaddset(&stop, SIGQUIT);
+    pthread_sigmask(SIG_BLOCK, &stop, &old);
+    fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0) {
         *cause = xasprintf("cannot create a file beside %s: %s", path, strerror(errno));
         free(tmp);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         return -1;
     }
     while (off < len) {
@@ -155,6 +170,7 @@ int file_write_atomic(const char *path, const char *data, size_t len, char **cau
         goto fail;
     }
     free(tmp);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     return 0;
 
 fail:
@@ -162,7 +178,18 @@ fail:
         close(fd);
     unlink(tmp);
     free(tmp);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     return -1;
+}
+
+void file_reserve_std_fds(void)
+{
+    /* In order: each open takes the lowest free descriptor, the one found closed. */
+    for (int fd = 0; fd <= 2; fd++) {
+        /* Read-only: a write to it still fails (EBADF), as it would on the closed descriptor. */
+        if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", O_RDONLY) < 0)
+            return; /* nothing to fill them with: carry on as before */
+    }
 }
 
 int sysroot_open(struct sysroot *root, const char *path, char **cause)

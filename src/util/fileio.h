@@ -25,6 +25,13 @@ ssize_t file_readlink_at(int dirfd, const char *path, char *buf, size_t size);
  */
 int file_write_atomic(const char *path, const char *data, size_t len, char **cause);
 
+/*
+ * Fills standard input, output and error with /dev/null (read-only) where they are closed, so
+ * that the next file opened does not become one of them: output meant for a closed standard
+ * output would go into it. Writes to a filled one fail with EBADF, as they would have.
+ */
+void file_reserve_std_fds(void);
+
 /* The root of the tree collectors read: "/" on a live system, a fixture directory in tests. */
 struct sysroot {
     int fd;     /* O_PATH directory descriptor */
