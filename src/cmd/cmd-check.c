@@ -10,6 +10,7 @@
 #include "util/xalloc.h"
 #include "watch/recording.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -53,10 +54,12 @@ static int print_json(const struct snapshot *s, const struct findings *f, int st
     json_decref(j);
     if (text == NULL)
         fatal("out of memory serialising the report");
-    rc = puts(text) == EOF || fflush(stdout) == EOF ? -1 : 0;
+    rc = puts(text) == EOF ? -1 : 0;
     free(text);
     if (rc != 0)
-        cmd_error("check", "cannot write to standard output");
+        cmd_error("check", "cannot write to standard output: %s", strerror(errno));
+    else
+        rc = cmd_finish_stdout("check");
     return rc;
 }
 
@@ -144,10 +147,8 @@ static int exec(int argc, char **argv)
     } else {
         render_opts_init(&ro, stdout, no_color);
         render_report(stdout, s, &findings, &ro);
-        if (fflush(stdout) != 0) {
-            cmd_error("check", "cannot write to standard output");
+        if (cmd_finish_stdout("check") != 0)
             rc = EXIT_UNKNOWN;
-        }
     }
 out:
     findings_free(&findings);

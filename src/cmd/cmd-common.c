@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void cmd_error(const char *cmd, const char *fmt, ...)
@@ -112,11 +113,11 @@ int cmd_write_output(const char *cmd, const char *path, const char *text)
     char *cause = NULL;
 
     if (path == NULL || strcmp(path, "-") == 0) {
-        if (fputs(text, stdout) == EOF || fflush(stdout) == EOF) {
+        if (fputs(text, stdout) == EOF) {
             cmd_error(cmd, "cannot write to standard output: %s", strerror(errno));
             return -1;
         }
-        return 0;
+        return cmd_finish_stdout(cmd);
     }
     if (file_write_atomic(path, text, strlen(text), &cause) != 0) {
         cmd_error(cmd, "%s", cause);
@@ -124,6 +125,29 @@ int cmd_write_output(const char *cmd, const char *path, const char *text)
         return -1;
     }
     return 0;
+}
+
+int cmd_finish_stdout(const char *cmd)
+{
+    int before = errno, err;
+    struct stat st;
+
+    errno = 0;
+    if (fflush(stdout) != 0) {
+        err = errno;
+    } else if (!ferror(stdout)) {
+        return 0;
+    } else if (write(STDOUT_FILENO, "", 0) < 0) {
+        /* An earlier write failed, nothing was left to flush: an empty write still fails on a
+         * bad descriptor or a full device. */
+        err = errno;
+    } else if (fstat(STDOUT_FILENO, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode))) {
+        err = EPIPE; /* the only way a blocking write to a pipe fails, with SIGPIPE ignored */
+    } else {
+        err = before != 0 ? before : EIO;
+    }
+    cmd_error(cmd, "cannot write to standard output: %s", strerror(err));
+    return -1;
 }
 
 int cmd_load_config(const char *cmd, struct config *cfg, const char *path, char **sets,

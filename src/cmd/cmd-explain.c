@@ -10,6 +10,7 @@
 #include "rules/suggest.h"
 #include "util/xalloc.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,11 +133,13 @@ static int unknown_rule(const char *id)
 
 static int print_owned(char *text)
 {
-    int rc = fputs(text, stdout) == EOF || fflush(stdout) == EOF ? -1 : 0;
+    int rc = fputs(text, stdout) == EOF ? -1 : 0;
 
     free(text);
     if (rc != 0)
-        cmd_error("explain", "cannot write to standard output");
+        cmd_error("explain", "cannot write to standard output: %s", strerror(errno));
+    else
+        rc = cmd_finish_stdout("explain");
     return rc == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
 }
 
@@ -213,10 +216,8 @@ static int exec(int argc, char **argv)
         else
             explain_rule(r, &cfg);
     }
-    if (rc == EXIT_HEALTHY && fflush(stdout) != 0) {
-        cmd_error("explain", "cannot write to standard output");
+    if (rc == EXIT_HEALTHY && cmd_finish_stdout("explain") != 0)
         rc = EXIT_UNKNOWN;
-    }
     goto out;
 out:
     config_free(&cfg);

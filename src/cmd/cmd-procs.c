@@ -10,6 +10,7 @@
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdlib.h>
@@ -234,17 +235,17 @@ static int exec(int argc, char **argv)
         json_decref(doc);
         if (text == NULL)
             fatal("out of memory serialising the process list");
-        if (puts(text) == EOF)
+        if (puts(text) == EOF) {
+            cmd_error("procs", "cannot write to standard output: %s", strerror(errno));
             rc = EXIT_UNKNOWN;
+        }
         free(text);
     } else {
         render_opts_init(&ro, stdout, o.no_color);
         procs_render_table(stdout, &v, s, &ro, o.wide ? 100000 : out_width());
     }
-    if (fflush(stdout) != 0) {
-        cmd_error("procs", "cannot write to standard output");
+    if (rc == EXIT_HEALTHY && cmd_finish_stdout("procs") != 0)
         rc = EXIT_UNKNOWN;
-    }
 out:
     procs_view_free(&v);
     free(j);

@@ -409,6 +409,8 @@ static int print_json(const struct reap_plan *plan, const struct reap_result *re
     if (text == NULL)
         fatal("out of memory serialising the plan");
     rc = puts(text) == EOF ? -1 : 0;
+    if (rc != 0)
+        cmd_error("reap", "cannot write to standard output: %s", strerror(errno));
     free(text);
     return rc;
 }
@@ -537,10 +539,8 @@ static int exec(int argc, char **argv)
     } else if (o.kill && reap_plan_count(&plan, REAP_SIGNAL) > 0) {
         print_results(&plan, res, freed, n_freed);
     }
-    if (fflush(stdout) != 0) {
-        cmd_error("reap", "cannot write to standard output");
+    if (rc != REAP_EXIT_NO_CHECK && cmd_finish_stdout("reap") != 0)
         rc = REAP_EXIT_NO_CHECK;
-    }
 out:
     for (size_t i = 0; res && i < plan.n; i++)
         reap_result_free(&res[i]);

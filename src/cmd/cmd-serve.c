@@ -154,9 +154,10 @@ static int run_once(struct serve_opts *so)
             free(cause);
             rc = EXIT_UNKNOWN;
         }
-    } else if (fwrite(r->metrics, 1, r->metrics_len, stdout) != r->metrics_len ||
-               fflush(stdout) != 0) {
+    } else if (fwrite(r->metrics, 1, r->metrics_len, stdout) != r->metrics_len) {
         cmd_error("serve", "cannot write to standard output: %s", strerror(errno));
+        rc = EXIT_UNKNOWN;
+    } else if (cmd_finish_stdout("serve") != 0) {
         rc = EXIT_UNKNOWN;
     }
     if (!r->success)

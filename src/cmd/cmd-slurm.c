@@ -511,8 +511,9 @@ static int exec(int argc, char **argv)
            : act == SLURM_RESUME ? "resume"
                                  : "no change",
            act == SLURM_DRAIN ? " with reason: " : "", act == SLURM_DRAIN ? reason : "");
-    fflush(stdout);
-    rc = status;
+    /* The line is for a person (slurmd discards it): one that cannot be written is said on
+     * stderr, and the node is still drained or resumed. */
+    rc = cmd_finish_stdout("slurm-check") == 0 ? status : EXIT_UNKNOWN;
     if (act == SLURM_NOTHING || dry_run)
         goto out;
     if (update_node(scontrol, name, act, reason) != 0) {
