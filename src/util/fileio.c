@@ -120,12 +120,58 @@ ssize_t file_readlink_at(int dirfd, const char *path, char *buf, size_t size)
     return n;
 }
 
+/* Writes all of data to fd; returns 0 or -errno. */
+static int write_all(int fd, const char *data, size_t len)
+{
+    size_t off = 0;
+
+    while (off < len) {
+        ssize_t n = write(fd, data + off, len - off);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        off += (size_t)n;
+    }
+    return 0;
+}
+
+/* A device, FIFO or socket cannot be replaced by a rename (as root, /dev/full would become a
+ * regular file): it is written in place. */
+static int write_special(const char *path, const char *data, size_t len, char **cause)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    int err;
+
+    if (fd < 0) {
+        *cause = xasprintf("cannot open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    err = write_all(fd, data, len);
+    if (close(fd) != 0 && err == 0)
+        err = -errno;
+    if (err != 0) {
+        *cause = xasprintf("cannot write %s: %s", path, strerror(-err));
+        return -1;
+    }
+    return 0;
+}
+
 int file_write_atomic(const char *path, const char *data, size_t len, char **cause)
 {
-    char *tmp = xasprintf("%s.tmp.XXXXXX", path);
+    char *real = NULL, *tmp;
+    const char *target = path;
     sigset_t stop, old;
-    size_t off = 0;
-    int fd;
+    struct stat st;
+    int fd, err, rc = -1;
+
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+        return write_special(path, data, len, cause);
+    /* A symbolic link to a file: the file is replaced, the link kept. */
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && (real = realpath(path, NULL)) != NULL)
+        target = real;
+    tmp = xasprintf("%s.tmp.XXXXXX", target);
 
     /*
      * A signal that ends the program (Ctrl-C, a service stop) waits until the temporary file is
@@ -140,46 +186,29 @@ int file_write_atomic(const char *path, const char *data, size_t len, char **cau
     fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0) {
         *cause = xasprintf("cannot create a file beside %s: %s", path, strerror(errno));
-        free(tmp);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        return -1;
+        goto out;
     }
-    while (off < len) {
-        ssize_t n = write(fd, data + off, len - off);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            *cause = xasprintf("cannot write %s: %s", path, strerror(errno));
-            goto fail;
-        }
-        off += (size_t)n;
+    err = write_all(fd, data, len);
+    if (err == 0 && (fchmod(fd, 0644) != 0 || fsync(fd) != 0))
+        err = -errno;
+    if (close(fd) != 0 && err == 0)
+        err = -errno;
+    if (err != 0) {
+        *cause = xasprintf("cannot write %s: %s", path, strerror(-err));
+        unlink(tmp);
+        goto out;
     }
-    if (fchmod(fd, 0644) != 0 || fsync(fd) != 0) {
-        *cause = xasprintf("cannot write %s: %s", path, strerror(errno));
-        goto fail;
+    if (rename(tmp, target) != 0) {
+        *cause = xasprintf("cannot rename %s to %s: %s", tmp, target, strerror(errno));
+        unlink(tmp);
+        goto out;
     }
-    if (close(fd) != 0) {
-        fd = -1;
-        *cause = xasprintf("cannot write %s: %s", path, strerror(errno));
-        goto fail;
-    }
-    fd = -1;
-    if (rename(tmp, path) != 0) {
-        *cause = xasprintf("cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        goto fail;
-    }
-    free(tmp);
+    rc = 0;
+out:
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return 0;
-
-fail:
-    if (fd >= 0)
-        close(fd);
-    unlink(tmp);
     free(tmp);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return -1;
+    free(real);
+    return rc;
 }
 
 void file_reserve_std_fds(void)
