@@ -84,6 +84,7 @@ struct core {
     int64_t rec_origin_ms;
     bool rec_started;
     char *record_msg;
+    char *record_error; /* why the recording stopped early, NULL while it goes on */
 
     struct alert_engine *alerts;
     struct alert_runner *runner;
@@ -111,6 +112,7 @@ static void record(struct core *c, const struct snapshot *s, const struct sample
         c->rec_started = true;
     }
     if (recorder_write(c->rec, s, last, last->t_ms - c->rec_origin_ms, &cause) != 0) {
+        set_msg(&c->record_error, xstrdup(cause));
         set_msg(&c->record_msg, cause);
         recorder_close(c->rec);
         c->rec = NULL;
@@ -242,6 +244,7 @@ static void core_free(struct core *c)
     watch_rules_free(&c->wr);
     free(c->problem);
     free(c->record_msg);
+    free(c->record_error);
     free(c->alert_msg);
     free(c->alert_error);
     free(c->shown_error);
@@ -274,6 +277,7 @@ int watch_run(const struct watch_opts *o)
     int64_t start = time_mono_ms();
     char *cause = NULL;
     bool quit = false;
+    int rc = 0, drawn;
 
     if (core_init(&c, o) != 0) {
         core_free(&c);
@@ -327,8 +331,11 @@ int watch_run(const struct watch_opts *o)
         while (!quit && watch_worker_take(w, &s, &base, &cause)) {
             cycle(&c, s, base, cause);
             view_of(&c, &v, time_mono_ms() - start);
-            if (ui.draw(&ui, &v) != 0)
-                quit = true;               /* the output went away (a closed pipe): not an error */
+            drawn = ui.draw(&ui, &v);
+            if (drawn != 0)
+                quit = true; /* the output went away (a closed pipe): not an error */
+            if (drawn == -2)
+                rc = 3;                    /* it could not be written: said already */
             set_msg(&c.alert_error, NULL); /* shown once */
             if (o->count > 0 && c.cycles >= o->count)
                 quit = true;
@@ -346,6 +353,11 @@ int watch_run(const struct watch_opts *o)
     ui.stop(&ui);
     watch_worker_stop(w);
     signals_restore();
+    /* Watching went on without it; the view showed why, --plain has no place to: say it now. */
+    if (c.record_error != NULL) {
+        fprintf(stderr, "gpudoctor watch: %s\n", c.record_error);
+        rc = 3;
+    }
     core_free(&c);
-    return 0;
+    return rc;
 }

@@ -20,7 +20,7 @@
 struct plain {
     FILE *out;
     size_t header_gpus; /* GPUs of the last header; SIZE_MAX before the first */
-    bool failed;
+    int failed; /* what draw returns once the output failed: -1 gone, -2 not writable */
 };
 
 /* The reasons, most serious first; idle is not throttling, shown by the view only. */
@@ -131,10 +131,10 @@ static int finish(struct plain *p)
     if (fflush(p->out) == 0 && !ferror(p->out))
         return 0;
     /* A reader that went away (| head) is the normal end of a pipe, not an error. */
-    if (errno != EPIPE && !p->failed)
-        fprintf(stderr, "gpudoctor watch: cannot write: %s\n", strerror(errno));
-    p->failed = true;
-    return -1;
+    if (errno == EPIPE)
+        return p->failed = -1;
+    fprintf(stderr, "gpudoctor watch: cannot write to standard output: %s\n", strerror(errno));
+    return p->failed = -2;
 }
 
 static int draw(struct watch_ui *ui, const struct watch_view *v)
@@ -144,7 +144,7 @@ static int draw(struct watch_ui *ui, const struct watch_view *v)
     char when[32];
 
     if (p->failed)
-        return -1;
+        return p->failed;
     now_utc(when, sizeof(when));
     if (v->problem != NULL)
         fprintf(p->out, "# %s collection failed: %s\n", when, v->problem);
@@ -174,7 +174,7 @@ static int draw(struct watch_ui *ui, const struct watch_view *v)
     for (size_t i = 0; i < last->n_gpus; i++) {
         gpu_line(p, when, v, &last->gpus[i]);
         if (finish(p) != 0)
-            return -1;
+            return p->failed;
     }
     return 0;
 }

@@ -128,7 +128,8 @@ enum watch_input { WATCH_CONTINUE, WATCH_QUIT };
 struct watch_ui {
     int input_fd; /* polled for input, -1 for none */
     void *state;
-    /* Draws a view. Returns -1 when the output is gone (a closed pipe): watch stops. */
+    /* Draws a view. Returns -1 when the output is gone (a closed pipe): watch stops; -2 when it
+     * cannot be written (a full disk, a closed descriptor; said on stderr): watch stops, exit 3. */
     int (*draw)(struct watch_ui *ui, const struct watch_view *v);
     /* Input is waiting on input_fd. */
     enum watch_input (*input)(struct watch_ui *ui, const struct watch_view *v);
