@@ -60,7 +60,7 @@ fuzz:
 	fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
 
 format:
-	clang-format -i $$(git ls-files '*.c' '*.h')
+	clang-format -i $$(git ls-files '*.c' '*.h' ':!tests/fixtures/**' ':!fuzz/corpus/**')
 
 clean:
 	rm -rf $(BUILD) build-asan build-fuzz
