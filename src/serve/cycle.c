@@ -29,10 +29,15 @@ void serve_state_init(struct serve_state *st, const struct serve_opts *o)
     serve_history_init(&st->hist, o->history_ms, SERVE_MAX_HISTORY);
 }
 
-void serve_state_free(struct serve_state *st)
+void serve_state_close_nvml(struct serve_state *st)
 {
     nvml_session_close(st->nvml, time_mono_ms() + NVML_CLOSE_MS);
     st->nvml = NULL;
+}
+
+void serve_state_free(struct serve_state *st)
+{
+    serve_state_close_nvml(st);
     serve_history_free(&st->hist);
 }
 

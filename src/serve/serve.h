@@ -108,6 +108,11 @@ struct serve_state {
 
 void serve_state_init(struct serve_state *st, const struct serve_opts *o);
 void serve_state_free(struct serve_state *st);
+/*
+ * Ends the NVML helper cleanly (it shuts NVML down and exits). Called by the thread that ran the
+ * cycles: the helper is killed outright when the thread that forked it ends (PR_SET_PDEATHSIG).
+ */
+void serve_state_close_nvml(struct serve_state *st);
 
 /* The result before the first collection completes: only gpudoctor_build_info and the like. */
 struct serve_result *serve_result_initial(void);

@@ -77,6 +77,7 @@ static void *run(void *arg)
         if (due < now)
             due = now; /* late: start the next at once, do not try to catch up */
     }
+    serve_state_close_nvml(w->st);
     return NULL;
 }
 
