@@ -9,6 +9,7 @@
 #include "rules/config.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
+#include "watch/recording.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -48,7 +49,8 @@ static void usage(FILE *out)
           "  --json            the rows as JSON (docs/procs.md)\n"
           "  -w, --wide        do not cut command lines to the terminal's width\n"
           "  --no-color        do not colour the output (also: NO_COLOR=1)\n"
-          "  --from FILE       read a snapshot written by 'gpudoctor snapshot'\n"
+          "  --from FILE       read a snapshot (gpudoctor snapshot) or a recording\n"
+          "                    (gpudoctor watch --record): idleness over all of it\n"
           "  --window DUR      sample CPU use over DUR (default 1s; 0 = one reading, no\n"
           "                    CPU % and no idleness)\n"
           "  --config FILE     thresholds file (default /etc/gpudoctor.conf if it exists)\n"
@@ -209,7 +211,7 @@ static int exec(int argc, char **argv)
     rc = EXIT_UNKNOWN;
     o.collect.only = (1u << COLLECTOR_NVML) | (1u << COLLECTOR_PROCS);
     o.collect.progress = !o.json && isatty(STDERR_FILENO);
-    s = o.from ? snapshot_load(o.from, &cause) : collect_snapshot(&o.collect, &cause);
+    s = o.from ? recording_load(o.from, &cause) : collect_snapshot(&o.collect, &cause);
     if (s == NULL) {
         cmd_error("procs", "%s", cause);
         free(cause);

@@ -10,6 +10,7 @@
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
+#include "watch/recording.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -83,7 +84,7 @@ static void usage(FILE *out)
           "  --all-users       as root, also other users' processes\n"
           "Output and collection:\n"
           "  --json            the plan, the results and the memory freed as JSON\n"
-          "  --from FILE       plan from a snapshot (a dry run only)\n"
+          "  --from FILE       plan from a snapshot or a watch recording (dry run only)\n"
           "  --window DUR      sampling window that proves idleness (default 2s)\n"
           "  --config FILE     thresholds file (default /etc/gpudoctor.conf if it exists)\n"
           "  --set KEY=VALUE   override one threshold (repeatable)\n"
@@ -490,7 +491,7 @@ static int exec(int argc, char **argv)
     rc = REAP_EXIT_NO_CHECK;
     o.collect.only = (1u << COLLECTOR_NVML) | (1u << COLLECTOR_PROCS);
     o.collect.progress = !o.json && isatty(STDERR_FILENO);
-    s = o.from ? snapshot_load(o.from, &cause) : collect_snapshot(&o.collect, &cause);
+    s = o.from ? recording_load(o.from, &cause) : collect_snapshot(&o.collect, &cause);
     if (s == NULL) {
         cmd_error("reap", "%s", cause);
         free(cause);
