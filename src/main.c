@@ -16,17 +16,18 @@ static void usage(FILE *out)
 {
     fputs("Usage: gpudoctor [COMMAND] [options]\n"
           "\n"
-          "Tells why a GPU server is busy or slow, with the evidence and the command that fixes\n"
-          "it. Without a command, runs 'check'.\n"
+          "Tells why a GPU server is busy or slow, with the evidence and the command that\n"
+          "fixes it. Without a command, runs 'check'.\n"
           "\n"
           "Commands:\n",
           out);
     for (size_t i = 0; i < ARRAY_SIZE(cmd_table); i++)
-        fprintf(out, "  %-10s %s\n", cmd_table[i]->name, cmd_table[i]->summary);
+        fprintf(out, "  %-12s %s\n", cmd_table[i]->name, cmd_table[i]->summary);
     fputs("\n"
           "Run 'gpudoctor COMMAND --help' for a command's options.\n"
           "\n"
-          "Exit status: 0 healthy, 1 warning, 2 critical, 3 could not check, 64 usage error.\n"
+          "Exit status: 0 healthy, 1 warning, 2 critical, 3 could not check, 64 usage\n"
+          "error.\n"
           "\n"
           "Environment:\n"
           "  GPUDOCTOR_NVML_LIB  NVML library to load instead of libnvidia-ml.so.1\n"

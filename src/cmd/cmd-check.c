@@ -23,26 +23,27 @@ enum { OPT_SET = OPT__COMMON_END };
 
 static void usage(FILE *out)
 {
-    fputs(
-        "Usage: gpudoctor check [options]\n"
-        "\n"
-        "Diagnose this machine: collect the evidence (NVML, GPU processes, host pressure, PCIe,\n"
-        "driver and kernel log, CUDA stack), then print what is wrong, the evidence and the fix.\n"
-        "\n"
-        "Options:\n"
-        "  --window DUR      sample over DUR before judging (default 2s; 0 = one reading)\n"
-        "  --from FILE       analyse a snapshot written by 'gpudoctor snapshot', or a\n"
-        "                    recording of 'gpudoctor watch --record' ('-' = stdin)\n"
-        "  --json            print the findings and the snapshot as JSON (docs/check.md)\n"
-        "  --no-color        do not colour the output (also: NO_COLOR=1)\n"
-        "  --config FILE     read thresholds from FILE (default /etc/gpudoctor.conf,\n"
-        "                    or $GPUDOCTOR_CONFIG, when it exists)\n"
-        "  --set KEY=VALUE   override one threshold, or disable=RULE-ID "
-        "(repeatable)\n" COMMON_COLLECT_HELP "  -h, --help        show this help\n"
-        "\n"
-        "Exit status: 0 healthy, 1 warning, 2 critical, 3 could not check, 64 usage error.\n"
-        "'gpudoctor explain ID' tells what a finding means; 'explain --list' lists them all.\n",
-        out);
+    fputs("Usage: gpudoctor check [options]\n"
+          "\n"
+          "Diagnose this machine: collect the evidence (NVML, GPU processes, host pressure,\n"
+          "PCIe, driver and kernel log, CUDA stack), then print what is wrong, the evidence\n"
+          "and the fix.\n"
+          "\n"
+          "Options:\n"
+          "  --window DUR      sample over DUR before judging (default 2s; 0 = one reading)\n"
+          "  --from FILE       analyse a snapshot written by 'gpudoctor snapshot', or a\n"
+          "                    recording of 'gpudoctor watch --record' ('-' = stdin)\n"
+          "  --json            print the findings and the snapshot as JSON (docs/check.md)\n"
+          "  --no-color        do not colour the output (also: NO_COLOR=1)\n"
+          "  --config FILE     read thresholds from FILE (default /etc/gpudoctor.conf,\n"
+          "                    or $GPUDOCTOR_CONFIG, when it exists)\n"
+          "  --set KEY=VALUE   override one threshold, or disable=RULE-ID "
+          "(repeatable)\n" COMMON_COLLECT_HELP "  -h, --help        show this help\n"
+          "\n"
+          "Exit status: 0 healthy, 1 warning, 2 critical, 3 could not check, 64 usage\n"
+          "error. 'gpudoctor explain ID' tells what a finding means; 'explain --list' lists\n"
+          "them all.\n",
+          out);
 }
 
 static int print_json(const struct snapshot *s, const struct findings *f, int status)
@@ -111,7 +112,7 @@ static int exec(int argc, char **argv)
             rc = EXIT_HEALTHY;
             goto out;
         default:
-            rc = cmd_collect_option(&opts, opt, optarg);
+            rc = cmd_collect_option("check", &opts, opt, optarg);
             if (rc == 0) {
                 rc = cmd_usage_error(&cmd_check);
                 goto out;

@@ -37,17 +37,16 @@ void cmd_collect_defaults(struct collect_opts *o, int64_t window_ms)
     o->nvml_lib = NULL;
 }
 
-static int duration(const char *name, const char *arg, int64_t *out)
+static int duration(const char *cmd, const char *name, const char *arg, int64_t *out)
 {
     if (!str_to_duration_ms(arg, out)) {
-        fprintf(stderr, "gpudoctor: --%s: '%s' is not a duration (examples: 2s, 500ms, 1.5)\n",
-                name, arg);
+        cmd_error(cmd, "--%s: '%s' is not a duration (examples: 2s, 500ms, 1.5)", name, arg);
         return -1;
     }
     return 1;
 }
 
-static int parse_only(struct collect_opts *o, const char *arg)
+static int parse_only(const char *cmd, struct collect_opts *o, const char *arg)
 {
     char *list = xstrdup(arg), *save = NULL;
 
@@ -60,10 +59,14 @@ static int parse_only(struct collect_opts *o, const char *arg)
                 break;
         }
         if (i == COLLECTOR__COUNT) {
-            fprintf(stderr, "gpudoctor: --only: unknown collector '%s' (known: ", name);
-            for (i = 0; i < COLLECTOR__COUNT; i++)
-                fprintf(stderr, "%s%s", i ? ", " : "", collector_names[i]);
-            fputs(")\n", stderr);
+            char known[256];
+            size_t len = 0;
+
+            known[0] = '\0';
+            for (i = 0; i < COLLECTOR__COUNT && len < sizeof(known); i++)
+                len += (size_t)snprintf(known + len, sizeof(known) - len, "%s%s", i ? ", " : "",
+                                        collector_names[i]);
+            cmd_error(cmd, "--only: unknown collector '%s' (known: %s)", name, known);
             free(list);
             return -1;
         }
@@ -71,31 +74,31 @@ static int parse_only(struct collect_opts *o, const char *arg)
     }
     free(list);
     if (o->only == 0) {
-        fprintf(stderr, "gpudoctor: --only: no collector named\n");
+        cmd_error(cmd, "--only: no collector named");
         return -1;
     }
     return 1;
 }
 
-int cmd_collect_option(struct collect_opts *o, int opt, const char *arg)
+int cmd_collect_option(const char *cmd, struct collect_opts *o, int opt, const char *arg)
 {
     switch (opt) {
     case OPT_ROOT:
         o->root = arg;
         return 1;
     case OPT_TIMEOUT:
-        if (duration("timeout", arg, &o->timeout_ms) < 0)
+        if (duration(cmd, "timeout", arg, &o->timeout_ms) < 0)
             return -1;
         if (o->timeout_ms < 100) {
-            fprintf(stderr, "gpudoctor: --timeout: %s is too short (at least 100ms)\n", arg);
+            cmd_error(cmd, "--timeout: %s is too short (at least 100ms)", arg);
             return -1;
         }
         return 1;
     case OPT_WINDOW:
-        if (duration("window", arg, &o->window_ms) < 0)
+        if (duration(cmd, "window", arg, &o->window_ms) < 0)
             return -1;
         if (o->window_ms > 3600000) {
-            fprintf(stderr, "gpudoctor: --window: %s is longer than an hour\n", arg);
+            cmd_error(cmd, "--window: %s is longer than an hour", arg);
             return -1;
         }
         return 1;
@@ -103,7 +106,7 @@ int cmd_collect_option(struct collect_opts *o, int opt, const char *arg)
         o->nvml_lib = arg;
         return 1;
     case OPT_ONLY:
-        return parse_only(o, arg);
+        return parse_only(cmd, o, arg);
     }
     return 0;
 }

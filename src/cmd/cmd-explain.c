@@ -24,8 +24,9 @@ static void usage(FILE *out)
           "       gpudoctor explain --thresholds\n"
           "       gpudoctor explain --markdown\n"
           "\n"
-          "Explain a finding of 'gpudoctor check': what it means, how it is detected and with\n"
-          "which thresholds (their values now, after the config file), and how to fix it.\n"
+          "Explain a finding of 'gpudoctor check': what it means, how it is detected and\n"
+          "with which thresholds (their values now, after the config file), and how to fix\n"
+          "it.\n"
           "\n"
           "Options:\n"
           "  --list            every rule: id, severity, title\n"
@@ -34,7 +35,10 @@ static void usage(FILE *out)
           "                    --thresholds, the threshold table of docs/config.md\n"
           "  --config FILE     read thresholds from FILE (default /etc/gpudoctor.conf)\n"
           "  --set KEY=VALUE   override one threshold (repeatable)\n"
-          "  -h, --help        show this help\n",
+          "  -h, --help        show this help\n"
+          "\n"
+          "Exit status: 0 explained, 3 output could not be written, 64 unknown id or usage\n"
+          "error.\n",
           out);
 }
 

@@ -152,7 +152,7 @@ static int parse(int argc, char **argv, struct opts *o)
             return HELP_SHOWN;
         default:
             o->have_timeout |= opt == OPT_TIMEOUT;
-            rc = opt == '?' ? 0 : cmd_collect_option(&o->collect, opt, optarg);
+            rc = opt == '?' ? 0 : cmd_collect_option("procs", &o->collect, opt, optarg);
             if (rc == 0)
                 return cmd_usage_error(&cmd_procs);
             if (rc < 0)

@@ -242,7 +242,7 @@ static int parse(int argc, char **argv, struct opts *o)
         default:
             o->have_window |= opt == OPT_WINDOW;
             o->have_timeout |= opt == OPT_TIMEOUT;
-            rc = opt == '?' ? 0 : cmd_collect_option(&o->collect, opt, optarg);
+            rc = opt == '?' ? 0 : cmd_collect_option("reap", &o->collect, opt, optarg);
             if (rc == 0)
                 return cmd_usage_error(&cmd_reap);
             if (rc < 0)

@@ -36,38 +36,43 @@ enum {
 
 static void usage(FILE *out)
 {
-    fputs(
-        "Usage: gpudoctor serve [options]\n"
-        "\n"
-        "Prometheus exporter: collects every --interval in the background and answers\n"
-        "  /metrics   the Prometheus text format (docs/prometheus.md lists every metric)\n"
-        "  /findings  the findings as JSON, with the age of the data\n"
-        "  /healthz   200 when the last collection is recent, 503 otherwise\n"
-        "from the last collection, so a scrape never waits for one.\n"
-        "\n"
-        "Options:\n"
-        "  --listen ADDR:PORT  where to listen (default " SERVE_DEFAULT_LISTEN "; [::1]:9464 for\n"
-        "                    IPv6, :9464 for every address; port 0 lets the system choose)\n"
-        "  --interval DUR    time between collections (default 15s, at least 1s)\n"
-        "  --window DUR      sampling window inside each collection (default 2s; 0 = one\n"
-        "                    reading; shorter than --interval)\n"
-        "  --history DUR     how far back rules look for trends (default 10m)\n"
-        "  --top-processes N per-process GPU memory series for the N largest (default 20)\n"
-        "  --textfile DIR    also write DIR/gpudoctor.prom (atomically) after each collection,\n"
-        "                    for node_exporter's textfile collector\n"
-        "  --once            collect once, write the metrics (stdout, or --textfile) and exit\n"
-        "  --threads N       HTTP threads (default 2)\n"
-        "  --max-connections N  open connections at most (default 512)\n"
-        "  --connection-timeout DUR  close a connection idle this long (default 10s)\n"
-        "  --config FILE     read thresholds from FILE (default /etc/gpudoctor.conf,\n"
-        "                    or $GPUDOCTOR_CONFIG, when it exists)\n"
-        "  --set KEY=VALUE   override one threshold, or disable=RULE-ID (repeatable)\n"
-        "  --describe-metrics  print the table of metrics (Markdown) and exit\n" COMMON_COLLECT_HELP
-        "  -h, --help        show this help\n"
-        "\n"
-        "Stops cleanly on SIGINT or SIGTERM. Exit status: 0 after a clean stop (--once: the\n"
-        "metrics were written), 3 when it could not serve or collect, 64 usage error.\n",
-        out);
+    fputs("Usage: gpudoctor serve [options]\n"
+          "\n"
+          "Prometheus exporter: collects every --interval in the background and answers\n"
+          "  /metrics   the Prometheus text format (docs/prometheus.md lists every metric)\n"
+          "  /findings  the findings as JSON, with the age of the data\n"
+          "  /healthz   200 when the last collection is recent, 503 otherwise\n"
+          "from the last collection, so a scrape never waits for one.\n"
+          "\n"
+          "Options:\n"
+          "  --listen ADDR:PORT\n"
+          "                    where to listen (default " SERVE_DEFAULT_LISTEN "; [::1]:9464 for\n"
+          "                    IPv6, :9464 for every address; port 0: the system chooses)\n"
+          "  --interval DUR    time between collections (default 15s, at least 1s)\n"
+          "  --window DUR      sampling window inside each collection (default 2s; 0 = one\n"
+          "                    reading; shorter than --interval)\n"
+          "  --history DUR     how far back rules look for trends (default 10m)\n"
+          "  --top-processes N\n"
+          "                    per-process GPU memory series for the N largest (default 20)\n"
+          "  --textfile DIR    also write DIR/gpudoctor.prom (atomically) after each\n"
+          "                    collection, for node_exporter's textfile collector\n"
+          "  --once            collect once, write the metrics (stdout or --textfile), exit\n"
+          "  --threads N       HTTP threads (default 2)\n"
+          "  --max-connections N\n"
+          "                    open connections at most (default 512)\n"
+          "  --connection-timeout DUR\n"
+          "                    close a connection idle this long (default 10s)\n"
+          "  --config FILE     read thresholds from FILE (default /etc/gpudoctor.conf,\n"
+          "                    or $GPUDOCTOR_CONFIG, when it exists)\n"
+          "  --set KEY=VALUE   override one threshold, or disable=RULE-ID (repeatable)\n"
+          "  --describe-metrics\n"
+          "                    print the table of metrics (Markdown) and exit\n" COMMON_COLLECT_HELP
+          "  -h, --help        show this help\n"
+          "\n"
+          "Stops cleanly on SIGINT or SIGTERM.\n"
+          "Exit status: 0 after a clean stop (--once: the metrics were written), 3 when it\n"
+          "could not serve or collect, 64 usage error.\n",
+          out);
 }
 
 static bool parse_count(const char *opt, const char *arg, uint32_t min, uint32_t max, uint32_t *out)
@@ -308,7 +313,7 @@ static int exec(int argc, char **argv)
             rc = EXIT_HEALTHY;
             goto out;
         default:
-            rc = cmd_collect_option(&so.collect, opt, optarg);
+            rc = cmd_collect_option("serve", &so.collect, opt, optarg);
             if (rc == 0) {
                 rc = cmd_usage_error(&cmd_serve);
                 goto out;

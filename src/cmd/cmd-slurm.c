@@ -36,16 +36,17 @@ static void usage(FILE *out)
 {
     fputs("Usage: gpudoctor slurm-check [options]\n"
           "\n"
-          "Slurm health check (slurm.conf: HealthCheckProgram=/usr/bin/gpudoctor-slurm-check,\n"
-          "see docs/slurm.md). Diagnoses this node as 'gpudoctor check' does; on a critical\n"
-          "finding drains it with the finding as reason (\"" SLURM_REASON_PREFIX "...\"); when "
-          "nothing\n"
-          "critical remains, resumes it only if the drain is gpudoctor's own.\n"
+          "Slurm health check: diagnoses this node as 'gpudoctor check' does; on a critical\n"
+          "finding drains it with the finding as reason (\"" SLURM_REASON_PREFIX "...\");\n"
+          "when nothing critical remains, resumes it only if the drain is gpudoctor's own.\n"
+          "In slurm.conf: HealthCheckProgram=/usr/local/sbin/gpudoctor-slurm-check (the\n"
+          "wrapper 'make install' puts there; docs/slurm.md).\n"
           "\n"
           "Options:\n"
           "  --node NAME       Slurm node name (default $SLURMD_NODENAME, else the short\n"
           "                    host name)\n"
-          "  --scontrol PATH   scontrol to run (default: found in $PATH, /usr/bin)\n"
+          "  --scontrol PATH   scontrol to run (default: the first in $PATH, /usr/bin,\n"
+          "                    /usr/local/bin)\n"
           "  --dry-run         say what would be done; change nothing\n"
           "  --window DUR      sample over DUR before judging (default 0: one reading)\n"
           "  --config FILE     read thresholds from FILE (default /etc/gpudoctor.conf,\n"
@@ -455,7 +456,7 @@ static int exec(int argc, char **argv)
             rc = EXIT_HEALTHY;
             goto out;
         default:
-            rc = cmd_collect_option(&opts, opt, optarg);
+            rc = cmd_collect_option("slurm-check", &opts, opt, optarg);
             if (rc == 0) {
                 rc = cmd_usage_error(&cmd_slurm_check);
                 goto out;
@@ -541,9 +542,6 @@ out:
 }
 
 const struct cmd cmd_slurm_check = {
-    "slurm-check",
-    "[options]",
-    "Slurm HealthCheckProgram: drain on a critical finding, resume once healthy",
-    exec,
-    usage,
+    "slurm-check", "[options]", "Slurm health check: drain on a critical finding, resume after",
+    exec,          usage,
 };

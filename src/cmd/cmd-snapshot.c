@@ -10,14 +10,18 @@ static void usage(FILE *out)
 {
     fputs("Usage: gpudoctor snapshot [options]\n"
           "\n"
-          "Capture everything gpudoctor sees (NVML, GPU processes, host pressure, PCIe, driver\n"
-          "and kernel log, CUDA stack) into one JSON document, schema gpudoctor.snapshot/1.\n"
+          "Capture everything gpudoctor sees (NVML, GPU processes, host pressure, PCIe,\n"
+          "driver and kernel log, CUDA stack) into one JSON document, schema\n"
+          "gpudoctor.snapshot/1.\n"
           "Analyse it later, anywhere, with 'gpudoctor check --from FILE'.\n"
           "\n"
           "Options:\n"
-          "  -o, --output FILE  write to FILE (atomically) instead of standard output\n"
-          "  --window DUR       sample over DUR for rates and trends (default 0: one "
-          "reading)\n" COMMON_COLLECT_HELP "  -h, --help         show this help\n"
+          "  -o, --output FILE write to FILE (atomically) instead of standard output\n"
+          "  --window DUR      sample over DUR for rates and trends (default 0: one\n"
+          "                    reading)\n"
+          "  --describe        print every field of the snapshot as Markdown\n"
+          "                    (docs/snapshot.md) and exit\n" COMMON_COLLECT_HELP
+          "  -h, --help        show this help\n"
           "\n"
           "Exit status: 0 written, 3 could not collect or write, 64 usage error.\n",
           out);
@@ -51,7 +55,7 @@ static int exec(int argc, char **argv)
             snapshot_describe(stdout);
             return fflush(stdout) == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
         default:
-            rc = cmd_collect_option(&opts, opt, optarg);
+            rc = cmd_collect_option("snapshot", &opts, opt, optarg);
             if (rc == 0)
                 return cmd_usage_error(&cmd_snapshot);
             if (rc < 0)

@@ -31,42 +31,46 @@ enum {
 
 static void usage(FILE *out)
 {
-    fputs(
-        "Usage: gpudoctor watch [options]\n"
-        "\n"
-        "Live view: per GPU utilisation, memory, temperature, power, clocks and throttle\n"
-        "reasons with history graphs, the GPU processes, and the findings as they appear and\n"
-        "clear. Trends over the history: leaks (with slope and time-to-full), utilisation\n"
-        "swinging, repeated throttling, temperature climbing, GPUs idle while memory is held.\n"
-        "\n"
-        "Options:\n"
-        "  -n, --interval DUR  time between readings (default 1s, at least 100ms)\n"
-        "  -c, --count N       stop after N readings (default: until q or a signal)\n"
-        "  --plain             one line per GPU per interval, for logs and pipes (the default\n"
-        "                      when standard output is not a terminal)\n"
-        "  --record FILE       also write every reading to FILE as JSON Lines; 'gpudoctor\n"
-        "                      check --from FILE' analyses it, trends included\n"
-        "  --alert SPEC        run a command when a finding or a reading fires (repeatable):\n"
-        "                        RULE-ID|GLOB|critical|warning|info[ for DUR][:COMMAND ARGS]\n"
-        "                        READING>VALUE[ for DUR][:COMMAND ARGS]   (> >= < <=)\n"
-        "                      e.g. 'mem.leak:/usr/local/bin/page' or\n"
-        "                      'mem_used_pct>95 for 60s:/usr/local/bin/page gpu-memory';\n"
-        "                      the command runs without a shell, the alert in\n"
-        "                      GPUDOCTOR_ALERT_* variables (docs/watch.md)\n"
-        "  --alert-timeout DUR kill an alert command still running after DUR (default 10s)\n"
-        "  --history DUR       how far back the trend rules look (default 30m)\n"
-        "  --window DUR        the other rules judge the last DUR of readings (default 10s)\n"
-        "  --ascii             graphs in ASCII characters even on a UTF-8 terminal\n"
-        "  --no-color          no colours (also: NO_COLOR=1)\n"
-        "  --config FILE       read thresholds from FILE (default /etc/gpudoctor.conf,\n"
-        "                      or $GPUDOCTOR_CONFIG, when it exists)\n"
-        "  --set KEY=VALUE     override one threshold, or disable=RULE-ID "
-        "(repeatable)\n" COMMON_COLLECT_HELP "  -h, --help          show this help\n"
-        "\n"
-        "Keys: q quit, s sort processes, Tab switch list, arrows or j/k select, e or Enter\n"
-        "explain the finding, r end the selected process (asks first), ? help.\n"
-        "Exit status: 0 after q, --count or a signal; 3 when it could not start; 64 usage error.\n",
-        out);
+    fputs("Usage: gpudoctor watch [options]\n"
+          "\n"
+          "Live view: per GPU utilisation, memory, temperature, power, clocks and throttle\n"
+          "reasons with history graphs, the GPU processes, and the findings as they appear\n"
+          "and clear. Trends over the history: leaks (with slope and time-to-full),\n"
+          "utilisation swinging, repeated throttling, temperature climbing, GPUs idle while\n"
+          "memory is held.\n"
+          "\n"
+          "Options:\n"
+          "  -n, --interval DUR\n"
+          "                    time between readings (default 1s, at least 100ms)\n"
+          "  -c, --count N     stop after N readings (default: until q or a signal)\n"
+          "  --plain           one line per GPU per interval, for logs and pipes (the\n"
+          "                    default when standard output is not a terminal)\n"
+          "  --record FILE     also write every reading to FILE as JSON Lines; 'gpudoctor\n"
+          "                    check --from FILE' analyses it, trends included\n"
+          "  --alert SPEC      run a command when a finding or a reading fires\n"
+          "                    (repeatable); SPEC is one of\n"
+          "                     RULE-ID|GLOB|critical|warning|info[ for DUR][:COMMAND ARGS]\n"
+          "                     READING>VALUE[ for DUR][:COMMAND ARGS]   (> >= < <=)\n"
+          "                    e.g. 'mem.leak:/usr/local/bin/page' or\n"
+          "                    'mem_used_pct>95 for 60s:/usr/local/bin/page gpu-memory';\n"
+          "                    the command runs without a shell, the alert in\n"
+          "                    GPUDOCTOR_ALERT_* variables (docs/watch.md)\n"
+          "  --alert-timeout DUR\n"
+          "                    kill an alert command still running after DUR (default 10s)\n"
+          "  --history DUR     how far back the trend rules look (default 30m)\n"
+          "  --window DUR      the other rules judge the last DUR of readings (default 10s)\n"
+          "  --ascii           graphs in ASCII characters even on a UTF-8 terminal\n"
+          "  --no-color        no colours (also: NO_COLOR=1)\n"
+          "  --config FILE     read thresholds from FILE (default /etc/gpudoctor.conf,\n"
+          "                    or $GPUDOCTOR_CONFIG, when it exists)\n"
+          "  --set KEY=VALUE   override one threshold, or disable=RULE-ID "
+          "(repeatable)\n" COMMON_COLLECT_HELP "  -h, --help        show this help\n"
+          "\n"
+          "Keys: q quit, s sort processes, Tab switch list, arrows or j/k select, e or\n"
+          "Enter explain the finding, r end the selected process (asks first), ? help.\n"
+          "Exit status: 0 after q, --count or a signal; 3 when it could not start; 64 usage\n"
+          "error.\n",
+          out);
 }
 
 static bool parse_duration(const char *opt, const char *arg, int64_t min_ms, int64_t max_ms,
@@ -174,7 +178,7 @@ static int exec(int argc, char **argv)
             rc = EXIT_HEALTHY;
             goto out;
         default:
-            rc = cmd_collect_option(&o.collect, opt, optarg);
+            rc = cmd_collect_option("watch", &o.collect, opt, optarg);
             if (rc == 0) {
                 rc = cmd_usage_error(&cmd_watch);
                 goto out;

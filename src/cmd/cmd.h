@@ -71,7 +71,7 @@ void cmd_collect_defaults(struct collect_opts *o, int64_t window_ms);
  * Handles a common option: returns 1 when opt was one and was valid, 0 when it is not a common
  * option, -1 (after printing why) when its value is bad.
  */
-int cmd_collect_option(struct collect_opts *o, int opt, const char *arg);
+int cmd_collect_option(const char *cmd, struct collect_opts *o, int opt, const char *arg);
 
 /* Prints "gpudoctor CMD: message" to stderr. */
 void cmd_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

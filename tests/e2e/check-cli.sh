@@ -81,6 +81,10 @@ run check surplus-argument
 status 64 "extra argument"
 run check --window forever
 status 64 "bad window"
+has "$ERR" "gpudoctor check: --window: 'forever' is not a duration"
+run check --only gpus
+status 64 "unknown collector"
+has "$ERR" "gpudoctor check: --only: unknown collector 'gpus' (known: nvml, processes,"
 
 # A snapshot that is not one: exit 3 with file:line:column.
 printf '{"schema": "gpudoctor.snapshot/1",\n "gpus": [ {"index": "zero"} ]}\n' >"$tmp/bad.json"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Every command's --help: status 0, on standard output, its own usage line, every line within 80
+# columns (a terminal's width), and listed by 'gpudoctor --help' with a summary.
+set -uo pipefail
+fails=0
+fail() {
+    echo "FAIL: $*"
+    fails=$((fails + 1))
+}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+"$GPUDOCTOR" --help >"$out" || fail "gpudoctor --help: status $?"
+awk 'length > 80 { print "FAIL: gpudoctor --help: " length " columns: " $0; bad = 1 } END { exit bad }' "$out" ||
+    fails=$((fails + 1))
+for cmd in check explain snapshot procs reap watch serve slurm-check; do
+    grep -Eq "^  $cmd +[a-zA-Z]" "$out" || fail "gpudoctor --help does not list $cmd"
+done
+for cmd in check explain snapshot procs reap watch serve slurm-check; do
+    "$GPUDOCTOR" "$cmd" --help >"$out" 2>/dev/null || fail "$cmd --help: status $?"
+    head -n 1 "$out" | grep -q "^Usage: gpudoctor $cmd " || fail "$cmd --help: first line $(head -n 1 "$out")"
+    awk -v c="$cmd" 'length > 80 { print "FAIL: " c " --help: " length " columns: " $0; bad = 1 }
+        END { exit bad }' "$out" || fails=$((fails + 1))
+    grep -q '^Exit status: ' "$out" || fail "$cmd --help does not give the exit status"
+done
+[ "$fails" = 0 ] || exit 1
+echo ok
