@@ -20,7 +20,7 @@
 struct plain {
     FILE *out;
     size_t header_gpus; /* GPUs of the last header; SIZE_MAX before the first */
-    int failed; /* what draw returns once the output failed: -1 gone, -2 not writable */
+    int failed;         /* what draw returns once the output failed: -1 gone, -2 not writable */
 };
 
 /* The reasons, most serious first; idle is not throttling, shown by the view only. */
@@ -82,7 +82,15 @@ static void cell(char *buf, size_t size, bool ok, int decimals, double v)
         snprintf(buf, size, "-");
 }
 
-/* "mem.leak[4121],clock.power-cap": findings about this GPU and those about no GPU. */
+static bool about(const struct finding *x, uint32_t gpu)
+{
+    return x->subject.gpu_index < 0 || (uint32_t)x->subject.gpu_index == gpu;
+}
+
+/*
+ * "mem.leak[4121],clock.power-cap": findings about this GPU and those about no GPU, each id once
+ * (two XIDs on one GPU are two health.xid findings, one entry here).
+ */
 static void finding_ids(char *buf, size_t size, const struct findings *f, uint32_t gpu)
 {
     size_t len = 0;
@@ -90,8 +98,14 @@ static void finding_ids(char *buf, size_t size, const struct findings *f, uint32
     buf[0] = '\0';
     for (size_t i = 0; i < f->n && len < size; i++) {
         const struct finding *x = &f->items[i];
+        bool seen = false;
 
-        if (x->subject.gpu_index >= 0 && (uint32_t)x->subject.gpu_index != gpu)
+        if (!about(x, gpu))
+            continue;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = about(&f->items[k], gpu) && f->items[k].rule == x->rule &&
+                   f->items[k].subject.pid == x->subject.pid;
+        if (seen)
             continue;
         if (x->subject.pid >= 0)
             len += (size_t)snprintf(buf + len, size - len, "%s%s[%d]", len ? "," : "", x->rule->id,

@@ -529,6 +529,27 @@ static double get_temp(const struct gpu *g)
     return g->temp_c;
 }
 
+/*
+ * Cuts a comma-separated list to width at a comma, keeping whole items, with ",+" when there is
+ * room to say more follow: "hwthermal" or "hwthermal,+", never "hwthermal,th". The most serious
+ * item comes first, so it is the one kept.
+ */
+static void fit_list(char *list, size_t width)
+{
+    size_t keep = 0;
+
+    if (strlen(list) <= width)
+        return;
+    for (const char *c = list; (c = strchr(c, ',')) != NULL && (size_t)(c - list) <= width; c++)
+        keep = (size_t)(c - list);
+    if (keep == 0)
+        list[width] = '\0'; /* the first item alone is too long */
+    else if (keep + 2 <= width)
+        strcpy(list + keep, ",+");
+    else
+        list[keep] = '\0';
+}
+
 /* Graph widths for the GPU table at this width: utilisation, memory, temperature. */
 static void graph_widths(int cols, int *gu, int *gm, int *gt)
 {
@@ -663,6 +684,7 @@ static int draw_gpus(struct tui *t, const struct watch_view *v, int y, int max_r
             on(t, PAIR_RED, A_BOLD);
         else if (strstr(thr, "thermal") || strstr(thr, "pcap"))
             on(t, PAIR_YELLOW, 0);
+        fit_list(thr, COLS > x ? (size_t)(COLS - x) : 0);
         put(t, y + rows, x, COLS - x, thr, true);
         on(t, 0, 0);
         rows++;

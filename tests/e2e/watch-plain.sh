@@ -35,6 +35,7 @@ field() { line "$1" | awk -v f="$2" '{print $f}'; }
 field 3 11 | grep -q 'proc.stopped-holder\[39104\]' || fail "GPU 3 findings: $(line 3)"
 [ "$(field 5 10)" = hwthermal,thermal ] || fail "GPU 5 throttle: $(line 5)"
 field 5 11 | grep -q 'clock.thermal-slowdown' || fail "GPU 5 findings: $(line 5)"
+[ "$(field 2 11 | tr , "\n" | grep -c "^health.xid$")" = 1 ] || fail "GPU 2: health.xid not listed once: $(line 2)"
 [ "$(field 7 7)" = 449 ] || fail "GPU 7 power: $(line 7)"
 [ "$(field 7 8)" = 1365 ] || fail "GPU 7 SM clock: $(line 7)"
 [ "$(field 7 10)" = pcap ] || fail "GPU 7 throttle: $(line 7)"
