@@ -53,7 +53,9 @@ const struct metric_family metric_families[] = {
     S("gpudoctor_findings", GAUGE, MSRC_FINDINGS, "severity",
       "findings of each severity (info, warning, critical)"),
     S("gpudoctor_finding", GAUGE, MSRC_FINDING, "id, severity, subject",
-      "one series, value 1, per finding now (`gpudoctor explain ID` tells what it means)"),
+      "one series, value 1, per finding now (`gpudoctor explain ID` tells what it means); "
+      "findings of one rule about one subject (two XIDs on one GPU) are one series, with the "
+      "severity of the most serious, while `gpudoctor_findings` counts each"),
 
     S("gpudoctor_gpu_info", GAUGE, MSRC_GPU_INFO,
       GPU_LABELS ", pci_bus_id, serial, vbios_version, compute_capability",
