@@ -123,12 +123,15 @@ static enum idleness use_idle(const struct rule_ctx *ctx, const struct proc_use 
 {
     double cpu = tree_cpu_pct(ctx, u->p);
 
+    /* Work on the GPU proves activity by itself; idleness needs the CPU over a window too. */
+    if (u->sm_util_valid && u->sm_util_pct > th(ctx, TH_GPU_IDLE_UTIL_PCT))
+        return IDLE_NO;
     if (cpu < 0)
         return IDLE_UNKNOWN;
     if (cpu >= th(ctx, TH_IDLE_HOLDER_CPU_PCT))
         return IDLE_NO;
     if (u->sm_util_valid)
-        return u->sm_util_pct > th(ctx, TH_GPU_IDLE_UTIL_PCT) ? IDLE_NO : IDLE_YES;
+        return IDLE_YES;
     for (size_t i = 0; i < u->n_gpus; i++) {
         const struct gpu_view *v = ctx_gpu(ctx, (uint32_t)u->gpus[i]);
 

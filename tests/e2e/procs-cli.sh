@@ -78,6 +78,7 @@ COLUMNS=200 run wide procs --window 0
 # Without a window: no CPU %, no idleness, and a hint.
 run nowin procs --window 0
 has_line "$TMP/nowin.out" "^ *$idle root +0 +2\\.0 GiB +0% +- S .* unknown " "no window: unknown"
+has_line "$TMP/nowin.out" "^ *$trainer root +0 +40\\.0 GiB +97% +- S .* active " "no window: GPU work alone proves activity"
 has_line "$TMP/nowin.out" "^CPU % and idleness need a sampling window" "the hint"
 
 # --from a snapshot: the same verdicts.
