@@ -55,6 +55,7 @@ jq -e '.schema == "gpudoctor.check/1"' "$TMP/first.json" >/dev/null ||
 
 # Stopped by a signal: the lines written are whole, watch exits 0.
 for sig in INT TERM; do
+    rm -f "$TMP/sig.jsonl" # the wait below is for this run's first reading, not the last run's
     "$GPUDOCTOR" watch --plain -n 0.1 --record "$TMP/sig.jsonl" >/dev/null 2>&1 &
     pid=$!
     wait_file "$TMP/sig.jsonl" '"t_ms"' 10 || fail "$sig: nothing recorded"
