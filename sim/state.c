@@ -77,6 +77,29 @@ static const struct {
     { NVML_ERROR_UNKNOWN, "An unknown error occurred" },
 };
 
+/*
+ * Unloaded (dlclose, or the end of the process): the explanations kept for nvmlErrorString and a
+ * scenario a client never shut down go with the library, not left behind as leaks.
+ */
+__attribute__((destructor)) static void sim_unload(void)
+{
+    pthread_mutex_lock(&lock);
+    current = NULL;
+    while (details != NULL) {
+        struct detail *d = details;
+
+        details = d->next;
+        free(d->text);
+        free(d);
+    }
+    if (scn != NULL) {
+        sim_scenario_free(scn);
+        scn = NULL;
+        refcount = 0;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
 /* Remembers text (taking it) as the explanation of rc; prints it once unless quiet. */
 static void set_detail(int32_t rc, char *text)
 {

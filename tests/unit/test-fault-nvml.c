@@ -201,7 +201,7 @@ static void discover(struct calls *c)
 static int setup(void **state)
 {
     json_error_t jerr;
-    json_t *doc;
+    json_t *doc, *second;
 
     (void)state;
     if (access(SIM_LIB, R_OK) != 0) {
@@ -216,12 +216,11 @@ static int setup(void **state)
     json_array_append_new(base_gpus, json_deep_copy(json_array_get(base_gpus, 0)));
     json_decref(doc);
     assert_non_null(json_array_get(base_gpus, 1));
-    assert_int_equal(json_object_update(json_array_get(base_gpus, 1),
-                                        json_pack("{s:i, s:s, s:s, s:b, s:i, s:[]}", "index", 1,
-                                                  "pci_bus_id", "00000000:2A:00.0", "uuid",
-                                                  "GPU-00000000-0000-0000-0000-00000000002a",
-                                                  "mig_mode", 1, "mig_devices", 2, "processes")),
-                     0);
+    second = json_pack("{s:i, s:s, s:s, s:b, s:i, s:[]}", "index", 1, "pci_bus_id",
+                       "00000000:2A:00.0", "uuid", "GPU-00000000-0000-0000-0000-00000000002a",
+                       "mig_mode", 1, "mig_devices", 2, "processes");
+    assert_int_equal(json_object_update(json_array_get(base_gpus, 1), second), 0);
+    json_decref(second); /* update copies the values: the object itself is ours to drop */
     return 0;
 }
 
