@@ -40,9 +40,9 @@ static void usage(FILE *out)
           "  --set KEY=VALUE   override one threshold, or disable=RULE-ID "
           "(repeatable)\n" COMMON_COLLECT_HELP "  -h, --help        show this help\n"
           "\n"
-          "Exit status: 0 healthy, 1 warning, 2 critical, 3 could not check, 64 usage\n"
-          "error. 'gpudoctor explain ID' tells what a finding means; 'explain --list' lists\n"
-          "them all.\n",
+          "Exit status: 0 healthy, 1 warning, 2 critical, 3 could not check (or write the\n"
+          "report), 64 usage error. 'gpudoctor explain ID' tells what a finding means;\n"
+          "'explain --list' lists them all.\n",
           out);
 }
 

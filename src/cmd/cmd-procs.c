@@ -60,8 +60,8 @@ static void usage(FILE *out)
           "  --nvml-lib PATH   NVML library to load\n"
           "  -h, --help        show this help\n"
           "\n"
-          "Exit status: 0 listed (even when nothing uses a GPU), 3 could not collect,\n"
-          "64 usage error. 'gpudoctor reap' ends stale processes safely.\n",
+          "Exit status: 0 listed (even when nothing uses a GPU), 3 could not collect or\n"
+          "write, 64 usage error. 'gpudoctor reap' ends stale processes safely.\n",
           out);
 }
 

@@ -102,7 +102,8 @@ static void usage(FILE *out)
           "logged to syslog (authpriv) and stderr. docs/reap.md has the details.\n"
           "\n"
           "Exit status: 0 nothing to do or all done, 1 something could not be reaped,\n"
-          "2 something was refused for safety, 3 could not collect, 64 usage error.\n",
+          "2 something was refused for safety, 3 could not collect or write, 64 usage\n"
+          "error.\n",
           out);
 }
 

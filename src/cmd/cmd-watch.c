@@ -68,8 +68,8 @@ static void usage(FILE *out)
           "\n"
           "Keys: q quit, s sort processes, Tab switch list, arrows or j/k select, e or\n"
           "Enter explain the finding, r end the selected process (asks first), ? help.\n"
-          "Exit status: 0 after q, --count or a signal; 3 when it could not start; 64 usage\n"
-          "error.\n",
+          "Exit status: 0 after q, --count or a signal; 3 when it could not start or its\n"
+          "output (--plain, --record) could not be written; 64 usage error.\n",
           out);
 }
 
