@@ -51,7 +51,11 @@ enum {
     OPT_KILL,
     OPT_GRACE,
     OPT_SET,
+    OPT_HISTORY,
 };
+
+/* A --history that ended longer ago than this before the run proves nothing about now. */
+#define HISTORY_MAX_GAP_MS 60000
 
 static void usage(FILE *out)
 {
@@ -67,7 +71,11 @@ static void usage(FILE *out)
           "                    workers that still hold the GPU; says when nothing helps\n"
           "  --orphaned        idle processes whose parent exited (re-parented to init)\n"
           "  --idle DUR        processes proven idle (no GPU work, CPU near 0) for DUR;\n"
-          "                    the sampling window is the proof: it defaults to DUR\n"
+          "                    the sampling window is the proof: it defaults to DUR,\n"
+          "                    or to 2s with --history\n"
+          "  --history FILE    a recording of 'gpudoctor watch --record FILE', still\n"
+          "                    running or ended within 60s: idleness through it counts\n"
+          "                    toward --idle, for the same processes\n"
           "  --pid PID[,PID]   these processes, whatever their state (repeatable)\n"
           "Filters (all must hold):\n"
           "  --min-mem SIZE    holding at least SIZE of GPU memory (10G, 512M)\n"
@@ -114,7 +122,7 @@ struct opts {
     bool have_re, have_window, have_timeout;
     bool kill, interactive, yes, json, all_users;
     int64_t grace_ms;
-    const char *from, *config;
+    const char *from, *config, *history;
     char **sets;
     size_t n_sets;
 };
@@ -146,6 +154,7 @@ static int parse(int argc, char **argv, struct opts *o)
         { "grace", required_argument, NULL, OPT_GRACE },
         { "json", no_argument, NULL, OPT_JSON },
         { "from", required_argument, NULL, OPT_FROM },
+        { "history", required_argument, NULL, OPT_HISTORY },
         { "config", required_argument, NULL, OPT_CONFIG },
         { "set", required_argument, NULL, OPT_SET },
         { "root", required_argument, NULL, OPT_ROOT },
@@ -230,6 +239,9 @@ static int parse(int argc, char **argv, struct opts *o)
         case OPT_FROM:
             o->from = optarg;
             break;
+        case OPT_HISTORY:
+            o->history = optarg;
+            break;
         case OPT_CONFIG:
             o->config = optarg;
             break;
@@ -259,6 +271,11 @@ static int parse(int argc, char **argv, struct opts *o)
                           "now (drop --from)");
         return EXIT_USAGE;
     }
+    if (o->from && o->history) {
+        cmd_error("reap", "--history adds to a live run's proof; with --from, give the recording "
+                          "to --from instead");
+        return EXIT_USAGE;
+    }
     if (o->all_users && geteuid() != 0) {
         cmd_error("reap", "--all-users needs root: only root may end other users' processes");
         return EXIT_USAGE;
@@ -269,10 +286,13 @@ static int parse(int argc, char **argv, struct opts *o)
         return EXIT_USAGE;
     }
     if (o->pol.idle) {
-        /* Idleness is proven over the window: the window is the proof --idle asks for. */
-        if (!o->have_window)
+        /*
+         * Idleness is proven over the window: the window is the proof --idle asks for, unless a
+         * history gives it (checked per process once both are read).
+         */
+        if (!o->have_window && !o->history)
             o->collect.window_ms = o->pol.idle_ms;
-        if (o->collect.window_ms < o->pol.idle_ms && !o->from) {
+        if (o->collect.window_ms < o->pol.idle_ms && !o->from && !o->history) {
             char w[16], d[16];
 
             render_duration(w, sizeof(w), (double)o->collect.window_ms / 1000.0);
@@ -290,6 +310,64 @@ static int parse(int argc, char **argv, struct opts *o)
     }
     if (!o->have_timeout)
         o->collect.timeout_ms = o->collect.window_ms + DEFAULT_TIMEOUT_MS;
+    return 0;
+}
+
+static bool proc_started(const struct proc *p)
+{
+    return p != NULL && (p->valid & (UINT64_C(1) << PROC_S_STAT)) != 0;
+}
+
+/*
+ * --history: a watch recording proves idleness before this run. A process idle at every reading
+ * of the recording and over this run's window, and the same process in both (pid and start
+ * time), has been idle for both spans together, less what they overlap (the recording may still
+ * be running). Returns 0, or -1 after saying why the history cannot be used.
+ */
+static int apply_history(const char *path, const struct snapshot *s, struct proc_judgement *j,
+                         size_t n_j, const struct thresholds *th)
+{
+    struct proc_judgement *hj = NULL;
+    struct snapshot *h;
+    char *cause = NULL, ago[16];
+    int64_t gap_ms;
+    size_t n_hj;
+
+    h = recording_load(path, &cause);
+    if (h == NULL) {
+        cmd_error("reap", "--history: %s", cause);
+        free(cause);
+        return -1;
+    }
+    gap_ms = s->time_ms - h->time_ms; /* from the end of the recording to this run's start */
+    if (h->n_samples == 0 || gap_ms > HISTORY_MAX_GAP_MS) {
+        render_duration(ago, sizeof(ago), (double)gap_ms / 1000.0);
+        if (h->n_samples == 0)
+            cmd_error("reap", "--history %s: no readings in it", path);
+        else
+            cmd_error("reap",
+                      "--history %s: it ended %s before this run, and proves nothing about "
+                      "the time since (at most %ds; is 'gpudoctor watch --record' running?)",
+                      path, ago, HISTORY_MAX_GAP_MS / 1000);
+        snapshot_free(h);
+        return -1;
+    }
+    n_hj = rules_judge_procs(h, NULL, th, &hj);
+    for (size_t i = 0; i < n_j; i++) {
+        const struct proc_judgement *was = proc_judgement_find(hj, n_hj, j[i].pid);
+        const struct proc *now = proc_table_find(&s->procs, j[i].pid);
+        const struct proc *then = proc_table_find(&h->procs, j[i].pid);
+        int64_t overlap = gap_ms < 0 ? -gap_ms : 0;
+
+        if (was == NULL || was->idle_for_ms < 0 || j[i].idle_for_ms < 0 || !proc_started(now) ||
+            !proc_started(then) || now->start_ticks != then->start_ticks)
+            continue;
+        if (overlap > j[i].idle_for_ms)
+            overlap = j[i].idle_for_ms;
+        j[i].idle_for_ms += was->idle_for_ms - overlap;
+    }
+    free(hj);
+    snapshot_free(h);
     return 0;
 }
 
@@ -524,6 +602,10 @@ static int exec(int argc, char **argv)
     }
 
     n_j = rules_judge_procs(s, NULL, &cfg.rules.th, &j);
+    if (o.history && apply_history(o.history, s, j, n_j, &cfg.rules.th) != 0) {
+        rc = REAP_EXIT_NO_CHECK;
+        goto out;
+    }
     reap_plan_build(&plan, s, j, n_j, &o.pol, &g, proc_fd);
     res = xcalloc(plan.n ? plan.n : 1, sizeof(*res));
     if (!o.json) {

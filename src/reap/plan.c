@@ -708,6 +708,12 @@ static void plan_one(struct reap_plan *plan, const struct snapshot *s, const str
     if (f.state == 'D')
         evidence(t, "state D: in the kernel now; a signal acts when it leaves");
     common_evidence(t, s, p, plan->window_ms);
+    if (j != NULL && j->idle_for_ms > plan->window_ms) {
+        char d[16];
+
+        render_duration(d, sizeof(d), (double)j->idle_for_ms / 1000.0);
+        evidence(t, "idle for at least %s: through the history and this window", d);
+    }
     reap_facts_free(&f);
 }
 
@@ -768,7 +774,7 @@ void reap_plan_build(struct reap_plan *plan, const struct snapshot *s,
             render_duration(d, sizeof(d), (double)pol->idle_ms / 1000.0);
             note(plan,
                  "pid %d: idle over the %s window, less than the %s --idle asks for (a "
-                 "longer --window proves more)",
+                 "longer --window, or a --history, proves more)",
                  (int)j[i].pid, w, d);
         }
     }
