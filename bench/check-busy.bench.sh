@@ -46,13 +46,7 @@ if [ -z "${CHECK_BENCH_INNER:-}" ]; then
 fi
 
 # ---- inside the namespaces: this shell is PID 1 ----
-[ $$ -eq 1 ] || { echo "(not in a PID namespace of its own: stopping)"; exit 1; }
-mount -t tmpfs -o mode=755 none /dev
-mknod -m 666 /dev/null c 1 3
-ln -s /proc/self/fd /dev/fd
-: >/dev/nvidia0
-: >/dev/nvidiactl
-: >"$TMPD/data"
+. bench/ns-inside.bash
 
 exec {spawner}< <(exec "$TMPD/spawn" "$((N - 1))" "$K" /dev/nvidia0 "$TMPD/data")
 read -r made <&"$spawner"
