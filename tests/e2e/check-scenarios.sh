@@ -4,8 +4,10 @@
 #   + RULE-ID [key=value ...]   a finding of that rule whose subject has those values
 #   - RULE-ID [key=value ...]   no such finding
 #   exit N                      the exit status of `gpudoctor check`
-# A case is a snapshot.json (run with check --from) or a scenario.json for the NVML simulator with
-# a fixture tree root/ (run live with --root), and optionally an `args` file of extra options.
+# A case is a snapshot.json (run with check --from), a recording.jsonl of `gpudoctor watch --record`
+# (run with check --from too: the trend rules judge its history), or a scenario.json for the NVML
+# simulator with a fixture tree root/ (run live with --root); optionally an `args` file of extra
+# options.
 # The text report of each case is checked too: same exit status, and nothing but commands wider
 # than 80 columns.
 set -uo pipefail
@@ -29,6 +31,8 @@ run_case() {
     [ -f "$dir/args" ] && read -r -a extra <"$dir/args"
     if [ -f "$dir/snapshot.json" ]; then
         "$GPUDOCTOR" check --from "$dir/snapshot.json" "${extra[@]}" "$@"
+    elif [ -f "$dir/recording.jsonl" ]; then
+        "$GPUDOCTOR" check --from "$dir/recording.jsonl" "${extra[@]}" "$@"
     else
         GPUDOCTOR_NVML_LIB=$SIM_LIB NVML_SIM_SCENARIO=$dir/scenario.json \
             "$GPUDOCTOR" check --root "$dir/root" --window 0 --timeout 20s "${extra[@]}" "$@"
@@ -39,9 +43,9 @@ for dir in "$SRC"/tests/scenarios/*/; do
     dir=${dir%/}
     name=$(basename "$dir")
     [ -f "$dir/expect" ] || continue
-    if [ ! -f "$dir/snapshot.json" ]; then
+    if [ ! -f "$dir/snapshot.json" ] && [ ! -f "$dir/recording.jsonl" ]; then
         if [ ! -f "$dir/scenario.json" ]; then
-            fail "$name" "neither snapshot.json nor scenario.json"
+            fail "$name" "no snapshot.json, recording.jsonl or scenario.json"
             continue
         fi
         if [ ! -e "${SIM_LIB:-}" ]; then
