@@ -451,6 +451,50 @@ int jtable_read(const struct jtable *t, void *obj, const json_t *in, const char 
     return 0;
 }
 
+void jtable_copy(const struct jtable *t, void *dst, const void *src, unsigned only_flags)
+{
+    for (size_t i = 0; i < t->n_fields; i++) {
+        const struct jfield *f = &t->fields[i];
+        const void *from = (const char *)src + f->offset;
+        void *to = field_ptr(dst, f);
+        size_t size = 0;
+
+        if (!(f->flags & only_flags) || (f->flags & JF_ID) || f->type == JF_NONE)
+            continue;
+        switch (f->type) {
+        case JF_STR:
+            free(*(char **)to);
+            *(char **)to = *(char *const *)from ? xstrdup(*(char *const *)from) : NULL;
+            break;
+        case JF_U32:
+        case JF_I32:
+        case JF_HEX32:
+        case JF_ENUM:
+            size = sizeof(uint32_t);
+            break;
+        case JF_U64:
+        case JF_I64:
+        case JF_HEX64:
+            size = sizeof(uint64_t);
+            break;
+        case JF_BOOL:
+            size = sizeof(bool);
+            break;
+        case JF_DOUBLE:
+            size = sizeof(double);
+            break;
+        case JF_NONE:
+            break;
+        }
+        if (size > 0)
+            memcpy(to, from, size);
+        if (t->validity == JT_RC)
+            jfield_set_rc(t, dst, f->slot, jfield_rc(t, src, f->slot));
+        else
+            jfield_set_valid(t, dst, f, jfield_valid(t, src, f));
+    }
+}
+
 void jtable_free(const struct jtable *t, void *obj)
 {
     for (size_t i = 0; i < t->n_fields; i++) {

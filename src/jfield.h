@@ -89,6 +89,12 @@ void jtable_write(const struct jtable *t, const void *obj, json_t *out, unsigned
 int jtable_read(const struct jtable *t, void *obj, const json_t *in, const char *path,
                 int32_t missing_rc, const char *const *extra_keys, struct jerr *err);
 
+/*
+ * Copies the fields having one of only_flags (JF_DYNAMIC: what a sample holds), values and
+ * validity, from src to dst, records of the same table. Identifying fields (JF_ID) stay.
+ */
+void jtable_copy(const struct jtable *t, void *dst, const void *src, unsigned only_flags);
+
 /* Frees the strings the table's fields own in obj. */
 void jtable_free(const struct jtable *t, void *obj);
 

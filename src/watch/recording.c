@@ -158,6 +158,46 @@ void recorder_close(struct recorder *r)
 
 /* ---- reading ---- */
 
+/* A GPU process's use in the process table: on GPU index, by pid. */
+static struct proc_gpu *proc_use(struct snapshot *s, uint32_t pid, uint32_t index)
+{
+    struct proc *p = proc_table_find(&s->procs, (int32_t)pid);
+
+    for (size_t k = 0; p != NULL && k < p->n_gpus; k++) {
+        if (p->gpus[k].gpu_index == index)
+            return &p->gpus[k];
+    }
+    return NULL;
+}
+
+/* The snapshot's GPU r->index, and its processes, take the reading r of a sample. */
+static void take_reading(struct snapshot *s, const struct gpu *r)
+{
+    struct gpu *g = snapshot_gpu(s, r->index);
+
+    if (g == NULL)
+        return;
+    jtable_copy(&gpu_table, g, r, JF_DYNAMIC);
+    for (size_t i = 0; i < r->n_procs; i++) {
+        const struct gpu_proc *rp = &r->procs[i];
+        struct proc_gpu *u = proc_use(s, rp->pid, r->index);
+
+        for (size_t k = 0; k < g->n_procs; k++) {
+            if (g->procs[k].pid == rp->pid)
+                jtable_copy(&gpu_proc_table, &g->procs[k], rp, JF_DYNAMIC);
+        }
+        if (u == NULL)
+            continue;
+        u->used_bytes = rp->used_bytes;
+        u->sm_util_pct = rp->sm_util_pct;
+        u->valid &= ~((UINT64_C(1) << PROC_GPU_S_USED) | (UINT64_C(1) << PROC_GPU_S_UTIL));
+        if (rp->valid & (UINT64_C(1) << GPU_PROC_S_USED))
+            u->valid |= UINT64_C(1) << PROC_GPU_S_USED;
+        if (rp->valid & (UINT64_C(1) << GPU_PROC_S_UTIL))
+            u->valid |= UINT64_C(1) << PROC_GPU_S_UTIL;
+    }
+}
+
 struct line_reader {
     FILE *f;
     char *buf;
@@ -394,10 +434,18 @@ static struct snapshot *read_recording(struct line_reader *lr, const char *path,
                            errno == EFBIG ? "line longer than 64 MiB" : strerror(errno));
         goto fail;
     }
-    /* Judged as of its last sample: ages and "now" are the end of the recording. */
+    /*
+     * Judged as of its last sample: ages and "now" are the end of the recording, and the
+     * readings a report's tables show (each GPU's, each GPU process's memory and SM use) are
+     * the last ones, not the context's.
+     */
     if (s->n_samples > 0 && origin_ms > 0) {
-        s->time_ms = origin_ms + s->samples[s->n_samples - 1].t_ms;
-        s->window_ms = s->samples[s->n_samples - 1].t_ms - s->samples[0].t_ms;
+        const struct sample *last = &s->samples[s->n_samples - 1];
+
+        s->time_ms = origin_ms + last->t_ms;
+        s->window_ms = last->t_ms - s->samples[0].t_ms;
+        for (size_t i = 0; i < last->n_gpus; i++)
+            take_reading(s, &last->gpus[i]);
     }
     return s;
 fail:

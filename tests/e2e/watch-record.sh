@@ -42,6 +42,13 @@ leak=$(jq -c '.findings[] | select(.id == "mem.leak")' "$TMP/check.json")
 [ "$(jq '.subject.gpu_index' <<<"$leak")" = 0 ] || fail "leak GPU: $leak"
 jq -r '.title' <<<"$leak" | grep -Eq "^pid $JOB on GPU 0 grows (59[5-9]|60[0-5]) MiB/min" ||
     fail "leak title: $(jq -r '.title' <<<"$leak")"
+# The report shows the last reading, not the first context's: the GPU's memory and the job's.
+last=$(tail -n 1 "$TMP/rec.jsonl")
+[ "$(jq '.snapshot.gpus[0].mem_used_bytes' "$TMP/check.json")" = "$(jq '.gpus[0].mem_used_bytes' <<<"$last")" ] ||
+    fail "the GPU's memory in check --from is not the last reading's"
+[ "$(jq ".snapshot.processes.processes[] | select(.pid == $JOB) | .gpus[0].used_bytes" "$TMP/check.json")" = \
+    "$(jq ".gpus[0].processes[] | select(.pid == $JOB) | .used_bytes" <<<"$last")" ] ||
+    fail "the job's GPU memory in check --from is not the last reading's"
 # With the default thresholds a 13-second recording is too short for trends, and says so.
 "$GPUDOCTOR" check --from "$TMP/rec.jsonl" --json >"$TMP/default.json"
 jq -e '[.findings[].id] | index("mem.leak") == null' "$TMP/default.json" >/dev/null ||
