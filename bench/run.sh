@@ -25,9 +25,11 @@ trap 'rm -f "$tmp"' EXIT
     for b in bench/*.bench.sh; do
         [ -e "$b" ] || continue
         echo
-        bash "$b"
+        # One section that fails is said in the file; the others are still measured.
+        bash "$b" || { echo; echo "($b failed: exit $?)"; failed=1; }
     done
 } >"$tmp"
 mv "$tmp" "$out"
 trap - EXIT
 cat "$out"
+[ -z "${failed:-}" ] || { echo "bench: a section failed (see $out)" >&2; exit 1; }

@@ -23,7 +23,7 @@ echo "| what | CPU (% of one core) | watch RSS (MiB) |"
 echo "|---|---|---|"
 export GPUDOCTOR_NVML_LIB=$SIM_LIB NVML_SIM_SCENARIO=$scenario GPUDOCTOR_CONFIG=/dev/null
 tmp=$(mktemp -d)
-trap 'tmux -L gpudoctor-watch-bench kill-server 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'tmux -L gpudoctor-watch-bench kill-server 2>/dev/null || true; rm -rf "$tmp"' EXIT
 tck=$(getconf CLK_TCK)
 
 # Ticks of pid and its children (the NVML helper).
