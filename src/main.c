@@ -61,7 +61,11 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < ARRAY_SIZE(cmd_table); i++) {
         if (strcmp(cmd_table[i]->name, name) == 0) {
-            argv[0] = (char *)cmd_table[i]->name;
+            char prog[64];
+
+            /* getopt names argv[0] in its messages: "gpudoctor procs: unrecognized option" */
+            snprintf(prog, sizeof(prog), "gpudoctor %s", cmd_table[i]->name);
+            argv[0] = prog;
             return cmd_table[i]->exec(argc, argv);
         }
     }

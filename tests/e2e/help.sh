@@ -23,5 +23,13 @@ for cmd in check explain snapshot procs reap watch serve slurm-check; do
         END { exit bad }' "$out" || fails=$((fails + 1))
     grep -q '^Exit status: ' "$out" || fail "$cmd --help does not give the exit status"
 done
+# An unknown option: status 64, and getopt's message names the command.
+for cmd in check snapshot procs reap watch serve slurm-check; do
+    rc=0
+    "$GPUDOCTOR" "$cmd" --no-such-option >/dev/null 2>"$out" || rc=$?
+    [ "$rc" = 64 ] || fail "$cmd --no-such-option: status $rc, not 64"
+    grep -q "^gpudoctor $cmd: unrecognized option '--no-such-option'" "$out" ||
+        fail "$cmd --no-such-option: $(head -n 1 "$out")"
+done
 [ "$fails" = 0 ] || exit 1
 echo ok
