@@ -1,4 +1,6 @@
 #include "collect/collect.h"
+#include "collect/nvml-lib.h"
+#include "collect/nvml-session.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
@@ -147,4 +149,34 @@ struct snapshot *collect_snapshot(const struct collect_opts *opts, char **cause)
     run_finish(&ctx, s, state);
     sysroot_close(&ctx.root);
     return s;
+}
+
+/* A helper that is closed waits this long for the child to go before killing it. */
+#define NVML_CLOSE_MS 1000
+
+void collect_session_lend(struct nvml_session **held, struct collect_opts *co)
+{
+    const char *env = getenv("GPUDOCTOR_NVML_LIB");
+    const char *lib = co->nvml_lib && *co->nvml_lib ? co->nvml_lib
+                      : env && *env                 ? env
+                                                    : NVML_DEFAULT_LIB;
+    char *cause = NULL;
+
+    if (co->only != 0 && !(co->only & (1u << COLLECTOR_NVML)))
+        return;
+    if (*held == NULL) {
+        *held = nvml_session_open(lib, &cause);
+        free(cause); /* without one the collector opens its own and says why that failed */
+    }
+    co->nvml_session = *held;
+}
+
+void collect_session_check(struct nvml_session **held, const struct snapshot *s)
+{
+    enum collector_state cs = s ? s->collectors[COLLECTOR_NVML].state : CS_FAILED;
+
+    if (*held != NULL && (cs == CS_TIMEOUT || cs == CS_FAILED)) {
+        nvml_session_close(*held, time_mono_ms() + NVML_CLOSE_MS);
+        *held = NULL;
+    }
 }

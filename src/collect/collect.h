@@ -66,4 +66,14 @@ extern const struct collector_ops collector_stack;
  */
 struct snapshot *collect_snapshot(const struct collect_opts *opts, char **cause);
 
+/*
+ * For programs that collect again and again (watch, serve): one NVML helper kept across cycles.
+ * collect_session_lend opens *held when needed (unless co->only leaves NVML out) and lends it
+ * through co->nvml_session; collect_session_check closes it after a cycle whose NVML collector
+ * timed out or failed, so the next cycle starts a new helper. Without a session the collector
+ * opens its own and says why that failed.
+ */
+void collect_session_lend(struct nvml_session **held, struct collect_opts *co);
+void collect_session_check(struct nvml_session **held, const struct snapshot *s);
+
 #endif

@@ -41,38 +41,6 @@ void serve_state_free(struct serve_state *st)
     serve_history_free(&st->hist);
 }
 
-/*
- * One NVML helper serves every cycle (no fork and nvmlInit each time); one that timed out or
- * died is closed after the cycle that saw it, and the next cycle opens a new one.
- */
-static void session_lend(struct serve_state *st, struct collect_opts *co)
-{
-    const char *env = getenv("GPUDOCTOR_NVML_LIB");
-    const char *lib = co->nvml_lib && *co->nvml_lib ? co->nvml_lib
-                      : env && *env                 ? env
-                                                    : NVML_DEFAULT_LIB;
-    char *cause = NULL;
-
-    if (co->only != 0 && !(co->only & (1u << COLLECTOR_NVML)))
-        return;
-    if (st->nvml == NULL) {
-        st->nvml = nvml_session_open(lib, &cause);
-        /* Without one the collector opens its own and reports why that failed too. */
-        free(cause);
-    }
-    co->nvml_session = st->nvml;
-}
-
-static void session_check(struct serve_state *st, const struct snapshot *s)
-{
-    enum collector_state cs = s ? s->collectors[COLLECTOR_NVML].state : CS_FAILED;
-
-    if (st->nvml != NULL && (cs == CS_TIMEOUT || cs == CS_FAILED)) {
-        nvml_session_close(st->nvml, time_mono_ms() + NVML_CLOSE_MS);
-        st->nvml = NULL;
-    }
-}
-
 /* The JSON text of obj without its opening brace: the request puts its own members first. */
 static char *json_members(json_t *obj, size_t *len)
 {
@@ -133,9 +101,9 @@ struct serve_result *serve_cycle(struct serve_state *st)
     json_t *j;
 
     co = o->collect;
-    session_lend(st, &co);
+    collect_session_lend(&st->nvml, &co);
     s = collect_snapshot(&co, &cause);
-    session_check(st, s);
+    collect_session_check(&st->nvml, s);
     if (s != NULL) {
         struct history h = serve_history_view(&st->hist, s, base_ms, &scratch);
 

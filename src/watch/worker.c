@@ -81,35 +81,6 @@ static bool wait_until(struct watch_worker *w, int64_t due_ms)
     return stop;
 }
 
-/* Lends the kept NVML session to this collection, opening one when there is none. */
-static void session_lend(struct watch_worker *w, struct collect_opts *co)
-{
-    const char *env = getenv("GPUDOCTOR_NVML_LIB");
-    const char *lib = co->nvml_lib && *co->nvml_lib ? co->nvml_lib
-                      : env && *env                 ? env
-                                                    : NVML_DEFAULT_LIB;
-    char *cause = NULL;
-
-    if (co->only != 0 && !(co->only & (1u << COLLECTOR_NVML)))
-        return;
-    if (w->nvml == NULL) {
-        w->nvml = nvml_session_open(lib, &cause);
-        free(cause); /* without one the collector opens its own and says why that failed */
-    }
-    co->nvml_session = w->nvml;
-}
-
-/* A helper that timed out or died is replaced next cycle. */
-static void session_check(struct watch_worker *w, const struct snapshot *s)
-{
-    enum collector_state cs = s ? s->collectors[COLLECTOR_NVML].state : CS_FAILED;
-
-    if (w->nvml != NULL && (cs == CS_TIMEOUT || cs == CS_FAILED)) {
-        nvml_session_close(w->nvml, time_mono_ms() + NVML_CLOSE_MS);
-        w->nvml = NULL;
-    }
-}
-
 static void publish(struct watch_worker *w, struct snapshot *s, char *cause, int64_t base_ms)
 {
     char byte = 1;
@@ -176,9 +147,9 @@ static void *run(void *arg)
         if (wait_until(w, due))
             break;
         co.only = plan(w, time_mono_ms() - w->start_mono_ms);
-        session_lend(w, &co);
+        collect_session_lend(&w->nvml, &co);
         s = collect_snapshot(&co, &cause);
-        session_check(w, s);
+        collect_session_check(&w->nvml, s);
         /*
          * A sample's t_ms counts from the end of the collectors' start, which takes longer when
          * the slow collectors run: time the samples from the end of the collection instead, so
