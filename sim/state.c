@@ -37,44 +37,50 @@ struct detail {
 static struct detail *details;
 static const struct detail *current;
 
-/* Our own wording for every return code. */
+/*
+ * NVIDIA's wording for every return code, as nvmlErrorString of the real library gives it
+ * (docs/simulator.md, "Error texts", names the source of each): the texts of NVIDIA's
+ * nvml_error_strings.h (NVIDIA/DCGM), which match what nvidia-smi prints ("Failed to initialize
+ * NVML: Driver/library version mismatch"); texts seen from the library for 25 and 27; the
+ * header's own comment for the codes no public source shows the library's text for.
+ */
 static const struct {
     nvmlReturn_t rc;
     const char *text;
 } rc_texts[] = {
     { NVML_SUCCESS, "Success" },
-    { NVML_ERROR_UNINITIALIZED, "NVML is not initialised (call nvmlInit first)" },
-    { NVML_ERROR_INVALID_ARGUMENT, "An argument is invalid" },
-    { NVML_ERROR_NOT_SUPPORTED, "Not supported by this device" },
-    { NVML_ERROR_NO_PERMISSION, "Not permitted for this user" },
-    { NVML_ERROR_ALREADY_INITIALIZED, "Already initialised" },
-    { NVML_ERROR_NOT_FOUND, "Nothing was found" },
-    { NVML_ERROR_INSUFFICIENT_SIZE, "The buffer is too small" },
-    { NVML_ERROR_INSUFFICIENT_POWER, "The GPU's external power cables are not connected properly" },
-    { NVML_ERROR_DRIVER_NOT_LOADED, "The NVIDIA driver is not loaded" },
-    { NVML_ERROR_TIMEOUT, "Timed out" },
-    { NVML_ERROR_IRQ_ISSUE, "The kernel driver saw an interrupt problem with a GPU" },
-    { NVML_ERROR_LIBRARY_NOT_FOUND, "A shared library NVML needs could not be loaded" },
-    { NVML_ERROR_FUNCTION_NOT_FOUND, "This NVML does not implement the function" },
-    { NVML_ERROR_CORRUPTED_INFOROM, "The GPU's infoROM is corrupted" },
-    { NVML_ERROR_GPU_IS_LOST, "The GPU is lost: it fell off the bus or cannot be reached" },
-    { NVML_ERROR_RESET_REQUIRED, "The GPU must be reset before it can be used again" },
-    { NVML_ERROR_OPERATING_SYSTEM, "The operating system blocked access to the GPU" },
-    { NVML_ERROR_LIB_RM_VERSION_MISMATCH,
-      "The NVML library and the kernel driver differ in version" },
-    { NVML_ERROR_IN_USE, "The GPU is in use" },
-    { NVML_ERROR_MEMORY, "Out of memory" },
+    { NVML_ERROR_UNINITIALIZED, "Uninitialized" },
+    { NVML_ERROR_INVALID_ARGUMENT, "Invalid Argument" },
+    { NVML_ERROR_NOT_SUPPORTED, "Not Supported" },
+    { NVML_ERROR_NO_PERMISSION, "Insufficient Permissions" },
+    { NVML_ERROR_ALREADY_INITIALIZED, "Already Initialized" },
+    { NVML_ERROR_NOT_FOUND, "Not Found" },
+    { NVML_ERROR_INSUFFICIENT_SIZE, "Insufficient Size" },
+    { NVML_ERROR_INSUFFICIENT_POWER, "Insufficient External Power" },
+    { NVML_ERROR_DRIVER_NOT_LOADED, "Driver Not Loaded" },
+    { NVML_ERROR_TIMEOUT, "Timeout" },
+    { NVML_ERROR_IRQ_ISSUE, "Interrupt Request Issue" },
+    { NVML_ERROR_LIBRARY_NOT_FOUND, "NVML Shared Library Not Found" },
+    { NVML_ERROR_FUNCTION_NOT_FOUND, "Function Not Found" },
+    { NVML_ERROR_CORRUPTED_INFOROM, "Corrupted infoROM" },
+    { NVML_ERROR_GPU_IS_LOST, "GPU is lost" },
+    { NVML_ERROR_RESET_REQUIRED, "GPU requires reset" },
+    { NVML_ERROR_OPERATING_SYSTEM, "GPU access blocked by the operating system" },
+    { NVML_ERROR_LIB_RM_VERSION_MISMATCH, "Driver/library version mismatch" },
+    { NVML_ERROR_IN_USE, "In use by another client" },
+    { NVML_ERROR_MEMORY, "Insufficient Memory" },
     { NVML_ERROR_NO_DATA, "No data" },
-    { NVML_ERROR_VGPU_ECC_NOT_SUPPORTED, "Not available for a vGPU while ECC is enabled" },
-    { NVML_ERROR_INSUFFICIENT_RESOURCES, "Out of a resource other than memory" },
-    { NVML_ERROR_FREQ_NOT_SUPPORTED, "The frequency is not supported" },
-    { NVML_ERROR_ARGUMENT_VERSION_MISMATCH, "The structure version is not supported" },
-    { NVML_ERROR_DEPRECATED, "The function is deprecated" },
-    { NVML_ERROR_NOT_READY, "The system is not ready yet" },
-    { NVML_ERROR_GPU_NOT_FOUND, "No GPU was found" },
-    { NVML_ERROR_INVALID_STATE, "The resource is in the wrong state for this" },
-    { NVML_ERROR_RESET_TYPE_NOT_SUPPORTED, "This kind of reset is not supported" },
-    { NVML_ERROR_UNKNOWN, "An unknown error occurred" },
+    { NVML_ERROR_VGPU_ECC_NOT_SUPPORTED,
+      "The requested vgpu operation is not available on target device, becasue ECC is enabled" },
+    { NVML_ERROR_INSUFFICIENT_RESOURCES, "Insufficient Resources" },
+    { NVML_ERROR_FREQ_NOT_SUPPORTED, "Ran out of critical resources, other than memory" },
+    { NVML_ERROR_ARGUMENT_VERSION_MISMATCH, "Argument version mismatch" },
+    { NVML_ERROR_DEPRECATED, "The requested functionality has been deprecated" },
+    { NVML_ERROR_NOT_READY, "System is not in ready state" },
+    { NVML_ERROR_GPU_NOT_FOUND, "No GPUs were found" },
+    { NVML_ERROR_INVALID_STATE, "Resource not in correct state to perform requested operation" },
+    { NVML_ERROR_RESET_TYPE_NOT_SUPPORTED, "Reset not supported for given device/parameters" },
+    { NVML_ERROR_UNKNOWN, "Unknown Error" },
 };
 
 /*

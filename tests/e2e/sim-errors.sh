@@ -111,7 +111,7 @@ s=$(scenario init-error '.system.init_error = "LIB_RM_VERSION_MISMATCH"')
 for how in v1 v2 flags; do
     run "$s" --init $how call - system
     expect init 18
-    expect init.error "The NVML library and the kernel driver differ in version"
+    expect init.error "Driver/library version mismatch"
 done
 s=$(scenario init-v2 '.errors = {"nvmlInit_v2": "DRIVER_NOT_LOADED"}')
 run "$s" --init v2 call - system
@@ -125,13 +125,19 @@ for how in v1 v2 flags; do
     expect init 23
 done
 
-# ---- nvmlErrorString: the library's own text for every code, no two alike ----
+# ---- nvmlErrorString: NVIDIA's text for every code (docs/simulator.md, "Error texts"), no two
+# alike; tests/helpers/nvml-binding-check.py checks all of them against its own table ----
 run "$FIXTURES/full.json" errstr
 for code in $(seq 0 30) 999; do
     grep -q "^errstr\.$code=." <<<"$OUT" || fail "no text for return code $code"
 done
 expect errstr.0 Success
-expect errstr.15 "The GPU is lost: it fell off the bus or cannot be reached"
+expect errstr.3 "Not Supported"
+expect errstr.4 "Insufficient Permissions"
+expect errstr.15 "GPU is lost"
+expect errstr.17 "GPU access blocked by the operating system"
+expect errstr.18 "Driver/library version mismatch"
+expect errstr.999 "Unknown Error"
 expect errstr.31 "Unknown return code"
 dups=$(grep -v '^errstr\.31=' <<<"$OUT" | cut -d= -f2- | sort | uniq -d)
 [ -z "$dups" ] || fail "codes share a text: $dups"

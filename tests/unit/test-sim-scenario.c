@@ -321,7 +321,7 @@ static void test_every_init(void **state)
     assert_int_equal(init_v2(), NVML_ERROR_UNKNOWN);
     text = error_string(NVML_ERROR_UNKNOWN);
     assert_non_null(strstr(text, "scenario.json:1:12: schema: expected"));
-    assert_string_equal(error_string(NVML_ERROR_NOT_FOUND), "Nothing was found");
+    assert_string_equal(error_string(NVML_ERROR_NOT_FOUND), "Not Found");
     assert_int_equal(shutdown_fn(), NVML_ERROR_UNINITIALIZED);
     /* the pointer handed out stays valid after a later, different failure */
     write_file(path, "{");
@@ -344,7 +344,7 @@ static void test_fixed_after_error(void **state)
     write_file(path, HEAD " \"gpus\": []}");
     assert_int_equal(init_v2(), NVML_SUCCESS);
     /* success clears the explanation: UNKNOWN is the library's plain text again */
-    assert_string_equal(error_string(NVML_ERROR_UNKNOWN), "An unknown error occurred");
+    assert_string_equal(error_string(NVML_ERROR_UNKNOWN), "Unknown Error");
     assert_int_equal(shutdown_fn(), NVML_SUCCESS);
 }
 
