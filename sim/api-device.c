@@ -281,8 +281,10 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *me
     nvmlReturn_t rc = sim_begin_dev(&c, __func__, device, memory != NULL, false);
     unsigned long long total = 0, reserved = 0, used = 0, free_ = 0;
 
+    /* A wrong version is FUNCTION_NOT_FOUND on every driver reported so far, 510.39.01 to the
+     * CUDA 13.1 drivers (docs/simulator.md, "Wrong struct versions"). */
     if (rc == NVML_SUCCESS && memory->version != nvmlMemory_v2)
-        rc = NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+        rc = NVML_ERROR_FUNCTION_NOT_FOUND;
     if (rc == NVML_SUCCESS)
         rc = sim_u64(&c, GPU_S_MEM_TOTAL, &total);
     if (rc == NVML_SUCCESS)
@@ -380,6 +382,8 @@ nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_v1_t
     nvmlReturn_t rc = sim_begin_dev(&c, __func__, device, temperature != NULL, false);
     int t = 0;
 
+    /* No report of this call with a wrong version was found; versioned calls newer than the
+     * 520 drivers answer ARGUMENT_VERSION_MISMATCH (docs/simulator.md, "Wrong struct versions"). */
     if (rc == NVML_SUCCESS && temperature->version != nvmlTemperature_v1)
         rc = NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
     if (rc == NVML_SUCCESS && temperature->sensorType != NVML_TEMPERATURE_GPU)
