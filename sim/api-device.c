@@ -486,11 +486,18 @@ static nvmlReturn_t clock_of(const char *fn, nvmlDevice_t device, int type, int 
     nvmlReturn_t rc = sim_begin_dev(
         &c, fn, device, mhz != NULL && type >= 0 && type < 4 && id >= 0 && id < 4, false);
 
-    if (rc == NVML_SUCCESS && clock_slots[id][type] == GPU_S__COUNT)
-        rc = NVML_ERROR_NOT_SUPPORTED;
-    if (rc == NVML_SUCCESS)
-        rc = sim_u32(&c, clock_slots[id][type], mhz);
-    return sim_end(&c, rc);
+    if (rc != NVML_SUCCESS)
+        return sim_end(&c, rc);
+    /* the maximum video clock is a key only scenarios have (not a snapshot field) */
+    if (type == NVML_CLOCK_VIDEO && id == NVML_CLOCK_ID_CUSTOMER_BOOST_MAX) {
+        if (c.gpu->extra.video_max_state != SIM_KEY_SET)
+            return sim_end(&c, NVML_ERROR_NOT_SUPPORTED);
+        *mhz = c.gpu->extra.clock_video_max_mhz;
+        return sim_end(&c, NVML_SUCCESS);
+    }
+    if (clock_slots[id][type] == GPU_S__COUNT)
+        return sim_end(&c, NVML_ERROR_NOT_SUPPORTED);
+    return sim_end(&c, sim_u32(&c, clock_slots[id][type], mhz));
 }
 
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, int type, unsigned int *clock)

@@ -154,6 +154,19 @@ nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsig
     return proc_list(__func__, device, GPU_PROC_GRAPHICS, infoCount, infos, 0);
 }
 
+nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses(nvmlDevice_t device, unsigned int *infoCount,
+                                                     nvmlProcessInfo_v1_t *infos)
+{
+    return proc_list(__func__, device, GPU_PROC_MPS, infoCount, infos, sizeof(*infos));
+}
+
+nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v2(nvmlDevice_t device,
+                                                        unsigned int *infoCount,
+                                                        nvmlProcessInfo_v2_t *infos)
+{
+    return proc_list(__func__, device, GPU_PROC_MPS, infoCount, infos, sizeof(*infos));
+}
+
 nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t device,
                                                         unsigned int *infoCount, void *infos)
 {

@@ -24,7 +24,7 @@
 #define SQUARE_MAX_VALUES 4096
 
 #define SIM_FN_ROW(name, params) { #name, (void (*)(void))name },
-const struct sim_fn sim_fns[] = { NVML_FUNCTIONS(SIM_FN_ROW) };
+const struct sim_fn sim_fns[] = { NVML_FUNCTIONS(SIM_FN_ROW) NVML_CLIENT_FUNCTIONS(SIM_FN_ROW) };
 #undef SIM_FN_ROW
 const size_t sim_n_fns = ARRAY_SIZE(sim_fns);
 
@@ -97,6 +97,14 @@ static void inject_free(struct sim_inject *in)
     memset(in, 0, sizeof(*in));
 }
 
+static void extra_free(struct sim_extra *x)
+{
+    free(x->part_number);
+    free(x->nvlinks);
+    free(x->fields);
+    memset(x, 0, sizeof(*x));
+}
+
 void sim_scenario_free(struct sim_scenario *s)
 {
     if (s == NULL)
@@ -108,6 +116,7 @@ void sim_scenario_free(struct sim_scenario *s)
     inject_free(&s->inject);
     for (size_t i = 0; i < s->n_gpus; i++) {
         gpu_free(&s->gpus[i].g);
+        extra_free(&s->gpus[i].extra);
         inject_free(&s->gpus[i].inject);
     }
     free(s->gpus);
@@ -408,7 +417,325 @@ fail:
 
 /* ---- GPUs ---- */
 
-static const char *const gpu_extra_keys[] = { "errors", "delays_ms", "hang", "list_growth", NULL };
+static const char *const gpu_extra_keys[] = { "errors",
+                                              "delays_ms",
+                                              "hang",
+                                              "list_growth",
+                                              "brand",
+                                              "architecture",
+                                              "board_part_number",
+                                              "accounting_mode",
+                                              "clock_video_max_mhz",
+                                              "nvlinks",
+                                              "field_values",
+                                              NULL };
+
+/* ---- what only scenarios say about a GPU (struct sim_extra) ---- */
+
+struct sim_name {
+    const char *name;
+    int64_t value;
+};
+
+/* Names as NVIDIA's header spells the constants, without the prefix, in lower case. */
+static const struct sim_name brands[] = {
+    { "unknown", NVML_BRAND_UNKNOWN },
+    { "quadro", NVML_BRAND_QUADRO },
+    { "tesla", NVML_BRAND_TESLA },
+    { "nvs", NVML_BRAND_NVS },
+    { "grid", NVML_BRAND_GRID },
+    { "geforce", NVML_BRAND_GEFORCE },
+    { "titan", NVML_BRAND_TITAN },
+    { "nvidia_vapps", NVML_BRAND_NVIDIA_VAPPS },
+    { "nvidia_vpc", NVML_BRAND_NVIDIA_VPC },
+    { "nvidia_vcs", NVML_BRAND_NVIDIA_VCS },
+    { "nvidia_vws", NVML_BRAND_NVIDIA_VWS },
+    { "nvidia_cloud_gaming", NVML_BRAND_NVIDIA_CLOUD_GAMING },
+    { "quadro_rtx", NVML_BRAND_QUADRO_RTX },
+    { "nvidia_rtx", NVML_BRAND_NVIDIA_RTX },
+    { "nvidia", NVML_BRAND_NVIDIA },
+    { "geforce_rtx", NVML_BRAND_GEFORCE_RTX },
+    { "titan_rtx", NVML_BRAND_TITAN_RTX },
+    { NULL, 0 },
+};
+
+static const struct sim_name archs[] = {
+    { "kepler", NVML_DEVICE_ARCH_KEPLER },
+    { "maxwell", NVML_DEVICE_ARCH_MAXWELL },
+    { "pascal", NVML_DEVICE_ARCH_PASCAL },
+    { "volta", NVML_DEVICE_ARCH_VOLTA },
+    { "turing", NVML_DEVICE_ARCH_TURING },
+    { "ampere", NVML_DEVICE_ARCH_AMPERE },
+    { "ada", NVML_DEVICE_ARCH_ADA },
+    { "hopper", NVML_DEVICE_ARCH_HOPPER },
+    { "blackwell", NVML_DEVICE_ARCH_BLACKWELL },
+    { "rubin", NVML_DEVICE_ARCH_RUBIN },
+    { "unknown", NVML_DEVICE_ARCH_UNKNOWN },
+    { NULL, 0 },
+};
+
+static const struct sim_name value_types[] = {
+    { "double", NVML_VALUE_TYPE_DOUBLE },
+    { "unsigned_int", NVML_VALUE_TYPE_UNSIGNED_INT },
+    { "unsigned_long", NVML_VALUE_TYPE_UNSIGNED_LONG },
+    { "unsigned_long_long", NVML_VALUE_TYPE_UNSIGNED_LONG_LONG },
+    { "signed_long_long", NVML_VALUE_TYPE_SIGNED_LONG_LONG },
+    { "signed_int", NVML_VALUE_TYPE_SIGNED_INT },
+    { "unsigned_short", NVML_VALUE_TYPE_UNSIGNED_SHORT },
+    { NULL, 0 },
+};
+
+/* The names of a table, "a", "b", ..., for a message. */
+static void name_list(const struct sim_name *t, char *buf, size_t size)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; t[i].name != NULL && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s\"%s\"", i ? ", " : "", t[i].name);
+}
+
+/* v as one of the names of t, or a number from 0 to max: 0 and *out, or -1 with *err set. */
+static int read_named(const json_t *v, const struct sim_name *t, int64_t max, const char *kpath,
+                      struct jerr *err, int64_t *out)
+{
+    char names[400];
+
+    if (json_is_integer(v) && json_integer_value(v) >= 0 && json_integer_value(v) <= max) {
+        *out = json_integer_value(v);
+        return 0;
+    }
+    for (size_t i = 0; json_is_string(v) && t[i].name != NULL; i++) {
+        if (strcmp(t[i].name, json_string_value(v)) == 0) {
+            *out = t[i].value;
+            return 0;
+        }
+    }
+    name_list(t, names, sizeof(names));
+    jerr_set(err, kpath, "expected one of %s, or a number from 0 to %lld", names, (long long)max);
+    return -1;
+}
+
+/* The state of key in obj: absent, null, or a value (*v) for the caller to read. */
+static enum sim_key_state key_state(const json_t *obj, const char *key, const json_t **v)
+{
+    *v = json_object_get(obj, key);
+    if (*v == NULL)
+        return SIM_KEY_ABSENT;
+    return json_is_null(*v) ? SIM_KEY_NULL : SIM_KEY_SET;
+}
+
+/* One value of field_values, checked against its type. */
+static int read_field_value(struct sim_field_value *fv, const json_t *v, const char *path,
+                            struct jerr *err)
+{
+    const char *msg = NULL;
+    double d = json_number_value(v);
+    json_int_t i = json_integer_value(v);
+
+    switch (fv->type) {
+    case NVML_VALUE_TYPE_DOUBLE:
+        if (!json_is_number(v))
+            msg = "a number";
+        fv->value.dVal = d;
+        break;
+    case NVML_VALUE_TYPE_SIGNED_INT:
+        if (!json_is_integer(v) || i < INT32_MIN || i > INT32_MAX)
+            msg = "an integer from -2147483648 to 2147483647 (signed_int)";
+        fv->value.siVal = (int)i;
+        break;
+    case NVML_VALUE_TYPE_UNSIGNED_INT:
+        if (!json_is_integer(v) || i < 0 || i > (json_int_t)UINT32_MAX)
+            msg = "an integer from 0 to 4294967295 (unsigned_int)";
+        fv->value.uiVal = (unsigned int)i;
+        break;
+    case NVML_VALUE_TYPE_UNSIGNED_SHORT:
+        if (!json_is_integer(v) || i < 0 || i > 65535)
+            msg = "an integer from 0 to 65535 (unsigned_short)";
+        fv->value.usVal = (unsigned short)i;
+        break;
+    case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+        if (!json_is_integer(v))
+            msg = "an integer (signed_long_long)";
+        fv->value.sllVal = i;
+        break;
+    default: /* unsigned long, unsigned long long: JSON integers reach 2^63 - 1 */
+        if (!json_is_integer(v) || i < 0)
+            msg = "a non-negative integer";
+        fv->value.ullVal = (unsigned long long)i;
+        break;
+    }
+    if (msg != NULL) {
+        jerr_set(err, path, "expected %s", msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int read_field_values(struct sim_extra *x, const json_t *arr, const char *path,
+                             struct jerr *err)
+{
+    static const char *const keys[] = { "id", "scope", "type", "value", "status", NULL };
+    size_t i;
+    json_t *e;
+
+    if (!json_is_array(arr)) {
+        jerr_set(err, path,
+                 "expected an array of {\"id\": field id, \"type\": ..., \"value\": ...}");
+        return -1;
+    }
+    x->fields = xcalloc(json_array_size(arr) + 1, sizeof(*x->fields));
+    json_array_foreach(arr, i, e)
+    {
+        struct sim_field_value *fv = &x->fields[i];
+        const json_t *id = json_object_get(e, "id"), *scope = json_object_get(e, "scope");
+        const json_t *type = json_object_get(e, "type"), *value = json_object_get(e, "value");
+        const json_t *status = json_object_get(e, "status");
+        char epath[300], kpath[320];
+        int64_t t;
+
+        pathf(epath, sizeof(epath), "%s[%zu]", path, i);
+        if (!json_is_object(e)) {
+            jerr_set(err, epath, "expected an object");
+            return -1;
+        }
+        if (check_keys(e, keys, epath, "a field value", err) != 0)
+            return -1;
+        join(kpath, sizeof(kpath), epath, "id");
+        if (!json_is_integer(id) || json_integer_value(id) < 0 ||
+            json_integer_value(id) > (json_int_t)UINT32_MAX) {
+            jerr_set(err, id ? kpath : epath, "expected \"id\": an NVML_FI_* field id");
+            return -1;
+        }
+        fv->id = (uint32_t)json_integer_value(id);
+        fv->any_scope = scope == NULL;
+        if (scope != NULL) {
+            join(kpath, sizeof(kpath), epath, "scope");
+            if (!json_is_integer(scope) || json_integer_value(scope) < 0 ||
+                json_integer_value(scope) > (json_int_t)UINT32_MAX) {
+                jerr_set(err, kpath, "expected a scope id (e.g. the NVLink), 0 to 4294967295");
+                return -1;
+            }
+            fv->scope = (uint32_t)json_integer_value(scope);
+        }
+        for (size_t k = 0; k < i; k++) {
+            const struct sim_field_value *o = &x->fields[k];
+
+            if (o->id != fv->id || (!o->any_scope && !fv->any_scope && o->scope != fv->scope))
+                continue;
+            if (fv->any_scope)
+                jerr_set(err, epath, "field %u is already given by %s[%zu]", fv->id, path, k);
+            else
+                jerr_set(err, epath, "field %u at scope %u is already given by %s[%zu]", fv->id,
+                         fv->scope, path, k);
+            return -1;
+        }
+        x->n_fields = i + 1;
+        if ((value != NULL) == (status != NULL)) {
+            jerr_set(err, epath, "give exactly one of \"value\" (with \"type\") and \"status\"");
+            return -1;
+        }
+        if (status != NULL) {
+            join(kpath, sizeof(kpath), epath, "status");
+            fv->rc = json_is_string(status) ? nvml_rc_from_name(json_string_value(status)) : -1;
+            if (fv->rc <= 0) {
+                jerr_set(err, kpath, "expected an NVML error name such as \"NOT_SUPPORTED\"");
+                return -1;
+            }
+            if (type != NULL) {
+                join(kpath, sizeof(kpath), epath, "type");
+                jerr_set(err, kpath, "a field that fails has no type");
+                return -1;
+            }
+            continue;
+        }
+        join(kpath, sizeof(kpath), epath, "type");
+        if (type == NULL) {
+            jerr_set(err, epath, "missing \"type\": the nvmlValueType_t of the value");
+            return -1;
+        }
+        if (read_named(type, value_types, NVML_VALUE_TYPE_COUNT - 1, kpath, err, &t) != 0)
+            return -1;
+        fv->type = (int32_t)t;
+        join(kpath, sizeof(kpath), epath, "value");
+        if (read_field_value(fv, value, kpath, err) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* The keys of struct sim_extra in the GPU object j. */
+static int read_extra(struct sim_extra *x, const json_t *j, const char *path, struct jerr *err)
+{
+    const json_t *v;
+    char kpath[300];
+    int64_t n;
+    size_t i;
+    json_t *e;
+
+    join(kpath, sizeof(kpath), path, "brand");
+    if ((x->brand_state = key_state(j, "brand", &v)) == SIM_KEY_SET) {
+        if (read_named(v, brands, INT32_MAX, kpath, err, &n) != 0)
+            return -1;
+        x->brand = (int32_t)n;
+    }
+    join(kpath, sizeof(kpath), path, "architecture");
+    if ((x->arch_state = key_state(j, "architecture", &v)) == SIM_KEY_SET) {
+        if (read_named(v, archs, UINT32_MAX, kpath, err, &n) != 0)
+            return -1;
+        x->arch = (uint32_t)n;
+    }
+    join(kpath, sizeof(kpath), path, "board_part_number");
+    if ((x->part_state = key_state(j, "board_part_number", &v)) == SIM_KEY_SET) {
+        if (!json_is_string(v)) {
+            jerr_set(err, kpath, "expected a string");
+            return -1;
+        }
+        x->part_number = xstrdup(json_string_value(v));
+    }
+    join(kpath, sizeof(kpath), path, "accounting_mode");
+    if ((x->accounting_state = key_state(j, "accounting_mode", &v)) == SIM_KEY_SET) {
+        if (!json_is_boolean(v)) {
+            jerr_set(err, kpath, "expected true or false");
+            return -1;
+        }
+        x->accounting = json_is_true(v);
+    }
+    join(kpath, sizeof(kpath), path, "clock_video_max_mhz");
+    if ((x->video_max_state = key_state(j, "clock_video_max_mhz", &v)) == SIM_KEY_SET) {
+        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+            json_integer_value(v) > (json_int_t)UINT32_MAX) {
+            jerr_set(err, kpath, "expected a non-negative integer");
+            return -1;
+        }
+        x->clock_video_max_mhz = (uint32_t)json_integer_value(v);
+    }
+    join(kpath, sizeof(kpath), path, "nvlinks");
+    if ((x->nvlink_state = key_state(j, "nvlinks", &v)) == SIM_KEY_SET) {
+        if (!json_is_array(v) || json_array_size(v) > NVML_NVLINK_MAX_LINKS) {
+            jerr_set(err, kpath, "expected an array of up to %d booleans, one per link (active)",
+                     NVML_NVLINK_MAX_LINKS);
+            return -1;
+        }
+        x->nvlinks = xcalloc(json_array_size(v) + 1, sizeof(*x->nvlinks));
+        x->n_nvlinks = json_array_size(v);
+        json_array_foreach(v, i, e)
+        {
+            char ipath[320];
+
+            pathf(ipath, sizeof(ipath), "%s[%zu]", kpath, i);
+            if (!json_is_boolean(e)) {
+                jerr_set(err, ipath, "expected true (active) or false");
+                return -1;
+            }
+            x->nvlinks[i] = json_is_true(e);
+        }
+    }
+    join(kpath, sizeof(kpath), path, "field_values");
+    if ((x->fields_state = key_state(j, "field_values", &v)) == SIM_KEY_SET)
+        return read_field_values(x, v, kpath, err);
+    return 0;
+}
 
 /* What a call relies on that gpu_from_json cannot check: positions, bus ids, unique pids. */
 static int check_gpu(struct sim_gpu *sg, size_t i, const char *path, struct jerr *err)
@@ -481,7 +808,8 @@ static int read_gpus(struct sim_scenario *s, const json_t *arr, struct jerr *err
         if (gpu_from_json(&sg->g, j, path, NVML_ERROR_NOT_SUPPORTED, gpu_extra_keys, err) != 0 ||
             check_gpu(sg, i, path, err) != 0)
             return -1;
-        if (sg->g.handle_rc == 0 && read_inject(&sg->inject, j, path, err) != 0)
+        if (sg->g.handle_rc == 0 && (read_inject(&sg->inject, j, path, err) != 0 ||
+                                     read_extra(&sg->extra, j, path, err) != 0))
             return -1;
     }
     return 0;

@@ -22,6 +22,7 @@
 /* Every function of the list, with exactly the prototype gpudoctor's collector calls. */
 #define SIM_DECLARE(name, params) SIM_API nvmlReturn_t name params;
 NVML_FUNCTIONS(SIM_DECLARE)
+NVML_CLIENT_FUNCTIONS(SIM_DECLARE)
 #undef SIM_DECLARE
 SIM_API const char *nvmlErrorString(nvmlReturn_t result);
 
@@ -64,8 +65,41 @@ struct nvmlDevice_st {
     int32_t mig; /* -1: the GPU itself; else the MIG device index */
 };
 
+/* What nvmlDeviceGetFieldValues answers for one field id (and scope). */
+struct sim_field_value {
+    uint32_t id;
+    bool any_scope; /* no "scope" given: the entry answers for every scopeId */
+    uint32_t scope;
+    int32_t rc;   /* 0: the value below; else the code of this value */
+    int32_t type; /* NVML_VALUE_TYPE_* */
+    nvmlValue_t value;
+};
+
+/* A key of a GPU that only scenarios have: absent, null (NOT_SUPPORTED) or a value. */
+enum sim_key_state { SIM_KEY_ABSENT, SIM_KEY_NULL, SIM_KEY_SET };
+
+/*
+ * What a scenario GPU may say beyond the snapshot's GPU format: the values clients written
+ * against NVIDIA's bindings read and gpudoctor does not (docs/simulator.md, "Beyond the
+ * snapshot"). They do not change over time.
+ */
+struct sim_extra {
+    enum sim_key_state brand_state, arch_state, part_state, accounting_state, video_max_state,
+        nvlink_state, fields_state;
+    int32_t brand;
+    uint32_t arch;
+    char *part_number;
+    bool accounting;
+    uint32_t clock_video_max_mhz;
+    bool *nvlinks; /* per link: active */
+    size_t n_nvlinks;
+    struct sim_field_value *fields;
+    size_t n_fields;
+};
+
 struct sim_gpu {
     struct gpu g; /* base values, exactly as gpu_from_json read them */
+    struct sim_extra extra;
     struct sim_inject inject;
     struct nvmlDevice_st handle;
     struct nvmlDevice_st migs[SIM_MIG_MAX];
@@ -126,7 +160,8 @@ void sim_scenario_free(struct sim_scenario *s);
 /* The rule of in for exactly fn, or NULL. */
 const struct sim_rule *sim_inject_find(const struct sim_inject *in, const char *fn);
 
-/* The functions the library exports (NVML_FUNCTIONS order), for name checks. */
+/* The functions the library exports (NVML_FUNCTIONS, then NVML_CLIENT_FUNCTIONS), for name
+ * checks. */
 struct sim_fn {
     const char *name;
     void (*addr)(void);

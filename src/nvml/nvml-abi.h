@@ -182,6 +182,81 @@ typedef struct {
 
 #define NVML_VALUE_NOT_AVAILABLE_ULL 0xFFFFFFFFFFFFFFFFULL
 
+/*
+ * What clients written against NVIDIA's bindings read and gpudoctor's collector does not (yet):
+ * the 13.3.29 header (NVIDIA/go-nvml gen/nvml/nvml.h at 2f9e261), unless a line says otherwise.
+ */
+#define NVML_DEVICE_PART_NUMBER_BUFFER_SIZE 80
+#define NVML_NVLINK_MAX_LINKS               36 /* 13.3 header; older headers: 6, 12, 18 */
+
+/* nvmlBrandType_t */
+#define NVML_BRAND_UNKNOWN             0
+#define NVML_BRAND_QUADRO              1
+#define NVML_BRAND_TESLA               2
+#define NVML_BRAND_NVS                 3
+#define NVML_BRAND_GRID                4
+#define NVML_BRAND_GEFORCE             5
+#define NVML_BRAND_TITAN               6
+#define NVML_BRAND_NVIDIA_VAPPS        7
+#define NVML_BRAND_NVIDIA_VPC          8
+#define NVML_BRAND_NVIDIA_VCS          9
+#define NVML_BRAND_NVIDIA_VWS          10
+#define NVML_BRAND_NVIDIA_CLOUD_GAMING 11
+#define NVML_BRAND_QUADRO_RTX          12
+#define NVML_BRAND_NVIDIA_RTX          13
+#define NVML_BRAND_NVIDIA              14
+#define NVML_BRAND_GEFORCE_RTX         15
+#define NVML_BRAND_TITAN_RTX           16
+
+/* nvmlDeviceArchitecture_t (an unsigned int) */
+#define NVML_DEVICE_ARCH_KEPLER    2
+#define NVML_DEVICE_ARCH_MAXWELL   3
+#define NVML_DEVICE_ARCH_PASCAL    4
+#define NVML_DEVICE_ARCH_VOLTA     5
+#define NVML_DEVICE_ARCH_TURING    6
+#define NVML_DEVICE_ARCH_AMPERE    7
+#define NVML_DEVICE_ARCH_ADA       8
+#define NVML_DEVICE_ARCH_HOPPER    9
+#define NVML_DEVICE_ARCH_BLACKWELL 10
+#define NVML_DEVICE_ARCH_RUBIN     13
+#define NVML_DEVICE_ARCH_UNKNOWN   0xffffffffU
+
+/* nvmlDriverModel_t (Windows only: Linux drivers answer NOT_SUPPORTED) */
+#define NVML_DRIVER_WDDM 0
+#define NVML_DRIVER_WDM  1
+#define NVML_DRIVER_MCDM 2
+
+/* nvmlValueType_t */
+#define NVML_VALUE_TYPE_DOUBLE             0
+#define NVML_VALUE_TYPE_UNSIGNED_INT       1
+#define NVML_VALUE_TYPE_UNSIGNED_LONG      2
+#define NVML_VALUE_TYPE_UNSIGNED_LONG_LONG 3
+#define NVML_VALUE_TYPE_SIGNED_LONG_LONG   4
+#define NVML_VALUE_TYPE_SIGNED_INT         5
+#define NVML_VALUE_TYPE_UNSIGNED_SHORT     6
+#define NVML_VALUE_TYPE_COUNT              7
+
+typedef union {
+    double dVal;
+    int siVal;
+    unsigned int uiVal;
+    unsigned long ulVal;
+    unsigned long long ullVal;
+    signed long long sllVal;
+    unsigned short usVal;
+} nvmlValue_t; /* 8 bytes */
+
+/* nvmlDeviceGetFieldValues: 40 bytes; the caller fills fieldId (and scopeId) of each. */
+typedef struct {
+    unsigned int fieldId;
+    unsigned int scopeId;  /* e.g. the NVLink for per-link fields */
+    long long timestamp;   /* CPU microseconds since 1970 */
+    long long latencyUsec; /* how long the value took to update */
+    int valueType;         /* nvmlValueType_t */
+    nvmlReturn_t nvmlReturn;
+    nvmlValue_t value; /* only valid when nvmlReturn is NVML_SUCCESS */
+} nvmlFieldValue_t;
+
 /* Clock event ("throttle") reason bits. */
 #define NVML_CLOCKS_EVENT_GPU_IDLE           0x0000000000000001ULL
 #define NVML_CLOCKS_EVENT_APP_CLOCKS_SETTING 0x0000000000000002ULL
@@ -312,11 +387,32 @@ typedef struct {
       (nvmlDevice_t device, nvmlProcessUtilizationSample_t * utilization,                          \
        unsigned int *processSamplesCount, unsigned long long lastSeenTimeStamp))
 
+/*
+ * Functions the simulator exports for clients written against NVIDIA's bindings (nvitop,
+ * pynvml, go-nvml users) that gpudoctor's collector does not call. A list apart on purpose:
+ * the collector resolves every NVML_FUNCTIONS entry and its fault-injection test expects it to
+ * call each one; a function the collector starts to read moves to NVML_FUNCTIONS.
+ */
+#define NVML_CLIENT_FUNCTIONS(X)                                                                   \
+    X(nvmlDeviceGetBrand, (nvmlDevice_t device, int *type))                                        \
+    X(nvmlDeviceGetArchitecture, (nvmlDevice_t device, unsigned int *arch))                        \
+    X(nvmlDeviceGetBoardPartNumber, (nvmlDevice_t device, char *partNumber, unsigned int length))  \
+    X(nvmlDeviceGetDriverModel, (nvmlDevice_t device, int *current, int *pending))                 \
+    X(nvmlDeviceGetDriverModel_v2, (nvmlDevice_t device, int *current, int *pending))              \
+    X(nvmlDeviceGetAccountingMode, (nvmlDevice_t device, int *mode))                               \
+    X(nvmlDeviceGetNvLinkState, (nvmlDevice_t device, unsigned int link, int *isActive))           \
+    X(nvmlDeviceGetFieldValues, (nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values))  \
+    X(nvmlDeviceGetMPSComputeRunningProcesses,                                                     \
+      (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos))                 \
+    X(nvmlDeviceGetMPSComputeRunningProcesses_v2,                                                  \
+      (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v2_t *infos))
+
 /* The one NVML function that does not return nvmlReturn_t. */
 typedef const char *nvmlErrorString_fn(nvmlReturn_t result);
 
 #define NVML_DECLARE_FN_TYPE(name, params) typedef nvmlReturn_t name##_fn params;
 NVML_FUNCTIONS(NVML_DECLARE_FN_TYPE)
+NVML_CLIENT_FUNCTIONS(NVML_DECLARE_FN_TYPE)
 #undef NVML_DECLARE_FN_TYPE
 
 /* The name of a return code ("GPU_IS_LOST"), or NULL for an unknown one. */

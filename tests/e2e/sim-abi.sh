@@ -20,6 +20,8 @@ expect gpu0.${gprocs}.stride 16
 expect gpu0.${gprocs}_v2.stride 24
 expect gpu0.${gprocs}_v3.stride 24
 expect gpu0.nvmlDeviceGetMPSComputeRunningProcesses_v3.stride 24
+expect gpu0.nvmlDeviceGetMPSComputeRunningProcesses_v2.stride 24
+expect gpu0.nvmlDeviceGetMPSComputeRunningProcesses.stride 16
 
 # the R535 releases whose _v3 wrote 32-byte records; the others around them write 24
 for driver in 535.43.02 535.54.03 535.86.05; do
@@ -30,6 +32,7 @@ for driver in 535.43.02 535.54.03 535.86.05; do
     expect gpu0.${procs}_v3.1 "pid=4188 used=9000000000 gi=0x1 ci=0x0 cc=0"
     expect gpu0.${gprocs}_v3.stride 32
     expect gpu0.nvmlDeviceGetMPSComputeRunningProcesses_v3.stride 32
+    expect gpu0.nvmlDeviceGetMPSComputeRunningProcesses_v2.stride 24
     # the older symbols keep their layouts on these drivers too
     expect gpu0.${procs}_v2.stride 24
     expect gpu0.${procs}.stride 16

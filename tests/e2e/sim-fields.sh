@@ -72,7 +72,7 @@ expect ${g}nvmlDeviceGetClockInfo.video 1635
 expect ${g}nvmlDeviceGetMaxClockInfo.graphics 1980
 expect ${g}nvmlDeviceGetMaxClockInfo.sm 1970
 expect ${g}nvmlDeviceGetMaxClockInfo.mem 2620
-expect_rc ${g}nvmlDeviceGetMaxClockInfo.video 3
+expect ${g}nvmlDeviceGetMaxClockInfo.video 1755
 expect ${g}nvmlDeviceGetApplicationsClock.sm 1910
 expect ${g}nvmlDeviceGetApplicationsClock.graphics 1910
 expect ${g}nvmlDeviceGetApplicationsClock.mem 2610
@@ -129,10 +129,26 @@ expect ${g}nvmlDeviceGetGraphicsRunningProcesses_v3.0 "pid=4188 used=9000000000 
 expect ${g}nvmlDeviceGetGraphicsRunningProcesses_v3.1 "pid=5230 used=18446744073709551615 gi=0xffffffff ci=0xffffffff"
 expect ${g}nvmlDeviceGetMPSComputeRunningProcesses_v3.count 1
 expect ${g}nvmlDeviceGetMPSComputeRunningProcesses_v3.0 "pid=6001 used=1000000000 gi=0xffffffff ci=0xffffffff"
+expect ${g}nvmlDeviceGetMPSComputeRunningProcesses_v2.0 "pid=6001 used=1000000000 gi=0xffffffff ci=0xffffffff"
+expect ${g}nvmlDeviceGetMPSComputeRunningProcesses.stride 16
+expect ${g}nvmlDeviceGetMPSComputeRunningProcesses.0 "pid=6001 used=1000000000"
 expect ${g}nvmlDeviceGetProcessUtilization.query "7 2"
 expect ${g}nvmlDeviceGetProcessUtilization.0 "pid=4121 sm=77 mem=31 enc=0 dec=1 ts_nonzero=1"
 expect ${g}nvmlDeviceGetProcessUtilization.1 "pid=4188 sm=13 mem=8 enc=7 dec=9 ts_nonzero=1"
 expect_rc ${g}nvmlDeviceGetProcessUtilization.future 6
+# beyond the snapshot: brand, architecture (from the compute capability), part number, the
+# Windows-only driver model, accounting, NVLinks, field values with their own return codes
+expect ${g}nvmlDeviceGetBrand 14
+expect ${g}nvmlDeviceGetArchitecture 0x9
+expect ${g}nvmlDeviceGetBoardPartNumber 692-2G520-0200-000
+expect_rc ${g}nvmlDeviceGetDriverModel 3
+expect_rc ${g}nvmlDeviceGetDriverModel_v2 3
+expect ${g}nvmlDeviceGetAccountingMode 1
+expect ${g}nvmlDeviceGetNvLinkState.0 1
+expect ${g}nvmlDeviceGetNvLinkState.2 0
+expect ${g}nvmlDeviceGetFieldValues.91.0 "type=1 u=4 ull=4"
+expect ${g}nvmlDeviceGetFieldValues.138.1 "type=3 u=3197704724 ull=123456789012"
+expect_rc ${g}nvmlDeviceGetFieldValues.82.0 3
 
 # GPU 1 has only its identity: everything else is NOT_SUPPORTED, as on hardware without it
 g=gpu1.
@@ -141,9 +157,13 @@ expect ${g}nvmlDeviceGetPciInfo_v3.ids "0:2a:0 0x20b010de 0x134f10de"
 for key in nvmlDeviceGetSerial nvmlDeviceGetMemoryInfo nvmlDeviceGetMemoryInfo_v2 \
     nvmlDeviceGetTemperature nvmlDeviceGetPowerUsage nvmlDeviceGetClockInfo.sm \
     nvmlDeviceGetCurrentClocksEventReasons nvmlDeviceGetEccMode nvmlDeviceGetRemappedRows \
-    nvmlDeviceGetMigMode nvmlDeviceGetCurrPcieLinkGeneration nvmlDeviceGetPcieThroughput.rx; do
+    nvmlDeviceGetMigMode nvmlDeviceGetCurrPcieLinkGeneration nvmlDeviceGetPcieThroughput.rx \
+    nvmlDeviceGetBrand nvmlDeviceGetArchitecture nvmlDeviceGetBoardPartNumber \
+    nvmlDeviceGetNvLinkState.0 nvmlDeviceGetFieldValues.91.0 nvmlDeviceGetMaxClockInfo.video; do
     expect_rc "$g$key" 3
 done
+# accounting is off until someone turns it on (the driver's default)
+expect ${g}nvmlDeviceGetAccountingMode 0
 # an absent process list is an empty one
 expect ${g}nvmlDeviceGetComputeRunningProcesses_v3.query "0 0"
 expect ${g}nvmlDeviceGetProcessUtilization.query "6 0"

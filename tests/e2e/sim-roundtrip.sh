@@ -8,9 +8,12 @@ snapshot() { # SCENARIO OUT: gpudoctor's NVML view of the scenario
     NVML_SIM_SCENARIO="$1" "$GPUDOCTOR" snapshot --only nvml --nvml-lib "$SIM_LIB" --timeout 20s >"$2"
 }
 # The GPUs of a scenario or snapshot, values only: no nulls or statuses, one spelling of
-# process types, and no process list the same as an empty one.
+# process types, and no process list the same as an empty one. The keys only scenarios have
+# (docs/simulator.md, "Beyond the snapshot") are not gpudoctor's to read.
 values() {
-    jq -S '[.gpus[] | with_entries(select(.value != null and .key != "nvml_status"))
+    jq -S '[.gpus[] | del(.brand, .architecture, .board_part_number, .accounting_mode,
+                          .clock_video_max_mhz, .nvlinks, .field_values)
+            | with_entries(select(.value != null and .key != "nvml_status"))
             | .processes = ((.processes // []) | map(with_entries(select(.value != null))
                 | .type |= (if type == "string" then [.] else . end)))]' "$1"
 }

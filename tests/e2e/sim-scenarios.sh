@@ -10,8 +10,9 @@ mem_used_pct() { # GPU: used / total of memory v2, in percent
     value "gpu$1.nvmlDeviceGetMemoryInfo_v2" | awk '{ split($1, t, "="); split($4, u, "=");
                                                     printf "%d", u[2] * 100 / t[2] }'
 }
-# Calls that no H100 SXM answers (no fan, no video clock maximum, no acoustic thresholds...)
-unsupported='FanSpeed|NumFans|FanSpeed_v2|video|acoustic|gps_curr|invalid8|sensor1|version1|version2|\.bad=|len4|MigDeviceHandleByIndex|future|HandleByIndex(_v2)?\.8'
+# Calls that no H100 SXM answers (no fan, no video application clock, no acoustic thresholds,
+# no Windows driver model...), and field values, which the bundled scenarios do not list
+unsupported='FanSpeed|NumFans|FanSpeed_v2|video\.(app|current)|ApplicationsClock\.video|acoustic|gps_curr|invalid8|sensor1|version1|version2|\.bad=|len4|MigDeviceHandleByIndex|future|HandleByIndex(_v2)?\.8|DriverModel|FieldValues'
 
 for name in healthy idle troubled; do
     run "$SRC/scenarios/$name-8xh100.json" dump
@@ -30,6 +31,10 @@ for name in healthy idle troubled; do
         expect gpu$i.nvmlDeviceGetCudaComputeCapability 9.0
         expect gpu$i.nvmlDeviceGetTemperatureThreshold.slowdown 89
         expect gpu$i.nvmlDeviceGetTemperatureThreshold.shutdown 92
+        expect gpu$i.nvmlDeviceGetMaxClockInfo.video 1980
+        expect gpu$i.nvmlDeviceGetBrand 14
+        expect gpu$i.nvmlDeviceGetArchitecture 0x9
+        expect gpu$i.nvmlDeviceGetNvLinkState.2 1
         [ "$(value "gpu$i.nvmlDeviceGetMemoryInfo_v2" | cut -d' ' -f1)" = total=85520809984 ] ||
             fail "$name: GPU $i memory total"
     done

@@ -7,7 +7,8 @@
  *   nvml-client LIB [--trace] [--init v1|v2|flags] COMMAND [ARGS]
  *     dump                   system values, then every function on every GPU
  *     call GPU GROUP...      only the named groups of calls (system, identity, pci, memory,
- *                            thermal, power, clocks, modes, ecc, pcie, procs, procutil) on
+ *                            thermal, power, clocks, modes, ecc, pcie, procs, procutil,
+ *                            client) on
  *                            GPU index GPU ("-": every GPU), and the time they took
  *     procs GPU              every process-list symbol: records written, stride, decoded entries
  *     grow GPU NAME          the two-call protocol step by step (count query, then two fills)
@@ -15,7 +16,8 @@
  *     preinit                calls made before nvmlInit, and after the last nvmlShutdown
  *     refcount               init twice, shut down twice, with a call after each
  *     badargs                invalid handles, NULL pointers, out-of-range indices
- *     symbols                which NVML_FUNCTIONS names the library exports
+ *     symbols                which NVML_FUNCTIONS and NVML_CLIENT_FUNCTIONS names the
+ *                            library exports
  *     threads N ITER         N threads each doing ITER rounds of calls; counts disagreements
  *     pname PID              nvmlSystemGetProcessName
  * --trace prints "call=NAME" (flushed) before each call: a test can see which call hangs.
@@ -33,7 +35,7 @@
 
 enum sym {
 #define SYM_ENUM(name, params) SYM_##name,
-    NVML_FUNCTIONS(SYM_ENUM)
+    NVML_FUNCTIONS(SYM_ENUM) NVML_CLIENT_FUNCTIONS(SYM_ENUM)
 #undef SYM_ENUM
         SYM_nvmlErrorString,
     SYM__COUNT
@@ -41,7 +43,7 @@ enum sym {
 
 static const char *const sym_names[SYM__COUNT] = {
 #define SYM_NAME(name, params) #name,
-    NVML_FUNCTIONS(SYM_NAME)
+    NVML_FUNCTIONS(SYM_NAME) NVML_CLIENT_FUNCTIONS(SYM_NAME)
 #undef SYM_NAME
         "nvmlErrorString",
 };
@@ -536,6 +538,9 @@ static const struct {
     { "nvmlDeviceGetGraphicsRunningProcesses", SYM_nvmlDeviceGetGraphicsRunningProcesses, 1 },
     { "nvmlDeviceGetGraphicsRunningProcesses_v2", SYM_nvmlDeviceGetGraphicsRunningProcesses_v2, 2 },
     { "nvmlDeviceGetGraphicsRunningProcesses_v3", SYM_nvmlDeviceGetGraphicsRunningProcesses_v3, 3 },
+    { "nvmlDeviceGetMPSComputeRunningProcesses", SYM_nvmlDeviceGetMPSComputeRunningProcesses, 1 },
+    { "nvmlDeviceGetMPSComputeRunningProcesses_v2", SYM_nvmlDeviceGetMPSComputeRunningProcesses_v2,
+      2 },
     { "nvmlDeviceGetMPSComputeRunningProcesses_v3", SYM_nvmlDeviceGetMPSComputeRunningProcesses_v3,
       3 },
 };
@@ -630,6 +635,46 @@ static void d_proc_util(nvmlDevice_t d, const char *p)
     }
 }
 
+/* ---- what NVIDIA's bindings read and gpudoctor does not (NVML_CLIENT_FUNCTIONS) ---- */
+
+static void d_client(nvmlDevice_t d, const char *p)
+{
+    nvmlFieldValue_t fv[3];
+    char buf[NVML_DEVICE_PART_NUMBER_BUFFER_SIZE];
+    int a = -1, b = -1;
+    unsigned int u = 0;
+
+    P_I(p, "nvmlDeviceGetBrand", FN(nvmlDeviceGetBrand)(d, &a), a);
+    P_X(p, "nvmlDeviceGetArchitecture", FN(nvmlDeviceGetArchitecture)(d, &u), u);
+    P_S(p, "nvmlDeviceGetBoardPartNumber", FN(nvmlDeviceGetBoardPartNumber)(d, buf, sizeof(buf)),
+        buf);
+    P_I(p, "nvmlDeviceGetDriverModel", FN(nvmlDeviceGetDriverModel)(d, &a, &b), a);
+    P_I(p, "nvmlDeviceGetDriverModel_v2", FN(nvmlDeviceGetDriverModel_v2)(d, &a, &b), a);
+    P_I(p, "nvmlDeviceGetAccountingMode", FN(nvmlDeviceGetAccountingMode)(d, &a), a);
+    for (unsigned int link = 0; link < 3; link++) {
+        char key[64];
+
+        snprintf(key, sizeof(key), "nvmlDeviceGetNvLinkState.%u", link);
+        P_I(p, key, FN(nvmlDeviceGetNvLinkState)(d, link, &a), a);
+    }
+    memset(fv, 0, sizeof(fv));
+    fv[0].fieldId = 91;  /* NVML_FI_DEV_NVLINK_LINK_COUNT */
+    fv[1].fieldId = 138; /* NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX */
+    fv[1].scopeId = 1;
+    fv[2].fieldId = 82; /* NVML_FI_DEV_MEMORY_TEMP */
+    if (ok(p, "nvmlDeviceGetFieldValues", FN(nvmlDeviceGetFieldValues)(d, 3, fv))) {
+        for (int i = 0; i < 3; i++) {
+            char key[64];
+
+            snprintf(key, sizeof(key), "nvmlDeviceGetFieldValues.%u.%u", fv[i].fieldId,
+                     fv[i].scopeId);
+            if (ok(p, key, fv[i].nvmlReturn))
+                line(p, key, "type=%d u=%u ull=%llu", fv[i].valueType, fv[i].value.uiVal,
+                     fv[i].value.ullVal);
+        }
+    }
+}
+
 /* ---- commands ---- */
 
 typedef void dev_printer(nvmlDevice_t d, const char *prefix);
@@ -643,7 +688,7 @@ static const struct {
     { "power", d_power },        { "clocks", d_clocks },
     { "modes", d_modes },        { "ecc", d_ecc },
     { "pcie", d_pcie },          { "procs", d_procs },
-    { "procutil", d_proc_util },
+    { "procutil", d_proc_util }, { "client", d_client },
 };
 
 static nvmlReturn_t init(const char *how)

@@ -112,6 +112,21 @@ static void test_temperature(void **state)
     assert_int_equal(nvmlTemperature_v1, 0x0100000C);
 }
 
+/* nvmlFieldValue_t and nvmlValue_t, computed from the 13.3.29 header's declarations. */
+static void test_field_value(void **state)
+{
+    (void)state;
+    assert_int_equal(sizeof(nvmlValue_t), 8);
+    assert_int_equal(sizeof(nvmlFieldValue_t), 40);
+    assert_int_equal(offsetof(nvmlFieldValue_t, fieldId), 0);
+    assert_int_equal(offsetof(nvmlFieldValue_t, scopeId), 4);
+    assert_int_equal(offsetof(nvmlFieldValue_t, timestamp), 8);
+    assert_int_equal(offsetof(nvmlFieldValue_t, latencyUsec), 16);
+    assert_int_equal(offsetof(nvmlFieldValue_t, valueType), 24);
+    assert_int_equal(offsetof(nvmlFieldValue_t, nvmlReturn), 28);
+    assert_int_equal(offsetof(nvmlFieldValue_t, value), 32);
+}
+
 static void test_scalars(void **state)
 {
     (void)state;
@@ -136,7 +151,7 @@ int main(void)
         cmocka_unit_test(test_pci_info),     cmocka_unit_test(test_pci_info_legacy),
         cmocka_unit_test(test_memory),       cmocka_unit_test(test_utilization),
         cmocka_unit_test(test_process_info), cmocka_unit_test(test_temperature),
-        cmocka_unit_test(test_scalars),
+        cmocka_unit_test(test_scalars),      cmocka_unit_test(test_field_value),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -169,6 +169,42 @@ static const struct bad cases[] = {
       "gpus[0].errors.nvmlDeviceGetFoo: unknown NVML function \"nvmlDeviceGetFoo\"" },
     { HEAD " \"gpus\": [{\"index\": 0, \"hang\": [\"nvmlDeviceGetBar\"]}]}", "\"nvmlDeviceGetBar\"",
       "gpus[0].hang[0]: unknown NVML function \"nvmlDeviceGetBar\"" },
+    /* what only scenarios say about a GPU */
+    { HEAD " \"gpus\": [{\"index\": 0, \"architecture\": \"hoper\"}]}", "\"hoper\"",
+      "gpus[0].architecture: expected one of \"kepler\", \"maxwell\", \"pascal\", \"volta\", "
+      "\"turing\", \"ampere\", \"ada\", \"hopper\", \"blackwell\", \"rubin\", \"unknown\", or a "
+      "number from 0 to 4294967295" },
+    { HEAD " \"gpus\": [{\"index\": 0, \"board_part_number\": 5}]}", "5}",
+      "gpus[0].board_part_number: expected a string" },
+    { HEAD " \"gpus\": [{\"index\": 0, \"accounting_mode\": \"on\"}]}", "\"on\"",
+      "gpus[0].accounting_mode: expected true or false" },
+    { HEAD " \"gpus\": [{\"index\": 0, \"clock_video_max_mhz\": -1}]}", "-1",
+      "gpus[0].clock_video_max_mhz: expected a non-negative integer" },
+    { HEAD " \"gpus\": [{\"index\": 0, \"nvlinks\": [true, 1]}]}", "1]",
+      "gpus[0].nvlinks[1]: expected true (active) or false" },
+    { HEAD " \"gpus\": [{\"index\": 0, \"nvlinks\": 18}]}", "18",
+      "gpus[0].nvlinks: expected an array of up to 36 booleans, one per link (active)" },
+    { HEAD " \"gpus\": [{\"index\": 0, \"field_values\": [{\"id\": 91, \"value\": 4}]}]}",
+      "{\"id\"", "gpus[0].field_values[0]: missing \"type\": the nvmlValueType_t of the value" },
+    { HEAD " \"gpus\": [{\"index\": 0, \"field_values\": [{\"id\": 91, \"type\": "
+           "\"unsigned_short\", \"value\": 70000}]}]}",
+      "70000",
+      "gpus[0].field_values[0].value: expected an integer from 0 to 65535 (unsigned_short)" },
+    { HEAD " \"gpus\": [{\"index\": 0, \"field_values\": [{\"id\": 91, \"type\": \"uint\", "
+           "\"value\": 1}]}]}",
+      "\"uint\"",
+      "gpus[0].field_values[0].type: expected one of \"double\", \"unsigned_int\", "
+      "\"unsigned_long\", \"unsigned_long_long\", \"signed_long_long\", \"signed_int\", "
+      "\"unsigned_short\", or a number from 0 to 6" },
+    { HEAD " \"gpus\": [{\"index\": 0, \"field_values\": [{\"id\": 138, \"scope\": 2, "
+           "\"status\": \"NO_DATA\"},\n {\"id\": 138, \"scope\": 2, \"status\": \"NO_DATA\"}]}]}",
+      "{\"id\": 138, \"scope\": 2, \"status\": \"NO_DATA\"}]",
+      "gpus[0].field_values[1]: field 138 at scope 2 is already given by gpus[0].field_values[0]" },
+    { HEAD " \"gpus\": [{\"index\": 0, \"field_values\": [{\"id\": 82, \"status\": "
+           "\"NOT_SUPPORTED\", \"value\": 1}]}]}",
+      "{\"id\"",
+      "gpus[0].field_values[0]: give exactly one of \"value\" (with \"type\") and "
+      "\"status\"" },
     /* the timeline */
     { HEAD " \"gpus\": [" GPU0 "],\n \"timeline\": {}}", "{}",
       "timeline: expected an array of timeline entries" },
