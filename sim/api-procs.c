@@ -174,9 +174,33 @@ nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t device,
 }
 
 /*
+ * When the driver last sampled process pid, at Unix time now (microseconds): it samples each
+ * process once per period, every process at its own moment of the period (a phase taken from
+ * the pid, so that it stays put from call to call). A real driver's samples carry one time
+ * stamp per process too (NVIDIA/go-nvml#51: one read, seven processes, seven time stamps).
+ */
+static unsigned long long sample_time(unsigned int pid, unsigned long long now)
+{
+    unsigned long long phase = (unsigned long long)pid * 2654435761ULL % SIM_SAMPLE_PERIOD_US;
+
+    if (now < phase)
+        return 0;
+    return (now - phase) / SIM_SAMPLE_PERIOD_US * SIM_SAMPLE_PERIOD_US + phase;
+}
+
+/* Whether process i has a utilisation sample newer than last_seen; its sm_util_pct in *sm. */
+static bool has_sample(struct sim_call *c, size_t i, unsigned long long now,
+                       unsigned long long last_seen, uint64_t *sm)
+{
+    return sim_proc_value(c->scn, c->gi, i, proc_field("sm_util_pct"), c->t, sm) == 0 &&
+           sim_proc_present(c->scn, c->gi, i, c->t) &&
+           sample_time(c->gpu->g.procs[i].pid, now) > last_seen;
+}
+
+/*
  * Per-process utilisation: one sample per listed process that has sm_util_pct (and the other
- * three), time-stamped at the start of the current driver sample period. NOT_FOUND when that is
- * not newer than lastSeenTimeStamp, or when no process has a sample.
+ * three), stamped with the moment the driver last sampled that process (sample_time). Only
+ * samples newer than lastSeenTimeStamp count; NOT_FOUND when none does.
  */
 nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
                                              nvmlProcessUtilizationSample_t *utilization,
@@ -185,8 +209,7 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
 {
     struct sim_call c;
     nvmlReturn_t rc = sim_begin_dev(&c, __func__, device, processSamplesCount != NULL, false);
-    const struct jfield *sm = proc_field("sm_util_pct");
-    unsigned long long ts;
+    unsigned long long now;
     unsigned int n = 0, shown, k = 0;
     unsigned int mig = 0;
     uint64_t v;
@@ -199,13 +222,12 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
         return sim_end(&c, rc < 0 ? NVML_ERROR_NOT_SUPPORTED : rc);
     if (sim_u32(&c, GPU_S_MIG_MODE, &mig) == NVML_SUCCESS && mig)
         return sim_end(&c, NVML_ERROR_NOT_SUPPORTED);
-    ts = (unsigned long long)sim_now_real_us() / SIM_SAMPLE_PERIOD_US * SIM_SAMPLE_PERIOD_US;
+    now = (unsigned long long)sim_now_real_us();
     for (size_t i = 0; i < c.gpu->g.n_procs; i++)
-        n += sim_proc_value(c.scn, c.gi, i, sm, c.t, &v) == 0 &&
-             sim_proc_present(c.scn, c.gi, i, c.t);
+        n += has_sample(&c, i, now, lastSeenTimeStamp, &v);
     query = *processSamplesCount == 0 || utilization == NULL;
     shown = visible(&c, n, query);
-    if (shown == 0 || ts <= lastSeenTimeStamp)
+    if (shown == 0)
         return sim_end(&c, NVML_ERROR_NOT_FOUND);
     if (query || *processSamplesCount < shown) {
         *processSamplesCount = shown;
@@ -214,13 +236,12 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
     for (size_t i = 0; i < c.gpu->g.n_procs; i++) {
         nvmlProcessUtilizationSample_t *s;
 
-        if (sim_proc_value(c.scn, c.gi, i, sm, c.t, &v) != 0 ||
-            !sim_proc_present(c.scn, c.gi, i, c.t))
+        if (!has_sample(&c, i, now, lastSeenTimeStamp, &v))
             continue;
         s = &utilization[k++];
         memset(s, 0, sizeof(*s));
         s->pid = c.gpu->g.procs[i].pid;
-        s->timeStamp = ts;
+        s->timeStamp = sample_time(s->pid, now);
         s->smUtil = (unsigned int)v;
         s->memUtil = (unsigned int)proc_u64(&c, i, "mem_util_pct", 0);
         s->encUtil = (unsigned int)proc_u64(&c, i, "enc_util_pct", 0);
