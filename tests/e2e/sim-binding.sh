@@ -46,6 +46,12 @@ check failing "$(scenario failing '
     | .gpus[1] += {"accounting_mode": null, "architecture": "ampere", "nvlinks": [false]}
     | .gpus += [{"index": 2, "handle_status": "NO_PERMISSION"},
                 {"index": 3, "handle_status": "GPU_IS_LOST"}]')"
+# every value type a field can have
+check types "$(scenario types '.gpus[0].field_values += [
+    {"id": 185, "type": "double", "value": 612.5}, {"id": 7, "type": "signed_long_long", "value": -4},
+    {"id": 9, "type": "signed_int", "value": -7}, {"id": 10, "type": "unsigned_short", "value": 65535},
+    {"id": 11, "type": "unsigned_long", "value": 5}, {"id": 12, "scope": 3, "type": 1, "value": 8}]')" \
+    --only check_client
 # MIG on: instances with their own handles, no per-process utilisation, accounting off
 check mig "$(scenario mig '.gpus[0].mig_mode = true | .gpus[0].mig_devices = 3')" \
     --only check_modes,check_client,check_util
