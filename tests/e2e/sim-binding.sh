@@ -39,7 +39,9 @@ check r535-later "$(scenario r535-later '.system.driver_version = "535.104.05"')
 # GPUs, keys set to null, an architecture given, no system values at all
 check failing "$(scenario failing '
     del(.system.driver_version, .system.cuda_driver_version)
-    | .errors = {"nvmlDeviceGetPowerUsage": "NO_PERMISSION", "nvmlDeviceGetMemoryInfo": "GPU_IS_LOST"}
+    | .errors = {"nvmlDeviceGetPowerUsage": "NO_PERMISSION", "nvmlDeviceGetMemoryInfo": "GPU_IS_LOST",
+                 "nvmlDeviceGetMPSComputeRunningProcesses": "IN_USE",
+                 "nvmlDeviceGetDriverModel": "NOT_READY"}
     | .gpus[0].errors = {"nvmlDeviceGetBrand": "GPU_IS_LOST", "nvmlDeviceGetFieldValues": "NO_DATA",
                          "nvmlDeviceGetComputeRunningProcesses_v3": "NOT_FOUND"}
     | .gpus[0] |= (del(.temp_c) | .nvml_status = {"temp_c": "NO_PERMISSION"})
