@@ -4,6 +4,7 @@
 #include "util/xalloc.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,6 +108,7 @@ static void fill_row(struct procs_row *r, const struct snapshot *s, const struct
     r->gpu_user = j != NULL;
     r->verdict = j ? j->verdict : PROC_VERDICT_UNKNOWN;
     r->idle_for_ms = j ? j->idle_for_ms : -1;
+    r->parent_pid = -1;
     r->age_ms = s->time_ms > 0 ? proc_age_ms(p, s->time_ms) : -1;
     for (size_t i = 0; i < p->n_gpus; i++) {
         const struct proc_gpu *g = &p->gpus[i];
@@ -168,47 +170,282 @@ static void sort_rows(struct procs_row *rows, size_t n, enum procs_sort sort)
         qsort_r(rows, n, sizeof(*rows), cmp_rows, &sort);
 }
 
-/* Index of the row of pid among rows[0..n), or -1. */
-static long row_of(const struct procs_row *rows, size_t n, int32_t pid)
+/* ---- the tree ---- */
+
+/*
+ * The tree is built once: each row's parent found by pid through a sorted index, loops of parent
+ * links cut, children in lists, then walked with explicit stacks. Every step is linear in the
+ * rows but for the sorts, and nothing recurses: a 100,000-deep chain costs what 100,000
+ * siblings do.
+ */
+struct tree {
+    struct procs_row *rows; /* every candidate, in table order */
+    size_t n;
+    size_t *by_pid; /* row indices by pid */
+    long *parent;   /* row index, or -1 for a root */
+    size_t *kid_at; /* children of row i (of the roots for i == n): kids[kid_at[i]..kid_at[i+1]) */
+    size_t *kids;
+};
+
+static int cmp_index_pid(const void *x, const void *y, void *arg)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (rows[i].p->pid == pid)
-            return (long)i;
+    const struct procs_row *rows = arg;
+    int32_t a = rows[*(const size_t *)x].p->pid, b = rows[*(const size_t *)y].p->pid;
+
+    return (a > b) - (a < b);
+}
+
+/* The row of pid, or -1. */
+static long tree_find(const struct tree *t, int32_t pid)
+{
+    size_t lo = 0, hi = t->n;
+
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (t->rows[t->by_pid[mid]].p->pid < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
-    return -1;
+    return lo < t->n && t->rows[t->by_pid[lo]].p->pid == pid ? (long)t->by_pid[lo] : -1;
 }
 
 /*
- * The row of the parent of rows[i], or -1: by its ppid, else the row whose children list has it
- * (a worker re-parented to init when the process it belongs to died is still listed there).
+ * Each row's parent: the row of its ppid, else the row whose children list has it (a worker
+ * re-parented to init when the process it belongs to died is still listed there).
  */
-static long parent_row(const struct procs_row *rows, size_t n, size_t i)
+static void tree_link(struct tree *t)
 {
-    const struct proc *p = rows[i].p;
-    long r = p->ppid != p->pid ? row_of(rows, n, p->ppid) : -1;
+    for (size_t i = 0; i < t->n; i++) {
+        const struct proc *p = t->rows[i].p;
 
-    for (size_t k = 0; r < 0 && k < n; k++) {
-        for (size_t c = 0; k != i && c < rows[k].p->n_children; c++) {
-            if (rows[k].p->children[c] == p->pid)
-                r = (long)k;
+        t->parent[i] = ok(p, PROC_S_STAT) && p->ppid != p->pid ? tree_find(t, p->ppid) : -1;
+    }
+    for (size_t k = 0; k < t->n; k++) {
+        const struct proc *p = t->rows[k].p;
+
+        for (size_t c = 0; c < p->n_children; c++) {
+            long i = tree_find(t, p->children[c]);
+
+            if (i >= 0 && (size_t)i != k && t->parent[i] < 0)
+                t->parent[i] = (long)k;
         }
     }
-    return r;
 }
 
-/* Appends rows[i] and, depth-first, every row whose parent it is. */
-static void emit_tree(struct procs_view *v, struct procs_row *rows, size_t n, size_t i,
-                      unsigned depth, bool *done)
+/*
+ * Cuts every loop of parent links (a garbled snapshot can claim one: 7's parent 8, 8's parent
+ * 7) at its lowest pid, which becomes a root. Returns how many; *first is the first cut's pid.
+ */
+static size_t tree_cut_loops(struct tree *t, int32_t *first)
 {
-    if (done[i] || depth > 64)
-        return;
-    done[i] = true;
-    v->rows[v->n] = rows[i];
-    v->rows[v->n++].depth = depth;
-    for (size_t k = 0; k < n; k++) {
-        if (!done[k] && parent_row(rows, n, k) == (long)i)
-            emit_tree(v, rows, n, k, depth + 1, done);
+    unsigned char *state = xcalloc(t->n ? t->n : 1, 1); /* 0 unseen, 1 on this walk, 2 done */
+    size_t *path = xcalloc(t->n ? t->n : 1, sizeof(*path)), cuts = 0;
+
+    for (size_t i = 0; i < t->n; i++) {
+        size_t len = 0;
+        long j = (long)i;
+
+        while (j >= 0 && state[j] == 0) {
+            state[j] = 1;
+            path[len++] = (size_t)j;
+            j = t->parent[j];
+        }
+        if (j >= 0 && state[j] == 1) { /* this walk came back to j: a loop through it */
+            long low = j;
+
+            for (long k = t->parent[j]; k != j; k = t->parent[k]) {
+                if (t->rows[k].p->pid < t->rows[low].p->pid)
+                    low = k;
+            }
+            if (cuts++ == 0)
+                *first = t->rows[low].p->pid;
+            t->parent[low] = -1;
+        }
+        while (len > 0)
+            state[path[--len]] = 2;
     }
+    free(path);
+    free(state);
+    return cuts;
+}
+
+/* Children lists of the rows in order[0..n_order) (each list in that order), roots at t->n. */
+static void tree_index_kids(struct tree *t, const size_t *order, size_t n_order)
+{
+    size_t *fill = xcalloc(t->n + 2, sizeof(*fill));
+
+    memset(t->kid_at, 0, (t->n + 2) * sizeof(*t->kid_at));
+    for (size_t k = 0; k < n_order; k++) {
+        long p = t->parent[order[k]];
+
+        t->kid_at[(p >= 0 ? (size_t)p : t->n) + 1]++;
+    }
+    for (size_t i = 0; i <= t->n; i++)
+        t->kid_at[i + 1] += t->kid_at[i];
+    memcpy(fill, t->kid_at, (t->n + 2) * sizeof(*fill));
+    for (size_t k = 0; k < n_order; k++) {
+        long p = t->parent[order[k]];
+
+        t->kids[fill[p >= 0 ? (size_t)p : t->n]++] = order[k];
+    }
+    free(fill);
+}
+
+/*
+ * What the tree shows: each row that matches (uses a GPU and passes the filter), its ancestors
+ * as context, and its workers (children, and theirs, that use no GPU). The others are dropped.
+ */
+static void tree_keep(struct tree *t, const struct procs_filter *f, bool *keep)
+{
+    size_t *all = xcalloc(t->n ? t->n : 1, sizeof(*all)), *stack, sp = 0;
+    bool *seen = xcalloc(t->n ? t->n : 1, sizeof(*seen));
+
+    for (size_t i = 0; i < t->n; i++) {
+        keep[i] = t->rows[i].gpu_user && procs_filter_match(f, t->rows[i].p);
+        all[i] = i;
+    }
+    /* A walk up stops where an earlier one kept the rest. */
+    for (size_t i = 0; i < t->n; i++) {
+        if (!keep[i] || t->rows[i].context)
+            continue;
+        for (long a = t->parent[i]; a >= 0 && !keep[a]; a = t->parent[a]) {
+            keep[a] = true;
+            t->rows[a].context = true;
+        }
+    }
+    tree_index_kids(t, all, t->n);
+    stack = all; /* reused: each row is pushed at most once */
+    for (size_t i = 0; i < t->n; i++) {
+        if (keep[i] && !t->rows[i].context) {
+            seen[i] = true;
+            stack[sp++] = i;
+        }
+    }
+    while (sp > 0) {
+        size_t k = stack[--sp];
+
+        for (size_t c = t->kid_at[k]; c < t->kid_at[k + 1]; c++) {
+            size_t w = t->kids[c];
+
+            if (seen[w] || t->rows[w].gpu_user)
+                continue;
+            seen[w] = keep[w] = true;
+            t->rows[w].context = false;
+            stack[sp++] = w;
+        }
+    }
+    free(seen);
+    free(all);
+}
+
+struct rank_sort {
+    const struct procs_row *rows;
+    const size_t *key; /* NULL: by the view's sort key */
+    enum procs_sort sort;
+};
+
+static int cmp_index(const void *x, const void *y, void *arg)
+{
+    const struct rank_sort *rs = arg;
+    size_t a = *(const size_t *)x, b = *(const size_t *)y;
+
+    if (rs->key != NULL && rs->key[a] != rs->key[b])
+        return rs->key[a] < rs->key[b] ? -1 : 1;
+    if (rs->key != NULL)
+        return cmp_index_pid(x, y, (void *)rs->rows);
+    return cmp_rows(&rs->rows[a], &rs->rows[b], (void *)&rs->sort);
+}
+
+/*
+ * The kept rows in tree order. Siblings (and roots) come in the order of the best row under
+ * them, by the sort key: the tree of the process holding most memory first, however many
+ * launchers and shells lie above it.
+ */
+static void tree_emit(struct procs_view *v, struct tree *t, const bool *keep, enum procs_sort sort)
+{
+    size_t n_kept = 0, *order = xcalloc(t->n ? t->n : 1, sizeof(*order));
+    size_t *best = xcalloc(t->n ? t->n : 1, sizeof(*best)), *stack, sp = 0, n_pre = 0;
+    size_t *pre = xcalloc(t->n ? t->n : 1, sizeof(*pre));
+    unsigned *depth = xcalloc(t->n ? t->n : 1, sizeof(*depth));
+    struct rank_sort rs = { t->rows, NULL, sort };
+
+    for (size_t i = 0; i < t->n; i++) {
+        if (keep[i])
+            order[n_kept++] = i;
+    }
+    if (n_kept > 1)
+        qsort_r(order, n_kept, sizeof(*order), cmp_index, &rs);
+    for (size_t k = 0; k < n_kept; k++)
+        best[order[k]] = k;
+    /* The best row under each: in reverse preorder, children come before their parents. */
+    tree_index_kids(t, order, n_kept);
+    stack = xcalloc(t->n ? t->n : 1, sizeof(*stack));
+    for (size_t c = t->kid_at[t->n]; c < t->kid_at[t->n + 1]; c++)
+        stack[sp++] = t->kids[c];
+    while (sp > 0) {
+        size_t k = stack[--sp];
+
+        pre[n_pre++] = k;
+        for (size_t c = t->kid_at[k]; c < t->kid_at[k + 1]; c++)
+            stack[sp++] = t->kids[c];
+    }
+    for (size_t k = n_pre; k-- > 0;) {
+        long p = t->parent[pre[k]];
+
+        if (p >= 0 && best[pre[k]] < best[p])
+            best[p] = best[pre[k]];
+    }
+    rs.key = best;
+    if (n_kept > 1)
+        qsort_r(order, n_kept, sizeof(*order), cmp_index, &rs);
+    tree_index_kids(t, order, n_kept);
+    /* Preorder: a row, then its children's trees, in list order. */
+    for (size_t c = t->kid_at[t->n + 1]; c-- > t->kid_at[t->n];)
+        stack[sp++] = t->kids[c];
+    while (sp > 0) {
+        size_t k = stack[--sp];
+        long p = t->parent[k];
+        struct procs_row *r = &v->rows[v->n++];
+
+        depth[k] = p >= 0 ? depth[p] + 1 : 0;
+        *r = t->rows[k];
+        r->depth = depth[k];
+        r->parent_pid = p >= 0 ? t->rows[p].p->pid : -1;
+        for (size_t c = t->kid_at[k + 1]; c-- > t->kid_at[k];)
+            stack[sp++] = t->kids[c];
+    }
+    free(depth);
+    free(pre);
+    free(stack);
+    free(best);
+    free(order);
+}
+
+static void build_tree(struct procs_view *v, struct procs_row *rows, size_t n,
+                       const struct procs_filter *f, enum procs_sort sort)
+{
+    struct tree t = { rows, n, NULL, NULL, NULL, NULL };
+    bool *keep = xcalloc(n ? n : 1, sizeof(*keep));
+
+    t.by_pid = xcalloc(n ? n : 1, sizeof(*t.by_pid));
+    t.parent = xcalloc(n ? n : 1, sizeof(*t.parent));
+    t.kid_at = xcalloc(n + 2, sizeof(*t.kid_at));
+    t.kids = xcalloc(n ? n : 1, sizeof(*t.kids));
+    for (size_t i = 0; i < n; i++)
+        t.by_pid[i] = i;
+    if (n > 1)
+        qsort_r(t.by_pid, n, sizeof(*t.by_pid), cmp_index_pid, rows);
+    tree_link(&t);
+    v->n_loops = tree_cut_loops(&t, &v->loop_pid);
+    tree_keep(&t, f, keep);
+    tree_emit(v, &t, keep, sort);
+    free(keep);
+    free(t.kids);
+    free(t.kid_at);
+    free(t.parent);
+    free(t.by_pid);
 }
 
 void procs_view_build(struct procs_view *v, const struct snapshot *s,
@@ -217,7 +454,6 @@ void procs_view_build(struct procs_view *v, const struct snapshot *s,
 {
     const struct proc_table *t = &s->procs;
     struct procs_row *all = xcalloc(t->n_procs ? t->n_procs : 1, sizeof(*all));
-    bool *keep = xcalloc(t->n_procs ? t->n_procs : 1, sizeof(*keep));
     size_t n = 0;
 
     memset(v, 0, sizeof(*v));
@@ -227,61 +463,21 @@ void procs_view_build(struct procs_view *v, const struct snapshot *s,
         const struct proc *p = &t->procs[i];
         const struct proc_judgement *pj = proc_judgement_find(j, n_j, p->pid);
 
-        if (pj == NULL && !tree)
+        if (!tree && (pj == NULL || !procs_filter_match(f, p)))
             continue;
-        fill_row(&all[n], s, p, pj);
-        keep[n] = pj != NULL && procs_filter_match(f, p);
-        n++;
+        fill_row(&all[n++], s, p, pj);
     }
-    if (tree) {
-        /* Workers of a kept process, and the parents (in the table) of a kept process. */
-        for (bool changed = true; changed;) {
-            changed = false;
-            for (size_t i = 0; i < n; i++) {
-                long parent = parent_row(all, n, i);
-
-                if (parent < 0)
-                    continue;
-                if (keep[i] && !keep[parent]) {
-                    keep[parent] = changed = true;
-                    all[parent].context =
-                        !all[parent].gpu_user || !procs_filter_match(f, all[parent].p);
-                } else if (keep[parent] && !keep[i] && !all[i].gpu_user) {
-                    keep[i] = changed = true;
-                }
-            }
-        }
-    }
-    /* Compact to the kept rows, sort, then (tree) order parents before their children. */
-    {
-        size_t m = 0;
-
-        for (size_t i = 0; i < n; i++) {
-            if (keep[i])
-                all[m++] = all[i];
-        }
-        n = m;
-    }
-    sort_rows(all, n, sort);
     v->rows = xcalloc(n ? n : 1, sizeof(*v->rows));
     if (tree) {
-        bool *done = xcalloc(n ? n : 1, sizeof(*done));
-
-        for (size_t i = 0; i < n; i++) {
-            if (parent_row(all, n, i) < 0)
-                emit_tree(v, all, n, i, 0, done);
-        }
-        for (size_t i = 0; i < n; i++) /* a cycle (garbled input): shown flat */
-            emit_tree(v, all, n, i, 0, done);
-        free(done);
+        build_tree(v, all, n, f, sort);
     } else {
+        sort_rows(all, n, sort);
         memcpy(v->rows, all, n * sizeof(*all));
         v->n = n;
     }
     for (size_t i = 0; i < v->n; i++)
         v->n_gpu_users += v->rows[i].gpu_user && !v->rows[i].context;
     free(all);
-    free(keep);
 }
 
 void procs_view_free(struct procs_view *v)
@@ -394,6 +590,7 @@ struct layout {
     bool job_col; /* a JOB column; else "[job] " before the command */
     bool idle_col;
     size_t cmd_width;
+    unsigned width;
 };
 
 static void plan_layout(struct layout *l, const struct procs_view *v, unsigned width)
@@ -402,6 +599,7 @@ static void plan_layout(struct layout *l, const struct procs_view *v, unsigned w
     size_t fixed = 62; /* PID .. VERDICT with their spaces */
 
     memset(l, 0, sizeof(*l));
+    l->width = width;
     for (size_t i = 0; i < v->n; i++) {
         char job[64];
 
@@ -416,12 +614,63 @@ static void plan_layout(struct layout *l, const struct procs_view *v, unsigned w
     l->cmd_width = width > fixed + 8 ? width - fixed : 8;
 }
 
+/*
+ * The tree in the command column, as ps f draws it: " \\_ " under the parent, step columns more a
+ * level. When even a step of 1 leaves the command less than 4 columns, it stops there (-w draws
+ * it all).
+ */
+static void put_indent(FILE *out, unsigned levels, unsigned step, size_t *room)
+{
+    size_t w = levels ? (size_t)step * (levels - 1) + 4 : 0;
+
+    while (w > 4 && w + 4 > *room)
+        w -= step;
+    if (w == 0 || w + 4 > *room)
+        return;
+    fprintf(out, "%*s\\_ ", (int)(w - 3), "");
+    *room -= w;
+}
+
+/* "4,990" */
+static void put_grouped(FILE *out, uint64_t v)
+{
+    char digits[24];
+    int n = snprintf(digits, sizeof(digits), "%" PRIu64, v);
+
+    for (int i = 0; i < n; i++) {
+        if (i > 0 && (n - i) % 3 == 0)
+            fputc(',', out);
+        fputc(digits[i], out);
+    }
+}
+
+/* Levels of ancestors the table does not draw, in their place. */
+static void print_fold(FILE *out, unsigned levels, const struct layout *l,
+                       const struct render_opts *ro)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *line = open_memstream(&text, &len);
+
+    if (line == NULL)
+        fatal("out of memory drawing the tree");
+    fputs("... ", line);
+    put_grouped(line, levels);
+    fprintf(line, " more level%s of parents (--json lists every one)", levels == 1 ? "" : "s");
+    if (fclose(line) != 0)
+        fatal("out of memory drawing the tree");
+    fprintf(out, "%s%8s", render_dim(ro), "");
+    put_cut(out, text, l->width > 8 ? l->width - 8 : 0);
+    fprintf(out, "%s\n", render_reset(ro));
+    free(text);
+}
+
 static void print_row(FILE *out, const struct procs_row *r, const struct layout *l,
-                      const struct render_opts *ro)
+                      const struct render_opts *ro, unsigned levels, unsigned step)
 {
     const struct proc *p = r->p;
     char user[32], job[64], gpus[64], mem[16], sm[8], cpu[16], age[16], idle[16], cmd[64];
-    const char *verdict = r->gpu_user ? proc_verdict_names[r->verdict] : "-";
+    const char *verdict = r->gpu_user ? proc_verdict_names[r->verdict] : "(no GPU)";
     const char *command = ok(p, PROC_S_CMDLINE) && p->cmdline ? render_command(p->cmdline)
                           : ok(p, PROC_S_STAT) && p->comm     ? p->comm
                                                               : "?";
@@ -460,11 +709,7 @@ static void print_row(FILE *out, const struct procs_row *r, const struct layout 
         fprintf(out, "%5s ", idle);
     fprintf(out, "%s%-*s%s ", verdict_colour(ro, r->verdict), COL_VERDICT, verdict,
             verdict_colour(ro, r->verdict)[0] ? render_reset(ro) : "");
-    /* The tree is drawn in the command column, as ps f does. */
-    for (unsigned d = 0; d < r->depth && room > 3; d++) {
-        fputs(d + 1 == r->depth ? " \\_ " : "    ", out);
-        room -= 4;
-    }
+    put_indent(out, levels, step, &room);
     if (!l->job_col && job[0]) {
         snprintf(cmd, sizeof(cmd), "[%s] ", job);
         put_cut(out, cmd, room);
@@ -505,6 +750,49 @@ static void collector_lines(FILE *out, const struct snapshot *s, const struct re
     }
 }
 
+/*
+ * The rows. In the tree, ancestors deeper than PROCS_TREE_LEVELS are folded into one line that
+ * says how many levels it stands for; a row is indented by the rows drawn above it, two columns
+ * a level, one when two would leave the command too little room.
+ */
+static void print_rows(FILE *out, const struct procs_view *v, const struct layout *l,
+                       const struct render_opts *ro)
+{
+    /* Per row: levels drawn above it (UINT_MAX: folded), and levels folded right above it. */
+    unsigned *drawn = xcalloc(v->n ? v->n : 1, sizeof(*drawn));
+    unsigned *folded = xcalloc(v->n ? v->n : 1, sizeof(*folded));
+    unsigned *path = xcalloc(v->n ? v->n : 1, sizeof(*path)); /* depths of the drawn rows above */
+    unsigned deepest = 0, step = 2;
+    size_t sp = 0;
+
+    for (size_t i = 0; v->tree && i < v->n; i++) {
+        const struct procs_row *r = &v->rows[i];
+
+        while (sp > 0 && path[sp - 1] >= r->depth)
+            sp--;
+        if (r->depth >= PROCS_TREE_LEVELS && r->context) {
+            drawn[i] = UINT_MAX;
+            continue;
+        }
+        folded[i] = r->depth - (sp > 0 ? path[sp - 1] + 1 : 0);
+        drawn[i] = (unsigned)sp;
+        deepest = drawn[i] > deepest ? drawn[i] : deepest;
+        path[sp++] = r->depth;
+    }
+    if (deepest > 0 && 2 * (size_t)(deepest - 1) + 4 + 4 > l->cmd_width)
+        step = 1;
+    for (size_t i = 0; i < v->n; i++) {
+        if (drawn[i] == UINT_MAX)
+            continue;
+        if (folded[i] > 0)
+            print_fold(out, folded[i], l, ro);
+        print_row(out, &v->rows[i], l, ro, drawn[i], step);
+    }
+    free(path);
+    free(folded);
+    free(drawn);
+}
+
 void procs_render_table(FILE *out, const struct procs_view *v, const struct snapshot *s,
                         const struct render_opts *ro, unsigned width)
 {
@@ -525,8 +813,7 @@ void procs_render_table(FILE *out, const struct procs_view *v, const struct snap
         if (l.idle_col)
             fprintf(out, "%5s ", "IDLE");
         fprintf(out, "%-*s %s%s\n", COL_VERDICT, "VERDICT", "COMMAND", render_reset(ro));
-        for (size_t i = 0; i < v->n; i++)
-            print_row(out, &v->rows[i], &l, ro);
+        print_rows(out, v, &l, ro);
     }
     for (size_t i = 0; i < v->n; i++) {
         const struct procs_row *r = &v->rows[i];
@@ -553,6 +840,11 @@ void procs_render_table(FILE *out, const struct procs_view *v, const struct snap
         if (stale[PROC_VERDICT_UNKNOWN] && v->window_ms == 0)
             fputs("CPU % and idleness need a sampling window (--window 1s).\n", out);
     }
+    if (v->n_loops > 0)
+        fprintf(out,
+                "The parents of pid %d lead back to it (%zu loop%s in the process table): "
+                "drawn from it.\n",
+                (int)v->loop_pid, v->n_loops, v->n_loops == 1 ? "" : "s");
     collector_lines(out, s, ro, width);
 }
 
@@ -571,8 +863,9 @@ struct json_row {
     int64_t age_ms, idle_for_min_ms;
     int32_t verdict;
     char *command;
-    bool gpu_user;
+    bool gpu_user, context;
     uint32_t depth;
+    int32_t parent;
     uint64_t valid;
 };
 
@@ -589,6 +882,7 @@ enum json_row_slot {
     JR_IDLE,
     JR_VERDICT,
     JR_COMMAND,
+    JR_PARENT,
 };
 
 #define JR(name, type, field, slot, doc)                                                           \
@@ -617,8 +911,10 @@ static const struct jfield json_row_fields[] = {
     { "verdict", JF_ENUM, offsetof(struct json_row, verdict), JR_VERDICT, 0, proc_verdict_names,
       "procs", "what the process rules make of it; null for a worker that uses no GPU" },
     JR("command", JF_STR, command, JR_COMMAND, "command line (or command name)"),
-    JR("gpu_user", JF_BOOL, gpu_user, -1, "uses a GPU; false for a data-loader worker shown in the tree"),
+    JR("gpu_user", JF_BOOL, gpu_user, -1, "uses a GPU; false for a worker or a parent shown in the tree"),
+    JR("context", JF_BOOL, context, -1, "shown only as an ancestor of a process that matched (the tree)"),
     JR("depth", JF_U32, depth, -1, "depth in the tree (0 without --tree)"),
+    JR("parent", JF_I32, parent, JR_PARENT, "pid of the row it hangs under in the tree; null for a root and without --tree"),
 };
 /* clang-format on */
 
@@ -687,7 +983,11 @@ static json_t *row_json(const struct procs_row *pr)
     if (r.command)
         SET(JR_COMMAND);
     r.gpu_user = pr->gpu_user;
+    r.context = pr->context;
     r.depth = pr->depth;
+    r.parent = pr->parent_pid;
+    if (pr->parent_pid >= 0)
+        SET(JR_PARENT);
     jtable_write(&json_row_table, &r, o, 0);
     json_object_set_new(o, "gpus",
                         jlist_write_table(&proc_gpu_jtable, p->gpus, p->n_gpus, sizeof(*p->gpus)));

@@ -45,7 +45,8 @@ struct procs_row {
     uint32_t sm_util_pct; /* the highest of its GPUs */
     int64_t age_ms;       /* -1 unknown */
     unsigned depth;       /* in the tree: 0 for a root */
-    bool context;         /* shown in the tree only as the parent of a row that matched */
+    int32_t parent_pid;   /* in the tree: the row it hangs under; -1 for a root */
+    bool context;         /* shown in the tree only as an ancestor of a row that matched */
 };
 
 struct procs_view {
@@ -54,14 +55,24 @@ struct procs_view {
     size_t n_gpu_users; /* rows that use a GPU */
     bool tree;
     int64_t window_ms; /* what CPU % and idleness were measured over */
+    size_t n_loops;    /* loops of parent links (garbled input) cut to draw the tree */
+    int32_t loop_pid;  /* where the first was cut: that row is drawn as a root */
 };
 
 /* Whether p passes the filter (a NULL filter passes everything). */
 bool procs_filter_match(const struct procs_filter *f, const struct proc *p);
 
 /*
- * Builds the rows: every GPU process of s that passes the filter, sorted; with tree, each
- * followed by its children (data-loader workers), parents before children.
+ * The table draws this many levels of the tree; deeper rows that are there only as ancestors are
+ * folded into one line ("... 4,990 more levels"). The JSON has every row.
+ */
+#define PROCS_TREE_LEVELS 10
+
+/*
+ * Builds the rows: every GPU process of s that passes the filter, sorted. With tree, also their
+ * ancestors (context: the launcher, the shell, sshd) and their workers (children that use no
+ * GPU), each row followed by its children; siblings in the order of the best row under them.
+ * Linear in the processes but for sorting; any depth, loops of parent links cut.
  */
 void procs_view_build(struct procs_view *v, const struct snapshot *s,
                       const struct proc_judgement *j, size_t n_j, const struct procs_filter *f,

@@ -47,7 +47,7 @@ check "[.processes[] | [.pid, .depth, .gpu_user]] | map(select(.[0] == $trainer 
     "[[$trainer, 0, true], [${workers[0]}, 1, false], [${workers[1]}, 1, false], [${workers[2]}, 1, false]]" \
     "$TMP/tree.out"
 run treetext procs --window 0.3 --tree --sort pid
-has_line "$TMP/treetext.out" "^ *${workers[0]} root +- .* - +\\\\_ sleep 300$" "a worker in the text tree"
+has_line "$TMP/treetext.out" "^ *${workers[0]} root +- .* \\(no GPU\\) +\\\\_ sleep 300$" "a worker in the text tree"
 
 # Filters and sort orders.
 run gpu1 procs --window 0 --json --gpu 1

@@ -18,7 +18,8 @@
 
 #include <cmocka.h>
 
-#define CORPUS TEST_SOURCE_DIR "/tests/scenarios"
+#define CORPUS    TEST_SOURCE_DIR "/tests/scenarios"
+#define BIT(slot) (UINT64_C(1) << (slot))
 
 static struct snapshot *load_case(const char *name)
 {
@@ -166,6 +167,216 @@ static void test_tree(void **state)
     snapshot_free(s);
 }
 
+/* ---- trees built in memory: shapes the corpus does not have ---- */
+
+/* A process in s's table: user "u<uid>", command "c<pid>"; gpu_bytes > 0: it holds GPU 0. */
+static struct proc *add_proc(struct snapshot *s, size_t *cap, int32_t pid, int32_t ppid,
+                             uint32_t uid, uint64_t gpu_bytes)
+{
+    struct proc *p;
+
+    if (s->procs.n_procs == *cap) {
+        *cap = *cap ? *cap * 2 : 16;
+        s->procs.procs = xreallocarray(s->procs.procs, *cap, sizeof(*p));
+    }
+    p = &s->procs.procs[s->procs.n_procs++];
+    memset(p, 0, sizeof(*p));
+    p->pid = pid;
+    p->ppid = ppid;
+    p->state = 'S';
+    p->uid = uid;
+    p->user = xasprintf("u%u", uid);
+    p->comm = xasprintf("c%d", pid);
+    p->valid = BIT(PROC_S_STAT) | BIT(PROC_S_USER) | BIT(PROC_S_USER_NAME);
+    if (gpu_bytes > 0) {
+        p->gpus = xcalloc(1, sizeof(*p->gpus));
+        p->n_gpus = 1;
+        p->gpus[0].used_bytes = gpu_bytes;
+        p->gpus[0].valid = BIT(PROC_GPU_S_INDEX) | BIT(PROC_GPU_S_USED);
+    }
+    return p;
+}
+
+/* The judgements procs would get: every process holding a GPU is active. */
+static struct proc_judgement *judge_all(const struct snapshot *s, size_t *n)
+{
+    struct proc_judgement *j = xcalloc(s->procs.n_procs + 1, sizeof(*j));
+
+    *n = 0;
+    for (size_t i = 0; i < s->procs.n_procs; i++) {
+        if (s->procs.procs[i].n_gpus > 0)
+            j[(*n)++] = (struct proc_judgement){ s->procs.procs[i].pid, PROC_VERDICT_ACTIVE, -1 };
+    }
+    /* rules_judge_procs returns them by pid */
+    for (size_t i = 1; i < *n; i++) {
+        for (size_t k = i; k > 0 && j[k - 1].pid > j[k].pid; k--) {
+            struct proc_judgement tmp = j[k];
+
+            j[k] = j[k - 1];
+            j[k - 1] = tmp;
+        }
+    }
+    return j;
+}
+
+static void memory_view(struct procs_view *v, const struct snapshot *s,
+                        const struct procs_filter *f, enum procs_sort sort)
+{
+    size_t n;
+    struct proc_judgement *j = judge_all(s, &n);
+
+    procs_view_build(v, s, j, n, f, sort, true);
+    free(j);
+}
+
+static char *memory_table(const struct procs_view *v, const struct snapshot *s, unsigned width)
+{
+    struct render_opts ro = { false, width };
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+
+    procs_render_table(out, v, s, &ro, width);
+    fclose(out);
+    return text;
+}
+
+/* Two users' jobs under one sshd, as on the demo server: a shared parent is drawn once, and a
+ * filter keeps the other user's shell out (it is no worker of the match). */
+static void test_tree_ancestors(void **state)
+{
+    struct snapshot *s = snapshot_new();
+    struct procs_view v;
+    struct procs_filter f;
+    size_t cap = 0;
+    char *got;
+
+    (void)state;
+    add_proc(s, &cap, 900, 1, 0, 0);                    /* sshd */
+    add_proc(s, &cap, 39080, 900, 1000, 0);             /* alice's shell */
+    add_proc(s, &cap, 39104, 39080, 1000, 10ULL << 30); /* her job: 10 GiB */
+    add_proc(s, &cap, 39105, 39104, 1000, 0);           /* its data loader */
+    add_proc(s, &cap, 48200, 1, 1002, 0);               /* torchrun */
+    add_proc(s, &cap, 48215, 48200, 1002, 70ULL << 30); /* rank 0: 70 GiB */
+    add_proc(s, &cap, 48216, 48200, 1002, 60ULL << 30); /* rank 1: 60 GiB */
+    add_proc(s, &cap, 51300, 900, 1001, 0);             /* carol's shell */
+    add_proc(s, &cap, 51301, 51300, 1001, 0);           /* her editor: no GPU, no match */
+    add_proc(s, &cap, 51377, 51300, 1001, 20ULL << 30); /* her job: 20 GiB */
+
+    /* By memory: torchrun's tree first (70 GiB under it), then sshd's (carol's 20 GiB before
+     * alice's 10 GiB); the launcher and the shells as context that use no GPU. */
+    memory_view(&v, s, NULL, PROCS_SORT_MEM);
+    got = pids(&v);
+    assert_string_equal(got, "48200 48215 48216 900 51300 51377 39080 39104 39105");
+    free(got);
+    assert_true(v.rows[0].context);
+    assert_false(v.rows[0].gpu_user);
+    assert_int_equal(v.rows[0].parent_pid, -1);
+    assert_int_equal(v.rows[1].parent_pid, 48200);
+    assert_int_equal(v.rows[1].depth, 1);
+    assert_int_equal(v.rows[5].depth, 2);
+    assert_int_equal(v.rows[8].depth, 3); /* the loader under alice's job: a worker */
+    assert_false(v.rows[8].context);
+    assert_int_equal(v.n_gpu_users, 4);
+    procs_view_free(&v);
+
+    /* By pid: the same trees, roots and siblings in pid order. */
+    memory_view(&v, s, NULL, PROCS_SORT_PID);
+    got = pids(&v);
+    assert_string_equal(got, "900 39080 39104 39105 51300 51377 48200 48215 48216");
+    free(got);
+    procs_view_free(&v);
+
+    /* Alice's processes: her job with its loader, and the way up to sshd; nothing of carol's. */
+    memset(&f, 0, sizeof(f));
+    f.user = "u1000";
+    memory_view(&v, s, &f, PROCS_SORT_MEM);
+    got = pids(&v);
+    assert_string_equal(got, "900 39080 39104 39105");
+    free(got);
+    assert_int_equal(v.n_gpu_users, 1);
+    procs_view_free(&v);
+    snapshot_free(s);
+}
+
+/*
+ * A chain of 100,000 parents above a GPU process, and loops of parent links: the tree is built
+ * without recursion and in about linear time (a walk per row would take hours here), the table
+ * folds what it does not draw and says so.
+ */
+static void test_tree_deep_chain_and_loops(void **state)
+{
+    enum { DEPTH = 100000 };
+    struct snapshot *s = snapshot_new();
+    struct procs_view v;
+    size_t cap = 0;
+    char *t, *got;
+
+    (void)state;
+    for (int32_t i = 0; i < DEPTH; i++)
+        add_proc(s, &cap, 200000 + i, i ? 200000 + i - 1 : 1, 1000, 0);
+    add_proc(s, &cap, 100, 200000 + DEPTH - 1, 1000, 8ULL << 30); /* the GPU process */
+    add_proc(s, &cap, 101, 100, 1000, 0);                         /* its worker */
+    memory_view(&v, s, NULL, PROCS_SORT_MEM);
+    assert_int_equal(v.n, DEPTH + 2);
+    assert_int_equal(v.rows[0].p->pid, 200000);
+    for (size_t i = 0; i < DEPTH; i++) {
+        assert_int_equal(v.rows[i].depth, i);
+        assert_true(v.rows[i].context);
+    }
+    assert_int_equal(v.rows[DEPTH].p->pid, 100);
+    assert_int_equal(v.rows[DEPTH].depth, DEPTH);
+    assert_int_equal(v.rows[DEPTH].parent_pid, 200000 + DEPTH - 1);
+    assert_int_equal(v.rows[DEPTH + 1].p->pid, 101);
+    assert_int_equal(v.rows[DEPTH + 1].depth, DEPTH + 1);
+    assert_int_equal(v.n_loops, 0);
+
+    /* The table: ten levels, then one line for the 99,990 others, then the job and its worker
+     * one and two levels further in. */
+    t = memory_table(&v, s, 120);
+    assert_non_null(strstr(t, " 200009 u1000    -           -    -     - S     - (no GPU)   "));
+    assert_null(strstr(t, " 200010 "));
+    assert_null(strstr(t, " 299999 "));
+    assert_non_null(strstr(t, "\n        ... 99,990 more levels of parents (--json lists every "
+                              "one)\n    100 u1000    0     8.0 GiB"));
+    assert_non_null(strstr(t, " active                         \\_ c100\n"));
+    assert_non_null(strstr(t, " (no GPU)                         \\_ c101\n"));
+    assert_non_null(strstr(t, "\n1 GPU process holding 8.0 GiB.\n"));
+    free(t);
+    procs_view_free(&v);
+    snapshot_free(s);
+
+    /*
+     * Loops: 7 and 8 each other's parent, a GPU process under 8; 11 (a GPU process), 12, 13 in
+     * a ring; 20 its own parent. Each loop is cut at its lowest pid, every process shown once.
+     */
+    s = snapshot_new();
+    cap = 0;
+    add_proc(s, &cap, 7, 8, 1000, 0);
+    add_proc(s, &cap, 8, 7, 1000, 0);
+    add_proc(s, &cap, 9, 8, 1000, 1ULL << 30);
+    add_proc(s, &cap, 11, 12, 1000, 2ULL << 30);
+    add_proc(s, &cap, 12, 13, 1000, 0);
+    add_proc(s, &cap, 13, 11, 1000, 0);
+    add_proc(s, &cap, 20, 20, 1000, 3ULL << 30);
+    memory_view(&v, s, NULL, PROCS_SORT_PID);
+    got = pids(&v);
+    assert_string_equal(got, "7 8 9 11 13 12 20");
+    free(got);
+    assert_int_equal(v.n_loops, 2);
+    assert_int_equal(v.loop_pid, 7);
+    assert_int_equal(v.rows[0].parent_pid, -1);
+    assert_int_equal(v.rows[2].depth, 2);
+    assert_int_equal(v.rows[5].depth, 2); /* 12 under 13 under 11, a worker of 11 */
+    assert_int_equal(v.rows[6].depth, 0);
+    t = memory_table(&v, s, 80);
+    assert_non_null(strstr(t, "The parents of pid 7 lead back to it (2 loops in the process "
+                              "table): drawn from it.\n"));
+    free(t);
+    procs_view_free(&v);
+    snapshot_free(s);
+}
+
 static char *table(const struct snapshot *s, bool tree, unsigned width)
 {
     struct procs_view v;
@@ -242,8 +453,8 @@ static void test_table(void **state)
     t = table(s, true, 80);
     assert_non_null(strstr(t, "   5120 bob      0    18.0 GiB   0%    0% Z    1h defunct      "
                               "\\_ python\n"));
-    assert_non_null(strstr(t, "   5121 bob      -           -    -    0% S    1h -           "
-                              "     \\_ python tr~\n"));
+    assert_non_null(strstr(t, "   5121 bob      -           -    -    0% S    1h (no GPU)    "
+                              "   \\_ python trai~\n"));
     assert_true(widest(t) <= 80);
     free(t);
     snapshot_free(s);
@@ -271,13 +482,22 @@ static void test_json(void **state)
     assert_string_equal(json_string_value(json_object_get(r, "user")), "bob");
     assert_int_equal(json_integer_value(json_object_get(r, "used_bytes")), 19327352832);
     assert_int_equal(json_integer_value(json_object_get(r, "depth")), 1);
+    assert_int_equal(json_integer_value(json_object_get(r, "parent")), 5100);
+    assert_true(json_is_false(json_object_get(r, "context")));
     assert_int_equal(json_integer_value(json_object_get(r, "age_ms")), 3600000);
     assert_true(json_is_null(json_object_get(r, "idle_for_min_ms")));
     assert_true(json_is_null(json_object_get(r, "job")));
     assert_int_equal(json_array_size(json_object_get(r, "gpus")), 1);
     assert_int_equal(json_array_size(json_object_get(r, "children")), 2);
+    /* Its parent: a root, there as context. */
+    r = json_array_get(rows, 0);
+    assert_true(json_is_null(json_object_get(r, "parent")));
+    assert_true(json_is_true(json_object_get(r, "context")));
+    assert_false(json_is_true(json_object_get(r, "gpu_user")));
     /* A worker: no verdict of its own. */
     r = json_array_get(rows, 2);
+    assert_int_equal(json_integer_value(json_object_get(r, "parent")), 5120);
+    assert_true(json_is_false(json_object_get(r, "context")));
     assert_false(json_is_true(json_object_get(r, "gpu_user")));
     assert_true(json_is_null(json_object_get(r, "verdict")));
     dump = json_dumps(json_object_get(j, "collectors"), JSON_COMPACT | JSON_SORT_KEYS);
@@ -292,9 +512,13 @@ static void test_json(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sort_orders), cmocka_unit_test(test_filters),
-        cmocka_unit_test(test_tree),        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_sort_orders),
+        cmocka_unit_test(test_filters),
+        cmocka_unit_test(test_tree),
+        cmocka_unit_test(test_table),
         cmocka_unit_test(test_json),
+        cmocka_unit_test(test_tree_ancestors),
+        cmocka_unit_test(test_tree_deep_chain_and_loops),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
