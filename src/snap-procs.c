@@ -217,6 +217,24 @@ struct proc *proc_table_find(const struct proc_table *t, int32_t pid)
     return NULL;
 }
 
+/* Uses a GPU or the driver: what made the scan keep it (a client of nvidiactl alone too). */
+static bool gpu_process(const struct proc *p)
+{
+    return p->n_gpus > 0 || p->holds_ctl || p->holds_uvm;
+}
+
+bool proc_table_context_only(const struct proc_table *t, const struct proc *p)
+{
+    const struct proc *parent;
+
+    /* An ancestor has children in the table (the walk up came from one); a worker's parent is a
+     * GPU process. */
+    if (gpu_process(p) || p->n_children == 0)
+        return false;
+    parent = p->ppid != p->pid ? proc_table_find(t, p->ppid) : NULL;
+    return parent == NULL || !gpu_process(parent);
+}
+
 /* ---- writing ---- */
 
 /* One row of a table, through jtable_write, so hand-written rows keep the table's key order. */

@@ -1,9 +1,11 @@
 /*
  * The GPU processes part of the snapshot: one record per process that uses a GPU, NVML's lists
  * joined with a scan of /proc/<pid>/fd for open /dev/nvidia* files, plus the direct children of
- * those processes (data-loader workers). Filled by collect/procs.c (collect/procfs-scan.c does
- * the scan). Identity is (pid, start_ticks), never pid alone. A field is meaningful only when
- * its bit is set in the record's valid mask (p->valid & (1ull << PROC_S_...)).
+ * those processes (data-loader workers) and their ancestors up to init (the launcher, the shell,
+ * sshd: context for procs --tree, with only stat, status, cgroup and cmdline read). Filled by
+ * collect/procs.c (collect/procfs-scan.c does the scan). Identity is (pid, start_ticks), never pid
+ * alone. A field is meaningful only when its bit is set in the record's valid mask (p->valid &
+ * (1ull << PROC_S_...)).
  */
 #ifndef GPUDOCTOR_SNAP_PROCS_H
 #define GPUDOCTOR_SNAP_PROCS_H
@@ -136,6 +138,12 @@ void proc_free(struct proc *p);
 void proc_table_free(struct proc_table *t);
 /* The process with this pid, or NULL. */
 struct proc *proc_table_find(const struct proc_table *t, int32_t pid);
+/*
+ * Whether p is in the table only as context, an ancestor kept for the tree: it uses no GPU, has
+ * children in the table, and is no GPU process's child (not a worker). What is asked of GPU
+ * processes and their workers skips it.
+ */
+bool proc_table_context_only(const struct proc_table *t, const struct proc *p);
 
 json_t *proc_table_to_json(const struct proc_table *t);
 int proc_table_from_json(struct proc_table *t, const json_t *j, const char *path, struct jerr *err);

@@ -566,8 +566,7 @@ static void details_cgroup(struct proc *p, const char *text)
     set_valid(p, PROC_S_CGROUP, true);
 }
 
-/* The files whose reading takes the process's mmap lock: cmdline, environ, maps. */
-static void read_mm_files(struct scan *sc, int pidfd, struct proc *p, bool *maybe_gone)
+static void read_cmdline(struct scan *sc, int pidfd, struct proc *p, bool *maybe_gone)
 {
     bool truncated;
     char *text;
@@ -579,6 +578,16 @@ static void read_mm_files(struct scan *sc, int pidfd, struct proc *p, bool *mayb
         set_valid(p, PROC_S_CMDLINE, p->cmdline != NULL);
         free(text);
     }
+}
+
+/* The files whose reading takes the process's mmap lock: cmdline, environ, maps. */
+static void read_mm_files(struct scan *sc, int pidfd, struct proc *p, bool *maybe_gone)
+{
+    bool truncated;
+    char *text;
+    ssize_t n;
+
+    read_cmdline(sc, pidfd, p, maybe_gone);
     if ((n = read_detail(sc, pidfd, p->pid, "environ", ENVIRON_MAX, &text, &truncated, maybe_gone,
                          &sc->f.env_denied)) >= 0) {
         details_environ(sc, p, text, (size_t)n, truncated);
@@ -596,9 +605,11 @@ static void read_mm_files(struct scan *sc, int pidfd, struct proc *p, bool *mayb
 
 /*
  * Reads the files only GPU processes and their children are worth: status, cmdline, environ,
- * cgroup, maps, exe, cwd. Returns 0, or -ESRCH when the process left meanwhile.
+ * cgroup, maps, exe, cwd. An ancestor (light) is context for the tree only: status, cgroup and
+ * cmdline, nothing that needs root to read or costs much. Returns 0, or -ESRCH when the process
+ * left meanwhile.
  */
-static int read_details(struct scan *sc, int pidfd, struct proc *p)
+static int read_details(struct scan *sc, int pidfd, struct proc *p, bool light)
 {
     bool maybe_gone = false, truncated;
     char *text;
@@ -620,12 +631,14 @@ static int read_details(struct scan *sc, int pidfd, struct proc *p)
      * wedged GPU server. Those are left unread.
      */
     if (p->state == 'D')
-        sc->f.d_skipped++;
+        sc->f.d_skipped += !light;
+    else if (light)
+        read_cmdline(sc, pidfd, p, &maybe_gone);
     else
         read_mm_files(sc, pidfd, p, &maybe_gone);
-    if ((p->exe = read_link(sc, pidfd, p->pid, "exe", &maybe_gone)) != NULL)
+    if (!light && (p->exe = read_link(sc, pidfd, p->pid, "exe", &maybe_gone)) != NULL)
         set_valid(p, PROC_S_EXE, true);
-    if ((p->cwd = read_link(sc, pidfd, p->pid, "cwd", &maybe_gone)) != NULL)
+    if (!light && (p->cwd = read_link(sc, pidfd, p->pid, "cwd", &maybe_gone)) != NULL)
         set_valid(p, PROC_S_CWD, true);
     if (maybe_gone && same_process(pidfd, "stat", p->start_ticks) == 0)
         return -ESRCH;
@@ -634,7 +647,7 @@ static int read_details(struct scan *sc, int pidfd, struct proc *p)
 
 /* Builds a whole record from stat, the fd scan and the detail files, or none (-ESRCH). */
 static int make_proc(struct scan *sc, int pidfd, const struct procfs_stat *st, bool fds_ok,
-                     const struct held *h, struct proc *p)
+                     const struct held *h, bool light, struct proc *p)
 {
     uint32_t tck = sc->t->clk_tck ? sc->t->clk_tck : 100;
 
@@ -656,7 +669,7 @@ static int make_proc(struct scan *sc, int pidfd, const struct procfs_stat *st, b
         p->holds_uvm = h != NULL && h->uvm;
         set_valid(p, PROC_S_FDS, true);
     }
-    if (read_details(sc, pidfd, p) != 0) {
+    if (read_details(sc, pidfd, p, light) != 0) {
         proc_free(p);
         return -ESRCH;
     }
@@ -847,7 +860,8 @@ static void record(struct scan *sc, struct rec *r, const struct held *h, enum pr
     e = read_stat_at(pidfd, "stat", r->pid, &st, why, sizeof(why));
     if (e == 0 && st.start_ticks != r->start_ticks)
         e = -ESRCH; /* its pid is another process's now */
-    if (e != 0 || make_proc(sc, pidfd, &st, r->fds_ok, h, new_proc(sc)) != 0) {
+    if (e != 0 ||
+        make_proc(sc, pidfd, &st, r->fds_ok, h, step == PROCFS_STEP_PARENT, new_proc(sc)) != 0) {
         r->gone = true;
         count_stat_failure(sc, r->pid, e == 0 ? -ESRCH : e, why);
     } else {
@@ -919,6 +933,30 @@ static void add_nvml_only(struct scan *sc, struct collector_status *cs)
                        "NVML lists %zu process%s that /proc does not show (pid%s %s%s): another "
                        "PID namespace (is gpudoctor running inside a container?) or exited",
                        n, n == 1 ? "" : "es", n == 1 ? "" : "s", shown, n > 5 ? ", ..." : "");
+}
+
+/*
+ * The ancestors of the GPU processes (a launcher like torchrun, the shell, sshd, slurmstepd,
+ * containerd-shim) up to but not including init, so that a tree shows who started what. A walk
+ * up ends at a process already in the table (one walked before, a GPU process, or a loop in the
+ * parent links of a fixture), so the whole is linear in the processes, however deep the tree.
+ */
+static void record_ancestors(struct scan *sc, size_t n_gpu_procs)
+{
+    for (size_t i = 0; i < n_gpu_procs; i++) {
+        int32_t pid = sc->procs[i].ppid; /* read before record() moves sc->procs */
+
+        while (pid > 1) {
+            struct rec *r = find_rec(sc, pid);
+
+            if (r == NULL || r->in_table || r->gone)
+                break;
+            record(sc, r, NULL, PROCFS_STEP_PARENT);
+            if (!r->in_table)
+                break;
+            pid = r->ppid;
+        }
+    }
 }
 
 static void link_children(struct scan *sc)
@@ -1100,6 +1138,7 @@ int procfs_scan(const struct procfs_scan_opts *o, struct snapshot *s, struct col
             find_proc(sc.procs, n_gpu_procs, r->ppid) != NULL)
             record(&sc, r, NULL, PROCFS_STEP_CHILD);
     }
+    record_ancestors(&sc, n_gpu_procs);
     add_nvml_only(&sc, cs);
     if (sc.n_procs > 1)
         qsort(sc.procs, sc.n_procs, sizeof(*sc.procs), proc_cmp);

@@ -2,7 +2,8 @@
  * The process scan behind the processes collector: one pass over /proc that reads every
  * process's stat (for the parent/child tree) and its fd links (for /dev/nvidia* holders), then
  * the expensive files only for GPU processes and their direct children, joined with the lists
- * NVML gave (s->gpus[].procs, host pids).
+ * NVML gave (s->gpus[].procs, host pids). The ancestors of GPU processes up to init are kept
+ * too, with their status, cgroup and command line only (context for procs --tree).
  */
 #ifndef GPUDOCTOR_PROCFS_SCAN_H
 #define GPUDOCTOR_PROCFS_SCAN_H
@@ -18,6 +19,7 @@ enum procfs_step {
     PROCFS_STEP_FDS,     /* stat read, before the fd links are read */
     PROCFS_STEP_DETAILS, /* a GPU process: before status, cmdline, environ, ... are read */
     PROCFS_STEP_CHILD,   /* a child of a GPU process: before it is opened again */
+    PROCFS_STEP_PARENT,  /* an ancestor of a GPU process: before it is opened again */
 };
 
 struct procfs_scan_opts {

@@ -1208,6 +1208,8 @@ static void collect_frameworks(struct stack_run *r)
                            t->n_procs);
             break;
         }
+        if (proc_table_context_only(t, p))
+            continue; /* a launcher or shell above a GPU process: not a user of the stack */
         prefix = proc_prefix(r, p->pid);
         resolve_proc_libs(r, p, prefix);
         sp_from_maps(r, p, list, &n);

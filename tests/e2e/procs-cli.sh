@@ -41,13 +41,22 @@ check "[.processes[] | select(.pid == $idle) | .idle_for_min_ms > 0]" '[true]' "
 check "[.processes[] | select(.pid == $ghost) | [.state, .user, .used_bytes]]" \
     "[[null, null, $GIB]]" "$TMP/json.out"
 
-# The tree: workers under their trainer, which uses a GPU; they do not.
+# The tree: workers under their trainer, which uses a GPU; they do not. Above it this script's
+# shell and its ancestors up to init: context rows that use no GPU, each shown once.
 run tree procs --window 0.3 --json --tree --sort pid
-check "[.processes[] | [.pid, .depth, .gpu_user]] | map(select(.[0] == $trainer or .[1] == 1))" \
-    "[[$trainer, 0, true], [${workers[0]}, 1, false], [${workers[1]}, 1, false], [${workers[2]}, 1, false]]" \
+check "[.processes[] | select(.pid == $trainer or .parent == $trainer) | [.pid, .parent, .gpu_user, .context]]" \
+    "[[$trainer, $$, true, false], [${workers[0]}, $trainer, false, false], [${workers[1]}, $trainer, false, false], [${workers[2]}, $trainer, false, false]]" \
     "$TMP/tree.out"
-run treetext procs --window 0.3 --tree --sort pid
+check "[.processes[] | select(.pid == $$) | [.gpu_user, .context, .verdict, .command != null]]" \
+    '[[false, true, null, true]]' "$TMP/tree.out"
+check "[.processes[] | select(.parent == null and .pid != $ghost) | .context] | all" 'true' "$TMP/tree.out"
+check '(.processes | map(.pid) | length) == (.processes | map(.pid) | unique | length)' 'true' "$TMP/tree.out"
+check "(.processes | map(select(.pid == $trainer))[0].depth) == (.processes | map(select(.pid == ${workers[0]}))[0].depth - 1)" \
+    'true' "$TMP/tree.out"
+check "[.processes[] | select(.pid == 1)] | length" '0' "$TMP/tree.out"
+run treetext procs --window 0.3 --tree --sort pid --wide
 has_line "$TMP/treetext.out" "^ *${workers[0]} root +- .* \\(no GPU\\) +\\\\_ sleep 300$" "a worker in the text tree"
+has_line "$TMP/treetext.out" "^ *$$ root +- .* \\(no GPU\\) +\\\\_ .*bash" "this script's shell in the text tree"
 
 # Filters and sort orders.
 run gpu1 procs --window 0 --json --gpu 1

@@ -28,8 +28,12 @@ expect "$host" '[.processes.processes[] | select(.state == "D") | [.pid, .cmdlin
     '[[2103,null,null,null],[2300,null,null,null]]'
 expect "$host" '.processes | del(.processes)' \
     '{"scanned":25,"vanished":0,"fd_denied":0,"garbled":2,"clk_tck":100,"boot_time_ms":1764662400000}'
+# GPU processes, their workers, and their ancestors below init (2200, 2700, 3050)
 expect "$host" '[.processes.processes[].pid]' \
-    '[1500,2100,2101,2102,2103,2104,2300,2400,2600,2701,3100,3200,3300,3400,3500,3600,3800]'
+    '[1500,2100,2101,2102,2103,2104,2200,2300,2400,2600,2700,2701,3050,3100,3200,3300,3400,3500,3600,3800]'
+# An ancestor is there for the tree: its command line, not its environment, maps or links
+expect "$host" '[.processes.processes[] | select(.pid == 2200 or .pid == 3050) | [.pid, .ppid, .cmdline, .user, .cuda_visible_devices_set, .libs, .exe, .cwd, .children]]' \
+    '[[2200,1,"-bash","alice",null,null,null,null,[2300]],[3050,1,"/usr/bin/containerd-shim-runc-v2 -id 4f1c2a9be0d3c7a85e6f1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f6a","root",null,null,null,null,[3100]]]'
 
 # The training job and its workers
 expect "$host" '.processes.processes[] | select(.pid == 2100) | [.user, .state, .cmdline, .start_time_ms, .cpu_time_ms, .rss_bytes, .threads]' \
@@ -59,7 +63,7 @@ expect "$host" '.processes.processes[] | select(.pid == 3800) | [.cmdline, .cuda
 # A window: one sample per interval, CPU % computed (a fixture does not run: 0)
 win=$("$GPUDOCTOR" snapshot --only processes --root "$F/host" --window 0.3)
 expect "$win" '.processes.processes[] | select(.pid == 2100) | .cpu_pct' '0'
-expect "$win" '[.samples[] | .processes | length] | unique' '[17]'
+expect "$win" '[.samples[] | .processes | length] | unique' '[20]'
 expect "$win" '.samples[-1].processes[] | select(.pid == 2100)' '{"pid":2100,"start_ticks":360000,"cpu_time_ms":7560000}'
 
 # The container, from inside: its own pids, the image's users

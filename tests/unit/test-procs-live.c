@@ -349,8 +349,25 @@ static void test_holder_with_workers(void **state)
     p = must_find(s, stopped.pid);
     assert_int_equal(p->state, 'T');
     assert_int_equal(p->gpus[0].minor, 0);
-    /* The test itself holds nothing. */
-    assert_null(proc_table_find(&s->procs, getpid()));
+    /* The test itself holds nothing: it is there as the holders' parent, for the tree, with
+     * its command line but not its environment, maps or links. */
+    p = must_find(s, getpid());
+    assert_int_equal(p->n_gpus, 0);
+    assert_true(HAS(p, PROC_S_STAT) && HAS(p, PROC_S_USER) && HAS(p, PROC_S_CGROUP));
+    assert_true(HAS(p, PROC_S_CMDLINE));
+    assert_false(HAS(p, PROC_S_ENV) || HAS(p, PROC_S_MAPS) || HAS(p, PROC_S_EXE) ||
+                 HAS(p, PROC_S_CWD));
+    assert_true(proc_table_context_only(&s->procs, p));
+    assert_false(proc_table_context_only(&s->procs, must_find(s, h.workers[0])));
+    assert_false(proc_table_context_only(&s->procs, must_find(s, h.pid)));
+    /* Its ancestors up to init, not init. */
+    assert_null(proc_table_find(&s->procs, 1));
+    for (int32_t pid = p->ppid; pid > 1;) {
+        const struct proc *a = must_find(s, pid);
+
+        assert_int_equal(a->n_gpus, 0);
+        pid = a->ppid;
+    }
     assert_true(s->procs.scanned > 3);
 
     /* The first pass on four threads finds the same holders, workers and states. */

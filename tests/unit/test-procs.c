@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define GIB        (1024ULL * 1024 * 1024)
@@ -135,8 +137,9 @@ static struct snapshot *snapshot_with_nvml(void)
 
 static void test_host_without_nvml(void **state)
 {
-    static const int32_t want[] = { 1500, 2100, 2101, 2102, 2103, 2104, 2300, 2400, 2600,
-                                    2701, 3100, 3200, 3300, 3400, 3500, 3600, 3800 };
+    /* GPU processes, their workers, and their ancestors below init (2200, 2700, 3050). */
+    static const int32_t want[] = { 1500, 2100, 2101, 2102, 2103, 2104, 2200, 2300, 2400, 2600,
+                                    2700, 2701, 3050, 3100, 3200, 3300, 3400, 3500, 3600, 3800 };
     struct snapshot *s = scan("host", snapshot_new());
     const struct proc_table *t = &s->procs;
     const struct proc *p;
@@ -222,12 +225,11 @@ static void test_host_without_nvml(void **state)
     assert_int_equal(get(s, 2101)->n_children, 1); /* the grandchild, listed but not recorded */
     assert_int_equal(get(s, 2101)->children[0], 2105);
     assert_null(proc_table_find(t, 2105));
-    assert_null(proc_table_find(t, 2200));
     assert_null(proc_table_find(t, 1));
-    assert_null(proc_table_find(t, 2));    /* kernel thread */
-    assert_null(proc_table_find(t, 2500)); /* garbage stat */
-    assert_null(proc_table_find(t, 2501)); /* truncated stat */
-    assert_null(proc_table_find(t, 2700)); /* the zombie holds nothing; NVML not asked */
+    assert_null(proc_table_find(t, 2));        /* kernel thread */
+    assert_null(proc_table_find(t, 2500));     /* garbage stat */
+    assert_null(proc_table_find(t, 2501));     /* truncated stat */
+    assert_int_equal(get(s, 2700)->n_gpus, 0); /* the zombie holds nothing; NVML not asked */
 
     /* The hung nvidia-smi: a driver client without a GPU. */
     p = get(s, 2300);
@@ -296,6 +298,26 @@ static void test_host_without_nvml(void **state)
     assert_string_equal(get(s, 3500)->slurm_job_id, "4242");
     assert_null(get(s, 3500)->container_id);
     assert_string_equal(get(s, 3600)->slurm_job_id, "4243");
+
+    /* The shell of the hung nvidia-smi: context for the tree, read lightly (no environ, maps
+     * or links); init and the worker's own child are not in the table. */
+    p = get(s, 2200);
+    assert_int_equal(p->n_gpus, 0);
+    assert_string_equal(p->cmdline, "-bash");
+    assert_string_equal(p->user, "alice");
+    assert_true(HAS(p, PROC_S_STAT) && HAS(p, PROC_S_CGROUP) && HAS(p, PROC_S_FDS));
+    assert_false(HAS(p, PROC_S_ENV) || HAS(p, PROC_S_MAPS) || HAS(p, PROC_S_EXE) ||
+                 HAS(p, PROC_S_CWD));
+    assert_int_equal(p->n_children, 1);
+    assert_int_equal(p->children[0], 2300);
+    assert_true(proc_table_context_only(t, p));
+    assert_false(proc_table_context_only(t, get(s, 2101))); /* a worker */
+    assert_false(proc_table_context_only(t, get(s, 2300)));
+    assert_string_equal(get(s, 3050)->comm, "containerd-shim");
+    assert_true(proc_table_context_only(t, get(s, 3050)));
+    assert_int_equal(get(s, 2700)->state, 'Z'); /* the zombie above a holder: no GPU of its own */
+    assert_null(proc_table_find(t, 1));
+    assert_null(proc_table_find(t, 2105));
 
     /* Garbage status, unsafe bytes: what can be read is, the rest is invalid, nothing crashes. */
     p = get(s, 3800);
@@ -392,7 +414,7 @@ static void test_host_joined_with_nvml(void **state)
     assert_true(p->gpus[0].nvml_listed);
     assert_false(p->gpus[0].holds_device);
     assert_true(has_note(s, "NVML lists 1 process that /proc does not show (pid 9999)"));
-    assert_int_equal(s->procs.n_procs, 19);
+    assert_int_equal(s->procs.n_procs, 21); /* with the ancestors 2200 and 3050 */
     snapshot_free(s);
 }
 
@@ -649,7 +671,7 @@ static char *scan_with_threads(unsigned threads)
     o.threads = threads;
     assert_int_equal(procfs_scan(&o, s, &s->collectors[COLLECTOR_PROCS]), 0);
     close(o.root_fd);
-    assert_int_equal(s->procs.n_procs, 19);
+    assert_int_equal(s->procs.n_procs, 21);
     j = proc_table_to_json(&s->procs);
     text = json_dumps(j, JSON_COMPACT);
     json_decref(j);
@@ -669,6 +691,117 @@ static void test_threads_give_the_same_table(void **state)
         free(many);
     }
     free(one);
+}
+
+/* ---- a /proc tree written at run time: shapes too big or too odd for the fixtures ---- */
+
+static void write_file(const char *dir, const char *name, const char *text, size_t len)
+{
+    char *path = xasprintf("%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+    free(path);
+}
+
+static void write_text(const char *dir, const char *name, const char *text)
+{
+    write_file(dir, name, text, strlen(text));
+}
+
+/* /proc/<pid> with a stat, a status, a cgroup, a command line "c<pid> x" and an fd directory
+ * that holds /dev/nvidia0 when gpu. */
+static void write_proc(const char *root, int32_t pid, int32_t ppid, bool gpu)
+{
+    char *dir = xasprintf("%s/proc/%d", root, pid), *fd = xasprintf("%s/fd", dir);
+    char *stat = xasprintf("%d (c%d) S %d %d %d 0 -1 4194560 1200 0 3 0 10 10 0 0 20 0 1 0 %d "
+                           "1234567890 100 18446744073709551615 1 1 1 0 0 0 0 0 0 0 0 0 17 3 0 "
+                           "0 0 0 0\n",
+                           pid, pid, ppid, pid, pid, 1000 + pid);
+    char *cmdline = xasprintf("c%d%cx", pid, '\0');
+
+    assert_int_equal(mkdir(dir, 0755), 0);
+    assert_int_equal(mkdir(fd, 0755), 0);
+    write_file(dir, "stat", stat, strlen(stat));
+    write_text(dir, "status", "Name:\tc\nUid:\t0\t0\t0\t0\n");
+    write_text(dir, "cgroup", "0::/user.slice\n");
+    write_file(dir, "cmdline", cmdline, strlen(cmdline) + 3); /* "c<pid>", NUL, "x", NUL */
+    write_file(dir, "environ", "HOME=/\0", 8);
+    if (gpu) {
+        char *link = xasprintf("%s/3", fd);
+
+        assert_int_equal(symlink("/dev/nvidia0", link), 0);
+        free(link);
+    }
+    free(cmdline);
+    free(stat);
+    free(fd);
+    free(dir);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)st;
+    (void)type;
+    (void)ftw;
+    return remove(path);
+}
+
+/*
+ * A GPU process 1,000 levels below init, and one under a loop of parent links (51's parent 52,
+ * 52's parent 51): every ancestor below init is in the table, read lightly, and the walk up the
+ * loop ends.
+ */
+static void test_ancestors_deep_and_looped(void **state)
+{
+    enum { DEPTH = 1000 };
+    char root[] = "/tmp/gpudoctor-test-procs-XXXXXX";
+    struct snapshot *s = snapshot_new();
+    struct procfs_scan_opts o;
+    char *proc;
+    const struct proc *p;
+
+    (void)state;
+    assert_non_null(mkdtemp(root));
+    proc = xasprintf("%s/proc", root);
+    assert_int_equal(mkdir(proc, 0755), 0);
+    write_text(proc, "stat", "btime 1764662400\n");
+    write_proc(root, 1, 0, false);
+    for (int32_t i = 0; i < DEPTH; i++)
+        write_proc(root, 10000 + i, i ? 10000 + i - 1 : 1, false);
+    write_proc(root, 9000, 10000 + DEPTH - 1, true);
+    write_proc(root, 50, 51, true);
+    write_proc(root, 51, 52, false);
+    write_proc(root, 52, 51, false);
+
+    memset(&o, 0, sizeof(o));
+    o.root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    assert_int_equal(procfs_scan(&o, s, &s->collectors[COLLECTOR_PROCS]), 0);
+    close(o.root_fd);
+
+    assert_int_equal(s->procs.n_procs, DEPTH + 4); /* the chain, 9000, 50, 51, 52: not init */
+    assert_null(proc_table_find(&s->procs, 1));
+    for (int32_t i = 0; i < DEPTH; i++) {
+        p = get(s, 10000 + i);
+        assert_int_equal(p->ppid, i ? 10000 + i - 1 : 1);
+        assert_true(HAS(p, PROC_S_CMDLINE) && HAS(p, PROC_S_USER) && HAS(p, PROC_S_CGROUP));
+        assert_false(HAS(p, PROC_S_ENV) || HAS(p, PROC_S_MAPS));
+        assert_int_equal(p->n_children, 1);
+    }
+    assert_string_equal(get(s, 10000 + DEPTH - 1)->cmdline, "c10999 x");
+    assert_int_equal(get(s, 10000 + DEPTH - 1)->children[0], 9000);
+    assert_int_equal(get(s, 9000)->n_gpus, 1);
+    assert_true(HAS(get(s, 9000), PROC_S_ENV)); /* a GPU process is read in full */
+    assert_false(HAS(get(s, 51), PROC_S_ENV));
+    assert_int_equal(get(s, 51)->ppid, 52);
+    assert_int_equal(get(s, 52)->ppid, 51);
+    assert_int_equal(get(s, 52)->children[0], 51);
+
+    snapshot_free(s);
+    assert_int_equal(nftw(root, remove_entry, 16, FTW_DEPTH | FTW_PHYS), 0);
+    free(proc);
 }
 
 static void test_codec_errors(void **state)
@@ -714,6 +847,7 @@ int main(void)
         cmocka_unit_test(test_round_trip_without_nvml_minor),
         cmocka_unit_test(test_codec_errors),
         cmocka_unit_test(test_threads_give_the_same_table),
+        cmocka_unit_test(test_ancestors_deep_and_looped),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
