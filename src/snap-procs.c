@@ -49,7 +49,7 @@ static const struct jfield proc_fields[] = {
     F("holds_uvm", JF_BOOL, holds_uvm, PROC_S_FDS, 0, "/proc/<pid>/fd",
       "has /dev/nvidia-uvm open (CUDA unified memory)"),
     { "children", JF_NONE, 0, -1, 0, NULL, SRC_STAT,
-      "pids of direct children, ascending (data-loader workers)" },
+      "pids of direct children, ascending (of a GPU process: its data-loader workers)" },
     F("cuda_visible_devices_set", JF_BOOL, cuda_visible_devices_set, PROC_S_ENV, 0,
       "/proc/<pid>/environ",
       "CUDA_VISIBLE_DEVICES is in the environment (null: environ unreadable, needs root)"),

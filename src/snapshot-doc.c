@@ -36,8 +36,9 @@ static const struct doc_section sections[] = {
       &gpu_proc_table },
     { "processes",
       "GPU processes: one pass over /proc (every process's open /dev/nvidia* files) joined with "
-      "NVML's lists by host pid (docs/processes.md). The table holds GPU processes and their "
-      "direct children (data-loader workers).",
+      "NVML's lists by host pid (docs/processes.md). The table holds GPU processes, their "
+      "direct children (data-loader workers) and their ancestors up to init (the launcher, the "
+      "shell, sshd: with stat, status, cgroup and cmdline only, for `gpudoctor procs --tree`).",
       &proc_table_jtable },
     { "processes.processes[]",
       "One process. Identity is (`pid`, `start_ticks`), never the pid alone.", &proc_jtable },
