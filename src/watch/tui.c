@@ -3,7 +3,8 @@
  * small history graphs, power, SM clock and throttle reasons; the GPU processes (sortable,
  * selectable); the findings as they appear (marked new) and clear (kept a while, dimmed); a
  * status line. Keys: q quit, s sort, Tab switch list, arrows or j/k select, e or Enter explain,
- * r end the selected process (after confirmation), ? help.
+ * r end the selected process (after confirmation), ? help. Each list's header says how much of
+ * it is shown ("1-4 of 12: 8 more below"); the one with the focus is marked without colour.
  *
  * No flicker: every frame is drawn into ncurses' virtual screen and sent with one refresh, which
  * transmits only what changed. The terminal is restored on every way out: q, SIGINT, SIGTERM,
@@ -40,7 +41,7 @@
 #include <wchar.h>
 
 #define MIN_COLS 80
-#define MIN_ROWS 24
+#define MIN_ROWS 16 /* the GPUs then get a few rows and say how many more there are */
 /* Standard error written while the view was up, shown after it: the last this many bytes. */
 #define CAPTURE_SHOW_MAX 65536
 
@@ -195,7 +196,8 @@ static char *ascii_copy(const char *s)
     static const struct {
         const char *from, *to;
     } map[] = { { "°", "" },   { "—", "-" }, { "–", "-" }, { "…", "..." },
-                { "→", "->" }, { "×", "x" }, { "²", "2" } };
+                { "→", "->" }, { "×", "x" }, { "²", "2" }, { "▶", ">" },
+                { "↓", "v" },  { "↑", "^" }, { "↕", "^v" } };
     size_t len = 0, cap = strlen(s) + 1;
     char *out = xmalloc(cap);
 
@@ -285,6 +287,65 @@ static void putf(const struct tui *t, int y, int x, int cols, bool pad, const ch
 static void on(const struct tui *t, int pair, attr_t extra)
 {
     attrset((t->color && pair ? COLOR_PAIR(pair) : 0) | extra);
+}
+
+/*
+ * A pane's header: reverse video across the screen for the pane with the focus (visible without
+ * colour), bold for the other; the title starts with a mark for the focused one.
+ */
+static void pane_header(const struct tui *t, bool focused)
+{
+    on(t, 0, focused ? A_REVERSE | A_BOLD : A_BOLD);
+}
+
+static const char *focus_mark(bool focused)
+{
+    return focused ? "▶" : " ";
+}
+
+/*
+ * How much of the findings the pane shows and how to see the rest: "" when it shows them all,
+ * else "1-4 of 12: 8 more below (j/PgDn)", with Tab first when the pane lacks the focus.
+ */
+static void finds_extent(char *buf, size_t size, size_t top, size_t shown, size_t n, bool focused)
+{
+    size_t end = top + shown < n ? top + shown : n;
+    const char *keys = focused ? "" : "Tab, then ";
+
+    if (n <= shown)
+        snprintf(buf, size, "(%zu)", n);
+    else if (top > 0 && end < n)
+        snprintf(buf, size, "%zu-%zu of %zu: %zu above, %zu below (%sk/j, PgUp/PgDn)", top + 1, end,
+                 n, top, n - end, keys);
+    else if (top > 0)
+        snprintf(buf, size, "%zu-%zu of %zu: %zu more above (%sk/PgUp)", top + 1, end, n, top,
+                 keys);
+    else
+        snprintf(buf, size, "%zu-%zu of %zu: %zu more below (%sj/PgDn)", top + 1, end, n, n - end,
+                 keys);
+}
+
+/*
+ * The same for the processes, short enough for the end of the column header: "1-5 of 9 ↓".
+ * Returns its width in columns.
+ */
+static int procs_extent(const struct tui *t, char *buf, size_t size, size_t top, size_t shown,
+                        size_t n)
+{
+    size_t end = top + shown < n ? top + shown : n;
+    int w;
+
+    if (n <= shown)
+        return snprintf(buf, size, "(%zu)", n);
+    w = snprintf(buf, size, "%zu-%zu of %zu ", top + 1, end, n);
+    if (top > 0 && end < n)
+        snprintf(buf + w, size - (size_t)w, "%s", t->utf8 ? "↕" : "^v");
+    else
+        snprintf(buf + w, size - (size_t)w, "%s",
+                 top > 0   ? (t->utf8 ? "↑" : "^")
+                 : t->utf8 ? "↓"
+                           : "v");
+    return w + (top > 0 && end < n && !t->utf8 ? 2 : 1);
 }
 
 static int sev_pair(enum severity s)
@@ -725,26 +786,32 @@ static int draw_procs(struct tui *t, const struct watch_view *v, int y, int rows
 {
     size_t top = 0, shown;
     int cmd_w = COLS - 62;
+    bool focused = t->focus == FOCUS_PROCS;
+    char extent[96];
+    int extent_w;
 
     if (rows <= 0)
         return 0;
-    /* The column the list is sorted by is marked. */
-    on(t, 0, A_BOLD);
-    putf(t, y, 0, COLS, true, " %-7s %-9s %-5s %9s %4s %5s %-5s %6s  %s",
+    shown = (size_t)(rows - 1);
+    if (t->sel_proc >= shown)
+        top = t->sel_proc - shown + 1;
+    /* The column the list is sorted by is marked; how many rows there are ends the line. */
+    extent_w = procs_extent(t, extent, sizeof(extent), top, shown, t->n_procs) + 1;
+    pane_header(t, focused);
+    putf(t, y, 0, COLS, true, "%s%-7s %-9s %-5s %9s %4s %5s %-5s %6s  %s", focus_mark(focused),
          t->sort == SORT_PID ? "PID*" : "PID", "USER", "GPU",
          t->sort == SORT_MEM ? "GPU MEM*" : "GPU MEM", t->sort == SORT_SM ? "SM%*" : "SM%",
          t->sort == SORT_CPU ? "CPU%*" : "CPU%", "STATE", t->sort == SORT_AGE ? "AGE*" : "AGE",
-         "COMMAND");
+         COLS - 61 >= 7 + 1 + extent_w ? "COMMAND" : "CMD");
+    if (COLS - extent_w > 64)
+        put(t, y, COLS - extent_w, extent_w, extent, true);
     on(t, 0, 0);
-    shown = (size_t)(rows - 1);
     if (t->n_procs == 0 && rows > 1) {
         on(t, PAIR_DIM, A_DIM);
         put(t, y + 1, 0, COLS, "  no process uses a GPU", true);
         on(t, 0, 0);
         return 2;
     }
-    if (t->sel_proc >= shown)
-        top = t->sel_proc - shown + 1;
     for (size_t i = top; i < t->n_procs && i - top < shown; i++) {
         const struct prow *r = &t->procs[i];
         const struct proc *p = r->p;
@@ -784,6 +851,8 @@ static int draw_finds(struct tui *t, const struct watch_view *v, int y, int rows
     size_t top = 0, shown;
     size_t id_w = 12;
     int title_x;
+    bool focused = t->focus == FOCUS_FINDINGS;
+    char extent[192];
 
     if (rows <= 0)
         return 0;
@@ -795,19 +864,20 @@ static int draw_finds(struct tui *t, const struct watch_view *v, int y, int rows
     }
     id_w = id_w > 28 ? 28 : id_w;
     title_x = 6 + 1 + (int)id_w + 1;
-    on(t, 0, A_BOLD);
-    putf(t, y, 0, COLS, true, " %-5s %-*s%s", "", (int)id_w + 1, "FINDINGS",
-         "e explain, Tab switch list");
-    on(t, 0, 0);
     shown = (size_t)(rows - 1);
+    if (t->sel_find >= shown)
+        top = t->sel_find - shown + 1;
+    finds_extent(extent, sizeof(extent), top, shown, t->n_finds, focused);
+    pane_header(t, focused);
+    putf(t, y, 0, COLS, true, "%s%-5s FINDINGS %s", focus_mark(focused), "",
+         t->n_finds ? extent : "");
+    on(t, 0, 0);
     if (t->n_finds == 0 && rows > 1) {
         on(t, PAIR_GREEN, 0);
         put(t, y + 1, 0, COLS, v->snap ? "  nothing wrong found" : "  collecting...", true);
         on(t, 0, 0);
         return 2;
     }
-    if (t->sel_find >= shown)
-        top = t->sel_find - shown + 1;
     for (size_t i = top; i < t->n_finds && i - top < shown; i++) {
         const struct frow *r = &t->finds[i];
         bool sel = i == t->sel_find, isnew;
@@ -878,23 +948,27 @@ static void draw_title(struct tui *t, const struct watch_view *v)
 static void draw_status(struct tui *t, const struct watch_view *v)
 {
     char line[1024];
-    size_t len = 0;
+    size_t len, head;
 
-    line[0] = '\0';
+    /* The pane with the focus, named first: what the keys act on. */
+    head = len = (size_t)snprintf(line, sizeof(line), "[%s] ",
+                                  t->focus == FOCUS_PROCS ? "processes" : "findings");
     if (t->message && v->now_ms < t->message_until)
         len += (size_t)snprintf(line + len, sizeof(line) - len, "%s", t->message);
     if (v->problem && len < sizeof(line))
         len += (size_t)snprintf(line + len, sizeof(line) - len, "%scollection failed: %s",
-                                len ? " | " : "", v->problem);
+                                len > head ? " | " : "", v->problem);
     if (v->alert_msg && len < sizeof(line))
-        len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s", len ? " | " : "",
+        len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s", len > head ? " | " : "",
                                 v->alert_msg);
     if (v->record_msg && len < sizeof(line))
-        len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s", len ? " | " : "",
+        len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s", len > head ? " | " : "",
                                 v->record_msg);
-    if (len == 0)
-        snprintf(line, sizeof(line),
-                 "s sort  Tab list  j/k select  e explain  r end process  q quit");
+    if (len == head)
+        snprintf(line + len, sizeof(line) - len, "%s",
+                 t->focus == FOCUS_PROCS
+                     ? "j/k select  s sort  e explain  r end process  Tab findings  q quit"
+                     : "j/k select  PgDn  e explain  Tab processes  ? help  q quit");
     on(t, 0, A_REVERSE);
     put(t, LINES - 1, 0, COLS, line, true);
     on(t, 0, 0);
@@ -1076,8 +1150,12 @@ static void help(struct tui *t)
     page_from_text(t, "gpudoctor watch: keys",
                    "  q          quit (also Ctrl-C)\n"
                    "  s          sort the processes: memory, SM %, CPU %, pid, age\n"
-                   "  Tab        switch between the process list and the findings\n"
-                   "  Up, Down   select (also k, j)\n"
+                   "  Tab        switch between the process list and the findings: the one\n"
+                   "             with the focus has its header reversed and marked, and the\n"
+                   "             status line starts with its name\n"
+                   "  Up, Down   select (also k, j); PgUp, PgDn: ten at a time. A list's\n"
+                   "             header says which of its rows are shown, and how many more\n"
+                   "             lie above and below\n"
                    "  e, Enter   explain the selected finding (in the process list: the first\n"
                    "             finding about the selected process)\n"
                    "  r          end the selected process, as 'gpudoctor reap --pid PID --kill'\n"
