@@ -304,8 +304,8 @@ static const char *focus_mark(bool focused)
 }
 
 /*
- * How much of the findings the pane shows and how to see the rest: "" when it shows them all,
- * else "1-4 of 12: 8 more below (j/PgDn)", with Tab first when the pane lacks the focus.
+ * How much of the findings the pane shows and how to see the rest: "(12)" when it shows them
+ * all, else "1-4 of 12: 8 more below (j/PgDn)", with Tab first when the pane lacks the focus.
  */
 static void finds_extent(char *buf, size_t size, size_t top, size_t shown, size_t n, bool focused)
 {
