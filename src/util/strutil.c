@@ -232,3 +232,68 @@ bool str_is_utf8(const char *s)
     }
     return true;
 }
+
+/* The format characters that break a line or reorder what a terminal shows (all U+20xx). */
+static bool line_format_char(const unsigned char *p, size_t len)
+{
+    if (len != 3 || p[0] != 0xe2)
+        return false;
+    if (p[1] == 0x80) /* U+2028, U+2029, U+202A..U+202E */
+        return p[2] >= 0xa8 && p[2] <= 0xae;
+    if (p[1] == 0x81) /* U+2066..U+2069 */
+        return p[2] >= 0xa6 && p[2] <= 0xa9;
+    return false;
+}
+
+bool str_is_one_line(const char *s, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)s;
+
+    if (n == SIZE_MAX)
+        n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        size_t len = utf8_len(p + i, n - i);
+
+        if (len == 0 || p[i] < 0x20 || p[i] == 0x7f ||
+            (len == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0) || line_format_char(p + i, len))
+            return false;
+        i += len;
+    }
+    return true;
+}
+
+static bool shell_bare(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           strchr("_./:=@%+,-", c) != NULL;
+}
+
+char *str_shell_quote(const char *s)
+{
+    size_t n = strlen(s), quotes = 0;
+    bool bare = s[0] != '=';
+    char *out, *o;
+
+    if (n == 0 || !str_is_one_line(s, n))
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        bare &= shell_bare(s[i]);
+        quotes += s[i] == '\'';
+    }
+    if (bare)
+        return xstrdup(s);
+    /* 'it'\''s': close the quotes, an escaped quote, open them again. */
+    out = o = xmalloc(n + quotes * 3 + 3);
+    *o++ = '\'';
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\'') {
+            memcpy(o, "'\\''", 4);
+            o += 4;
+        } else {
+            *o++ = s[i];
+        }
+    }
+    *o++ = '\'';
+    *o = '\0';
+    return out;
+}

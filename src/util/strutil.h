@@ -35,4 +35,22 @@ char *str_printablen(const char *s, size_t n);
 /* Whether s is valid UTF-8 (JSON strings must be). */
 bool str_is_utf8(const char *s);
 
+/*
+ * Whether s can be shown on one line exactly as it is: valid UTF-8 with no control character
+ * (C0, DEL, C1) and no format character that breaks or reorders a line (U+2028, U+2029, the
+ * bidirectional embeddings, overrides and isolates). n bytes, or up to the NUL with n SIZE_MAX.
+ */
+bool str_is_one_line(const char *s, size_t n);
+
+/*
+ * s as one word of a POSIX shell command line that people paste into a root shell: bare when
+ * every byte is one of [A-Za-z0-9_./:=@%+,-] and it does not start with '=' (zsh expands =cmd),
+ * else in single quotes, a ' inside written as '\''. NULL when no word on one line can carry s:
+ * it is empty, or not str_is_one_line (a newline would end the command, an escape sequence
+ * rewrites the terminal, bytes that are not UTF-8 would not be copied back as they are). Quoting
+ * does not stop a word that starts with '-' from being read as an option: callers put "--" first
+ * or refuse such values. The caller frees it.
+ */
+char *str_shell_quote(const char *s);
+
 #endif

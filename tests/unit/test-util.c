@@ -1,4 +1,7 @@
-/* Small utilities: number and duration parsing, version comparison, bounded file reads. */
+/*
+ * Small utilities: number and duration parsing, version comparison, bounded file reads, and
+ * shell quoting, checked against a real shell.
+ */
 #include "util/fileio.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
@@ -12,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -129,12 +133,107 @@ static void test_atomic_write(void **state)
     assert_int_equal(rmdir(dir), 0);
 }
 
+/* What sh makes of "printf %s WORD": the word after the shell has parsed it. */
+static char *shell_echo(const char *shell, const char *word)
+{
+    char *cmd = xasprintf("printf %%s %s", word), *out = xmalloc(4096);
+    int fds[2];
+    size_t n = 0;
+    ssize_t r;
+    pid_t pid;
+    int status;
+
+    assert_int_equal(pipe(fds), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        close(fds[1]);
+        execlp(shell, shell, "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    while ((r = read(fds[0], out + n, 4095 - n)) > 0)
+        n += (size_t)r;
+    close(fds[0]);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    out[n] = '\0';
+    free(cmd);
+    return out;
+}
+
+static void test_shell_quote(void **state)
+{
+    static const char *const words[] = {
+        "/data/x;id", "/data/my data", "it's",      "'",  "''", "$(id)", "`id`",  "a\\b",
+        "*",          "~root",         "a|b&c>d<e", "#x", "!x", "{a,b}", "\"q\"", "=ls",
+        "x=$HOME",    "é ü 日本",      "-rf",       "%1",
+    };
+    static const char *const refused[] = {
+        "",
+        "a\nb",
+        "a\rb",
+        "\033[31m",
+        "a\tb",
+        "\x7f",
+        "\xff",
+        "\xc3",
+        "\xc2\x9b"
+        "31m",
+        "a\xe2\x80\xa8"
+        "b",
+        "\xe2\x80\xae"
+        "txt.exe",
+    };
+    char *q;
+
+    (void)state;
+    /* Ordinary words stay bare, so fix lines read as people would type them. */
+    q = str_shell_quote("/dev/nvidia3");
+    assert_string_equal(q, "/dev/nvidia3");
+    free(q);
+    q = str_shell_quote("0000:3b:00.0");
+    assert_string_equal(q, "0000:3b:00.0");
+    free(q);
+    q = str_shell_quote("/data/x;id");
+    assert_string_equal(q, "'/data/x;id'");
+    free(q);
+    q = str_shell_quote("it's");
+    assert_string_equal(q, "'it'\\''s'");
+    free(q);
+    /* Every other word comes back from a real shell exactly as it went in. */
+    for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
+        const char *shells[] = { "sh", "bash" };
+
+        q = str_shell_quote(words[i]);
+        assert_non_null(q);
+        for (size_t k = 0; k < ARRAY_SIZE(shells); k++) {
+            char *back = shell_echo(shells[k], q);
+
+            if (strcmp(back, words[i]) != 0)
+                fail_msg("%s made \"%s\" of %s (quoted %s)", shells[k], back, words[i], q);
+            free(back);
+        }
+        free(q);
+    }
+    for (size_t i = 0; i < ARRAY_SIZE(refused); i++) {
+        if (str_shell_quote(refused[i]) != NULL)
+            fail_msg("word %zu was quoted, but no one-line word can carry it", i);
+        assert_false(str_is_one_line(refused[i], SIZE_MAX) && refused[i][0]);
+    }
+    assert_true(str_is_one_line("GPU 3 at 95 °C", SIZE_MAX));
+    /* Only n bytes count. */
+    assert_true(str_is_one_line("ok\n", 2));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_numbers),      cmocka_unit_test(test_durations),
         cmocka_unit_test(test_versions),     cmocka_unit_test(test_bounded_read),
-        cmocka_unit_test(test_atomic_write),
+        cmocka_unit_test(test_atomic_write), cmocka_unit_test(test_shell_quote),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
