@@ -16,6 +16,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * The largest pid Linux can give (PID_MAX_LIMIT on 64-bit systems, 2^22). A pid outside
+ * 1..PROC_PID_MAX in a snapshot is refused when it is read: "kill -1" or "kill 0" in a fix would
+ * signal every process.
+ */
+#define PROC_PID_MAX 4194304
+static inline bool proc_pid_valid(int64_t pid)
+{
+    return pid > 0 && pid <= PROC_PID_MAX;
+}
+
 /* Validity bits of struct proc. */
 enum proc_slot {
     PROC_S_STAT,       /* ppid, state, start_ticks, cpu_time_ms, threads, comm */

@@ -45,8 +45,9 @@ static const char *severity_color(const struct render_opts *ro, enum severity se
     }
 }
 
-void render_wrap(FILE *out, const struct render_opts *ro, size_t first_len, size_t indent,
-                 const char *text)
+/* render_wrap, with cont printed after the indent of every continuation line. */
+static void wrap_lines(FILE *out, const struct render_opts *ro, size_t first_len, size_t indent,
+                       const char *cont, const char *text)
 {
     size_t width = ro->width > indent + 20 ? ro->width : indent + 20;
     size_t col = first_len;
@@ -64,8 +65,8 @@ void render_wrap(FILE *out, const struct render_opts *ro, size_t first_len, size
         len = (size_t)(p - word);
         /* A word that does not fit goes to the next line, unless the line is still empty. */
         if (!empty && col + 1 + len > width) {
-            fprintf(out, "\n%*s", (int)indent, "");
-            col = indent;
+            fprintf(out, "\n%*s%s", (int)indent, "", cont);
+            col = indent + strlen(cont);
             empty = true;
         }
         if (!empty) {
@@ -79,6 +80,12 @@ void render_wrap(FILE *out, const struct render_opts *ro, size_t first_len, size
             p++;
     }
     fputc('\n', out);
+}
+
+void render_wrap(FILE *out, const struct render_opts *ro, size_t first_len, size_t indent,
+                 const char *text)
+{
+    wrap_lines(out, ro, first_len, indent, "", text);
 }
 
 const char *render_status(int exit_code)
@@ -167,22 +174,33 @@ static void subject_line(char *buf, size_t size, const struct subject *sub)
 #undef ADD
 }
 
+/* A comment of a fix ("# text"), wrapped: every line it takes starts with "# ". */
+static void fix_comment(FILE *out, const struct render_opts *ro, size_t indent, const char *hash)
+{
+    fputs("# ", out);
+    wrap_lines(out, ro, indent + 2, indent, "# ", hash + 1);
+}
+
 /*
- * A fix: a command, "command   # why", or "# advice". Commands are never wrapped, so they copy and
- * paste whole; when a command and its comment do not fit, the comment goes on the line above.
+ * A fix: a command, "command   # why", or "# advice", as the rule made it safe to paste
+ * (finding_fix). Commands are never wrapped, so they copy and paste whole; when a command and its
+ * comment do not fit, the comment goes on the line above. A comment that wraps starts each of
+ * its lines with "# ", so no part of it reads as a command when pasted.
  */
 static void fix_line(FILE *out, const struct render_opts *ro, const char *fix, bool first)
 {
     const size_t indent = FINDING_INDENT + 5;
-    const char *hash = strstr(fix, "   # ");
+    size_t hash = fix_comment_start(fix), cmd = hash;
 
+    while (cmd > 0 && fix[cmd - 1] == ' ')
+        cmd--;
     fprintf(out, "%*s%s", FINDING_INDENT, "", first ? "fix: " : "     ");
-    if (fix[0] == '#') {
-        render_wrap(out, ro, indent, indent + 2, fix);
-    } else if (hash && indent + strlen(fix) > ro->width) {
+    if (cmd == 0 && fix[hash] == '#') {
+        fix_comment(out, ro, indent, fix + hash);
+    } else if (fix[hash] == '#' && indent + strlen(fix) > ro->width) {
         fputs(render_dim(ro), out);
-        render_wrap(out, ro, indent, indent + 2, hash + 3);
-        fprintf(out, "%s%*s%.*s\n", render_reset(ro), (int)indent, "", (int)(hash - fix), fix);
+        fix_comment(out, ro, indent, fix + hash);
+        fprintf(out, "%s%*s%.*s\n", render_reset(ro), (int)indent, "", (int)cmd, fix);
     } else {
         fprintf(out, "%s\n", fix);
     }

@@ -1,6 +1,7 @@
 /* Making findings and skips, and the small descriptions of processes that titles need. */
 #include "nvml/nvml-abi.h"
 #include "rules/rule-impl.h"
+#include "util/strutil.h"
 #include "util/xalloc.h"
 
 #include <stdarg.h>
@@ -184,6 +185,80 @@ void finding_evidence(struct finding *f, const char *fmt, ...)
     va_end(ap);
 }
 
+/*
+ * Where the comment of a fix line starts: the first '#' that begins a word outside quotes, as a
+ * shell reads it; len when there is none. *open says whether the command before it leaves a
+ * quote open or ends in a backslash (the shell would read on into the next pasted line).
+ */
+static size_t comment_start(const char *line, size_t len, bool *open)
+{
+    char quote = 0;
+    bool escaped = false, word_start = true; /* after a blank the shell splits words at */
+    size_t i;
+
+    for (i = 0; i < len; i++) {
+        char c = line[i];
+        bool blank = false;
+
+        if (quote == '\'') {
+            quote = c == '\'' ? 0 : quote;
+        } else if (escaped) {
+            escaped = false;
+        } else if (c == '\\') {
+            escaped = true;
+        } else if (quote == '"') {
+            quote = c == '"' ? 0 : quote;
+        } else if (c == '\'' || c == '"') {
+            quote = c;
+        } else if (c == '#' && word_start) {
+            break;
+        } else {
+            blank = c == ' ' || c == '\t';
+        }
+        word_start = blank;
+    }
+    *open = quote != 0 || escaped;
+    return i;
+}
+
+size_t fix_comment_start(const char *fix)
+{
+    bool open;
+
+    return comment_start(fix, strlen(fix), &open);
+}
+
+/*
+ * The net under the rules, which quote every value they put into a command (fix_arg): a fix line
+ * is pasted into a root shell, so it must be one comment, or one command with an optional
+ * "   # why". The comment part is made printable on one line; a command part that holds a control
+ * character or bytes that are not UTF-8, or leaves a quote open, would not paste as the command
+ * it shows, so the whole line becomes a comment.
+ */
+static char *fix_safe(char *line)
+{
+    size_t len = strlen(line), hash, lead = strspn(line, " ");
+    bool open;
+    char *out, *text;
+
+    hash = comment_start(line, len, &open);
+    if (hash == lead && hash < len) {
+        out = str_printable_line(line + lead);
+    } else if (open || !str_is_one_line(line, hash)) {
+        text = str_printable_line(line);
+        out = xasprintf("# not safe to paste, so not given as a command: %s", text);
+        free(text);
+    } else if (hash < len) {
+        text = str_printable_line(line + hash);
+        out = xasprintf("%.*s%s", (int)hash, line, text);
+        free(text);
+    } else {
+        return line;
+    }
+    free(line);
+    return out;
+}
+
 void finding_fix(struct finding *f, const char *fmt, ...)
 {
     va_list ap;
@@ -191,6 +266,23 @@ void finding_fix(struct finding *f, const char *fmt, ...)
     va_start(ap, fmt);
     append(&f->fix, &f->n_fix, &f->cap_fix, fmt, ap);
     va_end(ap);
+    f->fix[f->n_fix - 1] = fix_safe(f->fix[f->n_fix - 1]);
+}
+
+char *fix_arg(struct finding *f, const char *what, const char *value)
+{
+    char *word, *text;
+
+    if (value == NULL)
+        return NULL;
+    word = value[0] != '-' ? str_shell_quote(value) : NULL;
+    if (word != NULL)
+        return word;
+    text = str_printable_line(value);
+    finding_fix(f, "# the %s \"%s\" cannot be put into a command safely: look at it by hand", what,
+                text);
+    free(text);
+    return NULL;
 }
 
 void finding_object(struct finding *f, const char *fmt, ...)

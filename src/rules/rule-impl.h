@@ -190,7 +190,25 @@ struct finding *finding_new(const struct rule_ctx *ctx, struct findings *out, in
 void finding_title(struct finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void finding_evidence(struct finding *f, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/*
+ * Adds a fix line: a comment ("# advice"), or one complete command with an optional
+ * "   # why". Every value put into a command goes through fix_arg (strings) or is an integer
+ * checked for range (fix_pid_ok); a line that would still not paste as one command becomes a
+ * comment, and comments are made printable on one line.
+ */
 void finding_fix(struct finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * value as one shell word for a fix command (str_shell_quote), which the caller frees. When no
+ * word can carry it (empty, a control character, not UTF-8, or a leading '-' that the command
+ * would read as an option), adds a comment naming the value (what: "mount point") in the
+ * command's place and returns NULL. NULL (unknown) gives NULL and no comment.
+ */
+char *fix_arg(struct finding *f, const char *what, const char *value);
+/* Whether a pid may go into a command such as kill (1..PROC_PID_MAX; never 0 or -1). */
+static inline bool fix_pid_ok(int64_t pid)
+{
+    return proc_pid_valid(pid);
+}
 void finding_object(struct finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Records that the running rule could not check something (gpu_index -1: not one GPU). */

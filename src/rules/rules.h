@@ -172,6 +172,12 @@ const struct proc_judgement *proc_judgement_find(const struct proc_judgement *j,
 /* The verdict on pid in a context the engine built (rules-proc.c; engine.c calls it). */
 enum proc_verdict rule_proc_verdict(const struct rule_ctx *ctx, int32_t pid);
 
+/*
+ * Where the comment of a fix line begins: the first '#' that starts a word outside quotes, as a
+ * shell reads the line; strlen(fix) when it has none. "kill 4121   # why" gives 10.
+ */
+size_t fix_comment_start(const char *fix);
+
 /* A stable one-line key for a subject: "gpu=3 pid=4121", "object=/tmp", "host". Caller frees. */
 char *subject_key(const struct subject *s);
 

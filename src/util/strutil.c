@@ -189,7 +189,21 @@ static size_t utf8_len(const unsigned char *p, size_t n)
     return len;
 }
 
-char *str_printablen(const char *s, size_t n)
+/* The format characters that break a line or reorder what a terminal shows (all U+20xx). */
+static bool line_format_char(const unsigned char *p, size_t len)
+{
+    if (len != 3 || p[0] != 0xe2)
+        return false;
+    if (p[1] == 0x80) /* U+2028, U+2029, U+202A..U+202E */
+        return p[2] >= 0xa8 && p[2] <= 0xae;
+    if (p[1] == 0x81) /* U+2066..U+2069 */
+        return p[2] >= 0xa6 && p[2] <= 0xa9;
+    return false;
+}
+
+/* Escapes as "\xNN" every byte that is not valid UTF-8 or is a control character, and with
+ * line_too, the format characters of line_format_char. */
+static char *printable(const char *s, size_t n, bool line_too)
 {
     const unsigned char *p = (const unsigned char *)s;
     char *out = xmalloc(n * 4 + 1), *o = out;
@@ -200,9 +214,11 @@ char *str_printablen(const char *s, size_t n)
 
         /* C1 controls (U+0080..U+009F, CSI among them) are as harmful to a terminal as ESC. */
         if (len == 0 || p[i] < 0x20 || p[i] == 0x7f ||
-            (len == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0)) {
-            o += sprintf(o, "\\x%02x", p[i]);
-            i++;
+            (len == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0) ||
+            (line_too && line_format_char(p + i, len))) {
+            for (size_t k = 0; k < (len ? len : 1); k++)
+                o += sprintf(o, "\\x%02x", p[i + k]);
+            i += len ? len : 1;
             continue;
         }
         memcpy(o, p + i, len);
@@ -211,6 +227,16 @@ char *str_printablen(const char *s, size_t n)
     }
     *o = '\0';
     return out;
+}
+
+char *str_printablen(const char *s, size_t n)
+{
+    return printable(s, n, false);
+}
+
+char *str_printable_line(const char *s)
+{
+    return printable(s, strlen(s), true);
 }
 
 char *str_printable(const char *s)
@@ -231,18 +257,6 @@ bool str_is_utf8(const char *s)
         i += len;
     }
     return true;
-}
-
-/* The format characters that break a line or reorder what a terminal shows (all U+20xx). */
-static bool line_format_char(const unsigned char *p, size_t len)
-{
-    if (len != 3 || p[0] != 0xe2)
-        return false;
-    if (p[1] == 0x80) /* U+2028, U+2029, U+202A..U+202E */
-        return p[2] >= 0xa8 && p[2] <= 0xae;
-    if (p[1] == 0x81) /* U+2066..U+2069 */
-        return p[2] >= 0xa6 && p[2] <= 0xa9;
-    return false;
 }
 
 bool str_is_one_line(const char *s, size_t n)

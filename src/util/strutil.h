@@ -32,6 +32,9 @@ int str_version_cmp(const char *a, const char *b);
  */
 char *str_printable(const char *s);
 char *str_printablen(const char *s, size_t n);
+/* The same, and U+2028, U+2029 and the bidirectional controls escaped too (see str_is_one_line):
+ * text that must show as the one line it is, such as a comment in a fix. */
+char *str_printable_line(const char *s);
 /* Whether s is valid UTF-8 (JSON strings must be). */
 bool str_is_utf8(const char *s);
 
