@@ -446,31 +446,34 @@ static void check_gpu_missing(const struct rule_ctx *ctx, struct findings *out)
         return; /* the devices NVML cannot open are those: health.gpu-lost or -inaccessible */
     for (size_t i = 0; i < p->n_gpus; i++) {
         const struct pcie_device *d = &p->gpus[i];
+        const char *addr = d->address ? d->address : "?";
+        char *pattern, *word;
         struct finding *f;
 
         if (nvml_has_address(ctx, d->address))
             continue;
         f = finding_new(ctx, out, -1, -1);
-        finding_object(f, "%s", d->address);
+        finding_object(f, "%s", addr);
         if (d->driver && strcmp(d->driver, "vfio-pci") == 0) {
             f->severity = SEV_INFO;
-            finding_title(f, "GPU %s is passed through to virtual machines (vfio-pci)", d->address);
+            finding_title(f, "GPU %s is passed through to virtual machines (vfio-pci)", addr);
             finding_evidence(f, "bound to vfio-pci, so the host's NVIDIA driver does not use it");
             finding_fix(f, "# intended for VMs; otherwise unbind it from vfio-pci and bind it "
                            "to nvidia");
             f->impact = 0.1;
             continue;
         }
-        finding_title(f, "GPU %s is on the PCI bus but the NVIDIA driver does not see it",
-                      d->address);
-        finding_evidence(f, "PCI device %s (device %04" PRIx32 "), kernel driver: %s", d->address,
+        finding_title(f, "GPU %s is on the PCI bus but the NVIDIA driver does not see it", addr);
+        finding_evidence(f, "PCI device %s (device %04" PRIx32 "), kernel driver: %s", addr,
                          d->device_id, d->driver ? d->driver : "none bound");
         finding_evidence(f, "NVML sees %zu GPU%s; the PCI bus has %zu NVIDIA GPU%s", ctx->n_gpus,
                          ctx->n_gpus == 1 ? "" : "s", p->n_gpus, p->n_gpus == 1 ? "" : "s");
-        finding_fix(f,
-                    "sudo dmesg -T | grep -iE 'NVRM|RmInitAdapter|%s'   # why the driver "
-                    "skipped it",
-                    d->address ? d->address : "nvidia");
+        pattern = xasprintf("NVRM|RmInitAdapter|%s", d->address ? d->address : "nvidia");
+        word = fix_arg(f, "kernel log pattern", pattern);
+        if (word)
+            finding_fix(f, "sudo dmesg -T | grep -iE %s   # why the driver skipped it", word);
+        free(word);
+        free(pattern);
         finding_fix(f, "grep -r NVreg_ExcludedGpus /etc/modprobe.d   # excluded on purpose?");
         finding_fix(f, "# reseat the GPU and its power cables; if it stays missing, contact the "
                        "vendor");

@@ -6,6 +6,7 @@
 #include "util/xalloc.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -162,7 +163,7 @@ static void check_input_starved(const struct rule_ctx *ctx, struct findings *out
                              child->pid, child->cpu_pct, n_busy_children,
                              n_busy_children == 1 ? "" : "s", th(ctx, TH_STARVED_PROC_CPU_PCT));
         host_cpu_evidence(f, hi);
-        if (job)
+        if (job && fix_pid_ok(job->pid))
             finding_fix(f,
                         "py-spy top --pid %d   # where the CPU time goes (decode, augment, "
                         "collate)",
@@ -329,6 +330,7 @@ static void check_disks(const struct rule_ctx *ctx, struct findings *out)
         const struct host_disk *d = &h->disks[i];
         bool rot = (d->valid & (UINT64_C(1) << DISK_S_ROTATIONAL)) && d->rotational;
         struct finding *f;
+        char *dev;
 
         if (!(d->valid & (UINT64_C(1) << DISK_S_RATES)))
             continue;
@@ -355,7 +357,10 @@ static void check_disks(const struct rule_ctx *ctx, struct findings *out)
                     finding_evidence(f, "holds %s (mounted at %s)", fs->paths[j],
                                      fs->mount ? fs->mount : "?");
         }
-        finding_fix(f, "iostat -x %s 1 5   # confirm: %%util, r_await", d->name ? d->name : "");
+        dev = fix_arg(f, "disk name", d->name);
+        if (dev)
+            finding_fix(f, "iostat -x %s 1 5   # confirm: %%util, r_await", dev);
+        free(dev);
         finding_fix(f, "sudo iotop -o   # who reads and writes");
         finding_fix(f, "# move the dataset to NVMe/SSD or RAM; pack small files into shards; %s",
                     rot ? "a spinning disk cannot serve random reads fast enough"
@@ -474,7 +479,7 @@ static void check_fs(const struct rule_ctx *ctx, struct findings *out)
     for (size_t i = 0; i < h->n_fs; i++) {
         const struct host_fs *fs = &h->fs[i];
         double used;
-        char a[16], t[16], paths[160];
+        char a[16], t[16], paths[160], *dir;
         size_t len = 0;
         struct finding *f;
 
@@ -506,10 +511,15 @@ static void check_fs(const struct rule_ctx *ctx, struct findings *out)
                              fs->inodes_total);
         finding_evidence(f, "a full disk makes checkpoints, logs, caches and temporary files "
                             "fail, and jobs crash or stall");
-        finding_fix(f,
-                    "sudo du -xh --max-depth=2 %s 2>/dev/null | sort -h | tail -15   # what "
-                    "fills it",
-                    fs->mount ? fs->mount : "/");
+        /* Any path on the file system will do for du -x: the mount point, else what it holds. */
+        dir =
+            fix_arg(f, "mount point", fs->mount ? fs->mount : (fs->n_paths ? fs->paths[0] : NULL));
+        if (dir)
+            finding_fix(f,
+                        "sudo du -xh --max-depth=2 %s 2>/dev/null | sort -h | tail -15   # what "
+                        "fills it",
+                        dir);
+        free(dir);
         if (fs->n_paths && strcmp(fs->paths[0], "/tmp") == 0)
             finding_fix(f, "find /tmp -xdev -type f -mtime +7 -size +10M -ls   # old large files "
                            "(check before deleting)");

@@ -136,6 +136,22 @@ const struct rule rule_mem_nearly_full = {
 
 /* ---- mem.full-idle ---- */
 
+/* "4121,4187": the holders' pids that a command may name; how many. */
+static size_t holder_pids(char *buf, size_t size, const struct gpu_view *v)
+{
+    size_t len = 0, n = 0;
+
+    buf[0] = '\0';
+    for (size_t k = 0; k < v->n_holders && len + 12 < size; k++) {
+        if (!fix_pid_ok(v->holders[k].pid))
+            continue;
+        len +=
+            (size_t)snprintf(buf + len, size - len, "%s%" PRIu32, n ? "," : "", v->holders[k].pid);
+        n++;
+    }
+    return n;
+}
+
 static void check_full_idle(const struct rule_ctx *ctx, struct findings *out)
 {
     for (size_t i = 0; i < ctx->n_gpus; i++) {
@@ -143,6 +159,7 @@ static void check_full_idle(const struct rule_ctx *ctx, struct findings *out)
         const struct gpu *g = v->g;
         double used;
         struct finding *f;
+        char pids[256];
 
         if (!gpu_valid(g, GPU_S_MEM_USED) || !gpu_valid(g, GPU_S_MEM_TOTAL))
             continue; /* mem.nearly-full reports the missing field */
@@ -163,22 +180,22 @@ static void check_full_idle(const struct rule_ctx *ctx, struct findings *out)
         if (v->n_holders == 0)
             finding_evidence(f, "no process is listed on this GPU");
         rules_holder_evidence(ctx, f, v, 4);
-        if (v->n_holders > 0) {
-            char pids[256];
-            size_t len = 0;
-
-            pids[0] = '\0';
-            for (size_t k = 0; k < v->n_holders && len + 12 < sizeof(pids); k++)
-                len += (size_t)snprintf(pids + len, sizeof(pids) - len, "%s%" PRIu32, k ? "," : "",
-                                        v->holders[k].pid);
+        if (holder_pids(pids, sizeof(pids), v) > 0)
             finding_fix(f, "ps -o pid,user,stat,etime,pcpu,args -p %s   # still working?", pids);
-        } else {
+        else
             finding_fix(f, "sudo fuser -v /dev/nvidia%" PRIu32 "   # who has the device open",
                         gpu_dev_minor(g));
-        }
         finding_fix(f, "# a job waiting on its input: see perf.input-starved; a leak: "
                        "torch.cuda.memory_summary() in the job");
-        finding_fix(f, "kill <pid>   # a holder that is no longer needed (ask its owner first)");
+        for (size_t k = 0, n = 0; k < v->n_holders && n < 4; k++) {
+            const struct holder *h = &v->holders[k];
+
+            if (!fix_pid_ok(h->pid))
+                continue;
+            finding_fix(f, "kill %" PRIu32 "   # if it is no longer needed: ask %s first", h->pid,
+                        proc_ok(h->p, PROC_S_USER_NAME) && h->p->user ? h->p->user : "its owner");
+            n++;
+        }
         f->impact = used / 100.0;
     }
 }

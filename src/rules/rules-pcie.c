@@ -7,6 +7,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* GT/s per lane of each generation, for messages. */
@@ -20,15 +21,18 @@ static double gen_gts(uint32_t gen)
 static void pcie_fixes(struct finding *f, const struct gpu *g)
 {
     const char *bus = gpu_valid(g, GPU_S_PCI_BUS_ID) && g->pci_bus_id ? g->pci_bus_id : NULL;
+    char *word;
 
     /* lspci wants the address without NVML's 8-digit domain. */
     if (bus && strlen(bus) > 12)
         bus += strlen(bus) - 12;
-    if (bus)
+    word = fix_arg(f, "PCI address", bus);
+    if (word)
         finding_fix(f,
                     "sudo lspci -vv -s %s | grep -E 'LnkCap|LnkSta'   # what the link can do "
                     "and does",
-                    bus);
+                    word);
+    free(word);
     finding_fix(f,
                 "nvidia-smi -i %" PRIu32 " -q -d PCIE   # generation and width, now and "
                 "maximum",

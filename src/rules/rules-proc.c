@@ -174,6 +174,8 @@ static bool need_procs(const struct rule_ctx *ctx, struct findings *out)
 
 static void kill_fixes(struct finding *f, const struct proc *p, int32_t pid)
 {
+    if (!fix_pid_ok(pid))
+        return;
     finding_fix(f, "ps -o pid,ppid,user,stat,etime,pcpu,args -p %d   # confirm what it is", pid);
     finding_fix(f, "kill %d   # once %s confirms it is no longer needed", pid,
                 p && p->user ? p->user : "its owner");
@@ -218,7 +220,9 @@ static void check_stopped(const struct rule_ctx *ctx, struct findings *out)
                              stopped_children);
         age_evidence(ctx, f, u->p);
         owner_evidence(f, u->p);
-        if (u->p->state == 't') {
+        if (!fix_pid_ok(u->pid)) {
+            /* No command can name it (the table's pid is impossible): advice only. */
+        } else if (u->p->state == 't') {
             finding_fix(f,
                         "ps -o pid,args -p $(awk '/TracerPid/ {print $2}' /proc/%d/status)   "
                         "# the debugger holding it",
@@ -228,8 +232,9 @@ static void check_stopped(const struct rule_ctx *ctx, struct findings *out)
             finding_fix(f, "kill -CONT %d   # resume it (or 'fg' in the shell that stopped it)",
                         u->pid);
         }
-        finding_fix(f, "kill %d   # or end it, once %s confirms it is no longer needed", u->pid,
-                    u->p->user ? u->p->user : "its owner");
+        if (fix_pid_ok(u->pid))
+            finding_fix(f, "kill %d   # or end it, once %s confirms it is no longer needed", u->pid,
+                        u->p->user ? u->p->user : "its owner");
         f->impact = u->used_valid ? (double)u->used_bytes / (1024.0 * MIB) / 80.0 + 1.0 : 1.0;
     }
 }
@@ -291,9 +296,10 @@ static void check_zombie(const struct rule_ctx *ctx, struct findings *out)
                     "sudo fuser -v /dev/nvidia%" PRIu32 "   # who still has the device open "
                     "(workers that outlived it)",
                     use_minor(ctx, u));
-        finding_fix(f, "ps -o pid,stat,args -p %d   # the parent that has not reaped it",
-                    u->p->ppid);
-        if (u->p->ppid > 1)
+        if (fix_pid_ok(u->p->ppid))
+            finding_fix(f, "ps -o pid,stat,args -p %d   # the parent that has not reaped it",
+                        u->p->ppid);
+        if (fix_pid_ok(u->p->ppid) && u->p->ppid > 1)
             finding_fix(f,
                         "kill %d   # end the parent (if it is not needed) so init reaps the "
                         "zombie",
@@ -591,8 +597,8 @@ static void check_shared(const struct rule_ctx *ctx, struct findings *out)
                 snprintf(util, sizeof(util), ", SM %" PRIu32 " %%", h->np->sm_util_pct);
             finding_evidence(f, "%s%s%s: %s%s", label, cont[0] ? " in " : "", cont, b, util);
         }
-        finding_fix(f, "CUDA_VISIBLE_DEVICES=<free GPU> <command>   # give each job its own GPU "
-                       "(or the scheduler's GPU allocation)");
+        finding_fix(f, "# give each job its own GPU: CUDA_VISIBLE_DEVICES=<free GPU> <command>, "
+                       "or the scheduler's GPU allocation");
         finding_fix(f,
                     "sudo nvidia-smi -i %" PRIu32 " -c EXCLUSIVE_PROCESS   # one process per "
                     "GPU from now on",
@@ -673,7 +679,7 @@ static void check_pileup(const struct rule_ctx *ctx, struct findings *out)
         if (env_known > 0 && unset == env_known)
             finding_evidence(f, "none of them sets CUDA_VISIBLE_DEVICES, so each starts on the "
                                 "first GPU");
-        finding_fix(f, "CUDA_VISIBLE_DEVICES=%d <command>   # start the next job on an idle GPU",
+        finding_fix(f, "# start the next job on an idle GPU: CUDA_VISIBLE_DEVICES=%d <command>",
                     idle[0]);
         finding_fix(f, "# multi-GPU jobs: torchrun --nproc_per_node=N, and "
                        "torch.cuda.set_device(local_rank) in each rank");
@@ -995,8 +1001,8 @@ static void check_cvd(const struct rule_ctx *ctx, struct findings *out)
                                 "address");
             finding_fix(f, "nvidia-smi --query-gpu=index,uuid,utilization.gpu,memory.used "
                            "--format=csv   # pick a free GPU");
-            finding_fix(f, "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=<free GPU> "
-                           "<command>");
+            finding_fix(f, "# then start it as CUDA_DEVICE_ORDER=PCI_BUS_ID "
+                           "CUDA_VISIBLE_DEVICES=<free GPU> <command>");
             f->impact = 0.5;
         }
         free(list);
@@ -1051,8 +1057,8 @@ static void check_mig(const struct rule_ctx *ctx, struct findings *out)
                         "this GPU offers",
                         g->index);
             finding_fix(f,
-                        "sudo nvidia-smi mig -i %" PRIu32 " -cgi <profile,...> -C   # create "
-                        "GPU and compute instances",
+                        "# create GPU and compute instances: sudo nvidia-smi mig -i %" PRIu32
+                        " -cgi <profile,...> -C",
                         g->index);
             finding_fix(f,
                         "sudo nvidia-smi -i %" PRIu32 " -mig 0   # or turn MIG off (takes "

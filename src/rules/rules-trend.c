@@ -312,13 +312,16 @@ static void leak_finding(const struct rule_ctx *ctx, struct findings *out, const
         finding_evidence(f, "GPU %" PRIu32 ": %s free of %s, full in %s at this rate", last->index,
                          fr, tot, full);
     }
-    finding_fix(f, "py-spy dump --pid %" PRIu32 "   # what the job is doing while it grows", pid);
+    if (fix_pid_ok(pid))
+        finding_fix(f, "py-spy dump --pid %" PRIu32 "   # what the job is doing while it grows",
+                    pid);
     finding_fix(f, "# PyTorch: print(torch.cuda.memory_summary()) in the job; look for tensors "
                    "kept across steps (a loss summed without .item(), growing lists, caches)");
-    finding_fix(f,
-                "kill -TERM %" PRIu32 "   # last resort, before GPU %" PRIu32
-                " is full: ask its owner, checkpoint first",
-                pid, last->index);
+    if (fix_pid_ok(pid))
+        finding_fix(f,
+                    "kill -TERM %" PRIu32 "   # last resort, before GPU %" PRIu32
+                    " is full: ask its owner, checkpoint first",
+                    pid, last->index);
     f->impact = f->severity == SEV_CRITICAL ? 1.0 : 0.5;
 }
 
@@ -457,7 +460,7 @@ static void check_idle_held(const struct rule_ctx *ctx, struct findings *out)
                     "nvidia-smi -i %" PRIu32 " --query-compute-apps=pid,used_memory "
                     "--format=csv   # who holds it",
                     v->g->index);
-        if (v->n_holders > 0)
+        if (v->n_holders > 0 && fix_pid_ok(v->holders[0].pid))
             finding_fix(f, "ps -o pid,user,etime,stat,args -p %" PRIu32 "   # still needed?",
                         v->holders[0].pid);
         finding_fix(f, "# ask the owners; restart idle notebook kernels, end abandoned jobs "
@@ -561,7 +564,7 @@ static void check_util_swing(const struct rule_ctx *ctx, struct findings *out)
             proc_desc(label, sizeof(label), ctx, (int32_t)v->holders[k].pid);
             finding_evidence(f, "on it: %s", label);
         }
-        if (v->n_holders > 0)
+        if (v->n_holders > 0 && fix_pid_ok(v->holders[0].pid))
             finding_fix(f, "py-spy top --pid %" PRIu32 "   # what the job's CPU side is doing",
                         v->holders[0].pid);
         finding_fix(f, "# PyTorch: DataLoader(num_workers=<cores per GPU>, pin_memory=True, "
