@@ -401,6 +401,7 @@ int jtable_read(const struct jtable *t, void *obj, const json_t *in, const char 
                 int32_t missing_rc, const char *const *extra_keys, struct jerr *err)
 {
     size_t known = 0;
+    uint64_t missing = 0; /* JT_BITS slots a field of this object lacks */
     json_t *v;
 
     if (!json_is_object(in)) {
@@ -428,13 +429,19 @@ int jtable_read(const struct jtable *t, void *obj, const json_t *in, const char 
                 jfield_set_rc(t, obj, f->slot, v == NULL ? missing_rc : JF_RC_NOT_COLLECTED);
             else
                 jfield_set_valid(t, obj, f, false);
+            if (f->slot >= 0 && f->slot < 64)
+                missing |= UINT64_C(1) << f->slot;
             continue;
         }
         if (field_from_json(f, obj, v, path, err) != 0) {
             snprintf(err->path, sizeof(err->path), "%s%s%s", path, *path ? "." : "", f->name);
             return -1;
         }
-        jfield_set_valid(t, obj, f, true);
+        /* Fields that share a bit are known together: one that is missing keeps the bit clear,
+         * so its value never reads as a valid 0. */
+        jfield_set_valid(t, obj, f,
+                         t->validity != JT_BITS || f->slot < 0 || f->slot >= 64 ||
+                             !(missing & (UINT64_C(1) << f->slot)));
     }
     /* Every key is a field, an extra key or the status key: counting spares a lookup per key. */
     for (size_t i = 0; extra_keys && extra_keys[i]; i++)

@@ -82,7 +82,8 @@ void jtable_write(const struct jtable *t, const void *obj, json_t *out, unsigned
 
 /*
  * Reads the fields of obj from the JSON object in. A missing or null key leaves the field
- * invalid (JT_RC: missing_rc). Unknown keys are an error unless listed in extra_keys
+ * invalid (JT_RC: missing_rc); fields that share a JT_BITS slot are valid only when all of them
+ * are there. Unknown keys are an error unless listed in extra_keys
  * (NULL-terminated, may be NULL). path names the object in error messages.
  * Returns 0, or -1 with *err set.
  */

@@ -1,5 +1,6 @@
 #include "snap-gpu.h"
 #include "nvml/nvml-abi.h"
+#include "snap-procs.h"
 #include "util/xalloc.h"
 
 #include <stdio.h>
@@ -411,6 +412,18 @@ int gpu_from_json(struct gpu *g, const json_t *j, const char *path, int32_t miss
             g->n_procs = i + 1;
         }
         g->rc[GPU_S_PROCESSES] = 0;
+    }
+    return 0;
+}
+
+int gpu_pids_check(const struct gpu *g, const char *path, struct jerr *err)
+{
+    for (size_t i = 0; i < g->n_procs; i++) {
+        char ppath[256];
+
+        snprintf(ppath, sizeof(ppath), "%s.processes[%zu]", path, i);
+        if (proc_pid_check(g->procs[i].pid, false, ppath, "pid", err) != 0)
+            return -1;
     }
     return 0;
 }

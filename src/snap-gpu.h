@@ -202,6 +202,12 @@ void nvml_system_free(struct nvml_system *s);
 json_t *gpu_to_json(const struct gpu *g, unsigned only_flags);
 int gpu_from_json(struct gpu *g, const json_t *j, const char *path, int32_t missing_rc,
                   const char *const *extra_keys, struct jerr *err);
+/*
+ * A snapshot's GPU process pids must be possible process ids (1..PROC_PID_MAX): 0 or -1 in a fix
+ * would name every process. The simulator's scenarios, which may hold any value NVML can return,
+ * are not checked. Returns 0, or -1 with *err naming the pid.
+ */
+int gpu_pids_check(const struct gpu *g, const char *path, struct jerr *err);
 json_t *nvml_system_to_json(const struct nvml_system *s);
 int nvml_system_from_json(struct nvml_system *s, const json_t *j, const char *path,
                           struct jerr *err);

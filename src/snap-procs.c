@@ -1,6 +1,7 @@
 #include "snap-procs.h"
 #include "util/xalloc.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,34 +20,34 @@
  */
 static const struct jfield proc_fields[] = {
     F("pid", JF_I32, pid, -1, JF_ID, "/proc/<pid>", "process id in the PID namespace of /proc"),
-    F("ppid", JF_I32, ppid, PROC_S_STAT, 0, SRC_STAT, "parent process id"),
-    F("start_ticks", JF_U64, start_ticks, PROC_S_STAT, JF_ID, SRC_STAT,
+    F("ppid", JF_I32, ppid, PROC_S_PPID, 0, SRC_STAT, "parent process id"),
+    F("start_ticks", JF_U64, start_ticks, PROC_S_START_TICKS, JF_ID, SRC_STAT,
       "start time in clock ticks after boot; with pid, the process identity"),
     F("start_time_ms", JF_I64, start_time_ms, PROC_S_START_TIME, 0, SRC_STAT " + /proc/stat",
       "Unix time the process started (its age is time_ms minus this)"),
-    { "state", JF_NONE, 0, PROC_S_STAT, 0, NULL, SRC_STAT,
+    { "state", JF_NONE, 0, PROC_S_STATE, 0, NULL, SRC_STAT,
       "one letter as ps shows it: R running, S sleeping, D uninterruptible (often I/O or a "
       "driver call), Z zombie, T stopped, t traced, I idle kernel thread, X dead" },
     F("uid", JF_U32, uid, PROC_S_USER, 0, SRC_STATUS, "effective user id"),
     F("user", JF_STR, user, PROC_S_USER_NAME, 0, "passwd",
       "user name of uid (null when the uid has no name here, e.g. a container's user)"),
-    F("comm", JF_STR, comm, PROC_S_STAT, 0, SRC_STAT, "command name (at most 15 bytes for tasks)"),
+    F("comm", JF_STR, comm, PROC_S_COMM, 0, SRC_STAT, "command name (at most 15 bytes for tasks)"),
     F("cmdline", JF_STR, cmdline, PROC_S_CMDLINE, 0, "/proc/<pid>/cmdline",
       "command line, arguments joined by spaces (null when empty: zombie, kernel thread)"),
     F("exe", JF_STR, exe, PROC_S_EXE, 0, "/proc/<pid>/exe", "executable (needs root for others)"),
     F("cwd", JF_STR, cwd, PROC_S_CWD, 0, "/proc/<pid>/cwd",
       "working directory (needs root for others)"),
-    F("cpu_time_ms", JF_U64, cpu_time_ms, PROC_S_STAT, 0, SRC_STAT,
+    F("cpu_time_ms", JF_U64, cpu_time_ms, PROC_S_CPU_TIME, 0, SRC_STAT,
       "CPU time used, user + system, when the scan read it"),
     F("cpu_pct", JF_DOUBLE, cpu_pct, PROC_S_CPU_PCT, 0, SRC_STAT " over the window",
       "CPU use over the sampling window, 100 = one core (null without a window)"),
     F("rss_bytes", JF_U64, rss_bytes, PROC_S_RSS, 0, SRC_STATUS, "resident memory (VmRSS)"),
-    F("threads", JF_U32, threads, PROC_S_STAT, 0, SRC_STAT, "number of threads"),
+    F("threads", JF_U32, threads, PROC_S_THREADS, 0, SRC_STAT, "number of threads"),
     { "gpus", JF_NONE, 0, -1, 0, NULL, "/proc/<pid>/fd + NVML",
       "the GPUs the process uses: objects described under `processes.processes[].gpus[]`" },
-    F("holds_ctl", JF_BOOL, holds_ctl, PROC_S_FDS, 0, "/proc/<pid>/fd",
+    F("holds_ctl", JF_BOOL, holds_ctl, PROC_S_HOLDS_CTL, 0, "/proc/<pid>/fd",
       "has /dev/nvidiactl open (a driver client, e.g. a hung nvidia-smi)"),
-    F("holds_uvm", JF_BOOL, holds_uvm, PROC_S_FDS, 0, "/proc/<pid>/fd",
+    F("holds_uvm", JF_BOOL, holds_uvm, PROC_S_HOLDS_UVM, 0, "/proc/<pid>/fd",
       "has /dev/nvidia-uvm open (CUDA unified memory)"),
     { "children", JF_NONE, 0, -1, 0, NULL, SRC_STAT,
       "pids of direct children, ascending (of a GPU process: its data-loader workers)" },
@@ -64,9 +65,9 @@ static const struct jfield proc_fields[] = {
       "container id (hex); null when not in a container"),
     F("pod_uid", JF_STR, pod_uid, -1, 0, "/proc/<pid>/cgroup", "Kubernetes pod UID"),
     F("slurm_job_id", JF_STR, slurm_job_id, -1, 0, "/proc/<pid>/cgroup", "Slurm job id"),
-    F("ns_pid", JF_I32, ns_pid, PROC_S_NSPID, 0, SRC_STATUS " NSpid",
+    F("ns_pid", JF_I32, ns_pid, PROC_S_NS_PID, 0, SRC_STATUS " NSpid",
       "pid inside its own (innermost) PID namespace"),
-    F("ns_depth", JF_U32, ns_depth, PROC_S_NSPID, 0, SRC_STATUS " NSpid",
+    F("ns_depth", JF_U32, ns_depth, PROC_S_NS_DEPTH, 0, SRC_STATUS " NSpid",
       "PID namespaces below the one of /proc: 0 on the host, 1 in a container"),
     { "libs", JF_NONE, 0, PROC_S_MAPS, 0, NULL, "/proc/<pid>/maps",
       "GPU libraries mapped: objects described under `processes.processes[].libs[]` (null: maps "
@@ -248,9 +249,41 @@ static void write_field(const struct jtable *t, const struct jfield *f, const vo
     jtable_write(&one, obj, out, 0);
 }
 
-static json_t *proc_to_json(const struct proc *p)
+/* The valid bits with each group bit the collector set spelled out as its fields' bits. */
+static uint64_t field_bits(uint64_t valid)
+{
+    if (valid & PROC_BIT(PROC_S_STAT))
+        valid |= PROC_STAT_FIELDS;
+    if (valid & PROC_BIT(PROC_S_FDS))
+        valid |= PROC_FDS_FIELDS;
+    if (valid & PROC_BIT(PROC_S_NSPID))
+        valid |= PROC_NSPID_FIELDS;
+    return valid;
+}
+
+/* A group whose fields are all there is its group bit, as the collector sets it. */
+static uint64_t group(uint64_t valid, enum proc_slot slot, uint64_t fields)
+{
+    valid &= ~PROC_BIT(slot);
+    return (valid & fields) == fields ? (valid & ~fields) | PROC_BIT(slot) : valid;
+}
+
+/* The bits a record read from JSON has, in the collector's form: group bits where a group is
+ * whole, the fields' own bits where it is not. */
+static uint64_t group_bits(uint64_t valid)
+{
+    valid = group(valid, PROC_S_STAT, PROC_STAT_FIELDS);
+    valid = group(valid, PROC_S_FDS, PROC_FDS_FIELDS);
+    return group(valid, PROC_S_NSPID, PROC_NSPID_FIELDS);
+}
+
+static json_t *proc_to_json(const struct proc *proc)
 {
     json_t *j = json_object();
+    struct proc copy = *proc; /* the table's rows test the fields' own bits */
+    const struct proc *p = &copy;
+
+    copy.valid = field_bits(proc->valid);
 
     for (size_t i = 0; i < proc_jtable.n_fields; i++) {
         const struct jfield *f = &proc_jtable.fields[i];
@@ -322,7 +355,20 @@ static int read_state(struct proc *p, const json_t *j, const char *path, struct 
         return -1;
     }
     p->state = s[0];
+    set_valid(p, PROC_S_STATE, true);
     return 0;
+}
+
+int proc_pid_check(int64_t pid, bool zero_ok, const char *path, const char *key, struct jerr *err)
+{
+    char sub[256];
+
+    if (proc_pid_valid(pid) || (zero_ok && pid == 0))
+        return 0;
+    snprintf(sub, sizeof(sub), "%s.%s", path, key);
+    jerr_set(err, sub, "%" PRId64 " is not a process id (%s1 to %d)", pid, zero_ok ? "0 or " : "",
+             PROC_PID_MAX);
+    return -1;
 }
 
 static int read_gpu(void *elem, const json_t *j, const char *path, struct jerr *err)
@@ -341,8 +387,8 @@ static int read_gpu(void *elem, const json_t *j, const char *path, struct jerr *
 
 static int read_child(void *elem, const json_t *j, const char *path, struct jerr *err)
 {
-    if (!json_is_integer(j) || json_integer_value(j) <= 0 || json_integer_value(j) > INT32_MAX) {
-        jerr_set(err, path, "expected a process id");
+    if (!json_is_integer(j) || !proc_pid_valid(json_integer_value(j))) {
+        jerr_set(err, path, "expected a process id (1 to %d)", PROC_PID_MAX);
         return -1;
     }
     *(int32_t *)elem = (int32_t)json_integer_value(j);
@@ -369,8 +415,12 @@ static int read_proc(void *elem, const json_t *j, const char *path, struct jerr 
     int r;
 
     if (jtable_read(&proc_jtable, p, j, path, 0, NULL, err) != 0 ||
-        read_state(p, j, path, err) != 0)
+        read_state(p, j, path, err) != 0 || proc_pid_check(p->pid, false, path, "pid", err) != 0 ||
+        (has(p, PROC_S_PPID) && proc_pid_check(p->ppid, true, path, "ppid", err) != 0) ||
+        (has(p, PROC_S_NS_PID) && proc_pid_check(p->ns_pid, false, path, "ns_pid", err) != 0))
         return -1;
+    /* What a group stands for is known when all of its fields are. */
+    p->valid = group_bits(p->valid);
     r = jlist_read(j, "gpus", path, sizeof(*p->gpus), &items, &p->n_gpus, read_gpu, err);
     p->gpus = items;
     if (r < 0)
@@ -412,5 +462,5 @@ int proc_sample_from_json(struct proc_sample *s, const json_t *j, const char *pa
         jerr_set(err, path, "missing required key \"pid\"");
         return -1;
     }
-    return 0;
+    return proc_pid_check(s->pid, false, path, "pid", err);
 }

@@ -27,9 +27,14 @@ static inline bool proc_pid_valid(int64_t pid)
     return pid > 0 && pid <= PROC_PID_MAX;
 }
 
-/* Validity bits of struct proc. */
+/*
+ * Validity bits of struct proc. A group bit (STAT, FDS, NSPID) says that everything read from
+ * one file is known, as the collector sets it; every field of the group also has a bit of its
+ * own, so a snapshot that lacks one of them loses that field only. proc_has() tests a field:
+ * its own bit, or its group's.
+ */
 enum proc_slot {
-    PROC_S_STAT,       /* ppid, state, start_ticks, cpu_time_ms, threads, comm */
+    PROC_S_STAT,       /* group: ppid, state, start_ticks, comm, cpu_time_ms, threads */
     PROC_S_START_TIME, /* start_time_ms: needs stat and the boot time */
     PROC_S_USER,       /* uid */
     PROC_S_USER_NAME,  /* user: the uid has a name */
@@ -38,12 +43,30 @@ enum proc_slot {
     PROC_S_CWD,
     PROC_S_CPU_PCT, /* needs two readings: only after a sampling window */
     PROC_S_RSS,
-    PROC_S_FDS,    /* the fd scan succeeded: holds_* and gpus[].holds_device are meaningful */
+    PROC_S_FDS,    /* group: the fd scan succeeded: holds_*, gpus[].holds_device meaningful */
     PROC_S_ENV,    /* environ readable: cuda_visible_devices_set is meaningful */
     PROC_S_CGROUP, /* cgroup read: container_*, pod_uid, slurm_job_id are meaningful */
-    PROC_S_NSPID,
-    PROC_S_MAPS, /* maps readable: libs is meaningful */
+    PROC_S_NSPID,  /* group: ns_pid, ns_depth */
+    PROC_S_MAPS,   /* maps readable: libs is meaningful */
+    /* The fields of the groups, one bit each. */
+    PROC_S_PPID,
+    PROC_S_STATE,
+    PROC_S_START_TICKS,
+    PROC_S_COMM,
+    PROC_S_CPU_TIME,
+    PROC_S_THREADS,
+    PROC_S_HOLDS_CTL,
+    PROC_S_HOLDS_UVM,
+    PROC_S_NS_PID,
+    PROC_S_NS_DEPTH,
 };
+
+#define PROC_BIT(slot) (UINT64_C(1) << (slot))
+#define PROC_STAT_FIELDS                                                                           \
+    (PROC_BIT(PROC_S_PPID) | PROC_BIT(PROC_S_STATE) | PROC_BIT(PROC_S_START_TICKS) |               \
+     PROC_BIT(PROC_S_COMM) | PROC_BIT(PROC_S_CPU_TIME) | PROC_BIT(PROC_S_THREADS))
+#define PROC_FDS_FIELDS   (PROC_BIT(PROC_S_HOLDS_CTL) | PROC_BIT(PROC_S_HOLDS_UVM))
+#define PROC_NSPID_FIELDS (PROC_BIT(PROC_S_NS_PID) | PROC_BIT(PROC_S_NS_DEPTH))
 
 /* Validity bits of struct proc_gpu. */
 enum proc_gpu_slot {
@@ -141,6 +164,22 @@ extern const struct jtable proc_gpu_jtable;
 extern const struct jtable proc_lib_jtable;
 extern const struct jtable proc_table_jtable;
 extern const struct jtable proc_sample_jtable;
+
+/* Whether the field (or group) of slot is known: its own bit, or the bit of its group. */
+static inline bool proc_has(const struct proc *p, enum proc_slot slot)
+{
+    uint64_t bit = PROC_BIT(slot);
+
+    return (p->valid & bit) || ((PROC_STAT_FIELDS & bit) && (p->valid & PROC_BIT(PROC_S_STAT))) ||
+           ((PROC_FDS_FIELDS & bit) && (p->valid & PROC_BIT(PROC_S_FDS))) ||
+           ((PROC_NSPID_FIELDS & bit) && (p->valid & PROC_BIT(PROC_S_NSPID)));
+}
+
+/*
+ * Checks a process id read from a snapshot: 1..PROC_PID_MAX, or 0 too with zero_ok (a ppid:
+ * init's parent). Returns 0, or -1 with *err naming path.key.
+ */
+int proc_pid_check(int64_t pid, bool zero_ok, const char *path, const char *key, struct jerr *err);
 
 /* Milliseconds the process has run at now_ms (Unix time), or -1 when its start is unknown. */
 int64_t proc_age_ms(const struct proc *p, int64_t now_ms);

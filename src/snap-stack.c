@@ -1,5 +1,6 @@
 /* The CUDA stack section's field tables and codec. */
 #include "snap-stack.h"
+#include "snap-procs.h"
 #include "util/xalloc.h"
 
 #include <stdio.h>
@@ -136,6 +137,13 @@ int stack_info_from_json(struct stack_info *s, const json_t *j, const char *path
     if (jlist_read_table(&stack_framework_table, j, "frameworks", path, sizeof(*s->frameworks),
                          &frameworks, &s->n_frameworks, err) < 0)
         goto out;
+    for (size_t i = 0; i < s->n_frameworks; i++) {
+        char sub[256];
+
+        snprintf(sub, sizeof(sub), "%s%sframeworks[%zu]", path, *path ? "." : "", i);
+        if (proc_pid_check(((struct stack_framework *)frameworks)[i].pid, false, sub, "pid", err))
+            goto out;
+    }
     rc = 0;
 out:
     s->toolkits = toolkits;

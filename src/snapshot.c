@@ -293,7 +293,8 @@ static int read_gpus(struct gpu **out, size_t *n_out, const json_t *j, const cha
         snprintf(path, sizeof(path), "%s[%zu]", name, i);
         gpu_init(&(*out)[i], (uint32_t)i);
         *n_out = i + 1;
-        if (gpu_from_json(&(*out)[i], g, path, JF_RC_NOT_COLLECTED, NULL, err) != 0)
+        if (gpu_from_json(&(*out)[i], g, path, JF_RC_NOT_COLLECTED, NULL, err) != 0 ||
+            gpu_pids_check(&(*out)[i], path, err) != 0)
             return -1;
     }
     return 0;

@@ -299,7 +299,7 @@ void render_gpu_table(FILE *out, const struct snapshot *s, const struct render_o
 
 static const char *state_word(const struct proc *p)
 {
-    if (p == NULL || !((p->valid >> PROC_S_STAT) & 1u))
+    if (p == NULL || !proc_has(p, PROC_S_STATE))
         return "?";
     switch (p->state) {
     case 'R':

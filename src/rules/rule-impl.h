@@ -239,10 +239,10 @@ const char *proc_command(const struct proc *p);
 const char *proc_state_name(char state);
 /* "docker 3f2a1b9c", "slurm job 4411", "k8s pod 1d2e..", or NULL on the host. */
 void proc_container(char *buf, size_t size, const struct proc *p);
-/* Whether a process field is valid; false for NULL (a process the table does not have). */
+/* Whether a process field is valid (proc_has); false for NULL (a process the table lacks). */
 static inline bool proc_ok(const struct proc *p, enum proc_slot slot)
 {
-    return p != NULL && ((p->valid >> slot) & 1u);
+    return p != NULL && proc_has(p, slot);
 }
 
 /* Evidence lines for a GPU's holders, largest first, at most max (rules-mem.c). */

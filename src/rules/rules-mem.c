@@ -34,7 +34,7 @@ void rules_holder_evidence(const struct rule_ctx *ctx, struct finding *f, const 
         proc_desc(label, sizeof(label), ctx, (int32_t)h->pid);
         if (h->used_valid)
             render_bytes(mem, sizeof(mem), h->used_bytes);
-        if (proc_ok(p, PROC_S_STAT))
+        if (proc_ok(p, PROC_S_STATE))
             snprintf(state, sizeof(state), ", %s", proc_state_name(p->state));
         if (proc_ok(p, PROC_S_CPU_PCT))
             snprintf(cpu, sizeof(cpu), ", CPU %.0f %%", p->cpu_pct);

@@ -93,7 +93,7 @@ static void use_bytes(char *buf, size_t size, const struct proc_use *u)
 
 static bool proc_in_state(const struct proc *p, const char *states)
 {
-    return p != NULL && proc_ok(p, PROC_S_STAT) && p->state && strchr(states, p->state);
+    return p != NULL && proc_ok(p, PROC_S_STATE) && p->state && strchr(states, p->state);
 }
 
 /* The CPU the process and its children in the table used over the window; -1 unknown. */
@@ -154,7 +154,7 @@ static bool holds_enough(const struct rule_ctx *ctx, const struct proc_use *u)
  */
 static bool use_orphaned(const struct proc *p)
 {
-    if (!proc_ok(p, PROC_S_STAT) || p->ppid != 1)
+    if (!proc_ok(p, PROC_S_PPID) || p->ppid != 1)
         return false;
     if (p->container_id || p->pod_uid || p->slurm_job_id)
         return false;
@@ -198,7 +198,7 @@ static void check_stopped(const struct rule_ctx *ctx, struct findings *out)
         if (!proc_in_state(u->p, "Tt"))
             continue;
         /* Ctrl-Z stops the whole job: report its top process, and count the rest there. */
-        parent = ctx_use(ctx, u->p->ppid);
+        parent = proc_ok(u->p, PROC_S_PPID) ? ctx_use(ctx, u->p->ppid) : NULL;
         if (parent && proc_in_state(parent->p, "Tt"))
             continue;
         for (size_t k = 0; k < u->p->n_children; k++) {
@@ -272,22 +272,31 @@ static void check_zombie(const struct rule_ctx *ctx, struct findings *out)
         const struct proc *parent;
         char label[96], where[160], b[16];
         struct finding *f;
+        int32_t ppid;
 
         if (!proc_in_state(u->p, "ZX"))
             continue;
-        parent = ctx_proc(ctx, u->p->ppid);
+        ppid = proc_ok(u->p, PROC_S_PPID) ? u->p->ppid : -1;
+        parent = ppid >= 0 ? ctx_proc(ctx, ppid) : NULL;
         proc_label(label, sizeof(label), ctx, u->pid);
         gpus_label(where, sizeof(where), u->gpus, u->n_gpus);
         use_bytes(b, sizeof(b), u);
         f = finding_new(ctx, out, u->top_gpu, u->pid);
         finding_title(f, "%s memory (%s) held by defunct process %d (%s)", where, b, u->pid, label);
-        finding_evidence(f,
-                         "state %c: the process has exited but is not yet reaped by its "
-                         "parent %d",
-                         u->p->state, u->p->ppid);
+        if (ppid >= 0)
+            finding_evidence(f,
+                             "state %c: the process has exited but is not yet reaped by its "
+                             "parent %d",
+                             u->p->state, ppid);
+        else
+            finding_evidence(f,
+                             "state %c: the process has exited but is not yet reaped by its "
+                             "parent (its pid is not in the snapshot)",
+                             u->p->state);
         if (parent != NULL)
             finding_evidence(f, "parent %d (%s) is %s", parent->pid, proc_command(parent),
-                             proc_state_name(parent->state));
+                             proc_ok(parent, PROC_S_STATE) ? proc_state_name(parent->state)
+                                                           : "in a state not known");
         use_evidence(ctx, f, u);
         for (size_t k = 0; k < u->p->n_children; k++)
             finding_evidence(f, "child %d (%s) outlived it and may still hold the device",
@@ -296,14 +305,13 @@ static void check_zombie(const struct rule_ctx *ctx, struct findings *out)
                     "sudo fuser -v /dev/nvidia%" PRIu32 "   # who still has the device open "
                     "(workers that outlived it)",
                     use_minor(ctx, u));
-        if (fix_pid_ok(u->p->ppid))
-            finding_fix(f, "ps -o pid,stat,args -p %d   # the parent that has not reaped it",
-                        u->p->ppid);
-        if (fix_pid_ok(u->p->ppid) && u->p->ppid > 1)
+        if (fix_pid_ok(ppid))
+            finding_fix(f, "ps -o pid,stat,args -p %d   # the parent that has not reaped it", ppid);
+        if (fix_pid_ok(ppid) && ppid > 1)
             finding_fix(f,
                         "kill %d   # end the parent (if it is not needed) so init reaps the "
                         "zombie",
-                        u->p->ppid);
+                        ppid);
         f->impact = u->used_valid ? (double)u->used_bytes / (1024.0 * MIB) / 80.0 + 1.0 : 1.0;
     }
 }
@@ -481,7 +489,7 @@ enum proc_verdict rule_proc_verdict(const struct rule_ctx *ctx, int32_t pid)
     double age;
     enum idleness idle;
 
-    if (u == NULL || !proc_ok(u->p, PROC_S_STAT))
+    if (u == NULL || !proc_ok(u->p, PROC_S_STATE))
         return PROC_VERDICT_NOT_VISIBLE;
     if (proc_in_state(u->p, "ZX"))
         return PROC_VERDICT_DEFUNCT;
@@ -956,7 +964,7 @@ static void check_cvd(const struct rule_ctx *ctx, struct findings *out)
         if (!proc_ok(p, PROC_S_ENV) || !p->cuda_visible_devices_set || !p->cuda_visible_devices)
             continue;
         /* Workers inherit the job's environment: judge the job once, at its top process. */
-        parent = ctx_proc(ctx, p->ppid);
+        parent = proc_ok(p, PROC_S_PPID) ? ctx_proc(ctx, p->ppid) : NULL;
         if (parent && proc_ok(parent, PROC_S_ENV) && parent->cuda_visible_devices &&
             strcmp(parent->cuda_visible_devices, p->cuda_visible_devices) == 0)
             continue;

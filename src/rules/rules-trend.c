@@ -248,7 +248,7 @@ static void memory_series(const struct rule_ctx *ctx, size_t pos, uint32_t idx, 
                           struct series *s)
 {
     const struct proc *p = ctx_proc(ctx, (int32_t)pid);
-    bool known = proc_ok(p, PROC_S_STAT);
+    bool known = proc_ok(p, PROC_S_START_TICKS);
 
     for (size_t k = 0; k < ctx->hist->n; k++) {
         const struct sample *smp = &ctx->hist->samples[k];

@@ -243,7 +243,7 @@ static void test_edges_agree(void **state)
 
     /* A process whose stat was not read is not visible. */
     s = load_case("zombie-holder");
-    proc_of(s, 6000)->valid &= ~(UINT64_C(1) << PROC_S_STAT);
+    proc_of(s, 6000)->valid &= ~(PROC_BIT(PROC_S_STAT) | PROC_STAT_FIELDS);
     assert_int_equal(judge(s, 6000), PROC_VERDICT_NOT_VISIBLE);
     agree("zombie-holder, unreadable", s, &stale);
     snapshot_free(s);
