@@ -42,34 +42,68 @@ static bool busy(const struct rule_ctx *ctx, const struct gpu_view *v)
 
 /* ---- clock.thermal-slowdown ---- */
 
+/*
+ * No GPU reads hotter than this: a larger temperature or threshold is not a reading (NVML's
+ * 0xffffffff, a wrapped value), and is judged as unknown rather than as heat.
+ */
+#define TEMP_PLAUSIBLE_MAX_C 200
+
+/* Whether a temperature field is valid and plausible; a skip says so when it is not plausible. */
+static bool temp_ok(const struct rule_ctx *ctx, struct findings *out, const struct gpu *g,
+                    enum gpu_slot slot, uint32_t c)
+{
+    if (!gpu_valid(g, slot))
+        return false;
+    /* A threshold of 0 °C is no threshold; a GPU may read 0 °C in a cold room. */
+    if ((c > 0 || slot == GPU_S_TEMP) && c <= TEMP_PLAUSIBLE_MAX_C)
+        return true;
+    rule_skip(ctx, out, (int32_t)g->index, "%s %" PRIu32 " °C is not a plausible reading",
+              gpu_field_name(slot), c);
+    return false;
+}
+
 static void check_thermal(const struct rule_ctx *ctx, struct findings *out)
 {
     for (size_t i = 0; i < ctx->n_gpus; i++) {
         const struct gpu_view *v = &ctx->gpus[i];
         const struct gpu *g = v->g;
-        bool sw, hw, temp = gpu_valid(g, GPU_S_TEMP), limit = gpu_valid(g, GPU_S_TEMP_SLOWDOWN);
-        bool near;
+        bool sw, hw, temp, limit, shut, near, above, past_shutdown;
+        int64_t over;
         struct finding *f;
 
         if (g->handle_rc != 0)
             continue;
+        temp = temp_ok(ctx, out, g, GPU_S_TEMP, g->temp_c);
+        limit = temp_ok(ctx, out, g, GPU_S_TEMP_SLOWDOWN, g->temp_slowdown_c);
+        shut = temp_ok(ctx, out, g, GPU_S_TEMP_SHUTDOWN, g->temp_shutdown_c);
         if (!v->reasons_valid && !(temp && limit)) {
             need_gpu(ctx, out, g, GPU_S_EVENT_REASONS);
-            if (!temp)
+            if (!gpu_valid(g, GPU_S_TEMP))
                 need_gpu(ctx, out, g, GPU_S_TEMP);
-            else
+            else if (temp)
                 need_gpu(ctx, out, g, GPU_S_TEMP_SLOWDOWN);
             continue;
         }
         sw = v->reasons_valid && (v->reasons_any & NVML_CLOCKS_EVENT_SW_THERMAL);
         hw = v->reasons_valid && (v->reasons_any & NVML_CLOCKS_EVENT_HW_THERMAL);
-        near = temp && limit && g->temp_c + th(ctx, TH_THERMAL_MARGIN_C) >= g->temp_slowdown_c;
-        if (!sw && !hw && !near)
+        /* Signed, from plausible values: a temperature past the threshold is not "-6 °C from"
+         * it. */
+        over = (int64_t)g->temp_c - (int64_t)g->temp_slowdown_c;
+        above = temp && limit && over >= 0;
+        past_shutdown = temp && shut && g->temp_c >= g->temp_shutdown_c;
+        near = temp && limit && (double)over + th(ctx, TH_THERMAL_MARGIN_C) >= 0;
+        if (!sw && !hw && !near && !above && !past_shutdown)
             continue;
         f = finding_new(ctx, out, (int32_t)g->index, -1);
-        if (hw)
+        /* Past the slowdown point the GPU is (or is about to be) cutting its clocks hard. */
+        if (hw || above || past_shutdown)
             f->severity = SEV_CRITICAL;
-        if ((sw || hw) && temp)
+        if (past_shutdown)
+            finding_title(f,
+                          "GPU %" PRIu32 " at %" PRIu32 " °C, at or past its shutdown "
+                          "temperature (%" PRIu32 " °C)",
+                          g->index, g->temp_c, g->temp_shutdown_c);
+        else if ((sw || hw) && temp)
             finding_title(f,
                           "GPU %" PRIu32 " slowed down by heat: %" PRIu32 " °C (%s thermal "
                           "slowdown)",
@@ -77,12 +111,20 @@ static void check_thermal(const struct rule_ctx *ctx, struct findings *out)
         else if (sw || hw)
             finding_title(f, "GPU %" PRIu32 " slowed down by heat (%s thermal slowdown)", g->index,
                           hw ? "hardware" : "software");
+        else if (above && over > 0)
+            finding_title(f,
+                          "GPU %" PRIu32 " at %" PRIu32 " °C, %" PRId64 " °C past its slowdown "
+                          "temperature (%" PRIu32 " °C)",
+                          g->index, g->temp_c, over, g->temp_slowdown_c);
+        else if (above)
+            finding_title(f, "GPU %" PRIu32 " at its slowdown temperature (%" PRIu32 " °C)",
+                          g->index, g->temp_c);
         else
             finding_title(f,
-                          "GPU %" PRIu32 " at %" PRIu32 " °C, %d °C from its slowdown "
+                          "GPU %" PRIu32 " at %" PRIu32 " °C, %" PRId64 " °C from its slowdown "
                           "temperature",
-                          g->index, g->temp_c, (int)g->temp_slowdown_c - (int)g->temp_c);
-        if (temp && limit && gpu_valid(g, GPU_S_TEMP_SHUTDOWN))
+                          g->index, g->temp_c, -over);
+        if (temp && limit && shut)
             finding_evidence(f,
                              "temperature %" PRIu32 " °C; slowdown at %" PRIu32
                              " °C, shutdown at %" PRIu32 " °C",
@@ -92,6 +134,11 @@ static void check_thermal(const struct rule_ctx *ctx, struct findings *out)
                              g->temp_slowdown_c);
         else if (temp)
             finding_evidence(f, "temperature %" PRIu32 " °C", g->temp_c);
+        if (past_shutdown)
+            finding_evidence(f, "at the shutdown temperature the GPU turns itself off to protect "
+                                "the chip: its jobs die");
+        else if (above && !hw)
+            finding_evidence(f, "at or past the slowdown temperature the GPU cuts its clocks");
         if (sw)
             reason_evidence(f, v, NVML_CLOCKS_EVENT_SW_THERMAL);
         if (hw)
@@ -106,16 +153,16 @@ static void check_thermal(const struct rule_ctx *ctx, struct findings *out)
         finding_fix(f, "# check the airflow: fans, blanking panels, dust filters, the room's "
                        "inlet temperature (ipmitool sdr type Temperature)");
         if (gpu_valid(g, GPU_S_POWER_LIMIT) && gpu_valid(g, GPU_S_POWER_MIN_LIMIT)) {
-            uint32_t w = g->power_limit_mw * 85 / 100000;
+            uint32_t w = (uint32_t)((uint64_t)g->power_limit_mw * 85 / 100000);
 
-            if (w * 1000 < g->power_min_limit_mw)
+            if ((uint64_t)w * 1000 < g->power_min_limit_mw)
                 w = g->power_min_limit_mw / 1000;
             finding_fix(f,
                         "sudo nvidia-smi -i %" PRIu32 " -pl %" PRIu32 "   # until cooling is "
                         "fixed: less heat, steadier clocks",
                         g->index, w);
         }
-        f->impact = hw ? 1.0 : (sw ? 0.5 : 0.2);
+        f->impact = past_shutdown ? 1.5 : (hw || above) ? 1.0 : (sw ? 0.5 : 0.2);
     }
 }
 
@@ -127,7 +174,9 @@ const struct rule rule_clock_thermal_slowdown = {
     .explanation =
         "The GPU lowered its clocks because it is too hot, or is a few degrees from doing so. "
         "Software thermal slowdown trims clocks gradually as the temperature approaches its limit; "
-        "hardware thermal slowdown cuts them by half or more to protect the chip (critical). "
+        "hardware thermal slowdown cuts them by half or more to protect the chip (critical), as "
+        "does a temperature at or past the slowdown threshold; at the shutdown threshold the GPU "
+        "turns itself off. "
         "Either "
         "way jobs run slower, and clocks that fluctuate make step times uneven. Causes: blocked or "
         "failed fans, missing blanking panels, dust, a hot room or rack, or a neighbour GPU's "
@@ -135,7 +184,10 @@ const struct rule rule_clock_thermal_slowdown = {
     .detection = "clock event reasons sw_thermal or hw_thermal set in any reading of the window "
                  "(nvmlDeviceGetCurrentClocksEventReasons), or the temperature within "
                  "thermal_margin_c of the slowdown threshold "
-                 "(nvmlDeviceGetTemperatureThreshold SLOWDOWN).",
+                 "(nvmlDeviceGetTemperatureThreshold SLOWDOWN). At or past the slowdown "
+                 "threshold, or the shutdown one, it is critical with or without the reason "
+                 "bits. Temperatures and thresholds above 200 °C (or a threshold of 0) are not "
+                 "readings: they are reported as not checked.",
     .fix = "Confirm with nvidia-smi -q -d TEMPERATURE,PERFORMANCE. Fix the cooling: fans, "
            "airflow, filters, inlet temperature; compare with neighbour GPUs and nodes. Until "
            "then, a lower power limit (nvidia-smi -pl) gives less heat and steadier clocks.",

@@ -737,13 +737,15 @@ static void check_temp_rising(const struct rule_ctx *ctx, struct findings *out)
         char eta_s[16], span[16];
         struct finding *f;
 
-        if (!usable(g) || !gpu_valid(g, GPU_S_TEMP_SLOWDOWN))
+        /* A threshold of 0 or above 200 °C is not one (see clock.thermal-slowdown). */
+        if (!usable(g) || !gpu_valid(g, GPU_S_TEMP_SLOWDOWN) || g->temp_slowdown_c == 0 ||
+            g->temp_slowdown_c > 200)
             continue;
         s.n = 0;
         for (size_t k = from; k < h->n; k++) {
             const struct gpu *sg = sample_gpu_at(&h->samples[k], i, g->index);
 
-            if (usable(sg) && sg->rc[GPU_S_TEMP] == 0)
+            if (usable(sg) && sg->rc[GPU_S_TEMP] == 0 && sg->temp_c <= 200)
                 series_add(&s, t_s(&h->samples[k]), sg->temp_c);
         }
         if (s.n < MIN_POINTS)
