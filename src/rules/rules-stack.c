@@ -216,30 +216,77 @@ const struct rule rule_stack_driver_mismatch = {
 
 /* ---- stack.cuda-too-new ---- */
 
+/*
+ * Whether a driver that supports CUDA drv (nvmlSystemGetCudaDriverVersion: 12040 = 12.4) runs a
+ * build for CUDA cuda, from that number alone: a newer major cannot run, a newer minor of the
+ * same major runs through minor-version compatibility (CUDA 11 on: every driver of the family
+ * has the family's minimum, since it supports the family's first release).
+ */
+static enum cuda_driver_verdict cuda_by_driver_cuda(int32_t drv, const char *cuda)
+{
+    unsigned long major, minor, dmaj = (unsigned long)NVML_CUDA_DRIVER_VERSION_MAJOR(drv),
+                                dmin = (unsigned long)NVML_CUDA_DRIVER_VERSION_MINOR(drv);
+    char *end;
+
+    major = strtoul(cuda, &end, 10);
+    if (end == cuda || *end != '.')
+        return CUDA_DRIVER_UNKNOWN;
+    minor = strtoul(end + 1, &end, 10);
+    if (major < dmaj || (major == dmaj && minor <= dmin))
+        return CUDA_DRIVER_OK;
+    return major == dmaj && major >= 11 ? CUDA_DRIVER_MINOR_COMPAT : CUDA_DRIVER_TOO_OLD;
+}
+
+/*
+ * The verdict on running CUDA cuda: from the driver's version and the compatibility table when
+ * the version is known, else from the CUDA version the driver supports. req gets what the table
+ * says about cuda either way.
+ */
+static enum cuda_driver_verdict cuda_verdict(const struct snapshot *s, const char *driver,
+                                             const char *cuda, struct cuda_driver_req *req)
+{
+    enum cuda_driver_verdict v = CUDA_DRIVER_UNKNOWN;
+
+    memset(req, 0, sizeof(*req));
+    if (driver != NULL)
+        v = cuda_driver_check(driver, cuda, req);
+    if (v == CUDA_DRIVER_UNKNOWN && has_driver_cuda(s)) {
+        if (driver == NULL && cuda_min_driver(cuda, req) != 0)
+            memset(req, 0, sizeof(*req));
+        v = cuda_by_driver_cuda(s->nvml.cuda_driver_version, cuda);
+    }
+    return v;
+}
+
 static void cuda_finding(const struct rule_ctx *ctx, struct findings *out, const char *driver,
                          int32_t pid, const char *what, const char *cuda)
 {
     struct cuda_driver_req req;
-    enum cuda_driver_verdict v = cuda_driver_check(driver, cuda, &req);
-    char have[16] = "?", label[160];
+    enum cuda_driver_verdict v = cuda_verdict(ctx->snap, driver, cuda, &req);
+    char have[16] = "?", label[160], name[48];
     struct finding *f;
 
     if (v == CUDA_DRIVER_OK || v == CUDA_DRIVER_UNKNOWN)
         return;
     if (has_driver_cuda(ctx->snap))
         cuda_of_driver(have, sizeof(have), ctx->snap->nvml.cuda_driver_version);
+    /* "driver 470.256.02", or "the driver" when only the CUDA it supports is known. */
+    snprintf(name, sizeof(name), "%s%s", driver ? "driver " : "the driver", driver ? driver : "");
     proc_desc(label, sizeof(label), ctx, pid);
     f = finding_new(ctx, out, -1, pid);
     if (v == CUDA_DRIVER_TOO_OLD) {
-        finding_title(f, "%s needs CUDA %s; driver %s supports CUDA %s", what, cuda, driver, have);
+        finding_title(f, "%s needs CUDA %s; %s supports CUDA %s", what, cuda, name, have);
     } else {
         f->severity = SEV_INFO;
-        finding_title(f,
-                      "%s (CUDA %s) runs on driver %s only through minor-version "
-                      "compatibility",
-                      what, cuda, driver);
+        finding_title(f, "%s (CUDA %s) runs on %s only through minor-version compatibility", what,
+                      cuda, name);
     }
     finding_evidence(f, "found in %s", label);
+    if (driver == NULL)
+        finding_evidence(f,
+                         "the driver supports CUDA %s (nvmlSystemGetCudaDriverVersion); its "
+                         "version string is not known",
+                         have);
     if (req.min_driver)
         finding_evidence(f, "CUDA %s needs driver %s or newer%s%s", cuda, req.min_driver,
                          req.min_driver_compat ? "; with minor-version compatibility " : "",
@@ -264,14 +311,29 @@ static void cuda_finding(const struct rule_ctx *ctx, struct findings *out, const
     f->impact = v == CUDA_DRIVER_TOO_OLD ? 1.0 : 0.05;
 }
 
+/* Whether a GPU process maps a CUDA runtime of a known version. */
+static bool proc_maps_cudart(const struct snapshot *s)
+{
+    for (size_t i = 0; i < s->procs.n_procs; i++) {
+        for (size_t k = 0; k < s->procs.procs[i].n_libs; k++) {
+            const struct proc_lib *l = &s->procs.procs[i].libs[k];
+
+            if (l->kind && strcmp(l->kind, "cudart") == 0 && l->version)
+                return true;
+        }
+    }
+    return false;
+}
+
 static void check_cuda(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct snapshot *s = ctx->snap;
     const char *driver = driver_version(s);
 
-    if (driver == NULL) {
-        if (s->stack.n_frameworks > 0)
-            rule_skip(ctx, out, -1, "driver version unknown");
+    /* The CUDA version the driver supports is enough on its own. */
+    if (driver == NULL && !has_driver_cuda(s)) {
+        if (s->stack.n_frameworks > 0 || proc_maps_cudart(s))
+            rule_skip(ctx, out, -1, "driver version and the CUDA version it supports unknown");
         return;
     }
     for (size_t i = 0; i < s->stack.n_frameworks; i++) {
@@ -317,7 +379,10 @@ const struct rule rule_stack_cuda_too_new = {
     .detection = "each framework found in GPU processes (its CUDA build version), or the CUDA "
                  "runtime a GPU process maps, checked against the driver version with the "
                  "toolkit-to-driver table (data/cuda-driver-compat.tsv), minor-version "
-                 "compatibility included.",
+                 "compatibility included; without the driver's version, against the CUDA version "
+                 "the driver supports (nvmlSystemGetCudaDriverVersion, nvidia-smi's 'CUDA "
+                 "Version'): a newer major cannot run, a newer minor of the same major runs "
+                 "through minor-version compatibility.",
     .fix = "Upgrade the driver to the version the evidence names, or install a framework build "
            "for an older CUDA (PyTorch: the cuXYZ wheel index matching the driver's CUDA).",
     .thresholds = NO_THRESHOLDS,
@@ -352,11 +417,21 @@ static void check_toolkit(const struct rule_ctx *ctx, struct findings *out)
     tkv = tk->nvcc_version ? tk->nvcc_version : tk->version;
     if (tkv == NULL)
         return;
-    if (driver && cuda_driver_check(driver, tkv, &req) == CUDA_DRIVER_TOO_OLD) {
+    if (driver == NULL && !has_driver_cuda(s)) {
+        rule_skip(ctx, out, -1, "driver version and the CUDA version it supports unknown");
+    } else if (cuda_verdict(s, driver, tkv, &req) == CUDA_DRIVER_TOO_OLD) {
+        char have[16] = "?";
+
+        if (has_driver_cuda(s))
+            cuda_of_driver(have, sizeof(have), s->nvml.cuda_driver_version);
         f = finding_new(ctx, out, -1, -1);
         finding_object(f, "%s", tk->path ? tk->path : "CUDA toolkit");
-        finding_title(f, "CUDA toolkit %s (%s) is newer than driver %s supports", tkv,
-                      tk->path ? tk->path : "?", driver);
+        if (driver)
+            finding_title(f, "CUDA toolkit %s (%s) is newer than driver %s supports", tkv,
+                          tk->path ? tk->path : "?", driver);
+        else
+            finding_title(f, "CUDA toolkit %s (%s) is newer than the driver supports (CUDA %s)",
+                          tkv, tk->path ? tk->path : "?", have);
         if (req.min_driver)
             finding_evidence(f, "CUDA %s needs driver %s or newer", tkv, req.min_driver);
         finding_evidence(f, "programs built with this nvcc fail to start: 'CUDA driver version "
@@ -403,7 +478,8 @@ const struct rule rule_stack_toolkit_mismatch = {
         "machine (custom kernels, flash-attn, apex, any pip install that compiles CUDA code) fail "
         "to build or to load. The framework itself ships its own CUDA runtime and is not affected.",
     .detection = "the toolkit CUDA_HOME names, else /usr/local/cuda's, else the only one: its "
-                 "version checked against the driver (data/cuda-driver-compat.tsv), and its nvcc "
+                 "version checked against the driver (data/cuda-driver-compat.tsv; without the "
+                 "driver's version, against the CUDA version the driver supports), and its nvcc "
                  "major version compared with each framework's CUDA build.",
     .fix = "Install the toolkit matching the framework and point CUDA_HOME at it (toolkits "
            "install side by side under /usr/local/cuda-X.Y), or upgrade the driver.",
@@ -413,62 +489,132 @@ const struct rule rule_stack_toolkit_mismatch = {
 
 /* ---- stack.cudnn ---- */
 
-static const char *proc_cudnn(const struct snapshot *s, int32_t pid)
+/*
+ * The cuDNN a framework's process maps: its version ("" when the file name has none), NULL when
+ * it maps none. *known is false when that cannot be told: the process or its maps are not in
+ * the snapshot.
+ */
+static const char *proc_cudnn(const struct snapshot *s, int32_t pid, bool *known)
 {
     const struct proc *p = proc_table_find(&s->procs, pid);
 
-    for (size_t k = 0; p && k < p->n_libs; k++) {
-        if (p->libs[k].kind && strcmp(p->libs[k].kind, "cudnn") == 0)
-            return p->libs[k].version ? p->libs[k].version : "";
+    *known = false;
+    if (p == NULL)
+        return NULL;
+    for (size_t k = 0; k < p->n_libs; k++) {
+        const struct proc_lib *l = &p->libs[k];
+
+        if (l->kind && strcmp(l->kind, "cudnn") == 0) {
+            *known = true;
+            return l->version ? l->version : "";
+        }
     }
+    *known = proc_has(p, PROC_S_MAPS);
+    return NULL;
+}
+
+/* "9.1.0" -> 9 and 1; minor -1 when the version has none (TensorFlow records the major only). */
+static bool cudnn_parts(const char *v, long *major, long *minor)
+{
+    char *end;
+
+    *major = strtol(v, &end, 10);
+    *minor = -1;
+    if (end == v || *major < 0)
+        return false;
+    if (*end == '.' && end[1] >= '0' && end[1] <= '9')
+        *minor = strtol(end + 1, NULL, 10);
+    return true;
+}
+
+/*
+ * Why a cuDNN loaded at run time does not serve a framework built for want, or NULL when it
+ * does (or the versions do not say). Another major is another API. Before cuDNN 8 the minor
+ * must match too (PyTorch refuses 7.1 for a 7.3 build); from 8 on, a release runs what was built
+ * for the same or an earlier minor (minor-version compatibility), not for a later one.
+ */
+static const char *cudnn_conflict(const char *want, const char *loaded)
+{
+    long wmaj, wmin, lmaj, lmin;
+
+    if (!cudnn_parts(want, &wmaj, &wmin) || !cudnn_parts(loaded, &lmaj, &lmin))
+        return NULL;
+    if (wmaj != lmaj)
+        return "a cuDNN of another major version has a different API: layers fail, or the "
+               "framework falls back to slow kernels";
+    if (wmin < 0 || lmin < 0 || wmin == lmin)
+        return NULL;
+    if (wmaj < 8)
+        return "before cuDNN 8 the minor version must match too: the framework refuses to use "
+               "cuDNN ('cuDNN version incompatibility')";
+    if (lmin < wmin)
+        return "cuDNN runs what was built for the same or an earlier minor version, not a later "
+               "one: functions the build uses may be missing";
     return NULL;
 }
 
 static void check_cudnn(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct snapshot *s = ctx->snap;
+    const struct collector_status *stack = &s->collectors[COLLECTOR_STACK];
+    /* The system's cuDNN was looked for when the stack collector ran at all. */
+    bool system_known = stack->state == CS_OK || stack->state == CS_PARTIAL;
 
     for (size_t i = 0; i < s->stack.n_frameworks; i++) {
         const struct stack_framework *fw = &s->stack.frameworks[i];
-        const char *loaded = proc_cudnn(s, fw->pid), *want = fw->cudnn_version;
+        const char *want = fw->cudnn_version, *loaded, *why;
         char label[160];
+        bool maps_known;
         struct finding *f;
 
         if (fw->cuda_version == NULL)
             continue;
+        loaded = proc_cudnn(s, fw->pid, &maps_known);
         proc_desc(label, sizeof(label), ctx, fw->pid);
-        if (want && loaded && *loaded && major_of(want) != major_of(loaded)) {
+        if (want && loaded && *loaded && (why = cudnn_conflict(want, loaded)) != NULL) {
             f = finding_new(ctx, out, -1, fw->pid);
             finding_title(f, "%s %s expects cuDNN %s but %s loads cuDNN %s",
                           fw->name ? fw->name : "framework", fw->version ? fw->version : "", want,
                           label, loaded);
-            finding_evidence(f, "a cuDNN of another major version has a different API: layers "
-                                "fail, or the framework falls back to slow kernels");
+            finding_evidence(f, "%s", why);
             finding_fix(f,
                         "# install the cuDNN the framework was built for (pip: "
                         "nvidia-cudnn-cu%lu==%s.*), and remove other cuDNN directories from "
                         "LD_LIBRARY_PATH",
                         major_of(fw->cuda_version), want);
             f->impact = 0.4;
-        } else if (want == NULL && loaded == NULL && s->stack.cudnn_version == NULL) {
-            f = finding_new(ctx, out, -1, fw->pid);
-            finding_title(f, "No cuDNN found for %s %s (CUDA %s build)",
-                          fw->name ? fw->name : "framework", fw->version ? fw->version : "",
-                          fw->cuda_version);
-            finding_evidence(f,
-                             "%s has no libcudnn mapped, the framework records no cuDNN "
-                             "version and none is installed system-wide",
-                             label);
-            finding_evidence(f, "without cuDNN, convolutions and RNNs fail to load or run much "
-                                "slower (TensorFlow silently uses the CPU)");
-            finding_fix(f,
-                        "pip install nvidia-cudnn-cu%lu   # in the job's environment, or the "
-                        "distribution's cuDNN package",
-                        major_of(fw->cuda_version));
-            finding_fix(f, "python -c 'import torch; print(torch.backends.cudnn.is_available(), "
-                           "torch.backends.cudnn.version())'   # PyTorch: confirm");
-            f->impact = 0.4;
+            continue;
         }
+        if (want != NULL || loaded != NULL || (system_known && s->stack.cudnn_version != NULL))
+            continue; /* some cuDNN is there */
+        /* "None anywhere" needs every place looked at: unknown is not absent. */
+        if (!system_known) {
+            rule_skip(ctx, out, -1, "system cuDNN not collected (stack collector %s)",
+                      collector_state_names[stack->state]);
+            continue;
+        }
+        if (!maps_known) {
+            rule_skip(ctx, out, -1, "libraries pid %d maps unknown (its maps not read)",
+                      (int)fw->pid);
+            continue;
+        }
+        f = finding_new(ctx, out, -1, fw->pid);
+        finding_title(f, "No cuDNN found for %s %s (CUDA %s build)",
+                      fw->name ? fw->name : "framework", fw->version ? fw->version : "",
+                      fw->cuda_version);
+        finding_evidence(f,
+                         "%s has no libcudnn mapped, the framework records no cuDNN "
+                         "version and none is installed system-wide",
+                         label);
+        finding_evidence(f, "without cuDNN, convolutions and RNNs fail to load or run much "
+                            "slower (TensorFlow silently uses the CPU)");
+        finding_fix(f,
+                    "pip install nvidia-cudnn-cu%lu   # in the job's environment, or the "
+                    "distribution's cuDNN package",
+                    major_of(fw->cuda_version));
+        finding_fix(f, "python -c 'import torch; print(torch.backends.cudnn.is_available(), "
+                       "torch.backends.cudnn.version())'   # PyTorch: confirm");
+        f->impact = 0.4;
     }
 }
 
@@ -481,11 +627,16 @@ const struct rule rule_stack_cudnn = {
         "Deep-learning frameworks use cuDNN for convolutions, RNNs and attention. When the "
         "framework finds no cuDNN it either fails to load those layers or falls back to much "
         "slower kernels (TensorFlow silently runs on the CPU). A cuDNN of another major version "
-        "than the framework was built for has a different API and breaks the same way. Both are "
-        "classic 'the GPU is slow' causes after an environment change.",
+        "than the framework was built for has a different API and breaks the same way; before "
+        "cuDNN 8 another minor version does too, and from 8 on an older minor than the build's "
+        "may lack what it calls. These are classic 'the GPU is slow' causes after an "
+        "environment change.",
     .detection = "for each CUDA build of a framework found in a GPU process: the cuDNN it records "
-                 "(build info or pip wheel) compared with the libcudnn its process maps (major "
-                 "versions); or no cuDNN at all (none mapped, none recorded, none installed).",
+                 "(build info or pip wheel) compared with the libcudnn its process maps: another "
+                 "major version; before cuDNN 8 another minor version; from 8 on an older minor "
+                 "than recorded. Or no cuDNN at all: none mapped, none recorded and none "
+                 "installed, each of them looked at (a stack collector that did not run, or maps "
+                 "that were not read, leave it not checked).",
     .fix = "Install the cuDNN the framework expects (for pip frameworks, the nvidia-cudnn-cuXX "
            "wheel), and keep other cuDNN directories out of LD_LIBRARY_PATH.",
     .thresholds = NO_THRESHOLDS,
@@ -516,8 +667,12 @@ static void check_known_bad(const struct rule_ctx *ctx, struct findings *out)
 {
     const char *driver = driver_version(ctx->snap);
 
-    if (driver == NULL)
+    if (driver == NULL) {
+        /* A driver runs (GPUs answer) but nobody read its version: not checked, not healthy. */
+        if (ctx->snap->n_gpus > 0)
+            rule_skip(ctx, out, -1, "driver version unknown");
         return;
+    }
     for (size_t i = 0; i < ARRAY_SIZE(bad_drivers); i++) {
         const struct bad_driver *b = &bad_drivers[i];
         struct finding *f;
