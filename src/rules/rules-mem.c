@@ -232,7 +232,7 @@ static void check_unaccounted(const struct rule_ctx *ctx, struct findings *out)
     for (size_t i = 0; i < ctx->n_gpus; i++) {
         const struct gpu_view *v = &ctx->gpus[i];
         const struct gpu *g = v->g;
-        uint64_t listed = 0, hidden = 0, missing;
+        uint64_t listed = 0, hidden = 0, missing, held;
         size_t n_hidden = 0;
         bool unknown = false;
         struct finding *f;
@@ -248,40 +248,51 @@ static void check_unaccounted(const struct rule_ctx *ctx, struct findings *out)
         }
         for (size_t k = 0; k < v->n_holders; k++) {
             const struct holder *h = &v->holders[k];
+            bool invisible = h->p == NULL && ctx->procs_known;
 
             if (h->np == NULL)
                 continue; /* only NVML's records carry memory */
+            n_hidden += invisible;
             if (!h->used_valid) {
                 unknown = true;
                 continue;
             }
             listed += h->used_bytes;
-            if (h->p == NULL && ctx->procs_known) {
+            if (invisible)
                 hidden += h->used_bytes;
-                n_hidden++;
-            }
         }
-        if (unknown) {
+        /* Without per-process memory the share is unknown, but a holder /proc does not have is
+         * still a fact worth reporting while the GPU's memory is in use. */
+        missing = unknown ? 0 : (g->mem_used_bytes > listed ? g->mem_used_bytes - listed : 0);
+        held = unknown ? g->mem_used_bytes : missing + hidden;
+        if (unknown && n_hidden == 0) {
             rule_skip(ctx, out, (int32_t)g->index,
                       "NVML does not report per-process memory (NOT_AVAILABLE)");
             continue;
         }
-        missing = g->mem_used_bytes > listed ? g->mem_used_bytes - listed : 0;
-        if (missing + hidden < th(ctx, TH_MEM_UNACCOUNTED_MIB) * MIB ||
-            pct((double)(missing + hidden), (double)g->mem_total_bytes) <
-                th(ctx, TH_MEM_UNACCOUNTED_PCT))
+        if (held < th(ctx, TH_MEM_UNACCOUNTED_MIB) * MIB ||
+            pct((double)held, (double)g->mem_total_bytes) < th(ctx, TH_MEM_UNACCOUNTED_PCT))
             continue;
-        render_bytes(m, sizeof(m), missing + hidden);
+        render_bytes(m, sizeof(m), held);
         render_bytes(u, sizeof(u), g->mem_used_bytes);
         render_bytes(l, sizeof(l), listed - hidden);
         f = finding_new(ctx, out, (int32_t)g->index, -1);
-        if (missing >= hidden)
+        if (unknown)
+            finding_title(f, "GPU %" PRIu32 ": %s in use, %zu holder%s not visible here", g->index,
+                          m, n_hidden, n_hidden == 1 ? "" : "s");
+        else if (missing >= hidden)
             finding_title(f, "GPU %" PRIu32 ": %s of memory used by no visible process", g->index,
                           m);
         else
             finding_title(f, "GPU %" PRIu32 ": %s held by %zu process%s not visible here", g->index,
                           m, n_hidden, n_hidden == 1 ? "" : "es");
-        finding_evidence(f, "memory used %s; processes gpudoctor can see account for %s", u, l);
+        if (unknown)
+            finding_evidence(f,
+                             "memory used %s; NVML does not say how much of it each process "
+                             "holds (NOT_AVAILABLE)",
+                             u);
+        else
+            finding_evidence(f, "memory used %s; processes gpudoctor can see account for %s", u, l);
         if (missing > 0) {
             render_bytes(m, sizeof(m), missing);
             finding_evidence(f,
@@ -292,14 +303,17 @@ static void check_unaccounted(const struct rule_ctx *ctx, struct findings *out)
         for (size_t k = 0; k < v->n_holders; k++) {
             const struct holder *h = &v->holders[k];
 
-            if (h->np && h->used_valid && h->p == NULL && ctx->procs_known) {
+            if (h->np == NULL || h->p != NULL || !ctx->procs_known)
+                continue;
+            if (h->used_valid)
                 render_bytes(m, sizeof(m), h->used_bytes);
-                finding_evidence(f,
-                                 "NVML lists pid %" PRIu32 " holding %s, but /proc has no such "
-                                 "process: it runs in another PID namespace (a container) or "
-                                 "exited",
-                                 h->pid, m);
-            }
+            else
+                snprintf(m, sizeof(m), "memory");
+            finding_evidence(f,
+                             "NVML lists pid %" PRIu32 " holding %s, but /proc has no such "
+                             "process: it runs in another PID namespace (a container) or "
+                             "exited",
+                             h->pid, m);
         }
         finding_fix(f,
                     "sudo fuser -v /dev/nvidia%" PRIu32 "   # every process with the device "
@@ -313,7 +327,7 @@ static void check_unaccounted(const struct rule_ctx *ctx, struct findings *out)
                     "sudo nvidia-smi -r -i %" PRIu32 "   # when nothing holds it: reset the "
                     "GPU (no process may use it)",
                     g->index);
-        f->impact = (double)(missing + hidden) / (double)g->mem_total_bytes;
+        f->impact = (double)held / (double)g->mem_total_bytes;
     }
 }
 
@@ -332,8 +346,10 @@ const struct rule rule_mem_unaccounted = {
         "is what makes people reboot.",
     .detection = "memory used minus the memory of every process NVML lists on the GPU, plus the "
                  "memory of listed pids that /proc does not show, at or above both "
-                 "mem_unaccounted_mib and mem_unaccounted_pct of total. Skipped on MIG GPUs and "
-                 "where NVML does not report per-process memory.",
+                 "mem_unaccounted_mib and mem_unaccounted_pct of total. Where NVML does not "
+                 "report per-process memory, a listed pid that /proc does not show is reported "
+                 "while the GPU's memory use is at or above both thresholds; without such a pid "
+                 "the rule is skipped there. Skipped on MIG GPUs.",
     .fix = "On the host (not inside a container) find who has the device open: sudo fuser -v "
            "/dev/nvidiaN or sudo lsof /dev/nvidiaN. End the holder, or stop its container. When "
            "nothing has it open any more, the memory returns; if it does not, reset the GPU "

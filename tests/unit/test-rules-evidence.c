@@ -1,0 +1,364 @@
+/*
+ * Diagnosis on partial and absurd evidence, on cases of the scenario corpus changed the way a
+ * real snapshot can differ: a temperature past its threshold or not a reading at all, cuDNN
+ * versions that differ in their minor, a driver known only by the CUDA version it supports, a
+ * holder in another PID namespace without per-process memory, a stack collector that did not
+ * run, a process whose maps were not read, and pids no command may name.
+ */
+#include "rules/config.h"
+#include "rules/rules.h"
+#include "util/xalloc.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define SCENARIOS TEST_SOURCE_DIR "/tests/scenarios/"
+
+static struct snapshot *load(const char *name)
+{
+    char path[512], *cause = NULL;
+    struct snapshot *s;
+
+    snprintf(path, sizeof(path), SCENARIOS "%s/snapshot.json", name);
+    s = snapshot_load(path, &cause);
+    if (s == NULL)
+        fail_msg("%s", cause);
+    return s;
+}
+
+static void run(const struct snapshot *s, struct findings *f)
+{
+    struct config cfg;
+
+    config_init(&cfg);
+    memset(f, 0, sizeof(*f));
+    rules_run(s, NULL, &cfg.rules, f);
+    config_free(&cfg);
+}
+
+static const struct finding *find(const struct findings *f, const char *id, int32_t gpu)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        if (strcmp(f->items[i].rule->id, id) == 0 &&
+            (gpu < 0 || f->items[i].subject.gpu_index == gpu))
+            return &f->items[i];
+    }
+    return NULL;
+}
+
+/* x, failing the test when it is NULL (the compiler sees it cannot be after this). */
+#define MUST(x) must_((x), #x)
+static const void *must_(const void *x, const char *what)
+{
+    if (x == NULL) {
+        fail_msg("%s is NULL", what);
+        abort();
+    }
+    return x;
+}
+
+static const struct skip *find_skip(const struct findings *f, const char *id, const char *reason)
+{
+    for (size_t i = 0; i < f->n_skips; i++) {
+        if (strcmp(f->skips[i].rule->id, id) == 0 && strstr(f->skips[i].reason, reason))
+            return &f->skips[i];
+    }
+    return NULL;
+}
+
+static bool fix_has(const struct finding *x, const char *text)
+{
+    for (size_t i = 0; i < x->n_fix; i++) {
+        if (strstr(x->fix[i], text))
+            return true;
+    }
+    return false;
+}
+
+static struct gpu *gpu_of(struct snapshot *s, uint32_t index)
+{
+    for (size_t i = 0; i < s->n_gpus; i++) {
+        if (s->gpus[i].index == index)
+            return &s->gpus[i];
+    }
+    fail_msg("no GPU %u", index);
+    abort();
+}
+
+/* GPU 4 of thermal-slowdown is cool and has no slowdown reason: its temperatures decide. */
+static void thermal(struct findings *f, uint32_t temp, uint32_t slowdown, uint32_t shutdown)
+{
+    struct snapshot *s = load("thermal-slowdown");
+    struct gpu *g = gpu_of(s, 4);
+
+    g->temp_c = temp;
+    g->temp_slowdown_c = slowdown;
+    g->temp_shutdown_c = shutdown;
+    run(s, f);
+    snapshot_free(s);
+}
+
+static void test_temperatures(void **state)
+{
+    struct findings f;
+    const struct finding *x;
+
+    (void)state;
+    /* Past the slowdown point: its own, critical statement, not "-6 °C from" it. */
+    thermal(&f, 95, 89, 100);
+    x = MUST(find(&f, "clock.thermal-slowdown", 4));
+    assert_int_equal(x->severity, SEV_CRITICAL);
+    assert_string_equal(x->title, "GPU 4 at 95 °C, 6 °C past its slowdown temperature (89 °C)");
+    findings_free(&f);
+
+    thermal(&f, 92, 89, 92);
+    x = MUST(find(&f, "clock.thermal-slowdown", 4));
+    assert_int_equal(x->severity, SEV_CRITICAL);
+    assert_string_equal(x->title, "GPU 4 at 92 °C, at or past its shutdown temperature (92 °C)");
+    findings_free(&f);
+
+    thermal(&f, 89, 89, 92);
+    x = MUST(find(&f, "clock.thermal-slowdown", 4));
+    assert_int_equal(x->severity, SEV_CRITICAL);
+    assert_string_equal(x->title, "GPU 4 at its slowdown temperature (89 °C)");
+    findings_free(&f);
+
+    /* Close below it: a warning, with the distance. */
+    thermal(&f, 86, 89, 92);
+    x = MUST(find(&f, "clock.thermal-slowdown", 4));
+    assert_int_equal(x->severity, SEV_WARNING);
+    assert_string_equal(x->title, "GPU 4 at 86 °C, 3 °C from its slowdown temperature");
+    findings_free(&f);
+
+    /* Values no GPU reads are not readings: nothing wraps into a finding, and it is said. */
+    thermal(&f, 2147483648u, 89, 92);
+    assert_null(find(&f, "clock.thermal-slowdown", 4));
+    assert_non_null(
+        find_skip(&f, "clock.thermal-slowdown", "temp_c 2147483648 °C is not a plausible"));
+    findings_free(&f);
+    thermal(&f, 60, 4294967295u, 4294967295u);
+    assert_null(find(&f, "clock.thermal-slowdown", 4));
+    assert_non_null(find_skip(&f, "clock.thermal-slowdown",
+                              "temp_slowdown_c 4294967295 °C is not a plausible"));
+    findings_free(&f);
+    thermal(&f, 4294967295u, 89, 92);
+    assert_null(find(&f, "clock.thermal-slowdown", 4));
+    findings_free(&f);
+}
+
+/* cudnn-mismatch with the framework's recorded cuDNN and the one its process maps replaced. */
+static const struct finding *cudnn(struct findings *f, const char *want, const char *loaded)
+{
+    struct snapshot *s = load("cudnn-mismatch");
+    struct proc *p = (struct proc *)MUST(proc_table_find(&s->procs, 4500));
+
+    free(s->stack.frameworks[0].cudnn_version);
+    s->stack.frameworks[0].cudnn_version = xstrdup(want);
+    for (size_t k = 0; k < p->n_libs; k++) {
+        if (strcmp(p->libs[k].kind, "cudnn") == 0) {
+            free(p->libs[k].version);
+            p->libs[k].version = xstrdup(loaded);
+        }
+    }
+    run(s, f);
+    snapshot_free(s);
+    return find(f, "stack.cudnn", -1);
+}
+
+static void test_cudnn_versions(void **state)
+{
+    struct findings f;
+    const struct finding *x;
+
+    (void)state;
+    x = MUST(cudnn(&f, "8", "9.1.0")); /* another major */
+    assert_non_null(strstr(x->evidence[0], "another major version"));
+    findings_free(&f);
+    /* Before 8 the minor counts: PyTorch refused 7.1.2 for its 7.3.1 build. */
+    x = MUST(cudnn(&f, "7.3.1", "7.1.2"));
+    assert_non_null(strstr(x->evidence[0], "before cuDNN 8 the minor version must match"));
+    findings_free(&f);
+    assert_non_null(cudnn(&f, "7.1.2", "7.3.1"));
+    findings_free(&f);
+    assert_null(cudnn(&f, "7.3.1", "7.3.0")); /* patch releases are compatible */
+    findings_free(&f);
+    /* From 8 on, a release runs builds for the same or an earlier minor. */
+    assert_null(cudnn(&f, "8.9.2", "8.9.7"));
+    findings_free(&f);
+    assert_null(cudnn(&f, "9.1.0", "9.5.1"));
+    findings_free(&f);
+    x = MUST(cudnn(&f, "8.9.7", "8.2.1"));
+    assert_non_null(strstr(x->evidence[0], "not a later one"));
+    findings_free(&f);
+    /* A record with the major only (TensorFlow) is compared by major only. */
+    assert_null(cudnn(&f, "8", "8.2.1"));
+    findings_free(&f);
+}
+
+static void test_cudnn_unknown_is_not_absent(void **state)
+{
+    struct snapshot *s;
+    struct findings f;
+
+    (void)state;
+    s = load("cudnn-missing");
+    run(&s[0], &f);
+    assert_non_null(find(&f, "stack.cudnn", -1)); /* every place looked at, none found */
+    findings_free(&f);
+
+    /* The system's cuDNN was not collected: nothing says there is none. */
+    s->collectors[COLLECTOR_STACK].state = CS_NOT_RUN;
+    run(s, &f);
+    assert_null(find(&f, "stack.cudnn", -1));
+    assert_non_null(find_skip(&f, "stack.cudnn", "system cuDNN not collected (stack collector"));
+    findings_free(&f);
+    s->collectors[COLLECTOR_STACK].state = CS_TIMEOUT;
+    run(s, &f);
+    assert_null(find(&f, "stack.cudnn", -1));
+    findings_free(&f);
+
+    /* Nor when the process's maps were not read. */
+    s->collectors[COLLECTOR_STACK].state = CS_OK;
+    ((struct proc *)MUST(proc_table_find(&s->procs, 4600)))->valid &= ~(UINT64_C(1) << PROC_S_MAPS);
+    run(s, &f);
+    assert_null(find(&f, "stack.cudnn", -1));
+    assert_non_null(find_skip(&f, "stack.cudnn", "pid 4600 maps unknown"));
+    findings_free(&f);
+    snapshot_free(s);
+}
+
+/* A snapshot without the driver's version string: NVML did not give it, no module was read. */
+static void forget_driver_version(struct snapshot *s)
+{
+    free(s->nvml.driver_version);
+    s->nvml.driver_version = NULL;
+    s->nvml.driver_version_rc = 3; /* NOT_SUPPORTED */
+    free(s->driver.module_version);
+    s->driver.module_version = NULL;
+}
+
+static void test_cuda_version_of_the_driver_is_enough(void **state)
+{
+    struct snapshot *s;
+    struct findings f;
+    const struct finding *x;
+
+    (void)state;
+    /* torch for CUDA 12.4 on a driver that supports CUDA 11.4. */
+    s = load("cuda-too-new");
+    forget_driver_version(s);
+    run(s, &f);
+    x = MUST(find(&f, "stack.cuda-too-new", -1));
+    assert_int_equal(x->severity, SEV_CRITICAL);
+    assert_non_null(strstr(x->title, "needs CUDA 12.4; the driver supports CUDA 11.4"));
+    assert_non_null(strstr(x->evidence[1], "the driver supports CUDA 11.4"));
+    assert_int_equal(rules_exit_status(s, &f), 2);
+    findings_free(&f);
+    /* Knowing neither, the rule says it could not check. */
+    s->nvml.cuda_driver_version_rc = 3;
+    run(s, &f);
+    assert_null(find(&f, "stack.cuda-too-new", -1));
+    assert_non_null(find_skip(&f, "stack.cuda-too-new", "driver version and the CUDA version"));
+    findings_free(&f);
+    snapshot_free(s);
+
+    /* The same major, a newer minor: minor-version compatibility, information. */
+    s = load("cuda-minor-compat");
+    forget_driver_version(s);
+    run(s, &f);
+    x = MUST(find(&f, "stack.cuda-too-new", -1));
+    assert_int_equal(x->severity, SEV_INFO);
+    assert_non_null(strstr(x->title, "runs on the driver only through minor-version"));
+    findings_free(&f);
+    snapshot_free(s);
+}
+
+static void test_holder_in_another_namespace(void **state)
+{
+    struct snapshot *s = load("mem-other-namespace");
+    struct findings f;
+    const struct finding *x;
+
+    (void)state;
+    /* NVML gives no per-process memory: the pid /proc lacks is still reported. */
+    for (size_t k = 0; k < s->gpus[0].n_procs; k++)
+        s->gpus[0].procs[k].valid &= ~(1u << GPU_PROC_S_USED);
+    run(s, &f);
+    x = MUST(find(&f, "mem.unaccounted", 0));
+    assert_non_null(strstr(x->title, "1 holder not visible here"));
+    assert_true(x->n_evidence >= 2);
+    assert_non_null(strstr(x->evidence[1], "NVML lists pid 912345 holding memory, but /proc"));
+    findings_free(&f);
+    snapshot_free(s);
+}
+
+static void test_zombie_with_partial_stat(void **state)
+{
+    struct snapshot *s = load("zombie-holder");
+    struct proc *p = (struct proc *)MUST(proc_table_find(&s->procs, 5120));
+    struct findings f;
+
+    (void)state;
+    /* What the reader keeps of a record without cpu_time_ms and threads. */
+    p->valid &= ~(UINT64_C(1) << PROC_S_STAT);
+    p->valid |= PROC_STAT_FIELDS & ~(PROC_BIT(PROC_S_CPU_TIME) | PROC_BIT(PROC_S_THREADS));
+    run(s, &f);
+    assert_non_null(find(&f, "proc.zombie-holder", 0));
+    findings_free(&f);
+    snapshot_free(s);
+}
+
+static void test_kill_names_real_pids(void **state)
+{
+    struct snapshot *s;
+    struct findings f;
+    const struct finding *x;
+
+    (void)state;
+    /* mem.full-idle names the holder it means. */
+    s = load("mem-full-idle");
+    run(s, &f);
+    x = MUST(find(&f, "mem.full-idle", 0));
+    assert_true(fix_has(x, "kill 7310   # if it is no longer needed: ask dave first"));
+    assert_false(fix_has(x, "<pid>"));
+    findings_free(&f);
+    snapshot_free(s);
+
+    /* A pid no process can have (as live NVML data could hold) is never put into a command. */
+    s = load("stopped-holder");
+    for (size_t i = 0; i < s->n_gpus; i++)
+        for (size_t k = 0; k < s->gpus[i].n_procs; k++)
+            if (s->gpus[i].procs[k].pid == 4121)
+                s->gpus[i].procs[k].pid = 0;
+    ((struct proc *)MUST(proc_table_find(&s->procs, 4121)))->pid = 0;
+    run(s, &f);
+    x = MUST(find(&f, "proc.stopped-holder", 3));
+    for (size_t i = 0; i < x->n_fix; i++) {
+        if (strncmp(x->fix[i], "kill", 4) == 0 || strncmp(x->fix[i], "ps ", 3) == 0)
+            fail_msg("a command names pid 0: %s", x->fix[i]);
+    }
+    findings_free(&f);
+    snapshot_free(s);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_temperatures),
+        cmocka_unit_test(test_cudnn_versions),
+        cmocka_unit_test(test_cudnn_unknown_is_not_absent),
+        cmocka_unit_test(test_cuda_version_of_the_driver_is_enough),
+        cmocka_unit_test(test_holder_in_another_namespace),
+        cmocka_unit_test(test_zombie_with_partial_stat),
+        cmocka_unit_test(test_kill_names_real_pids),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
