@@ -310,8 +310,8 @@ static void check_power_limit(const struct rule_ctx *ctx, struct findings *out)
                         g->index, def / 1000.0);
         else
             finding_fix(f, "sudo ipmitool dcmi power get_limit   # the platform's power cap");
-        finding_fix(f, "# find what sets it at boot: grep -r -- '-pl' /etc/systemd "
-                       "/etc/rc.local /etc/cron* 2>/dev/null");
+        finding_fix(f, "grep -r -- '-pl' /etc/systemd /etc/rc.local /etc/cron* 2>/dev/null   "
+                       "# what sets it at boot");
         f->impact = busy(ctx, v) ? 0.6 : 0.2;
     }
 }

@@ -251,6 +251,14 @@ static const struct gpu_view *bus_event_gpu(const struct rule_ctx *ctx, const st
     return n_lost == 1 ? lost : NULL;
 }
 
+/* Whether NVML listed every GPU with its address: only then does "not listed" mean gone. */
+static bool nvml_list_known(const struct rule_ctx *ctx)
+{
+    const struct nvml_system *n = &ctx->snap->nvml;
+
+    return n->attempted && n->load_error == 0 && n->init_rc == 0 && n->device_count_rc == 0;
+}
+
 static void check_gpu_lost(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct driver_info *d = &ctx->snap->driver;
@@ -301,7 +309,11 @@ static void check_gpu_lost(const struct rule_ctx *ctx, struct findings *out)
         finding_title(f, "GPU at PCI %s has fallen off the bus", ev->pci);
         klog_when(when, sizeof(when), ctx, ev);
         finding_evidence(f, "kernel log %s: %s", when, ev->message ? ev->message : "?");
-        finding_evidence(f, "NVML does not list a GPU at that address any more");
+        if (nvml_list_known(ctx))
+            finding_evidence(f, "NVML does not list a GPU at that address any more");
+        else
+            finding_evidence(f, "NVML's list of GPUs is not known, so the address names no GPU "
+                                "index");
         lost_fixes(f, -1);
         f->impact = 2.0;
     }
@@ -440,6 +452,9 @@ static void check_gpu_missing(const struct rule_ctx *ctx, struct findings *out)
             return;
         }
     }
+    /* No device list from sysfs: nothing can be missing from it, and nothing was compared. */
+    if (p->n_gpus == 0 && !need_collector(ctx, out, COLLECTOR_PCIE))
+        return;
     for (size_t i = 0; i < p->n_gpus; i++)
         unmatched += !nvml_has_address(ctx, p->gpus[i].address);
     if (unmatched <= unreachable)
@@ -534,10 +549,12 @@ static void check_ecc(const struct rule_ctx *ctx, struct findings *out)
                           g->index, g->ecc_aggregate_uncorrected,
                           g->ecc_aggregate_uncorrected == 1 ? "" : "s");
         }
-        if (gpu_valid(g, GPU_S_ECC_VOL_UNCORR))
+        if (gpu_valid(g, GPU_S_ECC_VOL_UNCORR) && gpu_valid(g, GPU_S_ECC_VOL_CORR))
             finding_evidence(f, "uncorrectable since driver load: %" PRIu64 ", corrected: %" PRIu64,
-                             g->ecc_volatile_uncorrected,
-                             gpu_valid(g, GPU_S_ECC_VOL_CORR) ? g->ecc_volatile_corrected : 0);
+                             g->ecc_volatile_uncorrected, g->ecc_volatile_corrected);
+        else if (gpu_valid(g, GPU_S_ECC_VOL_UNCORR))
+            finding_evidence(f, "uncorrectable since driver load: %" PRIu64,
+                             g->ecc_volatile_uncorrected);
         if (gpu_valid(g, GPU_S_ECC_AGG_UNCORR))
             finding_evidence(f, "uncorrectable over its life: %" PRIu64,
                              g->ecc_aggregate_uncorrected);
@@ -601,10 +618,12 @@ static void check_remap_failure(const struct rule_ctx *ctx, struct findings *out
         f = finding_new(ctx, out, (int32_t)g->index, -1);
         finding_title(f, "GPU %" PRIu32 " failed to remap a bad memory row", g->index);
         finding_evidence(f, "row remapping failure reported by nvmlDeviceGetRemappedRows");
-        if (gpu_valid(g, GPU_S_REMAP_UNCORR))
+        if (gpu_valid(g, GPU_S_REMAP_UNCORR) && gpu_valid(g, GPU_S_REMAP_CORR))
             finding_evidence(f, "rows remapped: %" PRIu32 " uncorrectable, %" PRIu32 " correctable",
-                             g->remapped_rows_uncorrectable,
-                             gpu_valid(g, GPU_S_REMAP_CORR) ? g->remapped_rows_correctable : 0);
+                             g->remapped_rows_uncorrectable, g->remapped_rows_correctable);
+        else if (gpu_valid(g, GPU_S_REMAP_UNCORR))
+            finding_evidence(f, "rows remapped: %" PRIu32 " uncorrectable",
+                             g->remapped_rows_uncorrectable);
         finding_fix(f, "# drain GPU %" PRIu32 ": it cannot repair its memory any more", g->index);
         finding_fix(f, "nvidia-smi -i %" PRIu32 " -q -d ROW_REMAPPER", g->index);
         finding_fix(f, "# contact the vendor: a remapping failure is an RMA condition");
@@ -643,12 +662,13 @@ static void check_repair_pending(const struct rule_ctx *ctx, struct findings *ou
         f = finding_new(ctx, out, (int32_t)g->index, -1);
         finding_title(f, "GPU %" PRIu32 " needs a reset to %s bad memory", g->index,
                       remap ? "remap" : "retire");
-        if (retire)
+        if (retire && gpu_valid(g, GPU_S_RETIRED_SBE) && gpu_valid(g, GPU_S_RETIRED_DBE))
             finding_evidence(f,
                              "a page retirement is pending (sbe %" PRIu32 ", dbe %" PRIu32
                              " pages retired so far)",
-                             gpu_valid(g, GPU_S_RETIRED_SBE) ? g->retired_pages_sbe : 0,
-                             gpu_valid(g, GPU_S_RETIRED_DBE) ? g->retired_pages_dbe : 0);
+                             g->retired_pages_sbe, g->retired_pages_dbe);
+        else if (retire)
+            finding_evidence(f, "a page retirement is pending");
         if (remap)
             finding_evidence(f, "a row remap is pending");
         finding_evidence(f, "until then the faulty memory can still be handed to jobs");
@@ -719,6 +739,8 @@ static void check_hung_task(const struct rule_ctx *ctx, struct findings *out)
                       "pid %d)",
                       n, n == 1 ? "" : "s", ev->name ? ev->name : "?", (int)klog_pid(ev));
     }
+    if (!klog_source_known(ctx))
+        need_collector(ctx, out, COLLECTOR_KLOG);
     if (f == NULL)
         return;
     finding_fix(f, "ps -eo pid,stat,wchan:32,args | awk '$2 ~ /D/'   # who is stuck now");
@@ -794,6 +816,8 @@ static void check_oom(const struct rule_ctx *ctx, struct findings *out)
             finding_evidence(f, "%s: %s (pid %d) killed", when, ev->name, (int)klog_pid(ev));
         }
     }
+    if (!klog_source_known(ctx))
+        need_collector(ctx, out, COLLECTOR_KLOG);
     if (f == NULL)
         return;
     klog_when(when, sizeof(when), ctx, latest);

@@ -369,6 +369,8 @@ static void check_disks(const struct rule_ctx *ctx, struct findings *out)
     }
     if (!any && h->n_disks > 0)
         rule_skip(ctx, out, -1, "disk utilisation needs a sampling window (--window)");
+    else if (h->n_disks == 0)
+        need_collector(ctx, out, COLLECTOR_HOST);
 }
 
 const struct rule rule_host_disk_busy = {

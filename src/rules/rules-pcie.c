@@ -267,6 +267,9 @@ const struct rule rule_pcie_errors = {
 
 static void check_shared_switch(const struct rule_ctx *ctx, struct findings *out)
 {
+    /* Peers come from sysfs: without it, no GPU is known to share anything. */
+    if (ctx->n_gpus > 0 && ctx->snap->pcie.n_gpus == 0 && !need_collector(ctx, out, COLLECTOR_PCIE))
+        return;
     for (size_t i = 0; i < ctx->n_gpus; i++) {
         const struct gpu_view *v = &ctx->gpus[i];
         const struct pcie_device *d = v->pcie;

@@ -154,12 +154,12 @@ static bool holds_enough(const struct rule_ctx *ctx, const struct proc_use *u)
  */
 static bool use_orphaned(const struct proc *p)
 {
-    if (!proc_ok(p, PROC_S_PPID) || p->ppid != 1)
+    /* Without its cgroup a service or container cannot be told from an orphan. */
+    if (!proc_ok(p, PROC_S_PPID) || p->ppid != 1 || !proc_ok(p, PROC_S_CGROUP))
         return false;
     if (p->container_id || p->pod_uid || p->slurm_job_id)
         return false;
-    if (proc_ok(p, PROC_S_CGROUP) && p->cgroup && strstr(p->cgroup, ".service") &&
-        !strstr(p->cgroup, "user@"))
+    if (p->cgroup && strstr(p->cgroup, ".service") && !strstr(p->cgroup, "user@"))
         return false;
     return true;
 }
@@ -359,6 +359,12 @@ static void check_orphan(const struct rule_ctx *ctx, struct findings *out)
         enum idleness idle;
         struct finding *f;
 
+        if (proc_in_state(u->p, "SRDI") && proc_ok(u->p, PROC_S_PPID) && u->p->ppid == 1 &&
+            !proc_ok(u->p, PROC_S_CGROUP) && holds_enough(ctx, u))
+            rule_skip(ctx, out, u->top_gpu,
+                      "pid %d has init as its parent, but its cgroup is unknown: a service, a "
+                      "container or an orphan",
+                      u->pid);
         if (!proc_in_state(u->p, "SRDI") || !use_orphaned(u->p) || !holds_enough(ctx, u))
             continue;
         idle = use_idle(ctx, u);
@@ -394,7 +400,8 @@ const struct rule rule_proc_orphan_holder = {
         "started in a shell that was closed. Nobody is waiting for it, but its memory is "
         "unavailable to everyone else. Jobs started on purpose with nohup keep working and are not "
         "reported: only idle ones are.",
-    .detection = "parent pid 1, not a system service, container or batch job (from its cgroup), "
+    .detection = "parent pid 1, not a system service, container or batch job (from its cgroup; "
+                 "not judged when the cgroup is unknown), "
                  "holding at least holder_min_mib of GPU memory, using less CPU than "
                  "idle_holder_cpu_pct over the window and no GPU time (its own SM utilisation, or "
                  "its GPUs idle), both judged against gpu_idle_util_pct. Needs a sampling window.",
@@ -648,8 +655,9 @@ static void check_pileup(const struct rule_ctx *ctx, struct findings *out)
     for (size_t i = 0; i < ctx->n_gpus && n_idle < ARRAY_SIZE(idle); i++) {
         const struct gpu_view *v = &ctx->gpus[i];
 
-        if (v->g->handle_rc == 0 && v->n_compute == 0 && v->util_valid &&
-            v->util_max <= th(ctx, TH_GPU_IDLE_UTIL_PCT) &&
+        /* "No process" needs NVML's process list: an unknown list is not an empty one. */
+        if (v->g->handle_rc == 0 && gpu_valid(v->g, GPU_S_PROCESSES) && v->n_compute == 0 &&
+            v->util_valid && v->util_max <= th(ctx, TH_GPU_IDLE_UTIL_PCT) &&
             !(gpu_valid(v->g, GPU_S_MIG_MODE) && v->g->mig_mode))
             idle[n_idle++] = (int32_t)v->g->index;
     }
@@ -706,7 +714,8 @@ const struct rule rule_proc_pileup = {
         "started without CUDA_VISIBLE_DEVICES (or a scheduler that sets it) all land on GPU 0 and "
         "share it, each running at a fraction of its speed.",
     .detection = "a GPU with at least pileup_min_procs compute processes while at least one other "
-                 "GPU has no compute process and stayed at or below gpu_idle_util_pct.",
+                 "GPU has no compute process in NVML's list (a list NVML could not give is not an "
+                 "empty one) and stayed at or below gpu_idle_util_pct.",
     .fix = "Start each job on its own GPU (CUDA_VISIBLE_DEVICES=N), or let the scheduler assign "
            "GPUs. Multi-GPU jobs: torchrun with torch.cuda.set_device(local_rank) in every rank.",
     .thresholds = THRESHOLDS(TH_PILEUP_MIN_PROCS, TH_GPU_IDLE_UTIL_PCT),
@@ -952,6 +961,24 @@ static size_t others_on(const struct gpu_view *v, const struct proc *p)
     return n;
 }
 
+/*
+ * Whether the GPUs NVML lists are all the GPUs there are, each with its UUID: only then may an
+ * entry that matches none be called missing.
+ */
+static bool gpus_complete(const struct rule_ctx *ctx, bool uuids)
+{
+    const struct snapshot *s = ctx->snap;
+
+    if (!s->nvml.attempted || s->nvml.init_rc != 0 || s->nvml.device_count_rc != 0 ||
+        s->nvml.device_count != ctx->n_gpus)
+        return false;
+    for (size_t i = 0; uuids && i < ctx->n_gpus; i++) {
+        if (!gpu_valid(ctx->gpus[i].g, GPU_S_UUID))
+            return false;
+    }
+    return true;
+}
+
 static void check_cvd(const struct rule_ctx *ctx, struct findings *out)
 {
     for (size_t i = 0; i < ctx->snap->procs.n_procs; i++) {
@@ -979,6 +1006,12 @@ static void check_cvd(const struct rule_ctx *ctx, struct findings *out)
             if (*tok == '\0' || strcmp(tok, "-1") == 0 || str_starts(tok, "MIG-"))
                 break; /* hides every GPU on purpose, or names a MIG device we do not map */
             v = resolve_cvd(ctx, tok);
+            if (v == NULL && !gpus_complete(ctx, !str_to_u32(tok, 10, &(uint32_t){ 0 }))) {
+                rule_skip(ctx, out, -1,
+                          "the GPUs CUDA_VISIBLE_DEVICES names are not all known "
+                          "(NVML's list incomplete)");
+                break;
+            }
             if (v == NULL) {
                 f = finding_new(ctx, out, -1, p->pid);
                 finding_title(f,
@@ -1031,9 +1064,9 @@ const struct rule rule_proc_cuda_visible_devices = {
         "so an index can mean a different GPU than the one in nvidia-smi.",
     .detection =
         "each process's environment (readable for own processes, or as root): an entry "
-        "that matches no GPU index or UUID prefix; or a GPU it names that the process does "
-        "not use yet, busy at or above gpu_busy_util_pct with compute processes of other "
-        "owners.",
+        "that matches no GPU index or UUID prefix, when NVML listed every GPU (and, for a UUID, "
+        "every GPU's UUID); or a GPU it names that the process does not use yet, busy at or "
+        "above gpu_busy_util_pct with compute processes of other owners.",
     .fix = "List GPUs with nvidia-smi -L, pick an existing idle one, and start the job with "
            "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=N (or a UUID, which never changes "
            "meaning).",

@@ -246,15 +246,24 @@ static enum cuda_driver_verdict cuda_verdict(const struct snapshot *s, const cha
                                              const char *cuda, struct cuda_driver_req *req)
 {
     enum cuda_driver_verdict v = CUDA_DRIVER_UNKNOWN;
+    /* A major alone (a soname's "12") says nothing of the minor it needs: only a driver of an
+     * older major is certain not to run it. */
+    bool major_only = strchr(cuda, '.') == NULL;
 
     memset(req, 0, sizeof(*req));
     if (driver != NULL)
         v = cuda_driver_check(driver, cuda, req);
-    if (v == CUDA_DRIVER_UNKNOWN && has_driver_cuda(s)) {
+    if ((v == CUDA_DRIVER_UNKNOWN || major_only) && has_driver_cuda(s)) {
         if (driver == NULL && cuda_min_driver(cuda, req) != 0)
             memset(req, 0, sizeof(*req));
-        v = cuda_by_driver_cuda(s->nvml.cuda_driver_version, cuda);
+        v = major_only ? (strtoul(cuda, NULL, 10) > (unsigned long)NVML_CUDA_DRIVER_VERSION_MAJOR(
+                                                        s->nvml.cuda_driver_version)
+                              ? CUDA_DRIVER_TOO_OLD
+                              : CUDA_DRIVER_UNKNOWN)
+                       : cuda_by_driver_cuda(s->nvml.cuda_driver_version, cuda);
     }
+    if (major_only && v != CUDA_DRIVER_TOO_OLD)
+        v = CUDA_DRIVER_UNKNOWN;
     return v;
 }
 

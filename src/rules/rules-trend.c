@@ -396,13 +396,19 @@ const struct rule rule_mem_leak = {
 /* GPU memory held in a reading: what the listed processes hold, else all memory used. */
 static bool held_bytes(const struct gpu *g, uint64_t *out)
 {
+    bool all = true;
+
     if (g->rc[GPU_S_PROCESSES] == 0) {
         *out = 0;
         for (size_t i = 0; i < g->n_procs; i++) {
             if (g->procs[i].valid & (1u << GPU_PROC_S_USED))
                 *out += g->procs[i].used_bytes;
+            else
+                all = false;
         }
-        return true;
+        /* A process whose memory NVML does not give holds an unknown amount, not none. */
+        if (all)
+            return true;
     }
     if (g->rc[GPU_S_MEM_USED] == 0) {
         *out = g->mem_used_bytes;

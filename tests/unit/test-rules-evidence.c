@@ -348,6 +348,72 @@ static void test_kill_names_real_pids(void **state)
     snapshot_free(s);
 }
 
+/* What the audit of every rule for "unknown read as absent" changed, one case each. */
+static void test_unknown_is_not_absent(void **state)
+{
+    struct snapshot *s;
+    struct findings f;
+    const struct finding *x;
+
+    (void)state;
+    /* GPUs whose process list NVML could not give are not "idle, no process". */
+    s = load("pileup-gpu0");
+    for (uint32_t i = 1; i < s->n_gpus; i++)
+        gpu_set_rc(gpu_of(s, i), GPU_S_PROCESSES, 3);
+    run(s, &f);
+    assert_null(find(&f, "proc.pileup", 0));
+    findings_free(&f);
+    snapshot_free(s);
+
+    /* CUDA_VISIBLE_DEVICES=3 names a missing GPU only when NVML listed them all. */
+    s = load("cuda-visible-devices");
+    run(s, &f);
+    assert_non_null(find(&f, "proc.cuda-visible-devices", -1));
+    findings_free(&f);
+    s->nvml.device_count = 4; /* two GPUs NVML counted but could not list */
+    run(s, &f);
+    for (size_t i = 0; i < f.n; i++)
+        assert_false(strcmp(f.items[i].rule->id, "proc.cuda-visible-devices") == 0 &&
+                     f.items[i].subject.pid == 1300);
+    assert_non_null(find_skip(&f, "proc.cuda-visible-devices", "not all known"));
+    findings_free(&f);
+    snapshot_free(s);
+
+    /* Init as parent but no cgroup: a service or a container cannot be ruled out. */
+    s = load("orphan-holder");
+    ((struct proc *)MUST(proc_table_find(&s->procs, 9301)))->valid &=
+        ~(UINT64_C(1) << PROC_S_CGROUP);
+    run(s, &f);
+    for (size_t i = 0; i < f.n; i++)
+        assert_false(strcmp(f.items[i].rule->id, "proc.orphan-holder") == 0 &&
+                     f.items[i].subject.pid == 9301);
+    assert_non_null(find_skip(&f, "proc.orphan-holder", "pid 9301 has init as its parent"));
+    findings_free(&f);
+    snapshot_free(s);
+
+    /* An unknown count is not shown as 0. */
+    s = load("ecc-uncorrectable");
+    gpu_set_rc(gpu_of(s, 2), GPU_S_ECC_VOL_CORR, 3);
+    run(s, &f);
+    x = MUST(find(&f, "health.ecc-uncorrectable", 2));
+    for (size_t i = 0; i < x->n_evidence; i++)
+        assert_null(strstr(x->evidence[i], "corrected: 0"));
+    findings_free(&f);
+    snapshot_free(s);
+
+    /* An unknown process list is not "no process". */
+    s = load("mem-full-idle");
+    gpu_set_rc(gpu_of(s, 0), GPU_S_PROCESSES, 3);
+    for (size_t i = 0; i < s->procs.n_procs; i++)
+        s->procs.procs[i].n_gpus = 0;
+    run(s, &f);
+    x = MUST(find(&f, "mem.full-idle", 0));
+    for (size_t i = 0; i < x->n_evidence; i++)
+        assert_null(strstr(x->evidence[i], "no process is listed"));
+    findings_free(&f);
+    snapshot_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -358,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_holder_in_another_namespace),
         cmocka_unit_test(test_zombie_with_partial_stat),
         cmocka_unit_test(test_kill_names_real_pids),
+        cmocka_unit_test(test_unknown_is_not_absent),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
