@@ -8,6 +8,7 @@
 #include "fuzz.h"
 #include "reap/reap.h"
 #include "util/strutil.h"
+#include "util/timeutil.h"
 #include "watch/alert.h"
 
 #include <math.h>
@@ -28,7 +29,7 @@ static void one(const char *v, const char *prev)
     struct alert_spec a;
     char *cause = NULL, *p;
 
-    if (str_to_duration_ms(v, &ms))
+    if (time_parse_duration_ms(v, &ms))
         FUZZ_ASSERT(ms >= 0, "duration '%s' is %lld ms", v, (long long)ms);
     (void)str_to_u64(v, 10, &u64);
     (void)str_to_u64(v, 16, &u64);

@@ -2,6 +2,7 @@
 #include "rules/config.h"
 #include "util/fileio.h"
 #include "util/strutil.h"
+#include "util/timeutil.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -39,8 +40,9 @@ void cmd_collect_defaults(struct collect_opts *o, int64_t window_ms)
 
 static int duration(const char *cmd, const char *name, const char *arg, int64_t *out)
 {
-    if (!str_to_duration_ms(arg, out)) {
-        cmd_error(cmd, "--%s: '%s' is not a duration (examples: 2s, 500ms, 1.5)", name, arg);
+    if (!time_parse_duration_ms(arg, out)) {
+        cmd_error(cmd, "--%s: '%s' is not a duration (examples: 2s, 500ms, 1.5, 1h30m, 7d)", name,
+                  arg);
         return -1;
     }
     return 1;

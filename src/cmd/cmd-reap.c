@@ -178,7 +178,7 @@ static int parse(int argc, char **argv, struct opts *o)
             o->pol.orphaned = true;
             break;
         case OPT_IDLE:
-            if (!str_to_duration_ms(optarg, &o->pol.idle_ms) || o->pol.idle_ms <= 0)
+            if (!time_parse_duration_ms(optarg, &o->pol.idle_ms) || o->pol.idle_ms <= 0)
                 return bad("--idle", optarg, "a duration (30s, 10m, 1h)");
             o->pol.idle = true;
             break;
@@ -230,7 +230,7 @@ static int parse(int argc, char **argv, struct opts *o)
             o->yes = true;
             break;
         case OPT_GRACE:
-            if (!str_to_duration_ms(optarg, &o->grace_ms) || o->grace_ms > 3600000)
+            if (!time_parse_duration_ms(optarg, &o->grace_ms) || o->grace_ms > 3600000)
                 return bad("--grace", optarg, "a duration up to an hour (10s, 500ms)");
             break;
         case OPT_JSON:

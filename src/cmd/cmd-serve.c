@@ -9,6 +9,7 @@
 #include "rules/config.h"
 #include "serve/serve.h"
 #include "util/strutil.h"
+#include "util/timeutil.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -88,7 +89,7 @@ static bool parse_count(const char *opt, const char *arg, uint32_t min, uint32_t
 static bool parse_duration(const char *opt, const char *arg, int64_t min_ms, int64_t max_ms,
                            int64_t *out)
 {
-    if (!str_to_duration_ms(arg, out) || *out < min_ms || *out > max_ms) {
+    if (!time_parse_duration_ms(arg, out) || *out < min_ms || *out > max_ms) {
         cmd_error("serve", "--%s: '%s' is not a duration from %.1fs to %.0fs", opt, arg,
                   (double)min_ms / 1000.0, (double)max_ms / 1000.0);
         return false;

@@ -7,6 +7,7 @@
 #include "cmd/cmd.h"
 #include "rules/config.h"
 #include "util/strutil.h"
+#include "util/timeutil.h"
 #include "util/xalloc.h"
 #include "watch/watch.h"
 
@@ -76,7 +77,7 @@ static void usage(FILE *out)
 static bool parse_duration(const char *opt, const char *arg, int64_t min_ms, int64_t max_ms,
                            int64_t *out)
 {
-    if (!str_to_duration_ms(arg, out) || *out < min_ms || *out > max_ms) {
+    if (!time_parse_duration_ms(arg, out) || *out < min_ms || *out > max_ms) {
         cmd_error("watch", "--%s: '%s' is not a duration from %gs to %gs (examples: 1, 500ms, 2s)",
                   opt, arg, (double)min_ms / 1000.0, (double)max_ms / 1000.0);
         return false;

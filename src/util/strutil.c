@@ -101,37 +101,6 @@ bool str_to_double(const char *s, double *out)
     return true;
 }
 
-bool str_to_duration_ms(const char *s, int64_t *out_ms)
-{
-    static const struct {
-        const char *suffix;
-        double ms;
-    } units[] = { { "ms", 1 }, { "s", 1000 }, { "m", 60000 }, { "h", 3600000 }, { "", 1000 } };
-    double v;
-    char *end;
-
-    s = str_ltrim(s);
-    if (*s == '\0' || *s == '-')
-        return false;
-    errno = 0;
-    v = strtod(s, &end);
-    if (errno != 0 || end == s || !isfinite(v) || v < 0)
-        return false;
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-        size_t n = strlen(units[i].suffix);
-
-        if (strncmp(end, units[i].suffix, n) == 0 && rest_is_space(end + n)) {
-            double ms = v * units[i].ms;
-
-            if (ms > (double)INT64_MAX / 2)
-                return false;
-            *out_ms = (int64_t)(ms + 0.5);
-            return true;
-        }
-    }
-    return false;
-}
-
 int str_version_cmp(const char *a, const char *b)
 {
     while (*a || *b) {

@@ -19,9 +19,6 @@ bool str_to_i64(const char *s, int base, int64_t *out);
 bool str_to_u32(const char *s, int base, uint32_t *out);
 bool str_to_double(const char *s, double *out);
 
-/* Parses a duration such as "2s", "500ms", "1.5", "5m", "2h" into milliseconds. */
-bool str_to_duration_ms(const char *s, int64_t *out_ms);
-
 /* Compares dotted version strings numerically ("535.104.05" vs "535.43.02"). */
 int str_version_cmp(const char *a, const char *b);
 

@@ -217,7 +217,7 @@ int alert_spec_parse(struct alert_spec *a, const char *spec, char **cause)
         while (before > cond && before[-1] == ' ')
             before--;
         if (before - cond >= 4 && strncmp(before - 4, " for", 4) == 0) {
-            if (!str_to_duration_ms(dur, &a->for_ms) || a->for_ms < 0) {
+            if (!time_parse_duration_ms(dur, &a->for_ms) || a->for_ms < 0) {
                 *cause = xasprintf("'%s' is not a duration (examples: 60s, 5m, 1.5)", dur);
                 goto fail;
             }

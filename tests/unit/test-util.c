@@ -4,6 +4,7 @@
  */
 #include "util/fileio.h"
 #include "util/strutil.h"
+#include "util/timeutil.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -44,24 +45,61 @@ static void test_numbers(void **state)
     assert_false(str_to_double("nan", &d));
 }
 
+/* A duration, parsed: its milliseconds, or -1 when refused. */
+static int64_t dur(const char *text)
+{
+    int64_t ms = -7;
+
+    if (!time_parse_duration_ms(text, &ms))
+        return -1;
+    assert_true(ms >= 0);
+    return ms;
+}
+
 static void test_durations(void **state)
 {
-    int64_t ms;
-
     (void)state;
-    assert_true(str_to_duration_ms("2s", &ms));
-    assert_int_equal(ms, 2000);
-    assert_true(str_to_duration_ms("500ms", &ms));
-    assert_int_equal(ms, 500);
-    assert_true(str_to_duration_ms("1.5", &ms));
-    assert_int_equal(ms, 1500);
-    assert_true(str_to_duration_ms("2m", &ms));
-    assert_int_equal(ms, 120000);
-    assert_true(str_to_duration_ms("0", &ms));
-    assert_int_equal(ms, 0);
-    assert_false(str_to_duration_ms("-1s", &ms));
-    assert_false(str_to_duration_ms("2 parsecs", &ms));
-    assert_false(str_to_duration_ms("", &ms));
+    assert_int_equal(dur("2s"), 2000);
+    assert_int_equal(dur("500ms"), 500);
+    assert_int_equal(dur("1.5"), 1500);
+    assert_int_equal(dur(" 10 "), 10000);
+    assert_int_equal(dur("2m"), 120000);
+    assert_int_equal(dur("0"), 0);
+    assert_int_equal(dur("0s"), 0);
+    assert_int_equal(dur(".5s"), 500);
+    /* days, and units together, largest first */
+    assert_int_equal(dur("7d"), 7 * 86400000LL);
+    assert_int_equal(dur("1h30m"), 5400000);
+    assert_int_equal(dur("1d12h"), 36 * 3600000LL);
+    assert_int_equal(dur("2m30.5s"), 150500);
+    assert_int_equal(dur("1s500ms"), 1500);
+    assert_int_equal(dur("1.5h"), 5400000);
+    assert_int_equal(dur("1d2h3m4s5ms"), 86400000LL + 2 * 3600000 + 3 * 60000 + 4 * 1000 + 5);
+    /* refused: signs, hex, exponents, words, units out of order or twice, a bare number after
+     * a unit, blanks inside, a unit alone */
+    assert_int_equal(dur("-1s"), -1);
+    assert_int_equal(dur("+1s"), -1);
+    assert_int_equal(dur("0x10"), -1);
+    assert_int_equal(dur("0x10s"), -1);
+    assert_int_equal(dur("1e3"), -1);
+    assert_int_equal(dur("1e3ms"), -1);
+    assert_int_equal(dur("inf"), -1);
+    assert_int_equal(dur("nan"), -1);
+    assert_int_equal(dur("2 parsecs"), -1);
+    assert_int_equal(dur("2parsecs"), -1);
+    assert_int_equal(dur("2sec"), -1);
+    assert_int_equal(dur(""), -1);
+    assert_int_equal(dur("  "), -1);
+    assert_int_equal(dur("s"), -1);
+    assert_int_equal(dur("."), -1);
+    assert_int_equal(dur("1.2.3"), -1);
+    assert_int_equal(dur("30m1h"), -1);
+    assert_int_equal(dur("1m1m"), -1);
+    assert_int_equal(dur("1h30"), -1);
+    assert_int_equal(dur("1h 30m"), -1);
+    assert_int_equal(dur("1ms1s"), -1);
+    assert_int_equal(dur("99999999999999999999d"), -1);
+    assert_int_equal(dur("31000y"), -1);
 }
 
 static void test_versions(void **state)
