@@ -146,7 +146,7 @@ static int exec(int argc, char **argv)
         if (print_json(s, &findings, rc) != 0)
             rc = EXIT_UNKNOWN;
     } else {
-        render_opts_init(&ro, stdout, no_color);
+        render_opts_init(&ro, stdout, no_color ? RENDER_NEVER : RENDER_AUTO, 0, RENDER_NEVER);
         render_report(stdout, s, &findings, &ro);
         if (cmd_finish_stdout("check") != 0)
             rc = EXIT_UNKNOWN;

@@ -65,7 +65,7 @@ static void explain_rule(const struct rule *r, const struct config *cfg)
 {
     struct render_opts ro;
 
-    render_opts_init(&ro, stdout, false);
+    render_opts_init(&ro, stdout, RENDER_AUTO, 0, RENDER_NEVER);
     printf("%s%s%s — %s\n", render_bold(&ro), r->id, render_reset(&ro), r->title);
     printf("severity: %s, category: %s%s\n", severity_names[r->severity],
            category_names[r->category],
@@ -94,7 +94,7 @@ static void list_rules(void)
     struct render_opts ro;
     size_t idw = 0;
 
-    render_opts_init(&ro, stdout, false);
+    render_opts_init(&ro, stdout, RENDER_AUTO, 0, RENDER_NEVER);
     for (size_t i = 0; i < n_rules; i++)
         idw = strlen(rule_table[i]->id) > idw ? strlen(rule_table[i]->id) : idw;
     for (size_t i = 0; i < n_rules; i++) {

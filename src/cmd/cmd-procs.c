@@ -244,7 +244,7 @@ static int exec(int argc, char **argv)
         }
         free(text);
     } else {
-        render_opts_init(&ro, stdout, o.no_color);
+        render_opts_init(&ro, stdout, o.no_color ? RENDER_NEVER : RENDER_AUTO, 0, RENDER_NEVER);
         procs_render_table(stdout, &v, s, &ro, o.wide ? 100000 : out_width());
     }
     if (rc == EXIT_HEALTHY && cmd_finish_stdout("procs") != 0)

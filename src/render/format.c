@@ -2,6 +2,7 @@
 #include "util/xalloc.h"
 
 #include <inttypes.h>
+#include <langinfo.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -92,4 +93,60 @@ void render_ranges(char *buf, size_t size, const int32_t *v, size_t n)
         len += (size_t)w;
         i = j + 1;
     }
+}
+
+bool render_locale_utf8(void)
+{
+    const char *cs = nl_langinfo(CODESET);
+
+    return cs != NULL && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
+}
+
+/* The non-ASCII characters gpudoctor's own texts use, and what stands for each in ASCII. */
+static const struct {
+    const char *utf8, *ascii;
+} ascii_map[] = {
+    { "°", "" },  { "—", "-" }, { "–", "-" },  { "…", "..." }, { "→", "->" },
+    { "×", "x" }, { "÷", "/" }, { "²", "2" },  { "·", "-" },   { "▶", ">" },
+    { "↓", "v" }, { "↑", "^" }, { "↕", "^v" },
+};
+
+char *render_asciin(const char *s, size_t n)
+{
+    /* Every stand-in is at most as long as its character: the copy is never longer. */
+    char *out = xmalloc(n + 1);
+    size_t len = 0, i = 0;
+
+    while (i < n && s[i]) {
+        size_t k;
+
+        if ((unsigned char)s[i] < 0x80) {
+            out[len++] = s[i++];
+            continue;
+        }
+        for (k = 0; k < ARRAY_SIZE(ascii_map); k++) {
+            size_t m = strlen(ascii_map[k].utf8);
+
+            if (m <= n - i && memcmp(s + i, ascii_map[k].utf8, m) == 0) {
+                memcpy(out + len, ascii_map[k].ascii, strlen(ascii_map[k].ascii));
+                len += strlen(ascii_map[k].ascii);
+                i += m;
+                break;
+            }
+        }
+        if (k < ARRAY_SIZE(ascii_map))
+            continue;
+        /* Another character, or a stray byte: one '?' for the lead byte and what continues it. */
+        out[len++] = '?';
+        i++;
+        while (i < n && ((unsigned char)s[i] & 0xC0) == 0x80)
+            i++;
+    }
+    out[len] = '\0';
+    return out;
+}
+
+char *render_ascii(const char *s)
+{
+    return render_asciin(s, strlen(s));
 }

@@ -5,6 +5,7 @@
 #ifndef GPUDOCTOR_RENDER_FORMAT_H
 #define GPUDOCTOR_RENDER_FORMAT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,5 +18,19 @@ void render_duration(char *buf, size_t size, double seconds);
 const char *render_command(const char *cmd);
 /* "0-3, 5, 7" from sorted, distinct values. */
 void render_ranges(char *buf, size_t size, const int32_t *v, size_t n);
+
+/*
+ * Whether text for people may be UTF-8: the character set of the locale (LC_ALL, LC_CTYPE, LANG
+ * as the C library resolves them once main has called setlocale(LC_CTYPE, "")) is UTF-8.
+ * Otherwise the text renderers and watch's view write ASCII (render_ascii).
+ */
+bool render_locale_utf8(void);
+/*
+ * An ASCII copy of UTF-8 text: the characters reports use get ASCII stand-ins ("—" "-",
+ * "°" nothing, so "88 °C" reads "88 C", "…" "...", "→" "->", "×" "x"), any other non-ASCII
+ * character '?'. The caller frees it.
+ */
+char *render_ascii(const char *s);
+char *render_asciin(const char *s, size_t n);
 
 #endif

@@ -2,22 +2,80 @@
 #include "nvml/nvml-abi.h"
 #include "util/xalloc.h"
 
+#include "util/strutil.h"
+
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
-#define REPORT_WIDTH    80
 #define FINDING_INDENT  10 /* "CRITICAL  " */
 #define MAX_NOT_CHECKED 12 /* lines of the "Not checked" section before "... more" */
 
-void render_opts_init(struct render_opts *ro, FILE *out, bool no_color)
+static unsigned clamp_width(unsigned w)
+{
+    return w < RENDER_MIN_WIDTH ? RENDER_MIN_WIDTH : w > RENDER_MAX_WIDTH ? RENDER_MAX_WIDTH : w;
+}
+
+unsigned render_term_width(FILE *out)
+{
+    const char *cols = getenv("COLUMNS");
+    struct winsize ws;
+    uint32_t n;
+
+    if (isatty(fileno(out)) && ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+        return clamp_width(ws.ws_col);
+    if (cols != NULL && str_to_u32(cols, 10, &n) && n > 0)
+        return clamp_width(n);
+    return RENDER_DEFAULT_WIDTH;
+}
+
+void render_opts_init(struct render_opts *ro, FILE *out, enum render_when color, unsigned width,
+                      enum render_when ascii)
 {
     const char *nc = getenv("NO_COLOR"), *term = getenv("TERM");
 
-    ro->color = !no_color && isatty(fileno(out)) && (nc == NULL || *nc == '\0') &&
-                !(term != NULL && strcmp(term, "dumb") == 0);
-    ro->width = REPORT_WIDTH;
+    switch (color) {
+    case RENDER_ALWAYS:
+        ro->color = true;
+        break;
+    case RENDER_NEVER:
+        ro->color = false;
+        break;
+    default:
+        ro->color = isatty(fileno(out)) && (nc == NULL || *nc == '\0') &&
+                    !(term != NULL && strcmp(term, "dumb") == 0);
+    }
+    ro->width = width ? clamp_width(width) : render_term_width(out);
+    ro->ascii = ascii == RENDER_AUTO ? !render_locale_utf8() : ascii == RENDER_ALWAYS;
+}
+
+FILE *render_out_begin(struct render_out *w, FILE *out, const struct render_opts *ro)
+{
+    memset(w, 0, sizeof(*w));
+    w->out = out;
+    if (!ro->ascii)
+        return out;
+    w->mem = open_memstream(&w->buf, &w->len);
+    if (w->mem == NULL)
+        fatal("out of memory for the report");
+    return w->mem;
+}
+
+void render_out_end(struct render_out *w)
+{
+    char *text;
+
+    if (w->mem == NULL)
+        return;
+    if (fclose(w->mem) != 0)
+        fatal("out of memory for the report");
+    text = render_asciin(w->buf, w->len);
+    fputs(text, w->out); /* a failure stays in w->out's error flag for its owner to report */
+    free(text);
+    free(w->buf);
+    memset(w, 0, sizeof(*w));
 }
 
 #define SGR(name, code)                                                                            \
@@ -58,13 +116,13 @@ static void wrap_lines(FILE *out, const struct render_opts *ro, size_t first_len
         p++;
     while (*p) {
         const char *word = p;
-        size_t len;
+        size_t len, chars = 0;
 
         while (*p && *p != ' ')
-            p++;
+            chars += ((unsigned char)*p++ & 0xC0) != 0x80; /* UTF-8: lead bytes only */
         len = (size_t)(p - word);
         /* A word that does not fit goes to the next line, unless the line is still empty. */
-        if (!empty && col + 1 + len > width) {
+        if (!empty && col + 1 + chars > width) {
             fprintf(out, "\n%*s%s", (int)indent, "", cont);
             col = indent + strlen(cont);
             empty = true;
@@ -74,7 +132,7 @@ static void wrap_lines(FILE *out, const struct render_opts *ro, size_t first_len
             col++;
         }
         fwrite(word, 1, len, out);
-        col += len;
+        col += chars;
         empty = false;
         while (*p == ' ')
             p++;

@@ -25,7 +25,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <langinfo.h>
 #include <locale.h>
 #include <math.h>
 #include <signal.h>
@@ -190,52 +189,13 @@ static void crash_disarm(void)
 
 /* ---- text that fits ---- */
 
-/* Non-ASCII text for a terminal that is not UTF-8: the few characters reports use, then '?'. */
-static char *ascii_copy(const char *s)
-{
-    static const struct {
-        const char *from, *to;
-    } map[] = { { "°", "" },   { "—", "-" }, { "–", "-" }, { "…", "..." },
-                { "→", "->" }, { "×", "x" }, { "²", "2" }, { "▶", ">" },
-                { "↓", "v" },  { "↑", "^" }, { "↕", "^v" } };
-    size_t len = 0, cap = strlen(s) + 1;
-    char *out = xmalloc(cap);
-
-    while (*s) {
-        size_t k;
-
-        if ((unsigned char)*s < 0x80) {
-            out[len++] = *s++;
-            continue;
-        }
-        for (k = 0; k < ARRAY_SIZE(map); k++) {
-            size_t n = strlen(map[k].from);
-
-            if (strncmp(s, map[k].from, n) == 0) {
-                memcpy(out + len, map[k].to, strlen(map[k].to));
-                len += strlen(map[k].to);
-                s += n;
-                break;
-            }
-        }
-        if (k < ARRAY_SIZE(map))
-            continue;
-        out[len++] = '?';
-        s++;
-        while ((*s & 0xC0) == 0x80)
-            s++;
-    }
-    out[len] = '\0';
-    return out;
-}
-
 /*
  * Writes text at (y, x) in at most cols terminal columns (pad: fills the rest with blanks).
  * Counts display columns, not bytes: block characters and "°" are one column, some two.
  */
 static void put(const struct tui *t, int y, int x, int cols, const char *text, bool pad)
 {
-    char *own = t->utf8 ? NULL : ascii_copy(text);
+    char *own = t->utf8 ? NULL : render_ascii(text); /* not UTF-8: as check does */
     const char *s = own ? own : text;
     mbstate_t ms;
     size_t bytes = 0, len = strlen(s);
@@ -1099,7 +1059,7 @@ static void explain(struct tui *t, const struct watch_view *v)
 {
     const struct finding *f = NULL;
     const struct rule *r = NULL;
-    struct render_opts ro = { false, (unsigned)(COLS > 20 ? COLS - 2 : 78) };
+    struct render_opts ro = { false, (unsigned)(COLS > 20 ? COLS - 2 : 78), false };
     char *text = NULL, *title;
     size_t len = 0;
     FILE *out;
@@ -1465,7 +1425,7 @@ int watch_tui_start(struct watch_ui *ui, const struct watch_opts *o, char **caus
     t->o = o;
     t->sel_pid = -1;
     t->saved_stderr = t->capture_fd = -1;
-    t->utf8 = !o->ascii && strcmp(nl_langinfo(CODESET), "UTF-8") == 0;
+    t->utf8 = !o->ascii && render_locale_utf8();
     if (tcgetattr(STDIN_FILENO, &crash_tio) != 0) {
         *cause = xasprintf("cannot read the terminal settings: %s", strerror(errno));
         free(t);

@@ -149,7 +149,7 @@ static void test_fix_arg(void **state)
 /* Renders the findings at 80 columns without colour. */
 static char *render(const struct findings *f)
 {
-    struct render_opts ro = { false, 80 };
+    struct render_opts ro = { false, 80, false };
     char *buf = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);

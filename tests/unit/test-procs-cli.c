@@ -231,7 +231,7 @@ static void memory_view(struct procs_view *v, const struct snapshot *s,
 
 static char *memory_table(const struct procs_view *v, const struct snapshot *s, unsigned width)
 {
-    struct render_opts ro = { false, width };
+    struct render_opts ro = { false, width, false };
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
@@ -380,7 +380,7 @@ static void test_tree_deep_chain_and_loops(void **state)
 static char *table(const struct snapshot *s, bool tree, unsigned width)
 {
     struct procs_view v;
-    struct render_opts ro = { false, width };
+    struct render_opts ro = { false, width, false };
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);

@@ -49,7 +49,7 @@ static void report_free(struct report *r)
 /* The report as text, rendered into memory. */
 static char *render(const struct report *r, bool color)
 {
-    struct render_opts ro = { color, 80 };
+    struct render_opts ro = { color, 80, false };
     char *buf = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
@@ -180,7 +180,7 @@ static void test_every_scenario_fits_80_columns(void **state)
 static void test_not_checked_is_grouped(void **state)
 {
     struct report r;
-    struct render_opts ro = { false, 80 };
+    struct render_opts ro = { false, 80, false };
     char *buf = NULL;
     size_t len = 0, lines = 0;
     FILE *out;
@@ -253,24 +253,98 @@ static void test_color_choice(void **state)
     FILE *f = tmpfile();
 
     (void)state;
-    /* Not a terminal: never colour, whatever the environment says. */
+    /* Not a terminal: no colour on auto, whatever the environment says. */
     unsetenv("NO_COLOR");
-    render_opts_init(&ro, f, false);
+    unsetenv("COLUMNS");
+    render_opts_init(&ro, f, RENDER_AUTO, 0, RENDER_NEVER);
     assert_false(ro.color);
     assert_int_equal(ro.width, 80);
     assert_string_equal(render_red(&ro), "");
     ro.color = true;
     assert_string_equal(render_red(&ro), "\033[1;31m");
     setenv("NO_COLOR", "1", 1);
-    render_opts_init(&ro, f, false);
+    render_opts_init(&ro, f, RENDER_AUTO, 0, RENDER_NEVER);
     assert_false(ro.color);
+    /* --color=always: for 'less -R', even into a file and despite NO_COLOR; never is never. */
+    render_opts_init(&ro, f, RENDER_ALWAYS, 0, RENDER_NEVER);
+    assert_true(ro.color);
     unsetenv("NO_COLOR");
+    render_opts_init(&ro, f, RENDER_NEVER, 0, RENDER_NEVER);
+    assert_false(ro.color);
     fclose(f);
+}
+
+static void test_width_choice(void **state)
+{
+    struct render_opts ro;
+    FILE *f = tmpfile();
+
+    (void)state;
+    /* Off a terminal: $COLUMNS when it is a number, else 80; always within 40..500. */
+    setenv("COLUMNS", "132", 1);
+    render_opts_init(&ro, f, RENDER_NEVER, 0, RENDER_NEVER);
+    assert_int_equal(ro.width, 132);
+    setenv("COLUMNS", "10", 1);
+    assert_int_equal(render_term_width(f), RENDER_MIN_WIDTH);
+    setenv("COLUMNS", "100000", 1);
+    assert_int_equal(render_term_width(f), RENDER_MAX_WIDTH);
+    setenv("COLUMNS", "wide", 1);
+    assert_int_equal(render_term_width(f), 80);
+    setenv("COLUMNS", "0", 1);
+    assert_int_equal(render_term_width(f), 80);
+    unsetenv("COLUMNS");
+    assert_int_equal(render_term_width(f), 80);
+    /* --width wins over all of them, clamped too */
+    setenv("COLUMNS", "132", 1);
+    render_opts_init(&ro, f, RENDER_NEVER, 100, RENDER_NEVER);
+    assert_int_equal(ro.width, 100);
+    render_opts_init(&ro, f, RENDER_NEVER, 5, RENDER_NEVER);
+    assert_int_equal(ro.width, RENDER_MIN_WIDTH);
+    unsetenv("COLUMNS");
+    fclose(f);
+}
+
+static void test_ascii(void **state)
+{
+    struct render_opts ro = { false, 80, true };
+    struct render_out w;
+    char *buf = NULL, *s;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len), *into;
+
+    (void)state;
+    s = render_ascii("4 critical — GPU 5 at 88 °C, 2×, x², … → ü");
+    assert_string_equal(s, "4 critical - GPU 5 at 88 C, 2x, x2, ... -> ?");
+    free(s);
+    /* a character cut short, and one at the very end */
+    s = render_asciin("a\xe2\x80", 3);
+    assert_string_equal(s, "a?");
+    free(s);
+    /* render_out: converted at the end when ro.ascii, untouched otherwise */
+    into = render_out_begin(&w, out, &ro);
+    assert_true(into != out);
+    fputs("healthy — 88 °C\n", into);
+    render_out_end(&w);
+    ro.ascii = false;
+    into = render_out_begin(&w, out, &ro);
+    assert_true(into == out);
+    fputs("healthy — 88 °C\n", into);
+    render_out_end(&w);
+    fclose(out);
+    assert_string_equal(buf, "healthy - 88 C\nhealthy — 88 °C\n");
+    free(buf);
+    /* auto: the locale's character set decides (the test runs in the C locale: ASCII) */
+    out = tmpfile();
+    render_opts_init(&ro, out, RENDER_NEVER, 0, RENDER_AUTO);
+    assert_true(ro.ascii);
+    render_opts_init(&ro, out, RENDER_NEVER, 0, RENDER_NEVER);
+    assert_false(ro.ascii);
+    fclose(out);
 }
 
 static void test_wrap(void **state)
 {
-    struct render_opts ro = { false, 30 };
+    struct render_opts ro = { false, 30, false };
     char *buf = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
@@ -284,6 +358,13 @@ static void test_wrap(void **state)
                              "  seven eight nine ten\n"
                              "averyveryverylongwordthatcannotbebrokenanywhere\n"
                              "    x\n");
+    free(buf);
+    /* characters count, not bytes: 29 of them fit in 30 columns, though they are 36 bytes */
+    buf = NULL;
+    out = open_memstream(&buf, &len);
+    render_wrap(out, &ro, 0, 0, "at 88 °C — hot — very — hot x");
+    fclose(out);
+    assert_string_equal(buf, "at 88 °C — hot — very — hot x\n");
     free(buf);
 }
 
@@ -330,6 +411,8 @@ int main(void)
         cmocka_unit_test(test_not_checked_is_grouped),
         cmocka_unit_test(test_json_report),
         cmocka_unit_test(test_color_choice),
+        cmocka_unit_test(test_width_choice),
+        cmocka_unit_test(test_ascii),
         cmocka_unit_test(test_wrap),
         cmocka_unit_test(test_formats),
     };
