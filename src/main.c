@@ -3,6 +3,7 @@
 #include "util/fileio.h"
 #include "util/xalloc.h"
 
+#include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,52 +25,88 @@ static void usage(FILE *out)
     for (size_t i = 0; i < ARRAY_SIZE(cmd_table); i++)
         fprintf(out, "  %-12s %s\n", cmd_table[i]->name, cmd_table[i]->summary);
     fputs("\n"
-          "Run 'gpudoctor COMMAND --help' for a command's options.\n"
+          "Run 'gpudoctor help COMMAND' (or 'gpudoctor COMMAND --help') for a command's\n"
+          "options.\n"
           "\n"
           "Exit status: 0 healthy, 1 warning, 2 critical, 3 could not check, 64 usage\n"
           "error.\n"
           "\n"
           "Environment:\n"
           "  GPUDOCTOR_NVML_LIB  NVML library to load instead of libnvidia-ml.so.1\n"
-          "  NO_COLOR            do not colour the output\n",
+          "  GPUDOCTOR_CONFIG    configuration file instead of /etc/gpudoctor.conf\n"
+          "  NO_COLOR            do not colour the output (unless --color=always)\n"
+          "  COLUMNS             width of the text off a terminal (default 80)\n"
+          "  LC_ALL, LC_CTYPE, LANG\n"
+          "                      ASCII output unless their character set is UTF-8\n",
           out);
+}
+
+static const struct cmd *find_cmd(const char *name)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(cmd_table); i++) {
+        if (strcmp(cmd_table[i]->name, name) == 0)
+            return cmd_table[i];
+    }
+    return NULL;
+}
+
+static int unknown(const char *name)
+{
+    fprintf(stderr, "gpudoctor: unknown command '%s'\n", name);
+    usage(stderr);
+    return EXIT_USAGE;
+}
+
+/* gpudoctor help [COMMAND] */
+static int help(int argc, char **argv)
+{
+    const struct cmd *c;
+
+    if (argc > 3) {
+        fprintf(stderr, "gpudoctor help: give one command at most\n");
+        return EXIT_USAGE;
+    }
+    if (argc < 3) {
+        usage(stdout);
+    } else if ((c = find_cmd(argv[2])) != NULL) {
+        cmd_usage(c, stdout);
+    } else {
+        return unknown(argv[2]);
+    }
+    return cmd_finish_stdout("help") == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
 }
 
 int main(int argc, char **argv)
 {
+    const struct cmd *c;
     const char *name = "check";
+    char prog[64];
 
-    /* A closed pipe is reported as a write error by the command, not a silent death. */
+    /* A closed pipe is a write error the commands see (EPIPE), not a silent death. */
     signal(SIGPIPE, SIG_IGN);
     /* A closed stdout must stay closed, not become the first file or pipe the command opens. */
     file_reserve_std_fds();
+    /* The character set only: whether text may be UTF-8. Numbers keep the C locale's '.'. */
+    setlocale(LC_CTYPE, "");
 
     if (argc >= 2 && argv[1][0] != '-') {
+        if (strcmp(argv[1], "help") == 0)
+            return help(argc, argv);
         name = argv[1];
         argc--;
         argv++;
     } else if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         usage(stdout);
-        return EXIT_HEALTHY;
+        return cmd_finish_stdout("help") == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
     } else if (argc >= 2 && strcmp(argv[1], "--version") == 0) {
         printf("gpudoctor %s\n", GPUDOCTOR_VERSION);
-        return EXIT_HEALTHY;
+        return cmd_finish_stdout("version") == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
     }
-    if (strcmp(name, "help") == 0) {
-        usage(stdout);
-        return EXIT_HEALTHY;
-    }
-    for (size_t i = 0; i < ARRAY_SIZE(cmd_table); i++) {
-        if (strcmp(cmd_table[i]->name, name) == 0) {
-            char prog[64];
-
-            /* getopt names argv[0] in its messages: "gpudoctor procs: unrecognized option" */
-            snprintf(prog, sizeof(prog), "gpudoctor %s", cmd_table[i]->name);
-            argv[0] = prog;
-            return cmd_table[i]->exec(argc, argv);
-        }
-    }
-    fprintf(stderr, "gpudoctor: unknown command '%s'\n", name);
-    usage(stderr);
-    return EXIT_USAGE;
+    c = find_cmd(name);
+    if (c == NULL)
+        return unknown(name);
+    /* getopt names argv[0] in its messages: "gpudoctor procs: unrecognized option" */
+    snprintf(prog, sizeof(prog), "gpudoctor %s", c->name);
+    argv[0] = prog;
+    return c->exec(argc, argv);
 }

@@ -6,7 +6,6 @@
 #include "cmd/cmd.h"
 #include "reap/reap.h"
 #include "render/format.h"
-#include "rules/config.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -26,7 +25,6 @@
 #define DEFAULT_GRACE_MS  10000
 #define KILL_WAIT_MS      5000
 #define FREED_WAIT_MS     3000 /* how long the driver may take to free what ended processes held */
-#define HELP_SHOWN        (-1) /* parse(): --help was answered */
 
 /* Exit statuses of reap (docs/reap.md). */
 enum {
@@ -50,81 +48,58 @@ enum {
     OPT_ALL_USERS,
     OPT_KILL,
     OPT_GRACE,
-    OPT_SET,
     OPT_HISTORY,
 };
 
 /* A --history that ended longer ago than this before the run proves nothing about now. */
 #define HISTORY_MAX_GAP_MS 60000
 
-static void usage(FILE *out)
-{
-    fputs("Usage: gpudoctor reap [selection] [--kill [--yes | --interactive]] [options]\n"
-          "\n"
-          "Find stale GPU processes and, with --kill, end them safely: SIGTERM, then\n"
-          "SIGKILL after a grace period. Without --kill it is a dry run that shows exactly\n"
-          "what would be signalled and why. Afterwards it reports the GPU memory freed.\n"
-          "\n"
-          "Selection (any of; without one: --stopped --defunct --orphaned):\n"
-          "  --stopped         processes stopped by Ctrl-Z, SIGSTOP or a debugger\n"
-          "  --defunct         defunct (zombie) processes: signals their parent or the\n"
-          "                    workers that still hold the GPU; says when nothing helps\n"
-          "  --orphaned        idle processes whose parent exited (re-parented to init)\n"
-          "  --idle DUR        processes proven idle (no GPU work, CPU near 0) for DUR;\n"
-          "                    the sampling window is the proof: it defaults to DUR,\n"
-          "                    or to 2s with --history\n"
-          "  --history FILE    a recording of 'gpudoctor watch --record FILE', still\n"
-          "                    running or ended within 60s: idleness through it counts\n"
-          "                    toward --idle, for the same processes\n"
-          "  --pid PID[,PID]   these processes, whatever their state (repeatable)\n"
-          "Filters (all must hold):\n"
-          "  --min-mem SIZE    holding at least SIZE of GPU memory (10G, 512M)\n"
-          "  --name GLOB       command name, program or command line matches GLOB\n"
-          "                    (repeatable)\n"
-          "  --match REGEX     command line matches the extended regular expression\n"
-          "  --user NAME       owned by NAME (or uid)\n"
-          "  --gpu N[,N]       using GPU N (NVML index; repeatable)\n"
-          "Acting:\n"
-          "  --kill            send the signals (default: dry run)\n"
-          "  -i, --interactive ask before each process (y/N); implies --kill\n"
-          "  -y, --yes         do not ask (needed with --kill when stdin is not a terminal)\n"
-          "  --grace DUR       wait DUR after SIGTERM before SIGKILL (default 10s)\n"
-          "  --all-users       as root, also other users' processes\n"
-          "Output and collection:\n"
-          "  --json            the plan, the results and the memory freed as JSON\n"
-          "  --from FILE       plan from a snapshot or a watch recording (dry run only)\n"
-          "  --window DUR      sampling window that proves idleness (default 2s)\n"
-          "  --config FILE     thresholds file (default /etc/gpudoctor.conf if it exists)\n"
-          "  --set KEY=VALUE   override one threshold (repeatable)\n"
-          "  --root DIR        read /proc under DIR (signals still go to this machine's\n"
-          "                    pids, after their start time is checked)\n"
-          "  --timeout DUR     collection deadline (default: the window + 10s)\n"
-          "  --nvml-lib PATH   NVML library to load\n"
-          "  -h, --help        show this help\n"
-          "\n"
-          "Never signalled: PID 1, kernel threads, gpudoctor and its ancestors, other\n"
-          "users' processes (unless root with --all-users), and protected programs\n"
-          "(display servers, nvidia-persistenced, DCGM, fabric manager, MPS, sshd,\n"
-          "container runtimes, Slurm) unless named with --pid. Each target is pinned with\n"
-          "pidfd_open and its start time checked before any signal. Every action is\n"
-          "logged to syslog (authpriv) and stderr. docs/reap.md has the details.\n"
-          "\n"
-          "Exit status: 0 nothing to do or all done, 1 something could not be reaped,\n"
-          "2 something was refused for safety, 3 could not collect or write, 64 usage\n"
-          "error.\n",
-          out);
-}
+static const struct cmd_option options[] = {
+    { NULL, 0, 0, NULL, "Selection (any of; without one: --stopped --defunct --orphaned):" },
+    { "stopped", OPT_STOPPED, no_argument, NULL,
+      "processes stopped by Ctrl-Z, SIGSTOP or a debugger" },
+    { "defunct", OPT_DEFUNCT, no_argument, NULL,
+      "defunct (zombie) processes: signals their parent or the workers that still hold the "
+      "GPU; says when nothing helps" },
+    { "orphaned", OPT_ORPHANED, no_argument, NULL,
+      "idle processes whose parent exited (re-parented to init)" },
+    { "idle", OPT_IDLE, required_argument, "DUR",
+      "processes proven idle (no GPU work, CPU near 0) for DUR; the sampling window is the "
+      "proof: it defaults to DUR, or to 2s with --history" },
+    { "history", OPT_HISTORY, required_argument, "FILE",
+      "a recording of 'gpudoctor watch --record FILE', still running or ended within 60s: "
+      "idleness through it counts toward --idle, for the same processes" },
+    { "pid", OPT_PID, required_argument, "PID[,PID]",
+      "these processes, whatever their state (repeatable)" },
+    { NULL, 0, 0, NULL, "Filters (all must hold):" },
+    { "min-mem", OPT_MIN_MEM, required_argument, "SIZE",
+      "holding at least SIZE of GPU memory (10G, 512M)" },
+    { "name", OPT_NAME, required_argument, "GLOB",
+      "command name, program or command line matches GLOB (repeatable)" },
+    { "match", OPT_MATCH, required_argument, "REGEX",
+      "command line matches the extended regular expression" },
+    { "user", OPT_USER, required_argument, "NAME", "owned by NAME (or uid)" },
+    { "gpu", OPT_GPU, required_argument, "N[,N]", "using GPU N (NVML index; repeatable)" },
+    { NULL, 0, 0, NULL, "Acting:" },
+    { "kill", OPT_KILL, no_argument, NULL, "send the signals (default: dry run)" },
+    { "interactive", 'i', no_argument, NULL, "ask before each process (y/N); implies --kill" },
+    { "yes", 'y', no_argument, NULL,
+      "do not ask (needed with --kill when stdin is not a terminal)" },
+    { "grace", OPT_GRACE, required_argument, "DUR",
+      "wait DUR after SIGTERM before SIGKILL (default 10s)" },
+    { "all-users", OPT_ALL_USERS, no_argument, NULL, "as root, also other users' processes" },
+    { NULL, 0, 0, NULL, "Output and collection:" },
+    { NULL, 0, 0, NULL, NULL },
+};
 
+/* What reap's own options say. */
 struct opts {
-    struct collect_opts collect;
     struct reap_policy pol;
     regex_t re;
-    bool have_re, have_window, have_timeout;
-    bool kill, interactive, yes, json, all_users;
+    bool have_re;
+    bool kill, interactive, yes, all_users;
     int64_t grace_ms;
-    const char *from, *config, *history;
-    char **sets;
-    size_t n_sets;
+    const char *history;
 };
 
 static int bad(const char *opt, const char *arg, const char *what)
@@ -133,145 +108,93 @@ static int bad(const char *opt, const char *arg, const char *what)
     return cmd_usage_error(&cmd_reap);
 }
 
-/* Returns 0, or the exit status to end with. */
-static int parse(int argc, char **argv, struct opts *o)
+static int option(void *ctx, int key, char *arg)
 {
-    static const struct option longopts[] = {
-        { "stopped", no_argument, NULL, OPT_STOPPED },
-        { "defunct", no_argument, NULL, OPT_DEFUNCT },
-        { "orphaned", no_argument, NULL, OPT_ORPHANED },
-        { "idle", required_argument, NULL, OPT_IDLE },
-        { "min-mem", required_argument, NULL, OPT_MIN_MEM },
-        { "name", required_argument, NULL, OPT_NAME },
-        { "match", required_argument, NULL, OPT_MATCH },
-        { "user", required_argument, NULL, OPT_USER },
-        { "pid", required_argument, NULL, OPT_PID },
-        { "gpu", required_argument, NULL, OPT_GPU },
-        { "all-users", no_argument, NULL, OPT_ALL_USERS },
-        { "kill", no_argument, NULL, OPT_KILL },
-        { "interactive", no_argument, NULL, 'i' },
-        { "yes", no_argument, NULL, 'y' },
-        { "grace", required_argument, NULL, OPT_GRACE },
-        { "json", no_argument, NULL, OPT_JSON },
-        { "from", required_argument, NULL, OPT_FROM },
-        { "history", required_argument, NULL, OPT_HISTORY },
-        { "config", required_argument, NULL, OPT_CONFIG },
-        { "set", required_argument, NULL, OPT_SET },
-        { "root", required_argument, NULL, OPT_ROOT },
-        { "timeout", required_argument, NULL, OPT_TIMEOUT },
-        { "window", required_argument, NULL, OPT_WINDOW },
-        { "nvml-lib", required_argument, NULL, OPT_NVML_LIB },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    int opt, rc;
+    struct opts *o = ctx;
+    int rc;
 
-    while ((opt = getopt_long(argc, argv, "hiy", longopts, NULL)) != -1) {
-        switch (opt) {
-        case OPT_STOPPED:
-            o->pol.stopped = true;
-            break;
-        case OPT_DEFUNCT:
-            o->pol.defunct = true;
-            break;
-        case OPT_ORPHANED:
-            o->pol.orphaned = true;
-            break;
-        case OPT_IDLE:
-            if (!time_parse_duration_ms(optarg, &o->pol.idle_ms) || o->pol.idle_ms <= 0)
-                return bad("--idle", optarg, "a duration (30s, 10m, 1h)");
-            o->pol.idle = true;
-            break;
-        case OPT_MIN_MEM:
-            if (!reap_parse_size(optarg, &o->pol.min_mem_bytes))
-                return bad("--min-mem", optarg, "a size (10G, 512M, 1.5T)");
-            o->pol.has_min_mem = true;
-            break;
-        case OPT_NAME:
-            o->pol.names = xreallocarray(o->pol.names, o->pol.n_names + 1, sizeof(char *));
-            o->pol.names[o->pol.n_names++] = optarg;
-            break;
-        case OPT_MATCH:
-            if (o->have_re) {
-                cmd_error("reap", "--match: give it once (one regular expression can say 'a|b')");
-                return cmd_usage_error(&cmd_reap);
-            }
-            if ((rc = regcomp(&o->re, optarg, REG_EXTENDED | REG_NOSUB)) != 0) {
-                char msg[128];
-
-                regerror(rc, &o->re, msg, sizeof(msg));
-                cmd_error("reap", "--match: '%s': %s", optarg, msg);
-                return cmd_usage_error(&cmd_reap);
-            }
-            o->have_re = true;
-            o->pol.match = &o->re;
-            break;
-        case OPT_USER:
-            o->pol.user = optarg;
-            break;
-        case OPT_PID:
-            if (!reap_parse_ints(optarg, 0, &o->pol.pids, &o->pol.n_pids))
-                return bad("--pid", optarg, "a pid or a list of pids (4121,4122)");
-            break;
-        case OPT_GPU:
-            if (!reap_parse_ints(optarg, 0, &o->pol.gpus, &o->pol.n_gpus))
-                return bad("--gpu", optarg, "a GPU index or a list of them (0,3)");
-            break;
-        case OPT_ALL_USERS:
-            o->all_users = true;
-            break;
-        case OPT_KILL:
-            o->kill = true;
-            break;
-        case 'i':
-            o->interactive = o->kill = true;
-            break;
-        case 'y':
-            o->yes = true;
-            break;
-        case OPT_GRACE:
-            if (!time_parse_duration_ms(optarg, &o->grace_ms) || o->grace_ms > 3600000)
-                return bad("--grace", optarg, "a duration up to an hour (10s, 500ms)");
-            break;
-        case OPT_JSON:
-            o->json = true;
-            break;
-        case OPT_FROM:
-            o->from = optarg;
-            break;
-        case OPT_HISTORY:
-            o->history = optarg;
-            break;
-        case OPT_CONFIG:
-            o->config = optarg;
-            break;
-        case OPT_SET:
-            o->sets = xreallocarray(o->sets, o->n_sets + 1, sizeof(char *));
-            o->sets[o->n_sets++] = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            return HELP_SHOWN;
-        default:
-            o->have_window |= opt == OPT_WINDOW;
-            o->have_timeout |= opt == OPT_TIMEOUT;
-            rc = opt == '?' ? 0 : cmd_collect_option("reap", &o->collect, opt, optarg);
-            if (rc == 0)
-                return cmd_usage_error(&cmd_reap);
-            if (rc < 0)
-                return EXIT_USAGE;
+    switch (key) {
+    case OPT_STOPPED:
+        o->pol.stopped = true;
+        return 0;
+    case OPT_DEFUNCT:
+        o->pol.defunct = true;
+        return 0;
+    case OPT_ORPHANED:
+        o->pol.orphaned = true;
+        return 0;
+    case OPT_IDLE:
+        if (!time_parse_duration_ms(arg, &o->pol.idle_ms) || o->pol.idle_ms <= 0)
+            return bad("--idle", arg, "a duration (30s, 10m, 1h, 1h30m)");
+        o->pol.idle = true;
+        return 0;
+    case OPT_MIN_MEM:
+        if (!reap_parse_size(arg, &o->pol.min_mem_bytes))
+            return bad("--min-mem", arg, "a size (10G, 512M, 1.5T)");
+        o->pol.has_min_mem = true;
+        return 0;
+    case OPT_NAME:
+        o->pol.names = xreallocarray(o->pol.names, o->pol.n_names + 1, sizeof(char *));
+        o->pol.names[o->pol.n_names++] = arg;
+        return 0;
+    case OPT_MATCH:
+        if (o->have_re) {
+            cmd_error("reap", "--match: give it once (one regular expression can say 'a|b')");
+            return cmd_usage_error(&cmd_reap);
         }
+        if ((rc = regcomp(&o->re, arg, REG_EXTENDED | REG_NOSUB)) != 0) {
+            char msg[128];
+
+            regerror(rc, &o->re, msg, sizeof(msg));
+            cmd_error("reap", "--match: '%s': %s", arg, msg);
+            return cmd_usage_error(&cmd_reap);
+        }
+        o->have_re = true;
+        o->pol.match = &o->re;
+        return 0;
+    case OPT_USER:
+        o->pol.user = arg;
+        return 0;
+    case OPT_PID:
+        if (!reap_parse_ints(arg, 0, &o->pol.pids, &o->pol.n_pids))
+            return bad("--pid", arg, "a pid or a list of pids (4121,4122)");
+        return 0;
+    case OPT_GPU:
+        if (!reap_parse_ints(arg, 0, &o->pol.gpus, &o->pol.n_gpus))
+            return bad("--gpu", arg, "a GPU index or a list of them (0,3)");
+        return 0;
+    case OPT_ALL_USERS:
+        o->all_users = true;
+        return 0;
+    case OPT_KILL:
+        o->kill = true;
+        return 0;
+    case 'i':
+        o->interactive = o->kill = true;
+        return 0;
+    case 'y':
+        o->yes = true;
+        return 0;
+    case OPT_GRACE:
+        if (!time_parse_duration_ms(arg, &o->grace_ms) || o->grace_ms > 3600000)
+            return bad("--grace", arg, "a duration up to an hour (10s, 500ms)");
+        return 0;
+    case OPT_HISTORY:
+        o->history = arg;
+        return 0;
     }
-    if (optind < argc) {
-        cmd_error("reap", "unexpected argument '%s'", argv[optind]);
-        return cmd_usage_error(&cmd_reap);
-    }
-    if (o->from && o->kill) {
+    return EXIT_USAGE;
+}
+
+/* What the options say together. Returns 0, or the exit status to end with after saying why. */
+static int settle(struct opts *o, struct cmd_front *f)
+{
+    if (f->from && o->kill) {
         cmd_error("reap", "--from plans only: signals need this machine's processes, collected "
                           "now (drop --from)");
         return EXIT_USAGE;
     }
-    if (o->from && o->history) {
+    if (f->from && o->history) {
         cmd_error("reap", "--history adds to a live run's proof; with --from, give the recording "
                           "to --from instead");
         return EXIT_USAGE;
@@ -290,12 +213,12 @@ static int parse(int argc, char **argv, struct opts *o)
          * Idleness is proven over the window: the window is the proof --idle asks for, unless a
          * history gives it (checked per process once both are read).
          */
-        if (!o->have_window && !o->history)
-            o->collect.window_ms = o->pol.idle_ms;
-        if (o->collect.window_ms < o->pol.idle_ms && !o->from && !o->history) {
+        if (!cmd_front_given(f, OPT_WINDOW) && !o->history)
+            f->collect.window_ms = o->pol.idle_ms;
+        if (f->collect.window_ms < o->pol.idle_ms && !f->from && !o->history) {
             char w[16], d[16];
 
-            render_duration(w, sizeof(w), (double)o->collect.window_ms / 1000.0);
+            render_duration(w, sizeof(w), (double)f->collect.window_ms / 1000.0);
             render_duration(d, sizeof(d), (double)o->pol.idle_ms / 1000.0);
             cmd_error("reap",
                       "--idle %s needs a sampling window at least that long to prove it (--window "
@@ -303,13 +226,13 @@ static int parse(int argc, char **argv, struct opts *o)
                       d, w);
             return EXIT_USAGE;
         }
-        if (o->collect.window_ms > 3600000) {
+        if (f->collect.window_ms > MAX_WINDOW_MS) {
             cmd_error("reap", "--idle: at most 1h can be proven in one run (the longest window)");
             return EXIT_USAGE;
         }
+        if (!cmd_front_given(f, OPT_TIMEOUT))
+            f->collect.timeout_ms = f->collect.window_ms + DEFAULT_TIMEOUT_MS;
     }
-    if (!o->have_timeout)
-        o->collect.timeout_ms = o->collect.window_ms + DEFAULT_TIMEOUT_MS;
     return 0;
 }
 
@@ -411,10 +334,10 @@ static bool confirm(const char *fmt, ...)
 }
 
 /* NVML again, until what the ended processes held is off its lists (or a few seconds pass). */
-static struct snapshot *recollect(const struct opts *o, const struct reap_plan *plan,
+static struct snapshot *recollect(const struct collect_opts *co, const struct reap_plan *plan,
                                   const struct reap_result *res)
 {
-    struct collect_opts c = o->collect;
+    struct collect_opts c = *co;
     int64_t end = time_mono_ms() + FREED_WAIT_MS;
     char *cause = NULL;
 
@@ -478,27 +401,23 @@ static void print_results(const struct reap_plan *plan, const struct reap_result
     }
 }
 
-static int print_json(const struct reap_plan *plan, const struct reap_result *res,
-                      const struct reap_freed *freed, size_t n_freed, bool dry_run, int status)
+static void print_json(const struct reap_plan *plan, const struct reap_result *res,
+                       const struct reap_freed *freed, size_t n_freed, bool dry_run, int status)
 {
     json_t *j = reap_plan_json(plan, res, freed, n_freed, dry_run, status);
     char *text = json_dumps(j, JSON_INDENT(2));
-    int rc;
 
     json_decref(j);
     if (text == NULL)
         fatal("out of memory serialising the plan");
-    rc = puts(text) == EOF ? -1 : 0;
-    if (rc != 0)
-        cmd_error("reap", "cannot write to standard output: %s", strerror(errno));
+    puts(text); /* a failure is in stdout's error flag: cmd_finish_stdout says it */
     free(text);
-    return rc;
 }
 
 /* Runs the plan: asks as told, signals, re-reads GPU memory. Fills res (plan->n entries). */
-static void act(const struct opts *o, const struct snapshot *s, const struct reap_plan *plan,
-                const struct reap_guard *g, struct reap_result *res, struct reap_freed **freed,
-                size_t *n_freed)
+static void act(const struct opts *o, const struct collect_opts *co, const struct snapshot *s,
+                const struct reap_plan *plan, const struct reap_guard *g, struct reap_result *res,
+                struct reap_freed **freed, size_t *n_freed)
 {
     struct reap_exec x = { o->grace_ms, KILL_WAIT_MS, g, true };
     size_t n_sig = reap_plan_count(plan, REAP_SIGNAL);
@@ -528,7 +447,7 @@ static void act(const struct opts *o, const struct snapshot *s, const struct rea
     *n_freed = 0;
     for (size_t i = 0; i < plan->n; i++) {
         if (reap_outcome_ended(res[i].outcome)) {
-            after = recollect(o, plan, res);
+            after = recollect(co, plan, res);
             *n_freed = reap_freed_compute(s, after, plan, res, freed);
             snapshot_free(after);
             break;
@@ -539,7 +458,7 @@ static void act(const struct opts *o, const struct snapshot *s, const struct rea
 static int exec(int argc, char **argv)
 {
     struct opts o;
-    struct config cfg;
+    struct cmd_front f;
     struct reap_guard g;
     struct reap_plan plan;
     struct reap_result *res = NULL;
@@ -554,31 +473,22 @@ static int exec(int argc, char **argv)
     memset(&o, 0, sizeof(o));
     memset(&plan, 0, sizeof(plan));
     memset(&g, 0, sizeof(g));
-    config_init(&cfg);
-    cmd_collect_defaults(&o.collect, DEFAULT_WINDOW_MS);
     o.grace_ms = DEFAULT_GRACE_MS;
-    rc = parse(argc, argv, &o);
-    if (rc != 0) {
-        rc = rc == HELP_SHOWN ? EXIT_HEALTHY : rc;
-        goto out;
-    }
-    rc = EXIT_USAGE;
-    if (cmd_load_config("reap", &cfg, o.config, o.sets, o.n_sets) != 0)
+    rc = cmd_front_parse(&f, &cmd_reap, argc, argv, option, &o);
+    if (rc == CMD_GO && settle(&o, &f) != 0)
+        rc = EXIT_USAGE;
+    if (rc != CMD_GO)
         goto out;
     reap_guard_init(&g, o.all_users);
 
     rc = REAP_EXIT_NO_CHECK;
-    o.collect.only = (1u << COLLECTOR_NVML) | (1u << COLLECTOR_PROCS);
-    o.collect.progress = !o.json && isatty(STDERR_FILENO);
-    s = o.from ? recording_load(o.from, &cause) : collect_snapshot(&o.collect, &cause);
-    if (s == NULL) {
-        cmd_error("reap", "%s", cause);
-        free(cause);
+    f.collect.only = (1u << COLLECTOR_NVML) | (1u << COLLECTOR_PROCS);
+    s = cmd_front_snapshot(&f);
+    if (s == NULL)
         goto out;
-    }
-    if (!o.from && !collected(s))
+    if (!f.from && !collected(s))
         goto out;
-    if (!o.from && s->collectors[COLLECTOR_NVML].state != CS_OK) {
+    if (!f.from && s->collectors[COLLECTOR_NVML].state != CS_OK) {
         const struct collector_status *nv = &s->collectors[COLLECTOR_NVML];
 
         /* Holders of /dev/nvidia* are still found; what they hold is not known. */
@@ -588,42 +498,40 @@ static int exec(int argc, char **argv)
                   collector_state_names[nv->state], nv->detail ? ": " : "",
                   nv->detail ? nv->detail : "");
     }
-    if (!o.from) {
-        if (sysroot_open(&root, o.collect.root, &cause) != 0) {
+    if (!f.from) {
+        if (sysroot_open(&root, f.collect.root, &cause) != 0) {
             cmd_error("reap", "%s", cause);
             free(cause);
             goto out;
         }
         proc_fd = openat(root.fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (proc_fd < 0) {
-            cmd_error("reap", "%s/proc: %s", o.collect.root, strerror(errno));
+            cmd_error("reap", "%s/proc: %s", f.collect.root, strerror(errno));
             goto out;
         }
     }
 
-    n_j = rules_judge_procs(s, NULL, &cfg.rules.th, &j);
-    if (o.history && apply_history(o.history, s, j, n_j, &cfg.rules.th) != 0) {
+    n_j = rules_judge_procs(s, NULL, &f.config.rules.th, &j);
+    if (o.history && apply_history(o.history, s, j, n_j, &f.config.rules.th) != 0) {
         rc = REAP_EXIT_NO_CHECK;
         goto out;
     }
     reap_plan_build(&plan, s, j, n_j, &o.pol, &g, proc_fd);
     res = xcalloc(plan.n ? plan.n : 1, sizeof(*res));
-    if (!o.json) {
+    if (!f.json) {
         struct reap_exec x = { o.grace_ms, KILL_WAIT_MS, &g, true };
 
         reap_plan_print(stdout, &plan, &x, !o.kill);
         fflush(stdout);
     }
     if (o.kill)
-        act(&o, s, &plan, &g, res, &freed, &n_freed);
+        act(&o, &f.collect, s, &plan, &g, res, &freed, &n_freed);
     rc = status_of(&plan, o.kill ? res : NULL);
-    if (o.json) {
-        if (print_json(&plan, o.kill ? res : NULL, freed, n_freed, !o.kill, rc) != 0)
-            rc = REAP_EXIT_NO_CHECK;
-    } else if (o.kill && reap_plan_count(&plan, REAP_SIGNAL) > 0) {
+    if (f.json)
+        print_json(&plan, o.kill ? res : NULL, freed, n_freed, !o.kill, rc);
+    else if (o.kill && reap_plan_count(&plan, REAP_SIGNAL) > 0)
         print_results(&plan, res, freed, n_freed);
-    }
-    if (rc != REAP_EXIT_NO_CHECK && cmd_finish_stdout("reap") != 0)
+    if (cmd_finish_stdout("reap") != 0)
         rc = REAP_EXIT_NO_CHECK;
 out:
     for (size_t i = 0; res && i < plan.n; i++)
@@ -637,17 +545,36 @@ out:
     sysroot_close(&root);
     snapshot_free(s);
     reap_guard_free(&g);
-    config_free(&cfg);
+    cmd_front_free(&f);
     if (o.have_re)
         regfree(&o.re);
     free(o.pol.names);
     free(o.pol.pids);
     free(o.pol.gpus);
-    free(o.sets);
     return rc;
 }
 
 const struct cmd cmd_reap = {
-    "reap", "[options]", "find stale GPU processes and end them safely (dry run by default)",
-    exec,   usage,
+    .name = "reap",
+    .synopsis = "[selection] [--kill [--yes | --interactive]] [options]",
+    .summary = "find stale GPU processes and end them safely (dry run by default)",
+    .about = "Find stale GPU processes and, with --kill, end them safely: SIGTERM, then\n"
+             "SIGKILL after a grace period. Without --kill it is a dry run that shows exactly\n"
+             "what would be signalled and why. Afterwards it reports the GPU memory freed.\n",
+    .options = options,
+    .groups = CMD_G_COLLECT | CMD_G_FROM | CMD_G_CONFIG | CMD_G_JSON,
+    .window_ms = DEFAULT_WINDOW_MS,
+    .epilogue = "Never signalled: PID 1, kernel threads, gpudoctor and its ancestors, other\n"
+                "users' processes (unless root with --all-users), and protected programs\n"
+                "(display servers, nvidia-persistenced, DCGM, fabric manager, MPS, sshd,\n"
+                "container runtimes, Slurm) unless named with --pid. Each target is pinned with\n"
+                "pidfd_open and its start time checked before any signal. Every action is\n"
+                "logged to syslog (authpriv) and stderr. With --root, /proc is read there and\n"
+                "signals still go to this machine's pids, after their start time is checked;\n"
+                "--from plans only. docs/reap.md has the details.\n"
+                "\n"
+                "Exit status: 0 nothing to do or all done, 1 something could not be reaped,\n"
+                "2 something was refused for safety, 3 could not collect or write, 64 usage\n"
+                "error.\n",
+    .exec = exec,
 };

@@ -6,7 +6,6 @@
  */
 #include "cmd/cmd.h"
 #include "render/metrics.h"
-#include "rules/config.h"
 #include "serve/serve.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
@@ -31,50 +30,33 @@ enum {
     OPT_THREADS,
     OPT_MAX_CONN,
     OPT_CONN_TIMEOUT,
-    OPT_SET,
     OPT_DESCRIBE,
 };
 
-static void usage(FILE *out)
-{
-    fputs("Usage: gpudoctor serve [options]\n"
-          "\n"
-          "Prometheus exporter: collects every --interval in the background and answers\n"
-          "  /metrics   the Prometheus text format (docs/prometheus.md lists every metric)\n"
-          "  /findings  the findings as JSON, with the age of the data\n"
-          "  /healthz   200 when the last collection is recent, 503 otherwise\n"
-          "from the last collection, so a scrape never waits for one.\n"
-          "\n"
-          "Options:\n"
-          "  --listen ADDR:PORT\n"
-          "                    where to listen (default " SERVE_DEFAULT_LISTEN "; [::1]:9464 for\n"
-          "                    IPv6, :9464 for every address; port 0: the system chooses)\n"
-          "  --interval DUR    time between collections (default 15s, at least 1s)\n"
-          "  --window DUR      sampling window inside each collection (default 2s; 0 = one\n"
-          "                    reading; shorter than --interval)\n"
-          "  --history DUR     how far back rules look for trends (default 10m)\n"
-          "  --top-processes N\n"
-          "                    per-process GPU memory series for the N largest (default 20)\n"
-          "  --textfile DIR    also write DIR/gpudoctor.prom (atomically) after each\n"
-          "                    collection, for node_exporter's textfile collector\n"
-          "  --once            collect once, write the metrics (stdout or --textfile), exit\n"
-          "  --threads N       HTTP threads (default 2)\n"
-          "  --max-connections N\n"
-          "                    open connections at most (default 512)\n"
-          "  --connection-timeout DUR\n"
-          "                    close a connection idle this long (default 10s)\n"
-          "  --config FILE     read thresholds from FILE (default /etc/gpudoctor.conf,\n"
-          "                    or $GPUDOCTOR_CONFIG, when it exists)\n"
-          "  --set KEY=VALUE   override one threshold, or disable=RULE-ID (repeatable)\n"
-          "  --describe-metrics\n"
-          "                    print the table of metrics (Markdown) and exit\n" COMMON_COLLECT_HELP
-          "  -h, --help        show this help\n"
-          "\n"
-          "Stops cleanly on SIGINT or SIGTERM.\n"
-          "Exit status: 0 after a clean stop (--once: the metrics were written), 3 when it\n"
-          "could not serve or collect, 64 usage error.\n",
-          out);
-}
+static const struct cmd_option options[] = {
+    { "listen", OPT_LISTEN, required_argument, "ADDR:PORT",
+      "where to listen (default " SERVE_DEFAULT_LISTEN "; [::1]:9464 for IPv6, :9464 for every "
+      "address; port 0: the system chooses)" },
+    { "interval", OPT_INTERVAL, required_argument, "DUR",
+      "time between collections (default 15s, at least 1s; longer than --window)" },
+    { "history", OPT_HISTORY, required_argument, "DUR",
+      "how far back rules look for trends (default 10m)" },
+    { "top-processes", OPT_TOP_PROCESSES, required_argument, "N",
+      "per-process GPU memory series for the N largest (default 20)" },
+    { "textfile", OPT_TEXTFILE, required_argument, "DIR",
+      "also write DIR/gpudoctor.prom (atomically) after each collection, for node_exporter's "
+      "textfile collector" },
+    { "once", OPT_ONCE, no_argument, NULL,
+      "collect once, write the metrics (stdout or --textfile), exit" },
+    { "threads", OPT_THREADS, required_argument, "N", "HTTP threads (default 2)" },
+    { "max-connections", OPT_MAX_CONN, required_argument, "N",
+      "open connections at most (default 512)" },
+    { "connection-timeout", OPT_CONN_TIMEOUT, required_argument, "DUR",
+      "close a connection idle this long (default 10s)" },
+    { "describe-metrics", OPT_DESCRIBE, no_argument, NULL,
+      "print the table of metrics (Markdown) and exit" },
+    { NULL, 0, 0, NULL, NULL },
+};
 
 static bool parse_count(const char *opt, const char *arg, uint32_t min, uint32_t max, uint32_t *out)
 {
@@ -160,11 +142,10 @@ static int run_once(struct serve_opts *so)
             free(cause);
             rc = EXIT_UNKNOWN;
         }
-    } else if (fwrite(r->metrics, 1, r->metrics_len, stdout) != r->metrics_len) {
-        cmd_error("serve", "cannot write to standard output: %s", strerror(errno));
-        rc = EXIT_UNKNOWN;
-    } else if (cmd_finish_stdout("serve") != 0) {
-        rc = EXIT_UNKNOWN;
+    } else {
+        fwrite(r->metrics, 1, r->metrics_len, stdout); /* a failure: cmd_finish_stdout says it */
+        if (cmd_finish_stdout("serve") != 0)
+            rc = EXIT_UNKNOWN;
     }
     if (!r->success)
         rc = EXIT_UNKNOWN;
@@ -222,141 +203,120 @@ static int run_server(struct serve_opts *so, struct serve_http_opts *ho)
     return EXIT_HEALTHY;
 }
 
+/* What serve's own options say. */
+struct opts {
+    struct serve_opts so;
+    struct serve_http_opts ho;
+    bool once, describe;
+};
+
+static int option(void *ctx, int key, char *arg)
+{
+    struct opts *o = ctx;
+    uint32_t u;
+    int64_t ms;
+
+    switch (key) {
+    case OPT_LISTEN:
+        o->ho.listen = arg;
+        return 0;
+    case OPT_INTERVAL:
+        return parse_duration("interval", arg, 1000, 86400000, &o->so.interval_ms) ? 0 : EXIT_USAGE;
+    case OPT_HISTORY:
+        return parse_duration("history", arg, 0, 7 * 86400000LL, &o->so.history_ms) ? 0
+                                                                                    : EXIT_USAGE;
+    case OPT_TOP_PROCESSES:
+        if (!parse_count("top-processes", arg, 0, 10000, &u))
+            return EXIT_USAGE;
+        o->so.metrics.top_processes = u;
+        return 0;
+    case OPT_TEXTFILE:
+        o->so.textfile_dir = arg;
+        return 0;
+    case OPT_ONCE:
+        o->once = true;
+        return 0;
+    case OPT_THREADS:
+        return parse_count("threads", arg, 1, 64, &o->ho.threads) ? 0 : EXIT_USAGE;
+    case OPT_MAX_CONN:
+        return parse_count("max-connections", arg, 1, 100000, &o->ho.max_connections) ? 0
+                                                                                      : EXIT_USAGE;
+    case OPT_CONN_TIMEOUT:
+        if (!parse_duration("connection-timeout", arg, 1000, 3600000, &ms))
+            return EXIT_USAGE;
+        o->ho.timeout_s = (unsigned)(ms / 1000);
+        return 0;
+    case OPT_DESCRIBE:
+        o->describe = true;
+        return 0;
+    }
+    return EXIT_USAGE;
+}
+
 static int exec(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "listen", required_argument, NULL, OPT_LISTEN },
-        { "interval", required_argument, NULL, OPT_INTERVAL },
-        { "history", required_argument, NULL, OPT_HISTORY },
-        { "top-processes", required_argument, NULL, OPT_TOP_PROCESSES },
-        { "textfile", required_argument, NULL, OPT_TEXTFILE },
-        { "once", no_argument, NULL, OPT_ONCE },
-        { "threads", required_argument, NULL, OPT_THREADS },
-        { "max-connections", required_argument, NULL, OPT_MAX_CONN },
-        { "connection-timeout", required_argument, NULL, OPT_CONN_TIMEOUT },
-        { "config", required_argument, NULL, OPT_CONFIG },
-        { "set", required_argument, NULL, OPT_SET },
-        { "describe-metrics", no_argument, NULL, OPT_DESCRIBE },
-        { "help", no_argument, NULL, 'h' },
-        COMMON_COLLECT_LONGOPTS,
-        { NULL, 0, NULL, 0 },
-    };
-    struct serve_opts so;
-    struct serve_http_opts ho = { SERVE_DEFAULT_LISTEN, SERVE_DEFAULT_THREADS,
-                                  SERVE_DEFAULT_MAX_CONN, SERVE_DEFAULT_CONN_TIMEOUT_S, 0 };
-    struct config cfg;
-    const char *config_path = NULL;
-    char **sets = xcalloc((size_t)argc + 1, sizeof(*sets));
-    size_t n_sets = 0;
-    bool once = false;
+    struct opts o = { .ho = { SERVE_DEFAULT_LISTEN, SERVE_DEFAULT_THREADS, SERVE_DEFAULT_MAX_CONN,
+                              SERVE_DEFAULT_CONN_TIMEOUT_S, 0 } };
+    struct serve_opts *so = &o.so;
+    struct cmd_front f;
     struct sockaddr_storage addr;
     socklen_t addr_len;
     char *cause = NULL;
-    uint32_t u;
-    int64_t ms;
-    int opt, rc = EXIT_USAGE;
+    int rc;
 
-    config_init(&cfg);
-    memset(&so, 0, sizeof(so));
-    cmd_collect_defaults(&so.collect, SERVE_DEFAULT_WINDOW);
-    so.interval_ms = SERVE_DEFAULT_INTERVAL;
-    so.history_ms = SERVE_DEFAULT_HISTORY;
-    so.metrics.top_processes = METRICS_DEFAULT_TOP_PROCESSES;
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (opt) {
-        case OPT_LISTEN:
-            ho.listen = optarg;
-            break;
-        case OPT_INTERVAL:
-            if (!parse_duration("interval", optarg, 1000, 86400000, &so.interval_ms))
-                goto out;
-            break;
-        case OPT_HISTORY:
-            if (!parse_duration("history", optarg, 0, 7 * 86400000LL, &so.history_ms))
-                goto out;
-            break;
-        case OPT_TOP_PROCESSES:
-            if (!parse_count("top-processes", optarg, 0, 10000, &u))
-                goto out;
-            so.metrics.top_processes = u;
-            break;
-        case OPT_TEXTFILE:
-            so.textfile_dir = optarg;
-            break;
-        case OPT_ONCE:
-            once = true;
-            break;
-        case OPT_THREADS:
-            if (!parse_count("threads", optarg, 1, 64, &ho.threads))
-                goto out;
-            break;
-        case OPT_MAX_CONN:
-            if (!parse_count("max-connections", optarg, 1, 100000, &ho.max_connections))
-                goto out;
-            break;
-        case OPT_CONN_TIMEOUT:
-            if (!parse_duration("connection-timeout", optarg, 1000, 3600000, &ms))
-                goto out;
-            ho.timeout_s = (unsigned)(ms / 1000);
-            break;
-        case OPT_CONFIG:
-            config_path = optarg;
-            break;
-        case OPT_SET:
-            sets[n_sets++] = optarg;
-            break;
-        case OPT_DESCRIBE:
-            metrics_describe(stdout);
-            rc = fflush(stdout) == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
-            goto out;
-        case 'h':
-            usage(stdout);
-            rc = EXIT_HEALTHY;
-            goto out;
-        default:
-            rc = cmd_collect_option("serve", &so.collect, opt, optarg);
-            if (rc == 0) {
-                rc = cmd_usage_error(&cmd_serve);
-                goto out;
-            }
-            if (rc < 0) {
-                rc = EXIT_USAGE;
-                goto out;
-            }
-        }
-    }
-    rc = EXIT_USAGE;
-    if (optind < argc) {
-        cmd_error("serve", "unexpected argument '%s'", argv[optind]);
-        rc = cmd_usage_error(&cmd_serve);
+    so->interval_ms = SERVE_DEFAULT_INTERVAL;
+    so->history_ms = SERVE_DEFAULT_HISTORY;
+    so->metrics.top_processes = METRICS_DEFAULT_TOP_PROCESSES;
+    rc = cmd_front_parse(&f, &cmd_serve, argc, argv, option, &o);
+    if (rc != CMD_GO)
+        goto out;
+    if (o.describe) {
+        metrics_describe(stdout);
+        rc = cmd_finish_stdout("serve") == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
         goto out;
     }
-    if (serve_parse_listen(ho.listen, &addr, &addr_len, &cause) != 0) {
+    rc = EXIT_USAGE;
+    so->collect = f.collect;
+    if (serve_parse_listen(o.ho.listen, &addr, &addr_len, &cause) != 0) {
         cmd_error("serve", "%s", cause);
         free(cause);
         goto out;
     }
-    if (!once && so.collect.window_ms >= so.interval_ms) {
+    if (!o.once && so->collect.window_ms >= so->interval_ms) {
         cmd_error("serve", "--window (%.1fs) must be shorter than --interval (%.1fs)",
-                  (double)so.collect.window_ms / 1000.0, (double)so.interval_ms / 1000.0);
+                  (double)so->collect.window_ms / 1000.0, (double)so->interval_ms / 1000.0);
         goto out;
     }
-    if (so.textfile_dir != NULL && access(so.textfile_dir, W_OK) != 0) {
-        cmd_error("serve", "--textfile %s: %s", so.textfile_dir, strerror(errno));
+    if (so->collect.window_ms >= so->collect.timeout_ms)
+        cmd_error("serve", "--timeout (%.1fs) will cut every --window (%.1fs) short",
+                  (double)so->collect.timeout_ms / 1000.0, (double)so->collect.window_ms / 1000.0);
+    if (so->textfile_dir != NULL && access(so->textfile_dir, W_OK) != 0) {
+        cmd_error("serve", "--textfile %s: %s", so->textfile_dir, strerror(errno));
         goto out;
     }
-    if (cmd_load_config("serve", &cfg, config_path, sets, n_sets) != 0)
-        goto out;
-    so.rules = &cfg.rules;
+    so->rules = &f.config.rules;
     /* Old data is worse than missing data only once a whole cycle more than expected is lost. */
-    ho.stale_ms = 2 * so.interval_ms + so.collect.window_ms + so.collect.timeout_ms;
-    rc = once ? run_once(&so) : run_server(&so, &ho);
+    o.ho.stale_ms = 2 * so->interval_ms + so->collect.window_ms + so->collect.timeout_ms;
+    rc = o.once ? run_once(so) : run_server(so, &o.ho);
 out:
-    config_free(&cfg);
-    free(sets);
+    cmd_front_free(&f);
     return rc;
 }
 
 const struct cmd cmd_serve = {
-    "serve", "[options]", "Prometheus exporter: /metrics, /findings, /healthz", exec, usage,
+    .name = "serve",
+    .synopsis = "[options]",
+    .summary = "Prometheus exporter: /metrics, /findings, /healthz",
+    .about = "Prometheus exporter: collects every --interval in the background and answers\n"
+             "  /metrics   the Prometheus text format (docs/prometheus.md lists every metric)\n"
+             "  /findings  the findings as JSON, with the age of the data\n"
+             "  /healthz   200 when the last collection is recent, 503 otherwise\n"
+             "from the last collection, so a scrape never waits for one.\n",
+    .options = options,
+    .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_CONFIG,
+    .window_ms = SERVE_DEFAULT_WINDOW,
+    .epilogue = "Stops cleanly on SIGINT or SIGTERM.\n"
+                "Exit status: 0 after a clean stop (--once: the metrics were written), 3 when it\n"
+                "could not serve or collect, 64 usage error.\n",
+    .exec = exec,
 };

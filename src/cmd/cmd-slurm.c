@@ -7,7 +7,6 @@
  */
 #include "cmd/cmd.h"
 #include "cmd/slurm.h"
-#include "rules/config.h"
 #include "rules/rules.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -30,34 +29,16 @@
 
 extern char **environ;
 
-enum { OPT_NODE = OPT__COMMON_END, OPT_SCONTROL, OPT_DRY_RUN, OPT_SET };
+enum { OPT_NODE = OPT__COMMON_END, OPT_SCONTROL, OPT_DRY_RUN };
 
-static void usage(FILE *out)
-{
-    fputs("Usage: gpudoctor slurm-check [options]\n"
-          "\n"
-          "Slurm health check: diagnoses this node as 'gpudoctor check' does; on a critical\n"
-          "finding drains it with the finding as reason (\"" SLURM_REASON_PREFIX "...\");\n"
-          "when nothing critical remains, resumes it only if the drain is gpudoctor's own.\n"
-          "In slurm.conf: HealthCheckProgram=/usr/local/sbin/gpudoctor-slurm-check (the\n"
-          "wrapper 'make install' puts there; docs/slurm.md).\n"
-          "\n"
-          "Options:\n"
-          "  --node NAME       Slurm node name (default $SLURMD_NODENAME, else the short\n"
-          "                    host name)\n"
-          "  --scontrol PATH   scontrol to run (default: the first in $PATH, /usr/bin,\n"
-          "                    /usr/local/bin)\n"
-          "  --dry-run         say what would be done; change nothing\n"
-          "  --window DUR      sample over DUR before judging (default 0: one reading)\n"
-          "  --config FILE     read thresholds from FILE (default /etc/gpudoctor.conf,\n"
-          "                    or $GPUDOCTOR_CONFIG, when it exists)\n"
-          "  --set KEY=VALUE   override one threshold, or disable=RULE-ID "
-          "(repeatable)\n" COMMON_COLLECT_HELP "  -h, --help        show this help\n"
-          "\n"
-          "Exit status: the check's (0 healthy, 1 warning, 2 critical, 3 could not check),\n"
-          "3 also when scontrol failed; 64 usage error.\n",
-          out);
-}
+static const struct cmd_option options[] = {
+    { "node", OPT_NODE, required_argument, "NAME",
+      "Slurm node name (default $SLURMD_NODENAME, else the short host name)" },
+    { "scontrol", OPT_SCONTROL, required_argument, "PATH",
+      "scontrol to run (default: the first in $PATH, /usr/bin, /usr/local/bin)" },
+    { "dry-run", OPT_DRY_RUN, no_argument, NULL, "say what would be done; change nothing" },
+    { NULL, 0, 0, NULL, NULL },
+};
 
 /* ---- scontrol show node ---- */
 
@@ -406,83 +387,51 @@ static int update_node(const char *scontrol, const char *node, enum slurm_action
     return rc == 0 ? 0 : -1;
 }
 
+struct opts {
+    const char *node, *scontrol;
+    bool dry_run;
+};
+
+static int option(void *ctx, int key, char *arg)
+{
+    struct opts *o = ctx;
+
+    switch (key) {
+    case OPT_NODE:
+        o->node = arg;
+        return 0;
+    case OPT_SCONTROL:
+        o->scontrol = arg;
+        return 0;
+    case OPT_DRY_RUN:
+        o->dry_run = true;
+        return 0;
+    }
+    return EXIT_USAGE;
+}
+
 static int exec(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "node", required_argument, NULL, OPT_NODE },
-        { "scontrol", required_argument, NULL, OPT_SCONTROL },
-        { "dry-run", no_argument, NULL, OPT_DRY_RUN },
-        { "config", required_argument, NULL, OPT_CONFIG },
-        { "set", required_argument, NULL, OPT_SET },
-        { "help", no_argument, NULL, 'h' },
-        COMMON_COLLECT_LONGOPTS,
-        { NULL, 0, NULL, 0 },
-    };
-    struct collect_opts opts;
-    struct config cfg;
+    struct opts o = { NULL, NULL, false };
+    struct cmd_front f;
     struct findings findings = { 0 };
     struct slurm_node node = { 0 };
-    const char *given_node = NULL, *config_path = NULL, *why = "";
-    char **sets = xcalloc((size_t)argc + 1, sizeof(*sets));
-    char *scontrol = NULL, *name = NULL, *reason = NULL, *cause = NULL;
+    const char *why = "";
+    char *scontrol = NULL, *name = NULL, *reason = NULL;
     struct snapshot *s = NULL;
     enum slurm_action act;
-    size_t n_sets = 0;
-    bool dry_run = false;
-    int opt, status, rc = EXIT_USAGE;
+    int status, rc;
 
-    config_init(&cfg);
-    cmd_collect_defaults(&opts, SLURM_DEFAULT_WINDOW_MS);
-    while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (opt) {
-        case OPT_NODE:
-            given_node = optarg;
-            break;
-        case OPT_SCONTROL:
-            free(scontrol);
-            scontrol = xstrdup(optarg);
-            break;
-        case OPT_DRY_RUN:
-            dry_run = true;
-            break;
-        case OPT_CONFIG:
-            config_path = optarg;
-            break;
-        case OPT_SET:
-            sets[n_sets++] = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            rc = EXIT_HEALTHY;
-            goto out;
-        default:
-            rc = cmd_collect_option("slurm-check", &opts, opt, optarg);
-            if (rc == 0) {
-                rc = cmd_usage_error(&cmd_slurm_check);
-                goto out;
-            }
-            if (rc < 0) {
-                rc = EXIT_USAGE;
-                goto out;
-            }
-        }
-    }
-    rc = EXIT_USAGE;
-    if (optind < argc) {
-        cmd_error("slurm-check", "unexpected argument '%s'", argv[optind]);
-        rc = cmd_usage_error(&cmd_slurm_check);
-        goto out;
-    }
-    if (cmd_load_config("slurm-check", &cfg, config_path, sets, n_sets) != 0)
+    rc = cmd_front_parse(&f, &cmd_slurm_check, argc, argv, option, &o);
+    if (rc != CMD_GO)
         goto out;
     rc = EXIT_UNKNOWN;
-    name = node_name(given_node);
+    name = node_name(o.node);
     if (name == NULL) {
         cmd_error("slurm-check", "no node name: give --node");
         goto out;
     }
-    if (scontrol == NULL)
-        scontrol = slurm_find_scontrol();
+    scontrol = o.scontrol ? xstrdup(o.scontrol) : slurm_find_scontrol();
     if (scontrol == NULL) {
         cmd_error("slurm-check", "scontrol not found in $PATH, /usr/bin or /usr/local/bin: "
                                  "give --scontrol");
@@ -494,12 +443,11 @@ static int exec(int argc, char **argv)
         goto out;
     }
 
-    s = collect_snapshot(&opts, &cause);
-    if (s == NULL) {
-        cmd_error("slurm-check", "%s", cause);
+    f.json = true; /* no progress line: slurmd runs it */
+    s = cmd_front_snapshot(&f);
+    if (s == NULL)
         goto out;
-    }
-    rules_run(s, NULL, &cfg.rules, &findings);
+    rules_run(s, NULL, &f.config.rules, &findings);
     status = rules_exit_status(s, &findings);
     reason = slurm_reason(&findings);
 
@@ -515,7 +463,7 @@ static int exec(int argc, char **argv)
     /* The line is for a person (slurmd discards it): one that cannot be written is said on
      * stderr, and the node is still drained or resumed. */
     rc = cmd_finish_stdout("slurm-check") == 0 ? status : EXIT_UNKNOWN;
-    if (act == SLURM_NOTHING || dry_run)
+    if (act == SLURM_NOTHING || o.dry_run)
         goto out;
     if (update_node(scontrol, name, act, reason) != 0) {
         rc = EXIT_UNKNOWN;
@@ -532,16 +480,26 @@ out:
     slurm_node_free(&node);
     findings_free(&findings);
     snapshot_free(s);
-    config_free(&cfg);
+    cmd_front_free(&f);
     free(reason);
     free(name);
     free(scontrol);
-    free(cause);
-    free(sets);
     return rc;
 }
 
 const struct cmd cmd_slurm_check = {
-    "slurm-check", "[options]", "Slurm health check: drain on a critical finding, resume after",
-    exec,          usage,
+    .name = "slurm-check",
+    .synopsis = "[options]",
+    .summary = "Slurm health check: drain on a critical finding, resume after",
+    .about = "Slurm health check: diagnoses this node as 'gpudoctor check' does; on a critical\n"
+             "finding drains it with the finding as reason (\"" SLURM_REASON_PREFIX "...\");\n"
+             "when nothing critical remains, resumes it only if the drain is gpudoctor's own.\n"
+             "In slurm.conf: HealthCheckProgram=/usr/local/sbin/gpudoctor-slurm-check (the\n"
+             "wrapper 'make install' puts there; docs/slurm.md).\n",
+    .options = options,
+    .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_CONFIG,
+    .window_ms = SLURM_DEFAULT_WINDOW_MS,
+    .epilogue = "Exit status: the check's (0 healthy, 1 warning, 2 critical, 3 could not check),\n"
+                "3 also when scontrol failed; 64 usage error.\n",
+    .exec = exec,
 };

@@ -5,7 +5,6 @@
  * docs/watch.md describes it.
  */
 #include "cmd/cmd.h"
-#include "rules/config.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -22,57 +21,39 @@ enum {
     OPT_HISTORY,
     OPT_ALERT,
     OPT_ALERT_TIMEOUT,
-    OPT_ASCII,
-    OPT_SET,
+    OPT_RULES_WINDOW,
 };
 
 #define MIN_INTERVAL_MS          100
 #define MAX_INTERVAL_MS          3600000
 #define DEFAULT_ALERT_TIMEOUT_MS 10000
 
-static void usage(FILE *out)
-{
-    fputs("Usage: gpudoctor watch [options]\n"
-          "\n"
-          "Live view: per GPU utilisation, memory, temperature, power, clocks and throttle\n"
-          "reasons with history graphs, the GPU processes, and the findings as they appear\n"
-          "and clear. Trends over the history: leaks (with slope and time-to-full),\n"
-          "utilisation swinging, repeated throttling, temperature climbing, GPUs idle while\n"
-          "memory is held.\n"
-          "\n"
-          "Options:\n"
-          "  -n, --interval DUR\n"
-          "                    time between readings (default 1s, at least 100ms)\n"
-          "  -c, --count N     stop after N readings (default: until q or a signal)\n"
-          "  --plain           one line per GPU per interval, for logs and pipes (the\n"
-          "                    default when standard output is not a terminal)\n"
-          "  --record FILE     also write every reading to FILE as JSON Lines; 'gpudoctor\n"
-          "                    check --from FILE' analyses it, trends included\n"
-          "  --alert SPEC      run a command when a finding or a reading fires\n"
-          "                    (repeatable); SPEC is one of\n"
-          "                     RULE-ID|GLOB|critical|warning|info[ for DUR][:COMMAND ARGS]\n"
-          "                     READING>VALUE[ for DUR][:COMMAND ARGS]   (> >= < <=)\n"
-          "                    e.g. 'mem.leak:/usr/local/bin/page' or\n"
-          "                    'mem_used_pct>95 for 60s:/usr/local/bin/page gpu-memory';\n"
-          "                    the command runs without a shell, the alert in\n"
-          "                    GPUDOCTOR_ALERT_* variables (docs/watch.md)\n"
-          "  --alert-timeout DUR\n"
-          "                    kill an alert command still running after DUR (default 10s)\n"
-          "  --history DUR     how far back the trend rules look (default 30m)\n"
-          "  --window DUR      the other rules judge the last DUR of readings (default 10s)\n"
-          "  --ascii           graphs in ASCII characters even on a UTF-8 terminal\n"
-          "  --no-color        no colours (also: NO_COLOR=1)\n"
-          "  --config FILE     read thresholds from FILE (default /etc/gpudoctor.conf,\n"
-          "                    or $GPUDOCTOR_CONFIG, when it exists)\n"
-          "  --set KEY=VALUE   override one threshold, or disable=RULE-ID "
-          "(repeatable)\n" COMMON_COLLECT_HELP "  -h, --help        show this help\n"
-          "\n"
-          "Keys: q quit, s sort processes, Tab switch list, arrows or j/k select, e or\n"
-          "Enter explain the finding, r end the selected process (asks first), ? help.\n"
-          "Exit status: 0 after q, --count or a signal; 3 when it could not start or its\n"
-          "output (--plain, --record) could not be written; 64 usage error.\n",
-          out);
-}
+static const struct cmd_option options[] = {
+    { "interval", 'n', required_argument, "DUR",
+      "time between readings (default 1s, at least 100ms)" },
+    { "count", 'c', required_argument, "N",
+      "stop after N readings (default: until q or a signal)" },
+    { "plain", OPT_PLAIN, no_argument, NULL,
+      "one line per GPU per interval, for logs and pipes (the default when standard output is "
+      "not a terminal)" },
+    { "record", OPT_RECORD, required_argument, "FILE",
+      "also write every reading to FILE as JSON Lines; 'gpudoctor check --from FILE' analyses "
+      "it, trends included" },
+    { "alert", OPT_ALERT, required_argument, "SPEC",
+      "run a command when a finding or a reading fires (repeatable); SPEC is one of\n"
+      " RULE-ID|GLOB|critical|warning|info[ for DUR][:COMMAND ARGS]\n"
+      " READING>VALUE[ for DUR][:COMMAND ARGS]   (> >= < <=)\n"
+      "e.g. 'mem.leak:/usr/local/bin/page' or 'mem_used_pct>95 for 60s:/usr/local/bin/page "
+      "gpu-memory'; the command runs without a shell, the alert in GPUDOCTOR_ALERT_* variables "
+      "(docs/watch.md)" },
+    { "alert-timeout", OPT_ALERT_TIMEOUT, required_argument, "DUR",
+      "kill an alert command still running after DUR (default 10s)" },
+    { "history", OPT_HISTORY, required_argument, "DUR",
+      "how far back the trend rules look (default 30m)" },
+    { "window", OPT_RULES_WINDOW, required_argument, "DUR",
+      "the other rules judge the last DUR of readings (default 10s)" },
+    { NULL, 0, 0, NULL, NULL },
+};
 
 static bool parse_duration(const char *opt, const char *arg, int64_t min_ms, int64_t max_ms,
                            int64_t *out)
@@ -85,136 +66,107 @@ static bool parse_duration(const char *opt, const char *arg, int64_t min_ms, int
     return true;
 }
 
+/* What watch's own options say: watch_opts, and the alerts until they are handed over. */
+struct opts {
+    struct watch_opts w;
+    struct alert_spec *alerts;
+    size_t n_alerts;
+    bool plain;
+};
+
+static int option(void *ctx, int key, char *arg)
+{
+    struct opts *o = ctx;
+    char *cause = NULL;
+    uint64_t count;
+
+    switch (key) {
+    case 'n':
+        return parse_duration("interval", arg, MIN_INTERVAL_MS, MAX_INTERVAL_MS, &o->w.interval_ms)
+                   ? 0
+                   : EXIT_USAGE;
+    case 'c':
+        if (!str_to_u64(arg, 10, &count) || count == 0) {
+            cmd_error("watch", "--count: '%s' is not a number of readings (1 or more)", arg);
+            return EXIT_USAGE;
+        }
+        o->w.count = count;
+        return 0;
+    case OPT_PLAIN:
+        o->plain = true;
+        return 0;
+    case OPT_RECORD:
+        o->w.record_path = arg;
+        return 0;
+    case OPT_HISTORY:
+        return parse_duration("history", arg, 10000, 7 * 86400000LL, &o->w.history_ms) ? 0
+                                                                                       : EXIT_USAGE;
+    case OPT_RULES_WINDOW:
+        return parse_duration("window", arg, 1000, 3600000, &o->w.window_ms) ? 0 : EXIT_USAGE;
+    case OPT_ALERT:
+        o->alerts = xreallocarray(o->alerts, o->n_alerts + 1, sizeof(*o->alerts));
+        if (alert_spec_parse(&o->alerts[o->n_alerts], arg, &cause) != 0) {
+            cmd_error("watch", "--alert '%s': %s", arg, cause);
+            free(cause);
+            return EXIT_USAGE;
+        }
+        o->n_alerts++;
+        return 0;
+    case OPT_ALERT_TIMEOUT:
+        return parse_duration("alert-timeout", arg, 100, 3600000, &o->w.alert_timeout_ms)
+                   ? 0
+                   : EXIT_USAGE;
+    }
+    return EXIT_USAGE;
+}
+
 static int exec(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "interval", required_argument, NULL, 'n' },
-        { "count", required_argument, NULL, 'c' },
-        { "plain", no_argument, NULL, OPT_PLAIN },
-        { "record", required_argument, NULL, OPT_RECORD },
-        { "history", required_argument, NULL, OPT_HISTORY },
-        { "alert", required_argument, NULL, OPT_ALERT },
-        { "alert-timeout", required_argument, NULL, OPT_ALERT_TIMEOUT },
-        { "ascii", no_argument, NULL, OPT_ASCII },
-        { "no-color", no_argument, NULL, OPT_NO_COLOR },
-        { "config", required_argument, NULL, OPT_CONFIG },
-        { "set", required_argument, NULL, OPT_SET },
-        { "help", no_argument, NULL, 'h' },
-        COMMON_COLLECT_LONGOPTS,
-        { NULL, 0, NULL, 0 },
-    };
-    struct watch_opts o;
-    struct config cfg;
-    struct alert_spec *alerts = xcalloc((size_t)argc + 1, sizeof(*alerts));
-    char **sets = xcalloc((size_t)argc + 1, sizeof(*sets));
-    const char *config_path = NULL;
-    size_t n_sets = 0, n_alerts = 0;
-    bool plain = false;
-    int opt, rc = EXIT_USAGE;
+    struct opts o;
+    struct cmd_front f;
+    int rc;
 
     memset(&o, 0, sizeof(o));
-    config_init(&cfg);
-    cmd_collect_defaults(&o.collect, 0);
-    o.interval_ms = WATCH_DEFAULT_INTERVAL_MS;
-    o.window_ms = WATCH_DEFAULT_WINDOW_MS;
-    o.history_ms = WATCH_DEFAULT_HISTORY_MS;
-    o.alert_timeout_ms = DEFAULT_ALERT_TIMEOUT_MS;
-    while ((opt = getopt_long(argc, argv, "n:c:h", longopts, NULL)) != -1) {
-        char *cause = NULL;
-        uint64_t count;
-
-        switch (opt) {
-        case 'n':
-            if (!parse_duration("interval", optarg, MIN_INTERVAL_MS, MAX_INTERVAL_MS,
-                                &o.interval_ms))
-                goto out;
-            break;
-        case 'c':
-            if (!str_to_u64(optarg, 10, &count) || count == 0) {
-                cmd_error("watch", "--count: '%s' is not a number of readings (1 or more)", optarg);
-                goto out;
-            }
-            o.count = count;
-            break;
-        case OPT_PLAIN:
-            plain = true;
-            break;
-        case OPT_RECORD:
-            o.record_path = optarg;
-            break;
-        case OPT_HISTORY:
-            if (!parse_duration("history", optarg, 10000, 7 * 86400000LL, &o.history_ms))
-                goto out;
-            break;
-        case OPT_WINDOW:
-            if (!parse_duration("window", optarg, 1000, 3600000, &o.window_ms))
-                goto out;
-            break;
-        case OPT_ALERT:
-            if (alert_spec_parse(&alerts[n_alerts], optarg, &cause) != 0) {
-                cmd_error("watch", "--alert '%s': %s", optarg, cause);
-                free(cause);
-                goto out;
-            }
-            n_alerts++;
-            break;
-        case OPT_ALERT_TIMEOUT:
-            if (!parse_duration("alert-timeout", optarg, 100, 3600000, &o.alert_timeout_ms))
-                goto out;
-            break;
-        case OPT_ASCII:
-            o.ascii = true;
-            break;
-        case OPT_NO_COLOR:
-            o.no_color = true;
-            break;
-        case OPT_CONFIG:
-            config_path = optarg;
-            break;
-        case OPT_SET:
-            sets[n_sets++] = optarg;
-            break;
-        case 'h':
-            usage(stdout);
-            rc = EXIT_HEALTHY;
-            goto out;
-        default:
-            rc = cmd_collect_option("watch", &o.collect, opt, optarg);
-            if (rc == 0) {
-                rc = cmd_usage_error(&cmd_watch);
-                goto out;
-            }
-            if (rc < 0) {
-                rc = EXIT_USAGE;
-                goto out;
-            }
-            rc = EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        cmd_error("watch", "unexpected argument '%s'", argv[optind]);
-        rc = cmd_usage_error(&cmd_watch);
+    o.w.interval_ms = WATCH_DEFAULT_INTERVAL_MS;
+    o.w.window_ms = WATCH_DEFAULT_WINDOW_MS;
+    o.w.history_ms = WATCH_DEFAULT_HISTORY_MS;
+    o.w.alert_timeout_ms = DEFAULT_ALERT_TIMEOUT_MS;
+    rc = cmd_front_parse(&f, &cmd_watch, argc, argv, option, &o);
+    if (rc != CMD_GO)
         goto out;
-    }
-    if (o.window_ms < o.interval_ms)
-        o.window_ms = o.interval_ms; /* at least one reading */
-    if (cmd_load_config("watch", &cfg, config_path, sets, n_sets) != 0)
-        goto out;
-    o.rules = &cfg.rules;
-    o.plain = plain || !isatty(STDOUT_FILENO);
-    o.alerts = alerts;
-    o.n_alerts = n_alerts;
-    rc = watch_run(&o);
+    if (o.w.window_ms < o.w.interval_ms)
+        o.w.window_ms = o.w.interval_ms; /* at least one reading */
+    o.w.collect = f.collect;
+    o.w.rules = &f.config.rules;
+    o.w.plain = o.plain || !isatty(STDOUT_FILENO);
+    o.w.no_color = f.color == RENDER_NEVER;
+    o.w.ascii = f.ascii == RENDER_ALWAYS;
+    o.w.alerts = o.alerts;
+    o.w.n_alerts = o.n_alerts;
+    rc = watch_run(&o.w);
 out:
-    for (size_t i = 0; i < n_alerts; i++)
-        alert_spec_free(&alerts[i]);
-    free(alerts);
-    free(sets);
-    config_free(&cfg);
+    for (size_t i = 0; i < o.n_alerts; i++)
+        alert_spec_free(&o.alerts[i]);
+    free(o.alerts);
+    cmd_front_free(&f);
     return rc;
 }
 
 const struct cmd cmd_watch = {
-    "watch", "[options]", "live view with history, trends, findings as they appear, alerts",
-    exec,    usage,
+    .name = "watch",
+    .synopsis = "[options]",
+    .summary = "live view with history, trends, findings as they appear, alerts",
+    .about = "Live view: per GPU utilisation, memory, temperature, power, clocks and throttle\n"
+             "reasons with history graphs, the GPU processes, and the findings as they appear\n"
+             "and clear. Trends over the history: leaks (with slope and time-to-full),\n"
+             "utilisation swinging, repeated throttling, temperature climbing, GPUs idle while\n"
+             "memory is held.\n",
+    .options = options,
+    .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_CONFIG | CMD_G_COLOR | CMD_G_ASCII,
+    .window_ms = 0, /* each reading is one instant; --window is the rules' */
+    .epilogue = "Keys: q quit, s sort processes, Tab switch list, arrows or j/k select, e or\n"
+                "Enter explain the finding, r end the selected process (asks first), ? help.\n"
+                "Exit status: 0 after q, --count or a signal; 3 when it could not start or its\n"
+                "output (--plain, --record) could not be written; 64 usage error.\n",
+    .exec = exec,
 };

@@ -1,8 +1,16 @@
-/* Commands: one file each (cmd-*.c), registered in main.c's table. */
+/*
+ * Commands: one file each (cmd-*.c), registered in main.c's table. Each describes itself in a
+ * struct cmd (its own options, with their help, and the groups of shared options it takes);
+ * the shared front (front.c) parses the shared options in one place, prints every command's
+ * help from those descriptions, and sets up what commands share: the configuration, the render
+ * options, the collection or the --from file.
+ */
 #ifndef GPUDOCTOR_CMD_H
 #define GPUDOCTOR_CMD_H
 
 #include "collect/collect.h"
+#include "render/text.h"
+#include "rules/config.h"
 
 #include <stdio.h>
 
@@ -15,12 +23,60 @@ enum exit_code {
     EXIT_USAGE = 64,
 };
 
+/* The groups of shared options a command takes (struct cmd's groups). */
+enum cmd_group {
+    CMD_G_COLLECT = 1u << 0, /* --window --timeout --root --nvml-lib */
+    CMD_G_FROM = 1u << 1,    /* --from FILE: judge a file instead of collecting */
+    CMD_G_CONFIG = 1u << 2,  /* --config FILE, --set KEY=VALUE */
+    CMD_G_JSON = 1u << 3,    /* --json */
+    CMD_G_COLOR = 1u << 4,   /* --color[=WHEN], --no-color */
+    CMD_G_WIDTH = 1u << 5,   /* --width N */
+    CMD_G_ASCII = 1u << 6,   /* --ascii */
+    CMD_G_ONLY = 1u << 7,    /* --only LIST: some collectors (procs and reap choose their own) */
+};
+
+/* Keys of the shared options; a command's own start at OPT__COMMON_END (or are letters). */
+enum common_opt {
+    OPT_ROOT = 256,
+    OPT_TIMEOUT,
+    OPT_WINDOW,
+    OPT_NVML_LIB,
+    OPT_ONLY,
+    OPT_FROM,
+    OPT_CONFIG,
+    OPT_SET,
+    OPT_JSON,
+    OPT_COLOR,
+    OPT_NO_COLOR,
+    OPT_WIDTH,
+    OPT_ASCII,
+    OPT__COMMON_END,
+};
+
+/*
+ * One of a command's own options. A row with a NULL name is a heading of the help ("Acting:"),
+ * or, with a NULL help too, the end of the table. An own option named like a shared one
+ * replaces it (watch's --window means something else).
+ */
+struct cmd_option {
+    const char *name; /* the long name: "interval" */
+    int key;          /* what the command's option function gets; a letter is also -LETTER */
+    int has_arg;      /* no_argument or required_argument (getopt.h) */
+    const char *arg;  /* the argument in the help ("DUR"), NULL without one */
+    const char *help; /* one sentence or more, wrapped to fit; '\n' forces a new line */
+};
+
 struct cmd {
     const char *name;
-    const char *synopsis; /* "[options]" */
+    const char *synopsis; /* after "gpudoctor NAME": "[options]"; '\n' between usage lines */
     const char *summary;  /* one line for the command list */
+    const char *about;    /* what it does: the lines between the usage line and the options */
+    const struct cmd_option *options; /* its own */
+    unsigned groups;                  /* enum cmd_group: the shared options it takes */
+    int64_t window_ms;                /* the default --window (CMD_G_COLLECT) */
+    unsigned max_operands;            /* arguments that are not options it takes (explain's ID) */
+    const char *epilogue;             /* after the options: keys, notes, exit statuses */
     int (*exec)(int argc, char **argv);
-    void (*usage)(FILE *out);
 };
 
 extern const struct cmd cmd_check;
@@ -32,60 +88,74 @@ extern const struct cmd cmd_procs;
 extern const struct cmd cmd_reap;
 extern const struct cmd cmd_watch;
 
-/* Long options shared by the commands that collect; values above 256 to stay clear of chars. */
-enum common_opt {
-    OPT_ROOT = 256,
-    OPT_TIMEOUT,
-    OPT_WINDOW,
-    OPT_NVML_LIB,
-    OPT_FROM,
-    OPT_JSON,
-    OPT_NO_COLOR,
-    OPT_CONFIG,
-    OPT_ONLY,
-    OPT__COMMON_END,
+/* --timeout's default: the window and this much more. */
+#define DEFAULT_TIMEOUT_MS 10000
+/* The longest --window. */
+#define MAX_WINDOW_MS 3600000
+
+/* ---- the shared front (front.c) ---- */
+
+/* What the shared options said. Commands read it after cmd_front_parse; cmd_front_free frees it. */
+struct cmd_front {
+    const struct cmd *cmd;
+    unsigned given;              /* bit (key - OPT_ROOT) for each shared option given */
+    struct collect_opts collect; /* CMD_G_COLLECT; defaults from cmd->window_ms */
+    const char *from;            /* CMD_G_FROM: the file to judge; NULL: collect */
+    bool json;                   /* CMD_G_JSON */
+    struct config config;        /* CMD_G_CONFIG: the file and --set, read by cmd_front_parse */
+    struct render_opts render;   /* colour, width and ASCII for standard output */
+    enum render_when color, ascii;
+    unsigned width; /* --width; 0: the terminal's */
+    char **operands;
+    size_t n_operands;
+    /* private */
+    const char *config_path;
+    char **sets;
+    size_t n_sets;
 };
 
-/* clang-format off */
-#define COMMON_COLLECT_LONGOPTS \
-    { "root", required_argument, NULL, OPT_ROOT }, \
-    { "timeout", required_argument, NULL, OPT_TIMEOUT }, \
-    { "window", required_argument, NULL, OPT_WINDOW }, \
-    { "nvml-lib", required_argument, NULL, OPT_NVML_LIB }, \
-    { "only", required_argument, NULL, OPT_ONLY }
-/* clang-format on */
+/* cmd_front_parse's "carry on": parsing went well and the command has work to do. */
+#define CMD_GO (-1)
 
-#define COMMON_COLLECT_HELP                                                                        \
-    "  --root DIR        read /proc, /sys, /dev and logs under DIR (default /)\n"                  \
-    "  --timeout DUR     finish within DUR whatever hangs (default 10s)\n"                         \
-    "  --nvml-lib PATH   NVML library to load (default $GPUDOCTOR_NVML_LIB,\n"                     \
-    "                    else libnvidia-ml.so.1)\n"                                                \
-    "  --only LIST       run only these collectors (comma-separated: nvml, processes,\n"           \
-    "                    host, pcie, driver, kernel_log, stack)\n"
-
-#define DEFAULT_TIMEOUT_MS 10000
-
-/* Sets defaults for the collecting options. */
-void cmd_collect_defaults(struct collect_opts *o, int64_t window_ms);
 /*
- * Handles a common option: returns 1 when opt was one and was valid, 0 when it is not a common
- * option, -1 (after printing why) when its value is bad.
+ * A command's own option: key from its cmd_option row, arg its argument in argv (NULL without).
+ * Returns 0, or the exit status to end with after saying what is wrong (EXIT_USAGE).
  */
-int cmd_collect_option(const char *cmd, struct collect_opts *o, int opt, const char *arg);
+typedef int cmd_option_fn(void *ctx, int key, char *arg);
+
+/*
+ * Parses argv for command c: the shared options of c->groups into f, the command's own through
+ * fn(ctx, ...). Then checks the operands, says which collection options --from makes pointless,
+ * reads the configuration (CMD_G_CONFIG) and settles the render options for standard output.
+ * Returns CMD_GO, or the status to exit with: 0 after --help, 64 after saying what is wrong.
+ * f is set up whatever it returns; free it with cmd_front_free.
+ */
+int cmd_front_parse(struct cmd_front *f, const struct cmd *c, int argc, char **argv,
+                    cmd_option_fn *fn, void *ctx);
+void cmd_front_free(struct cmd_front *f);
+
+/* Whether the shared option with this key was given. */
+bool cmd_front_given(const struct cmd_front *f, int key);
+
+/*
+ * The snapshot to judge: the --from file, or a collection with f->collect (progress on stderr
+ * when it is a terminal and the output is not JSON). NULL after saying why: the caller exits
+ * with EXIT_UNKNOWN.
+ */
+struct snapshot *cmd_front_snapshot(struct cmd_front *f);
+
+/* The help of command c, from its description and the shared options' table. */
+void cmd_usage(const struct cmd *c, FILE *out);
+
+/* Sets collection defaults: root /, the window, --timeout the window + 10s. */
+void cmd_collect_defaults(struct collect_opts *o, int64_t window_ms);
+
+/* ---- messages and output (cmd-common.c) ---- */
 
 /* Prints "gpudoctor CMD: message" to stderr. */
 void cmd_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* For getopt's '?': tells the user where help is; returns EXIT_USAGE. */
 int cmd_usage_error(const struct cmd *c);
-
-struct config;
-/*
- * Reads the configuration a command runs with: --config FILE (which must exist), else the default
- * file when it exists, then each --set KEY=VALUE. Returns 0, or -1 after saying why (the caller
- * exits with EXIT_USAGE).
- */
-int cmd_load_config(const char *cmd, struct config *cfg, const char *path, char **sets,
-                    size_t n_sets);
 
 /* Writes text to path atomically, or to stdout for NULL or "-". Returns 0, or -1 after saying why.
  */

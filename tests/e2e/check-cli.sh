@@ -4,7 +4,8 @@
 set -uo pipefail
 command -v jq >/dev/null || { echo "jq not installed"; exit 77; }
 : "${GPUDOCTOR:?}" "${SRC:?}"
-export GPUDOCTOR_CONFIG=/dev/null
+export GPUDOCTOR_CONFIG=/dev/null LC_ALL=C.UTF-8 # the report in UTF-8, 80 columns
+unset COLUMNS
 unset NO_COLOR
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

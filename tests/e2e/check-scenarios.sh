@@ -13,7 +13,8 @@
 set -uo pipefail
 command -v jq >/dev/null || { echo "jq not installed"; exit 77; }
 : "${GPUDOCTOR:?}" "${SRC:?}"
-export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1
+export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 LC_ALL=C.UTF-8 # reports in UTF-8, 80 columns
+unset COLUMNS
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

@@ -3,7 +3,8 @@
 # with close matches (exit 64), the Markdown that docs/rules.md is.
 set -uo pipefail
 : "${GPUDOCTOR:?}" "${SRC:?}"
-export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1
+export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 LC_ALL=C.UTF-8 # the report in UTF-8, 80 columns
+unset COLUMNS
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
