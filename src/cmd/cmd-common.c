@@ -62,6 +62,8 @@ int cmd_finish_stdout(const char *cmd)
     } else {
         err = before != 0 ? before : EIO;
     }
+    if (err == EPIPE)
+        return 0; /* the reader went away (`| head`): a normal end, nothing to say */
     cmd_error(cmd, "cannot write to standard output: %s", strerror(err));
     return -1;
 }

@@ -163,7 +163,8 @@ int cmd_write_output(const char *cmd, const char *path, const char *text);
 
 /*
  * Flushes standard output and checks that everything written to it since the start arrived
- * (stdio keeps the error of a write that failed earlier). Returns 0, or -1 after saying
+ * (stdio keeps the error of a write that failed earlier). A pipe whose reader went away
+ * (`gpudoctor check | head`) is a normal end: 0, nothing said. Returns 0, or -1 after saying
  * "cannot write to standard output: <why>" (the caller exits with EXIT_UNKNOWN).
  */
 int cmd_finish_stdout(const char *cmd);
