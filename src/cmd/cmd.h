@@ -139,8 +139,9 @@ bool cmd_front_given(const struct cmd_front *f, int key);
 
 /*
  * The snapshot to judge: the --from file, or a collection with f->collect (progress on stderr
- * when it is a terminal and the output is not JSON). NULL after saying why: the caller exits
- * with EXIT_UNKNOWN.
+ * when it is a terminal and the output is not JSON). Says when --timeout ended the sampling
+ * window early (the snapshot's window_ms is then the window sampled). NULL after saying why: the
+ * caller exits with EXIT_UNKNOWN.
  */
 struct snapshot *cmd_front_snapshot(struct cmd_front *f);
 

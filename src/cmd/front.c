@@ -517,5 +517,10 @@ struct snapshot *cmd_front_snapshot(struct cmd_front *f)
         free(cause);
         return NULL;
     }
+    if (f->from == NULL && s->window_ms < f->collect.window_ms)
+        cmd_error(f->cmd->name,
+                  "sampled for %gs, not the %gs --window asked: --timeout %gs ended it first",
+                  (double)s->window_ms / 1000.0, (double)f->collect.window_ms / 1000.0,
+                  (double)f->collect.timeout_ms / 1000.0);
     return s;
 }

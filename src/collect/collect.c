@@ -122,7 +122,7 @@ struct snapshot *collect_snapshot(const struct collect_opts *opts, char **cause)
     if (opts->window_ms > 0) {
         int64_t interval =
             opts->interval_ms > 0 ? opts->interval_ms : opts->window_ms / SAMPLES_PER_WINDOW;
-        int64_t begin = time_mono_ms();
+        int64_t begin = time_mono_ms(), last = 0;
 
         if (interval < MIN_INTERVAL_MS)
             interval = MIN_INTERVAL_MS;
@@ -131,15 +131,19 @@ struct snapshot *collect_snapshot(const struct collect_opts *opts, char **cause)
 
             if (next > begin + opts->window_ms)
                 next = begin + opts->window_ms;
-            /* Leave the last part of the time budget for finishing. */
-            if (next >= ctx.deadline_mono_ms)
+            /* Leave the last part of the time budget for finishing: the window ends early, and
+             * the snapshot says how long it was. */
+            if (next >= ctx.deadline_mono_ms) {
+                s->window_ms = last;
                 break;
+            }
             while (now < next) {
                 progress(&ctx, now);
                 time_sleep_ms(next - now < 100 ? next - now : 100);
                 now = time_mono_ms();
             }
-            run_sample(&ctx, s, state, now - begin);
+            last = now - begin;
+            run_sample(&ctx, s, state, last);
             if (next >= begin + opts->window_ms)
                 break;
         }

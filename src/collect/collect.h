@@ -62,7 +62,8 @@ extern const struct collector_ops collector_stack;
 
 /*
  * Runs the collectors and returns the snapshot (never NULL). Returns NULL only when the root
- * directory cannot be opened, with *cause set.
+ * directory cannot be opened, with *cause set. When the timeout leaves no room for the whole
+ * sampling window, sampling stops early and the snapshot's window_ms is the window sampled.
  */
 struct snapshot *collect_snapshot(const struct collect_opts *opts, char **cause);
 
