@@ -460,6 +460,21 @@ char *jerr_format(const struct jerr *err, const char *text, const char *name)
     return xasprintf("%s: %s%s%s", name, err->path, *err->path ? ": " : "", err->msg);
 }
 
+/*
+ * The snapshot in a document: the document itself, or the one a report of `check --json`
+ * (schema gpudoctor.check/1, render/json.h) carries under "snapshot", judged again when read.
+ */
+static const json_t *report_snapshot(const json_t *root)
+{
+    const json_t *schema = json_object_get(root, "schema");
+    const json_t *inner = json_object_get(root, "snapshot");
+
+    if (json_is_string(schema) && strcmp(json_string_value(schema), "gpudoctor.check/1") == 0 &&
+        json_is_object(inner))
+        return inner;
+    return root;
+}
+
 struct snapshot *snapshot_from_json(const char *text, size_t len, const char *name, char **cause)
 {
     json_error_t jerror;
@@ -473,7 +488,16 @@ struct snapshot *snapshot_from_json(const char *text, size_t len, const char *na
         return NULL;
     }
     s = snapshot_new();
-    if (snapshot_read(s, root, &err) != 0) {
+    if (snapshot_read(s, report_snapshot(root), &err) != 0) {
+        if (report_snapshot(root) != root) { /* the path in the whole document */
+            const char *pre = *err.path ? "snapshot." : "snapshot";
+            size_t p = strlen(pre), n = strlen(err.path);
+
+            if (p + n < sizeof(err.path)) {
+                memmove(err.path + p, err.path, n + 1);
+                memcpy(err.path, pre, p);
+            }
+        }
         *cause = jerr_format(&err, text, name);
         snapshot_free(s);
         s = NULL;

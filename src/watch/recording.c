@@ -362,6 +362,7 @@ static int next_sample(struct snapshot *s, json_t *o, const struct line_reader *
 static struct snapshot *read_recording(struct line_reader *lr, const char *path, char **cause)
 {
     struct snapshot *s = NULL;
+    bool sample_lines = false; /* a snapshot on one line (jq -c) is not a recording */
     int64_t origin_ms;
     int rc;
 
@@ -428,6 +429,7 @@ static struct snapshot *read_recording(struct line_reader *lr, const char *path,
         json_decref(o);
         if (rc != 0)
             goto fail;
+        sample_lines = true;
     }
     if (rc < 0) {
         *cause = xasprintf("%s:%" PRIu64 ": %s", path, lr->lineno + 1,
@@ -439,7 +441,7 @@ static struct snapshot *read_recording(struct line_reader *lr, const char *path,
      * readings a report's tables show (each GPU's, each GPU process's memory and SM use) are
      * the last ones, not the context's.
      */
-    if (s->n_samples > 0 && origin_ms > 0) {
+    if (sample_lines && s->n_samples > 0 && origin_ms > 0) {
         const struct sample *last = &s->samples[s->n_samples - 1];
 
         s->time_ms = origin_ms + last->t_ms;
