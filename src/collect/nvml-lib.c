@@ -8,6 +8,7 @@
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *const nvml_sym_names[NVML_SYM__COUNT] = {
 #define NVML_SYM_NAME(name, params) [NVML_SYM_##name] = #name,
@@ -67,6 +68,7 @@ int nvml_lib_open(struct nvml_lib *lib, const char *name, struct nvml_system *sy
 {
     const char *err;
     char *missing;
+    size_t exported = 0;
 
     memset(lib, 0, sizeof(*lib));
     dlerror();
@@ -75,18 +77,31 @@ int nvml_lib_open(struct nvml_lib *lib, const char *name, struct nvml_system *sy
     if (lib->dl == NULL) {
         err = dlerror();
         sys->library = xstrdup(name);
-        sys->load_error = NVML_ERROR_LIBRARY_NOT_FOUND;
-        sys->load_detail = xstrdup(err ? err : "dlopen failed");
+        if (strchr(name, '/') != NULL && access(name, F_OK) == 0) {
+            /* There is a file, and it is not a library the loader can use: not "not installed". */
+            sys->load_error = NVML_ERROR_UNKNOWN;
+            sys->load_detail = xasprintf("%s is not a library that can be loaded: %s", name,
+                                         err ? err : "dlopen failed");
+        } else {
+            sys->load_error = NVML_ERROR_LIBRARY_NOT_FOUND;
+            sys->load_detail = xstrdup(err ? err : "dlopen failed");
+        }
         return -1;
     }
     sys->library = loaded_path(lib->dl, name);
     sys->library_version = nvml_lib_version_from_path(sys->library);
-    for (size_t i = 0; i < NVML_SYM__COUNT; i++)
+    for (size_t i = 0; i < NVML_SYM__COUNT; i++) {
         lib->sym[i] = dlsym(lib->dl, nvml_sym_names[i]);
+        exported += lib->sym[i] != NULL;
+    }
     missing = nvml_lib_missing_required(lib);
     if (missing != NULL) {
         sys->load_error = NVML_ERROR_FUNCTION_NOT_FOUND;
-        sys->load_detail = xasprintf("%s does not export %s", sys->library, missing);
+        /* libc.so.6 is a library, just not NVML; an NVML missing a few calls is another story */
+        sys->load_detail =
+            exported == 0
+                ? xasprintf("%s is not NVML: it exports none of NVML's functions", sys->library)
+                : xasprintf("%s does not export %s", sys->library, missing);
         free(missing);
         nvml_lib_close(lib);
         return -1;

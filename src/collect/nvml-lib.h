@@ -38,9 +38,11 @@ struct nvml_lib {
 /*
  * Loads the library name (a path or a name for the dynamic loader) and resolves every symbol.
  * Fills sys->library (the real path of the file loaded, else name), library_version,
- * load_error and load_detail. Returns 0, or -1 when the library cannot be used:
- * load_error is then NVML_ERROR_LIBRARY_NOT_FOUND (dlopen failed) or
- * NVML_ERROR_FUNCTION_NOT_FOUND (a required symbol is missing, named in load_detail).
+ * load_error and load_detail. Returns 0, or -1 when the library cannot be used: load_error is
+ * then NVML_ERROR_LIBRARY_NOT_FOUND (no such library: not installed),
+ * NVML_ERROR_UNKNOWN (a file is there, but dlopen cannot load it) or
+ * NVML_ERROR_FUNCTION_NOT_FOUND (a required symbol is missing; load_detail says "is not NVML"
+ * when it exports no NVML function at all, as libc.so.6).
  */
 int nvml_lib_open(struct nvml_lib *lib, const char *name, struct nvml_system *sys);
 void nvml_lib_close(struct nvml_lib *lib);

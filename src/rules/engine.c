@@ -590,6 +590,9 @@ char *rules_cannot_check(const struct snapshot *s, const struct findings *f)
         return NULL;
     if (!n->attempted)
         return xstrdup("NVML was not queried, so nothing is known about GPUs.");
+    if (n->load_error != 0 && n->load_error != NVML_ERROR_LIBRARY_NOT_FOUND)
+        return xasprintf("No GPU could be checked: %s.",
+                         n->load_detail ? n->load_detail : "the NVML library cannot be used");
     if (n->load_error != 0)
         return xasprintf("No NVIDIA GPU found: the NVIDIA driver's NVML library (%s) is not "
                          "installed%s.",

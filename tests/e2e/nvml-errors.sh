@@ -122,10 +122,19 @@ GPUDOCTOR_NVML_LIB=$SIM_LIB NVML_SIM_SCENARIO=$TMP/base.json \
 check '.nvml.library' '"/nonexistent/other.so"'
 check '.collectors.nvml.state' '"unavailable"'
 
-# A library that is not NVML: it loads, but the required functions are missing.
+# A library that is not NVML: it loads, but exports none of NVML's functions. The report says so,
+# not that NVML is not installed (issue 11).
 GPUDOCTOR_NVML_LIB=libm.so.6 "$GPUDOCTOR" snapshot --only nvml >"$OUT"
 check '.collectors.nvml.state' '"failed"'
 check '.nvml.load_error' '13'
-check '.collectors.nvml.detail | test("is not a usable NVML library: .* does not export nvmlInit_v2 \\(or nvmlInit\\)")' 'true'
+check '.collectors.nvml.detail | test("is not a usable NVML library: .*libm[^ ]* is not NVML: it exports none of NVML.s functions")' 'true'
+for lib in libc.so.6 /etc/passwd; do
+    GPUDOCTOR_NVML_LIB=$lib "$GPUDOCTOR" check --only nvml --window 0 --json >"$OUT" || true
+    check '.verdict.exit_code' '3'
+    check '.verdict.text | test("installed")' 'false'
+done
+check '.verdict.text | test("^No GPU could be checked: /etc/passwd is not a library that can be loaded: ")' 'true'
+GPUDOCTOR_NVML_LIB=libc.so.6 "$GPUDOCTOR" check --only nvml --window 0 --json >"$OUT" || true
+check '.verdict.text | test("^No GPU could be checked: /.*libc[^ ]* is not NVML: it exports none of NVML.s functions[.]$")' 'true'
 
 finish

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -139,16 +140,38 @@ static void test_open_not_nvml(void **state)
     struct nvml_lib lib;
 
     (void)state;
-    /* a real library that is not NVML: loads, but the required tier is missing */
+    /* a real library that is not NVML: loads, exports nothing of NVML's (not "not installed") */
     memset(&sys, 0, sizeof(sys));
     assert_int_equal(nvml_lib_open(&lib, "libm.so.6", &sys), -1);
     assert_int_equal(sys.load_error, 13); /* NVML_ERROR_FUNCTION_NOT_FOUND */
     assert_non_null(sys.library);
     assert_non_null(strstr(sys.library, "libm"));
-    assert_non_null(strstr(sys.load_detail, "nvmlInit_v2 (or nvmlInit)"));
+    assert_non_null(strstr(sys.load_detail, "libm"));
+    assert_non_null(strstr(sys.load_detail, " is not NVML: it exports none of NVML's functions"));
     assert_null(sys.library_version);
     assert_null(lib.dl);
     nvml_system_free(&sys);
+}
+
+static void test_open_not_a_library(void **state)
+{
+    struct nvml_system sys;
+    struct nvml_lib lib;
+    char path[] = "/tmp/gpudoctor-test-nvml-XXXXXX";
+    int fd = mkstemp(path);
+
+    (void)state;
+    /* a file that is there but is no library: not "not installed" either */
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "not ELF\n", 8), 8);
+    close(fd);
+    memset(&sys, 0, sizeof(sys));
+    assert_int_equal(nvml_lib_open(&lib, path, &sys), -1);
+    assert_int_equal(sys.load_error, 999); /* NVML_ERROR_UNKNOWN */
+    assert_non_null(strstr(sys.load_detail, " is not a library that can be loaded: "));
+    assert_null(lib.dl);
+    nvml_system_free(&sys);
+    unlink(path);
 }
 
 int main(void)
@@ -157,7 +180,7 @@ int main(void)
         cmocka_unit_test(test_version_from_path), cmocka_unit_test(test_version_range),
         cmocka_unit_test(test_process_stride),    cmocka_unit_test(test_required_tier),
         cmocka_unit_test(test_symbol_names),      cmocka_unit_test(test_open_missing),
-        cmocka_unit_test(test_open_not_nvml),
+        cmocka_unit_test(test_open_not_nvml),     cmocka_unit_test(test_open_not_a_library),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
