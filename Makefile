@@ -35,11 +35,10 @@ run: build
 test: deps-test build
 	ctest --test-dir $(BUILD) --output-on-failure -j$(JOBS)
 
-# The troubled server: the simulator plays its eight GPUs, a fixture tree its host (/proc, /sys, logs).
-DEMO = tests/scenarios/troubled-8xh100
+# The troubled server: the simulator plays its eight GPUs, a fixture tree its host (/proc, /sys,
+# logs); scripts/demo.sh says how (README.md shows its first lines, e2e/readme-demo compares them).
 demo: build
-	GPUDOCTOR_NVML_LIB=$(SIM_LIB) NVML_SIM_SCENARIO=$(DEMO)/scenario.json NVML_SIM_PROC=$(DEMO)/root/proc \
-	    ./$(GPUDOCTOR) check --root $(DEMO)/root --window 0 || [ $$? -le 3 ]
+	scripts/demo.sh $(BUILD) || [ $$? -le 3 ]
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

@@ -1,6 +1,8 @@
 #include "collect/collect.h"
 #include "collect/nvml-lib.h"
 #include "collect/nvml-session.h"
+#include "collect/procfs.h"
+#include "util/strutil.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
@@ -92,6 +94,29 @@ static bool is_live_root(int fd)
     return fstat(fd, &a) == 0 && stat("/", &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+/*
+ * The time on the tree's own clock: boot time (btime in proc/stat) plus uptime (proc/uptime),
+ * in Unix milliseconds; 0 when either is missing. On a live system the two add up to now; in a
+ * fixture tree or a copy of a host's /proc, to the moment it was captured.
+ */
+static int64_t tree_time_ms(int rootfd)
+{
+    char *stat = NULL, *uptime = NULL;
+    int64_t btime_s = 0, ms = 0;
+    double up;
+
+    if (file_slurp_at(rootfd, "proc/stat", 1u << 20, &stat) > 0 &&
+        procfs_parse_btime(stat, &btime_s) == 0 && btime_s > 0 &&
+        file_slurp_at(rootfd, "proc/uptime", 4096, &uptime) > 0) {
+        uptime[strcspn(uptime, " ")] = '\0';
+        if (str_to_double(uptime, &up) && up >= 0 && up < 1e10)
+            ms = btime_s * 1000 + (int64_t)(up * 1000.0);
+    }
+    free(stat);
+    free(uptime);
+    return ms;
+}
+
 struct snapshot *collect_snapshot(const struct collect_opts *opts, char **cause)
 {
     void *state[ARRAY_SIZE(collectors)];
@@ -113,7 +138,15 @@ struct snapshot *collect_snapshot(const struct collect_opts *opts, char **cause)
         host[sizeof(host) - 1] = '\0';
         s->hostname = xstrdup(host);
     }
-    s->time_ms = time_real_ms();
+    /*
+     * A tree that is not this machine's "/" is judged as of its own clock, so a fixture tree (the
+     * demo's) does not age with the wall clock: its processes' ages and its kernel log's "ago"
+     * are what they were when it was captured. A host's /proc mounted elsewhere tells the time
+     * as well as this machine does.
+     */
+    s->time_ms = ctx.live ? 0 : tree_time_ms(ctx.root.fd);
+    if (s->time_ms <= 0)
+        s->time_ms = time_real_ms();
     s->window_ms = opts->window_ms;
     s->root = xstrdup(ctx.root.path);
 

@@ -5,8 +5,9 @@
 # plus the host's /proc and the driver's kernel log. PCIe sysfs is left out (the simulator's GPUs
 # have no devices under /sys), so the report says the PCIe collector was unavailable.
 #
-# Boot: 2026-12-02T06:00:00Z (btime 1796191200), 100 clock ticks per second. Ages in the report
-# are counted from there to the time the check runs.
+# Boot: 2026-12-02T06:00:00Z (btime 1796191200), 100 clock ticks per second; uptime 13200.5 s, so
+# the tree's clock reads 09:40:00.5Z, and gpudoctor judges it as of then (a --root other than / is
+# judged on its own clock): the ages in the report are the same on any day (README's demo).
 set -euo pipefail
 cd "$(dirname "$0")"
 
