@@ -1,9 +1,9 @@
 /*
  * gpudoctor slurm-check: a HealthCheckProgram for slurm.conf. Runs the same checks as
- * `gpudoctor check`; on a critical finding drains this node with the finding as the reason
- * ("gpudoctor: ..."), and resumes a node only when the drain is its own and nothing critical
- * remains. scontrol runs through execve with an argument vector, never a shell. docs/slurm.md
- * describes the set-up.
+ * `gpudoctor check`; on a critical node fault (rule_scope below; the config's slurm_drain can
+ * change which) drains this node with the finding as the reason ("gpudoctor: ..."), and resumes
+ * a node only when the drain is its own and no node fault remains. scontrol runs through
+ * execve with an argument vector, never a shell. docs/slurm.md describes the set-up.
  */
 #include "cmd/cmd.h"
 #include "cmd/slurm.h"
@@ -130,16 +130,112 @@ bool slurm_reason_is_ours(const char *reason)
     return reason != NULL && strncmp(reason, SLURM_REASON_PREFIX, strlen(SLURM_REASON_PREFIX)) == 0;
 }
 
+/* ---- the policy: which findings drain a node ---- */
+
+/*
+ * Every rule, by what its critical findings are about. A node fault drains the node: the next
+ * job there would meet it too (hardware, the driver, the fabric, cooling, power, a lost GPU).
+ * A job problem does not: it is one user's process or environment, and draining an 8-GPU node
+ * because one process is stopped (Ctrl-Z) idles seven GPUs for everyone else. The configuration
+ * (slurm_drain) can drain on every critical finding, or add and remove rules.
+ */
+static const struct {
+    const char *id;
+    bool node;
+} rule_scope[] = {
+    /* health: the GPU, its memory, the driver */
+    { "health.nvml-hung", true },
+    { "health.nvml-failed", true },
+    { "health.gpu-lost", true },
+    { "health.gpu-inaccessible", true },
+    { "health.gpu-missing", true },
+    { "health.xid", true }, /* only hardware and driver Xids are critical; a job's are warnings */
+    { "health.ecc-uncorrectable", true },
+    { "health.row-remap-failure", true },
+    { "health.memory-repair-pending", true },
+    { "health.driver-hung-task", true },
+    { "health.oom-kill", false }, /* a job asked for more host memory than there is */
+    /* stack: the node's driver against a job's own CUDA, cuDNN, framework */
+    { "stack.no-driver", true },
+    { "stack.driver-mismatch", true },
+    { "stack.known-bad-driver", true },
+    { "stack.cuda-too-new", false },
+    { "stack.toolkit-mismatch", false },
+    { "stack.cudnn", false },
+    /* memory and processes: what jobs hold and do */
+    { "mem.nearly-full", false },
+    { "mem.full-idle", false },
+    { "mem.unaccounted", false },
+    { "mem.leak", false },
+    { "mem.idle-held", false },
+    { "proc.stopped-holder", false },
+    { "proc.zombie-holder", false },
+    { "proc.orphan-holder", false },
+    { "proc.idle-holder", false },
+    { "proc.shared-gpu", false },
+    { "proc.pileup", false },
+    { "proc.graphics-on-compute", false },
+    { "proc.compute-mode", true },    /* the node's setting keeps jobs off a GPU */
+    { "proc.mig-no-instance", true }, /* the node's MIG layout leaves a GPU unusable */
+    { "proc.cuda-visible-devices", false },
+    /* throughput and the host: load that jobs make */
+    { "perf.input-starved", false },
+    { "perf.util-swing", false },
+    { "host.cpu-saturated", false },
+    { "host.io-wait", false },
+    { "host.disk-busy", false },
+    { "host.memory-pressure", false },
+    { "host.disk-full", false },
+    /* clocks: cooling, power delivery, the node's settings */
+    { "clock.thermal-slowdown", true },
+    { "clock.hw-slowdown", true },
+    { "clock.temp-rising", true },
+    { "clock.throttle-episodes", true },
+    { "clock.power-limit-low", true },
+    { "clock.power-cap", false }, /* a busy job at the limit */
+    { "clock.app-clocks", true },
+    { "clock.persistence-off", true },
+    /* PCIe: the slot, the link, the board */
+    { "pcie.link-downshift", true },
+    { "pcie.width-degraded", true },
+    { "pcie.errors", true },
+    { "pcie.shared-switch", true },
+};
+
+int slurm_rule_scope(const struct rule *r)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(rule_scope); i++) {
+        if (strcmp(rule_scope[i].id, r->id) == 0)
+            return rule_scope[i].node;
+    }
+    return -1;
+}
+
+size_t slurm_rule_scopes(void)
+{
+    return ARRAY_SIZE(rule_scope);
+}
+
+bool slurm_drains(const struct finding *f, const struct slurm_drain_policy *p)
+{
+    int listed = p && p->rules ? p->rules[rule_position(f->rule)] : 0;
+
+    if (f->severity != SEV_CRITICAL || listed < 0)
+        return false;
+    /* a rule the table does not know yet drains, as every critical finding used to */
+    return listed > 0 || (p && p->every_critical) || slurm_rule_scope(f->rule) != 0;
+}
+
 /* ---- the decision ---- */
 
-char *slurm_reason(const struct findings *f)
+char *slurm_reason(const struct findings *f, const struct slurm_drain_policy *p)
 {
     const struct finding *first = NULL;
     size_t more = 0, len;
     char *r, *title;
 
     for (size_t i = 0; i < f->n; i++) {
-        if (f->items[i].severity != SEV_CRITICAL)
+        if (!slurm_drains(&f->items[i], p))
             continue;
         if (first == NULL)
             first = &f->items[i];
@@ -149,9 +245,9 @@ char *slurm_reason(const struct findings *f)
     if (first == NULL)
         return NULL;
     title = xstrdup(first->title ? first->title : first->rule->title);
-    for (char *p = title; *p; p++) {
-        if ((unsigned char)*p < 0x20 || *p == 0x7f)
-            *p = ' ';
+    for (char *q = title; *q; q++) {
+        if ((unsigned char)*q < 0x20 || *q == 0x7f)
+            *q = ' ';
     }
     r = more ? xasprintf("%s%s (+%zu more)", SLURM_REASON_PREFIX, title, more)
              : xasprintf("%s%s", SLURM_REASON_PREFIX, title);
@@ -175,18 +271,18 @@ enum slurm_action slurm_decide(const struct slurm_node *n, int status, const cha
 
     if (status == EXIT_CRITICAL && reason != NULL) {
         if (!n->drain) {
-            *why = "critical finding";
+            *why = "critical node fault";
             return SLURM_DRAIN;
         }
         if (!ours) {
-            *why = "critical finding, but the node is already drained by someone else";
+            *why = "critical node fault, but the node is already drained by someone else";
             return SLURM_NOTHING;
         }
         if (strcmp(n->reason, reason) != 0) {
-            *why = "critical finding changed";
+            *why = "critical node fault changed";
             return SLURM_DRAIN;
         }
-        *why = "critical finding, already drained for it";
+        *why = "critical node fault, already drained for it";
         return SLURM_NOTHING;
     }
     if (status == EXIT_UNKNOWN) {
@@ -194,11 +290,19 @@ enum slurm_action slurm_decide(const struct slurm_node *n, int status, const cha
         return SLURM_NOTHING;
     }
     if (ours) {
-        *why = "nothing critical any more, and the drain was gpudoctor's";
+        *why = status == EXIT_CRITICAL
+                   ? "no node fault any more (critical findings about jobs only), and the drain "
+                     "was gpudoctor's"
+                   : "nothing critical any more, and the drain was gpudoctor's";
         return SLURM_RESUME;
     }
-    *why =
-        n->drain ? "nothing critical; drained by someone else, left drained" : "nothing critical";
+    if (status == EXIT_CRITICAL)
+        *why = n->drain ? "critical findings about jobs only, not node faults; drained by someone "
+                          "else, left drained"
+                        : "critical findings about jobs only, not node faults: not drained";
+    else
+        *why = n->drain ? "nothing critical; drained by someone else, left drained"
+                        : "nothing critical";
     return SLURM_NOTHING;
 }
 
@@ -449,7 +553,7 @@ static int exec(int argc, char **argv)
         goto out;
     rules_run(s, NULL, &f.config.rules, &findings);
     status = rules_exit_status(s, &findings);
-    reason = slurm_reason(&findings);
+    reason = slurm_reason(&findings, &f.config.slurm_drain);
 
     if (show_node(scontrol, name, &node) != 0)
         goto out;
@@ -490,10 +594,13 @@ out:
 const struct cmd cmd_slurm_check = {
     .name = "slurm-check",
     .synopsis = "[options]",
-    .summary = "Slurm health check: drain on a critical finding, resume after",
+    .summary = "Slurm health check: drain on a node fault, resume after",
     .about = "Slurm health check: diagnoses this node as 'gpudoctor check' does; on a critical\n"
-             "finding drains it with the finding as reason (\"" SLURM_REASON_PREFIX "...\");\n"
-             "when nothing critical remains, resumes it only if the drain is gpudoctor's own.\n"
+             "node fault (hardware, driver, fabric, cooling, a lost GPU) drains it with the\n"
+             "finding as reason (\"" SLURM_REASON_PREFIX "...\"). A job's problem (a stopped\n"
+             "or leaking process, a job's own CUDA) does not drain it unless the config's\n"
+             "slurm_drain says so (docs/slurm.md lists which rule is which). When no node\n"
+             "fault remains, resumes the node only if the drain is gpudoctor's own.\n"
              "In slurm.conf: HealthCheckProgram=/usr/local/sbin/gpudoctor-slurm-check (the\n"
              "wrapper 'make install' puts there; docs/slurm.md).\n",
     .options = options,

@@ -5,6 +5,7 @@
 #ifndef GPUDOCTOR_CMD_SLURM_H
 #define GPUDOCTOR_CMD_SLURM_H
 
+#include "rules/config.h"
 #include "rules/rules.h"
 
 #include <stdbool.h>
@@ -34,11 +35,26 @@ void slurm_node_free(struct slurm_node *n);
 bool slurm_reason_is_ours(const char *reason);
 
 /*
- * The drain reason for the findings: SLURM_REASON_PREFIX and the title of the first critical
- * finding, "(+N more)" when there are others, control characters replaced, cut at
- * SLURM_REASON_MAX bytes on a character boundary. NULL without a critical finding.
+ * What a rule's findings are about: 1 the node (hardware, driver, fabric, cooling, a lost GPU:
+ * drain it), 0 a job or a user (a stopped or leaking process, a job's own CUDA stack: the node is
+ * fine for the next job), -1 a rule cmd-slurm.c's table does not list (drains, as a node fault).
+ * slurm_rule_scopes() is the number of rules the table lists.
  */
-char *slurm_reason(const struct findings *f);
+int slurm_rule_scope(const struct rule *r);
+size_t slurm_rule_scopes(void);
+
+/*
+ * Whether finding f drains the node under policy p (the configuration's slurm_drain; NULL: the
+ * default, node-faults): a critical finding whose rule the policy counts.
+ */
+bool slurm_drains(const struct finding *f, const struct slurm_drain_policy *p);
+
+/*
+ * The drain reason for the findings: SLURM_REASON_PREFIX and the title of the first finding that
+ * drains (slurm_drains), "(+N more)" when others do, control characters replaced, cut at
+ * SLURM_REASON_MAX bytes on a character boundary. NULL when none drains.
+ */
+char *slurm_reason(const struct findings *f, const struct slurm_drain_policy *p);
 
 enum slurm_action {
     SLURM_NOTHING,
@@ -48,9 +64,10 @@ enum slurm_action {
 
 /*
  * What to do, given the node as scontrol shows it, the check's exit status (0-3) and the reason
- * slurm_reason() gave: drain on a critical finding unless someone else drained it already (or
- * we did, with the same reason); resume only a drain whose reason is ours, once nothing critical
- * remains; nothing when the check could not run (status 3). *why says why, in a few words.
+ * slurm_reason() gave (NULL: nothing drains): drain on a finding that drains unless someone else
+ * drained it already (or we did, with the same reason); resume only a drain whose reason is
+ * ours, once nothing that drains remains (critical findings about jobs may); nothing when the
+ * check could not run (status 3). *why says why, in a few words.
  */
 enum slurm_action slurm_decide(const struct slurm_node *n, int status, const char *reason,
                                const char **why);

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DISABLE_KEY "disable"
+#define DISABLE_KEY     "disable"
+#define SLURM_DRAIN_KEY "slurm_drain"
 
 void config_init(struct config *c)
 {
@@ -21,6 +22,7 @@ void config_init(struct config *c)
 void config_free(struct config *c)
 {
     free(c->rules.disabled);
+    free(c->slurm_drain.rules);
     free(c->path);
     for (size_t i = 0; i < c->n_origins; i++)
         free(c->origins[i]);
@@ -44,12 +46,13 @@ static const char *keep_origin(struct config *c, char *origin)
 
 size_t config_suggest(const char *key, const char **out, size_t max)
 {
-    const char *names[TH__COUNT + 1];
+    const char *names[TH__COUNT + 2];
 
     for (size_t i = 0; i < TH__COUNT; i++)
         names[i] = threshold_defs[i].name;
     names[TH__COUNT] = DISABLE_KEY;
-    return suggest_pick(key, names, TH__COUNT + 1, out, max);
+    names[TH__COUNT + 1] = SLURM_DRAIN_KEY;
+    return suggest_pick(key, names, TH__COUNT + 2, out, max);
 }
 
 static char *unknown_key(const char *key)
@@ -94,6 +97,44 @@ static int disable_rules(struct config *c, const char *value, char **cause)
     return rc;
 }
 
+/* slurm_drain = node-faults | critical [, RULE-ID | -RULE-ID ...]; each assignment replaces it. */
+static int slurm_drain(struct config *c, const char *value, char **cause)
+{
+    struct slurm_drain_policy p = { false, xcalloc(n_rules, sizeof(*p.rules)) };
+    char *list = xstrdup(value), *save = NULL;
+    bool base = false;
+
+    *cause = NULL;
+    for (char *t = strtok_r(list, ", \t", &save); t && !*cause; t = strtok_r(NULL, ", \t", &save)) {
+        const struct rule *r = rule_find(t[0] == '-' ? t + 1 : t);
+
+        if (strcmp(t, "node-faults") == 0 || strcmp(t, "critical") == 0) {
+            if (base)
+                *cause = xasprintf(SLURM_DRAIN_KEY ": give node-faults or critical once");
+            p.every_critical = strcmp(t, "critical") == 0;
+            base = true;
+        } else if (r != NULL) {
+            p.rules[rule_position(r)] = t[0] == '-' ? -1 : 1;
+        } else {
+            *cause =
+                xasprintf(SLURM_DRAIN_KEY ": '%s' is not node-faults, critical, a rule id "
+                                          "or -RULE-ID (gpudoctor explain --list lists the rules)",
+                          t);
+        }
+    }
+    free(list);
+    if (*cause == NULL && !base)
+        *cause = xasprintf(SLURM_DRAIN_KEY ": name node-faults or critical, then any RULE-ID or "
+                                           "-RULE-ID");
+    if (*cause != NULL) {
+        free(p.rules);
+        return -1;
+    }
+    free(c->slurm_drain.rules);
+    c->slurm_drain = p;
+    return 0;
+}
+
 /* Applies key = value; origin is kept for `explain`. */
 static int apply(struct config *c, const char *key, const char *value, char *origin, char **cause)
 {
@@ -102,6 +143,10 @@ static int apply(struct config *c, const char *key, const char *value, char *ori
     if (strcmp(key, DISABLE_KEY) == 0) {
         free(origin);
         return disable_rules(c, value, cause);
+    }
+    if (strcmp(key, SLURM_DRAIN_KEY) == 0) {
+        free(origin);
+        return slurm_drain(c, value, cause);
     }
     id = threshold_find(key);
     if (id < 0) {

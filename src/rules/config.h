@@ -1,6 +1,7 @@
 /*
  * The configuration file: `key = value` lines, `#` comments. Keys are the thresholds of
- * rules/thresholds.h, plus `disable = RULE-ID[, RULE-ID...]` to switch rules off. Read from
+ * rules/thresholds.h, plus `disable = RULE-ID[, RULE-ID...]` to switch rules off, and
+ * `slurm_drain` for slurm-check. Read from
  * /etc/gpudoctor.conf when it exists (or $GPUDOCTOR_CONFIG), or the file --config names;
  * --set key=value overrides single keys. docs/config.md documents every key.
  */
@@ -16,8 +17,20 @@
 #define CONFIG_ENV          "GPUDOCTOR_CONFIG"
 #define CONFIG_MAX_BYTES    (1u << 20)
 
+/*
+ * slurm_drain = node-faults | critical [, RULE-ID | -RULE-ID ...]: which critical findings make
+ * `gpudoctor slurm-check` drain the node (docs/slurm.md). node-faults, the default: those of the
+ * rules cmd-slurm.c counts as the node's (hardware, driver, fabric, a lost GPU), not a job's;
+ * critical: every critical finding. A RULE-ID adds that rule's, -RULE-ID takes it away.
+ */
+struct slurm_drain_policy {
+    bool every_critical; /* "critical" */
+    signed char *rules;  /* NULL, or n_rules entries: 1 drains, -1 never, 0 as the base says */
+};
+
 struct config {
     struct rules_config rules;
+    struct slurm_drain_policy slurm_drain;
     char *path;     /* the file read, NULL when none */
     char **origins; /* "file:line" strings the thresholds' origin fields point to */
     size_t n_origins, cap_origins;
@@ -39,7 +52,7 @@ int config_parse(struct config *c, const char *text, const char *name, char **ca
 /* Applies one "key=value" (from --set). Returns 0, or -1 with *cause set. */
 int config_set(struct config *c, const char *assignment, char **cause);
 
-/* Up to max known names (threshold keys and "disable") close to a misspelt key. */
+/* Up to max known names (threshold keys, "disable", "slurm_drain") close to a misspelt key. */
 size_t config_suggest(const char *key, const char **out, size_t max);
 
 #endif

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A real Slurm on loopback (Debian's slurmctld, slurmd and munge, a munge key made for the test):
-# `gpudoctor slurm-check` drains this node on a critical simulator scenario with the finding as
+# `gpudoctor slurm-check` drains this node on a node fault (a lost GPU) with the finding as
 # reason, leaves it on a second run, resumes it on the healthy scenario, never touches a drain
-# someone else made, changes nothing with --dry-run; then slurmd itself runs it as its
+# someone else made, changes nothing with --dry-run; a job's problem (a stopped process holding a
+# GPU) does not drain it unless slurm_drain says so; then slurmd itself runs it as its
 # HealthCheckProgram and the node drains and resumes as the scenario changes.
 . "$SRC/tests/fixtures/serve/common.bash"
 for tool in slurmctld slurmd scontrol munged mungekey ss; do
@@ -144,6 +145,70 @@ check "admin drain + healthy: reason kept" "$(node_reason)" "bad DIMM B4"
 run_check "$CRITICAL"
 check "admin drain + critical: reason kept" "$(node_reason)" "bad DIMM B4"
 scontrol update NodeName="$NODE" State=RESUME
+
+# A job's problem does not drain the node, a node fault does (issue 11: an 8-GPU node was drained
+# because one user's process was stopped with Ctrl-Z). A real stopped process holds 70 GiB of GPU
+# 3 (the processes collector reads its state T from /proc); GPU 5 lost is a node fault.
+sleep 300 &
+STOPPED_PID=$!
+kill_stopped() { kill -KILL "$STOPPED_PID" 2>/dev/null; }
+CLEANUPS+=(kill_stopped)
+kill -STOP "$STOPPED_PID"
+STOPPED=$TMP/stopped.json
+BOTH=$TMP/both.json
+jq --argjson p "$STOPPED_PID" '.gpus |= map(.processes = [])
+    | .gpus[3].processes = [{pid: $p, used_bytes: 75161927680, type: "compute", sm_util_pct: 0,
+        mem_util_pct: 0, enc_util_pct: 0, dec_util_pct: 0}]
+    | .gpus[3].util_gpu_pct = 0 | .gpus[3].mem_used_bytes = 76235669504
+    | .gpus[3].mem_free_bytes = (.gpus[3].mem_total_bytes - 76235669504)' "$HEALTHY" >"$STOPPED"
+jq '.gpus[5] = {index: 5, handle_status: "GPU_IS_LOST"}' "$STOPPED" >"$BOTH"
+for _ in $(seq 100); do
+    [ "$(awk '{ print $3 }' "/proc/$STOPPED_PID/stat")" = T ] && break
+    sleep 0.02
+done
+run_jobs() { # run_jobs SCENARIO [options]: slurm-check with the processes collector
+    local scen=$1
+    shift
+    rc=0
+    NVML_SIM_SCENARIO=$scen "$GPUDOCTOR" slurm-check --only nvml,processes --node "$NODE" "$@" \
+        >"$TMP/sc.out" 2>&1 || rc=$?
+}
+reason_of() { # reason_of SCENARIO: the reason slurm-check would give under slurm_drain=critical
+    local title n
+    NVML_SIM_SCENARIO=$1 "$GPUDOCTOR" check --only nvml,processes --window 0 --json >"$TMP/j.json" || true
+    title=$(jq -r '[.findings[] | select(.severity == "critical")][0].title' "$TMP/j.json")
+    n=$(jq '[.findings[] | select(.severity == "critical")] | length' "$TMP/j.json")
+    [ "$n" -gt 1 ] && echo "gpudoctor: $title (+$((n - 1)) more)" || echo "gpudoctor: $title"
+}
+run_jobs "$STOPPED"
+check "stopped process: exit status (critical)" "$rc" 2
+check "stopped process: not drained" "$(node_state)" IDLE
+grep -q "critical findings about jobs only, not node faults: not drained" "$TMP/sc.out" ||
+    fail "stopped process: $(cat "$TMP/sc.out")"
+# The policy is explicit and configurable: slurm_drain = critical drains for it, as before.
+printf 'slurm_drain = critical\n' >"$TMP/critical.conf"
+run_jobs "$STOPPED" --config "$TMP/critical.conf"
+check "slurm_drain = critical: drained" "$(node_state)" IDLE+DRAIN
+check "slurm_drain = critical: reason" "$(node_reason)" "$(reason_of "$STOPPED")"
+# Under the default again only a job's problem remains: gpudoctor's drain is undone.
+run_jobs "$STOPPED"
+check "stopped process again: resumed" "$(node_state)" IDLE
+grep -q "no node fault any more" "$TMP/sc.out" || fail "resume: $(cat "$TMP/sc.out")"
+# A node fault beside it drains, with the node fault as the reason, the job's not counted.
+run_jobs "$BOTH"
+check "lost GPU and stopped process: exit status" "$rc" 2
+check "lost GPU and stopped process: drained" "$(node_state)" IDLE+DRAIN
+NVML_SIM_SCENARIO=$BOTH "$GPUDOCTOR" check --only nvml,processes --window 0 --json >"$TMP/j.json" || true
+lost_title=$(jq -r '[.findings[] | select(.id == "health.gpu-lost")][0].title' "$TMP/j.json")
+check "lost GPU and stopped process: reason" "$(node_reason)" "gpudoctor: $lost_title"
+# slurm_drain = node-faults, -health.gpu-lost: that rule no longer drains; ours is undone.
+run_jobs "$BOTH" --set "slurm_drain=node-faults, -health.gpu-lost"
+check "-health.gpu-lost: resumed" "$(node_state)" IDLE
+run_jobs "$BOTH" --set slurm_drain=sometimes
+check "slurm_drain = sometimes: exit status" "$rc" 64
+grep -q "slurm_drain: 'sometimes' is not node-faults, critical, a rule id" "$TMP/sc.out" ||
+    fail "slurm_drain = sometimes: $(cat "$TMP/sc.out")"
+kill_stopped
 
 # scontrol failing is reported, not ignored
 run_check "$HEALTHY" --scontrol /bin/false
