@@ -547,7 +547,7 @@ static int exec(int argc, char **argv)
         goto out;
     }
 
-    f.json = true; /* no progress line: slurmd runs it */
+    f.no_progress = true; /* slurmd runs it */
     s = cmd_front_snapshot(&f);
     if (s == NULL)
         goto out;

@@ -48,7 +48,7 @@ static int exec(int argc, char **argv)
         rc = cmd_finish_stdout("snapshot") == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
         goto out;
     }
-    f.json = true; /* no progress line: the output is for programs */
+    f.no_progress = true; /* as before: the output is for programs */
     s = cmd_front_snapshot(&f);
     if (s == NULL) {
         rc = EXIT_UNKNOWN;

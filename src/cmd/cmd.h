@@ -102,6 +102,7 @@ struct cmd_front {
     struct collect_opts collect; /* CMD_G_COLLECT; defaults from cmd->window_ms */
     const char *from;            /* CMD_G_FROM: the file to judge; NULL: collect */
     bool json;                   /* CMD_G_JSON */
+    bool no_progress;            /* the command's stderr is no place for a progress line */
     struct config config;        /* CMD_G_CONFIG: the file and --set, read by cmd_front_parse */
     struct render_opts render;   /* colour, width and ASCII for standard output */
     enum render_when color, ascii;
@@ -139,9 +140,9 @@ bool cmd_front_given(const struct cmd_front *f, int key);
 
 /*
  * The snapshot to judge: the --from file, or a collection with f->collect (progress on stderr
- * when it is a terminal and the output is not JSON). Says when --timeout ended the sampling
- * window early (the snapshot's window_ms is then the window sampled). NULL after saying why: the
- * caller exits with EXIT_UNKNOWN.
+ * when it is a terminal, the output is not JSON and the command did not set no_progress). Says
+ * when --timeout ended the sampling window early (the snapshot's window_ms is then the window
+ * sampled). NULL after saying why: the caller exits with EXIT_UNKNOWN.
  */
 struct snapshot *cmd_front_snapshot(struct cmd_front *f);
 

@@ -509,7 +509,7 @@ struct snapshot *cmd_front_snapshot(struct cmd_front *f)
         /* a snapshot, a recording of watch --record (its samples are the history), a report */
         s = recording_load(f->from, &cause);
     } else {
-        f->collect.progress = !f->json && isatty(STDERR_FILENO);
+        f->collect.progress = !f->json && !f->no_progress && isatty(STDERR_FILENO);
         s = collect_snapshot(&f->collect, &cause);
     }
     if (s == NULL) {
