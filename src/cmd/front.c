@@ -162,8 +162,9 @@ static char *fill(const char *help, const char *value)
 
 static void option_help(FILE *out, const struct cmd *c, const struct cmd_option *o)
 {
-    char head[64], window[16], *text = NULL;
-    int n = 0;
+    const char *sep = o->arg == NULL ? "" : o->arg[0] == '[' ? "" : " ";
+    char window[16], *head, *text = NULL;
+    size_t n;
 
     if (o->name == NULL) {
         fprintf(out, "%s\n", o->help);
@@ -171,18 +172,16 @@ static void option_help(FILE *out, const struct cmd *c, const struct cmd_option 
     }
     /* "  -n, --interval DUR", "  --color[=WHEN]" */
     if (is_short(o->key))
-        n = snprintf(head, sizeof(head), "  -%c, --%s", o->key, o->name);
+        head = xasprintf("  -%c, --%s%s%s", o->key, o->name, sep, o->arg ? o->arg : "");
     else
-        n = snprintf(head, sizeof(head), "  --%s", o->name);
-    if (o->arg)
-        n += snprintf(head + n, sizeof(head) - (size_t)n, "%s%s", o->arg[0] == '[' ? "" : " ",
-                      o->arg);
+        head = xasprintf("  --%s%s%s", o->name, sep, o->arg ? o->arg : "");
+    n = strlen(head);
     fputs(head, out);
-    if (n + 2 > HELP_COLUMN) {
+    free(head);
+    if (n + 2 > HELP_COLUMN)
         fprintf(out, "\n%*s", HELP_COLUMN, "");
-    } else {
-        fprintf(out, "%*s", HELP_COLUMN - n, "");
-    }
+    else
+        fprintf(out, "%*s", (int)(HELP_COLUMN - n), "");
     if (o->key == OPT_WINDOW) {
         if (c->window_ms == 0)
             snprintf(window, sizeof(window), "0");
