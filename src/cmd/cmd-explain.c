@@ -9,7 +9,6 @@
 #include "rules/suggest.h"
 #include "util/xalloc.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,15 +6,12 @@
 #include "cmd/cmd.h"
 #include "reap/reap.h"
 #include "render/procs.h"
-#include "util/strutil.h"
 #include "util/xalloc.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 enum {
     OPT_TREE = OPT__COMMON_END,
