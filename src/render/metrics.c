@@ -695,7 +695,7 @@ static void render_proc_memory(struct render *r, const struct metric_family *m, 
             mb_label(&lab, "uuid", g->uuid);
         snprintf(pid, sizeof(pid), "%u", (unsigned)list[k].p->pid);
         mb_label(&lab, "pid", pid);
-        if (p && (p->valid & (UINT64_C(1) << PROC_S_STAT)) && p->comm)
+        if (p && proc_has(p, PROC_S_COMM) && p->comm)
             mb_label(&lab, "command", p->comm);
         if (p && (p->valid & (UINT64_C(1) << PROC_S_USER_NAME)) && p->user)
             mb_label(&lab, "user", p->user);

@@ -10,9 +10,10 @@
 
 const char *const procs_sort_names[] = { "mem", "sm", "cpu", "age", "pid", NULL };
 
+/* Whether a field of p is known: its own validity bit, or its group's. */
 static bool ok(const struct proc *p, enum proc_slot slot)
 {
-    return p != NULL && ((p->valid >> slot) & 1u);
+    return p != NULL && proc_has(p, slot);
 }
 
 static bool gpu_ok(const struct proc_gpu *g, enum proc_gpu_slot slot)
@@ -220,7 +221,7 @@ static void tree_link(struct tree *t)
     for (size_t i = 0; i < t->n; i++) {
         const struct proc *p = t->rows[i].p;
 
-        t->parent[i] = ok(p, PROC_S_STAT) && p->ppid != p->pid ? tree_find(t, p->ppid) : -1;
+        t->parent[i] = ok(p, PROC_S_PPID) && p->ppid != p->pid ? tree_find(t, p->ppid) : -1;
     }
     for (size_t k = 0; k < t->n; k++) {
         const struct proc *p = t->rows[k].p;
@@ -669,10 +670,10 @@ static void print_row(FILE *out, const struct procs_row *r, const struct layout 
                       const struct render_opts *ro, unsigned levels, unsigned step)
 {
     const struct proc *p = r->p;
-    char user[32], job[64], gpus[64], mem[16], sm[8], cpu[16], age[16], idle[16], cmd[64];
+    char user[32], job[64], gpus[64], mem[16], sm[8], cpu[16], age[16], idle[16], cmd[72];
     const char *verdict = r->gpu_user ? proc_verdict_names[r->verdict] : "(no GPU)";
     const char *command = ok(p, PROC_S_CMDLINE) && p->cmdline ? render_command(p->cmdline)
-                          : ok(p, PROC_S_STAT) && p->comm     ? p->comm
+                          : ok(p, PROC_S_COMM) && p->comm     ? p->comm
                                                               : "?";
     size_t room = l->cmd_width;
 
@@ -704,7 +705,7 @@ static void print_row(FILE *out, const struct procs_row *r, const struct layout 
     if (l->job_col)
         fprintf(out, "%-12.12s ", job[0] ? job : "-");
     fprintf(out, "%-4.4s %8s %4s %5s %c %5s ", gpus, mem, sm, cpu,
-            ok(p, PROC_S_STAT) && p->state ? p->state : '?', age);
+            ok(p, PROC_S_STATE) && p->state ? p->state : '?', age);
     if (l->idle_col)
         fprintf(out, "%5s ", idle);
     fprintf(out, "%s%-*s%s ", verdict_colour(ro, r->verdict), COL_VERDICT, verdict,

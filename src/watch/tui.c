@@ -723,7 +723,7 @@ static int draw_gpus(struct tui *t, const struct watch_view *v, int y, int max_r
 
 static const char *state_word(const struct proc *p)
 {
-    if (p == NULL || !(p->valid & (1u << PROC_S_STAT)))
+    if (p == NULL || !proc_has(p, PROC_S_STATE))
         return "?";
     switch (p->state) {
     case 'R':
@@ -1174,7 +1174,7 @@ static void ask_reap(struct tui *t, const struct watch_view *v)
         return;
     }
     r = &t->procs[t->sel_proc];
-    if (r->p == NULL || !(r->p->valid & (1u << PROC_S_STAT))) {
+    if (r->p == NULL || !proc_has(r->p, PROC_S_START_TICKS)) {
         message(t, v->now_ms, "pid %d is not in /proc here: it cannot be verified", (int)r->pid);
         return;
     }

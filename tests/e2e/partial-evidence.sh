@@ -81,6 +81,22 @@ for key in sorted(procs[zombie]):
 if removed < 15:
     fail("zombie", f"only {removed} fields removed")
 
+# procs reads the same snapshot: without cpu_time_ms (or threads) the zombie is still state Z,
+# in its table and its JSON.
+for key in ("cpu_time_ms", "threads"):
+    doc = copy.deepcopy(base)
+    for p in doc["processes"]["processes"]:
+        if p["pid"] == zombie:
+            del p[key]
+    path = os.path.join(tmp, f"procs-{key}.json")
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    text = subprocess.run([gpudoctor, "procs", "--from", path], capture_output=True, text=True,
+                          timeout=60).stdout
+    row = [ln for ln in text.splitlines() if ln.split()[:1] == [str(zombie)]]
+    if not row or " Z " not in row[0]:
+        fail(f"procs, zombie without {key}", f"row {row!r} does not show state Z")
+
 # ---- 2. one collector at a time ----
 
 # What a collector fills: top-level keys, keys of a section, and the same in samples.
