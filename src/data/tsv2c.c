@@ -3,6 +3,7 @@
  * truth and gpudoctor carries the table without reading files at run time.
  *
  *   tsv2c xid        data/xid.tsv                 xid-table.c
+ *   tsv2c nvlink5    data/xid-nvlink5.tsv         nvlink5-table.c
  *   tsv2c cudacompat data/cuda-driver-compat.tsv  cudacompat-table.c
  *
  * Lines starting with '#' are comments; the first other line names the columns, and columns are
@@ -14,6 +15,8 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,21 +255,110 @@ static const char *const category_enums[] = {
     XID_CATEGORIES(XID_CAT_ID)
 #undef XID_CAT_ID
 };
+static const char *const severity_names[] = {
+#define XID_SEV_NAME(id, name) name,
+    XID_SEVERITIES(XID_SEV_NAME)
+#undef XID_SEV_NAME
+};
+static const char *const severity_enums[] = {
+#define XID_SEV_ID(id, name) "XID_SEV_" #id,
+    XID_SEVERITIES(XID_SEV_ID)
+#undef XID_SEV_ID
+};
+
+/* The index of s in names[0..n), or -1. */
+static int find_name(const char *const *names, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(names[i], s) == 0)
+            return (int)i;
+    }
+    return -1;
+}
+
+static bool is_ident(const char *s)
+{
+    if (*s == '\0')
+        return false;
+    for (; *s; s++) {
+        if (!isupper((unsigned char)*s) && !isdigit((unsigned char)*s) && *s != '_')
+            return false;
+    }
+    return true;
+}
+
+/* gpud's "-", or "fatal", "warning:reboot+inspect": an event type and repair actions. */
+static bool is_gpud_action(const char *s)
+{
+    static const char *const types[] = { "fatal", "critical", "warning", "info" };
+    static const char *const actions[] = { "reboot", "inspect", "check-app", "ignore" };
+    size_t n;
+    bool type = false;
+
+    if (strcmp(s, "-") == 0)
+        return true;
+    for (size_t i = 0; i < sizeof(types) / sizeof(types[0]) && !type; i++) {
+        n = strlen(types[i]);
+        if (strncmp(s, types[i], n) == 0 && (s[n] == '\0' || s[n] == ':')) {
+            type = true;
+            s += n;
+        }
+    }
+    if (!type)
+        return false;
+    if (*s == '\0')
+        return true;
+    do {
+        bool found = false;
+
+        s++; /* ':' or '+' */
+        for (size_t i = 0; i < sizeof(actions) / sizeof(actions[0]) && !found; i++) {
+            n = strlen(actions[i]);
+            if (strncmp(s, actions[i], n) == 0 && (s[n] == '\0' || s[n] == '+')) {
+                found = true;
+                s += n;
+            }
+        }
+        if (!found)
+            return false;
+    } while (*s == '+');
+    return *s == '\0';
+}
+
+/* An example line must be a driver Xid line of its own code: "NVRM: Xid (...): CODE, ...". */
+static bool example_is_code(const char *s, long code)
+{
+    const char *p = strstr(s, "NVRM: Xid (");
+    char *end;
+    long v;
+
+    if (p == NULL || (p = strstr(p, "): ")) == NULL)
+        return false;
+    errno = 0;
+    v = strtol(p + 3, &end, 10);
+    return errno == 0 && v == code && *end == ',';
+}
 
 static int gen_xid(struct tsv *t, FILE *out)
 {
     static const char *const names[] = {
         "xid",
+        "listed_in",
         "nverror_name",
         "catalog_mnemonic",
         "catalog_description",
         "catalog_immediate_action",
         "catalog_investigatory_action",
+        "doc_r555_name",
         "k8s_dp_app_error",
+        "dcgm_health",
+        "gpud_action",
+        "meaning",
+        "category",
+        "severity",
         "typical_cause",
         "recommended_action",
         "example_log",
-        "category",
         /* the cause flags, in enum xid_cause_bit order */
         "HW",
         "DRV",
@@ -276,7 +368,29 @@ static int gen_xid(struct tsv *t, FILE *out)
         "THERM",
         "FB",
     };
-    enum { XID, NAME, MNEM, DESC, IMM, INV, K8S, TYPICAL, ACTION, EXAMPLE, CATEGORY, FLAGS };
+    static const char *const listed_names[] = { "catalog+nverror", "catalog", "nverror" };
+    static const char *const listed_enums[] = { "XID_LISTED_BOTH", "XID_LISTED_CATALOG",
+                                                "XID_LISTED_NVERROR" };
+    enum {
+        XID,
+        LISTED,
+        NAME,
+        MNEM,
+        DESC,
+        IMM,
+        INV,
+        R555,
+        K8S,
+        DCGM,
+        GPUD,
+        MEANING,
+        CATEGORY,
+        SEVERITY,
+        TYPICAL,
+        ACTION,
+        EXAMPLE,
+        FLAGS
+    };
     int c[sizeof(names) / sizeof(names[0])];
     long last = 0;
     int r, rows = 0;
@@ -285,61 +399,106 @@ static int gen_xid(struct tsv *t, FILE *out)
         return -1;
     fprintf(out, "#include \"data/xid.h\"\n\nconst struct xid_info xid_rows[] = {\n");
     while ((r = tsv_row(t)) == 1) {
+        const char *v[sizeof(names) / sizeof(names[0])];
         char *end;
         long code;
         unsigned causes = 0, unknown = 0;
-        size_t cat;
+        int listed, cat, sev;
+        bool in_catalog, in_nverror;
 
+        for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+            v[k] = t->cell[c[k]];
         errno = 0;
-        code = strtol(t->cell[c[XID]], &end, 10);
-        if (errno != 0 || end == t->cell[c[XID]] || *end != '\0' || code <= 0 || code > 100000)
-            return fail(t, "column 'xid': '%s' is not an Xid number", t->cell[c[XID]]);
+        code = strtol(v[XID], &end, 10);
+        if (errno != 0 || end == v[XID] || *end != '\0' || code <= 0 || code > 100000)
+            return fail(t, "column 'xid': '%s' is not an Xid number", v[XID]);
         if (code <= last)
             return fail(t, "column 'xid': %ld after %ld: rows must be sorted and unique", code,
                         last);
         last = code;
+        listed = find_name(listed_names, 3, v[LISTED]);
+        if (listed < 0)
+            return fail(t, "column 'listed_in': '%s' is not catalog+nverror, catalog or nverror",
+                        v[LISTED]);
+        in_catalog = listed != 2;
+        in_nverror = listed != 1;
+        if (in_nverror ? !is_ident(v[NAME]) : strcmp(v[NAME], "-") != 0)
+            return fail(t, "column 'nverror_name': '%s' must be %s (listed_in is %s)", v[NAME],
+                        in_nverror ? "a #define name" : "'-'", v[LISTED]);
+        if (in_catalog) {
+            if (v[MNEM][0] == '\0' || strcmp(v[MNEM], "-") == 0 || v[DESC][0] == '\0' ||
+                strcmp(v[DESC], "-") == 0)
+                return fail(t, "column '%s' is empty but listed_in says the catalogue has it",
+                            v[MNEM][0] == '\0' || strcmp(v[MNEM], "-") == 0 ? names[MNEM]
+                                                                            : names[DESC]);
+        } else if (strcmp(v[MNEM], "-") != 0 || strcmp(v[DESC], "-") != 0 || v[IMM][0] ||
+                   v[INV][0]) {
+            return fail(t, "catalogue columns must be '-' or empty: listed_in is nverror");
+        }
         for (int f = 0; f < 7; f++) {
-            const char *v = t->cell[c[FLAGS + f]];
+            const char *x = v[FLAGS + f];
 
-            if (strcmp(v, "Y") == 0)
+            if (strcmp(x, "Y") == 0)
                 causes |= 1u << f;
-            else if (strcmp(v, "?") == 0)
+            else if (strcmp(x, "?") == 0)
                 unknown++;
-            else if (strcmp(v, "N") != 0)
-                return fail(t, "column '%s': '%s' is not Y, N or ?", names[FLAGS + f], v);
+            else if (strcmp(x, "N") != 0)
+                return fail(t, "column '%s': '%s' is not Y, N or ?", names[FLAGS + f], x);
         }
         if (unknown != 0 && unknown != 7)
             return fail(t, "cause flags mix '?' with Y/N");
-        if (strcmp(t->cell[c[K8S]], "Y") != 0 && strcmp(t->cell[c[K8S]], "N") != 0)
-            return fail(t, "column 'k8s_dp_app_error': '%s' is not Y or N", t->cell[c[K8S]]);
-        for (cat = 0; cat < XID_CAT__COUNT; cat++) {
-            if (strcmp(category_names[cat], t->cell[c[CATEGORY]]) == 0)
-                break;
-        }
-        if (cat == XID_CAT__COUNT)
+        if ((unknown == 7) != (strcmp(v[R555], "?") == 0))
+            return fail(t, "column 'doc_r555_name': '%s' but the cause flags %s", v[R555],
+                        unknown ? "are '?'" : "are known");
+        if (strcmp(v[K8S], "Y") != 0 && strcmp(v[K8S], "N") != 0)
+            return fail(t, "column 'k8s_dp_app_error': '%s' is not Y or N", v[K8S]);
+        if (strcmp(v[DCGM], "FAIL") != 0 && strcmp(v[DCGM], "WARN") != 0 &&
+            strcmp(v[DCGM], "-") != 0)
+            return fail(t, "column 'dcgm_health': '%s' is not FAIL, WARN or -", v[DCGM]);
+        if (!is_gpud_action(v[GPUD]))
+            return fail(t,
+                        "column 'gpud_action': '%s' is not '-' or TYPE[:ACTION+...] (fatal, "
+                        "warning, info; reboot, inspect, check-app, ignore)",
+                        v[GPUD]);
+        cat = find_name(category_names, XID_CAT__COUNT, v[CATEGORY]);
+        if (cat < 0)
             return fail(t, "column 'category': '%s' is not a category of src/data/xid.h",
-                        t->cell[c[CATEGORY]]);
-        for (int k = MNEM; k <= ACTION; k++) {
-            if (k != INV && k != K8S && t->cell[c[k]][0] == '\0')
-                return fail(t, "column '%s' is empty", names[k]);
-        }
-        fprintf(out, "    { %ld, ", code);
-        put_str(out, strcmp(t->cell[c[NAME]], "-") == 0 ? NULL : t->cell[c[NAME]]);
+                        v[CATEGORY]);
+        sev = find_name(severity_names, XID_SEV__COUNT, v[SEVERITY]);
+        if (sev < 0)
+            return fail(t, "column 'severity': '%s' is not info, warning or critical", v[SEVERITY]);
+        if (v[MEANING][0] == '\0' || v[TYPICAL][0] == '\0' || v[ACTION][0] == '\0')
+            return fail(t, "column '%s' is empty",
+                        v[MEANING][0] == '\0'   ? names[MEANING]
+                        : v[TYPICAL][0] == '\0' ? names[TYPICAL]
+                                                : names[ACTION]);
+        if (v[EXAMPLE][0] && !example_is_code(v[EXAMPLE], code))
+            return fail(t, "column 'example_log': not a driver line of Xid %ld", code);
+        fprintf(out, "    { %ld, %s, ", code, listed_enums[listed]);
+        put_str(out, in_nverror ? v[NAME] : NULL);
         fputs(", ", out);
-        put_str(out, t->cell[c[MNEM]]);
+        put_str(out, in_catalog ? v[MNEM] : NULL);
         fputs(", ", out);
-        put_str(out, t->cell[c[DESC]]);
+        put_str(out, in_catalog ? v[DESC] : NULL);
         fputs(", ", out);
-        put_str(out, t->cell[c[IMM]]);
+        put_str(out, v[IMM][0] ? v[IMM] : NULL);
         fputs(", ", out);
-        put_str(out, t->cell[c[INV]][0] ? t->cell[c[INV]] : NULL);
-        fprintf(out, ", %s, 0x%02xu, %s, %s, ", category_enums[cat], causes,
-                unknown ? "false" : "true", strcmp(t->cell[c[K8S]], "Y") == 0 ? "true" : "false");
-        put_str(out, t->cell[c[TYPICAL]]);
+        put_str(out, v[INV][0] ? v[INV] : NULL);
         fputs(", ", out);
-        put_str(out, t->cell[c[ACTION]]);
+        put_str(out, unknown ? NULL : v[R555]);
         fputs(", ", out);
-        put_str(out, t->cell[c[EXAMPLE]][0] ? t->cell[c[EXAMPLE]] : NULL);
+        put_str(out, v[MEANING]);
+        fprintf(out, ", %s, %s, 0x%02xu, %s, %s, ", category_enums[cat], severity_enums[sev],
+                causes, unknown ? "false" : "true", strcmp(v[K8S], "Y") == 0 ? "true" : "false");
+        put_str(out, strcmp(v[DCGM], "-") == 0 ? NULL : v[DCGM]);
+        fputs(", ", out);
+        put_str(out, strcmp(v[GPUD], "-") == 0 ? NULL : v[GPUD]);
+        fputs(", ", out);
+        put_str(out, v[TYPICAL]);
+        fputs(", ", out);
+        put_str(out, v[ACTION]);
+        fputs(", ", out);
+        put_str(out, v[EXAMPLE][0] ? v[EXAMPLE] : NULL);
         fputs(" },\n", out);
         rows++;
     }
@@ -348,6 +507,133 @@ static int gen_xid(struct tsv *t, FILE *out)
     if (rows == 0)
         return fail(t, "no rows");
     fprintf(out, "};\n\nconst size_t xid_n_rows = %d;\n", rows);
+    return 0;
+}
+
+/* ---- nvlink5 ---- */
+
+/* "------000000----------0000100001": 32 of 0, 1, -, bit 31 first -> mask and bits. */
+static bool parse_pattern(const char *s, uint32_t *mask, uint32_t *bits)
+{
+    *mask = 0;
+    *bits = 0;
+    if (strlen(s) != 32)
+        return false;
+    for (int i = 0; i < 32; i++) {
+        uint32_t bit = 1u << (31 - i);
+
+        if (s[i] == '0' || s[i] == '1') {
+            *mask |= bit;
+            if (s[i] == '1')
+                *bits |= bit;
+        } else if (s[i] != '-') {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* "Fatal", "Link Fatal", "Non-fatal", with the sheet's footnote marks ('*', '?') after it. */
+static int severity_fatal(const char *s)
+{
+    static const char *const words[] = { "Non-fatal", "Fatal", "Link Fatal" };
+
+    for (int i = 0; i < 3; i++) {
+        size_t n = strlen(words[i]);
+
+        if (strncmp(s, words[i], n) == 0 && strspn(s + n, "*?") == strlen(s + n))
+            return i != 0;
+    }
+    return -1;
+}
+
+static int gen_nvlink5(struct tsv *t, FILE *out)
+{
+    static const char *const names[] = {
+        "xid",
+        "unit",
+        "intrinfo_v1",
+        "intrinfo_v2",
+        "error_status",
+        "nvidia_severity",
+        "immediate_action",
+        "investigatory_action",
+        "action2",
+        "hw_sw",
+        "effect",
+    };
+    static const char *const hw_sw[] = { "HW", "SW", "FW", "HW/SW", "NA" };
+    enum { XID, UNIT, V1, V2, STATUS, SEVERITY, IMM, INV, ACTION2, HWSW, EFFECT };
+    int c[sizeof(names) / sizeof(names[0])];
+    int r, rows = 0;
+
+    if (need_cols(t, names, c, sizeof(names) / sizeof(names[0])) != 0)
+        return -1;
+    fprintf(out,
+            "#include \"data/xid.h\"\n\nconst struct xid_nvlink5_rule xid_nvlink5_rows[] = {\n");
+    while ((r = tsv_row(t)) == 1) {
+        const char *v[sizeof(names) / sizeof(names[0])];
+        uint32_t m1, b1, m2, b2;
+        unsigned long status;
+        char *end;
+        long code;
+        int fatal;
+
+        for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+            v[k] = t->cell[c[k]];
+        errno = 0;
+        code = strtol(v[XID], &end, 10);
+        if (errno != 0 || *end != '\0' || code < XID_NVLINK5_FIRST || code > XID_NVLINK5_LAST)
+            return fail(t, "column 'xid': '%s' is not an NVLink5 Xid (%d..%d)", v[XID],
+                        XID_NVLINK5_FIRST, XID_NVLINK5_LAST);
+        if (strspn(v[UNIT], "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_/") != strlen(v[UNIT]) ||
+            v[UNIT][0] == '\0')
+            return fail(t, "column 'unit': '%s' is not a unit name (A-Z, 0-9, _ and /)", v[UNIT]);
+        if (!parse_pattern(v[V1], &m1, &b1))
+            return fail(t, "column 'intrinfo_v1': '%s' is not 32 of 0, 1 and -", v[V1]);
+        if (!parse_pattern(v[V2], &m2, &b2))
+            return fail(t, "column 'intrinfo_v2': '%s' is not 32 of 0, 1 and -", v[V2]);
+        errno = 0;
+        status = strtoul(v[STATUS], &end, 16);
+        if (strncmp(v[STATUS], "0x", 2) != 0 || errno != 0 || *end != '\0' ||
+            status > 0xffffffffUL || end - v[STATUS] < 3)
+            return fail(t, "column 'error_status': '%s' is not a 32-bit hex number (0x...)",
+                        v[STATUS]);
+        fatal = severity_fatal(v[SEVERITY]);
+        if (fatal < 0)
+            return fail(t, "column 'nvidia_severity': '%s' is not Fatal, Link Fatal or Non-fatal",
+                        v[SEVERITY]);
+        if (!is_ident(v[IMM]))
+            return fail(t, "column 'immediate_action': '%s' is not a resolution bucket", v[IMM]);
+        if (v[INV][0] == '\0' || v[EFFECT][0] == '\0' || v[ACTION2][0] == '\0')
+            return fail(t, "column '%s' is empty",
+                        v[INV][0] == '\0'      ? names[INV]
+                        : v[EFFECT][0] == '\0' ? names[EFFECT]
+                                               : names[ACTION2]);
+        if (find_name(hw_sw, 5, v[HWSW]) < 0)
+            return fail(t, "column 'hw_sw': '%s' is not HW, SW, FW, HW/SW or NA", v[HWSW]);
+        fprintf(out, "    { %ld, ", code);
+        put_str(out, v[UNIT]);
+        fprintf(out, ", 0x%08xu, 0x%08xu, 0x%08xu, 0x%08xu, 0x%08lxu, ", m1, b1, m2, b2, status);
+        put_str(out, v[SEVERITY]);
+        fprintf(out, ", %s, ", fatal ? "true" : "false");
+        put_str(out, v[IMM]);
+        fputs(", ", out);
+        put_str(out, v[INV]);
+        fputs(", ", out);
+        put_str(out, strcmp(v[ACTION2], "-") == 0 ? NULL : v[ACTION2]);
+        fputs(", ", out);
+        put_str(out, v[HWSW]);
+        fputs(", ", out);
+        put_str(out, v[EFFECT]);
+        fputs(" },\n", out);
+        rows++;
+    }
+    if (r < 0)
+        return -1;
+    if (rows == 0)
+        return fail(t, "no rows");
+    fprintf(out, "};\n\nconst size_t xid_nvlink5_n_rows = %d;\n", rows);
     return 0;
 }
 
@@ -423,8 +709,9 @@ int main(int argc, char **argv)
     FILE *out;
     int rc;
 
-    if (argc != 4 || (strcmp(argv[1], "xid") != 0 && strcmp(argv[1], "cudacompat") != 0)) {
-        fprintf(stderr, "usage: tsv2c xid|cudacompat TABLE.tsv OUT.c\n");
+    if (argc != 4 || (strcmp(argv[1], "xid") != 0 && strcmp(argv[1], "nvlink5") != 0 &&
+                      strcmp(argv[1], "cudacompat") != 0)) {
+        fprintf(stderr, "usage: tsv2c xid|nvlink5|cudacompat TABLE.tsv OUT.c\n");
         return 2;
     }
     if (tsv_open(&t, argv[2]) != 0) {
@@ -444,7 +731,12 @@ int main(int argc, char **argv)
     }
     fprintf(out, "/* Generated from %s by src/data/tsv2c.c: edit the TSV, not this file. */\n",
             argv[2]);
-    rc = strcmp(argv[1], "xid") == 0 ? gen_xid(&t, out) : gen_cudacompat(&t, out);
+    if (strcmp(argv[1], "xid") == 0)
+        rc = gen_xid(&t, out);
+    else if (strcmp(argv[1], "nvlink5") == 0)
+        rc = gen_nvlink5(&t, out);
+    else
+        rc = gen_cudacompat(&t, out);
     if (fclose(out) != 0)
         rc = -1;
     if (rc == 0 && rename(tmp, argv[3]) != 0) {

@@ -1,7 +1,9 @@
 /*
- * The XID catalogue: what each NVIDIA Xid code means, its most likely cause and what NVIDIA
- * recommends doing. The table is generated at build time from data/xid.tsv (the source of truth)
- * by src/data/tsv2c.c; this header is the only way to read it.
+ * The XID catalogue: what each NVIDIA Xid code means, its most likely cause, what NVIDIA
+ * recommends doing and how serious gpudoctor takes it; and NVIDIA's decode table for the NVLink5
+ * Xids 144..150. The tables are generated at build time from data/xid.tsv and
+ * data/xid-nvlink5.tsv (the sources of truth) by src/data/tsv2c.c; this header is the only way to
+ * read them. docs/driver.md explains the columns, the sources and the severity policy.
  */
 #ifndef GPUDOCTOR_DATA_XID_H
 #define GPUDOCTOR_DATA_XID_H
@@ -21,7 +23,7 @@
     X(MEMORY, "memory", "GPU memory: ECC errors, retired pages, row remapping")                    \
     X(BUS, "bus", "the PCIe link: slot, riser, cabling, power, signal quality")                    \
     X(THERMAL, "thermal", "overheating")                                                           \
-    X(NVLINK, "nvlink", "NVLink or NVSwitch")                                                      \
+    X(NVLINK, "nvlink", "NVLink (between GPUs, or NVLink-C2C to the CPU) or NVSwitch")             \
     X(CONSEQUENCE, "consequence", "a consequence of an earlier error: look at the Xid before it")  \
     X(INFO, "info", "informational: not a fault by itself")
 
@@ -43,17 +45,43 @@ enum xid_cause_bit {
     XID_CAUSE_FB = 1u << 6, /* frame buffer (GPU memory) corruption */
 };
 
+/* gpudoctor's severity for an Xid of this code with nothing decoded from its message. */
+#define XID_SEVERITIES(X)                                                                          \
+    X(INFO, "info")                                                                                \
+    X(WARNING, "warning")                                                                          \
+    X(CRITICAL, "critical")
+
+enum xid_severity {
+#define XID_SEV_ENUM(id, name) XID_SEV_##id,
+    XID_SEVERITIES(XID_SEV_ENUM)
+#undef XID_SEV_ENUM
+        XID_SEV__COUNT
+};
+
+/* Where NVIDIA lists the code (column listed_in). */
+enum xid_listed {
+    XID_LISTED_BOTH,    /* the catalogue and nverror.h */
+    XID_LISTED_CATALOG, /* only the catalogue: nverror.h has no #define */
+    XID_LISTED_NVERROR, /* only nverror.h: newer than the catalogue */
+};
+
 struct xid_info {
     int32_t code;
+    enum xid_listed listed_in;
     const char *nverror_name;         /* #define in nverror.h; NULL when it has none */
-    const char *mnemonic;             /* NVIDIA catalogue mnemonic */
-    const char *description;          /* NVIDIA catalogue description: the meaning */
-    const char *immediate_action;     /* catalogue bucket: RESTART_APP, RESET_GPU, RESTART_BM ... */
+    const char *mnemonic;             /* NVIDIA catalogue mnemonic; NULL when not in it */
+    const char *description;          /* NVIDIA catalogue description; NULL when not in it */
+    const char *immediate_action;     /* catalogue bucket: RESTART_APP, RESET_GPU ...; NULL: none */
     const char *investigatory_action; /* catalogue bucket for when it recurs; NULL when none */
+    const char *r555_name;            /* NVIDIA's older listing (r555); NULL when not in it */
+    const char *meaning;              /* one line for a title: never NULL */
     enum xid_category category;       /* the most likely cause */
+    enum xid_severity severity;       /* gpudoctor's policy, before decoding the message */
     uint32_t causes;                  /* XID_CAUSE_* bits */
     bool causes_listed;               /* false: the listing does not have this code */
-    bool app_error; /* NVIDIA's k8s device plugin ignores it as an application error */
+    bool app_error;   /* NVIDIA's k8s device plugin ignores it as an application error */
+    const char *dcgm; /* "FAIL" or "WARN" when DCGM's health watch reports it, else NULL */
+    const char *gpud; /* gpud's event type and repair actions ("fatal:reboot+inspect"), or NULL */
     const char *typical_cause;
     const char *action;      /* NVIDIA's recommended action, in words */
     const char *example_log; /* a kernel-log line of this Xid; NULL when none */
@@ -64,6 +92,45 @@ const struct xid_info *xid_lookup(int32_t code);
 
 /* The whole catalogue, sorted by code. */
 const struct xid_info *xid_all(size_t *n);
+
+/* "warning", or NULL for a value out of range. */
+const char *xid_severity_name(enum xid_severity s);
+
+/* The NVLink5 Xids (144..150): one row of NVIDIA's decode sheet (data/xid-nvlink5.tsv). */
+struct xid_nvlink5_rule {
+    int32_t xid;
+    const char *unit; /* "NETIR_LINK_EVT/NETIR_LINK_DOWN": the driver prints a part, or all */
+    uint32_t v1_mask, v1_bits; /* intrinfo matches when (intrinfo & mask) == bits */
+    uint32_t v2_mask, v2_bits; /* the same for the second layout of the sheet */
+    uint32_t error_status;
+    const char *nvidia_severity;  /* as the sheet writes it: "Fatal", "Link Fatal", "Non-fatal" */
+    bool fatal;                   /* nvidia_severity is not "Non-fatal" */
+    const char *immediate_action; /* RESET_GPU, IGNORE, XID_154_EVAL */
+    const char *investigatory_action; /* CONTACT_SUPPORT, INVESTIGATE_PEER_DEVICE, ... */
+    const char *action2;              /* the sheet's second action, or NULL */
+    const char *hw_sw;                /* HW, SW, FW, HW/SW, NA */
+    const char *effect;               /* what else to expect locally and on the peer */
+};
+
+#define XID_NVLINK5_FIRST 144
+#define XID_NVLINK5_LAST  150
+
+/* Bits 20..25 of intrinfo: the sub-code (NETIR_LINK_DOWN's reason, for one). */
+static inline uint32_t xid_nvlink5_subcode(uint32_t intrinfo)
+{
+    return (intrinfo >> 20) & 0x3fu;
+}
+
+/*
+ * The decode row for an NVLink5 Xid: same code and error status, intrinfo matching one of the
+ * row's patterns and, when unit is not NULL, the row's unit equal to unit or to one of its
+ * '/'-separated parts. NULL when no row applies.
+ */
+const struct xid_nvlink5_rule *xid_nvlink5_lookup(int32_t xid, const char *unit, uint32_t intrinfo,
+                                                  uint32_t error_status);
+
+/* The whole decode sheet, in the sheet's order. */
+const struct xid_nvlink5_rule *xid_nvlink5_all(size_t *n);
 
 /* "memory", or NULL for a value out of range. */
 const char *xid_category_name(enum xid_category c);

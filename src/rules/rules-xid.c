@@ -14,23 +14,20 @@
 
 #define XID_FALLEN_OFF_BUS 79
 
-/* Severity from the likely cause and NVIDIA's immediate action for the code. */
+/* The catalogue's severity for the code (gpudoctor's policy, docs/driver.md); an Xid the
+ * catalogue does not know is a warning: something the driver reports that nobody documented. */
 static enum severity xid_severity(const struct xid_info *x)
 {
-    const char *act;
-
     if (x == NULL)
         return SEV_WARNING;
-    if (x->category == XID_CAT_INFO || x->category == XID_CAT_CONSEQUENCE)
+    switch (x->severity) {
+    case XID_SEV_INFO:
         return SEV_INFO;
-    if (x->category == XID_CAT_APPLICATION || x->app_error)
+    case XID_SEV_CRITICAL:
+        return SEV_CRITICAL;
+    default:
         return SEV_WARNING;
-    act = x->immediate_action ? x->immediate_action : "";
-    if (strncmp(act, "IGNORE", 6) == 0)
-        return SEV_INFO;
-    if (strncmp(act, "RESTART_APP", 11) == 0)
-        return SEV_WARNING;
-    return SEV_CRITICAL;
+    }
 }
 
 /* Where an event happened: the GPU by PCI address or UUID, else NULL. */
@@ -133,10 +130,10 @@ static void xid_finding(const struct rule_ctx *ctx, struct findings *out, const 
         snprintf(times, sizeof(times), " %zu times", n);
     if (v)
         finding_title(f, "GPU %" PRIu32 ": Xid %d (%s)%s, last %s", v->g->index, (int)first->xid,
-                      x ? x->description : "not in the catalogue", times, when);
+                      x ? x->meaning : "not in the catalogue", times, when);
     else
         finding_title(f, "GPU at PCI %s: Xid %d (%s)%s, last %s", first->pci ? first->pci : "?",
-                      (int)first->xid, x ? x->description : "not in the catalogue", times, when);
+                      (int)first->xid, x ? x->meaning : "not in the catalogue", times, when);
     if (x) {
         finding_evidence(f, "likely cause: %s (%s)", xid_category_label(x->category),
                          x->typical_cause);

@@ -1,5 +1,6 @@
-/* The XID catalogue generated from data/xid.tsv: every row of the TSV must come back from
- * xid_lookup() exactly, and codes the TSV lacks must not. */
+/* The XID catalogue generated from data/xid.tsv and data/xid-nvlink5.tsv: every row of the TSVs
+ * must come back from the lookups exactly, codes the TSV lacks must not, and the generator must
+ * refuse bad tables naming file, line and column. */
 #include "data/xid.h"
 #include "util/fileio.h"
 #include "util/xalloc.h"
@@ -95,38 +96,89 @@ static void test_every_row_round_trips(void **state)
     while (next_row(&t, cells, &n)) {
         int code = atoi(cells[col(&t, "xid")]);
         const struct xid_info *x = xid_lookup(code);
+        const char *listed = cells[col(&t, "listed_in")];
         uint32_t causes = 0;
-        bool listed = true;
+        bool known = true;
 
         assert_int_equal(n, t.n_header);
         assert_non_null(x);
         assert_int_equal(x->code, code);
+        assert_int_equal(x->listed_in, strcmp(listed, "catalog+nverror") == 0 ? XID_LISTED_BOTH
+                                       : strcmp(listed, "catalog") == 0       ? XID_LISTED_CATALOG
+                                                                              : XID_LISTED_NVERROR);
         assert_str_or_null(x->nverror_name, cells[col(&t, "nverror_name")], "-");
-        assert_string_equal(x->mnemonic, cells[col(&t, "catalog_mnemonic")]);
-        assert_string_equal(x->description, cells[col(&t, "catalog_description")]);
-        assert_string_equal(x->immediate_action, cells[col(&t, "catalog_immediate_action")]);
+        assert_str_or_null(x->mnemonic, cells[col(&t, "catalog_mnemonic")], "-");
+        assert_str_or_null(x->description, cells[col(&t, "catalog_description")], "-");
+        assert_str_or_null(x->immediate_action, cells[col(&t, "catalog_immediate_action")], "");
         assert_str_or_null(x->investigatory_action, cells[col(&t, "catalog_investigatory_action")],
                            "");
+        assert_str_or_null(x->r555_name, cells[col(&t, "doc_r555_name")], "?");
+        assert_string_equal(x->meaning, cells[col(&t, "meaning")]);
         assert_string_equal(xid_category_name(x->category), cells[col(&t, "category")]);
+        assert_string_equal(xid_severity_name(x->severity), cells[col(&t, "severity")]);
         assert_string_equal(x->typical_cause, cells[col(&t, "typical_cause")]);
         assert_string_equal(x->action, cells[col(&t, "recommended_action")]);
         assert_str_or_null(x->example_log, cells[col(&t, "example_log")], "");
+        assert_str_or_null(x->dcgm, cells[col(&t, "dcgm_health")], "-");
+        assert_str_or_null(x->gpud, cells[col(&t, "gpud_action")], "-");
         assert_int_equal(x->app_error, strcmp(cells[col(&t, "k8s_dp_app_error")], "Y") == 0);
         for (unsigned f = 0; f < 7; f++) {
             const char *v = cells[col(&t, flags[f])];
 
             if (strcmp(v, "Y") == 0)
                 causes |= 1u << f;
-            listed &= strcmp(v, "?") != 0;
+            known &= strcmp(v, "?") != 0;
         }
         assert_int_equal(x->causes, causes);
-        assert_int_equal(x->causes_listed, listed);
+        assert_int_equal(x->causes_listed, known);
         rows++;
     }
     xid_all(&total);
     assert_int_equal(total, (size_t)rows);
-    assert_true(rows >= 26);
     free(t.text);
+}
+
+/* Every code of NVIDIA's catalogue (1..172, 2025-10-29) and of nverror.h (13..176 at 595.45.04)
+ * has a row, and listed_in says which of the two has it. */
+static void test_whole_catalogue(void **state)
+{
+    /* Codes the catalogue has and nverror.h does not define. */
+    static const int catalog_only[] = { 1,   2,   3,   4,   5,   6,   7,   8,   9,   10, 11,
+                                        12,  15,  17,  18,  24,  25,  26,  37,  38,  46, 49,
+                                        50,  51,  52,  53,  54,  55,  56,  57,  66,  67, 106,
+                                        107, 109, 111, 112, 113, 114, 115, 116, 117, 118 };
+    size_t n, k = 0;
+    const struct xid_info *all = xid_all(&n);
+
+    (void)state;
+    assert_int_equal(n, 176);
+    for (int code = 1; code <= 176; code++) {
+        const struct xid_info *x = xid_lookup(code);
+        enum xid_listed want = XID_LISTED_BOTH;
+
+        assert_non_null(x);
+        if (k < sizeof(catalog_only) / sizeof(catalog_only[0]) && catalog_only[k] == code) {
+            want = XID_LISTED_CATALOG;
+            k++;
+        } else if (code > 172) {
+            want = XID_LISTED_NVERROR;
+        }
+        assert_int_equal(x->listed_in, want);
+        assert_true((x->nverror_name == NULL) == (want == XID_LISTED_CATALOG));
+        assert_true((x->mnemonic == NULL) == (want == XID_LISTED_NVERROR));
+        assert_non_null(x->meaning);
+        assert_non_null(x->typical_cause);
+        assert_non_null(x->action);
+        assert_true(x->severity < XID_SEV__COUNT);
+        /* an example line, where there is one, is one of its own code's lines */
+        if (x->example_log != NULL) {
+            char want_text[32];
+
+            snprintf(want_text, sizeof(want_text), "): %d,", code);
+            assert_non_null(strstr(x->example_log, want_text));
+        }
+    }
+    assert_ptr_equal(all[0].code == 1 ? &all[0] : NULL, xid_lookup(1));
 }
 
 static void test_known_meanings(void **state)
@@ -137,21 +189,47 @@ static void test_known_meanings(void **state)
     x = xid_lookup(79);
     assert_non_null(x);
     assert_int_equal(x->category, XID_CAT_BUS);
+    assert_int_equal(x->severity, XID_SEV_CRITICAL);
     assert_string_equal(x->immediate_action, "RESTART_BM");
+    assert_string_equal(x->dcgm, "FAIL");
     assert_true(x->causes & XID_CAUSE_BUS);
     assert_false(x->app_error);
     x = xid_lookup(13);
     assert_int_equal(x->category, XID_CAT_APPLICATION);
+    assert_int_equal(x->severity, XID_SEV_WARNING);
     assert_true(x->app_error);
+    assert_null(x->dcgm);
     assert_int_equal(xid_lookup(48)->category, XID_CAT_MEMORY);
+    assert_int_equal(xid_lookup(48)->severity, XID_SEV_CRITICAL);
     assert_int_equal(xid_lookup(74)->category, XID_CAT_NVLINK);
     assert_int_equal(xid_lookup(45)->category, XID_CAT_CONSEQUENCE);
+    assert_int_equal(xid_lookup(45)->severity, XID_SEV_INFO);
     assert_int_equal(xid_lookup(119)->category, XID_CAT_DRIVER);
+    assert_int_equal(xid_lookup(119)->severity, XID_SEV_CRITICAL);
+    assert_int_equal(xid_lookup(94)->severity, XID_SEV_WARNING);
+    assert_int_equal(xid_lookup(95)->severity, XID_SEV_CRITICAL);
     x = xid_lookup(154);
     assert_int_equal(x->category, XID_CAT_INFO);
+    assert_int_equal(x->severity, XID_SEV_INFO);
+    assert_string_equal(x->immediate_action, "XID_154");
     assert_false(x->causes_listed);
+    assert_null(x->r555_name);
     assert_null(xid_lookup(109)->nverror_name);
     assert_string_equal(xid_lookup(140)->nverror_name, "UNRECOVERABLE_ECC_ERROR_ESCAPE");
+    /* the catalogue leaves the actions of 162..172 blank */
+    assert_null(xid_lookup(171)->immediate_action);
+    assert_null(xid_lookup(171)->investigatory_action);
+    /* only nverror.h has 173..176 */
+    x = xid_lookup(175);
+    assert_string_equal(x->nverror_name, "MEMORY_SUBSYSTEM_ERROR");
+    assert_null(x->mnemonic);
+    assert_null(x->description);
+    assert_int_equal(x->category, XID_CAT_MEMORY);
+    /* codes the catalogue calls unused carry the older listing's meaning */
+    assert_non_null(strstr(xid_lookup(9)->meaning, "Driver error programming GPU"));
+    assert_string_equal(xid_lookup(9)->description, "Unused");
+    for (int code = XID_NVLINK5_FIRST; code <= XID_NVLINK5_LAST; code++)
+        assert_string_equal(xid_lookup(code)->immediate_action, "WORKFLOW_NVLINK5_ERR");
 }
 
 static void test_unknown_codes(void **state)
@@ -159,12 +237,15 @@ static void test_unknown_codes(void **state)
     (void)state;
     assert_null(xid_lookup(0));
     assert_null(xid_lookup(-1));
-    assert_null(xid_lookup(1));
-    assert_null(xid_lookup(14));
+    assert_null(xid_lookup(177));
+    assert_null(xid_lookup(999));
     assert_null(xid_lookup(100000));
     assert_null(xid_lookup(INT32_MAX));
+    assert_null(xid_lookup(INT32_MIN));
     assert_null(xid_category_name(XID_CAT__COUNT));
+    assert_null(xid_severity_name(XID_SEV__COUNT));
     assert_string_equal(xid_category_name(XID_CAT_THERMAL), "thermal");
+    assert_string_equal(xid_severity_name(XID_SEV_CRITICAL), "critical");
     assert_non_null(strstr(xid_category_label(XID_CAT_BUS), "PCIe"));
 }
 
@@ -178,6 +259,116 @@ static void test_sorted_and_unique(void **state)
         assert_true(all[i - 1].code < all[i].code);
     for (size_t i = 0; i < n; i++)
         assert_ptr_equal(xid_lookup(all[i].code), &all[i]);
+}
+
+/* "------000000----------0000100001" -> intrinfo with the pattern's bits and 0 elsewhere. */
+static uint32_t pattern_value(const char *s)
+{
+    uint32_t v = 0;
+
+    assert_int_equal(strlen(s), 32);
+    for (int i = 0; i < 32; i++) {
+        if (s[i] == '1')
+            v |= 1u << (31 - i);
+    }
+    return v;
+}
+
+/* Every row of data/xid-nvlink5.tsv comes back from xid_nvlink5_all() and is what
+ * xid_nvlink5_lookup() finds for its own patterns (unless an earlier row of the sheet covers
+ * the same code, unit, pattern and status: then that one). */
+static void test_nvlink5_rows(void **state)
+{
+    struct tsv t;
+    char *cells[MAX_COLS];
+    int n;
+    size_t i = 0, total;
+    const struct xid_nvlink5_rule *all = xid_nvlink5_all(&total);
+
+    (void)state;
+    tsv_open(&t, TEST_SOURCE_DIR "/data/xid-nvlink5.tsv");
+    while (next_row(&t, cells, &n)) {
+        const struct xid_nvlink5_rule *r = &all[i];
+        int code = atoi(cells[col(&t, "xid")]);
+        uint32_t status = (uint32_t)strtoul(cells[col(&t, "error_status")], NULL, 16);
+        const char *sev = cells[col(&t, "nvidia_severity")];
+        const struct xid_nvlink5_rule *found;
+
+        assert_int_equal(n, t.n_header);
+        assert_true(i < total);
+        assert_int_equal(r->xid, code);
+        assert_string_equal(r->unit, cells[col(&t, "unit")]);
+        assert_int_equal(r->error_status, status);
+        assert_string_equal(r->nvidia_severity, sev);
+        assert_int_equal(r->fatal, strncmp(sev, "Non-fatal", 9) != 0);
+        assert_string_equal(r->immediate_action, cells[col(&t, "immediate_action")]);
+        assert_string_equal(r->investigatory_action, cells[col(&t, "investigatory_action")]);
+        assert_str_or_null(r->action2, cells[col(&t, "action2")], "-");
+        assert_string_equal(r->hw_sw, cells[col(&t, "hw_sw")]);
+        assert_string_equal(r->effect, cells[col(&t, "effect")]);
+        for (int v = 0; v < 2; v++) {
+            uint32_t intrinfo = pattern_value(cells[col(&t, v ? "intrinfo_v2" : "intrinfo_v1")]);
+
+            found = xid_nvlink5_lookup(code, r->unit, intrinfo, status);
+            assert_non_null(found);
+            assert_true(found <= r);
+            assert_int_equal(found->xid, code);
+            assert_int_equal(found->error_status, status);
+        }
+        i++;
+    }
+    assert_int_equal(i, total);
+    free(t.text);
+}
+
+/* Lines from public logs (leptonai/gpud PRs #1160 and #1174) against NVIDIA's decode sheet. */
+static void test_nvlink5_lookup(void **state)
+{
+    const struct xid_nvlink5_rule *r;
+
+    (void)state;
+    /* 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008 ...) */
+    r = xid_nvlink5_lookup(145, "RLW_RXPIPE", 0x0409a0c2, 0x8);
+    assert_non_null(r);
+    assert_false(r->fatal);
+    assert_string_equal(r->immediate_action, "IGNORE");
+    assert_string_equal(r->hw_sw, "HW/SW");
+    /* 149, NETIR_LINK_EVT Fatal XC0 i0 Link 00 (0x025001c6 0x00000000 ...): sub-code 37 */
+    assert_int_equal(xid_nvlink5_subcode(0x025001c6), 37);
+    r = xid_nvlink5_lookup(149, "NETIR_LINK_EVT", 0x025001c6, 0);
+    assert_non_null(r);
+    assert_true(r->fatal);
+    assert_string_equal(r->unit, "NETIR_LINK_EVT/NETIR_LINK_DOWN");
+    assert_string_equal(r->immediate_action, "RESET_GPU");
+    assert_string_equal(r->investigatory_action, "INVESTIGATE_PEER_DEVICE");
+    /* sub-code 38 is another reason for the link going down */
+    r = xid_nvlink5_lookup(149, "NETIR_LINK_EVT", 0x026001c6, 0);
+    assert_non_null(r);
+    assert_string_equal(r->immediate_action, "IGNORE");
+    assert_string_equal(r->investigatory_action, "INVESTIGATE_SW/USER");
+    /* 149, NETIR Fatal XC0 i0 Link -1 (0x000fe406 0x00000000 ...): the driver prints "NETIR" */
+    r = xid_nvlink5_lookup(149, "NETIR", 0x000fe406, 0);
+    assert_non_null(r);
+    assert_string_equal(r->unit, "NETIR/NETIR_INT");
+    assert_string_equal(r->investigatory_action, "SYMPATHETIC_REPORT_SOLO");
+    assert_ptr_equal(xid_nvlink5_lookup(149, "NETIR_INT", 0x000fe406, 0), r);
+    assert_ptr_equal(xid_nvlink5_lookup(149, NULL, 0x000fe406, 0), r);
+    /* 144, SAW_MVB Nonfatal XC0 i0 Link 0 (0x00000001 0x00000008 ...): the sheet's second layout */
+    r = xid_nvlink5_lookup(144, "SAW_MVB", 0x00000001, 0x8);
+    assert_non_null(r);
+    assert_false(r->fatal);
+    assert_non_null(strstr(r->effect, "Xid94"));
+    /* 150 has one row: the MSE watchdog, fatal */
+    r = xid_nvlink5_lookup(150, "MSE_WATCHDOG", 0, 0);
+    assert_non_null(r);
+    assert_true(r->fatal);
+    assert_string_equal(r->hw_sw, "FW");
+    /* what the sheet does not have */
+    assert_null(xid_nvlink5_lookup(145, "RLW_RXPIPE", 0x0409a0c2, 0x400)); /* status */
+    assert_null(xid_nvlink5_lookup(149, "NETIR_LINK", 0x025001c6, 0));     /* unit */
+    assert_null(xid_nvlink5_lookup(149, "SAW_MVB", 0x025001c6, 0));        /* another unit's */
+    assert_null(xid_nvlink5_lookup(145, "RLW_RXPIPE", 0x0409a0c3, 0x8));   /* intrinfo */
+    assert_null(xid_nvlink5_lookup(74, "RLW_RXPIPE", 0x0409a0c2, 0x8));    /* not NVLink5 */
 }
 
 /* Runs the generator on a table; returns its exit status and what it printed. */
@@ -216,25 +407,65 @@ static void test_generator_rejects_bad_tables(void **state)
 {
     static const char header[] =
         "# comment\n"
-        "xid\tnverror_name\tcatalog_mnemonic\tcatalog_description\tcatalog_immediate_action\t"
-        "catalog_investigatory_action\tHW\tDRV\tAPP\tSYSMEM\tBUS\tTHERM\tFB\tk8s_dp_app_error\t"
-        "typical_cause\trecommended_action\texample_log\tcategory\n";
-    static const char good[] =
-        "13\tX\tM\tD\tRESTART_APP\t\tY\tN\tY\tN\tN\tN\tN\tY\tapp\tdo it\t\tapplication\n";
+        "xid\tlisted_in\tnverror_name\tcatalog_mnemonic\tcatalog_description\t"
+        "catalog_immediate_action\tcatalog_investigatory_action\tdoc_r555_name\tHW\tDRV\tAPP\t"
+        "SYSMEM\tBUS\tTHERM\tFB\tk8s_dp_app_error\tdcgm_health\tgpud_action\tmeaning\tcategory\t"
+        "severity\ttypical_cause\trecommended_action\texample_log\n";
+    /* 24 columns; the cells after the flags vary below */
+    static const char start[] =
+        "13\tcatalog+nverror\tX\tM\tD\tRESTART_APP\t\tName\tY\tN\tY\tN\tN\tN\tN\t";
+    static const char good_tail[] =
+        "Y\t-\twarning:check-app\tmeaning\tapplication\twarning\tapp\tdo "
+        "it\tNVRM: Xid (PCI:0000:3b:00): 13, pid=1, name=a, b\n";
+    static const struct {
+        const char *row; /* the whole row, or NULL: start + tail */
+        const char *tail;
+        const char *want;
+    } bad[] = {
+        { NULL, "Y\t-\t-\tm\tmemry\twarning\tc\ta\t\n", "table.tsv:3: column 'category': 'memry'" },
+        { NULL, "Y\t-\t-\tm\tmemory\tfatal\tc\ta\t\n", "table.tsv:3: column 'severity': 'fatal'" },
+        { NULL, "Y\tFATAL\t-\tm\tmemory\tinfo\tc\ta\t\n", "column 'dcgm_health': 'FATAL'" },
+        { NULL, "Y\t-\twarning:retry\tm\tmemory\tinfo\tc\ta\t\n", "column 'gpud_action'" },
+        { NULL, "Y\t-\t-\t\tmemory\tinfo\tc\ta\t\n", "column 'meaning' is empty" },
+        { NULL, "Y\t-\t-\tm\tmemory\tinfo\tc\ta\tNVRM: Xid (PCI:0000:3b:00): 31, x\n",
+          "table.tsv:3: column 'example_log': not a driver line of Xid 13" },
+        { "13\tboth\tX\tM\tD\tRESTART_APP\t\tN\tY\tN\tY\tN\tN\tN\tN\tY\t-\t-"
+          "\tm\tinfo\tinfo\tc\ta\t\n",
+          NULL, "column 'listed_in': 'both'" },
+        { "13\tcatalog\tX\tM\tD\tRESTART_APP\t\tN\tY\tN\tY\tN\tN\tN\tN\tY\t-\t-"
+          "\tm\tinfo\tinfo\tc\ta\t\n",
+          NULL, "column 'nverror_name': 'X' must be '-'" },
+        { "173\tnverror\tC2C\tM\tD\t\t\t?\t?\t?\t?\t?\t?\t?\t?\tN\t-\t-\tm\tinfo\tinfo\tc\ta\t\n",
+          NULL, "catalogue columns must be '-' or empty: listed_in is nverror" },
+        { "13\tcatalog+nverror\tX\t-\tD\tRESTART_APP\t\tN\tY\tN\tY\tN\tN\tN\tN\tY\t-\t-"
+          "\tm\tinfo\tinfo\tc"
+          "\ta\t\n",
+          NULL, "column 'catalog_mnemonic' is empty but listed_in says the catalogue has it" },
+        { "13\tcatalog+nverror\tX\tM\tD\tRESTART_APP\t\t?\tY\tN\tY\tN\tN\tN\tN\tY\t-\t-"
+          "\tm\tinfo\tinfo\tc"
+          "\ta\t\n",
+          NULL, "column 'doc_r555_name': '?' but the cause flags are known" },
+    };
     char out[4096], *table;
 
     (void)state;
-    table = xasprintf("%s%s", header, good);
+    table = xasprintf("%s%s%s", header, start, good_tail);
     assert_int_equal(run_tsv2c("xid", table, out, sizeof(out)), 0);
     free(table);
 
-    table = xasprintf("%s%s", header,
-                      "13\tX\tM\tD\tRESTART_APP\t\tY\tN\tY\tN\tN\tN\tN\tY\tapp\tdo\t\tmemry\n");
-    assert_int_not_equal(run_tsv2c("xid", table, out, sizeof(out)), 0);
-    assert_non_null(strstr(out, "table.tsv:3: column 'category': 'memry'"));
-    free(table);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (bad[i].row)
+            table = xasprintf("%s%s", header, bad[i].row);
+        else
+            table = xasprintf("%s%s%s", header, start, bad[i].tail);
+        assert_int_not_equal(run_tsv2c("xid", table, out, sizeof(out)), 0);
+        if (strstr(out, bad[i].want) == NULL)
+            fail_msg("case %zu: want '%s' in: %s", i, bad[i].want, out);
+        assert_non_null(strstr(out, "table.tsv:3:"));
+        free(table);
+    }
 
-    table = xasprintf("%s%s%s", header, good, good);
+    table = xasprintf("%s%s%s%s%s", header, start, good_tail, start, good_tail);
     assert_int_not_equal(run_tsv2c("xid", table, out, sizeof(out)), 0);
     assert_non_null(strstr(out, "table.tsv:4:"));
     assert_non_null(strstr(out, "sorted and unique"));
@@ -242,11 +473,11 @@ static void test_generator_rejects_bad_tables(void **state)
 
     table = xasprintf("%s%s", header, "13\tonly three\tcolumns\n");
     assert_int_not_equal(run_tsv2c("xid", table, out, sizeof(out)), 0);
-    assert_non_null(strstr(out, "table.tsv:3: 3 columns, the header names 18"));
+    assert_non_null(strstr(out, "table.tsv:3: 3 columns, the header names 24"));
     free(table);
 
     assert_int_not_equal(run_tsv2c("xid", "xid\tsomething\n1\t2\n", out, sizeof(out)), 0);
-    assert_non_null(strstr(out, "no column named 'nverror_name'"));
+    assert_non_null(strstr(out, "no column named 'listed_in'"));
 
     table = xstrdup("toolkit\ttoolkit_version\tlinux_x86_64_toolkit_driver_min\t"
                     "windows_x86_64_toolkit_driver_min\tcompat_min_linux\tcompat_below\tsource\n"
@@ -256,14 +487,66 @@ static void test_generator_rejects_bad_tables(void **state)
     free(table);
 }
 
+/* row with its "%s" replaced by the two pattern cells p. */
+static char *with_patterns(const char *row, const char *p)
+{
+    const char *at = strstr(row, "%s");
+
+    assert_non_null(at);
+    return xasprintf("%.*s%s%s", (int)(at - row), row, p, at + 2);
+}
+
+static void test_generator_rejects_bad_nvlink5(void **state)
+{
+    static const char header[] =
+        "xid\tunit\tintrinfo_v1\tintrinfo_v2\terror_status\tnvidia_severity\t"
+        "immediate_action\tinvestigatory_action\taction2\thw_sw\teffect\n";
+    static const char p[] = "------000000----------0000100001\t------000000-------------0000001\t";
+    static const struct {
+        const char *row, *want;
+    } bad[] = {
+        { "74\tSAW_MVB\t%s0x1\tFatal\tRESET_GPU\tCONTACT_SUPPORT\t-\tHW\tx\n",
+          "table.tsv:2: column 'xid': '74' is not an NVLink5 Xid (144..150)" },
+        { "144\tsaw mvb\t%s0x1\tFatal\tRESET_GPU\tCONTACT_SUPPORT\t-\tHW\tx\n", "column 'unit'" },
+        { "144\tSAW_MVB\t%s1\tFatal\tRESET_GPU\tCONTACT_SUPPORT\t-\tHW\tx\n",
+          "column 'error_status': '1'" },
+        { "144\tSAW_MVB\t%s0x1\tDeadly\tRESET_GPU\tCONTACT_SUPPORT\t-\tHW\tx\n",
+          "column 'nvidia_severity': 'Deadly'" },
+        { "144\tSAW_MVB\t%s0x1\tFatal\tRESET_GPU\tCONTACT_SUPPORT\t-\tHWSW\tx\n",
+          "column 'hw_sw': 'HWSW'" },
+        { "144\tSAW_MVB\t----\t%s0x1\tFatal\tRESET_GPU\tCONTACT_SUPPORT\t-\tHW\n",
+          "column 'intrinfo_v1': '----'" },
+    };
+    char out[4096], *row, *table;
+
+    (void)state;
+    table = xasprintf("%s144\tSAW_MVB\t%s0x1\tFatal**\tRESET_GPU\tCONTACT_SUPPORT\t-\tHW\tx\n",
+                      header, p);
+    assert_int_equal(run_tsv2c("nvlink5", table, out, sizeof(out)), 0);
+    free(table);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        row = with_patterns(bad[i].row, p);
+        table = xasprintf("%s%s", header, row);
+        assert_int_not_equal(run_tsv2c("nvlink5", table, out, sizeof(out)), 0);
+        if (strstr(out, bad[i].want) == NULL)
+            fail_msg("case %zu: want '%s' in: %s", i, bad[i].want, out);
+        free(row);
+        free(table);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_row_round_trips),
+        cmocka_unit_test(test_whole_catalogue),
         cmocka_unit_test(test_known_meanings),
         cmocka_unit_test(test_unknown_codes),
         cmocka_unit_test(test_sorted_and_unique),
+        cmocka_unit_test(test_nvlink5_rows),
+        cmocka_unit_test(test_nvlink5_lookup),
         cmocka_unit_test(test_generator_rejects_bad_tables),
+        cmocka_unit_test(test_generator_rejects_bad_nvlink5),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
