@@ -14,6 +14,26 @@ const char *const klog_kind_names[] = {
     [KLOG__KIND_COUNT] = NULL,
 };
 
+const char *const klog_recovery_action_names[] = {
+    [KLOG_RA_NONE] = "none",
+    [KLOG_RA_GPU_RESET] = "gpu_reset",
+    [KLOG_RA_NODE_REBOOT] = "node_reboot",
+    [KLOG_RA_DRAIN_P2P] = "drain_p2p",
+    [KLOG_RA_DRAIN_AND_RESET] = "drain_and_reset",
+    [KLOG_RA_RECOVER_IMEX_DOMAIN] = "recover_imex_domain",
+    [KLOG__RA_COUNT] = NULL,
+};
+
+const char *const klog_recovery_action_driver_names[] = {
+    [KLOG_RA_NONE] = "None",
+    [KLOG_RA_GPU_RESET] = "GPU Reset Required",
+    [KLOG_RA_NODE_REBOOT] = "Node Reboot Required",
+    [KLOG_RA_DRAIN_P2P] = "Drain P2P",
+    [KLOG_RA_DRAIN_AND_RESET] = "Drain and Reset",
+    [KLOG_RA_RECOVER_IMEX_DOMAIN] = "Recover IMEX Domain",
+    [KLOG__RA_COUNT] = NULL,
+};
+
 #define E(key, type, member, slot, doc)                                                            \
     {                                                                                              \
         key, type, offsetof(struct klog_event, member), slot, 0, NULL, NULL, doc                   \
@@ -34,7 +54,29 @@ static const struct jfield klog_event_fields[] = {
     E("compute_instance", JF_U32, compute_instance, KLOG_S_COMPUTE_INSTANCE,
       "MIG compute instance (GPU-CI:)"),
     E("caused_by_xid", JF_I32, caused_by_xid, KLOG_S_CAUSED_BY,
-      "for Xid 45: the earlier Xid the driver names as its cause"),
+      "for Xid 45: the earlier Xid the driver names as its cause (\"caused by previous Xid N\", "
+      "drivers from 570.124.04)"),
+    { "recovery_action", JF_ENUM, offsetof(struct klog_event, recovery_action), KLOG_S_RECOVERY, 0,
+      klog_recovery_action_names, NULL,
+      "Xid 154: what the driver now says it takes to recover the GPU (the driver's number when "
+      "it is newer than these)" },
+    { "recovery_action_prev", JF_ENUM, offsetof(struct klog_event, recovery_action_prev),
+      KLOG_S_RECOVERY_PREV, 0, klog_recovery_action_names, NULL,
+      "Xid 154: the recovery action before the change" },
+    E("nvlink_unit", JF_STR, nvlink_unit, KLOG_S_NVLINK_UNIT,
+      "NVLink5 Xids 144-150: the unit the driver names (\"NETIR_LINK_EVT\", \"RLW_RXPIPE\")"),
+    E("nvlink_fatal", JF_BOOL, nvlink_fatal, KLOG_S_NVLINK,
+      "NVLink5 Xids: the driver printed Fatal (true) or Nonfatal (false)"),
+    E("nvlink_link", JF_I32, nvlink_link, KLOG_S_NVLINK,
+      "NVLink5 Xids: the link number; -1 for an error of no single link"),
+    E("nvlink_intrinfo", JF_HEX32, nvlink_intrinfo, KLOG_S_NVLINK,
+      "NVLink5 Xids: the first hex word; bits 20-25 are the sub-code (docs/driver.md)"),
+    E("nvlink_error_status", JF_HEX32, nvlink_error_status, KLOG_S_NVLINK,
+      "NVLink5 Xids: the second hex word, the unit's error status"),
+    E("reset_required", JF_BOOL, reset_required, KLOG_S_CONTAINMENT,
+      "Xid 94/95: \"RST: Yes\", the GPU must be reset"),
+    E("drain_reset_required", JF_BOOL, drain_reset_required, KLOG_S_CONTAINMENT,
+      "Xid 94/95: \"D-RST: Yes\", drain the GPU's work, then reset it"),
     E("pid", JF_I32, pid, KLOG_S_PID, "process the line names (Xid pid=, OOM victim, hung task)"),
     E("name", JF_STR, name, -1, "that process's name"),
     E("blocked_s", JF_U32, blocked_s, KLOG_S_BLOCKED,

@@ -25,6 +25,23 @@ enum klog_kind {
 
 extern const char *const klog_kind_names[]; /* "xid", "fallen_off_bus", ...; NULL-terminated */
 
+/* What the driver says it takes to recover a GPU (Xid 154; NVML's nvmlDeviceGpuRecoveryAction_t,
+ * the driver's NV2080_CTRL_GPU_RECOVERY_ACTION): the values are the driver's numbers. */
+enum klog_recovery_action {
+    KLOG_RA_NONE,
+    KLOG_RA_GPU_RESET,
+    KLOG_RA_NODE_REBOOT,
+    KLOG_RA_DRAIN_P2P,
+    KLOG_RA_DRAIN_AND_RESET,
+    KLOG_RA_RECOVER_IMEX_DOMAIN,
+    KLOG__RA_COUNT
+};
+
+/* "none", "gpu_reset", ...: the snapshot's names; NULL-terminated. */
+extern const char *const klog_recovery_action_names[];
+/* "None", "GPU Reset Required", ...: the driver's words in the Xid 154 line (gpu.c). */
+extern const char *const klog_recovery_action_driver_names[];
+
 /* Validity bits of struct klog_event. */
 enum klog_slot {
     KLOG_S_TIME,         /* time_ms */
@@ -33,9 +50,14 @@ enum klog_slot {
     KLOG_S_PID,          /* pid */
     KLOG_S_GPU_INSTANCE, /* gpu_instance */
     KLOG_S_COMPUTE_INSTANCE,
-    KLOG_S_CAUSED_BY, /* caused_by_xid */
-    KLOG_S_BLOCKED,   /* blocked_s */
-    KLOG_S_RSS,       /* rss_bytes */
+    KLOG_S_CAUSED_BY,     /* caused_by_xid */
+    KLOG_S_BLOCKED,       /* blocked_s */
+    KLOG_S_RSS,           /* rss_bytes */
+    KLOG_S_RECOVERY,      /* recovery_action */
+    KLOG_S_RECOVERY_PREV, /* recovery_action_prev */
+    KLOG_S_NVLINK,        /* nvlink_fatal, nvlink_link, nvlink_intrinfo, nvlink_error_status */
+    KLOG_S_NVLINK_UNIT,   /* nvlink_unit: optional, so older snapshots still read */
+    KLOG_S_CONTAINMENT,   /* reset_required, drain_reset_required */
 };
 
 struct klog_event {
@@ -46,14 +68,23 @@ struct klog_event {
     char *uuid;            /* "GPU-..." for KLOG_GPU_UUID, and for others when the log mapped it */
     int32_t xid;           /* KLOG_XID */
     uint32_t gpu_instance; /* MIG GPU instance ("GPU-I:") */
-    uint32_t compute_instance; /* MIG compute instance ("GPU-CI:") */
-    int32_t caused_by_xid;     /* Xid 45 " caused by previous Xid N" */
-    int32_t pid;               /* the process the driver or the OOM killer named */
-    char *name;                /* its name */
-    uint32_t blocked_s;        /* KLOG_HUNG_TASK: "blocked for more than N seconds" */
-    uint64_t rss_bytes;        /* KLOG_OOM_KILL: anon + file + shmem RSS of the killed process */
-    char *message;             /* the driver's text after the header (KLOG_XID), or the line */
-    uint64_t valid;            /* bits of enum klog_slot */
+    uint32_t compute_instance;    /* MIG compute instance ("GPU-CI:") */
+    int32_t caused_by_xid;        /* Xid 45 " caused by previous Xid N" */
+    int32_t recovery_action;      /* Xid 154: the enum klog_recovery_action it changed to ... */
+    int32_t recovery_action_prev; /* ... and the one before */
+    char *nvlink_unit;            /* NVLink5 Xids 144..150: the unit the driver names */
+    bool nvlink_fatal;            /* ... "Fatal" rather than "Nonfatal" */
+    int32_t nvlink_link;          /* ... the link; -1 when the error is not one link's */
+    uint32_t nvlink_intrinfo;     /* ... the first hex word (sub-code in bits 20..25) */
+    uint32_t nvlink_error_status; /* ... the second hex word */
+    bool reset_required;          /* Xid 94/95 "RST: Yes": the GPU needs a reset */
+    bool drain_reset_required;    /* Xid 94/95 "D-RST: Yes": drain the GPU, then reset it */
+    int32_t pid;                  /* the process the driver or the OOM killer named */
+    char *name;                   /* its name */
+    uint32_t blocked_s;           /* KLOG_HUNG_TASK: "blocked for more than N seconds" */
+    uint64_t rss_bytes;           /* KLOG_OOM_KILL: anon + file + shmem RSS of the killed process */
+    char *message;                /* the driver's text after the header (KLOG_XID), or the line */
+    uint64_t valid;               /* bits of enum klog_slot */
 };
 
 /* Validity bits of struct driver_info. */

@@ -1,4 +1,5 @@
 #include "collect/klog-parse.h"
+#include "data/xid.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
@@ -7,6 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* Xids whose messages say more than a sentence (docs/driver.md, "What is decoded"). */
+#define XID_CONTAINED       94
+#define XID_UNCONTAINED     95
+#define XID_RECOVERY_ACTION 154
 
 /* A hung-task warning's call trace is followed for at most this many lines. */
 #define HUNG_TRACE_LINES 64
@@ -99,13 +105,183 @@ size_t klog_parse_pci(const char *s, char *out, size_t size)
     return (size_t)(p - s);
 }
 
+/* Hex digits after "0x" at *s into *out (at most 32 bits); advances past them. */
+static bool parse_hex32(const char **s, uint32_t *out)
+{
+    const char *p = *s;
+    uint32_t v = 0;
+    int digits = 0;
+
+    if (p[0] != '0' || (p[1] != 'x' && p[1] != 'X'))
+        return false;
+    p += 2;
+    while (isxdigit((unsigned char)*p)) {
+        if (digits++ == 8)
+            return false;
+        v = v << 4 | (uint32_t)(isdigit((unsigned char)*p) ? *p - '0'
+                                                           : tolower((unsigned char)*p) - 'a' + 10);
+        p++;
+    }
+    if (digits == 0)
+        return false;
+    *s = p;
+    *out = v;
+    return true;
+}
+
+/* "[-]digits" at *s into *out. */
+static bool parse_int32(const char **s, int32_t *out)
+{
+    const char *p = *s;
+    bool neg = skip(&p, "-");
+    uint64_t v;
+
+    if (!parse_uint(&p, neg ? (uint64_t)INT32_MAX + 1 : INT32_MAX, &v))
+        return false;
+    *out = neg ? (int32_t)(-(int64_t)v) : (int32_t)v;
+    *s = p;
+    return true;
+}
+
+/*
+ * Drivers from 570.124.04 end an Xid 45 line with " caused by previous Xid N" (kernel_rc.c,
+ * krcReportXid_IMPL); it is only ever the end of the line, so text elsewhere does not count.
+ */
+static void decode_caused_by(struct klog_event *ev)
+{
+    static const char lit[] = "caused by previous Xid ";
+    const char *m = ev->message, *at = NULL, *q;
+    uint64_t v;
+
+    for (const char *p = strstr(m, lit); p != NULL; p = strstr(p + 1, lit))
+        at = p;
+    if (at == NULL || (at > m && at[-1] != ' '))
+        return;
+    q = at + strlen(lit);
+    if (parse_uint(&q, INT32_MAX, &v) && *q == '\0') {
+        ev->caused_by_xid = (int32_t)v;
+        ev->valid |= 1u << KLOG_S_CAUSED_BY;
+    }
+}
+
+/* "0x1 (GPU Reset Required)": the driver's number and its name, which must agree. A number
+ * the table does not know (a newer driver) is kept as it is. */
+static bool parse_recovery(const char **s, int32_t *out)
+{
+    const char *p = *s, *close;
+    uint32_t v;
+
+    if (!parse_hex32(&p, &v) || v > INT32_MAX || !skip(&p, " ("))
+        return false;
+    close = strchr(p, ')');
+    if (close == NULL)
+        return false;
+    if (v < KLOG__RA_COUNT &&
+        ((size_t)(close - p) != strlen(klog_recovery_action_driver_names[v]) ||
+         strncmp(p, klog_recovery_action_driver_names[v], (size_t)(close - p)) != 0))
+        return false;
+    *out = (int32_t)v;
+    *s = close + 1;
+    return true;
+}
+
+/* Xid 154 (gpu.c): "GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)" */
+static void decode_recovery(struct klog_event *ev)
+{
+    const char *p = ev->message;
+    int32_t from, to;
+
+    if (!skip(&p, "GPU recovery action changed from "))
+        return;
+    if (parse_recovery(&p, &from)) {
+        ev->recovery_action_prev = from;
+        ev->valid |= 1u << KLOG_S_RECOVERY_PREV;
+    } else {
+        /* an unknown name before " to ": skip to it, the new action still counts */
+        p = strstr(p, " to 0x");
+        if (p == NULL)
+            return;
+    }
+    if (skip(&p, " to ") && parse_recovery(&p, &to)) {
+        ev->recovery_action = to;
+        ev->valid |= 1u << KLOG_S_RECOVERY;
+    }
+}
+
+/*
+ * NVLink5 Xids 144..150, printed by the GSP firmware as
+ *   "RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008 0x00000001 ...)"
+ * the unit, Fatal or Nonfatal, two fields gpudoctor does not interpret, the link (-1: none),
+ * then intrinfo and the error status (docs/driver.md; NVIDIA's decode sheet is
+ * data/xid-nvlink5.tsv). A message of another shape leaves the fields unset.
+ */
+static void decode_nvlink5(struct klog_event *ev)
+{
+    const char *p = ev->message;
+    size_t unit = strspn(p, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_/");
+    uint64_t v;
+    int32_t link;
+    uint32_t intrinfo, status;
+    bool fatal;
+
+    if (unit == 0 || unit > 64 || p[unit] != ' ')
+        return;
+    p += unit + 1;
+    if (skip(&p, "Fatal "))
+        fatal = true;
+    else if (skip(&p, "Nonfatal "))
+        fatal = false;
+    else
+        return;
+    if (!skip(&p, "XC") || !parse_uint(&p, UINT32_MAX, &v) || !skip(&p, " i") ||
+        !parse_uint(&p, UINT32_MAX, &v) || !skip(&p, " Link ") || !parse_int32(&p, &link) ||
+        !skip(&p, " (") || !parse_hex32(&p, &intrinfo) || !skip(&p, " ") ||
+        !parse_hex32(&p, &status) || (*p != ' ' && *p != ')'))
+        return;
+    ev->nvlink_unit = xstrndup(ev->message, unit);
+    ev->nvlink_fatal = fatal;
+    ev->nvlink_link = link;
+    ev->nvlink_intrinfo = intrinfo;
+    ev->nvlink_error_status = status;
+    ev->valid |= 1u << KLOG_S_NVLINK | 1u << KLOG_S_NVLINK_UNIT;
+}
+
+static bool parse_yes_no(const char **s, bool *out)
+{
+    if (skip(s, "Yes"))
+        *out = true;
+    else if (skip(s, "No"))
+        *out = false;
+    else
+        return false;
+    return true;
+}
+
+/* Xid 94/95 (kern_gpu_error_cont_ga100.c): "... RST: Yes, D-RST: No" at the end: whether the
+ * GPU must be reset, and whether its work must be drained first. */
+static void decode_containment(struct klog_event *ev)
+{
+    const char *p = NULL;
+    bool rst, drst;
+
+    for (const char *q = strstr(ev->message, " RST: "); q != NULL; q = strstr(q + 1, " RST: "))
+        p = q;
+    if (p == NULL)
+        return;
+    p += strlen(" RST: ");
+    if (parse_yes_no(&p, &rst) && skip(&p, ", D-RST: ") && parse_yes_no(&p, &drst) && *p == '\0') {
+        ev->reset_required = rst;
+        ev->drain_reset_required = drst;
+        ev->valid |= 1u << KLOG_S_CONTAINMENT;
+    }
+}
+
 /* "NVRM: Xid (PCI:0000:3b:00 GPU-I:01 GPU-CI:00): 13, pid=..., name=..., message" */
 static enum klog_parse_result parse_xid(const char *r, struct klog_event *ev)
 {
     char pci[24];
     size_t n;
     uint64_t v;
-    const char *caused;
 
     ev->kind = KLOG_XID;
     if (!skip(&r, "("))
@@ -163,16 +339,13 @@ static enum klog_parse_result parse_xid(const char *r, struct klog_event *ev)
         r = *end ? end + 2 : end;
     }
     ev->message = dup_trimmed(r, strlen(r));
-    /* R570.124+ append the Xid that caused a preemptive cleanup (Xid 45). */
-    caused = strstr(ev->message, "caused by previous Xid ");
-    if (caused != NULL) {
-        const char *q = caused + strlen("caused by previous Xid ");
-
-        if (parse_uint(&q, INT32_MAX, &v)) {
-            ev->caused_by_xid = (int32_t)v;
-            ev->valid |= 1u << KLOG_S_CAUSED_BY;
-        }
-    }
+    decode_caused_by(ev);
+    if (ev->xid == XID_RECOVERY_ACTION)
+        decode_recovery(ev);
+    else if (ev->xid >= XID_NVLINK5_FIRST && ev->xid <= XID_NVLINK5_LAST)
+        decode_nvlink5(ev);
+    else if (ev->xid == XID_CONTAINED || ev->xid == XID_UNCONTAINED)
+        decode_containment(ev);
     return KLOG_PARSE_EVENT;
 }
 

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The driver and kernel-log collectors through the built binary, on fixture trees: /dev/kmsg as a
-# file, the fallback to /var/log/kern.log, the open kernel module, and no module at all.
+# file, the fallback to /var/log/kern.log, what is decoded inside Blackwell Xid messages, the open
+# kernel module, and no module at all.
 set -euo pipefail
 command -v jq >/dev/null || { echo "jq not installed"; exit 77; }
 FIX="$SRC/tests/fixtures"
 OUT=$(mktemp)
-trap 'rm -f "$OUT"' EXIT
+ROOT=$(mktemp -d)
+trap 'rm -rf "$OUT" "$ROOT"' EXIT
 export TZ=UTC
 fail=0
 
@@ -37,6 +39,23 @@ check '[.driver.events[] | .kind]' '["xid","xid","xid","hung_task","hung_task","
 check '.driver.events[3] | [.name, .pid, .blocked_s]' '["nvidia-smi",7711,120]'
 check '.collectors.kernel_log.notes[0]' \
     '"read /var/log/kern.log instead of the kernel'"'"'s own log (/dev/kmsg: No such file or directory)"'
+
+# A Blackwell node's log as /var/log/kern.log: the decoded fields reach the snapshot.
+mkdir -p "$ROOT/var/log"
+cp "$FIX/klog/gen-580-blackwell.log" "$ROOT/var/log/kern.log"
+snap "$ROOT" kernel_log
+check '.driver.events | length' '13'
+check '.driver.events[2] | [.xid, .nvlink_unit, .nvlink_fatal, .nvlink_link, .nvlink_intrinfo, .nvlink_error_status]' \
+    '[145,"RLW_RXPIPE",false,13,"0x0409a0c2","0x00000008"]'
+check '.driver.events[4] | [.nvlink_unit, .nvlink_fatal, .nvlink_link]' '["NETIR",true,-1]'
+check '.driver.events[6] | [.xid, .pid, .name, .caused_by_xid]' '[45,1818990,"python3",149]'
+check '[.driver.events[] | select(.xid == 154) | [.recovery_action_prev, .recovery_action]]' \
+    '[["none","drain_p2p"],["drain_p2p","gpu_reset"],["none","drain_and_reset"],["drain_and_reset","node_reboot"]]'
+check '.driver.events[9] | [.xid, .gpu_instance, .compute_instance, .reset_required, .drain_reset_required]' \
+    '[94,2,0,false,false]'
+check '.driver.events[10] | [.xid, .reset_required, .drain_reset_required]' '[95,true,true]'
+check '.driver.events[2] | [.recovery_action, .caused_by_xid, .reset_required]' '[null,null,null]'
+check '.driver.klog_unparsed' '0'
 
 snap "$FIX/klog/none" kernel_log
 check '.collectors.kernel_log.state' '"unavailable"'

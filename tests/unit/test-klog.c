@@ -1,6 +1,9 @@
-/* Kernel-log parsing: every Xid format of every driver generation, the companion lines, hung
- * tasks, OOM kills, kmsg and syslog stamps, garbage, and the bound on kept events. */
+/* Kernel-log parsing: every Xid format of every driver generation for every catalogue code, what
+ * the decoders read inside messages (154's recovery action, NVLink5 sub-codes, the cause of a 45,
+ * 94/95 RST and D-RST), the companion lines, hung tasks, OOM kills, kmsg and syslog stamps,
+ * garbage, and the bound on kept events. */
 #include "collect/klog-parse.h"
+#include "data/xid.h"
 #include "util/fileio.h"
 #include "util/xalloc.h"
 
@@ -151,6 +154,237 @@ static void test_xid_older_formats(void **state)
     assert_int_equal(ev.xid, 3);
     assert_string_equal(ev.message, "C 00000005 SC 00000007 ...");
     klog_event_free(&ev);
+}
+
+/* Xid 154 (gpu.c): "GPU recovery action changed from 0x%x (%s) to 0x%x (%s)", every action. */
+static void test_xid_recovery_action(void **state)
+{
+    static const char *const words[] = { "None",      "GPU Reset Required", "Node Reboot Required",
+                                         "Drain P2P", "Drain and Reset",    "Recover IMEX Domain" };
+    static const char *const bad[] = {
+        "GPU recovery action changed from 0x0 (None) to 0x1 (Node Reboot Required)", /* name */
+        "GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required",    /* no ')' */
+        "GPU recovery action changed from 0x0 (None) to 1 (GPU Reset Required)",     /* no 0x */
+        "GPU recovery action changed from 0x0 (None) to 0x (GPU Reset Required)",
+        "GPU recovery action changed from 0x0 (None) to 0x100000000 (Unknown)",
+        "recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)",
+    };
+    struct klog_event ev;
+    char *line;
+
+    (void)state;
+    assert_int_equal(KLOG__RA_COUNT, ARRAY_SIZE(words));
+    for (int to = 0; to < KLOG__RA_COUNT; to++) {
+        int from = (to + 1) % KLOG__RA_COUNT;
+
+        line = xasprintf("NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action changed from 0x%x "
+                         "(%s) to 0x%x (%s)",
+                         from, words[from], to, words[to]);
+        assert_int_equal(klog_parse_message(line, &ev), KLOG_PARSE_EVENT);
+        assert_int_equal(ev.xid, 154);
+        assert_true(ev.valid & BIT(KLOG_S_RECOVERY));
+        assert_true(ev.valid & BIT(KLOG_S_RECOVERY_PREV));
+        assert_int_equal(ev.recovery_action, to);
+        assert_int_equal(ev.recovery_action_prev, from);
+        assert_string_equal(klog_recovery_action_driver_names[to], words[to]);
+        klog_event_free(&ev);
+        free(line);
+    }
+    assert_string_equal(klog_recovery_action_names[KLOG_RA_NODE_REBOOT], "node_reboot");
+    assert_null(klog_recovery_action_names[KLOG__RA_COUNT]);
+
+    /* A number newer than gpudoctor's table is kept as the number; the driver names it "Unknown".
+     */
+    assert_int_equal(klog_parse_message("NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action "
+                                        "changed from 0x1 (GPU Reset Required) to 0x6 (Unknown)",
+                                        &ev),
+                     KLOG_PARSE_EVENT);
+    assert_int_equal(ev.recovery_action, 6);
+    assert_int_equal(ev.recovery_action_prev, KLOG_RA_GPU_RESET);
+    klog_event_free(&ev);
+
+    /* A previous action that does not read still leaves the new one. */
+    assert_int_equal(klog_parse_message("NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action "
+                                        "changed from 0x2 (Reboot) to 0x0 (None)",
+                                        &ev),
+                     KLOG_PARSE_EVENT);
+    assert_false(ev.valid & BIT(KLOG_S_RECOVERY_PREV));
+    assert_true(ev.valid & BIT(KLOG_S_RECOVERY));
+    assert_int_equal(ev.recovery_action, KLOG_RA_NONE);
+    klog_event_free(&ev);
+
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+        line = xasprintf("NVRM: Xid (PCI:0000:3b:00): 154, %s", bad[i]);
+        assert_int_equal(klog_parse_message(line, &ev), KLOG_PARSE_EVENT);
+        if (ev.valid & BIT(KLOG_S_RECOVERY))
+            fail_msg("\"%s\": decoded as %d", bad[i], (int)ev.recovery_action);
+        assert_string_equal(ev.message, bad[i]);
+        klog_event_free(&ev);
+        free(line);
+    }
+    /* Only Xid 154 carries it. */
+    assert_int_equal(klog_parse_message("NVRM: Xid (PCI:0000:3b:00): 13, GPU recovery action "
+                                        "changed from 0x0 (None) to 0x1 (GPU Reset Required)",
+                                        &ev),
+                     KLOG_PARSE_EVENT);
+    assert_false(ev.valid & (BIT(KLOG_S_RECOVERY) | BIT(KLOG_S_RECOVERY_PREV)));
+    klog_event_free(&ev);
+}
+
+/* NVLink5 Xids 144..150: "UNIT Fatal|Nonfatal XCn in Link L (INTRINFO ERRORSTATUS ...)". The
+ * lines are from public logs (leptonai/gpud PRs #1160 and #1174). */
+static void test_xid_nvlink5(void **state)
+{
+    static const struct {
+        const char *line, *unit;
+        bool fatal;
+        int link;
+        uint32_t intrinfo, status;
+    } good[] = {
+        { "NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 "
+          "0x00000008 0x00000001 0x00000000 0x00100000 0x00000004)",
+          "RLW_RXPIPE", false, 13, 0x0409a0c2, 0x8 },
+        { "NVRM: Xid (PCI:0019:01:00): 149, NETIR Fatal XC0 i0 Link -1 (0x000fe406 0x00000000 "
+          "0x00000000 0x00000000 0x00000000 0x00000000)",
+          "NETIR", true, -1, 0x000fe406, 0 },
+        { "NVRM: Xid (PCI:0000:00:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 00 (0x025001c6 "
+          "0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)",
+          "NETIR_LINK_EVT", true, 0, 0x025001c6, 0 },
+        { "NVRM: Xid (PCI:0000:01:00): 144, SAW_MVB Nonfatal XC0 i0 Link 0 (0x00000001 0x00000008 "
+          "0x00000000 0x00000000 0x00000000 0x00000000)",
+          "SAW_MVB", false, 0, 0x1, 0x8 },
+        /* with a process, and a unit with its sub-unit */
+        { "NVRM: Xid (PCI:0000:04:00): 146, pid=77, name=torchrun, TLW_RX/TLW_RX_PIPE0 Fatal XC1 "
+          "i1 Link 05 (0x0000000a 0x00000004 0x00000000 0x00000000)",
+          "TLW_RX/TLW_RX_PIPE0", true, 5, 0xa, 0x4 },
+        /* the two words alone */
+        { "NVRM: Xid (PCI:0000:04:00): 150, MSE_WATCHDOG Fatal XC0 i0 Link 00 (0x00000000 "
+          "0x80000000)",
+          "MSE_WATCHDOG", true, 0, 0, 0x80000000 },
+    };
+    static const char *const other_shapes[] = {
+        "RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2)",             /* one word */
+        "RLW_RXPIPE Nonfatal XC0 i0 Link 13 0x0409a0c2 0x00000008",    /* no parenthesis */
+        "RLW_RXPIPE Non-fatal XC0 i0 Link 13 (0x0409a0c2 0x00000008)", /* not the driver's word */
+        "RLW_RXPIPE Nonfatal XC0 i0 Link x (0x0409a0c2 0x00000008)",   /* link */
+        "RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x1409a0c2a 0x00000008)", /* 9 digits */
+        "rlw_rxpipe Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008)",  /* unit */
+        "RLW_RXPIPE Nonfatal XC0 Link 13 (0x0409a0c2 0x00000008)",     /* no i */
+        "Ch 00000001",
+        "",
+    };
+    struct klog_event ev;
+    char *line;
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+        assert_int_equal(klog_parse_message(good[i].line, &ev), KLOG_PARSE_EVENT);
+        if (!(ev.valid & BIT(KLOG_S_NVLINK)))
+            fail_msg("not decoded: %s", good[i].line);
+        assert_string_equal(ev.nvlink_unit, good[i].unit);
+        assert_int_equal(ev.nvlink_fatal, good[i].fatal);
+        assert_int_equal(ev.nvlink_link, good[i].link);
+        assert_int_equal(ev.nvlink_intrinfo, good[i].intrinfo);
+        assert_int_equal(ev.nvlink_error_status, good[i].status);
+        klog_event_free(&ev);
+    }
+    assert_int_equal(klog_parse_message(good[4].line, &ev), KLOG_PARSE_EVENT);
+    assert_int_equal(ev.pid, 77);
+    assert_string_equal(ev.name, "torchrun");
+    klog_event_free(&ev);
+    for (size_t i = 0; i < ARRAY_SIZE(other_shapes); i++) {
+        line = xasprintf("NVRM: Xid (PCI:0018:01:00): 145, %s", other_shapes[i]);
+        assert_int_equal(klog_parse_message(line, &ev), KLOG_PARSE_EVENT);
+        if (ev.valid & BIT(KLOG_S_NVLINK))
+            fail_msg("decoded: %s", line);
+        assert_null(ev.nvlink_unit);
+        klog_event_free(&ev);
+        free(line);
+    }
+    /* Only 144..150 are NVLink5 Xids. */
+    assert_int_equal(klog_parse_message("NVRM: Xid (PCI:0000:04:00): 74, SAW_MVB Fatal XC0 i0 Link "
+                                        "00 (0x00000001 0x00000002)",
+                                        &ev),
+                     KLOG_PARSE_EVENT);
+    assert_false(ev.valid & BIT(KLOG_S_NVLINK));
+    klog_event_free(&ev);
+}
+
+/* " caused by previous Xid N" counts only as the end of the line, as the driver prints it. */
+static void test_xid_caused_by(void **state)
+{
+    static const struct {
+        const char *msg;
+        int cause; /* -1: none */
+    } cases[] = {
+        { "Ch 00000001 caused by previous Xid 149", 149 },
+        { "caused by previous Xid 48", 48 },
+        { "Ch 00000001 caused by previous Xid 149   ", 149 }, /* trailing blanks are trimmed */
+        { "Ch 00000001 caused by previous Xid 149 and more", -1 },
+        { "Ch 00000001 caused by previous Xid", -1 },
+        { "Ch 00000001 caused by previous Xid x", -1 },
+        { "Ch 00000001 caused by previous Xid 99999999999", -1 },
+        { "Ch 00000001 uncaused by previous Xid 13", -1 },
+        { "Ch 00000001", -1 },
+    };
+    struct klog_event ev;
+    char *line;
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        line = xasprintf("NVRM: Xid (PCI:0000:dc:00): 45, pid=1818990, name=python3, %s",
+                         cases[i].msg);
+        assert_int_equal(klog_parse_message(line, &ev), KLOG_PARSE_EVENT);
+        if (cases[i].cause < 0) {
+            if (ev.valid & BIT(KLOG_S_CAUSED_BY))
+                fail_msg("\"%s\": cause %d decoded", cases[i].msg, (int)ev.caused_by_xid);
+        } else {
+            assert_true(ev.valid & BIT(KLOG_S_CAUSED_BY));
+            assert_int_equal(ev.caused_by_xid, cases[i].cause);
+        }
+        assert_int_equal(ev.pid, 1818990);
+        klog_event_free(&ev);
+        free(line);
+    }
+}
+
+/* Xid 94/95 (kern_gpu_error_cont_ga100.c): "... RST: Yes|No, D-RST: Yes|No" at the end. */
+static void test_xid_containment(void **state)
+{
+    static const struct {
+        const char *line;
+        int rst, drst; /* -1: not decoded */
+    } cases[] = {
+        { "NVRM: Xid (PCI:0000:01:00 GPU-I:05): 94, pid=7194, Contained: CE User Channel (0x9). "
+          "RST: No, D-RST: No",
+          0, 0 },
+        { "NVRM: Xid (PCI:0000:01:00): 95, pid=7062, Uncontained: LTC TAG (0x2, 0x1). RST: Yes, "
+          "D-RST: No",
+          1, 0 },
+        { "NVRM: Xid (PCI:0000:01:00): 95, Uncontained: DRAM (0x1, 0x0). physAddr: 0x12345678 "
+          "RST: Yes, D-RST: Yes",
+          1, 1 },
+        { "NVRM: Xid (PCI:0000:01:00): 94, Contained: SM (0x1). RST: Maybe, D-RST: No", -1, -1 },
+        { "NVRM: Xid (PCI:0000:01:00): 94, Contained: SM (0x1). RST: No, D-RST: No.", -1, -1 },
+        { "NVRM: Xid (PCI:0000:01:00): 94, Contained: SM (0x1).", -1, -1 },
+        /* only 94 and 95 carry it */
+        { "NVRM: Xid (PCI:0000:01:00): 48, Contained: SM (0x1). RST: Yes, D-RST: Yes", -1, -1 },
+    };
+    struct klog_event ev;
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        assert_int_equal(klog_parse_message(cases[i].line, &ev), KLOG_PARSE_EVENT);
+        if (cases[i].rst < 0) {
+            if (ev.valid & BIT(KLOG_S_CONTAINMENT))
+                fail_msg("decoded: %s", cases[i].line);
+        } else {
+            assert_true(ev.valid & BIT(KLOG_S_CONTAINMENT));
+            assert_int_equal(ev.reset_required, cases[i].rst);
+            assert_int_equal(ev.drain_reset_required, cases[i].drst);
+        }
+        klog_event_free(&ev);
+    }
 }
 
 static void test_companion_lines(void **state)
@@ -406,6 +640,8 @@ static void test_fixture_r570(void **state)
     assert_xid(&e[9], 119, "0000:3b:00", 4121, "python3");
     assert_non_null(strstr(e[9].message, "GSP_RM_CONTROL"));
     assert_xid(&e[10], 154, "0000:3b:00", -1, NULL);
+    assert_int_equal(e[10].recovery_action, KLOG_RA_GPU_RESET);
+    assert_int_equal(e[10].recovery_action_prev, KLOG_RA_NONE);
     driver_info_free(&d);
     klog_parser_release(&p);
 }
@@ -494,6 +730,109 @@ static void test_fixture_3xx(void **state)
     assert_int_equal(e[3].kind, KLOG_OTHER_NVRM);
     assert_null(e[3].pci);
     assert_int_equal(e[4].kind, KLOG_OTHER_NVRM);
+    driver_info_free(&d);
+    klog_parser_release(&p);
+}
+
+/* The Blackwell node: NVLink5 sub-codes, a 45 naming its cause, 154 moving through actions. */
+static void test_fixture_blackwell(void **state)
+{
+    struct driver_info d;
+    struct klog_parser p;
+    const struct klog_event *e;
+
+    (void)state;
+    parse_fixture("gen-580-blackwell.log", &d, &p);
+    e = d.events;
+    assert_int_equal(d.n_events, 13);
+    assert_int_equal(d.klog_unparsed, 0);
+    assert_int_equal(e[0].kind, KLOG_OTHER_NVRM);
+    assert_xid(&e[2], 145, "0018:01:00", -1, NULL);
+    assert_string_equal(e[2].uuid, "GPU-7c2d4e19-0b3a-4f6e-9a1d-3e5f7a9b1c2d");
+    assert_string_equal(e[2].nvlink_unit, "RLW_RXPIPE");
+    assert_false(e[2].nvlink_fatal);
+    assert_int_equal(e[2].nvlink_link, 13);
+    assert_xid(&e[4], 149, "0019:01:00", -1, NULL);
+    assert_string_equal(e[4].nvlink_unit, "NETIR");
+    assert_int_equal(e[4].nvlink_link, -1);
+    assert_xid(&e[5], 149, "0019:01:00", -1, NULL);
+    assert_int_equal(e[5].nvlink_intrinfo, 0x025001c6);
+    assert_true(e[5].nvlink_fatal);
+    assert_xid(&e[6], 45, "0019:01:00", 1818990, "python3");
+    assert_int_equal(e[6].caused_by_xid, 149);
+    assert_int_equal(e[7].recovery_action, KLOG_RA_DRAIN_P2P);
+    assert_int_equal(e[8].recovery_action_prev, KLOG_RA_DRAIN_P2P);
+    assert_int_equal(e[8].recovery_action, KLOG_RA_GPU_RESET);
+    assert_xid(&e[9], 94, "0018:01:00", 2211, "python");
+    assert_int_equal(e[9].gpu_instance, 2);
+    assert_true(e[9].valid & BIT(KLOG_S_CONTAINMENT));
+    assert_false(e[9].reset_required);
+    assert_true(e[10].reset_required);
+    assert_true(e[10].drain_reset_required);
+    assert_int_equal(e[11].recovery_action, KLOG_RA_DRAIN_AND_RESET);
+    assert_int_equal(e[12].recovery_action, KLOG_RA_NODE_REBOOT);
+    assert_string_equal(e[12].uuid, "GPU-7c2d4e19-0b3a-4f6e-9a1d-3e5f7a9b1c2d");
+    driver_info_free(&d);
+    klog_parser_release(&p);
+}
+
+/*
+ * Every code of the catalogue in every header format the drivers print (fixture README): each
+ * line is an event of its code, the code has its catalogue row, and the format's process and MIG
+ * fields are read. What the decoders read is the same in every format.
+ */
+static void test_fixture_every_code(void **state)
+{
+    /* per format: PCI, pid (-1: none), name, GPU instance and compute instance (-1: none) */
+    static const struct {
+        const char *pci;
+        int pid;
+        const char *name;
+        int gi, ci;
+    } fmt[] = {
+        { "0000:3b:00", 4121, "python3", -1, -1 }, { "0000:3b:00", -1, NULL, -1, -1 },
+        { "0000:3b:00", -1, NULL, -1, -1 },        { "0000:86:00", 5123, "train.py", 1, 0 },
+        { "0000:86:00", -1, NULL, 2, -1 },         { "0000:86:00", -1, NULL, 3, 1 },
+        { "0000:10:1c", 1896, NULL, -1, -1 },      { "0000:01:00", -1, NULL, -1, -1 },
+    };
+    struct klog_parse_opts o = { 4096, 0, NOW_MS };
+    struct driver_info d = { 0 };
+    struct klog_parser p;
+    size_t n_codes;
+    const struct xid_info *all = xid_all(&n_codes);
+
+    (void)state;
+    klog_parser_init(&p, &o);
+    feed_fixture(&p, "xid-every-code.log", false);
+    klog_parser_finish(&p, &d);
+    assert_int_equal(d.klog_unparsed, 0);
+    assert_int_equal(p.malformed, 0);
+    assert_int_equal(d.n_events, n_codes * ARRAY_SIZE(fmt));
+    for (size_t i = 0; i < d.n_events; i++) {
+        const struct klog_event *e = &d.events[i];
+        size_t f = i % ARRAY_SIZE(fmt);
+        const struct xid_info *x = &all[i / ARRAY_SIZE(fmt)];
+
+        assert_xid(e, x->code, fmt[f].pci, fmt[f].pid, fmt[f].name);
+        assert_ptr_equal(xid_lookup(e->xid), x);
+        assert_int_equal(!!(e->valid & BIT(KLOG_S_GPU_INSTANCE)), fmt[f].gi >= 0);
+        assert_int_equal(!!(e->valid & BIT(KLOG_S_COMPUTE_INSTANCE)), fmt[f].ci >= 0);
+        if (fmt[f].gi >= 0)
+            assert_int_equal(e->gpu_instance, fmt[f].gi);
+        if (fmt[f].ci >= 0)
+            assert_int_equal(e->compute_instance, fmt[f].ci);
+        assert_non_null(e->message);
+        assert_int_equal(!!(e->valid & BIT(KLOG_S_RECOVERY)), x->code == 154);
+        assert_int_equal(!!(e->valid & BIT(KLOG_S_NVLINK)),
+                         x->code >= XID_NVLINK5_FIRST && x->code <= XID_NVLINK5_LAST);
+        assert_int_equal(!!(e->valid & BIT(KLOG_S_CONTAINMENT)), x->code == 94 || x->code == 95);
+        /* drivers print the cause only since 570.124: the first two MIG-less and MIG formats */
+        assert_int_equal(!!(e->valid & BIT(KLOG_S_CAUSED_BY)),
+                         x->code == 45 && (f == 0 || f == 1 || f == 3 || f == 4));
+        if (e->valid & BIT(KLOG_S_NVLINK))
+            assert_non_null(xid_nvlink5_lookup(e->xid, e->nvlink_unit, e->nvlink_intrinfo,
+                                               e->nvlink_error_status));
+    }
     driver_info_free(&d);
     klog_parser_release(&p);
 }
@@ -739,6 +1078,10 @@ int main(void)
         cmocka_unit_test(test_xid_current_format),
         cmocka_unit_test(test_xid_mig_variants),
         cmocka_unit_test(test_xid_older_formats),
+        cmocka_unit_test(test_xid_recovery_action),
+        cmocka_unit_test(test_xid_nvlink5),
+        cmocka_unit_test(test_xid_caused_by),
+        cmocka_unit_test(test_xid_containment),
         cmocka_unit_test(test_companion_lines),
         cmocka_unit_test(test_hung_and_oom_lines),
         cmocka_unit_test(test_malformed_messages),
@@ -747,6 +1090,8 @@ int main(void)
         cmocka_unit_test(test_fixture_r535),
         cmocka_unit_test(test_fixture_r470_hung_and_oom),
         cmocka_unit_test(test_fixture_3xx),
+        cmocka_unit_test(test_fixture_blackwell),
+        cmocka_unit_test(test_fixture_every_code),
         cmocka_unit_test(test_fixture_garbage),
         cmocka_unit_test(test_kmsg_records),
         cmocka_unit_test(test_syslog_stamps),
