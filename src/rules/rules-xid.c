@@ -1,7 +1,13 @@
 /*
- * XIDs: every Xid the kernel log holds for a GPU, classified by meaning and likely cause
- * (data/xid.tsv through src/data/xid.h) with NVIDIA's recommended action. One finding per GPU
- * and code. Xid 79 (fallen off the bus) is health.gpu-lost's.
+ * XIDs: every Xid the kernel log holds for a GPU, classified by meaning and likely cause with
+ * NVIDIA's action (data/xid.tsv through src/data/xid.h), one finding per GPU and code. The
+ * severity is the catalogue's policy, refined by what the driver wrote inside the message: the
+ * recovery action of Xid 154, the NVLink5 sub-codes of 144-150 (NVIDIA's decode sheet), RST and
+ * D-RST of 94/95, and the cause a 45 names (docs/driver.md). Xid 79 (fallen off the bus) is
+ * health.gpu-lost's.
+ *
+ * Fix lines are pasted into root shells: each is a whole command or a "#" comment, and the only
+ * values from the log in them are integers the parser read (pids, links).
  */
 #include "data/xid.h"
 #include "rules/rule-impl.h"
@@ -12,15 +18,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define XID_FALLEN_OFF_BUS 79
+#define XID_FALLEN_OFF_BUS  79
+#define XID_PREEMPTIVE      45
+#define XID_CONTAINED       94
+#define XID_UNCONTAINED     95
+#define XID_RECOVERY_ACTION 154
 
-/* The catalogue's severity for the code (gpudoctor's policy, docs/driver.md); an Xid the
- * catalogue does not know is a warning: something the driver reports that nobody documented. */
-static enum severity xid_severity(const struct xid_info *x)
+#define HAS(ev, slot) (((ev)->valid & (UINT64_C(1) << (slot))) != 0)
+
+static enum severity sev_of(enum xid_severity s)
 {
-    if (x == NULL)
-        return SEV_WARNING;
-    switch (x->severity) {
+    switch (s) {
     case XID_SEV_INFO:
         return SEV_INFO;
     case XID_SEV_CRITICAL:
@@ -28,6 +36,11 @@ static enum severity xid_severity(const struct xid_info *x)
     default:
         return SEV_WARNING;
     }
+}
+
+static enum severity worse(enum severity a, enum severity b)
+{
+    return a > b ? a : b;
 }
 
 /* Where an event happened: the GPU by PCI address or UUID, else NULL. */
@@ -46,40 +59,8 @@ static const struct gpu_view *event_gpu(const struct rule_ctx *ctx, const struct
 
 static bool counts(const struct rule_ctx *ctx, const struct klog_event *ev)
 {
-    return ev->kind == KLOG_XID && (ev->valid & (UINT64_C(1) << KLOG_S_XID)) &&
-           ev->xid != XID_FALLEN_OFF_BUS && klog_recent(ctx, ev);
-}
-
-static void action_fixes(struct finding *f, const struct xid_info *x, const struct gpu_view *v,
-                         const struct klog_event *last)
-{
-    const char *act = x && x->immediate_action ? x->immediate_action : "";
-    bool has_pid = (last->valid & (UINT64_C(1) << KLOG_S_PID)) && last->pid > 0;
-
-    if (strncmp(act, "RESTART_APP", 11) == 0 || (x && x->category == XID_CAT_APPLICATION)) {
-        if (has_pid)
-            finding_fix(f,
-                        "# restart the job that hit it (pid %d, %s) and check it for bugs "
-                        "(compute-sanitizer finds bad memory accesses)",
-                        (int)last->pid, last->name ? last->name : "?");
-        else
-            finding_fix(f, "# restart the job that hit it and check it for bugs "
-                           "(compute-sanitizer finds bad memory accesses)");
-    } else if (strncmp(act, "RESET_GPU", 9) == 0 || strncmp(act, "WORKFLOW_XID_48", 15) == 0) {
-        if (v)
-            finding_fix(f,
-                        "sudo nvidia-smi -r -i %" PRIu32 "   # after draining its jobs: "
-                        "reset the GPU",
-                        v->g->index);
-        else
-            finding_fix(f, "# drain the GPU's jobs and reset it (nvidia-smi -r), or reboot");
-    } else if (strncmp(act, "RESTART_BM", 10) == 0) {
-        finding_fix(f, "sudo reboot   # NVIDIA: restart the node; drain it first");
-    }
-    if (x && x->investigatory_action && strstr(x->investigatory_action, "CONTACT_SUPPORT"))
-        finding_fix(f, "sudo nvidia-bug-report.sh   # if it recurs: the report NVIDIA support "
-                       "asks for");
-    finding_fix(f, "sudo dmesg -T | grep -E 'NVRM: Xid' | tail -20   # the events, in order");
+    return ev->kind == KLOG_XID && HAS(ev, KLOG_S_XID) && ev->xid != XID_FALLEN_OFF_BUS &&
+           klog_recent(ctx, ev);
 }
 
 /* A counted Xid event with where it happened, resolved once. */
@@ -104,56 +85,484 @@ static int cmp_xev(const void *a, const void *b)
     return (x->i > y->i) - (x->i < y->i);
 }
 
-static bool same_group(const struct xev *a, const struct xev *b)
+static bool same_gpu(const struct xev *a, const struct xev *b)
 {
-    return a->gpu == b->gpu && a->xid == b->xid &&
+    return a->gpu == b->gpu &&
            (a->gpu >= 0 || strcmp(a->pci ? a->pci : "", b->pci ? b->pci : "") == 0);
 }
 
-/* One finding for the events evs[0..n) of one GPU and code, in log order. */
-static void xid_finding(const struct rule_ctx *ctx, struct findings *out, const struct xev *evs,
-                        size_t n)
+/* The events of one GPU and code, in log order, and what the finding needs around them. */
+struct xgroup {
+    const struct rule_ctx *ctx;
+    const struct xev *evs; /* this group */
+    size_t n;
+    const struct xev *all; /* every counted event, sorted: the GPU's other codes */
+    size_t n_all;
+    const struct gpu_view *v; /* NULL when the snapshot has no such GPU */
+    const struct xid_info *x; /* NULL when the catalogue lacks the code */
+    int32_t code;
+};
+
+static const struct klog_event *gev(const struct xgroup *g, size_t k)
 {
-    const struct klog_event *first = &ctx->snap->driver.events[evs[0].i];
-    const struct klog_event *last = &ctx->snap->driver.events[evs[n - 1].i];
-    const struct gpu_view *v = evs[0].gpu >= 0 ? &ctx->gpus[evs[0].gpu] : NULL;
-    const struct xid_info *x = xid_lookup(first->xid);
-    char when[32], times[32] = "";
-    struct finding *f;
+    return &g->ctx->snap->driver.events[g->evs[k].i];
+}
 
-    f = finding_new(ctx, out, v ? (int32_t)v->g->index : -1, -1);
-    if (v == NULL)
-        finding_object(f, "%s", first->pci ? first->pci : "unknown GPU");
-    f->severity = xid_severity(x);
-    klog_when(when, sizeof(when), ctx, last);
-    if (n > 1)
-        snprintf(times, sizeof(times), " %zu times", n);
-    if (v)
-        finding_title(f, "GPU %" PRIu32 ": Xid %d (%s)%s, last %s", v->g->index, (int)first->xid,
-                      x ? x->meaning : "not in the catalogue", times, when);
-    else
-        finding_title(f, "GPU at PCI %s: Xid %d (%s)%s, last %s", first->pci ? first->pci : "?",
-                      (int)first->xid, x ? x->meaning : "not in the catalogue", times, when);
-    if (x) {
-        finding_evidence(f, "likely cause: %s (%s)", xid_category_label(x->category),
-                         x->typical_cause);
-        finding_evidence(f, "NVIDIA's action: %s", x->action);
-    } else {
-        finding_evidence(f,
-                         "gpudoctor's catalogue does not list Xid %d: see NVIDIA's Xid "
-                         "catalogue",
-                         (int)first->xid);
+/* How many counted events of code the group's GPU has. */
+static size_t gpu_code_count(const struct xgroup *g, int32_t code)
+{
+    size_t n = 0;
+
+    for (size_t k = 0; k < g->n_all; k++) {
+        if (g->all[k].xid == code && same_gpu(&g->all[k], &g->evs[0]))
+            n++;
     }
-    for (size_t k = n > 3 ? n - 3 : 0; k < n; k++) { /* the latest three */
-        const struct klog_event *e = &ctx->snap->driver.events[evs[k].i];
+    return n;
+}
 
-        klog_when(when, sizeof(when), ctx, e);
+/* ---- fix lines ---- */
+
+static void fix_reset(struct finding *f, const struct xgroup *g, const char *why)
+{
+    if (g->v)
+        finding_fix(f, "sudo nvidia-smi -r -i %" PRIu32 "   # %s", g->v->g->index, why);
+    else
+        finding_fix(f,
+                    "# %s: find the index of the GPU at that PCI address (nvidia-smi "
+                    "--query-gpu=index,pci.bus_id --format=csv), then: sudo nvidia-smi -r -i "
+                    "INDEX",
+                    why);
+}
+
+static void fix_reboot(struct finding *f, const char *why)
+{
+    finding_fix(f, "sudo reboot   # %s; drain the node first", why);
+}
+
+static void fix_bug_report(struct finding *f)
+{
+    finding_fix(f,
+                "sudo nvidia-bug-report.sh   # if it recurs: the report NVIDIA support asks for");
+}
+
+static void fix_log(struct finding *f)
+{
+    finding_fix(f, "sudo dmesg -T | grep -E 'NVRM: Xid' | tail -20   # the events, in order");
+}
+
+static bool bucket(const char *b, const char *name)
+{
+    return b != NULL && strncmp(b, name, strlen(name)) == 0;
+}
+
+/* The fixes NVIDIA's catalogue buckets call for, for a code without a decoded message. */
+static void catalogue_fixes(struct finding *f, const struct xgroup *g, enum severity sev)
+{
+    const struct xid_info *x = g->x;
+    const struct klog_event *last = gev(g, g->n - 1);
+    const char *imm = x ? x->immediate_action : NULL;
+    bool app = x && x->category == XID_CAT_APPLICATION;
+
+    if (bucket(imm, "RESTART_APP") || app) {
+        if (HAS(last, KLOG_S_PID) && last->pid > 0)
+            finding_fix(f, "# restart the job that hit it (pid %d)%s", (int)last->pid,
+                        app ? " and check it for bugs (compute-sanitizer finds bad memory accesses)"
+                            : "");
+        else
+            finding_fix(f, "# restart the job that hit it%s",
+                        app ? " and check it for bugs (compute-sanitizer finds bad memory accesses)"
+                            : "");
+    }
+    if (x && x->category == XID_CAT_BUS && !bucket(imm, "RESTART_BM"))
+        finding_fix(f, "sudo dmesg -T | grep -iE 'AER|pcieport' | tail -20   # PCIe errors of the "
+                       "link");
+    if (bucket(imm, "RESET_GPU") || bucket(imm, "WORKFLOW_XID_48") ||
+        (imm == NULL && sev == SEV_CRITICAL))
+        fix_reset(f, g, "after draining its jobs: reset the GPU");
+    else if (bucket(imm, "RESTART_BM"))
+        fix_reboot(f, "NVIDIA: restart the node");
+    else if (bucket(imm, "RESTART_VM"))
+        finding_fix(f, "# NVIDIA: restart the virtual machine that uses this GPU");
+    else if (bucket(imm, "CHECK_MECHANICALS"))
+        finding_fix(f, "# check the GPU's auxiliary power cables and its seating");
+    else if (bucket(imm, "UPDATE_SWFW"))
+        finding_fix(f, "# update the driver (host and guest alike) and the GPU firmware");
+    else if (bucket(imm, "WORKFLOW_NVLINK_ERR") && g->v)
+        finding_fix(f, "nvidia-smi nvlink -s -i %" PRIu32 "   # the state of each link",
+                    g->v->g->index);
+    if (bucket(imm, "WORKFLOW_NVLINK_ERR"))
+        fix_reset(f, g, "a GPU reset or reboot clears an NVLink error; drain its jobs first");
+    if (x && x->investigatory_action && strstr(x->investigatory_action, "CONTACT_SUPPORT"))
+        fix_bug_report(f);
+}
+
+/* ---- evidence ---- */
+
+static void catalogue_evidence(struct finding *f, const struct xid_info *x, int32_t code)
+{
+    if (x == NULL) {
+        finding_evidence(
+            f,
+            "gpudoctor's catalogue does not list Xid %d (it has NVIDIA's codes 1-176): "
+            "see NVIDIA's Xid catalogue",
+            (int)code);
+        return;
+    }
+    finding_evidence(f, "likely cause (%s): %s", xid_category_name(x->category), x->typical_cause);
+    finding_evidence(f, "action: %s", x->action);
+    if (x->listed_in == XID_LISTED_NVERROR)
+        finding_evidence(f,
+                         "Xid %d (%s) is newer than NVIDIA's Xid catalogue: the driver's "
+                         "nverror.h names it",
+                         (int)code, x->nverror_name);
+}
+
+/* The latest three events of the group, as the log has them. */
+static void log_evidence(struct finding *f, const struct xgroup *g)
+{
+    char when[32];
+
+    for (size_t k = g->n > 3 ? g->n - 3 : 0; k < g->n; k++) {
+        const struct klog_event *e = gev(g, k);
+
+        klog_when(when, sizeof(when), g->ctx, e);
         finding_evidence(f, "kernel log %s: Xid %d%s%s%s%s", when, (int)e->xid, e->name ? ", " : "",
                          e->name ? e->name : "", e->message ? ": " : "",
                          e->message ? e->message : "");
     }
-    action_fixes(f, x, v, last);
-    f->impact = (f->severity == SEV_CRITICAL ? 1.0 : 0.3) + 0.01 * (double)n;
+}
+
+/* ---- Xid 154: the driver's recovery action ---- */
+
+/* What each action asks of the operator (NVIDIA's GPU memory error management guide,
+ * "Error Recovery and Response Flags"; gpu.c for when the driver chooses each). */
+static const struct {
+    enum severity sev;
+    const char *means;
+} recovery[KLOG__RA_COUNT] = {
+    [KLOG_RA_NONE] = { SEV_INFO, "no recovery action is needed: new processes can use the GPU" },
+    [KLOG_RA_GPU_RESET] = { SEV_CRITICAL, "end every process on the GPU and reset it "
+                                          "(nvidia-smi -r); then it can be used again" },
+    [KLOG_RA_NODE_REBOOT] = { SEV_CRITICAL, "the fault may have left the operating system "
+                                            "inconsistent: reboot the node" },
+    [KLOG_RA_DRAIN_P2P] = { SEV_WARNING,
+                            "end the processes that use peer-to-peer traffic and disable UVM "
+                            "persistence mode; the driver then names the next action (another "
+                            "Xid 154)" },
+    [KLOG_RA_DRAIN_AND_RESET] = { SEV_CRITICAL, "let the GPU's work drain (start nothing new on "
+                                                "it), then reset it" },
+    [KLOG_RA_RECOVER_IMEX_DOMAIN] = { SEV_CRITICAL,
+                                      "the driver disabled fabric memory allocation: the IMEX "
+                                      "domain of this NVLink domain must be recovered before "
+                                      "jobs can share memory across nodes again" },
+};
+
+static const char *recovery_words(int32_t a)
+{
+    return a >= 0 && a < KLOG__RA_COUNT ? klog_recovery_action_driver_names[a] : "unknown";
+}
+
+static enum severity recovery_finding(struct finding *f, const struct xgroup *g, char *title,
+                                      size_t size)
+{
+    const struct klog_event *cur = NULL;
+    char when[32];
+    int32_t a;
+
+    for (size_t k = g->n; k-- > 0 && cur == NULL;) {
+        if (HAS(gev(g, k), KLOG_S_RECOVERY))
+            cur = gev(g, k);
+    }
+    if (cur == NULL) {
+        finding_evidence(f, "the recovery action could not be read from the message: act on the "
+                            "action it names");
+        fix_log(f);
+        return SEV_WARNING;
+    }
+    a = cur->recovery_action;
+    snprintf(title, size, ": now %s", recovery_words(a));
+    klog_when(when, sizeof(when), g->ctx, cur);
+    if (HAS(cur, KLOG_S_RECOVERY_PREV))
+        finding_evidence(f, "recovery action now: %s (0x%x), %s; before: %s", recovery_words(a),
+                         (unsigned)a, when, recovery_words(cur->recovery_action_prev));
+    else
+        finding_evidence(f, "recovery action now: %s (0x%x), %s", recovery_words(a), (unsigned)a,
+                         when);
+    if (a < 0 || a >= KLOG__RA_COUNT) {
+        finding_evidence(f,
+                         "gpudoctor does not know recovery action 0x%x (a newer driver): read "
+                         "NVML field 230 (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION) or the driver's "
+                         "documentation",
+                         (unsigned)a);
+        fix_log(f);
+        return SEV_WARNING;
+    }
+    finding_evidence(f, "NVIDIA: %s", recovery[a].means);
+    switch ((enum klog_recovery_action)a) {
+    case KLOG_RA_NONE:
+        finding_fix(f, "# nothing to do for this GPU: the driver says it recovered");
+        break;
+    case KLOG_RA_GPU_RESET:
+        fix_reset(f, g, "the driver asks for a GPU reset; end its processes first");
+        break;
+    case KLOG_RA_NODE_REBOOT:
+        fix_reboot(f, "the driver asks for a node reboot");
+        break;
+    case KLOG_RA_DRAIN_P2P:
+        finding_fix(f, "# end the processes on this GPU that use peer-to-peer (NVLink or PCIe "
+                       "P2P) traffic and disable UVM persistence mode; the next Xid 154 says what "
+                       "remains to do");
+        break;
+    case KLOG_RA_DRAIN_AND_RESET:
+        finding_fix(f, "# drain: let the GPU's jobs finish and start no new ones on it, then:");
+        fix_reset(f, g, "the driver asks for a reset once the GPU is drained");
+        break;
+    case KLOG_RA_RECOVER_IMEX_DOMAIN:
+        finding_fix(f, "# recover the IMEX domain of this GPU's NVLink domain (its IMEX daemons) "
+                       "once its multi-node jobs end; see NVIDIA's IMEX guide");
+        break;
+    case KLOG__RA_COUNT:
+        break;
+    }
+    fix_log(f);
+    return recovery[a].sev;
+}
+
+/* ---- NVLink5 Xids 144-150: the decode sheet ---- */
+
+/* The severity of one decoded NVLink5 event: the worse of what the driver printed and what
+ * NVIDIA's sheet says for the unit and error status. */
+static enum severity nvlink5_event_sev(const struct klog_event *e, const struct xid_nvlink5_rule *r)
+{
+    enum severity s = e->nvlink_fatal ? SEV_CRITICAL : SEV_WARNING;
+
+    if (r == NULL)
+        return s;
+    if (r->fatal)
+        return SEV_CRITICAL;
+    if (!e->nvlink_fatal && strcmp(r->immediate_action, "IGNORE") == 0 &&
+        strcmp(r->investigatory_action, "IGNORE") == 0)
+        return SEV_INFO;
+    return s;
+}
+
+static enum severity nvlink5_finding(struct finding *f, const struct xgroup *g, char *title,
+                                     size_t size)
+{
+    const struct klog_event *worst = NULL;
+    const struct xid_nvlink5_rule *wr = NULL;
+    enum severity sev = SEV_INFO;
+    size_t decoded = 0;
+
+    for (size_t k = 0; k < g->n; k++) {
+        const struct klog_event *e = gev(g, k);
+        const struct xid_nvlink5_rule *r;
+        enum severity s;
+
+        if (!HAS(e, KLOG_S_NVLINK) || !HAS(e, KLOG_S_NVLINK_UNIT) || e->nvlink_unit == NULL)
+            continue;
+        r = xid_nvlink5_lookup(e->xid, e->nvlink_unit, e->nvlink_intrinfo, e->nvlink_error_status);
+        s = nvlink5_event_sev(e, r);
+        decoded++;
+        if (worst == NULL || s >= sev) { /* the latest of the worst */
+            worst = e;
+            wr = r;
+            sev = s;
+        }
+    }
+    if (worst == NULL) {
+        finding_evidence(f, "the unit and error status could not be read from the message: "
+                            "decode it with NVIDIA's Xid catalogue (XID 144-150 sheet)");
+        catalogue_fixes(f, g, sev_of(g->x->severity));
+        fix_log(f);
+        return sev_of(g->x->severity);
+    }
+    snprintf(title, size, ": %s %s", worst->nvlink_unit,
+             worst->nvlink_fatal ? "Fatal" : "Nonfatal");
+    if (worst->nvlink_link >= 0)
+        finding_evidence(f, "%s: %s %s on link %d, error status 0x%08" PRIx32 ", sub-code %" PRIu32,
+                         decoded > 1 ? "worst event" : "decoded", worst->nvlink_unit,
+                         worst->nvlink_fatal ? "Fatal" : "Nonfatal", (int)worst->nvlink_link,
+                         worst->nvlink_error_status, xid_nvlink5_subcode(worst->nvlink_intrinfo));
+    else
+        finding_evidence(
+            f, "%s: %s %s (no single link), error status 0x%08" PRIx32 ", sub-code %" PRIu32,
+            decoded > 1 ? "worst event" : "decoded", worst->nvlink_unit,
+            worst->nvlink_fatal ? "Fatal" : "Nonfatal", worst->nvlink_error_status,
+            xid_nvlink5_subcode(worst->nvlink_intrinfo));
+    if (wr == NULL) {
+        finding_evidence(f,
+                         "NVIDIA's decode sheet has no row for this unit and error status: "
+                         "the driver's own word (%s) sets the severity",
+                         worst->nvlink_fatal ? "Fatal" : "Nonfatal");
+        if (worst->nvlink_fatal)
+            fix_reset(f, g, "a fatal NVLink error: reset the GPU once its jobs are drained");
+        fix_bug_report(f);
+        fix_log(f);
+        return sev;
+    }
+    finding_evidence(f, "NVIDIA's decode (%s, %s): %s; immediate action %s, if it recurs %s%s%s",
+                     wr->unit, wr->hw_sw, wr->nvidia_severity, wr->immediate_action,
+                     wr->investigatory_action, wr->action2 ? ", then " : "",
+                     wr->action2 ? wr->action2 : "");
+    finding_evidence(f, "what else to expect (NVIDIA): %s", wr->effect);
+    if (strcmp(wr->immediate_action, "RESET_GPU") == 0 || worst->nvlink_fatal)
+        fix_reset(f, g, "NVIDIA: reset the GPU once its jobs are drained");
+    else if (strcmp(wr->immediate_action, "XID_154_EVAL") == 0)
+        finding_fix(f, "# act on the recovery action of the Xid 154 that follows (its own "
+                       "finding)");
+    if (strstr(wr->investigatory_action, "PEER_DEVICE"))
+        finding_fix(f, "# the other end of the link may be the source: look at the peer GPU's or "
+                       "switch's own errors");
+    if (strstr(wr->investigatory_action, "LINK_SI") || strstr(wr->investigatory_action, "CABLES"))
+        finding_fix(f, "# check the link's cables and connectors (signal integrity)");
+    if (strstr(wr->investigatory_action, "SW"))
+        finding_fix(f, "# NVIDIA points at software: the driver, the fabric software or the job");
+    if (g->v)
+        finding_fix(f, "nvidia-smi nvlink -s -i %" PRIu32 "   # the state of each link",
+                    g->v->g->index);
+    if (strstr(wr->investigatory_action, "CONTACT_SUPPORT") ||
+        strstr(wr->investigatory_action, "REPORT"))
+        fix_bug_report(f);
+    fix_log(f);
+    return sev;
+}
+
+/* ---- Xid 45 and other consequences: point at the cause ---- */
+
+static enum severity consequence_finding(struct finding *f, const struct xgroup *g,
+                                         char *causes_out, size_t size)
+{
+    int32_t causes[4];
+    size_t nc = 0, len = 0;
+    enum severity sev = SEV_INFO;
+
+    causes_out[0] = '\0';
+    for (size_t k = g->n; k-- > 0;) {
+        const struct klog_event *e = gev(g, k);
+        bool seen = false;
+
+        if (!HAS(e, KLOG_S_CAUSED_BY))
+            continue;
+        for (size_t j = 0; j < nc; j++)
+            seen |= causes[j] == e->caused_by_xid;
+        if (!seen && nc < sizeof(causes) / sizeof(causes[0]))
+            causes[nc++] = e->caused_by_xid;
+    }
+    for (size_t j = 0; j < nc; j++) {
+        const struct xid_info *c = xid_lookup(causes[j]);
+        size_t there = gpu_code_count(g, causes[j]);
+
+        len += (size_t)snprintf(causes_out + len, len < size ? size - len : 0, "%s%d",
+                                j ? ", " : "", (int)causes[j]);
+        if (there > 0) {
+            finding_evidence(
+                f,
+                "the driver names Xid %d (%s) as the cause: see that Xid's finding for "
+                "this GPU (%zu event%s)",
+                (int)causes[j], c ? c->meaning : "not in the catalogue", there,
+                there == 1 ? "" : "s");
+        } else {
+            /* the cause left no line of its own in what was read: this is its only trace */
+            enum severity cs = c ? sev_of(c->severity) : SEV_WARNING;
+
+            finding_evidence(
+                f,
+                "the driver names Xid %d (%s) as the cause, and the log gpudoctor read "
+                "has no line of it: this finding stands for it",
+                (int)causes[j], c ? c->meaning : "not in the catalogue");
+            if (c)
+                finding_evidence(f, "Xid %d: %s", (int)causes[j], c->action);
+            sev = worse(sev, cs);
+        }
+    }
+    if (nc > 0)
+        return sev;
+    /* no cause in the line (drivers before 570.124): the GPU's other Xids, or alone */
+    {
+        char others[96] = "";
+        size_t on = 0, ol = 0;
+
+        for (size_t k = 0; k < g->n_all && on < 6; k++) {
+            const struct xev *o = &g->all[k];
+
+            if (!same_gpu(o, &g->evs[0]) || o->xid == g->code ||
+                (k > 0 && g->all[k - 1].xid == o->xid && same_gpu(&g->all[k - 1], o)))
+                continue;
+            ol += (size_t)snprintf(others + ol, ol < sizeof(others) ? sizeof(others) - ol : 0,
+                                   "%s%d", on ? ", " : "", (int)o->xid);
+            on++;
+        }
+        if (on > 0) {
+            finding_evidence(f,
+                             "the line names no cause (drivers before 570.124 do not): this GPU "
+                             "also has Xid %s; the earlier error is the one to act on",
+                             others);
+            return SEV_INFO;
+        }
+    }
+    finding_evidence(f, "no other Xid on this GPU: NVIDIA's catalogue says that alone, on an "
+                        "NVSwitch system, it follows an unexpected Fabric Manager shutdown");
+    finding_fix(f, "# on an NVSwitch system: restart Fabric Manager (the nvidia-fabricmanager "
+                   "service) once the GPU's jobs have ended");
+    return SEV_WARNING;
+}
+
+/* ---- one finding ---- */
+
+static void xid_finding(const struct rule_ctx *ctx, struct findings *out, const struct xgroup *g)
+{
+    const struct klog_event *first = gev(g, 0), *last = gev(g, g->n - 1);
+    const struct xid_info *x = g->x;
+    char when[32], times[32] = "", causes[64] = "", suffix[96] = "";
+    enum severity sev = x ? sev_of(x->severity) : SEV_WARNING;
+    struct finding *f;
+
+    f = finding_new(ctx, out, g->v ? (int32_t)g->v->g->index : -1, -1);
+    if (g->v == NULL)
+        finding_object(f, "%s", first->pci ? first->pci : "unknown GPU");
+    catalogue_evidence(f, x, g->code);
+    if (g->code == XID_RECOVERY_ACTION) {
+        sev = recovery_finding(f, g, suffix, sizeof(suffix));
+    } else if (g->code >= XID_NVLINK5_FIRST && g->code <= XID_NVLINK5_LAST && x) {
+        sev = nvlink5_finding(f, g, suffix, sizeof(suffix));
+    } else if (g->code == XID_PREEMPTIVE) {
+        sev = consequence_finding(f, g, causes, sizeof(causes));
+        if (causes[0])
+            snprintf(suffix, sizeof(suffix), ", caused by Xid %s", causes);
+        fix_log(f);
+    } else {
+        if ((g->code == XID_CONTAINED || g->code == XID_UNCONTAINED) &&
+            HAS(last, KLOG_S_CONTAINMENT)) {
+            finding_evidence(f,
+                             "the driver says: GPU reset required: %s; drain and reset "
+                             "required: %s",
+                             last->reset_required ? "yes" : "no",
+                             last->drain_reset_required ? "yes" : "no");
+            if (last->drain_reset_required)
+                finding_fix(f, "# drain: let the GPU's jobs finish and start no new ones on it, "
+                               "then reset it");
+            if (last->reset_required || last->drain_reset_required) {
+                sev = SEV_CRITICAL;
+                if (g->code == XID_CONTAINED)
+                    fix_reset(f, g, "the driver asks for a GPU reset");
+            }
+        }
+        catalogue_fixes(f, g, sev);
+        fix_log(f);
+    }
+    f->severity = sev;
+    klog_when(when, sizeof(when), ctx, last);
+    if (g->n > 1)
+        snprintf(times, sizeof(times), " %zu times", g->n);
+    if (g->v)
+        finding_title(f, "GPU %" PRIu32 ": Xid %d (%s)%s%s, last %s", g->v->g->index, (int)g->code,
+                      x ? x->meaning : "not in the catalogue", times, suffix, when);
+    else
+        finding_title(f, "GPU at PCI %s: Xid %d (%s)%s%s, last %s", first->pci ? first->pci : "?",
+                      (int)g->code, x ? x->meaning : "not in the catalogue", times, suffix, when);
+    log_evidence(f, g);
+    f->impact = (sev == SEV_CRITICAL ? 1.0 : sev == SEV_WARNING ? 0.3 : 0.1) + 0.01 * (double)g->n;
 }
 
 static void check_xid(const struct rule_ctx *ctx, struct findings *out)
@@ -178,9 +587,20 @@ static void check_xid(const struct rule_ctx *ctx, struct findings *out)
     if (n > 1)
         qsort(evs, n, sizeof(*evs), cmp_xev);
     for (size_t start = 0, end; start < n; start = end) {
-        for (end = start + 1; end < n && same_group(&evs[start], &evs[end]); end++)
+        struct xgroup g;
+
+        for (end = start + 1;
+             end < n && same_gpu(&evs[start], &evs[end]) && evs[start].xid == evs[end].xid; end++)
             ;
-        xid_finding(ctx, out, &evs[start], end - start);
+        g.ctx = ctx;
+        g.evs = &evs[start];
+        g.n = end - start;
+        g.all = evs;
+        g.n_all = n;
+        g.v = evs[start].gpu >= 0 ? &ctx->gpus[evs[start].gpu] : NULL;
+        g.code = evs[start].xid;
+        g.x = xid_lookup(g.code);
+        xid_finding(ctx, out, &g);
     }
     free(evs);
     if (!(d->valid & (UINT64_C(1) << DRIVER_S_KLOG)) && d->n_events == 0)
@@ -196,18 +616,25 @@ const struct rule rule_health_xid = {
         "The NVIDIA driver reports GPU errors to the kernel log as 'NVRM: Xid (PCI:...): N, ...'. "
         "Each code has a meaning and a most likely cause: the application (13 graphics engine "
         "exception, 31 memory page fault: a bug or a killed job, the GPU is fine), the driver or "
-        "firmware (119/120 GSP timeouts), GPU memory (48 double-bit ECC, 94/95 contained and "
-        "uncontained errors, 63/64 retirement and remapping), the bus (32, 79), NVLink (74), or a "
-        "consequence of an earlier error (45). The severity follows NVIDIA's recommended "
-        "immediate action: restarting the application is a warning, resetting the GPU or "
-        "rebooting is critical, codes NVIDIA says to ignore are information.",
+        "firmware (119/120 GSP timeouts and errors), GPU memory (48 double-bit ECC, 94/95 "
+        "contained and uncontained errors, 63/64 row remapping), the bus (32, 79), NVLink (74, "
+        "and 144-150 on Blackwell), or a consequence of an earlier error (45). The severity is "
+        "gpudoctor's policy for the code (application errors a warning, memory, bus, NVLink and "
+        "GSP faults critical, informational codes information), made precise by what the driver "
+        "writes inside the message: the recovery action of Xid 154 (None, GPU Reset Required, "
+        "Node Reboot Required, Drain P2P, Drain and Reset, Recover IMEX Domain), the NVLink5 unit "
+        "and error status looked up in NVIDIA's decode sheet, whether a 94/95 requires a reset, "
+        "and the earlier Xid a 45 names as its cause.",
     .detection = "kernel-log Xid events within klog_max_age_h, grouped by GPU (PCI address or "
-                 "UUID) and code, looked up in the Xid catalogue (data/xid.tsv: NVIDIA's catalogue "
-                 "and Xid listing). Xid 79 is reported by health.gpu-lost.",
-    .fix = "Follow NVIDIA's action for the code (in the evidence): restart and debug the "
-           "application for application errors; drain and reset the GPU (nvidia-smi -r) or "
-           "reboot for driver, memory and bus errors; collect nvidia-bug-report.sh and contact "
-           "support when they recur.",
+                 "UUID) and code, looked up in the Xid catalogue (data/xid.tsv: NVIDIA's Xid "
+                 "catalogue and nverror.h, codes 1-176) and, for 144-150, NVIDIA's NVLink5 decode "
+                 "sheet (data/xid-nvlink5.tsv); the decoded fields of the events (recovery_action, "
+                 "nvlink_*, reset_required, caused_by_xid) refine the severity. Xid 79 is reported "
+                 "by health.gpu-lost.",
+    .fix = "Follow the action for the code (in the evidence): restart and debug the application "
+           "for application errors; drain and reset the GPU (nvidia-smi -r -i N) or reboot when "
+           "the driver or NVIDIA's catalogue asks for it; act on the cause a consequence names; "
+           "collect nvidia-bug-report.sh and contact support when errors recur.",
     .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),
     .check = check_xid,
 };

@@ -1,7 +1,12 @@
 /* The XID catalogue generated from data/xid.tsv and data/xid-nvlink5.tsv: every row of the TSVs
  * must come back from the lookups exactly, codes the TSV lacks must not, and the generator must
- * refuse bad tables naming file, line and column. */
+ * refuse bad tables naming file, line and column. Then health.xid on kernel-log lines: the
+ * severity policy, what the decoded fields change, and fix lines that are safe to paste. */
+#include "collect/klog-parse.h"
 #include "data/xid.h"
+#include "rules/rules.h"
+#include "rules/thresholds.h"
+#include "snapshot.h"
 #include "util/fileio.h"
 #include "util/xalloc.h"
 
@@ -535,6 +540,527 @@ static void test_generator_rejects_bad_nvlink5(void **state)
     }
 }
 
+/* ---- health.xid on kernel-log lines ---- */
+
+/* GPU 0 at 3b:00, GPU 1 at 0018:01:00, GPU 2 at 0019:01:00 (a Blackwell node's domains). */
+static const char machine[] =
+    "{\"schema\": \"gpudoctor.snapshot/1\", \"time_ms\": 1796202000000, \"window_ms\": 0,"
+    "\"nvml\": {\"attempted\": true, \"device_count\": 3, \"driver_version\": \"580.95.05\"},"
+    "\"gpus\": ["
+    "{\"index\": 0, \"uuid\": \"GPU-00000000-aaaa-bbbb-cccc-dddddddddddd\","
+    " \"pci_bus_id\": \"00000000:3B:00.0\"},"
+    "{\"index\": 1, \"uuid\": \"GPU-11111111-aaaa-bbbb-cccc-dddddddddddd\","
+    " \"pci_bus_id\": \"00000018:01:00.0\"},"
+    "{\"index\": 2, \"uuid\": \"GPU-22222222-aaaa-bbbb-cccc-dddddddddddd\","
+    " \"pci_bus_id\": \"00000019:01:00.0\"}]}";
+
+struct run {
+    struct snapshot *s;
+    struct findings f;
+};
+
+/* The machine with these kernel messages (no stamps: their age is unknown, so they count). */
+static void run_lines(struct run *r, const char *const *lines, size_t n)
+{
+    struct klog_parser p;
+    struct rules_config cfg;
+    char *cause = NULL;
+
+    r->s = snapshot_from_json(machine, strlen(machine), "test", &cause);
+    if (r->s == NULL)
+        fail_msg("machine does not load: %s", cause);
+    klog_parser_init(&p, NULL);
+    for (size_t i = 0; i < n; i++)
+        klog_feed_message(&p, lines[i], false, 0, false, 0);
+    klog_parser_finish(&p, &r->s->driver);
+    klog_parser_release(&p);
+    memset(&cfg, 0, sizeof(cfg));
+    thresholds_init(&cfg.th);
+    memset(&r->f, 0, sizeof(r->f));
+    rules_run(r->s, NULL, &cfg, &r->f);
+}
+
+static void run_free(struct run *r)
+{
+    findings_free(&r->f);
+    snapshot_free(r->s);
+}
+
+/* The health.xid finding about Xid code on GPU gpu (-1: not a GPU of the snapshot), or NULL. */
+static const struct finding *xfind(const struct run *r, int32_t gpu, int code)
+{
+    char want[32];
+
+    snprintf(want, sizeof(want), "Xid %d (", code);
+    for (size_t i = 0; i < r->f.n; i++) {
+        const struct finding *f = &r->f.items[i];
+
+        if (strcmp(f->rule->id, "health.xid") == 0 && f->subject.gpu_index == gpu &&
+            strstr(f->title, want) != NULL)
+            return f;
+    }
+    return NULL;
+}
+
+static const struct finding *xneed(const struct run *r, int32_t gpu, int code)
+{
+    const struct finding *f = xfind(r, gpu, code);
+
+    if (f == NULL) {
+        for (size_t i = 0; i < r->f.n; i++)
+            print_message("  have: [%s] %s\n", r->f.items[i].rule->id, r->f.items[i].title);
+        fail_msg("no health.xid finding for Xid %d on GPU %d", code, (int)gpu);
+    }
+    return f;
+}
+
+static bool has_fix(const struct finding *f, const char *text)
+{
+    for (size_t i = 0; i < f->n_fix; i++) {
+        if (strstr(f->fix[i], text) != NULL)
+            return true;
+    }
+    return false;
+}
+
+static bool has_fix_start(const struct finding *f, const char *text)
+{
+    for (size_t i = 0; i < f->n_fix; i++) {
+        if (strncmp(f->fix[i], text, strlen(text)) == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool has_evidence(const struct finding *f, const char *text)
+{
+    for (size_t i = 0; i < f->n_evidence; i++) {
+        if (strstr(f->evidence[i], text) != NULL)
+            return true;
+    }
+    return false;
+}
+
+/*
+ * Every fix line of every health.xid finding is a comment or a whole command of the few the rule
+ * writes, and none holds a string from the log (forbidden: the names and messages of the lines).
+ */
+static void assert_fixes_safe(const struct run *r, const char *const *forbidden)
+{
+    static const char *const commands[] = {
+        "sudo nvidia-smi -r -i ",
+        "sudo reboot   # ",
+        "sudo nvidia-bug-report.sh   # ",
+        "sudo dmesg -T | grep -E 'NVRM: Xid' | tail -20   # ",
+        "sudo dmesg -T | grep -iE 'AER|pcieport' | tail -20   # ",
+        "nvidia-smi nvlink -s -i "
+    };
+
+    for (size_t i = 0; i < r->f.n; i++) {
+        const struct finding *f = &r->f.items[i];
+
+        if (strcmp(f->rule->id, "health.xid") != 0)
+            continue;
+        assert_true(f->n_fix > 0);
+        for (size_t k = 0; k < f->n_fix; k++) {
+            const char *line = f->fix[k];
+            bool ok = line[0] == '#';
+
+            for (size_t c = 0; !ok && c < sizeof(commands) / sizeof(commands[0]); c++)
+                ok = strncmp(line, commands[c], strlen(commands[c])) == 0;
+            if (!ok)
+                fail_msg("fix line is neither a comment nor a known command: %s", line);
+            assert_null(strchr(line, '\n'));
+            for (size_t j = 0; forbidden && forbidden[j]; j++) {
+                if (strstr(line, forbidden[j]) != NULL)
+                    fail_msg("fix line holds '%s' from the log: %s", forbidden[j], line);
+            }
+        }
+    }
+}
+
+/* Xid 154: each recovery action the driver can name, as the last word on the GPU. */
+static void test_finding_154_each_action(void **state)
+{
+    static const struct {
+        const char *to;
+        enum severity sev;
+        const char *fix; /* a fix line holds this */
+        const char *evidence;
+    } cases[] = {
+        { "0x0 (None)", SEV_INFO, "# nothing to do", "no recovery action is needed" },
+        { "0x1 (GPU Reset Required)", SEV_CRITICAL, "sudo nvidia-smi -r -i 0", "reset it" },
+        { "0x2 (Node Reboot Required)", SEV_CRITICAL, "sudo reboot", "reboot the node" },
+        { "0x3 (Drain P2P)", SEV_WARNING, "peer-to-peer", "UVM persistence" },
+        { "0x4 (Drain and Reset)", SEV_CRITICAL, "sudo nvidia-smi -r -i 0", "drain" },
+        { "0x5 (Recover IMEX Domain)", SEV_CRITICAL, "IMEX domain", "fabric memory allocation" },
+        { "0x6 (Unknown)", SEV_WARNING, "sudo dmesg", "does not know recovery action 0x6" },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *line = xasprintf("NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action changed "
+                               "from 0x0 (None) to %s",
+                               cases[i].to);
+        const char *lines[] = { line };
+        const struct finding *f;
+        struct run r;
+
+        if (i == 0) { /* None after an earlier action: the latest one counts */
+            free(line);
+            line = xasprintf("NVRM: Xid (PCI:0000:3b:00): 154, GPU recovery action changed from "
+                             "0x1 (GPU Reset Required) to 0x0 (None)");
+            lines[0] = line;
+        }
+        run_lines(&r, lines, 1);
+        f = xneed(&r, 0, 154);
+        if (f->severity != cases[i].sev)
+            fail_msg("%s: severity %d, want %d", cases[i].to, (int)f->severity, (int)cases[i].sev);
+        if (!has_fix(f, cases[i].fix))
+            fail_msg("%s: no fix line with '%s'", cases[i].to, cases[i].fix);
+        if (!has_evidence(f, cases[i].evidence))
+            fail_msg("%s: no evidence with '%s'", cases[i].to, cases[i].evidence);
+        assert_true(has_evidence(f, "recovery action now: "));
+        /* only a reboot is a reboot, only a reset needs a reset */
+        assert_int_equal(has_fix(f, "sudo reboot"), strstr(cases[i].to, "Reboot") != NULL);
+        assert_int_equal(has_fix(f, "nvidia-smi -r"), strstr(cases[i].to, "Reset") != NULL);
+        assert_fixes_safe(&r, NULL);
+        run_free(&r);
+        free(line);
+    }
+}
+
+/* A sequence on one GPU: the finding follows the last action, and names the one before. */
+static void test_finding_154_sequence(void **state)
+{
+    static const char *const lines[] = {
+        "NVRM: Xid (PCI:0019:01:00): 154, GPU recovery action changed from 0x0 (None) to 0x3 "
+        "(Drain P2P)",
+        "NVRM: Xid (PCI:0019:01:00): 154, GPU recovery action changed from 0x3 (Drain P2P) to 0x1 "
+        "(GPU Reset Required)",
+        /* an older snapshot's wording the parser cannot read leaves the last decoded one */
+        "NVRM: Xid (PCI:0019:01:00): 154, GPU recovery action: Drain and Reset",
+    };
+    const struct finding *f;
+    struct run r;
+
+    (void)state;
+    run_lines(&r, lines, 3);
+    f = xneed(&r, 2, 154);
+    assert_int_equal(f->severity, SEV_CRITICAL);
+    assert_non_null(strstr(f->title, "GPU Reset Required"));
+    assert_non_null(strstr(f->title, "3 times"));
+    assert_true(has_evidence(f, "before: Drain P2P"));
+    assert_true(has_fix(f, "sudo nvidia-smi -r -i 2"));
+    run_free(&r);
+
+    /* nothing decoded at all: a warning that says so */
+    run_lines(&r, lines + 2, 1);
+    f = xneed(&r, 2, 154);
+    assert_int_equal(f->severity, SEV_WARNING);
+    assert_true(has_evidence(f, "could not be read"));
+    run_free(&r);
+}
+
+static void test_finding_119_48_13(void **state)
+{
+    static const char *const lines[] = {
+        "NVRM: Xid (PCI:0000:3b:00): 119, pid=4121, name=python3, Timeout after 6s of waiting for "
+        "RPC response from GPU0 GSP! Expected function 76 (GSP_RM_CONTROL) sequence 12345 "
+        "(0x20802a02 0x8).",
+        "NVRM: Xid (PCI:0018:01:00): 48, pid=4121, name=python3, Double Bit ECC Error",
+        "NVRM: Xid (PCI:0019:01:00): 13, pid=5123, name=$(reboot);rm, Graphics SM Warp "
+        "Exception on (GPC 1, TPC 0, SM 0): Out Of Range Address",
+        "NVRM: Xid (PCI:0019:01:00): 13, pid=5124, name=`id`, Graphics SM Warp Exception",
+    };
+    static const char *const forbidden[] = { "python3",        "reboot);",     "`id`",
+                                             "GSP_RM_CONTROL", "Out Of Range", NULL };
+    const struct finding *f;
+    struct run r;
+
+    (void)state;
+    run_lines(&r, lines, 4);
+    f = xneed(&r, 0, 119);
+    assert_int_equal(f->severity, SEV_CRITICAL);
+    assert_true(has_evidence(f, "likely cause (driver)"));
+    assert_true(has_evidence(f, "GSP firmware"));
+    assert_true(has_fix(f, "sudo nvidia-smi -r -i 0"));
+    assert_false(has_fix(f, "sudo reboot"));
+    f = xneed(&r, 1, 48);
+    assert_int_equal(f->severity, SEV_CRITICAL);
+    assert_true(has_evidence(f, "likely cause (memory)"));
+    assert_true(has_fix(f, "sudo nvidia-smi -r -i 1"));
+    f = xneed(&r, 2, 13);
+    assert_int_equal(f->severity, SEV_WARNING);
+    assert_non_null(strstr(f->title, "2 times"));
+    assert_true(has_evidence(f, "likely cause (application)"));
+    /* the latest pid, an integer the parser read; the names stay in the evidence */
+    assert_true(has_fix(f, "(pid 5124)"));
+    assert_true(has_evidence(f, "`id`"));
+    assert_false(has_fix(f, "nvidia-smi -r"));
+    assert_fixes_safe(&r, forbidden);
+    run_free(&r);
+}
+
+/* Xid 79 is health.gpu-lost's: health.xid leaves it out. */
+static void test_finding_79(void **state)
+{
+    static const char *const lines[] = {
+        "NVRM: Xid (PCI:0018:01:00): 79, GPU has fallen off the bus.",
+    };
+    struct run r;
+    bool lost = false;
+
+    (void)state;
+    run_lines(&r, lines, 1);
+    assert_null(xfind(&r, 1, 79));
+    for (size_t i = 0; i < r.f.n; i++) {
+        if (strcmp(r.f.items[i].rule->id, "health.gpu-lost") == 0 &&
+            r.f.items[i].subject.gpu_index == 1) {
+            lost = true;
+            assert_int_equal(r.f.items[i].severity, SEV_CRITICAL);
+        }
+    }
+    assert_true(lost);
+    run_free(&r);
+}
+
+/* NVLink5: the printed word and NVIDIA's decode sheet set the severity and the fixes. */
+static void test_finding_144_149(void **state)
+{
+    static const struct {
+        const char *line;
+        int32_t gpu;
+        int code;
+        enum severity sev;
+        const char *evidence, *fix; /* fix NULL: no reset */
+    } cases[] = {
+        /* SAW_MVB status 0x8: non-fatal, IGNORE then CONTACT_SUPPORT */
+        { "NVRM: Xid (PCI:0000:3b:00): 144, SAW_MVB Nonfatal XC0 i0 Link 0 (0x00000001 0x00000008 "
+          "0x00000000 0x00000000 0x00000000 0x00000000)",
+          0, 144, SEV_WARNING, "NVIDIA's decode (SAW_MVB, HW): Non-fatal; immediate action IGNORE",
+          NULL },
+        /* SAW_MVB status 0x2: fatal, RESET_GPU */
+        { "NVRM: Xid (PCI:0000:3b:00): 144, SAW_MVB Fatal XC0 i0 Link 3 (0x00000001 0x00000002 "
+          "0x00000000 0x00000000 0x00000000 0x00000000)",
+          0, 144, SEV_CRITICAL, "on link 3, error status 0x00000002", "sudo nvidia-smi -r -i 0" },
+        /* SAW_MVB status 0x4: IGNORE and IGNORE: information */
+        { "NVRM: Xid (PCI:0000:3b:00): 144, SAW_MVB Nonfatal XC0 i0 Link 0 (0x00000001 0x00000004 "
+          "0x00000000 0x00000000 0x00000000 0x00000000)",
+          0, 144, SEV_INFO, "immediate action IGNORE, if it recurs IGNORE", NULL },
+        /* NETIR_LINK_DOWN, sub-code 37: the peer device */
+        { "NVRM: Xid (PCI:0019:01:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 00 (0x025001c6 "
+          "0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)",
+          2, 149, SEV_CRITICAL, "sub-code 37", "sudo nvidia-smi -r -i 2" },
+        /* a status the sheet lacks: the driver's word decides */
+        { "NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 "
+          "0x00000400 0x00000001 0x00000000 0x00100000 0x00000004)",
+          1, 145, SEV_WARNING, "has no row for this unit", NULL },
+        /* RLW_REMAP 0x1: XID_154_EVAL */
+        { "NVRM: Xid (PCI:0018:01:00): 145, RLW_REMAP Nonfatal XC0 i0 Link 2 (0x00000004 "
+          "0x00000001 0x00000000 0x00000000 0x00000000 0x00000000)",
+          1, 145, SEV_WARNING, "XID_154_EVAL", NULL },
+        /* MSE watchdog, no single link */
+        { "NVRM: Xid (PCI:0018:01:00): 150, MSE_WATCHDOG Fatal XC0 i0 Link -1 (0x00000000 "
+          "0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)",
+          1, 150, SEV_CRITICAL, "(no single link)", "sudo nvidia-smi -r -i 1" },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *lines[] = { cases[i].line };
+        const struct finding *f;
+        struct run r;
+
+        run_lines(&r, lines, 1);
+        f = xneed(&r, cases[i].gpu, cases[i].code);
+        if (f->severity != cases[i].sev)
+            fail_msg("case %zu: severity %d, want %d", i, (int)f->severity, (int)cases[i].sev);
+        if (!has_evidence(f, cases[i].evidence))
+            fail_msg("case %zu: no evidence with '%s'", i, cases[i].evidence);
+        if (cases[i].fix)
+            assert_true(has_fix(f, cases[i].fix));
+        else
+            assert_false(has_fix(f, "nvidia-smi -r"));
+        assert_fixes_safe(&r, NULL);
+        run_free(&r);
+    }
+
+    /* one group: the worst event sets the severity, and the peer is named */
+    {
+        static const char *const lines[] = { cases[0].line, cases[3].line };
+        static const char *const two[] = {
+            "NVRM: Xid (PCI:0019:01:00): 149, NETIR_LINK_EVT Fatal XC0 i0 Link 00 (0x025001c6 "
+            "0x00000000)",
+            "NVRM: Xid (PCI:0019:01:00): 149, NETIR_BER_EVENT Nonfatal XC0 i0 Link 01 (0x00000013 "
+            "0x00000001)",
+        };
+        const struct finding *f;
+        struct run r;
+
+        run_lines(&r, lines, 2);
+        assert_int_equal(xneed(&r, 0, 144)->severity, SEV_WARNING);
+        assert_int_equal(xneed(&r, 2, 149)->severity, SEV_CRITICAL);
+        run_free(&r);
+        run_lines(&r, two, 2);
+        f = xneed(&r, 2, 149);
+        assert_int_equal(f->severity, SEV_CRITICAL);
+        assert_true(has_evidence(f, "worst event: NETIR_LINK_EVT Fatal"));
+        assert_true(has_fix(f, "peer"));
+        run_free(&r);
+    }
+}
+
+/* A consequence points at its cause; when the cause left no line, it stands for it. */
+static void test_finding_45(void **state)
+{
+    static const char *const with_cause[] = {
+        "NVRM: Xid (PCI:0000:3b:00): 48, pid=4121, name=python3, Double Bit ECC Error",
+        "NVRM: Xid (PCI:0000:3b:00): 45, pid=4121, name=python3, Ch 00000008 caused by previous "
+        "Xid 48",
+    };
+    static const char *const cause_missing[] = {
+        "NVRM: Xid (PCI:0000:3b:00): 45, pid=4121, name=python3, Ch 00000008 caused by previous "
+        "Xid 48",
+    };
+    static const char *const old_driver[] = {
+        "NVRM: Xid (PCI:0000:3b:00): 13, pid=4121, name=python3, Graphics SM Warp Exception",
+        "NVRM: Xid (PCI:0000:3b:00): 45, pid=4121, name=python3, Ch 00000008",
+    };
+    static const char *const alone[] = {
+        "NVRM: Xid (PCI:0000:3b:00): 45, pid='<unknown>', name=<unknown>, Ch 00000008",
+    };
+    const struct finding *f;
+    struct run r;
+
+    (void)state;
+    run_lines(&r, with_cause, 2);
+    f = xneed(&r, 0, 45);
+    assert_int_equal(f->severity, SEV_INFO);
+    assert_non_null(strstr(f->title, "caused by Xid 48"));
+    assert_true(has_evidence(f, "names Xid 48 (Double Bit ECC Error) as the cause: see that"));
+    assert_int_equal(xneed(&r, 0, 48)->severity, SEV_CRITICAL);
+    assert_fixes_safe(&r, NULL);
+    run_free(&r);
+
+    run_lines(&r, cause_missing, 1);
+    f = xneed(&r, 0, 45);
+    assert_int_equal(f->severity, SEV_CRITICAL);
+    assert_true(has_evidence(f, "has no line of it: this finding stands for it"));
+    run_free(&r);
+
+    run_lines(&r, old_driver, 2);
+    f = xneed(&r, 0, 45);
+    assert_int_equal(f->severity, SEV_INFO);
+    assert_true(has_evidence(f, "this GPU also has Xid 13"));
+    run_free(&r);
+
+    run_lines(&r, alone, 1);
+    f = xneed(&r, 0, 45);
+    assert_int_equal(f->severity, SEV_WARNING);
+    assert_true(has_fix(f, "Fabric Manager"));
+    assert_fixes_safe(&r, NULL);
+    run_free(&r);
+}
+
+/* 94/95: RST and D-RST, unknown codes, codes only nverror.h has, a GPU the snapshot lacks. */
+static void test_finding_containment_and_others(void **state)
+{
+    static const char *const lines[] = {
+        "NVRM: Xid (PCI:0000:3b:00 GPU-I:05): 94, pid=7194, Contained: CE User Channel (0x9). "
+        "RST: No, D-RST: No",
+        "NVRM: Xid (PCI:0018:01:00): 94, pid=7194, Contained: SM (0x1). RST: Yes, D-RST: No",
+        "NVRM: Xid (PCI:0019:01:00): 95, pid=7062, Uncontained: LTC TAG (0x2, 0x1). RST: Yes, "
+        "D-RST: Yes",
+        "NVRM: Xid (PCI:0000:3b:00): 999, something new",
+        "NVRM: Xid (PCI:0018:01:00): 175, Timeout after 6s of waiting for RPC response from GPU1 "
+        "GSP! Expected function 76 (GSP_RM_CONTROL) sequence 1 (0x0 0x0).",
+        "NVRM: Xid (PCI:0000:aa:00): 48, Double Bit ECC Error",
+    };
+    const struct finding *f;
+    struct run r;
+
+    (void)state;
+    run_lines(&r, lines, 6);
+    f = xneed(&r, 0, 94);
+    assert_int_equal(f->severity, SEV_WARNING);
+    assert_true(has_evidence(f, "GPU reset required: no"));
+    assert_false(has_fix(f, "nvidia-smi -r"));
+    f = xneed(&r, 1, 94);
+    assert_int_equal(f->severity, SEV_CRITICAL);
+    assert_true(has_fix(f, "sudo nvidia-smi -r -i 1"));
+    f = xneed(&r, 2, 95);
+    assert_int_equal(f->severity, SEV_CRITICAL);
+    assert_true(has_evidence(f, "drain and reset required: yes"));
+    assert_true(has_fix(f, "# drain"));
+    assert_true(has_fix(f, "sudo nvidia-smi -r -i 2"));
+    f = xneed(&r, 0, 999);
+    assert_int_equal(f->severity, SEV_WARNING);
+    assert_true(has_evidence(f, "does not list Xid 999"));
+    f = xneed(&r, 1, 175);
+    assert_int_equal(f->severity, SEV_CRITICAL);
+    assert_true(has_evidence(f, "newer than NVIDIA's Xid catalogue"));
+    assert_true(has_fix(f, "sudo nvidia-smi -r -i 1"));
+    /* not a GPU of the snapshot: no index to reset, so a comment says how to find it */
+    f = xneed(&r, -1, 48);
+    assert_non_null(strstr(f->title, "GPU at PCI 0000:aa:00"));
+    assert_false(has_fix_start(f, "sudo nvidia-smi -r -i "));
+    assert_true(has_fix_start(f, "# "));
+    assert_true(has_fix(f, "nvidia-smi -r -i INDEX"));
+    assert_fixes_safe(&r, NULL);
+    run_free(&r);
+}
+
+/* Every catalogue code in every header format: one finding per code and GPU, each with its
+ * catalogue severity or a decoded refinement, and only safe fix lines. */
+static void test_finding_every_code(void **state)
+{
+    struct klog_parse_opts o = { 4096, 0, 1796202000000 };
+    struct klog_parser p;
+    struct rules_config cfg;
+    struct run r;
+    char *path = xasprintf("%s/klog/xid-every-code.log", TEST_FIXTURES), *text = NULL,
+         *cause = NULL;
+    ssize_t n = file_slurp_at(AT_FDCWD, path, 4u << 20, &text);
+    size_t codes, found = 0;
+    const struct xid_info *all = xid_all(&codes);
+
+    (void)state;
+    assert_true(n > 0);
+    r.s = snapshot_from_json(machine, strlen(machine), "test", &cause);
+    assert_non_null(r.s);
+    klog_parser_init(&p, &o);
+    for (char *line = text, *nl; line < text + n; line = nl + 1) {
+        nl = strchr(line, '\n');
+        assert_non_null(nl);
+        klog_feed_syslog(&p, line, (size_t)(nl - line));
+    }
+    klog_parser_finish(&p, &r.s->driver);
+    klog_parser_release(&p);
+    memset(&cfg, 0, sizeof(cfg));
+    thresholds_init(&cfg.th);
+    memset(&r.f, 0, sizeof(r.f));
+    rules_run(r.s, NULL, &cfg, &r.f);
+    for (size_t i = 0; i < codes; i++) {
+        const struct finding *f = xfind(&r, 0, all[i].code);
+
+        if (all[i].code == 79) {
+            assert_null(f);
+            continue;
+        }
+        if (f == NULL)
+            fail_msg("no finding for Xid %d", (int)all[i].code);
+        found++;
+        assert_non_null(strstr(f->title, all[i].meaning));
+        assert_non_null(strstr(f->title, "3 times"));
+    }
+    assert_int_equal(found, codes - 1);
+    assert_fixes_safe(&r, NULL);
+    free(text);
+    free(path);
+    run_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -547,6 +1073,14 @@ int main(void)
         cmocka_unit_test(test_nvlink5_lookup),
         cmocka_unit_test(test_generator_rejects_bad_tables),
         cmocka_unit_test(test_generator_rejects_bad_nvlink5),
+        cmocka_unit_test(test_finding_154_each_action),
+        cmocka_unit_test(test_finding_154_sequence),
+        cmocka_unit_test(test_finding_119_48_13),
+        cmocka_unit_test(test_finding_79),
+        cmocka_unit_test(test_finding_144_149),
+        cmocka_unit_test(test_finding_45),
+        cmocka_unit_test(test_finding_containment_and_others),
+        cmocka_unit_test(test_finding_every_code),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
