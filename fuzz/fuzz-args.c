@@ -1,9 +1,10 @@
 /*
  * The small parsers behind command-line values and alert conditions: durations (--window,
  * --timeout), numbers, dotted versions, sizes and pid lists (reap), alert conditions (watch
- * --alert, its public alert_spec_parse), and the printable-text cleaner. Each line of the input is
- * one value. A value that parses is in range (a duration is never negative) and a failure says
- * why; version comparison is antisymmetric.
+ * --alert, its public alert_spec_parse), and the text cleaners (str_printable, str_excerpt and
+ * str_sanitize, which keeps the length). Each line of the input is one value. A value that parses
+ * is in range (a duration is never negative) and a failure says why; version comparison is
+ * antisymmetric.
  */
 #include "fuzz.h"
 #include "reap/reap.h"
@@ -52,6 +53,13 @@ static void one(const char *v, const char *prev)
     free(cause);
     p = str_printable(v);
     FUZZ_PRINTABLE("str_printable", p);
+    free(p);
+    p = str_excerpt(v, 16);
+    FUZZ_PRINTABLE("str_excerpt", p);
+    free(p);
+    p = str_sanitized(v);
+    FUZZ_PRINTABLE("str_sanitize", p);
+    FUZZ_ASSERT(strlen(p) == strlen(v), "str_sanitize changed the length of '%s'", v);
     free(p);
 }
 

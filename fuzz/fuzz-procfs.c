@@ -71,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_text("user name", s);
         free(s);
     }
-    s = procfs_sanitize(fuzz_cstr(data, size));
+    s = str_sanitize(fuzz_cstr(data, size));
     check_text("sanitized", s);
     free(s);
     free(text);

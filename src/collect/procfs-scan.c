@@ -1,6 +1,7 @@
 #include "collect/procfs-scan.h"
 #include "collect/procfs.h"
 #include "util/fileio.h"
+#include "util/strutil.h"
 #include "util/xalloc.h"
 
 #include <ctype.h>
@@ -439,7 +440,7 @@ static char *lookup_live(uint32_t uid)
         buf = xrealloc(buf, size);
     }
     if (r == 0 && res != NULL)
-        name = procfs_sanitize(xstrdup(pw.pw_name));
+        name = str_sanitize(xstrdup(pw.pw_name));
     free(buf);
     return name;
 }
@@ -496,7 +497,7 @@ static char *read_link(struct scan *sc, int pidfd, int32_t pid, const char *name
     ssize_t n = file_readlink_at(pidfd, name, buf, sizeof(buf));
 
     if (n >= 0)
-        return procfs_sanitize(xstrdup(buf));
+        return str_sanitize(xstrdup(buf));
     if (is_gone_errno(n))
         *maybe_gone = true;
     else if (is_denied_errno(n))

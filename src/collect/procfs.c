@@ -85,7 +85,7 @@ int procfs_parse_stat(const char *text, struct procfs_stat *st, char *why, size_
         comm_len = sizeof(st->comm) - 1;
     memcpy(st->comm, open + 1, comm_len);
     st->comm[comm_len] = '\0';
-    procfs_sanitize(st->comm);
+    str_sanitize(st->comm);
     if (close[1] != ' ' || !isalpha((unsigned char)close[2])) {
         snprintf(why, why_size, "no state letter after the command name");
         return -EINVAL;
@@ -232,7 +232,7 @@ char *procfs_cmdline_join(const char *buf, size_t len)
         if (s[i] == '\0')
             s[i] = ' ';
     }
-    return procfs_sanitize(s);
+    return str_sanitize(s);
 }
 
 int procfs_environ_find(const char *buf, size_t len, const char *name, char **value)
@@ -250,7 +250,7 @@ int procfs_environ_find(const char *buf, size_t len, const char *name, char **va
 
             memcpy(v, e + n + 1, elen - n - 1);
             v[elen - n - 1] = '\0';
-            *value = procfs_sanitize(v);
+            *value = str_sanitize(v);
             return 1;
         }
         if (nul == NULL)
@@ -432,7 +432,7 @@ static void cgroup_take(struct procfs_cgroup *cg, const char *path, struct cg_id
         named = true;
     }
     if (named && cg->path == NULL)
-        cg->path = procfs_sanitize(xstrdup(path));
+        cg->path = str_sanitize(xstrdup(path));
     free(ids->id);
     free(ids->pod);
     free(ids->job);
@@ -478,7 +478,7 @@ int procfs_parse_cgroup(const char *text, struct procfs_cgroup *cg)
         cgroup_take(cg, paths[i], &ids);
     }
     if (cg->path == NULL)
-        cg->path = procfs_sanitize(xstrdup(v2 ? v2 : first));
+        cg->path = str_sanitize(xstrdup(v2 ? v2 : first));
     free(paths);
     free(copy);
     return 0;
@@ -563,7 +563,7 @@ static void add_lib(const char *path, struct proc_lib **libs, size_t *n_libs)
         *libs = xreallocarray(*libs, *n_libs + 1, sizeof(**libs));
         l = &(*libs)[(*n_libs)++];
         l->kind = xstrdup(lib_kinds[k].kind);
-        l->path = procfs_sanitize(xstrdup(path));
+        l->path = str_sanitize(xstrdup(path));
         l->version = version ? xstrdup(version) : NULL;
         return;
     }
@@ -672,62 +672,11 @@ char *procfs_passwd_lookup(const char *text, uint32_t uid)
             uint64_t v = strtoull(c2 + 1, NULL, 10);
 
             if (v == uid)
-                return procfs_sanitize(xstrndup(line, (size_t)(c1 - line)));
+                return str_sanitize(xstrndup(line, (size_t)(c1 - line)));
         }
         line = *eol ? eol + 1 : eol;
     }
     return NULL;
-}
-
-/* ---- text safety ---- */
-
-/* Length of the valid UTF-8 sequence at s, or 0 when it is not one. */
-static size_t utf8_len(const unsigned char *s)
-{
-    unsigned char c = s[0];
-
-    if (c >= 0xc2 && c <= 0xdf)
-        return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-    if (c >= 0xe0 && c <= 0xef) {
-        unsigned char lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-
-        return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
-    }
-    if (c >= 0xf0 && c <= 0xf4) {
-        unsigned char lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-
-        return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80 ? 4 : 0;
-    }
-    return 0;
-}
-
-char *procfs_sanitize(char *s)
-{
-    unsigned char *p = (unsigned char *)s;
-
-    while (*p) {
-        size_t n;
-
-        if (*p < 0x20 || *p == 0x7f) {
-            *p++ = '?';
-            continue;
-        }
-        if (*p < 0x80) {
-            p++;
-            continue;
-        }
-        n = utf8_len(p);
-        if (n == 0) {
-            *p++ = '?';
-            continue;
-        }
-        /* C1 controls (U+0080..U+009F) include CSI: as harmful to a terminal as ESC. */
-        if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0) {
-            p[0] = p[1] = '?';
-        }
-        p += n;
-    }
-    return s;
 }
 
 /* ---- reading ---- */

@@ -53,7 +53,7 @@ void procfs_parse_status(const char *text, struct procfs_status *st);
 
 /*
  * Joins the NUL-separated arguments of /proc/<pid>/cmdline with spaces. Returns a new string,
- * made safe for a terminal and for JSON (see procfs_sanitize), or NULL when there is none.
+ * made safe for a terminal and for JSON (str_sanitize), or NULL when there is none.
  */
 char *procfs_cmdline_join(const char *buf, size_t len);
 
@@ -101,12 +101,6 @@ int procfs_parse_btime(const char *text, int64_t *btime_s);
 
 /* The name of uid in passwd-format text, as a new string, or NULL when it has none. */
 char *procfs_passwd_lookup(const char *text, uint32_t uid);
-
-/*
- * Makes s safe to print and valid UTF-8 (which JSON needs), in place: control characters and
- * bytes that are not part of a valid UTF-8 sequence become '?'. Returns s.
- */
-char *procfs_sanitize(char *s);
 
 /*
  * The bounded reader for /proc/<pid> files whose size has no fixed bound (cmdline, environ,

@@ -7,6 +7,7 @@
 #include "collect/procfs.h"
 #include "reap/reap.h"
 #include "util/fileio.h"
+#include "util/strutil.h"
 #include "util/xalloc.h"
 
 #include <dirent.h>
@@ -63,7 +64,7 @@ static void read_cmdline(int dirfd, struct reap_facts *f)
     ssize_t n = procfs_read_bounded(dirfd, "cmdline", CMDLINE_MAX, &buf, &truncated);
 
     if (n > 0 && buf[0] != '\0') {
-        f->argv0 = procfs_sanitize(xstrdup(buf));
+        f->argv0 = str_sanitize(xstrdup(buf));
         f->cmdline = procfs_cmdline_join(buf, (size_t)n);
         if ((sp = strchr(f->argv0, ' ')) != NULL) /* "python train.py" in one argument */
             *sp = '\0';
@@ -112,7 +113,7 @@ int reap_facts_read(int proc_fd, int32_t pid, struct reap_facts *f, char **cause
     }
     free(status);
     if (file_readlink_at(dirfd, "exe", link, sizeof(link)) > 0)
-        f->exe = procfs_sanitize(xstrdup(link));
+        f->exe = str_sanitize(xstrdup(link));
     /* Reading cmdline takes the target's memory-map lock: behind a process in D it can block. */
     if (f->state != 'D')
         read_cmdline(dirfd, f);

@@ -213,6 +213,50 @@ char *str_printable(const char *s)
     return str_printablen(s, strlen(s));
 }
 
+char *str_excerpt(const char *s, size_t max)
+{
+    size_t n = strlen(s), cut = max;
+    char *shown, *out;
+
+    if (n <= max)
+        return str_printablen(s, n);
+    /* Back to the start of the character the limit falls in. */
+    while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+        cut--;
+    shown = str_printablen(s, cut);
+    out = xasprintf("%s...", shown);
+    free(shown);
+    return out;
+}
+
+char *str_sanitize(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+    size_t n = s ? strlen(s) : 0;
+
+    for (size_t i = 0; i < n;) {
+        size_t len = utf8_len(p + i, n - i);
+
+        if (len == 0 || p[i] < 0x20 || p[i] == 0x7f) {
+            p[i++] = '?';
+            continue;
+        }
+        /* C1 controls (U+0080..U+009F) include CSI: as harmful to a terminal as ESC. */
+        if (len == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0) {
+            p[i] = p[i + 1] = '?';
+            i += 2;
+            continue;
+        }
+        i += len;
+    }
+    return s;
+}
+
+char *str_sanitized(const char *s)
+{
+    return s ? str_sanitize(xstrdup(s)) : NULL;
+}
+
 bool str_is_utf8(const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;

@@ -23,15 +23,36 @@ bool str_to_double(const char *s, double *out);
 int str_version_cmp(const char *a, const char *b);
 
 /*
- * A copy of s safe for JSON and terminals: valid UTF-8 is kept, any other byte and every control
- * character becomes "\xNN". Kernel files, command lines and mount points can hold anything.
- * The caller frees it.
+ * Makes s safe for a terminal, a log line and JSON, in place: every byte of a control character
+ * (C0 with TAB, CR and LF among them, DEL, and the C1 controls U+0080..U+009F, CSI among them)
+ * and every byte not part of a valid UTF-8 sequence becomes '?'. The length is kept, and a safe
+ * string is left as it is. Returns s (NULL stays NULL).
+ *
+ * The one cleaner for text that becomes data: every string that enters a snapshot, from the live
+ * collectors (command lines, user names, cgroup paths, NVML strings, kernel log lines, notes) as
+ * from the readers of snapshots and recordings (jfield.c), passes through it, so renderers
+ * (text, TUI, JSON, Prometheus, logs, the Slurm reason) print what they are given.
+ */
+char *str_sanitize(char *s);
+/* A new sanitized copy of s, or NULL for NULL. */
+char *str_sanitized(const char *s);
+
+/*
+ * A copy of s safe for JSON and terminals that still shows what was there: valid UTF-8 is kept,
+ * any other byte and every control character becomes "\xNN". For messages that quote input, and
+ * for text whose bytes matter (versions read from users' files). The caller frees it.
  */
 char *str_printable(const char *s);
 char *str_printablen(const char *s, size_t n);
 /* The same, and U+2028, U+2029 and the bidirectional controls escaped too (see str_is_one_line):
  * text that must show as the one line it is, such as a comment in a fix. */
 char *str_printable_line(const char *s);
+/*
+ * What a message quotes of untrusted text: str_printable of at most the first max bytes of s, cut
+ * on a character boundary and ended with "..." when cut, so that a 900 KB line or an escape
+ * sequence in a file never reaches the terminal through an error. The caller frees it.
+ */
+char *str_excerpt(const char *s, size_t max);
 /* Whether s is valid UTF-8 (JSON strings must be). */
 bool str_is_utf8(const char *s);
 

@@ -459,22 +459,6 @@ static void test_btime_and_passwd(void **state)
     assert_null(procfs_passwd_lookup("", 0));
 }
 
-static void test_sanitize(void **state)
-{
-    char ok[] = "naïve 日本 🙂 plain";
-    char bad[] = "a\033[31mb\x7f"
-                 "c\xc2\x9b"
-                 "d\xff\xc3"
-                 "e\xe0\x80\x80"
-                 "f\xed\xa0\x80"
-                 "g";
-
-    (void)state;
-    assert_string_equal(procfs_sanitize(ok), "naïve 日本 🙂 plain");
-    /* ESC, DEL, C1 CSI, invalid, truncated, overlong, surrogate: each byte becomes '?' */
-    assert_string_equal(procfs_sanitize(bad), "a?[31mb?c??d??e???f???g");
-}
-
 static void test_read_bounded(void **state)
 {
     char dir[] = "/tmp/gpudoctor-procfs-XXXXXX", path[64], *out;
@@ -529,7 +513,6 @@ int main(void)
         cmocka_unit_test(test_maps),
         cmocka_unit_test(test_classify_link),
         cmocka_unit_test(test_btime_and_passwd),
-        cmocka_unit_test(test_sanitize),
         cmocka_unit_test(test_read_bounded),
     };
 

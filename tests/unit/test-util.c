@@ -1,6 +1,7 @@
 /*
- * Small utilities: number and duration parsing, version comparison, bounded file reads, and
- * shell quoting, checked against a real shell.
+ * Small utilities: number and duration parsing, version comparison, bounded file reads, shell
+ * quoting checked against a real shell, and the text cleaners (str_sanitize for data, str_excerpt
+ * for messages).
  */
 #include "util/fileio.h"
 #include "util/strutil.h"
@@ -266,12 +267,62 @@ static void test_shell_quote(void **state)
     assert_true(str_is_one_line("ok\n", 2));
 }
 
+static void test_sanitize(void **state)
+{
+    char ok[] = "naïve 日本 🙂 plain";
+    char bad[] = "a\033[31mb\x7f"
+                 "c\xc2\x9b"
+                 "d\xff\xc3"
+                 "e\xe0\x80\x80"
+                 "f\xed\xa0\x80"
+                 "g\r\n\t\x07h";
+    char *copy;
+
+    (void)state;
+    assert_string_equal(str_sanitize(ok), "naïve 日本 🙂 plain");
+    /* ESC, DEL, C1 CSI, invalid, truncated, overlong, surrogate, CR, LF, TAB, BEL: each byte
+     * becomes '?', the length is kept */
+    assert_string_equal(str_sanitize(bad), "a?[31mb?c??d??e???f???g????h");
+    /* Idempotent: what is clean stays as it is. */
+    assert_string_equal(str_sanitize(bad), "a?[31mb?c??d??e???f???g????h");
+    assert_null(str_sanitize(NULL));
+    assert_null(str_sanitized(NULL));
+    copy = str_sanitized("x\x1b]0;title\x07y");
+    assert_string_equal(copy, "x?]0;title?y");
+    free(copy);
+}
+
+static void test_excerpt(void **state)
+{
+    char *long_line = xmalloc(900 * 1024 + 1), *e;
+
+    (void)state;
+    e = str_excerpt("key\x1b[31m", 40);
+    assert_string_equal(e, "key\\x1b[31m");
+    free(e);
+    /* Cut at the limit, on a character boundary, and said so. */
+    e = str_excerpt("abcdef", 4);
+    assert_string_equal(e, "abcd...");
+    free(e);
+    e = str_excerpt("ab日本", 4); /* 日 is 3 bytes: 2 + 3 > 4 */
+    assert_string_equal(e, "ab...");
+    free(e);
+    memset(long_line, 'k', 900 * 1024);
+    long_line[900 * 1024] = '\0';
+    e = str_excerpt(long_line, 60);
+    assert_int_equal(strlen(e), 63);
+    assert_string_equal(e + 60, "...");
+    free(e);
+    free(long_line);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_numbers),      cmocka_unit_test(test_durations),
         cmocka_unit_test(test_versions),     cmocka_unit_test(test_bounded_read),
         cmocka_unit_test(test_atomic_write), cmocka_unit_test(test_shell_quote),
+        cmocka_unit_test(test_sanitize),     cmocka_unit_test(test_excerpt),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
