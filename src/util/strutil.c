@@ -170,6 +170,38 @@ static bool line_format_char(const unsigned char *p, size_t len)
     return false;
 }
 
+/* Whether the character of len bytes at p is a control character (C0, DEL or C1). */
+static bool is_control(const unsigned char *p, size_t len)
+{
+    /* C1 controls (U+0080..U+009F, CSI among them) are as harmful to a terminal as ESC. */
+    return p[0] < 0x20 || p[0] == 0x7f || (len == 2 && p[0] == 0xc2 && p[1] < 0xa0);
+}
+
+/*
+ * The printable form of the character at p (at most n bytes) into o, which has room for 4 bytes:
+ * the character itself, or "\xNN" for its first byte (the bytes that continue it follow as bytes
+ * of their own). With line_too, the format characters of line_format_char are escaped as well.
+ * Sets *used to the bytes of p it stands for and returns the bytes written.
+ */
+static size_t printable_char(const unsigned char *p, size_t n, char *o, size_t *used, bool line_too)
+{
+    size_t len = utf8_len(p, n);
+
+    if (len == 0 || is_control(p, len) || (line_too && line_format_char(p, len))) {
+        static const char hex[] = "0123456789abcdef";
+
+        o[0] = '\\';
+        o[1] = 'x';
+        o[2] = hex[p[0] >> 4];
+        o[3] = hex[p[0] & 0xf];
+        *used = 1;
+        return 4;
+    }
+    memcpy(o, p, len);
+    *used = len;
+    return len;
+}
+
 /* Escapes as "\xNN" every byte that is not valid UTF-8 or is a control character, and with
  * line_too, the format characters of line_format_char. */
 static char *printable(const char *s, size_t n, bool line_too)
@@ -179,20 +211,10 @@ static char *printable(const char *s, size_t n, bool line_too)
     size_t i = 0;
 
     while (i < n) {
-        size_t len = utf8_len(p + i, n - i);
+        size_t used;
 
-        /* C1 controls (U+0080..U+009F, CSI among them) are as harmful to a terminal as ESC. */
-        if (len == 0 || p[i] < 0x20 || p[i] == 0x7f ||
-            (len == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0) ||
-            (line_too && line_format_char(p + i, len))) {
-            for (size_t k = 0; k < (len ? len : 1); k++)
-                o += sprintf(o, "\\x%02x", p[i + k]);
-            i += len ? len : 1;
-            continue;
-        }
-        memcpy(o, p + i, len);
-        o += len;
-        i += len;
+        o += printable_char(p + i, n - i, o, &used, line_too);
+        i += used;
     }
     *o = '\0';
     return out;
@@ -215,17 +237,22 @@ char *str_printable(const char *s)
 
 char *str_excerpt(const char *s, size_t max)
 {
-    size_t n = strlen(s), cut = max;
-    char *shown, *out;
+    const unsigned char *p = (const unsigned char *)s;
+    size_t n = strlen(s), i = 0, len = 0;
+    char *out = xmalloc(max + 4), one[4];
 
-    if (n <= max)
-        return str_printablen(s, n);
-    /* Back to the start of the character the limit falls in. */
-    while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
-        cut--;
-    shown = str_printablen(s, cut);
-    out = xasprintf("%s...", shown);
-    free(shown);
+    while (i < n) {
+        size_t used, w = printable_char(p + i, n - i, one, &used, false);
+
+        if (len + w > max) {
+            memcpy(out + len, "...", 4);
+            return out;
+        }
+        memcpy(out + len, one, w);
+        len += w;
+        i += used;
+    }
+    out[len] = '\0';
     return out;
 }
 
@@ -237,16 +264,12 @@ char *str_sanitize(char *s)
     for (size_t i = 0; i < n;) {
         size_t len = utf8_len(p + i, n - i);
 
-        if (len == 0 || p[i] < 0x20 || p[i] == 0x7f) {
+        if (len == 0) {
             p[i++] = '?';
             continue;
         }
-        /* C1 controls (U+0080..U+009F) include CSI: as harmful to a terminal as ESC. */
-        if (len == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0) {
-            p[i] = p[i + 1] = '?';
-            i += 2;
-            continue;
-        }
+        if (is_control(p + i, len))
+            memset(p + i, '?', len);
         i += len;
     }
     return s;

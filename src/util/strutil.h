@@ -48,9 +48,10 @@ char *str_printablen(const char *s, size_t n);
  * text that must show as the one line it is, such as a comment in a fix. */
 char *str_printable_line(const char *s);
 /*
- * What a message quotes of untrusted text: str_printable of at most the first max bytes of s, cut
- * on a character boundary and ended with "..." when cut, so that a 900 KB line or an escape
- * sequence in a file never reaches the terminal through an error. The caller frees it.
+ * What a message quotes of untrusted text: str_printable(s), cut on a character boundary to at
+ * most max bytes and then ended with "..." when cut (so at most max + 3 bytes), so that a 900 KB
+ * line or an escape sequence in a file never reaches the terminal through an error message. The
+ * caller frees it.
  */
 char *str_excerpt(const char *s, size_t max);
 /* Whether s is valid UTF-8 (JSON strings must be). */

@@ -307,6 +307,9 @@ static void test_excerpt(void **state)
     e = str_excerpt("ab日本", 4); /* 日 is 3 bytes: 2 + 3 > 4 */
     assert_string_equal(e, "ab...");
     free(e);
+    e = str_excerpt("ab\x1b[2J", 5); /* an escape is shown whole or not at all */
+    assert_string_equal(e, "ab...");
+    free(e);
     memset(long_line, 'k', 900 * 1024);
     long_line[900 * 1024] = '\0';
     e = str_excerpt(long_line, 60);
