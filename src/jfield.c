@@ -29,12 +29,19 @@ json_t *jstring_safe(const char *s)
 
 void jerr_set(struct jerr *e, const char *path, const char *fmt, ...)
 {
+    char *raw, *shown;
     va_list ap;
 
     snprintf(e->path, sizeof(e->path), "%s", path ? path : "");
+    str_sanitize(e->path);
+    /* A message may quote the document (an unknown key, a value): shown escaped, and cut. */
     va_start(ap, fmt);
-    vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
+    raw = xvasprintf(fmt, ap);
     va_end(ap);
+    shown = str_excerpt(raw, sizeof(e->msg) - 4);
+    snprintf(e->msg, sizeof(e->msg), "%s", shown);
+    free(shown);
+    free(raw);
 }
 
 static void *field_ptr(void *obj, const struct jfield *f)
@@ -252,7 +259,8 @@ static int field_from_json(const struct jfield *f, void *obj, const json_t *v, c
             return -1;
         }
         free(*(char **)p);
-        *(char **)p = xstrdup(json_string_value(v));
+        /* Every string read from a document is made safe here, once (str_sanitize). */
+        *(char **)p = str_sanitized(json_string_value(v));
         return 0;
     case JF_U32:
     case JF_HEX32:
@@ -592,7 +600,7 @@ int jget_str(const json_t *obj, const char *key, const char *path, char **out, s
         jerr_set(err, path, "%s: expected a string, got %s", key, json_kind(v));
         return -1;
     }
-    *out = xstrdup(json_string_value(v));
+    *out = str_sanitized(json_string_value(v));
     return 0;
 }
 

@@ -58,7 +58,11 @@ struct jtable {
     const char *status_key; /* JT_RC: key of the {field: "ERROR_NAME"} object, e.g. "nvml_status" */
 };
 
-/* Where a reader failed: a JSON path ("gpus[2].temp_c") and what was wrong. */
+/*
+ * Where a reader failed: a JSON path ("gpus[2].temp_c") and what was wrong. jerr_set shows what
+ * the message quotes of the document escaped (str_excerpt), so an error never carries a terminal
+ * escape.
+ */
 struct jerr {
     char path[256];
     char msg[256];
@@ -81,10 +85,11 @@ void jfield_set_rc(const struct jtable *t, void *obj, int slot, int32_t rc);
 void jtable_write(const struct jtable *t, const void *obj, json_t *out, unsigned only_flags);
 
 /*
- * Reads the fields of obj from the JSON object in. A missing or null key leaves the field
- * invalid (JT_RC: missing_rc); fields that share a JT_BITS slot are valid only when all of them
- * are there. Unknown keys are an error unless listed in extra_keys
- * (NULL-terminated, may be NULL). path names the object in error messages.
+ * Reads the fields of obj from the JSON object in. Strings are made safe for terminals and logs
+ * (str_sanitize: control characters and invalid UTF-8 become '?'), as live collection makes them.
+ * A missing or null key leaves the field invalid (JT_RC: missing_rc); fields that share a JT_BITS
+ * slot are valid only when all of them are there. Unknown keys are an error unless listed in
+ * extra_keys (NULL-terminated, may be NULL). path names the object in error messages.
  * Returns 0, or -1 with *err set.
  */
 int jtable_read(const struct jtable *t, void *obj, const json_t *in, const char *path,
@@ -127,7 +132,10 @@ json_t *jlist_write_table(const struct jtable *t, const void *items, size_t n, s
 /* A JSON string for s (null for NULL); bytes that are not UTF-8 are written as "\xNN". */
 json_t *jstring_safe(const char *s);
 
-/* Typed getters for hand-written readers; each sets *err with the path on a type mismatch. */
+/*
+ * Typed getters for hand-written readers; each sets *err with the path on a type mismatch.
+ * jget_str's string is sanitized, as jtable_read's are.
+ */
 int jget_str(const json_t *obj, const char *key, const char *path, char **out, struct jerr *err);
 int jget_int(const json_t *obj, const char *key, const char *path, int64_t *out, struct jerr *err);
 

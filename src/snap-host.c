@@ -1,4 +1,5 @@
 #include "snap-host.h"
+#include "util/strutil.h"
 #include "util/xalloc.h"
 
 #include <stdio.h>
@@ -269,7 +270,7 @@ static int read_paths(struct host_fs *f, const json_t *a, const char *path, stru
             jerr_set(err, p, "expected a string");
             return -1;
         }
-        f->paths[f->n_paths++] = xstrdup(json_string_value(v));
+        f->paths[f->n_paths++] = str_sanitized(json_string_value(v));
     }
     return 0;
 }

@@ -1,5 +1,6 @@
 #include "snapshot.h"
 #include "util/fileio.h"
+#include "util/strutil.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
@@ -90,7 +91,7 @@ void collector_set(struct collector_status *c, enum collector_state state, const
     c->detail = NULL;
     if (fmt != NULL) {
         va_start(ap, fmt);
-        c->detail = xvasprintf(fmt, ap);
+        c->detail = str_sanitize(xvasprintf(fmt, ap));
         va_end(ap);
     }
 }
@@ -101,7 +102,8 @@ void collector_note(struct collector_status *c, const char *fmt, ...)
 
     xgrow(&c->notes, &c->cap_notes, c->n_notes + 1, sizeof(*c->notes));
     va_start(ap, fmt);
-    c->notes[c->n_notes++] = xvasprintf(fmt, ap);
+    /* A note may quote what a collector read (a path, a line): one line, safe to print. */
+    c->notes[c->n_notes++] = str_sanitize(xvasprintf(fmt, ap));
     va_end(ap);
     if (c->state == CS_OK)
         c->state = CS_PARTIAL;
@@ -266,7 +268,7 @@ static int read_collectors(struct snapshot *s, const json_t *j, struct jerr *err
                     return -1;
                 }
                 xgrow(&c->notes, &c->cap_notes, c->n_notes + 1, sizeof(*c->notes));
-                c->notes[c->n_notes++] = xstrdup(json_string_value(n));
+                c->notes[c->n_notes++] = str_sanitized(json_string_value(n));
             }
         }
     }
@@ -484,7 +486,11 @@ struct snapshot *snapshot_from_json(const char *text, size_t len, const char *na
 
     root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerror);
     if (root == NULL) {
-        *cause = xasprintf("%s:%d:%d: %s", name, jerror.line, jerror.column, jerror.text);
+        /* jansson quotes the text near the error: escaped, as every quote of the input is. */
+        char *near = str_excerpt(jerror.text, 200);
+
+        *cause = xasprintf("%s:%d:%d: %s", name, jerror.line, jerror.column, near);
+        free(near);
         return NULL;
     }
     s = snapshot_new();

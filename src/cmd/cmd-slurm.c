@@ -8,6 +8,7 @@
 #include "cmd/cmd.h"
 #include "cmd/slurm.h"
 #include "rules/rules.h"
+#include "util/strutil.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
@@ -96,8 +97,9 @@ int slurm_parse_node(const char *text, struct slurm_node *n, char **cause)
                            name == NULL ? "NodeName" : "State", text);
         return -1;
     }
-    n->name = xstrndup(name, strcspn(name, " \n"));
-    n->state = xstrndup(state, strcspn(state, " \n"));
+    /* Printed in our line: the reason is free text someone else set. */
+    n->name = str_sanitize(xstrndup(name, strcspn(name, " \n")));
+    n->state = str_sanitize(xstrndup(state, strcspn(state, " \n")));
     if (reason != NULL) {
         size_t len = strcspn(reason, "\n");
 
@@ -108,7 +110,7 @@ int slurm_parse_node(const char *text, struct slurm_node *n, char **cause)
             }
         }
         if (len > 0 && strncmp(reason, "(null)", len) != 0)
-            n->reason = xstrndup(reason, len);
+            n->reason = str_sanitize(xstrndup(reason, len));
     }
     /* Flags follow the base state after '+': IDLE+DRAIN, MIXED+DRAIN, DOWN+DRAIN+... */
     for (const char *p = n->state; *p;) {
@@ -249,6 +251,7 @@ char *slurm_reason(const struct findings *f, const struct slurm_drain_policy *p)
         if ((unsigned char)*q < 0x20 || *q == 0x7f)
             *q = ' ';
     }
+    str_sanitize(title); /* C1 controls and invalid UTF-8, which slurmctld would keep */
     r = more ? xasprintf("%s%s (+%zu more)", SLURM_REASON_PREFIX, title, more)
              : xasprintf("%s%s", SLURM_REASON_PREFIX, title);
     free(title);

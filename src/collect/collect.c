@@ -136,7 +136,7 @@ struct snapshot *collect_snapshot(const struct collect_opts *opts, char **cause)
     s->gpudoctor_version = xstrdup(GPUDOCTOR_VERSION);
     if (gethostname(host, sizeof(host)) == 0) {
         host[sizeof(host) - 1] = '\0';
-        s->hostname = xstrdup(host);
+        s->hostname = str_sanitized(host); /* root may set it to anything */
     }
     /*
      * A tree that is not this machine's "/" is judged as of its own clock, so a fixture tree (the

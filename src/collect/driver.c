@@ -38,7 +38,7 @@ static void parse_banner(struct driver_info *d, char *text, struct collector_sta
     if (eol != NULL)
         *eol = '\0';
     str_rtrim(text);
-    d->module_banner = xstrdup(text);
+    d->module_banner = str_sanitized(text);
     if (strstr(text, "Open Kernel Module") != NULL)
         d->module_flavor = xstrdup("open");
     else if (strstr(text, "Kernel Module") != NULL)

@@ -649,7 +649,7 @@ static bool merge_oom(struct klog_parser *p, struct klog_event *ev)
     return true;
 }
 
-void klog_feed_message(struct klog_parser *p, const char *msg, bool has_time, int64_t time_ms,
+static void feed_clean(struct klog_parser *p, const char *msg, bool has_time, int64_t time_ms,
                        bool has_uptime, int64_t uptime_us)
 {
     struct klog_event ev;
@@ -696,6 +696,16 @@ void klog_feed_message(struct klog_parser *p, const char *msg, bool has_time, in
     if (ev.kind == KLOG_OOM_KILL && merge_oom(p, &ev))
         return;
     push(p, &ev);
+}
+
+void klog_feed_message(struct klog_parser *p, const char *msg, bool has_time, int64_t time_ms,
+                       bool has_uptime, int64_t uptime_us)
+{
+    /* Anyone can log a line (logger, a process name): what is kept of it is safe to print. */
+    char *clean = str_sanitized(msg);
+
+    feed_clean(p, clean, has_time, time_ms, has_uptime, uptime_us);
+    free(clean);
 }
 
 static bool malformed(struct klog_parser *p)

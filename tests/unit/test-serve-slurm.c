@@ -76,6 +76,11 @@ static void test_parse(void **state)
     assert_null(n.reason);
     assert_true(n.drain);
     slurm_node_free(&n);
+    /* someone else's reason is printed in our line: made safe */
+    assert_int_equal(
+        slurm_parse_node("NodeName=a State=DOWN Reason=x\x1b[2J\xc2\x9by\r", &n, &cause), 0);
+    assert_string_equal(n.reason, "x?[2J??y?");
+    slurm_node_free(&n);
     /* NextState= is not State= */
     assert_int_equal(slurm_parse_node("NodeName=a NextState=DRAIN State=IDLE", &n, &cause), 0);
     assert_string_equal(n.state, "IDLE");
@@ -155,6 +160,16 @@ static void test_reason(void **state)
     add(&f, SEV_CRITICAL, "third");
     r = slurm_reason(&f, NULL);
     assert_string_equal(r, "gpudoctor: GPU 3 fell off the bus (XID 79) (+2 more)");
+    findings_free(&f);
+    free(r);
+
+    /* no control byte reaches scontrol: C0 become spaces, C1 (CSI) and invalid UTF-8 '?' */
+    memset(&f, 0, sizeof(f));
+    add(&f, SEV_CRITICAL,
+        "pid 7 (\x1b[31mroot\x07\r\xc2\x9b"
+        "2J\xff)");
+    r = slurm_reason(&f, NULL);
+    assert_string_equal(r, "gpudoctor: pid 7 ( [31mroot  ??2J?)");
     findings_free(&f);
     free(r);
 
