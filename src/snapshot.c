@@ -13,7 +13,6 @@
 
 /* Reals keep ten significant digits: exact enough, readable, and stable across a round trip. */
 #define SNAPSHOT_DUMP_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(10))
-#define SNAPSHOT_MAX_BYTES  (256u << 20)
 
 const char *const collector_names[COLLECTOR__COUNT] = {
     [COLLECTOR_NVML] = "nvml",   [COLLECTOR_PROCS] = "processes", [COLLECTOR_HOST] = "host",
@@ -518,13 +517,27 @@ struct snapshot *snapshot_load(const char *path, char **cause)
     char *text = NULL;
     ssize_t n;
 
-    if (strcmp(path, "-") == 0)
-        n = file_slurp_at(AT_FDCWD, "/dev/stdin", SNAPSHOT_MAX_BYTES, &text);
-    else
-        n = file_slurp_at(AT_FDCWD, path, SNAPSHOT_MAX_BYTES, &text);
+    n = file_slurp_text_at(AT_FDCWD, strcmp(path, "-") == 0 ? "/dev/stdin" : path,
+                           SNAPSHOT_MAX_BYTES, &text);
+    if (n == -EILSEQ) {
+        /* text holds what came before the NUL: its end is where the NUL is. */
+        const char *line = text, *nl;
+        int lineno = 1;
+
+        while ((nl = strchr(line, '\n')) != NULL) {
+            lineno++;
+            line = nl + 1;
+        }
+        *cause = xasprintf("%s:%d:%zu: a NUL byte: not a snapshot (it is text)", path, lineno,
+                           strlen(line) + 1);
+        free(text);
+        return NULL;
+    }
     if (n < 0) {
         *cause = xasprintf("%s: %s", path,
-                           n == -EFBIG ? "larger than 256 MiB, not a snapshot" : strerror((int)-n));
+                           n == -EFBIG ? "larger than " SNAPSHOT_MAX_TEXT
+                                         ", the most a snapshot may hold"
+                                       : strerror((int)-n));
         return NULL;
     }
     s = snapshot_from_json(text, (size_t)n, path, cause);

@@ -20,6 +20,12 @@
 #include <stdint.h>
 
 #define SNAPSHOT_SCHEMA "gpudoctor.snapshot/1"
+/*
+ * The most a snapshot document may hold, and so one line of a recording (a context line is a
+ * snapshot). Every reader counts every byte read, NUL bytes included, against it.
+ */
+#define SNAPSHOT_MAX_BYTES (256u << 20)
+#define SNAPSHOT_MAX_TEXT  "256 MiB"
 
 /* The collectors, in the order they run. */
 enum collector_id {

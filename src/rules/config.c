@@ -12,6 +12,10 @@
 
 #define DISABLE_KEY     "disable"
 #define SLURM_DRAIN_KEY "slurm_drain"
+/* What an error message quotes of a line at most: a key, a value, a whole line. */
+#define QUOTE_MAX 60
+/* A UTF-8 byte-order mark, which some editors put at the start of a file. */
+#define UTF8_BOM "\xef\xbb\xbf"
 
 void config_init(struct config *c)
 {
@@ -59,12 +63,16 @@ static char *unknown_key(const char *key)
 {
     const char *near[3];
     size_t n = config_suggest(key, near, 3);
+    char *shown = str_excerpt(key, QUOTE_MAX), *msg;
 
     if (n == 0)
-        return xasprintf("unknown key '%s' (gpudoctor explain --thresholds lists them)", key);
-    return xasprintf("unknown key '%s' (did you mean '%s'%s%s%s%s?)", key, near[0],
-                     n > 1 ? ", '" : "", n > 1 ? near[1] : "", n > 1 ? "'" : "",
-                     n > 2 ? " or another" : "");
+        msg = xasprintf("unknown key '%s' (gpudoctor explain --thresholds lists them)", shown);
+    else
+        msg = xasprintf("unknown key '%s' (did you mean '%s'%s%s%s%s?)", shown, near[0],
+                        n > 1 ? ", '" : "", n > 1 ? near[1] : "", n > 1 ? "'" : "",
+                        n > 2 ? " or another" : "");
+    free(shown);
+    return msg;
 }
 
 static int disable_rules(struct config *c, const char *value, char **cause)
@@ -80,14 +88,17 @@ static int disable_rules(struct config *c, const char *value, char **cause)
         if (r == NULL) {
             const char *ids[64], *near[2];
             size_t n = 0, k;
+            char *shown = str_excerpt(id, QUOTE_MAX);
 
             for (size_t i = 0; i < n_rules && n < ARRAY_SIZE(ids); i++)
                 ids[n++] = rule_table[i]->id;
             k = suggest_pick(id, ids, n, near, 2);
-            *cause = k ? xasprintf("disable: unknown rule '%s' (did you mean '%s'?)", id, near[0])
-                       : xasprintf("disable: unknown rule '%s' (gpudoctor explain --list lists "
-                                   "them)",
-                                   id);
+            *cause =
+                k ? xasprintf("disable: unknown rule '%s' (did you mean '%s'?)", shown, near[0])
+                  : xasprintf("disable: unknown rule '%s' (gpudoctor explain --list lists "
+                              "them)",
+                              shown);
+            free(shown);
             rc = -1;
             break;
         }
@@ -167,11 +178,27 @@ static int apply(struct config *c, const char *key, const char *value, char *ori
     return 0;
 }
 
+/*
+ * The message of a failed apply: what it says of the value (thresholds_set quotes it) shown
+ * escaped and cut, as every quote of the file is.
+ */
+static char *apply_error(const char *where, char *why)
+{
+    char *shown = str_excerpt(why, 2 * QUOTE_MAX + 80), *msg = xasprintf("%s: %s", where, shown);
+
+    free(shown);
+    free(why);
+    return msg;
+}
+
 int config_parse(struct config *c, const char *text, const char *name, char **cause)
 {
     const char *p = text;
     int lineno = 0;
 
+    /* Editors that write a byte-order mark write it first: it is not part of the first key. */
+    if (strncmp(p, UTF8_BOM, strlen(UTF8_BOM)) == 0)
+        p += strlen(UTF8_BOM);
     while (*p) {
         const char *end = strchr(p, '\n');
         size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -188,7 +215,10 @@ int config_parse(struct config *c, const char *text, const char *name, char **ca
         }
         eq = strchr(key, '=');
         if (eq == NULL) {
-            *cause = xasprintf("%s:%d: expected 'key = value', got '%s'", name, lineno, key);
+            char *shown = str_excerpt(key, QUOTE_MAX);
+
+            *cause = xasprintf("%s:%d: expected 'key = value', got '%s'", name, lineno, shown);
+            free(shown);
             free(line);
             return -1;
         }
@@ -201,8 +231,10 @@ int config_parse(struct config *c, const char *text, const char *name, char **ca
             return -1;
         }
         if (apply(c, key, value, xasprintf("%s:%d", name, lineno), &why) != 0) {
-            *cause = xasprintf("%s:%d: %s", name, lineno, why);
-            free(why);
+            char *where = xasprintf("%s:%d", name, lineno);
+
+            *cause = apply_error(where, why);
+            free(where);
             free(line);
             return -1;
         }
@@ -211,23 +243,37 @@ int config_parse(struct config *c, const char *text, const char *name, char **ca
     return 0;
 }
 
+/* "path:line:column" of the end of text, where a NUL byte was read. */
+static char *nul_error(const char *path, const char *text)
+{
+    const char *line = text, *nl;
+    int lineno = 1;
+
+    while ((nl = strchr(line, '\n')) != NULL) {
+        lineno++;
+        line = nl + 1;
+    }
+    return xasprintf("%s:%d:%zu: a NUL byte: not a text file", path, lineno, strlen(line) + 1);
+}
+
 int config_load(struct config *c, const char *path, bool optional, char **cause)
 {
     char *text = NULL;
-    ssize_t n = file_slurp_at(AT_FDCWD, path, CONFIG_MAX_BYTES, &text);
+    ssize_t n = file_slurp_text_at(AT_FDCWD, path, CONFIG_MAX_BYTES, &text);
     int rc;
 
+    if (n == -EILSEQ) {
+        /* Stopped at the first NUL (nothing after it would be read): /dev/zero ends at once. */
+        *cause = nul_error(path, text);
+        free(text);
+        return -1;
+    }
     if (n < 0) {
         if (optional && n == -ENOENT)
             return 0;
-        *cause =
-            xasprintf("%s: %s", path,
-                      n == -EFBIG ? "larger than 1 MiB, not a config file" : strerror((int)-n));
-        return -1;
-    }
-    if (strlen(text) != (size_t)n) {
-        *cause = xasprintf("%s: contains a NUL byte: not a text file", path);
-        free(text);
+        *cause = xasprintf("%s: %s", path,
+                           n == -EFBIG ? "larger than 1 MiB, the most a config file may hold"
+                                       : strerror((int)-n));
         return -1;
     }
     rc = config_parse(c, text, path, cause);
@@ -245,17 +291,18 @@ int config_set(struct config *c, const char *assignment, char **cause)
     int rc;
 
     if (eq == NULL) {
-        *cause = xasprintf("--set: expected key=value, got '%s'", assignment);
+        char *shown = str_excerpt(assignment, QUOTE_MAX);
+
+        *cause = xasprintf("--set: expected key=value, got '%s'", shown);
+        free(shown);
         free(copy);
         return -1;
     }
     *eq = '\0';
     key = (char *)str_ltrim(str_rtrim(copy));
     rc = apply(c, key, str_ltrim(eq + 1), xstrdup("--set"), &why);
-    if (rc != 0) {
-        *cause = xasprintf("--set: %s", why);
-        free(why);
-    }
+    if (rc != 0)
+        *cause = apply_error("--set", why);
     free(copy);
     return rc;
 }

@@ -58,10 +58,12 @@ ssize_t file_read_at(int dirfd, const char *path, char *buf, size_t size)
     return r;
 }
 
-ssize_t file_slurp_at(int dirfd, const char *path, size_t max, char **out)
+/* The reader of file_slurp_at and file_slurp_text_at; text: stop at a NUL (-EILSEQ). */
+static ssize_t slurp(int dirfd, const char *path, size_t max, bool text, char **out)
 {
     size_t cap = 4096;
     size_t len = 0;
+    ssize_t rc = 0;
     char *buf;
     int fd;
 
@@ -75,9 +77,8 @@ ssize_t file_slurp_at(int dirfd, const char *path, size_t max, char **out)
 
         if (len + 1 >= cap) {
             if (cap > max) {
-                free(buf);
-                close(fd);
-                return -EFBIG;
+                rc = -EFBIG;
+                goto fail;
             }
             cap *= 2;
             buf = xrealloc(buf, cap);
@@ -86,25 +87,44 @@ ssize_t file_slurp_at(int dirfd, const char *path, size_t max, char **out)
         if (n == 0)
             break;
         if (n < 0) {
-            int e = errno;
-
-            if (e == EINTR)
+            if (errno == EINTR)
                 continue;
-            free(buf);
-            close(fd);
-            return -e;
+            rc = -errno;
+            goto fail;
+        }
+        if (text) {
+            const char *nul = memchr(buf + len, '\0', (size_t)n);
+
+            if (nul != NULL) {
+                len = (size_t)(nul - buf);
+                rc = -EILSEQ;
+                break;
+            }
         }
         len += (size_t)n;
         if (len > max) {
-            free(buf);
-            close(fd);
-            return -EFBIG;
+            rc = -EFBIG;
+            goto fail;
         }
     }
     close(fd);
     buf[len] = '\0';
     *out = buf;
-    return (ssize_t)len;
+    return rc == -EILSEQ ? rc : (ssize_t)len;
+fail:
+    free(buf);
+    close(fd);
+    return rc;
+}
+
+ssize_t file_slurp_at(int dirfd, const char *path, size_t max, char **out)
+{
+    return slurp(dirfd, path, max, false, out);
+}
+
+ssize_t file_slurp_text_at(int dirfd, const char *path, size_t max, char **out)
+{
+    return slurp(dirfd, path, max, true, out);
 }
 
 ssize_t file_readlink_at(int dirfd, const char *path, char *buf, size_t size)

@@ -16,6 +16,14 @@ ssize_t file_read_at(int dirfd, const char *path, char *buf, size_t size);
 /* Like file_read_at, but allocates: at most max bytes; *out is the caller's to free. */
 ssize_t file_slurp_at(int dirfd, const char *path, size_t max, char **out);
 
+/*
+ * Like file_slurp_at, for a file that must be text (a configuration, a snapshot): at most max
+ * bytes, NUL bytes counted, and the reading stops at the first NUL byte, so that /dev/zero ends at
+ * once. Returns the length, -EFBIG, -errno, or -EILSEQ for a NUL: then *out holds the text before
+ * it (NUL-terminated, the caller frees it) and the NUL's offset is its length.
+ */
+ssize_t file_slurp_text_at(int dirfd, const char *path, size_t max, char **out);
+
 /* Reads a symbolic link relative to dirfd into buf, NUL-terminated. Returns length or -errno. */
 ssize_t file_readlink_at(int dirfd, const char *path, char *buf, size_t size);
 

@@ -1,4 +1,5 @@
 #include "watch/recording.h"
+#include "util/strutil.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -9,12 +10,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/*
- * A snapshot given to check --from is at most this big, as snapshot_load says. Its first line is
- * read already (standard input cannot be read twice), so the rest is read here.
- */
-#define SNAPSHOT_MAX_BYTES (256u << 20)
 
 /* ---- writing ---- */
 
@@ -198,48 +193,160 @@ static void take_reading(struct snapshot *s, const struct gpu *r)
     }
 }
 
+/*
+ * The reader: lines read with read(2) into one buffer, every byte counted against the limits
+ * (fgets and strlen let NUL bytes through uncounted, so /dev/zero was read for ever).
+ */
+#define READ_CHUNK (64u << 10)
+
 struct line_reader {
-    FILE *f;
-    char *buf;
-    size_t len, cap;
+    int fd;
+    char *buf; /* bytes read; [start, end) not yet consumed */
+    size_t start, end, cap;
+    size_t next; /* where the line after the current one starts */
+    char *line;  /* the current line, NUL-terminated (its newline replaced) */
+    size_t len;
     uint64_t lineno;
     bool ended; /* the line read ends with a newline */
+    bool eof;
+    bool stop_at_nul;  /* a NUL ends the reading at once (until the first line) */
+    size_t nul_column; /* 1-based column of the first NUL in the line; 0: none */
+    int err;           /* why read_line returned -1: errno, EFBIG (too long), EILSEQ (NUL) */
 };
 
-/* Reads the next line into lr->buf (without its newline). 1: a line; 0: end of file; -1: too
-   long or a read error (errno). */
+/*
+ * Room after lr->end for READ_CHUNK bytes and a terminating NUL, moving the unconsumed bytes to
+ * the front first. False when the bytes kept already pass limit.
+ */
+static bool make_room(struct line_reader *lr, size_t limit)
+{
+    size_t want;
+
+    if (lr->start > 0 && lr->cap - lr->end < READ_CHUNK + 1) {
+        memmove(lr->buf, lr->buf + lr->start, lr->end - lr->start);
+        lr->end -= lr->start;
+        lr->next -= lr->start;
+        lr->start = 0;
+    }
+    if (lr->cap - lr->end >= READ_CHUNK + 1)
+        return true;
+    if (lr->end - lr->start > limit)
+        return false;
+    want = lr->cap ? lr->cap * 2 : 2 * READ_CHUNK;
+    if (want < lr->end + READ_CHUNK + 1)
+        want = lr->end + READ_CHUNK + 1;
+    if (want > limit + READ_CHUNK + 1)
+        want = limit + READ_CHUNK + 1;
+    lr->buf = xrealloc(lr->buf, want);
+    lr->cap = want;
+    return true;
+}
+
+/* Reads more bytes after lr->end: 1, 0 at the end of the file, -1 with lr->err set. */
+static int read_more(struct line_reader *lr, size_t limit)
+{
+    ssize_t n;
+
+    if (!make_room(lr, limit)) {
+        lr->err = EFBIG;
+        return -1;
+    }
+    do
+        n = read(lr->fd, lr->buf + lr->end, READ_CHUNK);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) {
+        lr->err = errno;
+        return -1;
+    }
+    if (n == 0) {
+        lr->eof = true;
+        return 0;
+    }
+    lr->end += (size_t)n;
+    return 1;
+}
+
+/*
+ * Reads the next line into lr->line (without its newline; lr->nul_column says where a NUL is).
+ * 1: a line; 0: end of file; -1: longer than RECORDING_MAX_LINE, a NUL while lr->stop_at_nul,
+ * or a read error (lr->err).
+ */
 static int read_line(struct line_reader *lr)
 {
-    lr->len = 0;
-    lr->ended = false;
-    for (;;) {
-        size_t got;
+    size_t scanned = 0; /* bytes of the line searched so far */
+    char *nl;
 
-        if (lr->cap - lr->len < 65536) {
-            if (lr->cap >= RECORDING_MAX_LINE + 65536) {
-                errno = EFBIG;
+    lr->start = lr->next;
+    lr->ended = false;
+    lr->nul_column = 0;
+    for (;;) {
+        char *from = lr->buf + lr->start + scanned;
+        size_t avail = lr->end - lr->start - scanned;
+
+        nl = avail ? memchr(from, '\n', avail) : NULL;
+        if (lr->stop_at_nul && avail > 0) {
+            const char *nul = memchr(from, '\0', nl ? (size_t)(nl - from) : avail);
+
+            if (nul != NULL) {
+                lr->nul_column = (size_t)(nul - (lr->buf + lr->start)) + 1;
+                lr->lineno++;
+                lr->err = EILSEQ;
                 return -1;
             }
-            lr->cap = lr->cap ? lr->cap * 2 : 65536 * 2;
-            lr->buf = xrealloc(lr->buf, lr->cap);
         }
-        if (fgets(lr->buf + lr->len, (int)(lr->cap - lr->len), lr->f) == NULL) {
-            if (ferror(lr->f))
-                return -1;
+        if (nl != NULL || lr->eof)
             break;
+        scanned = lr->end - lr->start;
+        if (scanned > RECORDING_MAX_LINE) {
+            lr->err = EFBIG;
+            return -1;
         }
-        got = strlen(lr->buf + lr->len);
-        lr->len += got;
-        if (got > 0 && lr->buf[lr->len - 1] == '\n') {
-            lr->buf[--lr->len] = '\0';
-            lr->ended = true;
-            break;
-        }
+        if (read_more(lr, RECORDING_MAX_LINE) < 0)
+            return -1;
     }
-    if (lr->len == 0 && !lr->ended)
-        return 0;
+    if (nl != NULL) {
+        lr->len = (size_t)(nl - (lr->buf + lr->start));
+        *nl = '\0';
+        lr->ended = true;
+        lr->next = lr->start + lr->len + 1;
+    } else {
+        if (lr->end == lr->start)
+            return 0;
+        lr->len = lr->end - lr->start;
+        lr->buf[lr->end] = '\0'; /* make_room kept a byte for it */
+        lr->next = lr->end;
+    }
+    if (lr->len > RECORDING_MAX_LINE) {
+        lr->err = EFBIG;
+        return -1;
+    }
+    lr->line = lr->buf + lr->start;
+    if (!lr->stop_at_nul) {
+        const char *nul = memchr(lr->line, '\0', lr->len);
+
+        lr->nul_column = nul ? (size_t)(nul - lr->line) + 1 : 0;
+    }
     lr->lineno++;
     return 1;
+}
+
+static char *nul_error(const char *path, uint64_t line, size_t column)
+{
+    return xasprintf("%s:%" PRIu64 ":%zu: a NUL byte: neither a snapshot nor a recording (both "
+                     "are text)",
+                     path, line, column);
+}
+
+/* The message for a read_line that returned -1. */
+static char *read_error(const struct line_reader *lr, const char *path)
+{
+    if (lr->err == EFBIG)
+        return xasprintf("%s:%" PRIu64 ": line longer than " SNAPSHOT_MAX_TEXT
+                         ", the most a snapshot or a recording line may hold",
+                         path, lr->lineno + 1);
+    if (lr->err == EILSEQ)
+        return nul_error(path, lr->lineno, lr->nul_column);
+    return xasprintf("%s: %s", path, strerror(lr->err));
 }
 
 static bool blank(const char *s)
@@ -247,6 +354,44 @@ static bool blank(const char *s)
     while (*s == ' ' || *s == '\t' || *s == '\r')
         s++;
     return *s == '\0';
+}
+
+/*
+ * Whether the len bytes at s are one JSON object by their brackets (strings and their escapes
+ * followed), with nothing but blanks around it: what a recording's lines are. It does not parse:
+ * a line that holds the whole of a snapshot is not read twice, nor its tree built twice.
+ */
+static bool one_object(const char *s, size_t len)
+{
+    size_t i = 0, depth = 0;
+    bool in_string = false;
+
+    while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r'))
+        i++;
+    if (i == len || s[i] != '{')
+        return false;
+    for (; i < len; i++) {
+        char c = s[i];
+
+        if (in_string) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_string = false;
+            continue;
+        }
+        if (c == '"') {
+            in_string = true;
+        } else if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            if (depth == 0)
+                return false;
+            if (--depth == 0)
+                return blank(s + i + 1);
+        }
+    }
+    return false;
 }
 
 /* "path:1:col: what" of a one-line text, as "path:LINE:col: what". */
@@ -265,42 +410,78 @@ static char *relocate(char *cause, const char *path, uint64_t lineno)
     return out;
 }
 
-/* The first line was not a JSON object: the whole file is one (indented) snapshot. */
+/* Line and column (1-based) of offset off in text. */
+static void position(const char *text, size_t off, uint64_t *line, size_t *column)
+{
+    const char *nl;
+
+    *line = 1;
+    *column = off + 1;
+    for (const char *p = text; (nl = memchr(p, '\n', (size_t)(text + off - p))) != NULL;
+         p = nl + 1) {
+        (*line)++;
+        *column = (size_t)(text + off - nl);
+    }
+}
+
+/*
+ * The first line was not a JSON object: the whole file is one (indented) snapshot, at most
+ * SNAPSHOT_MAX_BYTES, read on into the same buffer (sized at once for a regular file).
+ */
 static struct snapshot *whole_document(struct line_reader *lr, const char *path, char **cause)
 {
-    size_t len = lr->len, cap = lr->len + 65536;
-    char *text = xmalloc(cap);
-    struct snapshot *s;
+    size_t checked;
+    struct stat st;
 
-    memcpy(text, lr->buf, lr->len);
     if (lr->ended)
-        text[len++] = '\n';
-    for (;;) {
-        size_t n;
+        lr->line[lr->len] = '\n';
+    lr->next = lr->start;
+    if (fstat(lr->fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+        size_t want =
+            (uint64_t)st.st_size < SNAPSHOT_MAX_BYTES ? (size_t)st.st_size : SNAPSHOT_MAX_BYTES;
 
-        if (cap - len < 65536) {
-            cap *= 2;
-            text = xrealloc(text, cap);
+        want += READ_CHUNK + 1;
+        if (lr->start > 0) {
+            memmove(lr->buf, lr->buf + lr->start, lr->end - lr->start);
+            lr->end -= lr->start;
+            lr->next = lr->start = 0;
         }
-        n = fread(text + len, 1, cap - len - 1, lr->f);
-        len += n;
-        if (len > SNAPSHOT_MAX_BYTES) {
-            *cause = xasprintf("%s: larger than 256 MiB, not a snapshot", path);
-            free(text);
+        if (lr->cap < want) {
+            lr->buf = xrealloc(lr->buf, want);
+            lr->cap = want;
+        }
+    }
+    checked = lr->len; /* from lr->start; the first line had no NUL */
+    for (;;) {
+        const char *nul =
+            memchr(lr->buf + lr->start + checked, '\0', lr->end - lr->start - checked);
+
+        if (nul != NULL) {
+            uint64_t line;
+            size_t column;
+
+            position(lr->buf + lr->start, (size_t)(nul - (lr->buf + lr->start)), &line, &column);
+            *cause = nul_error(path, line, column);
             return NULL;
         }
-        if (n == 0)
+        if (lr->end - lr->start > SNAPSHOT_MAX_BYTES) {
+            *cause = xasprintf(
+                "%s: larger than " SNAPSHOT_MAX_TEXT ", the most a snapshot may hold", path);
+            return NULL;
+        }
+        if (lr->eof)
             break;
+        checked = lr->end - lr->start;
+        if (read_more(lr, SNAPSHOT_MAX_BYTES) < 0) {
+            *cause = lr->err == EFBIG ? xasprintf("%s: larger than " SNAPSHOT_MAX_TEXT
+                                                  ", the most a snapshot may hold",
+                                                  path)
+                                      : xasprintf("%s: %s", path, strerror(lr->err));
+            return NULL;
+        }
     }
-    if (ferror(lr->f)) {
-        *cause = xasprintf("%s: %s", path, strerror(errno));
-        free(text);
-        return NULL;
-    }
-    text[len] = '\0';
-    s = snapshot_from_json(text, len, path, cause);
-    free(text);
-    return s;
+    lr->buf[lr->end] = '\0';
+    return snapshot_from_json(lr->buf + lr->start, lr->end - lr->start, path, cause);
 }
 
 /*
@@ -310,7 +491,7 @@ static struct snapshot *whole_document(struct line_reader *lr, const char *path,
 static struct snapshot *next_context(struct snapshot *s, const struct line_reader *lr,
                                      const char *path, char **cause)
 {
-    struct snapshot *next = snapshot_from_json(lr->buf, lr->len, path, cause);
+    struct snapshot *next = snapshot_from_json(lr->line, lr->len, path, cause);
     struct sample *own;
     size_t n_own, cap_own;
 
@@ -341,7 +522,7 @@ static int next_sample(struct snapshot *s, json_t *o, const struct line_reader *
     if (sample_from_json(s, o, "", &err) != 0) {
         const char *where = err.path[0] == '.' ? err.path + 1 : err.path;
 
-        if (jlocate(lr->buf, err.path, &line, &column))
+        if (jlocate(lr->line, err.path, &line, &column))
             *cause = xasprintf("%s:%" PRIu64 ":%d: %s%s%s", path, lr->lineno, column, where,
                                *where ? ": " : "", err.msg);
         else
@@ -367,28 +548,28 @@ static struct snapshot *read_recording(struct line_reader *lr, const char *path,
     int rc;
 
     /* The first line, a JSON object on its own: a recording. Anything else: one document. */
-    while ((rc = read_line(lr)) == 1 && blank(lr->buf))
+    lr->stop_at_nul = true;
+    while ((rc = read_line(lr)) == 1 && blank(lr->line))
         ;
     if (rc <= 0) {
         *cause = rc == 0 ? xasprintf("%s: empty: neither a snapshot nor a recording", path)
-                         : xasprintf("%s: %s", path, strerror(errno));
+                         : read_error(lr, path);
         return NULL;
     }
+    lr->stop_at_nul = false;
+    if (!one_object(lr->line, lr->len))
+        return whole_document(lr, path, cause);
     {
-        json_t *first = json_loadb(lr->buf, lr->len, JSON_REJECT_DUPLICATES, NULL);
-        bool object = json_is_object(first), schema = object && json_object_get(first, "schema");
+        int line, column;
 
-        json_decref(first);
-        if (!object)
-            return whole_document(lr, path, cause);
-        if (!schema) {
+        if (!jlocate(lr->line, "schema", &line, &column)) {
             *cause = xasprintf("%s:%" PRIu64 ": a recording starts with a snapshot line "
                                "(\"schema\": \"" SNAPSHOT_SCHEMA "\"), not a sample",
                                path, lr->lineno);
             return NULL;
         }
     }
-    s = snapshot_from_json(lr->buf, lr->len, path, cause);
+    s = snapshot_from_json(lr->line, lr->len, path, cause);
     if (s == NULL) {
         *cause = relocate(*cause, path, lr->lineno);
         return NULL;
@@ -398,15 +579,25 @@ static struct snapshot *read_recording(struct line_reader *lr, const char *path,
         json_error_t jerror;
         json_t *o;
 
-        if (blank(lr->buf))
-            continue;
-        o = json_loadb(lr->buf, lr->len, JSON_REJECT_DUPLICATES, &jerror);
-        if (o == NULL) {
-            /* Cut short by a crash mid-write: the last line, without its newline. */
-            if (!lr->ended && feof(lr->f))
+        if (lr->nul_column > 0) {
+            /* A crash can leave the end of a file full of NULs: the last line, cut short. */
+            if (!lr->ended)
                 break;
-            *cause =
-                xasprintf("%s:%" PRIu64 ":%d: %s", path, lr->lineno, jerror.column, jerror.text);
+            *cause = nul_error(path, lr->lineno, lr->nul_column);
+            goto fail;
+        }
+        if (blank(lr->line))
+            continue;
+        o = json_loadb(lr->line, lr->len, JSON_REJECT_DUPLICATES, &jerror);
+        if (o == NULL) {
+            char *near;
+
+            /* Cut short by a crash mid-write: the last line, without its newline. */
+            if (!lr->ended)
+                break;
+            near = str_excerpt(jerror.text, 200);
+            *cause = xasprintf("%s:%" PRIu64 ":%d: %s", path, lr->lineno, jerror.column, near);
+            free(near);
             goto fail;
         }
         if (!json_is_object(o)) {
@@ -432,8 +623,7 @@ static struct snapshot *read_recording(struct line_reader *lr, const char *path,
         sample_lines = true;
     }
     if (rc < 0) {
-        *cause = xasprintf("%s:%" PRIu64 ": %s", path, lr->lineno + 1,
-                           errno == EFBIG ? "line longer than 64 MiB" : strerror(errno));
+        *cause = read_error(lr, path);
         goto fail;
     }
     /*
@@ -460,14 +650,14 @@ struct snapshot *recording_load(const char *path, char **cause)
     struct line_reader lr = { 0 };
     struct snapshot *s;
 
-    lr.f = strcmp(path, "-") == 0 ? stdin : fopen(path, "re");
-    if (lr.f == NULL) {
+    lr.fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (lr.fd < 0) {
         *cause = xasprintf("%s: %s", path, strerror(errno));
         return NULL;
     }
     s = read_recording(&lr, path, cause);
-    if (lr.f != stdin)
-        fclose(lr.f);
+    if (lr.fd != STDIN_FILENO)
+        close(lr.fd);
     free(lr.buf);
     return s;
 }

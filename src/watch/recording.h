@@ -20,8 +20,8 @@
 
 /* Context lines at least this often, whatever changes, so a reader never has an old one. */
 #define RECORDING_CONTEXT_EVERY_MS (10 * 60 * 1000)
-/* A line longer than this is not part of a recording. */
-#define RECORDING_MAX_LINE (64u << 20)
+/* A line longer than this is not part of a recording: a line holds at most a snapshot. */
+#define RECORDING_MAX_LINE SNAPSHOT_MAX_BYTES
 
 struct recorder;
 
@@ -47,6 +47,11 @@ void recorder_close(struct recorder *r);
  * Reads a recording, or a snapshot (what `check --from` accepts): path, or "-" for standard
  * input. Returns NULL with *cause = "path:line:column: what" when it is neither. A last line
  * cut short (the recorder was killed mid-write) is ignored.
+ *
+ * Every read is bounded by bytes, NUL bytes included: a line (or a whole snapshot) longer than
+ * SNAPSHOT_MAX_BYTES is refused, saying so. Recordings and snapshots are text: a NUL byte is an
+ * error naming its line and column (in the first line, as soon as it is read, so /dev/zero ends
+ * at once), except in a last line without its newline, which a crash may leave full of NULs.
  */
 struct snapshot *recording_load(const char *path, char **cause);
 
