@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -229,6 +230,72 @@ out:
     free(tmp);
     free(real);
     return rc;
+}
+
+/* Why an existing file of this kind, with this owner, is refused; NULL when it is not. */
+static char *refusal(const struct stat *st)
+{
+    if (S_ISCHR(st->st_mode))
+        return NULL;
+    if (!S_ISREG(st->st_mode) && !S_ISFIFO(st->st_mode))
+        return xstrdup(S_ISDIR(st->st_mode)   ? "is a directory"
+                       : S_ISBLK(st->st_mode) ? "is a block device, not a file"
+                                              : "is not a regular file");
+    if (st->st_uid != geteuid())
+        return xasprintf("belongs to uid %u, not to uid %u who runs this: remove it first, or "
+                         "give a new file",
+                         (unsigned)st->st_uid, (unsigned)geteuid());
+    if (S_ISREG(st->st_mode) && st->st_nlink != 1)
+        return xasprintf("has %ju names (hard links): one could be a file that must not be "
+                         "overwritten; give a new file",
+                         (uintmax_t)st->st_nlink);
+    return NULL;
+}
+
+int file_open_private(const char *path, char **why)
+{
+    const int flags = O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW;
+    struct stat st;
+    int fd;
+
+    fd = open(path, flags | O_CREAT | O_EXCL, 0600);
+    if (fd >= 0)
+        return fd;
+    if (errno != EEXIST) {
+        *why = xstrdup(strerror(errno));
+        return -1;
+    }
+    /* It exists: open what is there without following a link or waiting for a FIFO's reader,
+     * then judge what was opened (not a name that could change in between). */
+    fd = open(path, flags | O_NONBLOCK);
+    if (fd < 0) {
+        int e = errno;
+
+        if (e == ELOOP)
+            *why = xstrdup("is a symbolic link: give the file itself (a link could point "
+                           "anywhere)");
+        else if (e == ENXIO)
+            *why = xstrdup("is a FIFO that nobody reads");
+        else
+            *why = xstrdup(strerror(e));
+        return -1;
+    }
+    if (fstat(fd, &st) != 0) {
+        *why = xstrdup(strerror(errno));
+        close(fd);
+        return -1;
+    }
+    *why = refusal(&st);
+    if (*why == NULL && S_ISREG(st.st_mode) &&
+        (ftruncate(fd, 0) != 0 || ((st.st_mode & 077) != 0 && fchmod(fd, st.st_mode & 0600) != 0)))
+        *why = xstrdup(strerror(errno));
+    if (*why == NULL && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+        *why = xstrdup(strerror(errno));
+    if (*why != NULL) {
+        close(fd);
+        return -1;
+    }
+    return fd;
 }
 
 void file_reserve_std_fds(void)

@@ -37,6 +37,23 @@ ssize_t file_readlink_at(int dirfd, const char *path, char *buf, size_t size);
 int file_write_atomic(const char *path, const char *data, size_t len, char **cause);
 
 /*
+ * Opens path to write a file that may hold what other users must not read (a watch recording
+ * holds every user's command lines), without being turned against the one who runs it (root):
+ *  - a new file is created (never through a symbolic link) with mode 0600, or the umask's
+ *    stricter value;
+ *  - an existing regular file is truncated only when it is the caller's (effective uid) and has
+ *    one link, and its mode is narrowed to at most 0600;
+ *  - a character device (/dev/null, /dev/full: only root makes them) is written in place, and
+ *    so is a FIFO of the caller's that a reader has open;
+ *  - anything else is refused: a symbolic link (it could point anywhere), another user's file
+ *    or FIFO, a file with other names (hard links), a FIFO nobody reads, a directory, a block
+ *    device, a socket.
+ * Returns a descriptor (blocking, close-on-exec), or -1 with *why set to the reason, without the
+ * path (the caller frees it).
+ */
+int file_open_private(const char *path, char **why);
+
+/*
  * Fills standard input, output and error with /dev/null (read-only) where they are closed, so
  * that the next file opened does not become one of them: output meant for a closed standard
  * output would go into it. Writes to a filled one fail with EBADF, as they would have.

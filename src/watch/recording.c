@@ -1,4 +1,5 @@
 #include "watch/recording.h"
+#include "util/fileio.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
@@ -26,10 +27,14 @@ struct recorder {
 struct recorder *recorder_open(const char *path, char **cause)
 {
     struct recorder *r;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    char *why = NULL;
+    /* Every user's command lines: only for the one who records them, and never a file that
+     * someone else planted at the path (a link, their own file) overwritten as root. */
+    int fd = file_open_private(path, &why);
 
     if (fd < 0) {
-        *cause = xasprintf("--record %s: %s", path, strerror(errno));
+        *cause = xasprintf("--record %s: %s", path, why);
+        free(why);
         return NULL;
     }
     r = xcalloc(1, sizeof(*r));

@@ -25,7 +25,10 @@
 
 struct recorder;
 
-/* Creates (or truncates) path. Returns NULL with *cause set (the caller frees it). */
+/*
+ * Creates path, mode 0600 (or truncates a file of the caller's: file_open_private says which
+ * files are refused, and why). Returns NULL with *cause set (the caller frees it).
+ */
 struct recorder *recorder_open(const char *path, char **cause);
 
 /*
