@@ -440,6 +440,11 @@ static int read_proc(void *elem, const json_t *j, const char *path, struct jerr 
     return 0;
 }
 
+int proc_from_json(struct proc *p, const json_t *j, const char *path, struct jerr *err)
+{
+    return read_proc(p, j, path, err);
+}
+
 int proc_table_from_json(struct proc_table *t, const json_t *j, const char *path, struct jerr *err)
 {
     static const char *const extra[] = { "processes", NULL };

@@ -197,6 +197,8 @@ bool proc_table_context_only(const struct proc_table *t, const struct proc *p);
 
 json_t *proc_table_to_json(const struct proc_table *t);
 int proc_table_from_json(struct proc_table *t, const json_t *j, const char *path, struct jerr *err);
+/* One element of the table's "processes" into a zeroed *p (the snapshot's streaming reader). */
+int proc_from_json(struct proc *p, const json_t *j, const char *path, struct jerr *err);
 json_t *proc_sample_to_json(const struct proc_sample *s);
 int proc_sample_from_json(struct proc_sample *s, const json_t *j, const char *path,
                           struct jerr *err);

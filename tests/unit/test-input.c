@@ -337,6 +337,90 @@ static void test_config(void **state)
     config_free(&c);
 }
 
+/*
+ * The streaming reader (processes, GPUs and samples one element at a time) reads what the whole
+ * tree reads: the same snapshot written back. A document whose "schema" is not its first key is
+ * read whole, so the two are compared on the same content.
+ */
+static void test_streaming_same_as_whole(void **state)
+{
+    static const char *const cases[] = { "pcie-replays", "stopped-holder", "xids", "no-gpu" };
+    static const char first[] = "\"schema\": \"" SNAPSHOT_SCHEMA "\",";
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *path = xasprintf("%s/tests/scenarios/%s/snapshot.json", TEST_SOURCE_DIR, cases[i]);
+        char *text = NULL, *cause = NULL, *moved, *a, *b;
+        const char *rest;
+        struct snapshot *streamed, *whole;
+
+        assert_true(file_slurp_at(AT_FDCWD, path, 1u << 24, &text) > 0);
+        streamed = snapshot_from_json(text, strlen(text), path, &cause);
+        if (streamed == NULL)
+            fail_msg("%s", cause);
+        /* The same members with "schema" last: read whole. */
+        rest = strstr(text, first);
+        assert_non_null(rest);
+        rest += strlen(first);
+        moved = xasprintf("{%.*s, \"schema\": \"" SNAPSHOT_SCHEMA "\"}",
+                          (int)(strrchr(rest, '}') - rest), rest);
+        whole = snapshot_from_json(moved, strlen(moved), path, &cause);
+        if (whole == NULL)
+            fail_msg("%s: %s", cases[i], cause);
+        a = snapshot_to_json(streamed);
+        b = snapshot_to_json(whole);
+        assert_string_equal(a, b);
+        assert_true(streamed->n_gpus > 0 || strcmp(cases[i], "no-gpu") == 0);
+        free(a);
+        free(b);
+        free(moved);
+        free(text);
+        free(path);
+        snapshot_free(streamed);
+        snapshot_free(whole);
+    }
+}
+
+static void from_json_fails(const char *text, const char *want)
+{
+    char *cause = NULL;
+
+    assert_null(snapshot_from_json(text, strlen(text), "t.json", &cause));
+    if (strstr(cause, want) == NULL)
+        fail_msg("message \"%s\" lacks \"%s\"", cause, want);
+    free(cause);
+}
+
+/* Errors in streamed elements say where, as the whole tree's did. */
+static void test_streaming_errors(void **state)
+{
+    (void)state;
+    /* a wrong value in an element: its path, line and column */
+    from_json_fails("{\"schema\": \"gpudoctor.snapshot/1\",\n \"gpus\": [{\"index\": 0},\n"
+                    "  {\"index\": 1, \"temp_c\": \"hot\"}]}",
+                    "t.json:3:26: gpus[1].temp_c: expected a non-negative integer");
+    from_json_fails("{\"schema\": \"gpudoctor.snapshot/1\", \"processes\": {\"processes\": "
+                    "[{\"pid\": \"x\"}]}}",
+                    "processes.processes[0]");
+    from_json_fails("{\"schema\": \"gpudoctor.snapshot/1\", \"samples\": [{\"t_ms\": 0}, 7]}",
+                    "samples[1]: expected an object");
+    /* syntax errors, duplicate keys, trailing text: jansson's own messages */
+    from_json_fails("{\"schema\": \"gpudoctor.snapshot/1\",\n \"gpus\": [{\"index\": 0},\n"
+                    "  {\"index\": 1,, }]}",
+                    "t.json:3:15: string or '}' expected near ','");
+    from_json_fails("{\"schema\": \"gpudoctor.snapshot/1\", \"gpus\": [], \"gpus\": []}",
+                    "duplicate object key");
+    from_json_fails("{\"schema\": \"gpudoctor.snapshot/1\", \"processes\": {\"processes\": [], "
+                    "\"processes\": []}}",
+                    "duplicate object key");
+    from_json_fails("{\"schema\": \"gpudoctor.snapshot/1\"} x", "end of file expected");
+    from_json_fails("{\"schema\": \"gpudoctor.snapshot/1\", \"gpus\": [{}", "t.json:1:");
+    /* what is not a snapshot is still said so */
+    from_json_fails("{\"schema\": \"gpudoctor.scenario/1\", \"gpus\": [{\"index\": 0, \"x\": 1}]}",
+                    "unsupported schema");
+    from_json_fails("{\"gpus\": [{\"index\": 0, \"x\": 1}]}", "no \"schema\" key");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -347,6 +431,8 @@ int main(void)
         cmocka_unit_test(test_recording_nul),
         cmocka_unit_test(test_recording_wide_line),
         cmocka_unit_test(test_config),
+        cmocka_unit_test(test_streaming_same_as_whole),
+        cmocka_unit_test(test_streaming_errors),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
