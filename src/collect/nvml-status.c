@@ -1,8 +1,10 @@
 #include "collect/nvml-status.h"
 #include "collect/nvml-lib.h"
+#include "collect/nvml-query.h"
 #include "nvml/nvml-abi.h"
 #include "util/xalloc.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 
 static const char *rc_name(int32_t rc)
@@ -125,6 +127,12 @@ bool nvml_status_judge(const struct nvml_system *sys, const struct gpu *gpus, si
         return false;
     }
     collector_set(c, CS_OK, NULL);
+    /* The query reads at most NVML_QUERY_MAX_GPUS: the rest must not pass for checked. */
+    if (sys->device_count > n_gpus)
+        collector_note(c,
+                       "NVML counts %" PRIu32 " GPUs; gpudoctor reads %zu of them (at most %d): "
+                       "GPUs %zu and above are not checked",
+                       sys->device_count, n_gpus, NVML_QUERY_MAX_GPUS, n_gpus);
     for (size_t i = 0; i < n_gpus; i++) {
         char *note = nvml_status_gpu_note(&gpus[i]);
 

@@ -69,28 +69,33 @@ const char *render_command(const char *cmd)
 
 void render_ranges(char *buf, size_t size, const int32_t *v, size_t n)
 {
+    static const char more[] = ", ...";
     size_t len = 0;
 
     if (size == 0)
         return;
     buf[0] = '\0';
     for (size_t i = 0; i < n;) {
-        size_t j = i;
-        int w;
+        char piece[48];
+        size_t j = i, w;
 
         while (j + 1 < n && v[j + 1] == v[j] + 1)
             j++;
         if (j >= i + 2)
-            w = snprintf(buf + len, size - len, "%s%" PRId32 "-%" PRId32, i ? ", " : "", v[i],
-                         v[j]);
+            snprintf(piece, sizeof(piece), "%s%" PRId32 "-%" PRId32, i ? ", " : "", v[i], v[j]);
         else if (j == i + 1)
-            w = snprintf(buf + len, size - len, "%s%" PRId32 ", %" PRId32, i ? ", " : "", v[i],
-                         v[j]);
+            snprintf(piece, sizeof(piece), "%s%" PRId32 ", %" PRId32, i ? ", " : "", v[i], v[j]);
         else
-            w = snprintf(buf + len, size - len, "%s%" PRId32, i ? ", " : "", v[i]);
-        if (w < 0 || (size_t)w >= size - len)
+            snprintf(piece, sizeof(piece), "%s%" PRId32, i ? ", " : "", v[i]);
+        w = strlen(piece);
+        /* What does not fit is said to be cut, never dropped without a word: room is kept for
+         * ", ..." after every piece but the last. */
+        if (len + w + (j + 1 < n ? strlen(more) : 0) >= size) {
+            snprintf(buf + len, size - len, "%s", i ? more : more + 2);
             return;
-        len += (size_t)w;
+        }
+        memcpy(buf + len, piece, w + 1);
+        len += w;
         i = j + 1;
     }
 }

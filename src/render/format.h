@@ -16,7 +16,7 @@ void render_duration(char *buf, size_t size, double seconds);
 /* A command line without the directory of its program: "python train.py", not "/opt/x/python
  * train.py". Returns a pointer into cmd. */
 const char *render_command(const char *cmd);
-/* "0-3, 5, 7" from sorted, distinct values. */
+/* "0-3, 5, 7" from sorted, distinct values; "0-3, 5, ..." when they do not all fit in size. */
 void render_ranges(char *buf, size_t size, const int32_t *v, size_t n);
 
 /*

@@ -446,12 +446,12 @@ void render_gpu_processes(FILE *out, const struct snapshot *s, const struct rend
         fprintf(out, "No processes are using the GPUs.\n");
 }
 
-/* Skips grouped by (reason, rule): the GPUs each applies to. */
+/* Skips grouped by (reason, rule): the GPUs each applies to, every one of them. */
 struct skip_group {
     const char *reason;
     const struct rule *rule;
-    int32_t gpus[64];
-    size_t n_gpus;
+    int32_t *gpus;
+    size_t n_gpus, cap_gpus;
     bool host; /* a skip not about one GPU */
 };
 
@@ -484,17 +484,22 @@ static size_t group_skips(const struct findings *f, struct skip_group *g, size_t
         }
         if (k->gpu_index < 0) {
             g[j].host = true;
-        } else if (g[j].n_gpus < ARRAY_SIZE(g[j].gpus)) {
-            bool dup = false;
-
-            for (size_t m = 0; m < g[j].n_gpus; m++)
-                dup |= g[j].gpus[m] == k->gpu_index;
-            if (!dup)
-                g[j].gpus[g[j].n_gpus++] = k->gpu_index;
+        } else {
+            xgrow(&g[j].gpus, &g[j].cap_gpus, g[j].n_gpus + 1, sizeof(*g[j].gpus));
+            g[j].gpus[g[j].n_gpus++] = k->gpu_index;
         }
     }
-    for (size_t j = 0; j < n; j++)
+    /* Sorted, then each GPU once: n log n however many GPUs a machine has. */
+    for (size_t j = 0; j < n; j++) {
+        size_t kept = 0;
+
         qsort(g[j].gpus, g[j].n_gpus, sizeof(g[j].gpus[0]), cmp_i32);
+        for (size_t m = 0; m < g[j].n_gpus; m++) {
+            if (kept == 0 || g[j].gpus[kept - 1] != g[j].gpus[m])
+                g[j].gpus[kept++] = g[j].gpus[m];
+        }
+        g[j].n_gpus = kept;
+    }
     return n;
 }
 
@@ -576,6 +581,8 @@ void render_not_checked(FILE *out, const struct snapshot *s, const struct findin
             fprintf(out, "    (%zu more notes in the snapshot)\n", c->n_notes - 3);
     }
 #undef HEADER
+    for (size_t i = 0; i < n; i++)
+        free(groups[i].gpus);
     free(done);
     free(groups);
 }

@@ -5,6 +5,9 @@
  * mark and quotes bad lines escaped and cut.
  */
 #include "collect/klog-parse.h"
+#include "collect/nvml-status.h"
+#include "render/format.h"
+#include "render/text.h"
 #include "rules/config.h"
 #include "snapshot.h"
 #include "util/fileio.h"
@@ -421,6 +424,94 @@ static void test_streaming_errors(void **state)
     from_json_fails("{\"gpus\": [{\"index\": 0, \"x\": 1}]}", "no \"schema\" key");
 }
 
+/* Limits said, not silent: GPU lists that do not fit, GPUs beyond what NVML is asked for. */
+static void test_ranges_cut_said(void **state)
+{
+    int32_t v[300];
+    char b[64];
+
+    (void)state;
+    for (int32_t i = 0; i < 300; i++)
+        v[i] = 2 * i;
+    render_ranges(b, sizeof(b), v, 300);
+    assert_true(strlen(b) < sizeof(b));
+    assert_non_null(strstr(b, "0, 2, 4, "));
+    assert_string_equal(b + strlen(b) - 5, ", ...");
+    render_ranges(b, sizeof(b), v, 3);
+    assert_string_equal(b, "0, 2, 4");
+    for (int32_t i = 0; i < 300; i++)
+        v[i] = i;
+    render_ranges(b, sizeof(b), v, 300);
+    assert_string_equal(b, "0-299");
+    v[0] = 12345;
+    render_ranges(b, 4, v, 1); /* not even one fits: said */
+    assert_string_equal(b, "...");
+}
+
+static void test_gpu_count_said(void **state)
+{
+    struct nvml_system sys;
+    struct collector_status c = { 0 };
+    struct gpu *g = xcalloc(3, sizeof(*g));
+
+    (void)state;
+    memset(&sys, 0, sizeof(sys));
+    sys.attempted = true;
+    sys.device_count = 1500;
+    for (uint32_t i = 0; i < 3; i++)
+        gpu_init(&g[i], i);
+    assert_true(nvml_status_judge(&sys, g, 3, &c));
+    assert_int_equal(c.state, CS_PARTIAL);
+    assert_int_equal(c.n_notes, 1);
+    assert_string_equal(c.notes[0], "NVML counts 1500 GPUs; gpudoctor reads 3 of them (at most "
+                                    "1024): GPUs 3 and above are not checked");
+    free(c.detail);
+    free(c.notes[0]);
+    free(c.notes);
+    for (uint32_t i = 0; i < 3; i++)
+        gpu_free(&g[i]);
+    free(g);
+}
+
+/* The report's "Not checked" names every GPU a rule skipped, past 64 too. */
+static void test_not_checked_every_gpu(void **state)
+{
+    json_t *root = json_load_file(TEST_SOURCE_DIR "/tests/scenarios/no-gpu/snapshot.json", 0, NULL);
+    json_t *gpus = json_array();
+    char *text, *cause = NULL, *out = NULL;
+    size_t out_len = 0;
+    struct snapshot *s;
+    struct config cfg;
+    struct findings f = { 0 };
+    struct render_opts ro;
+    FILE *mem;
+
+    (void)state;
+    assert_non_null(root);
+    for (int i = 0; i < 100; i++)
+        json_array_append_new(gpus, json_pack("{s:i}", "index", i));
+    json_object_set_new(root, "gpus", gpus);
+    json_object_set_new(json_object_get(root, "nvml"), "device_count", json_integer(100));
+    text = json_dumps(root, 0);
+    json_decref(root);
+    s = snapshot_from_json(text, strlen(text), "g100.json", &cause);
+    free(text);
+    if (s == NULL)
+        fail_msg("%s", cause);
+    config_init(&cfg);
+    rules_run(s, NULL, &cfg.rules, &f);
+    mem = open_memstream(&out, &out_len);
+    render_opts_init(&ro, mem, RENDER_NEVER, 80, RENDER_NEVER);
+    render_not_checked(mem, s, &f, &ro);
+    fclose(mem);
+    if (strstr(out, "temp_c not collected on GPUs 0-99: clock.thermal-slowdown") == NULL)
+        fail_msg("not every GPU named: %s", out);
+    free(out);
+    findings_free(&f);
+    config_free(&cfg);
+    snapshot_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -433,6 +524,9 @@ int main(void)
         cmocka_unit_test(test_config),
         cmocka_unit_test(test_streaming_same_as_whole),
         cmocka_unit_test(test_streaming_errors),
+        cmocka_unit_test(test_ranges_cut_said),
+        cmocka_unit_test(test_gpu_count_said),
+        cmocka_unit_test(test_not_checked_every_gpu),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
