@@ -35,7 +35,8 @@ int cmd_write_output(const char *cmd, const char *path, const char *text)
         fputs(text, stdout); /* a failure stays in stdout's error flag, said below */
         return cmd_finish_stdout(cmd);
     }
-    if (file_write_atomic(path, text, strlen(text), &cause) != 0) {
+    /* Snapshots and reports hold every user's command lines: readable by the owner only. */
+    if (file_write_atomic(path, text, strlen(text), 0600, &cause) != 0) {
         cmd_error(cmd, "%s", cause);
         free(cause);
         return -1;

@@ -10,7 +10,8 @@ enum { OPT_DESCRIBE = OPT__COMMON_END };
 
 static const struct cmd_option options[] = {
     { "output", 'o', required_argument, "FILE",
-      "write to FILE (atomically) instead of standard output" },
+      "write to FILE (atomically, mode 0600: it holds every user's command lines) instead of "
+      "standard output" },
     { "describe", OPT_DESCRIBE, no_argument, NULL,
       "print every field of the snapshot as Markdown (docs/snapshot.md) and exit" },
     { NULL, 0, 0, NULL, NULL },

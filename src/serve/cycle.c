@@ -146,7 +146,8 @@ struct serve_result *serve_cycle(struct serve_state *st)
 int serve_write_textfile(const char *dir, const struct serve_result *r, char **cause)
 {
     char *path = xasprintf("%s/gpudoctor.prom", dir);
-    int rc = file_write_atomic(path, r->metrics, r->metrics_len, cause);
+    /* node_exporter, which reads it, seldom runs as root: readable by all, as metrics are. */
+    int rc = file_write_atomic(path, r->metrics, r->metrics_len, 0644, cause);
 
     free(path);
     return rc;

@@ -179,7 +179,7 @@ static int write_special(const char *path, const char *data, size_t len, char **
     return 0;
 }
 
-int file_write_atomic(const char *path, const char *data, size_t len, char **cause)
+int file_write_atomic(const char *path, const char *data, size_t len, mode_t mode, char **cause)
 {
     char *real = NULL, *tmp;
     const char *target = path;
@@ -187,6 +187,17 @@ int file_write_atomic(const char *path, const char *data, size_t len, char **cau
     struct stat st;
     int fd, err, rc = -1;
 
+    /*
+     * A symbolic link is followed only when it is the caller's or root's (/dev/stdout is root's):
+     * one that another user planted in a shared directory such as /tmp must not make root replace
+     * or write into what it names (/etc/shadow, a disk).
+     */
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0) {
+        *cause = xasprintf("%s is a symbolic link of uid %u, not of uid %u who runs this: not "
+                           "followed (give the file itself, or remove the link)",
+                           path, (unsigned)st.st_uid, (unsigned)geteuid());
+        return -1;
+    }
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
         return write_special(path, data, len, cause);
     /* A symbolic link to a file: the file is replaced, the link kept. */
@@ -210,7 +221,7 @@ int file_write_atomic(const char *path, const char *data, size_t len, char **cau
         goto out;
     }
     err = write_all(fd, data, len);
-    if (err == 0 && (fchmod(fd, 0644) != 0 || fsync(fd) != 0))
+    if (err == 0 && (fchmod(fd, mode) != 0 || fsync(fd) != 0))
         err = -errno;
     if (close(fd) != 0 && err == 0)
         err = -errno;

@@ -30,11 +30,12 @@ ssize_t file_readlink_at(int dirfd, const char *path, char *buf, size_t size);
 /*
  * Writes len bytes to path atomically (a temporary file in the same directory, fsync, rename),
  * so a reader never sees a partial file, and a failed write leaves no file and the old one
- * intact. A symbolic link is followed (the file it names is replaced). A device, FIFO or socket
+ * intact; the new file has mode mode. A symbolic link is followed (the file it names is replaced)
+ * only when the caller or root owns it; another user's link is refused. A device, FIFO or socket
  * (/dev/stdout, /dev/full) is written in place: it cannot be replaced. Returns 0, or -1 with
  * *cause set (caller frees).
  */
-int file_write_atomic(const char *path, const char *data, size_t len, char **cause);
+int file_write_atomic(const char *path, const char *data, size_t len, mode_t mode, char **cause);
 
 /*
  * Opens path to write a file that may hold what other users must not read (a watch recording

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -156,15 +157,48 @@ static void test_atomic_write(void **state)
     (void)state;
     assert_non_null(mkdtemp(dir));
     p = xasprintf("%s/out.json", dir);
-    assert_int_equal(file_write_atomic(p, "{}\n", 3, &cause), 0);
+    assert_int_equal(file_write_atomic(p, "{}\n", 3, 0600, &cause), 0);
     assert_int_equal(file_slurp_at(AT_FDCWD, p, 100, &back), 3);
     assert_string_equal(back, "{}\n");
     free(back);
+    {
+        struct stat st;
+        char *link = xasprintf("%s/link.json", dir), *target = xasprintf("%s/target", dir);
+
+        /* The mode asked for, whatever the umask made of the temporary file. */
+        assert_int_equal(stat(p, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0600);
+        /* Another user's link (one planted in /tmp) is not followed; root can plant one here. */
+        if (geteuid() == 0) {
+            FILE *f = fopen(target, "w");
+
+            assert_non_null(f);
+            assert_int_equal(fclose(f), 0);
+            assert_int_equal(symlink(target, link), 0);
+            assert_int_equal(lchown(link, 65534, 65534), 0);
+            assert_int_equal(file_write_atomic(link, "{}", 2, 0600, &cause), -1);
+            assert_non_null(strstr(cause, "symbolic link of uid 65534"));
+            free(cause);
+            assert_int_equal(stat(target, &st), 0);
+            assert_int_equal(st.st_size, 0); /* nothing written where it points */
+            /* Its owner's own link is followed: the file it names is replaced, the link kept. */
+            assert_int_equal(lchown(link, 0, 0), 0);
+            assert_int_equal(file_write_atomic(link, "{}", 2, 0600, &cause), 0);
+            assert_int_equal(stat(target, &st), 0);
+            assert_int_equal(st.st_size, 2);
+            assert_int_equal(lstat(link, &st), 0);
+            assert_true(S_ISLNK(st.st_mode));
+            unlink(target);
+            unlink(link);
+        }
+        free(link);
+        free(target);
+    }
     unlink(p);
     free(p);
     /* A directory that does not exist: an error naming the path, nothing left behind. */
     p = xasprintf("%s/no/such/dir/out.json", dir);
-    assert_int_equal(file_write_atomic(p, "{}", 2, &cause), -1);
+    assert_int_equal(file_write_atomic(p, "{}", 2, 0600, &cause), -1);
     assert_non_null(cause);
     assert_non_null(strstr(cause, "no/such/dir"));
     free(cause);
