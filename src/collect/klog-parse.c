@@ -541,6 +541,7 @@ void klog_parser_release(struct klog_parser *p)
     free(p->ring);
     for (size_t i = 0; i < p->n_map; i++)
         free(p->map[i].uuid);
+    free(p->map);
     if (p->hung_pending)
         klog_event_free(&p->hung);
     free(p->first_unparsed);
@@ -576,8 +577,12 @@ static void map_uuid(struct klog_parser *p, const char *pci, const char *uuid)
             break;
     }
     if (i == p->n_map) {
-        if (p->n_map == KLOG_MAX_GPUS)
+        /* Bounded, so a hostile log naming a million GPUs cannot make each lookup cost more. */
+        if (p->n_map == KLOG_MAX_GPUS) {
+            p->map_dropped++;
             return;
+        }
+        xgrow(&p->map, &p->cap_map, p->n_map + 1, sizeof(*p->map));
         p->n_map++;
         snprintf(p->map[i].pci, sizeof(p->map[i].pci), "%s", pci);
     } else {

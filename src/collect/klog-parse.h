@@ -14,7 +14,7 @@
 
 #define KLOG_MAX_EVENTS 256  /* events kept by default: the most recent */
 #define KLOG_MAX_LINE   4096 /* longer lines are cut: no driver line comes near */
-#define KLOG_MAX_GPUS   64   /* PCI -> UUID pairs remembered */
+#define KLOG_MAX_GPUS   1024 /* PCI -> UUID pairs remembered (more are counted, not kept) */
 
 struct klog_parse_opts {
     size_t max_events;    /* events kept (the most recent); 0 = KLOG_MAX_EVENTS */
@@ -42,8 +42,9 @@ struct klog_parser {
     uint64_t records, total, dropped, unparsed;
     uint64_t malformed; /* records or lines not in the source's format */
     uint64_t first_malformed_record;
-    struct klog_uuid_map map[KLOG_MAX_GPUS];
-    size_t n_map;
+    struct klog_uuid_map *map; /* PCI -> UUID, one pair per GPU the log named */
+    size_t n_map, cap_map;
+    uint64_t map_dropped; /* GPUs named after KLOG_MAX_GPUS were: their UUID is not known */
     /* A hung-task warning waiting for its call trace to tell whether the driver is involved. */
     struct klog_event hung;
     bool hung_pending, hung_nvidia;

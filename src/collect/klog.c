@@ -213,6 +213,11 @@ static void note_parse_problems(struct collector_status *c, const struct klog_pa
                        "record %llu: \"%s\"",
                        source, (unsigned long long)p->unparsed,
                        (unsigned long long)p->first_unparsed_record, p->first_unparsed);
+    if (p->map_dropped != 0)
+        collector_note(c,
+                       "%s: names more than %d GPUs; the UUIDs of %llu more are not kept, so "
+                       "their events are known by PCI address only",
+                       source, KLOG_MAX_GPUS, (unsigned long long)p->map_dropped);
     if (p->malformed != 0)
         collector_note(c, "%s: %llu line(s) were not in the expected format (first: line %llu)",
                        source, (unsigned long long)p->malformed,

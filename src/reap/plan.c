@@ -57,8 +57,8 @@ static void note(struct reap_plan *plan, const char *fmt, ...)
 /* ---- what a GPU process uses ---- */
 
 struct use {
-    int32_t gpus[64];
-    size_t n_gpus;
+    int32_t *gpus; /* every GPU it uses, however many a snapshot claims */
+    size_t n_gpus, cap_gpus;
     bool used_valid;
     uint64_t used_bytes;
     char where[160]; /* "71.2 GiB on GPU 3", "GPU 1 (memory not reported)" */
@@ -70,8 +70,8 @@ static void add_gpu(struct use *u, int32_t g)
         if (u->gpus[i] == g)
             return;
     }
-    if (u->n_gpus < ARRAY_SIZE(u->gpus))
-        u->gpus[u->n_gpus++] = g;
+    xgrow(&u->gpus, &u->cap_gpus, u->n_gpus + 1, sizeof(*u->gpus));
+    u->gpus[u->n_gpus++] = g;
 }
 
 static int cmp_i32(const void *a, const void *b)
@@ -647,20 +647,19 @@ static void related_why(struct reap_target *t, const struct snapshot *s, const s
 }
 
 /* One GPU process the policy selected, or a pid named by --pid. */
-static void plan_one(struct reap_plan *plan, const struct snapshot *s, const struct reap_guard *g,
+static void plan_use(struct reap_plan *plan, const struct snapshot *s, const struct reap_guard *g,
                      const struct reap_policy *pol, int proc_fd, int32_t pid,
-                     const struct proc_judgement *j)
+                     const struct proc_judgement *j, struct use *use)
 {
     const struct proc *p = proc_table_find(&s->procs, pid);
     bool is_named = named(pol, pid);
     enum proc_verdict v = j ? j->verdict : PROC_VERDICT_UNKNOWN;
     struct reap_facts f;
     struct reap_target *t;
-    struct use u;
     char why[256];
 
-    use_of(&u, s, p, pid);
-    if (!passes(pol, p, &u, why, sizeof(why))) {
+    use_of(use, s, p, pid);
+    if (!passes(pol, p, use, why, sizeof(why))) {
         if (is_named)
             note(plan, "pid %d (named by --pid): not selected: %s", (int)pid, why);
         return;
@@ -669,7 +668,7 @@ static void plan_one(struct reap_plan *plan, const struct snapshot *s, const str
         /* Named, but not a process gpudoctor saw using a GPU. */
         memset(&f, 0, sizeof(f));
         f.pid = pid;
-        t = add_target(plan, s, g, &f, NULL, REAP_ROLE_SELF, true, &u, pid, v);
+        t = add_target(plan, s, g, &f, NULL, REAP_ROLE_SELF, true, use, pid, v);
         if (t->refusal == REAP_ALLOWED || t->refusal == REAP_REFUSE_OWNER_UNKNOWN) {
             for (size_t i = 0; i < t->n_advice; i++)
                 free(t->advice[i]);
@@ -683,24 +682,24 @@ static void plan_one(struct reap_plan *plan, const struct snapshot *s, const str
         return;
     }
     if (v == PROC_VERDICT_NOT_VISIBLE && j != NULL) {
-        t = advice_target(plan, s, g, p, pid, &u, v, is_named);
+        t = advice_target(plan, s, g, p, pid, use, v, is_named);
         t->disposition = REAP_REFUSED;
         t->refusal = REAP_REFUSE_NOT_VISIBLE;
-        set_why(t, "NVML lists it (%s), but /proc here does not show it", u.where);
+        set_why(t, "NVML lists it (%s), but /proc here does not show it", use->where);
         add_line(&t->advice, &t->n_advice,
                  "another PID namespace (a container?) or it exited: run gpudoctor reap on the "
                  "host, or in a container started with --pid=host");
         return;
     }
     if (v == PROC_VERDICT_DEFUNCT) {
-        plan_defunct(plan, s, g, pol, proc_fd, p, &u, is_named);
+        plan_defunct(plan, s, g, pol, proc_fd, p, use, is_named);
         return;
     }
     if (facts_of(plan, proc_fd, pid, p, &f) != 0)
         return;
-    t = add_target(plan, s, g, &f, p, REAP_ROLE_SELF, is_named, &u, pid, v);
+    t = add_target(plan, s, g, &f, p, REAP_ROLE_SELF, is_named, use, pid, v);
     if (j != NULL)
-        set_why(t, "%s, holding %s", verdict_words(v, p), u.where);
+        set_why(t, "%s, holding %s", verdict_words(v, p), use->where);
     else
         related_why(t, s, p);
     if (is_named && j != NULL && !idle_verdict(v) && v != PROC_VERDICT_STOPPED)
@@ -715,6 +714,16 @@ static void plan_one(struct reap_plan *plan, const struct snapshot *s, const str
         evidence(t, "idle for at least %s: through the history and this window", d);
     }
     reap_facts_free(&f);
+}
+
+static void plan_one(struct reap_plan *plan, const struct snapshot *s, const struct reap_guard *g,
+                     const struct reap_policy *pol, int proc_fd, int32_t pid,
+                     const struct proc_judgement *j)
+{
+    struct use u;
+
+    plan_use(plan, s, g, pol, proc_fd, pid, j, &u);
+    free(u.gpus);
 }
 
 /* Children of a target that are not targets themselves are not signalled: say so. */

@@ -523,42 +523,43 @@ static void put_cut(FILE *out, const char *s, size_t max)
     fputc('~', out);
 }
 
+static int cmp_gpu_number(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+    return (x > y) - (x < y);
+}
+
 static void gpus_cell(char *buf, size_t size, const struct proc *p)
 {
-    int32_t idx[64];
+    int32_t *idx = xcalloc(p->n_gpus ? p->n_gpus : 1, sizeof(*idx));
     char ranges[128];
-    size_t n = 0;
+    size_t n = 0, distinct = 0;
     bool minor_only = false;
 
-    for (size_t i = 0; i < p->n_gpus && n < ARRAY_SIZE(idx); i++) {
+    for (size_t i = 0; i < p->n_gpus; i++) {
         const struct proc_gpu *g = &p->gpus[i];
-        int32_t v;
 
         if (gpu_ok(g, PROC_GPU_S_INDEX)) {
-            v = (int32_t)g->gpu_index;
+            idx[n++] = (int32_t)g->gpu_index;
         } else if (gpu_ok(g, PROC_GPU_S_MINOR)) {
-            v = (int32_t)g->minor;
+            idx[n++] = (int32_t)g->minor;
             minor_only = true;
-        } else {
-            continue;
         }
-        if (n == 0 || idx[n - 1] != v)
-            idx[n++] = v;
     }
     if (n == 0) {
         snprintf(buf, size, "-");
+        free(idx);
         return;
     }
     /* gpus[] is sorted by index, then minor: minors after indices may be out of order. */
-    for (size_t i = 1; i < n; i++) {
-        for (size_t k = i; k > 0 && idx[k - 1] > idx[k]; k--) {
-            int32_t tmp = idx[k];
-
-            idx[k] = idx[k - 1];
-            idx[k - 1] = tmp;
-        }
+    qsort(idx, n, sizeof(*idx), cmp_gpu_number);
+    for (size_t i = 0; i < n; i++) {
+        if (distinct == 0 || idx[distinct - 1] != idx[i])
+            idx[distinct++] = idx[i];
     }
-    render_ranges(ranges, sizeof(ranges), idx, n);
+    render_ranges(ranges, sizeof(ranges), idx, distinct);
+    free(idx);
     /* "0-3, 5" becomes "0-3,5"; without NVML the device minor, marked so it is not an index. */
     for (size_t i = 0, k = 0; ranges[i] && k + 1 < size; i++) {
         if (i == 0 && minor_only && k + 2 < size)

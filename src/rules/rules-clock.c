@@ -477,7 +477,7 @@ const struct rule rule_clock_app_clocks = {
 
 static void check_persistence(const struct rule_ctx *ctx, struct findings *out)
 {
-    int32_t off[64];
+    int32_t *off = xcalloc(ctx->n_gpus ? ctx->n_gpus : 1, sizeof(*off));
     size_t n_off = 0, n_known = 0;
     char list[128];
     struct finding *f;
@@ -489,12 +489,13 @@ static void check_persistence(const struct rule_ctx *ctx, struct findings *out)
             continue;
         n_known++;
         /* A GPU driving a display keeps the driver loaded anyway. */
-        if (!g->persistence_mode && !(gpu_valid(g, GPU_S_DISPLAY_ACTIVE) && g->display_active) &&
-            n_off < ARRAY_SIZE(off))
+        if (!g->persistence_mode && !(gpu_valid(g, GPU_S_DISPLAY_ACTIVE) && g->display_active))
             off[n_off++] = (int32_t)g->index;
     }
-    if (n_off == 0)
+    if (n_off == 0) {
+        free(off);
         return;
+    }
     render_ranges(list, sizeof(list), off, n_off);
     f = finding_new(ctx, out, n_off == 1 ? off[0] : -1, -1);
     if (n_off > 1)
@@ -510,6 +511,7 @@ static void check_persistence(const struct rule_ctx *ctx, struct findings *out)
         for (size_t i = 0; i < n_off; i++)
             finding_fix(f, "sudo nvidia-smi -i %d -pm 1", off[i]);
     f->impact = 0.05;
+    free(off);
 }
 
 const struct rule rule_clock_persistence_off = {

@@ -649,10 +649,10 @@ const struct rule rule_proc_shared_gpu = {
 
 static void check_pileup(const struct rule_ctx *ctx, struct findings *out)
 {
-    int32_t idle[64];
+    int32_t *idle = xcalloc(ctx->n_gpus ? ctx->n_gpus : 1, sizeof(*idle));
     size_t n_idle = 0;
 
-    for (size_t i = 0; i < ctx->n_gpus && n_idle < ARRAY_SIZE(idle); i++) {
+    for (size_t i = 0; i < ctx->n_gpus; i++) {
         const struct gpu_view *v = &ctx->gpus[i];
 
         /* "No process" needs NVML's process list: an unknown list is not an empty one. */
@@ -661,8 +661,10 @@ static void check_pileup(const struct rule_ctx *ctx, struct findings *out)
             !(gpu_valid(v->g, GPU_S_MIG_MODE) && v->g->mig_mode))
             idle[n_idle++] = (int32_t)v->g->index;
     }
-    if (n_idle == 0)
+    if (n_idle == 0) {
+        free(idle);
         return;
+    }
     for (size_t i = 0; i < ctx->n_gpus; i++) {
         const struct gpu_view *v = &ctx->gpus[i];
         size_t unset = 0, env_known = 0;
@@ -701,6 +703,7 @@ static void check_pileup(const struct rule_ctx *ctx, struct findings *out)
                        "torch.cuda.set_device(local_rank) in each rank");
         f->impact = (double)(v->n_compute - 1);
     }
+    free(idle);
 }
 
 const struct rule rule_proc_pileup = {

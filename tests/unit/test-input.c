@@ -512,6 +512,44 @@ static void test_not_checked_every_gpu(void **state)
     snapshot_free(s);
 }
 
+/* A rule that lists GPUs names every one of them, past 64 too. */
+static void test_findings_name_every_gpu(void **state)
+{
+    json_t *root = json_load_file(TEST_SOURCE_DIR "/tests/scenarios/no-gpu/snapshot.json", 0, NULL);
+    json_t *gpus = json_array();
+    char *text, *cause = NULL;
+    struct snapshot *s;
+    struct config cfg;
+    struct findings f = { 0 };
+    bool found = false;
+
+    (void)state;
+    assert_non_null(root);
+    for (int i = 0; i < 100; i++)
+        json_array_append_new(gpus, json_pack("{s:i,s:b}", "index", i, "persistence_mode", 0));
+    json_object_set_new(root, "gpus", gpus);
+    json_object_set_new(json_object_get(root, "nvml"), "device_count", json_integer(100));
+    text = json_dumps(root, 0);
+    json_decref(root);
+    s = snapshot_from_json(text, strlen(text), "g100.json", &cause);
+    free(text);
+    if (s == NULL)
+        fail_msg("%s", cause);
+    config_init(&cfg);
+    rules_run(s, NULL, &cfg.rules, &f);
+    for (size_t i = 0; i < f.n; i++) {
+        if (strcmp(f.items[i].rule->id, "clock.persistence-off") != 0)
+            continue;
+        found = true;
+        assert_string_equal(f.items[i].title, "Persistence mode off on GPUs 0-99");
+        assert_string_equal(f.items[i].evidence[0], "persistence mode disabled on 100 of 100 GPUs");
+    }
+    assert_true(found);
+    findings_free(&f);
+    config_free(&cfg);
+    snapshot_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -527,6 +565,7 @@ int main(void)
         cmocka_unit_test(test_ranges_cut_said),
         cmocka_unit_test(test_gpu_count_said),
         cmocka_unit_test(test_not_checked_every_gpu),
+        cmocka_unit_test(test_findings_name_every_gpu),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -433,6 +433,30 @@ static void test_companion_lines(void **state)
     klog_event_free(&ev);
 }
 
+/* The PCI -> UUID map is bounded: a log naming more GPUs counts the rest, and says so. */
+static void test_uuid_map_bounded(void **state)
+{
+    struct klog_parse_opts o = { 0, 0, NOW_MS };
+    struct klog_parser p;
+    struct driver_info d;
+
+    (void)state;
+    memset(&d, 0, sizeof(d));
+    klog_parser_init(&p, &o);
+    for (unsigned i = 0; i < KLOG_MAX_GPUS + 76; i++) {
+        char line[128];
+
+        snprintf(line, sizeof(line), "NVRM: GPU at PCI:%04x:%02x:00: GPU-%08x-0000-0000-0000-%012x",
+                 i / 256, i % 256, i, i);
+        klog_feed_message(&p, line, false, 0, false, 0);
+    }
+    assert_int_equal(p.n_map, KLOG_MAX_GPUS);
+    assert_int_equal(p.map_dropped, 76);
+    klog_parser_finish(&p, &d);
+    klog_parser_release(&p);
+    driver_info_free(&d);
+}
+
 static void test_hung_and_oom_lines(void **state)
 {
     struct klog_event ev;
@@ -1083,6 +1107,7 @@ int main(void)
         cmocka_unit_test(test_xid_caused_by),
         cmocka_unit_test(test_xid_containment),
         cmocka_unit_test(test_companion_lines),
+        cmocka_unit_test(test_uuid_map_bounded),
         cmocka_unit_test(test_hung_and_oom_lines),
         cmocka_unit_test(test_malformed_messages),
         cmocka_unit_test(test_pci_spellings),
