@@ -6,7 +6,7 @@
 #include "render/text.h"
 #include "rules/config.h"
 #include "rules/rules.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 
 void fuzz_check_from(const struct snapshot *s)
 {

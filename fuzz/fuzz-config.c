@@ -6,7 +6,7 @@
 #include "fuzz.h"
 #include "rules/config.h"
 #include "rules/rules.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 
 #ifndef FUZZ_SOURCE_DIR
 #define FUZZ_SOURCE_DIR "."

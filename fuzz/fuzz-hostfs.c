@@ -8,7 +8,7 @@
  */
 #include "collect/hostfs.h"
 #include "fuzz.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 #include "util/strutil.h"
 
 #include <math.h>

@@ -7,7 +7,7 @@
  */
 #include "collect/klog-parse.h"
 #include "fuzz.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 
 static size_t line_len(const char *line, const char *end)
 {

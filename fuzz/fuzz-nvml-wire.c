@@ -6,7 +6,7 @@
  */
 #include "collect/nvml-wire.h"
 #include "fuzz.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 
 static void decode(const uint8_t *data, size_t size, bool want_sys)
 {

@@ -5,7 +5,7 @@
  * the analysis of `check --from`, trends included.
  */
 #include "fuzz.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 #include "watch/recording.h"
 
 #include <sys/mman.h>

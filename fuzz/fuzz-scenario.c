@@ -7,7 +7,7 @@
  */
 #include "fuzz.h"
 #include "sim.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 
 #include <math.h>
 

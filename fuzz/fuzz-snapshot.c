@@ -4,7 +4,7 @@
  * (the codec is its own inverse), and the whole analysis of `check --from` runs on it.
  */
 #include "fuzz.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

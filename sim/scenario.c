@@ -5,7 +5,7 @@
  * will later rely on, so that a call never meets a malformed value.
  */
 #include "sim.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 #include "util/fileio.h"
 #include "util/xalloc.h"
 

@@ -11,7 +11,7 @@
 #define GPUDOCTOR_SIM_H
 
 #include "nvml/nvml-abi.h"
-#include "snap-gpu.h"
+#include "snapshot/snap-gpu.h"
 
 #include <stdbool.h>
 #include <stddef.h>

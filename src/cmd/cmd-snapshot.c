@@ -1,6 +1,6 @@
 /* gpudoctor snapshot: capture everything gpudoctor sees into one versioned JSON document. */
 #include "cmd/cmd.h"
-#include "snapshot-doc.h"
+#include "snapshot/snapshot-doc.h"
 #include "util/xalloc.h"
 
 #include <getopt.h>

@@ -6,7 +6,7 @@
 #ifndef GPUDOCTOR_COLLECT_H
 #define GPUDOCTOR_COLLECT_H
 
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 #include "util/fileio.h"
 
 struct nvml_session;

@@ -7,7 +7,7 @@
 #ifndef GPUDOCTOR_HOSTFS_H
 #define GPUDOCTOR_HOSTFS_H
 
-#include "snap-host.h"
+#include "snapshot/snap-host.h"
 
 #include <stdbool.h>
 #include <stddef.h>

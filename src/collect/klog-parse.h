@@ -6,7 +6,7 @@
 #ifndef GPUDOCTOR_KLOG_PARSE_H
 #define GPUDOCTOR_KLOG_PARSE_H
 
-#include "snap-driver.h"
+#include "snapshot/snap-driver.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -7,7 +7,7 @@
 #define GPUDOCTOR_NVML_LIB_H
 
 #include "nvml/nvml-abi.h"
-#include "snap-gpu.h"
+#include "snapshot/snap-gpu.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -6,7 +6,7 @@
 #ifndef GPUDOCTOR_NVML_QUERY_H
 #define GPUDOCTOR_NVML_QUERY_H
 
-#include "snap-gpu.h"
+#include "snapshot/snap-gpu.h"
 
 #include <stddef.h>
 

@@ -15,7 +15,7 @@
 #ifndef GPUDOCTOR_NVML_SESSION_H
 #define GPUDOCTOR_NVML_SESSION_H
 
-#include "snap-gpu.h"
+#include "snapshot/snap-gpu.h"
 
 #include <stddef.h>
 #include <stdint.h>

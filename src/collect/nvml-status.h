@@ -6,7 +6,7 @@
 #ifndef GPUDOCTOR_NVML_STATUS_H
 #define GPUDOCTOR_NVML_STATUS_H
 
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 
 #include <stddef.h>
 

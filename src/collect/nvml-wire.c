@@ -1,5 +1,5 @@
 #include "collect/nvml-wire.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 #include "util/xalloc.h"
 
 #include <errno.h>

@@ -10,7 +10,7 @@
 #ifndef GPUDOCTOR_NVML_WIRE_H
 #define GPUDOCTOR_NVML_WIRE_H
 
-#include "snap-gpu.h"
+#include "snapshot/snap-gpu.h"
 
 #include <stdbool.h>
 #include <stddef.h>

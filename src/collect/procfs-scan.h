@@ -8,7 +8,7 @@
 #ifndef GPUDOCTOR_PROCFS_SCAN_H
 #define GPUDOCTOR_PROCFS_SCAN_H
 
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 
 #include <stdbool.h>
 #include <stdint.h>

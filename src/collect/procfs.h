@@ -7,7 +7,7 @@
 #ifndef GPUDOCTOR_PROCFS_H
 #define GPUDOCTOR_PROCFS_H
 
-#include "snap-procs.h"
+#include "snapshot/snap-procs.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -11,7 +11,7 @@
 #define GPUDOCTOR_REAP_H
 
 #include "rules/rules.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 
 #include <regex.h>
 #include <stdbool.h>

@@ -6,7 +6,7 @@
 #define GPUDOCTOR_RENDER_JSON_H
 
 #include "rules/rules.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 
 #include <jansson.h>
 

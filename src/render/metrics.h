@@ -13,7 +13,7 @@
 #define GPUDOCTOR_RENDER_METRICS_H
 
 #include "rules/rules.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 
 #include <stdbool.h>
 #include <stddef.h>

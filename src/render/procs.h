@@ -8,7 +8,7 @@
 
 #include "render/text.h"
 #include "rules/rules.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 
 #include <jansson.h>
 #include <stdbool.h>

@@ -9,7 +9,7 @@
 
 #include "render/format.h"
 #include "rules/rules.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 
 #include <stdbool.h>
 #include <stdio.h>

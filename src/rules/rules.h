@@ -12,7 +12,7 @@
 #define GPUDOCTOR_RULES_H
 
 #include "rules/thresholds.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 
 #include <stdbool.h>
 #include <stddef.h>

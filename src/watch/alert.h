@@ -14,7 +14,7 @@
 #define GPUDOCTOR_WATCH_ALERT_H
 
 #include "rules/rules.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 
 #include <stdbool.h>
 #include <stddef.h>

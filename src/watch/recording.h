@@ -14,7 +14,7 @@
 #ifndef GPUDOCTOR_WATCH_RECORDING_H
 #define GPUDOCTOR_WATCH_RECORDING_H
 
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 
 #include <stdint.h>
 

@@ -11,7 +11,7 @@
 
 #include "collect/collect.h"
 #include "rules/rules.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 #include "watch/alert.h"
 
 #include <stdbool.h>

@@ -1,7 +1,7 @@
 /* The driver collector over fixture trees (proprietary and open modules, sysfs only, garbage,
  * truncated, none) and the driver section's JSON codec (round trip, errors). */
 #include "collect/collect.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 

@@ -9,7 +9,7 @@
 #include "render/format.h"
 #include "render/text.h"
 #include "rules/config.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 #include "util/fileio.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"

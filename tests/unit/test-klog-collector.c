@@ -1,7 +1,7 @@
 /* The kernel-log collector over fixture trees: /dev/kmsg as a file, the fallback to syslog
  * files when /dev/kmsg cannot be read, and nothing readable at all. */
 #include "collect/collect.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 

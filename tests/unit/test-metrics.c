@@ -5,7 +5,7 @@
  */
 #include "render/metrics.h"
 #include "rules/rules.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 #include "util/xalloc.h"
 
 #include <regex.h>

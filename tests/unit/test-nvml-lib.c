@@ -1,6 +1,6 @@
 /* NVML loading: driver version from the library's file name, version ranges, process strides. */
 #include "collect/nvml-lib.h"
-#include "snap-gpu.h"
+#include "snapshot/snap-gpu.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /* What each NVML outcome becomes in the collector status: state, sentence, notes. */
 #include "collect/nvml-status.h"
 #include "nvml/nvml-abi.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 #include "util/xalloc.h"
 
 #include <setjmp.h>

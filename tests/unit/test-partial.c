@@ -3,7 +3,7 @@
  * validity bit are known together (never a missing one read as 0); a process's fields each have
  * a bit of their own, so a zombie whose CPU time was not recorded is still a zombie.
  */
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 #include "util/xalloc.h"
 
 #include <setjmp.h>

@@ -6,7 +6,7 @@
  * Needs root (mount namespaces, setuid); skipped otherwise.
  */
 #include "collect/procfs-scan.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 #include "util/fileio.h"
 #include "util/xalloc.h"
 

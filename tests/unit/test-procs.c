@@ -6,7 +6,7 @@
 #include "collect/collect.h"
 #include "collect/procfs-scan.h"
 #include "nvml/nvml-abi.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 #include "util/xalloc.h"
 
 #include <setjmp.h>

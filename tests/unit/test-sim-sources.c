@@ -5,7 +5,7 @@
  * functions that derive from the field too (docs/simulator.md), and no other device function.
  * Runs through the built library with dlopen, every device function with every argument.
  */
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 #include "nvml/nvml-abi.h"
 
 #include <dlfcn.h>

@@ -1,5 +1,5 @@
 /* The snapshot model: round trips, error positions, validity semantics of the field tables. */
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 #include "nvml/nvml-abi.h"
 #include "util/xalloc.h"
 

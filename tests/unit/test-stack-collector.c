@@ -3,7 +3,7 @@
  * garbage everywhere, and the section's byte-identical JSON round trip. */
 #include "collect/collect.h"
 #include "collect/stack-ldcache.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 

@@ -6,7 +6,7 @@
 #include "data/xid.h"
 #include "rules/rules.h"
 #include "rules/thresholds.h"
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 #include "util/fileio.h"
 #include "util/xalloc.h"
 

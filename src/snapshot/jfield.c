@@ -1,4 +1,4 @@
-#include "jfield.h"
+#include "snapshot/jfield.h"
 #include "nvml/nvml-abi.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"

@@ -7,7 +7,7 @@
 #ifndef GPUDOCTOR_SNAP_GPU_H
 #define GPUDOCTOR_SNAP_GPU_H
 
-#include "jfield.h"
+#include "snapshot/jfield.h"
 
 #include <stdbool.h>
 #include <stddef.h>

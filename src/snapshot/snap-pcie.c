@@ -1,4 +1,4 @@
-#include "snap-pcie.h"
+#include "snapshot/snap-pcie.h"
 #include "util/xalloc.h"
 
 #include <stdio.h>

@@ -10,7 +10,7 @@
 #ifndef GPUDOCTOR_SNAP_PROCS_H
 #define GPUDOCTOR_SNAP_PROCS_H
 
-#include "jfield.h"
+#include "snapshot/jfield.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -6,7 +6,7 @@
 #ifndef GPUDOCTOR_SNAP_STACK_H
 #define GPUDOCTOR_SNAP_STACK_H
 
-#include "jfield.h"
+#include "snapshot/jfield.h"
 
 #include <stdbool.h>
 #include <stddef.h>

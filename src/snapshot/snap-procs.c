@@ -1,4 +1,4 @@
-#include "snap-procs.h"
+#include "snapshot/snap-procs.h"
 #include "util/xalloc.h"
 
 #include <inttypes.h>

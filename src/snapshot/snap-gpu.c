@@ -1,6 +1,6 @@
-#include "snap-gpu.h"
+#include "snapshot/snap-gpu.h"
 #include "nvml/nvml-abi.h"
-#include "snap-procs.h"
+#include "snapshot/snap-procs.h"
 #include "util/xalloc.h"
 
 #include <stdio.h>

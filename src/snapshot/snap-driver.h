@@ -7,7 +7,7 @@
 #ifndef GPUDOCTOR_SNAP_DRIVER_H
 #define GPUDOCTOR_SNAP_DRIVER_H
 
-#include "jfield.h"
+#include "snapshot/jfield.h"
 
 #include <stdbool.h>
 #include <stddef.h>

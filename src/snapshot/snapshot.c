@@ -1,4 +1,4 @@
-#include "snapshot.h"
+#include "snapshot/snapshot.h"
 #include "util/fileio.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"

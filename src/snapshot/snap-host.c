@@ -1,4 +1,4 @@
-#include "snap-host.h"
+#include "snapshot/snap-host.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
 

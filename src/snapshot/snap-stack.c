@@ -1,6 +1,6 @@
 /* The CUDA stack section's field tables and codec. */
-#include "snap-stack.h"
-#include "snap-procs.h"
+#include "snapshot/snap-stack.h"
+#include "snapshot/snap-procs.h"
 #include "util/xalloc.h"
 
 #include <stdio.h>

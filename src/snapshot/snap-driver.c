@@ -1,5 +1,5 @@
 /* The driver section's field tables and codec. */
-#include "snap-driver.h"
+#include "snapshot/snap-driver.h"
 #include "util/xalloc.h"
 
 #include <ctype.h>

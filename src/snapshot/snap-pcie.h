@@ -5,7 +5,7 @@
 #ifndef GPUDOCTOR_SNAP_PCIE_H
 #define GPUDOCTOR_SNAP_PCIE_H
 
-#include "jfield.h"
+#include "snapshot/jfield.h"
 
 #include <stdbool.h>
 #include <stddef.h>

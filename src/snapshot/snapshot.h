@@ -8,12 +8,12 @@
 #ifndef GPUDOCTOR_SNAPSHOT_H
 #define GPUDOCTOR_SNAPSHOT_H
 
-#include "snap-driver.h"
-#include "snap-gpu.h"
-#include "snap-host.h"
-#include "snap-pcie.h"
-#include "snap-procs.h"
-#include "snap-stack.h"
+#include "snapshot/snap-driver.h"
+#include "snapshot/snap-gpu.h"
+#include "snapshot/snap-host.h"
+#include "snapshot/snap-pcie.h"
+#include "snapshot/snap-procs.h"
+#include "snapshot/snap-stack.h"
 
 #include <stdbool.h>
 #include <stddef.h>
