@@ -492,7 +492,7 @@ static char *unescape(const struct span *tok)
 static int parse_mount_line(struct span *line, unsigned lineno, struct hostfs_mount *m,
                             char **cause)
 {
-    struct span tok, point;
+    struct span tok = { NULL, NULL }, point = { NULL, NULL }; /* quoted empty when never set */
     char buf[32], *colon;
     uint32_t id, major, minor;
 

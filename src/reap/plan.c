@@ -115,7 +115,8 @@ static void use_of(struct use *u, const struct snapshot *s, const struct proc *p
             }
         }
     }
-    qsort(u->gpus, u->n_gpus, sizeof(*u->gpus), cmp_i32);
+    if (u->n_gpus > 1) /* qsort must not get the NULL of an empty list */
+        qsort(u->gpus, u->n_gpus, sizeof(*u->gpus), cmp_i32);
     render_ranges(list, sizeof(list), u->gpus, u->n_gpus);
     if (u->n_gpus == 0) {
         snprintf(u->where, sizeof(u->where), "no GPU memory reported");

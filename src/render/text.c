@@ -493,7 +493,8 @@ static size_t group_skips(const struct findings *f, struct skip_group *g, size_t
     for (size_t j = 0; j < n; j++) {
         size_t kept = 0;
 
-        qsort(g[j].gpus, g[j].n_gpus, sizeof(g[j].gpus[0]), cmp_i32);
+        if (g[j].n_gpus > 1) /* qsort must not get the NULL of an empty list */
+            qsort(g[j].gpus, g[j].n_gpus, sizeof(g[j].gpus[0]), cmp_i32);
         for (size_t m = 0; m < g[j].n_gpus; m++) {
             if (kept == 0 || g[j].gpus[kept - 1] != g[j].gpus[m])
                 g[j].gpus[kept++] = g[j].gpus[m];

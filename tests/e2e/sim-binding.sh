@@ -7,6 +7,13 @@
 
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 CHECK=(python3 "$SRC/tests/helpers/nvml-binding-check.py" "$SIM_LIB")
+# A simulator built with the sanitizers (make asan) needs their runtimes loaded first, before
+# python3's own libraries; python's leaks are not the simulator's.
+asan_rt=$(ldd "$SIM_LIB" | awk '/libasan|libubsan/ { print $3 }' | tr '\n' ':')
+if [ -n "$asan_rt" ]; then
+    CHECK=(env LD_PRELOAD="${asan_rt%:}" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+        "${CHECK[@]}")
+fi
 
 # check NAME SCENARIO [ARGS...]: the client passes on SCENARIO
 check() {
