@@ -507,7 +507,7 @@ static size_t group_skips(const struct findings *f, struct skip_group *g, size_t
 static bool same_scope(const struct skip_group *a, const struct skip_group *b)
 {
     return a->host == b->host && a->n_gpus == b->n_gpus &&
-           memcmp(a->gpus, b->gpus, a->n_gpus * sizeof(a->gpus[0])) == 0 &&
+           (a->n_gpus == 0 || memcmp(a->gpus, b->gpus, a->n_gpus * sizeof(a->gpus[0])) == 0) &&
            strcmp(a->reason, b->reason) == 0;
 }
 
