@@ -338,7 +338,8 @@ static struct reap_target *add_target(struct reap_plan *plan, const struct snaps
                                                                : "?");
     t->n_gpus = u->n_gpus;
     t->gpus = xcalloc(u->n_gpus ? u->n_gpus : 1, sizeof(*t->gpus));
-    memcpy(t->gpus, u->gpus, u->n_gpus * sizeof(*t->gpus));
+    if (u->n_gpus > 0)
+        memcpy(t->gpus, u->gpus, u->n_gpus * sizeof(*t->gpus));
     t->used_valid = u->used_valid;
     t->used_bytes = u->used_bytes;
     {

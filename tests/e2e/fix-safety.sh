@@ -8,6 +8,7 @@
 # text report's fix block) must parse alone with `bash -n`, as one command or one comment, and no
 # hostile text may stand outside single quotes before the comment starts. A snapshot with raw
 # bytes that are not UTF-8 is refused with a clear error.
+# ctest: timeout 900
 set -uo pipefail
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 : "${GPUDOCTOR:?}" "${SRC:?}"
