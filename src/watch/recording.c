@@ -285,8 +285,9 @@ static int read_line(struct line_reader *lr)
     lr->ended = false;
     lr->nul_column = 0;
     for (;;) {
-        char *from = lr->buf + lr->start + scanned;
         size_t avail = lr->end - lr->start - scanned;
+        /* no buffer yet on empty input: no pointer arithmetic on NULL */
+        char *from = avail ? lr->buf + lr->start + scanned : NULL;
 
         nl = avail ? memchr(from, '\n', avail) : NULL;
         if (lr->stop_at_nul && avail > 0) {
