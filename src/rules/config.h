@@ -1,6 +1,6 @@
 /*
  * The configuration file: `key = value` lines, `#` comments. Keys are the thresholds of
- * rules/thresholds.h, plus `disable = RULE-ID[, RULE-ID...]` to switch rules off, and
+ * facts/thresholds.h, plus `disable = RULE-ID[, RULE-ID...]` to switch rules off, and
  * `slurm_drain` for slurm-check. Read from
  * /etc/gpudoctor.conf when it exists (or $GPUDOCTOR_CONFIG), or the file --config names;
  * --set key=value overrides single keys. docs/config.md documents every key.

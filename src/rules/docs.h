@@ -6,7 +6,7 @@
 #ifndef GPUDOCTOR_RULES_DOCS_H
 #define GPUDOCTOR_RULES_DOCS_H
 
-#include "rules/thresholds.h"
+#include "facts/thresholds.h"
 
 /* The whole of docs/rules.md. The caller frees it. */
 char *rules_markdown(void);

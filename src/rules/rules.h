@@ -11,7 +11,7 @@
 #ifndef GPUDOCTOR_RULES_H
 #define GPUDOCTOR_RULES_H
 
-#include "rules/thresholds.h"
+#include "facts/thresholds.h"
 #include "snapshot/snapshot.h"
 
 #include <stdbool.h>

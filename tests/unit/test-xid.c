@@ -5,7 +5,7 @@
 #include "collect/klog-parse.h"
 #include "data/xid.h"
 #include "rules/rules.h"
-#include "rules/thresholds.h"
+#include "facts/thresholds.h"
 #include "snapshot/snapshot.h"
 #include "util/fileio.h"
 #include "util/xalloc.h"

@@ -1,10 +1,10 @@
 /*
- * The thresholds every rule compares against: one table (name, default, unit, range, help), so the
- * config file, `explain`, docs/config.md and the rules read the same numbers. Values are doubles in
- * the unit the name ends with.
+ * The thresholds every judgement compares against: one table (name, default, unit, range, help),
+ * so the config file, `explain`, docs/config.md, the facts (a process's verdict) and the rules
+ * read the same numbers. Values are doubles in the unit the name ends with.
  */
-#ifndef GPUDOCTOR_RULES_THRESHOLDS_H
-#define GPUDOCTOR_RULES_THRESHOLDS_H
+#ifndef GPUDOCTOR_FACTS_THRESHOLDS_H
+#define GPUDOCTOR_FACTS_THRESHOLDS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,8 @@
-#include "rules/thresholds.h"
+/*
+ * The threshold table (names, defaults, units, ranges, help) and setting a value from the config
+ * file or --set, range-checked.
+ */
+#include "facts/thresholds.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
