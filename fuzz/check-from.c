@@ -16,7 +16,7 @@ void fuzz_check_from(const struct snapshot *s)
     struct render_opts ro = { .color = false, .width = 80 };
     struct metrics_cycle cyc = { .duration_s = 0.1, .success = true, .cycles = 1 };
     struct metrics_opts mo = { .top_processes = 20 };
-    struct proc_judgement *j = NULL;
+    struct facts_judgement *j = NULL;
     struct procs_view v = { 0 };
     json_t *doc;
     char *text;
@@ -43,7 +43,7 @@ void fuzz_check_from(const struct snapshot *s)
     FUZZ_ASSERT(text != NULL && strlen(text) == len, "metrics length %zu", len);
     free(text);
 
-    n_j = rules_judge_procs(s, NULL, &cfg.rules.th, &j);
+    n_j = facts_judge_snapshot(s, NULL, &cfg.rules.th, &j);
     procs_view_build(&v, s, j, n_j, NULL, PROCS_SORT_MEM, true);
     procs_render_table(devnull, &v, s, &ro, 80);
     doc = procs_render_json(&v, s);

@@ -86,7 +86,7 @@ static int exec(int argc, char **argv)
     struct opts o;
     struct cmd_front f;
     struct snapshot *s = NULL;
-    struct proc_judgement *j = NULL;
+    struct facts_judgement *j = NULL;
     struct procs_view v;
     size_t n_j;
     int rc;
@@ -113,7 +113,7 @@ static int exec(int argc, char **argv)
                   c->detail ? c->detail : "");
         goto out;
     }
-    n_j = rules_judge_procs(s, NULL, &f.config.rules.th, &j);
+    n_j = facts_judge_snapshot(s, NULL, &f.config.rules.th, &j);
     procs_view_build(&v, s, j, n_j, &o.filter, o.sort, o.tree);
     rc = EXIT_HEALTHY;
     if (f.json) {

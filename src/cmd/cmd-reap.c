@@ -247,10 +247,10 @@ static bool proc_started(const struct proc *p)
  * time), has been idle for both spans together, less what they overlap (the recording may still
  * be running). Returns 0, or -1 after saying why the history cannot be used.
  */
-static int apply_history(const char *path, const struct snapshot *s, struct proc_judgement *j,
+static int apply_history(const char *path, const struct snapshot *s, struct facts_judgement *j,
                          size_t n_j, const struct thresholds *th)
 {
-    struct proc_judgement *hj = NULL;
+    struct facts_judgement *hj = NULL;
     struct snapshot *h;
     char *cause = NULL, ago[16];
     int64_t gap_ms;
@@ -275,9 +275,9 @@ static int apply_history(const char *path, const struct snapshot *s, struct proc
         snapshot_free(h);
         return -1;
     }
-    n_hj = rules_judge_procs(h, NULL, th, &hj);
+    n_hj = facts_judge_snapshot(h, NULL, th, &hj);
     for (size_t i = 0; i < n_j; i++) {
-        const struct proc_judgement *was = proc_judgement_find(hj, n_hj, j[i].pid);
+        const struct facts_judgement *was = facts_judgement_find(hj, n_hj, j[i].pid);
         const struct proc *now = proc_table_find(&s->procs, j[i].pid);
         const struct proc *then = proc_table_find(&h->procs, j[i].pid);
         int64_t overlap = gap_ms < 0 ? -gap_ms : 0;
@@ -463,7 +463,7 @@ static int exec(int argc, char **argv)
     struct reap_plan plan;
     struct reap_result *res = NULL;
     struct reap_freed *freed = NULL;
-    struct proc_judgement *j = NULL;
+    struct facts_judgement *j = NULL;
     struct snapshot *s = NULL;
     struct sysroot root = { -1, NULL };
     size_t n_j, n_freed = 0;
@@ -511,7 +511,7 @@ static int exec(int argc, char **argv)
         }
     }
 
-    n_j = rules_judge_procs(s, NULL, &f.config.rules.th, &j);
+    n_j = facts_judge_snapshot(s, NULL, &f.config.rules.th, &j);
     if (o.history && apply_history(o.history, s, j, n_j, &f.config.rules.th) != 0) {
         rc = REAP_EXIT_NO_CHECK;
         goto out;

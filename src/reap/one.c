@@ -22,7 +22,7 @@ int reap_one(const struct snapshot *s, int32_t pid, uint64_t start_ticks,
     struct reap_policy pol;
     struct reap_guard g;
     struct reap_plan plan;
-    struct proc_judgement *j = NULL;
+    struct facts_judgement *j = NULL;
     struct thresholds th;
     size_t n_j;
     int proc_fd, rc = -1;
@@ -38,7 +38,7 @@ int reap_one(const struct snapshot *s, int32_t pid, uint64_t start_ticks,
     pol.pids = &pid;
     pol.n_pids = 1;
     thresholds_init(&th);
-    n_j = rules_judge_procs(s, NULL, &th, &j);
+    n_j = facts_judge_snapshot(s, NULL, &th, &j);
     reap_guard_init(&g, o->all_users);
     /* watch reads the live machine: its /proc is the one to plan against. */
     proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);

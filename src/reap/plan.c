@@ -298,7 +298,7 @@ static void window_label(char *buf, size_t size, int64_t ms)
 static struct reap_target *add_target(struct reap_plan *plan, const struct snapshot *s,
                                       const struct reap_guard *g, const struct reap_facts *f,
                                       const struct proc *p, enum reap_role role, bool is_named,
-                                      const struct use *u, int32_t gpu_pid, enum proc_verdict v)
+                                      const struct use *u, int32_t gpu_pid, enum facts_verdict v)
 {
     struct reap_target *t = find_target(plan, f->pid);
     char why[320];
@@ -402,25 +402,25 @@ static void common_evidence(struct reap_target *t, const struct snapshot *s, con
         evidence(t, "runs in %s", job);
 }
 
-static const char *verdict_words(enum proc_verdict v, const struct proc *p)
+static const char *verdict_words(enum facts_verdict v, const struct proc *p)
 {
     switch (v) {
-    case PROC_VERDICT_STOPPED:
+    case FACTS_VERDICT_STOPPED:
         return p && p->state == 't' ? "stopped by a debugger or tracer (state t)"
                                     : "stopped (state T: Ctrl-Z or SIGSTOP)";
-    case PROC_VERDICT_ORPHANED:
+    case FACTS_VERDICT_ORPHANED:
         return "orphaned (its parent exited; re-parented to init) and idle";
-    case PROC_VERDICT_IDLE_HOLDER:
+    case FACTS_VERDICT_IDLE_HOLDER:
         return "an idle holder (no GPU work, CPU near 0, old enough)";
-    case PROC_VERDICT_IDLE:
+    case FACTS_VERDICT_IDLE:
         return "idle";
-    case PROC_VERDICT_DEFUNCT:
+    case FACTS_VERDICT_DEFUNCT:
         return "defunct (exited, not reaped)";
-    case PROC_VERDICT_ACTIVE:
+    case FACTS_VERDICT_ACTIVE:
         return "active";
-    case PROC_VERDICT_NOT_VISIBLE:
+    case FACTS_VERDICT_NOT_VISIBLE:
         return "not visible from this PID namespace";
-    case PROC_VERDICT_UNKNOWN:
+    case FACTS_VERDICT_UNKNOWN:
         return "not judged (no sampling window)";
     }
     return "?";
@@ -439,7 +439,7 @@ static void reset_advice(struct reap_target *t, const struct use *u)
 /* A target that stands only for advice: nothing is signalled. */
 static struct reap_target *advice_target(struct reap_plan *plan, const struct snapshot *s,
                                          const struct reap_guard *g, const struct proc *p,
-                                         int32_t pid, const struct use *u, enum proc_verdict v,
+                                         int32_t pid, const struct use *u, enum facts_verdict v,
                                          bool is_named)
 {
     struct reap_facts f;
@@ -488,7 +488,7 @@ static void plan_defunct(struct reap_plan *plan, const struct snapshot *s,
     if (proc_fd >= 0 && !have_z)
         return; /* gone since the scan: facts_of said so */
     if (have_z && zf.tasks_d > 0) {
-        t = advice_target(plan, s, g, p, p->pid, u, PROC_VERDICT_DEFUNCT, is_named);
+        t = advice_target(plan, s, g, p, p->pid, u, FACTS_VERDICT_DEFUNCT, is_named);
         set_why(t,
                 "defunct, holding %s, with %u thread%s stuck in the kernel (state D, most "
                 "likely in the driver): no signal reaches them",
@@ -501,7 +501,7 @@ static void plan_defunct(struct reap_plan *plan, const struct snapshot *s,
     if (have_z && zf.tasks_live > 0) {
         /* The main thread exited; the others still run and keep the process and its GPU. */
         t = add_target(plan, s, g, &zf, p, REAP_ROLE_SELF, is_named, u, p->pid,
-                       PROC_VERDICT_DEFUNCT);
+                       FACTS_VERDICT_DEFUNCT);
         set_why(t,
                 "its main thread exited but %u other thread%s, holding %s: ending the "
                 "process frees it",
@@ -527,7 +527,7 @@ static void plan_defunct(struct reap_plan *plan, const struct snapshot *s,
         if (!holds_device(c) || facts_of(plan, proc_fd, c->pid, c, &cf) != 0)
             continue;
         t = add_target(plan, s, g, &cf, c, REAP_ROLE_WORKER, named(pol, c->pid), u, p->pid,
-                       PROC_VERDICT_DEFUNCT);
+                       FACTS_VERDICT_DEFUNCT);
         set_why(t,
                 "child of defunct process %d, still has its GPU device open: ending it frees "
                 "the %s the defunct process holds",
@@ -537,7 +537,7 @@ static void plan_defunct(struct reap_plan *plan, const struct snapshot *s,
     }
 
     if (ppid <= 1) {
-        t = advice_target(plan, s, g, p, p->pid, u, PROC_VERDICT_DEFUNCT, is_named);
+        t = advice_target(plan, s, g, p, p->pid, u, FACTS_VERDICT_DEFUNCT, is_named);
         set_why(t,
                 "defunct, holding %s; its parent is init, which reaps at once: its exit is "
                 "stuck (in the driver) and no signal helps",
@@ -559,7 +559,7 @@ static void plan_defunct(struct reap_plan *plan, const struct snapshot *s,
             unchecked = true;
         }
         t = add_target(plan, s, g, &pf, pp, REAP_ROLE_PARENT, named(pol, ppid), u, p->pid,
-                       PROC_VERDICT_DEFUNCT);
+                       FACTS_VERDICT_DEFUNCT);
         set_why(t,
                 "parent of defunct process %d (holding %s), which it does not reap: ending it "
                 "lets init reap %d and free the memory",
@@ -587,23 +587,23 @@ static void plan_defunct(struct reap_plan *plan, const struct snapshot *s,
 
 /* ---- the plan ---- */
 
-static bool idle_verdict(enum proc_verdict v)
+static bool idle_verdict(enum facts_verdict v)
 {
-    return v == PROC_VERDICT_IDLE || v == PROC_VERDICT_IDLE_HOLDER || v == PROC_VERDICT_ORPHANED;
+    return v == FACTS_VERDICT_IDLE || v == FACTS_VERDICT_IDLE_HOLDER || v == FACTS_VERDICT_ORPHANED;
 }
 
 /* Whether the policy selects a GPU process with this judgement (named pids aside). */
-static bool selects(const struct reap_policy *pol, const struct proc_judgement *j)
+static bool selects(const struct reap_policy *pol, const struct facts_judgement *j)
 {
     bool any = pol->stopped || pol->defunct || pol->orphaned || pol->idle;
     bool by_default = !any && pol->n_pids == 0; /* nothing named: the unambiguous kinds */
 
     switch (j->verdict) {
-    case PROC_VERDICT_STOPPED:
+    case FACTS_VERDICT_STOPPED:
         return pol->stopped || by_default;
-    case PROC_VERDICT_DEFUNCT:
+    case FACTS_VERDICT_DEFUNCT:
         return pol->defunct || by_default;
-    case PROC_VERDICT_ORPHANED:
+    case FACTS_VERDICT_ORPHANED:
         if (pol->orphaned || by_default)
             return true;
         break;
@@ -651,11 +651,11 @@ static void related_why(struct reap_target *t, const struct snapshot *s, const s
 /* One GPU process the policy selected, or a pid named by --pid. */
 static void plan_use(struct reap_plan *plan, const struct snapshot *s, const struct reap_guard *g,
                      const struct reap_policy *pol, int proc_fd, int32_t pid,
-                     const struct proc_judgement *j, struct use *use)
+                     const struct facts_judgement *j, struct use *use)
 {
     const struct proc *p = proc_table_find(&s->procs, pid);
     bool is_named = named(pol, pid);
-    enum proc_verdict v = j ? j->verdict : PROC_VERDICT_UNKNOWN;
+    enum facts_verdict v = j ? j->verdict : FACTS_VERDICT_UNKNOWN;
     struct reap_facts f;
     struct reap_target *t;
     char why[256];
@@ -683,7 +683,7 @@ static void plan_use(struct reap_plan *plan, const struct snapshot *s, const str
         set_why(t, "named by --pid");
         return;
     }
-    if (v == PROC_VERDICT_NOT_VISIBLE && j != NULL) {
+    if (v == FACTS_VERDICT_NOT_VISIBLE && j != NULL) {
         t = advice_target(plan, s, g, p, pid, use, v, is_named);
         t->disposition = REAP_REFUSED;
         t->refusal = REAP_REFUSE_NOT_VISIBLE;
@@ -693,7 +693,7 @@ static void plan_use(struct reap_plan *plan, const struct snapshot *s, const str
                  "host, or in a container started with --pid=host");
         return;
     }
-    if (v == PROC_VERDICT_DEFUNCT) {
+    if (v == FACTS_VERDICT_DEFUNCT) {
         plan_defunct(plan, s, g, pol, proc_fd, p, use, is_named);
         return;
     }
@@ -704,7 +704,7 @@ static void plan_use(struct reap_plan *plan, const struct snapshot *s, const str
         set_why(t, "%s, holding %s", verdict_words(v, p), use->where);
     else
         related_why(t, s, p);
-    if (is_named && j != NULL && !idle_verdict(v) && v != PROC_VERDICT_STOPPED)
+    if (is_named && j != NULL && !idle_verdict(v) && v != FACTS_VERDICT_STOPPED)
         evidence(t, "named by --pid: it is %s, not stale", verdict_words(v, p));
     if (f.state == 'D')
         evidence(t, "state D: in the kernel now; a signal acts when it leaves");
@@ -720,7 +720,7 @@ static void plan_use(struct reap_plan *plan, const struct snapshot *s, const str
 
 static void plan_one(struct reap_plan *plan, const struct snapshot *s, const struct reap_guard *g,
                      const struct reap_policy *pol, int proc_fd, int32_t pid,
-                     const struct proc_judgement *j)
+                     const struct facts_judgement *j)
 {
     struct use u;
 
@@ -757,7 +757,7 @@ static void children_evidence(struct reap_plan *plan, const struct snapshot *s)
 }
 
 void reap_plan_build(struct reap_plan *plan, const struct snapshot *s,
-                     const struct proc_judgement *j, size_t n_j, const struct reap_policy *pol,
+                     const struct facts_judgement *j, size_t n_j, const struct reap_policy *pol,
                      const struct reap_guard *g, int proc_fd)
 {
     char w[16], d[16];
@@ -772,10 +772,10 @@ void reap_plan_build(struct reap_plan *plan, const struct snapshot *s,
             continue;
         if (is_named || selects(pol, &j[i])) {
             plan_one(plan, s, g, pol, proc_fd, j[i].pid, &j[i]);
-        } else if (!pol->idle && j[i].verdict == PROC_VERDICT_IDLE_HOLDER) {
+        } else if (!pol->idle && j[i].verdict == FACTS_VERDICT_IDLE_HOLDER) {
             note(plan, "pid %d: an idle holder, not selected: --idle DUR selects idle processes",
                  (int)j[i].pid);
-        } else if (pol->idle && j[i].verdict == PROC_VERDICT_UNKNOWN) {
+        } else if (pol->idle && j[i].verdict == FACTS_VERDICT_UNKNOWN) {
             note(plan,
                  "pid %d: idleness unknown (no sampling window, or its GPUs' use is not "
                  "reported)",
@@ -791,7 +791,7 @@ void reap_plan_build(struct reap_plan *plan, const struct snapshot *s,
     }
     /* Named pids that are not GPU processes: workers in the table, or something else. */
     for (size_t i = 0; i < pol->n_pids; i++) {
-        if (proc_judgement_find(j, n_j, pol->pids[i]) == NULL &&
+        if (facts_judgement_find(j, n_j, pol->pids[i]) == NULL &&
             find_target(plan, pol->pids[i]) == NULL)
             plan_one(plan, s, g, pol, proc_fd, pol->pids[i], NULL);
     }

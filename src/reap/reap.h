@@ -10,7 +10,7 @@
 #ifndef GPUDOCTOR_REAP_H
 #define GPUDOCTOR_REAP_H
 
-#include "rules/rules.h"
+#include "facts/facts.h"
 #include "snapshot/snapshot.h"
 
 #include <regex.h>
@@ -145,8 +145,8 @@ struct reap_target {
     uint64_t start_ticks;
     int64_t start_time_ms; /* Unix ms; -1 unknown */
     enum reap_role role;
-    int32_t gpu_pid;           /* the GPU process whose memory this frees (pid itself for SELF) */
-    enum proc_verdict verdict; /* of gpu_pid */
+    int32_t gpu_pid;            /* the GPU process whose memory this frees (pid itself for SELF) */
+    enum facts_verdict verdict; /* of gpu_pid */
     enum reap_disposition disposition;
     enum reap_refusal refusal;
     bool named;
@@ -177,12 +177,12 @@ struct reap_plan {
 /*
  * Builds the plan: the GPU processes the policy selects (or the pids it names), their targets
  * (the process, or for a defunct one its parent, its workers, or nothing but advice), each
- * checked against g. j are the verdicts rules_judge_procs gave for s. proc_fd is the /proc the
+ * checked against g. j are the verdicts facts_judge gave for s. proc_fd is the /proc the
  * snapshot was read from (for parents, threads and fresh facts), or -1 (--from: the snapshot's
  * records only).
  */
 void reap_plan_build(struct reap_plan *plan, const struct snapshot *s,
-                     const struct proc_judgement *j, size_t n_j, const struct reap_policy *pol,
+                     const struct facts_judgement *j, size_t n_j, const struct reap_policy *pol,
                      const struct reap_guard *g, int proc_fd);
 void reap_plan_free(struct reap_plan *plan);
 /* How many targets have disposition d. */

@@ -167,7 +167,7 @@ static json_t *target_json(const struct reap_target *t, const struct reap_result
                         t->start_time_ms >= 0 ? json_integer(t->start_time_ms) : json_null());
     json_object_set_new(o, "role", json_string(reap_role_names[t->role]));
     json_object_set_new(o, "gpu_pid", json_integer(t->gpu_pid));
-    json_object_set_new(o, "verdict", json_string(proc_verdict_names[t->verdict]));
+    json_object_set_new(o, "verdict", json_string(facts_verdict_names[t->verdict]));
     json_object_set_new(o, "disposition", json_string(reap_disposition_names[t->disposition]));
     json_object_set_new(o, "refusal",
                         t->disposition == REAP_REFUSED ? json_string(reap_refusal_names[t->refusal])

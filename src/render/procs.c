@@ -102,12 +102,12 @@ bool procs_filter_match(const struct procs_filter *f, const struct proc *p)
 /* ---- rows ---- */
 
 static void fill_row(struct procs_row *r, const struct snapshot *s, const struct proc *p,
-                     const struct proc_judgement *j)
+                     const struct facts_judgement *j)
 {
     memset(r, 0, sizeof(*r));
     r->p = p;
     r->gpu_user = j != NULL;
-    r->verdict = j ? j->verdict : PROC_VERDICT_UNKNOWN;
+    r->verdict = j ? j->verdict : FACTS_VERDICT_UNKNOWN;
     r->idle_for_ms = j ? j->idle_for_ms : -1;
     r->parent_pid = -1;
     r->age_ms = s->time_ms > 0 ? proc_age_ms(p, s->time_ms) : -1;
@@ -450,7 +450,7 @@ static void build_tree(struct procs_view *v, struct procs_row *rows, size_t n,
 }
 
 void procs_view_build(struct procs_view *v, const struct snapshot *s,
-                      const struct proc_judgement *j, size_t n_j, const struct procs_filter *f,
+                      const struct facts_judgement *j, size_t n_j, const struct procs_filter *f,
                       enum procs_sort sort, bool tree)
 {
     const struct proc_table *t = &s->procs;
@@ -462,7 +462,7 @@ void procs_view_build(struct procs_view *v, const struct snapshot *s,
     v->window_ms = s->n_samples ? s->samples[s->n_samples - 1].t_ms : 0;
     for (size_t i = 0; i < t->n_procs; i++) {
         const struct proc *p = &t->procs[i];
-        const struct proc_judgement *pj = proc_judgement_find(j, n_j, p->pid);
+        const struct facts_judgement *pj = facts_judgement_find(j, n_j, p->pid);
 
         if (!tree && (pj == NULL || !procs_filter_match(f, p)))
             continue;
@@ -570,14 +570,14 @@ static void gpus_cell(char *buf, size_t size, const struct proc *p)
     }
 }
 
-static const char *verdict_colour(const struct render_opts *ro, enum proc_verdict v)
+static const char *verdict_colour(const struct render_opts *ro, enum facts_verdict v)
 {
     switch (v) {
-    case PROC_VERDICT_STOPPED:
-    case PROC_VERDICT_DEFUNCT:
+    case FACTS_VERDICT_STOPPED:
+    case FACTS_VERDICT_DEFUNCT:
         return render_red(ro);
-    case PROC_VERDICT_ORPHANED:
-    case PROC_VERDICT_IDLE_HOLDER:
+    case FACTS_VERDICT_ORPHANED:
+    case FACTS_VERDICT_IDLE_HOLDER:
         return render_yellow(ro);
     default:
         return "";
@@ -672,7 +672,7 @@ static void print_row(FILE *out, const struct procs_row *r, const struct layout 
 {
     const struct proc *p = r->p;
     char user[32], job[64], gpus[64], mem[16], sm[8], cpu[16], age[16], idle[16], cmd[72];
-    const char *verdict = r->gpu_user ? proc_verdict_names[r->verdict] : "(no GPU)";
+    const char *verdict = r->gpu_user ? facts_verdict_names[r->verdict] : "(no GPU)";
     const char *command = ok(p, PROC_S_CMDLINE) && p->cmdline ? render_command(p->cmdline)
                           : ok(p, PROC_S_COMM) && p->comm     ? p->comm
                                                               : "?";
@@ -799,7 +799,7 @@ void procs_render_table(FILE *out, const struct procs_view *v, const struct snap
                         const struct render_opts *ro, unsigned width)
 {
     struct layout l;
-    size_t stale[PROC_VERDICT_UNKNOWN + 1] = { 0 };
+    size_t stale[FACTS_VERDICT_UNKNOWN + 1] = { 0 };
     uint64_t held = 0;
     char b[16];
 
@@ -829,17 +829,17 @@ void procs_render_table(FILE *out, const struct procs_view *v, const struct snap
         render_bytes(b, sizeof(b), held);
         fprintf(out, "\n%zu GPU process%s holding %s", v->n_gpu_users,
                 v->n_gpu_users == 1 ? "" : "es", b);
-        for (int k = PROC_VERDICT_IDLE_HOLDER; k <= PROC_VERDICT_ORPHANED; k++) {
+        for (int k = FACTS_VERDICT_IDLE_HOLDER; k <= FACTS_VERDICT_ORPHANED; k++) {
             if (stale[k])
-                fprintf(out, ", %zu %s", stale[k], proc_verdict_names[k]);
+                fprintf(out, ", %zu %s", stale[k], facts_verdict_names[k]);
         }
         fputs(".", out);
-        if (stale[PROC_VERDICT_IDLE_HOLDER] + stale[PROC_VERDICT_STOPPED] +
-                stale[PROC_VERDICT_DEFUNCT] + stale[PROC_VERDICT_ORPHANED] >
+        if (stale[FACTS_VERDICT_IDLE_HOLDER] + stale[FACTS_VERDICT_STOPPED] +
+                stale[FACTS_VERDICT_DEFUNCT] + stale[FACTS_VERDICT_ORPHANED] >
             0)
             fputs("\n'gpudoctor reap' shows what it would end.", out);
         fputc('\n', out);
-        if (stale[PROC_VERDICT_UNKNOWN] && v->window_ms == 0)
+        if (stale[FACTS_VERDICT_UNKNOWN] && v->window_ms == 0)
             fputs("CPU % and idleness need a sampling window (--window 1s).\n", out);
     }
     if (v->n_loops > 0)
@@ -910,7 +910,7 @@ static const struct jfield json_row_fields[] = {
     JR("cpu_pct", JF_DOUBLE, cpu_pct, JR_CPU, "CPU over the window (100 = one core)"),
     JR("age_ms", JF_I64, age_ms, JR_AGE, "how long it has run"),
     JR("idle_for_min_ms", JF_I64, idle_for_min_ms, JR_IDLE, "idle at least this long: the window that proves it"),
-    { "verdict", JF_ENUM, offsetof(struct json_row, verdict), JR_VERDICT, 0, proc_verdict_names,
+    { "verdict", JF_ENUM, offsetof(struct json_row, verdict), JR_VERDICT, 0, facts_verdict_names,
       "procs", "what the process rules make of it; null for a worker that uses no GPU" },
     JR("command", JF_STR, command, JR_COMMAND, "command line (or command name)"),
     JR("gpu_user", JF_BOOL, gpu_user, -1, "uses a GPU; false for a worker or a parent shown in the tree"),

@@ -6,8 +6,8 @@
 #ifndef GPUDOCTOR_RENDER_PROCS_H
 #define GPUDOCTOR_RENDER_PROCS_H
 
+#include "facts/facts.h"
 #include "render/text.h"
-#include "rules/rules.h"
 #include "snapshot/snapshot.h"
 
 #include <jansson.h>
@@ -37,7 +37,7 @@ struct procs_filter {
 struct procs_row {
     const struct proc *p;
     bool gpu_user; /* uses a GPU (has a verdict); false: a worker shown in the tree */
-    enum proc_verdict verdict;
+    enum facts_verdict verdict;
     int64_t idle_for_ms; /* proven idle at least this long; -1 not idle or unknown */
     bool used_valid;
     uint64_t used_bytes; /* over its GPUs */
@@ -75,7 +75,7 @@ bool procs_filter_match(const struct procs_filter *f, const struct proc *p);
  * Linear in the processes but for sorting; any depth, loops of parent links cut.
  */
 void procs_view_build(struct procs_view *v, const struct snapshot *s,
-                      const struct proc_judgement *j, size_t n_j, const struct procs_filter *f,
+                      const struct facts_judgement *j, size_t n_j, const struct procs_filter *f,
                       enum procs_sort sort, bool tree);
 void procs_view_free(struct procs_view *v);
 

@@ -70,7 +70,7 @@ void proc_container(char *buf, size_t size, const struct proc *p)
 
 void proc_label(char *buf, size_t size, const struct rule_ctx *ctx, int32_t pid)
 {
-    const struct proc *p = ctx_proc(ctx, pid);
+    const struct proc *p = facts_proc_find(ctx->facts, pid);
     const char *cmd = render_command(proc_command(p));
     int n;
 
@@ -88,7 +88,7 @@ void proc_desc(char *buf, size_t size, const struct rule_ctx *ctx, int32_t pid)
 {
     char label[160];
 
-    if (ctx_proc(ctx, pid) == NULL) {
+    if (facts_proc_find(ctx->facts, pid) == NULL) {
         snprintf(buf, size, "pid %d", (int)pid);
         return;
     }
@@ -98,7 +98,7 @@ void proc_desc(char *buf, size_t size, const struct rule_ctx *ctx, int32_t pid)
 
 bool need_collector(const struct rule_ctx *ctx, struct findings *out, enum collector_id id)
 {
-    const struct collector_status *c = &ctx->snap->collectors[id];
+    const struct collector_status *c = &ctx->facts->snap->collectors[id];
 
     switch (c->state) {
     case CS_OK:
@@ -123,13 +123,13 @@ static void subject_fill(const struct rule_ctx *ctx, struct subject *sub, int32_
     sub->gpu_index = gpu_index;
     sub->pid = pid;
     if (gpu_index >= 0) {
-        const struct gpu_view *v = ctx_gpu(ctx, (uint32_t)gpu_index);
+        const struct facts_gpu *v = facts_gpu_find(ctx->facts, (uint32_t)gpu_index);
 
         if (v && gpu_valid(v->g, GPU_S_UUID) && v->g->uuid)
             sub->gpu_uuid = xstrdup(v->g->uuid);
     }
     if (pid >= 0) {
-        const struct proc *p = ctx_proc(ctx, pid);
+        const struct proc *p = facts_proc_find(ctx->facts, pid);
 
         if (p != NULL) {
             if (proc_ok(p, PROC_S_USER_NAME) && p->user)

@@ -1,84 +1,22 @@
 /*
- * What rule implementations share: the context the engine builds once per run (per-GPU views of
- * the history, who holds each GPU, a pid index) and the helpers that make findings. Only the
- * rule sources (src/rules) include this.
+ * What rule implementations share: the context the engine hands each rule (the facts it built
+ * once per run: src/facts) and the helpers that make findings. Only the rule sources (src/rules)
+ * include this.
  */
 #ifndef GPUDOCTOR_RULE_IMPL_H
 #define GPUDOCTOR_RULE_IMPL_H
 
+#include "facts/facts.h"
 #include "render/format.h"
 #include "rules/rules.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 
-/* A process using one GPU, as NVML's list and the fd scan see it together. */
-struct holder {
-    uint32_t pid;
-    const struct proc *p;      /* NULL when the process table does not have it */
-    const struct proc_gpu *pg; /* its entry for this GPU in the process table, or NULL */
-    const struct gpu_proc *np; /* NVML's record, NULL when only the fd scan found it */
-    bool used_valid;
-    uint64_t used_bytes; /* GPU memory it holds here */
-};
-
-/* One GPU of the snapshot with what the history says about it. */
-struct gpu_view {
-    const struct gpu *g;
-    const struct pcie_device *pcie; /* sysfs view of the same device, or NULL */
-
-    /* Utilisation over the history (falls back to the snapshot's reading). */
-    bool util_valid;
-    double util_mean, util_min, util_max;
-    size_t util_n;
-
-    /* Clock event reasons: OR over the samples, the latest reading, readings with each bit. */
-    bool reasons_valid;
-    uint64_t reasons_any, reasons_last;
-    size_t reasons_n;
-    uint16_t reason_count[16]; /* by bit number */
-
-    /* PCIe replay counter at the first and last reading of the window. */
-    bool replay_valid;
-    uint32_t replay_first, replay_last;
-
-    /* PCIe link generation: the lowest seen while the GPU was busy. */
-    bool busy_gen_valid;
-    uint32_t busy_gen_min;
-
-    struct holder *holders;
-    size_t n_holders;
-    size_t n_compute; /* holders NVML lists as compute (or, without NVML, all) */
-};
-
-/* One process over every GPU it uses. */
-struct proc_use {
-    int32_t pid;
-    const struct proc *p; /* NULL when the process table does not have it */
-    int32_t *gpus;        /* NVML indices, ascending */
-    size_t n_gpus;
-    int32_t top_gpu;     /* where it holds the most memory */
-    bool used_valid;     /* some of its memory use is known */
-    uint64_t used_bytes; /* summed over its GPUs */
-    bool compute;        /* NVML lists it as a compute (or MPS) process somewhere */
-    bool graphics_only;  /* NVML lists it only as a graphics process */
-    bool sm_util_valid;
-    uint32_t sm_util_pct; /* the highest per-process SM utilisation on any of its GPUs */
-};
-
+/* What a rule sees: the facts the engine built once for the run, and which rule is running. */
 struct rule_ctx {
-    const struct snapshot *snap;
-    const struct history *hist;
-    const struct thresholds *th;
-    const struct rule *rule; /* the rule being run */
-
-    struct gpu_view *gpus; /* parallel to snap->gpus */
-    size_t n_gpus;
-    const struct proc **by_pid; /* the process table sorted by pid */
-    size_t n_by_pid;
-    bool procs_known;      /* the process collector ran and produced a table */
-    struct proc_use *uses; /* every process using a GPU, by pid */
-    size_t n_uses;
+    const struct facts *facts;
+    const struct rule *rule;
 };
 
 /* Every rule of the table, declared once; catalog.c lists them in this order. */
@@ -156,30 +94,13 @@ RULE_LIST(RULE_DECLARE)
         __VA_ARGS__, NULL                                                                          \
     }
 
-/* The use record of a pid, or NULL. */
-const struct proc_use *ctx_use(const struct rule_ctx *ctx, int32_t pid);
-
-/* How many readings of the window had clock event reason bit set. */
-size_t view_reason_count(const struct gpu_view *v, uint64_t bit);
-
 #define MIB (1024.0 * 1024.0) /* thresholds in MiB against byte counts */
 
 /* Threshold value. */
 static inline double th(const struct rule_ctx *ctx, enum threshold_id id)
 {
-    return ctx->th->v[id];
+    return ctx->facts->th->v[id];
 }
-
-/* The process with this pid in the process table, or NULL. */
-const struct proc *ctx_proc(const struct rule_ctx *ctx, int32_t pid);
-/* The view of the GPU with NVML index idx, or NULL. */
-const struct gpu_view *ctx_gpu(const struct rule_ctx *ctx, uint32_t idx);
-/* The snapshot's time (Unix ms), for ages. */
-int64_t ctx_now_ms(const struct rule_ctx *ctx);
-/* Seconds since the process started, or -1 when unknown. */
-double ctx_proc_age_s(const struct rule_ctx *ctx, const struct proc *p);
-/* Whether the window gave enough samples for a trend. */
-bool ctx_has_window(const struct rule_ctx *ctx);
 
 /*
  * Starts a finding of the running rule about a GPU (-1: none) and a pid (-1: none); user,
@@ -246,7 +167,7 @@ static inline bool proc_ok(const struct proc *p, enum proc_slot slot)
 }
 
 /* Evidence lines for a GPU's holders, largest first, at most max (rules-mem.c). */
-void rules_holder_evidence(const struct rule_ctx *ctx, struct finding *f, const struct gpu_view *v,
+void rules_holder_evidence(const struct rule_ctx *ctx, struct finding *f, const struct facts_gpu *v,
                            size_t max);
 /* The device file number of a GPU: its minor number when known, else its index. */
 uint32_t gpu_dev_minor(const struct gpu *g);
@@ -255,7 +176,7 @@ uint32_t gpu_dev_minor(const struct gpu *g);
  * of a "0000:3b:00" address, and "12m ago". */
 double klog_age_s(const struct rule_ctx *ctx, const struct klog_event *ev);
 bool klog_recent(const struct rule_ctx *ctx, const struct klog_event *ev);
-const struct gpu_view *klog_gpu(const struct rule_ctx *ctx, const char *pci);
+const struct facts_gpu *klog_gpu(const struct rule_ctx *ctx, const char *pci);
 void klog_when(char *buf, size_t size, const struct rule_ctx *ctx, const struct klog_event *ev);
 
 /* Percentages that cope with a zero total. */

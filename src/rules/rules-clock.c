@@ -26,16 +26,16 @@ static void power_evidence(struct finding *f, const struct gpu *g)
                          g->power_limit_mw / 1000.0);
 }
 
-static void reason_evidence(struct finding *f, const struct gpu_view *v, uint64_t bit)
+static void reason_evidence(struct finding *f, const struct facts_gpu *v, uint64_t bit)
 {
     for (size_t i = 0; i < n_clock_reasons; i++) {
         if (clock_reasons[i].bit == bit)
             finding_evidence(f, "clock event reason '%s' in %zu of %zu readings",
-                             clock_reasons[i].label, view_reason_count(v, bit), v->reasons_n);
+                             clock_reasons[i].label, facts_gpu_reason_count(v, bit), v->reasons_n);
     }
 }
 
-static bool busy(const struct rule_ctx *ctx, const struct gpu_view *v)
+static bool busy(const struct rule_ctx *ctx, const struct facts_gpu *v)
 {
     return v->util_valid && v->util_max >= th(ctx, TH_GPU_BUSY_UTIL_PCT);
 }
@@ -64,8 +64,8 @@ static bool temp_ok(const struct rule_ctx *ctx, struct findings *out, const stru
 
 static void check_thermal(const struct rule_ctx *ctx, struct findings *out)
 {
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu_view *v = &ctx->gpus[i];
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
         const struct gpu *g = v->g;
         bool sw, hw, temp, limit, shut, near, above, past_shutdown;
         int64_t over;
@@ -199,8 +199,8 @@ const struct rule rule_clock_thermal_slowdown = {
 
 static void check_hw_slowdown(const struct rule_ctx *ctx, struct findings *out)
 {
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu_view *v = &ctx->gpus[i];
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
         const struct gpu *g = v->g;
         bool brake, slow;
         size_t n_slow;
@@ -212,7 +212,7 @@ static void check_hw_slowdown(const struct rule_ctx *ctx, struct findings *out)
             continue;
         }
         brake = v->reasons_any & NVML_CLOCKS_EVENT_HW_POWER_BRAKE;
-        n_slow = view_reason_count(v, NVML_CLOCKS_EVENT_HW_SLOWDOWN);
+        n_slow = facts_gpu_reason_count(v, NVML_CLOCKS_EVENT_HW_SLOWDOWN);
         /* HW slowdown also flickers during P-state changes: it counts when it persists. */
         slow = (n_slow >= 2 || (v->reasons_last & NVML_CLOCKS_EVENT_HW_SLOWDOWN)) &&
                !(v->reasons_any & NVML_CLOCKS_EVENT_HW_THERMAL);
@@ -266,8 +266,8 @@ const struct rule rule_clock_hw_slowdown = {
 
 static void check_power_limit(const struct rule_ctx *ctx, struct findings *out)
 {
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu_view *v = &ctx->gpus[i];
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
         const struct gpu *g = v->g;
         uint32_t limit, def;
         bool enforced_low;
@@ -341,8 +341,8 @@ const struct rule rule_clock_power_limit_low = {
 
 static void check_power_cap(const struct rule_ctx *ctx, struct findings *out)
 {
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu_view *v = &ctx->gpus[i];
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
         const struct gpu *g = v->g;
         struct finding *f;
 
@@ -398,8 +398,8 @@ const struct rule rule_clock_power_cap = {
 
 static void check_app_clocks(const struct rule_ctx *ctx, struct findings *out)
 {
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu_view *v = &ctx->gpus[i];
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
         const struct gpu *g = v->g;
         bool sm_low = false, mem_low = false, reason;
         struct finding *f;
@@ -477,13 +477,13 @@ const struct rule rule_clock_app_clocks = {
 
 static void check_persistence(const struct rule_ctx *ctx, struct findings *out)
 {
-    int32_t *off = xcalloc(ctx->n_gpus ? ctx->n_gpus : 1, sizeof(*off));
+    int32_t *off = xcalloc(ctx->facts->n_gpus ? ctx->facts->n_gpus : 1, sizeof(*off));
     size_t n_off = 0, n_known = 0;
     char list[128];
     struct finding *f;
 
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu *g = ctx->gpus[i].g;
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct gpu *g = ctx->facts->gpus[i].g;
 
         if (!need_gpu(ctx, out, g, GPU_S_PERSISTENCE))
             continue;

@@ -17,13 +17,13 @@
 
 double klog_age_s(const struct rule_ctx *ctx, const struct klog_event *ev)
 {
-    const struct host_info *h = &ctx->snap->host;
+    const struct host_info *h = &ctx->facts->snap->host;
 
     double up;
 
-    if ((ev->valid & (UINT64_C(1) << KLOG_S_TIME)) && ctx->snap->time_ms > 0 &&
-        ev->time_ms <= ctx->snap->time_ms)
-        return (double)(ctx->snap->time_ms - ev->time_ms) / 1000.0;
+    if ((ev->valid & (UINT64_C(1) << KLOG_S_TIME)) && ctx->facts->snap->time_ms > 0 &&
+        ev->time_ms <= ctx->facts->snap->time_ms)
+        return (double)(ctx->facts->snap->time_ms - ev->time_ms) / 1000.0;
     up = (double)ev->uptime_us / 1e6;
     if ((ev->valid & (UINT64_C(1) << KLOG_S_UPTIME)) && host_valid(h, HOST_S_UPTIME) &&
         h->uptime_s >= up)
@@ -39,15 +39,15 @@ bool klog_recent(const struct rule_ctx *ctx, const struct klog_event *ev)
 }
 
 /* The GPU a kernel-log PCI address ("0000:3b:00") belongs to. */
-const struct gpu_view *klog_gpu(const struct rule_ctx *ctx, const char *pci)
+const struct facts_gpu *klog_gpu(const struct rule_ctx *ctx, const char *pci)
 {
     if (pci == NULL)
         return NULL;
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu *g = ctx->gpus[i].g;
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct gpu *g = ctx->facts->gpus[i].g;
 
         if (gpu_valid(g, GPU_S_PCI_BUS_ID) && g->pci_bus_id && driver_pci_same(pci, g->pci_bus_id))
-            return &ctx->gpus[i];
+            return &ctx->facts->gpus[i];
     }
     return NULL;
 }
@@ -67,8 +67,8 @@ void klog_when(char *buf, size_t size, const struct rule_ctx *ctx, const struct 
 
 static bool klog_source_known(const struct rule_ctx *ctx)
 {
-    return (ctx->snap->driver.valid & (UINT64_C(1) << DRIVER_S_KLOG)) ||
-           ctx->snap->driver.n_events > 0;
+    return (ctx->facts->snap->driver.valid & (UINT64_C(1) << DRIVER_S_KLOG)) ||
+           ctx->facts->snap->driver.n_events > 0;
 }
 
 static int32_t klog_pid(const struct klog_event *ev)
@@ -80,8 +80,8 @@ static int32_t klog_pid(const struct klog_event *ev)
 
 static void check_nvml_hung(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct collector_status *c = &ctx->snap->collectors[COLLECTOR_NVML];
-    const struct nvml_system *n = &ctx->snap->nvml;
+    const struct collector_status *c = &ctx->facts->snap->collectors[COLLECTOR_NVML];
+    const struct nvml_system *n = &ctx->facts->snap->nvml;
     struct finding *f;
     char when[32];
 
@@ -95,8 +95,8 @@ static void check_nvml_hung(const struct rule_ctx *ctx, struct findings *out)
     if (c->detail)
         finding_evidence(f, "NVML collector: %s", c->detail);
     finding_evidence(f, "nvidia-smi and every CUDA program will hang the same way");
-    for (size_t i = 0; i < ctx->snap->driver.n_events; i++) {
-        const struct klog_event *ev = &ctx->snap->driver.events[i];
+    for (size_t i = 0; i < ctx->facts->snap->driver.n_events; i++) {
+        const struct klog_event *ev = &ctx->facts->snap->driver.events[i];
 
         if ((ev->kind == KLOG_HUNG_TASK || ev->kind == KLOG_XID) && klog_recent(ctx, ev)) {
             klog_when(when, sizeof(when), ctx, ev);
@@ -109,7 +109,8 @@ static void check_nvml_hung(const struct rule_ctx *ctx, struct findings *out)
     finding_fix(f, "ps -eo pid,stat,wchan:32,args | awk '$2 ~ /D/'   # processes stuck in the "
                    "kernel");
     finding_fix(f, "sudo reboot   # a wedged driver rarely recovers; drain the node first");
-    f->impact = ctx->snap->nvml.device_count ? (double)ctx->snap->nvml.device_count : 8.0;
+    f->impact =
+        ctx->facts->snap->nvml.device_count ? (double)ctx->facts->snap->nvml.device_count : 8.0;
 }
 
 const struct rule rule_health_nvml_hung = {
@@ -137,8 +138,8 @@ const struct rule rule_health_nvml_hung = {
 
 static void check_nvml_failed(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct nvml_system *n = &ctx->snap->nvml;
-    const struct collector_status *c = &ctx->snap->collectors[COLLECTOR_NVML];
+    const struct nvml_system *n = &ctx->facts->snap->nvml;
+    const struct collector_status *c = &ctx->facts->snap->collectors[COLLECTOR_NVML];
     const char *name;
     struct finding *f;
 
@@ -234,17 +235,18 @@ static void lost_fixes(struct finding *f, int32_t idx)
  * The GPU a bus event is about. A lost GPU has no PCI address left in NVML, so when exactly one
  * GPU is lost that way, the events no other GPU claims are its.
  */
-static const struct gpu_view *bus_event_gpu(const struct rule_ctx *ctx, const struct klog_event *ev)
+static const struct facts_gpu *bus_event_gpu(const struct rule_ctx *ctx,
+                                             const struct klog_event *ev)
 {
-    const struct gpu_view *v = klog_gpu(ctx, ev->pci), *lost = NULL;
+    const struct facts_gpu *v = klog_gpu(ctx, ev->pci), *lost = NULL;
     size_t n_lost = 0;
 
     if (v != NULL)
         return v;
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        if (ctx->gpus[i].g->handle_rc == NVML_ERROR_GPU_IS_LOST &&
-            !gpu_valid(ctx->gpus[i].g, GPU_S_PCI_BUS_ID)) {
-            lost = &ctx->gpus[i];
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        if (ctx->facts->gpus[i].g->handle_rc == NVML_ERROR_GPU_IS_LOST &&
+            !gpu_valid(ctx->facts->gpus[i].g, GPU_S_PCI_BUS_ID)) {
+            lost = &ctx->facts->gpus[i];
             n_lost++;
         }
     }
@@ -254,24 +256,24 @@ static const struct gpu_view *bus_event_gpu(const struct rule_ctx *ctx, const st
 /* Whether NVML listed every GPU with its address: only then does "not listed" mean gone. */
 static bool nvml_list_known(const struct rule_ctx *ctx)
 {
-    const struct nvml_system *n = &ctx->snap->nvml;
+    const struct nvml_system *n = &ctx->facts->snap->nvml;
 
     return n->attempted && n->load_error == 0 && n->init_rc == 0 && n->device_count_rc == 0;
 }
 
 static void check_gpu_lost(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct driver_info *d = &ctx->snap->driver;
+    const struct driver_info *d = &ctx->facts->snap->driver;
     char when[32];
 
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu *g = ctx->gpus[i].g;
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct gpu *g = ctx->facts->gpus[i].g;
         bool nvml = gpu_any_rc(g, NVML_ERROR_GPU_IS_LOST), log = false;
         struct finding *f;
 
         for (size_t k = 0; k < d->n_events && !log; k++)
             log = bus_event(&d->events[k]) && klog_recent(ctx, &d->events[k]) &&
-                  bus_event_gpu(ctx, &d->events[k]) == &ctx->gpus[i];
+                  bus_event_gpu(ctx, &d->events[k]) == &ctx->facts->gpus[i];
         if (!nvml && !log)
             continue;
         f = finding_new(ctx, out, (int32_t)g->index, -1);
@@ -282,7 +284,8 @@ static void check_gpu_lost(const struct rule_ctx *ctx, struct findings *out)
         for (size_t k = 0; k < d->n_events; k++) {
             const struct klog_event *ev = &d->events[k];
 
-            if (bus_event(ev) && klog_recent(ctx, ev) && bus_event_gpu(ctx, ev) == &ctx->gpus[i]) {
+            if (bus_event(ev) && klog_recent(ctx, ev) &&
+                bus_event_gpu(ctx, ev) == &ctx->facts->gpus[i]) {
                 klog_when(when, sizeof(when), ctx, ev);
                 finding_evidence(f, "kernel log %s: %s", when, ev->message ? ev->message : "?");
             }
@@ -347,8 +350,8 @@ const struct rule rule_health_gpu_lost = {
 
 static void check_gpu_inaccessible(const struct rule_ctx *ctx, struct findings *out)
 {
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu *g = ctx->gpus[i].g;
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct gpu *g = ctx->facts->gpus[i].g;
         const char *name;
         struct finding *f;
 
@@ -421,8 +424,8 @@ static bool nvml_has_address(const struct rule_ctx *ctx, const char *address)
 {
     if (address == NULL)
         return true; /* cannot tell: do not accuse */
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu *g = ctx->gpus[i].g;
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct gpu *g = ctx->facts->gpus[i].g;
 
         if (gpu_valid(g, GPU_S_PCI_BUS_ID) && g->pci_bus_id &&
             driver_pci_same(address, g->pci_bus_id))
@@ -433,15 +436,15 @@ static bool nvml_has_address(const struct rule_ctx *ctx, const char *address)
 
 static void check_gpu_missing(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct snapshot *s = ctx->snap;
+    const struct snapshot *s = ctx->facts->snap;
     const struct pcie_info *p = &s->pcie;
     size_t unreachable = 0, unmatched = 0;
 
     if (s->nvml.init_rc != 0 || !s->nvml.attempted || s->nvml.load_error != 0 ||
         s->nvml.device_count_rc != 0 || s->n_gpus == 0)
         return; /* other rules say why NVML sees nothing */
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu *g = ctx->gpus[i].g;
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct gpu *g = ctx->facts->gpus[i].g;
 
         /* A GPU NVML cannot open has no address: it may be one of the unmatched devices. */
         if (g->handle_rc != 0) {
@@ -481,8 +484,9 @@ static void check_gpu_missing(const struct rule_ctx *ctx, struct findings *out)
         finding_title(f, "GPU %s is on the PCI bus but the NVIDIA driver does not see it", addr);
         finding_evidence(f, "PCI device %s (device %04" PRIx32 "), kernel driver: %s", addr,
                          d->device_id, d->driver ? d->driver : "none bound");
-        finding_evidence(f, "NVML sees %zu GPU%s; the PCI bus has %zu NVIDIA GPU%s", ctx->n_gpus,
-                         ctx->n_gpus == 1 ? "" : "s", p->n_gpus, p->n_gpus == 1 ? "" : "s");
+        finding_evidence(f, "NVML sees %zu GPU%s; the PCI bus has %zu NVIDIA GPU%s",
+                         ctx->facts->n_gpus, ctx->facts->n_gpus == 1 ? "" : "s", p->n_gpus,
+                         p->n_gpus == 1 ? "" : "s");
         pattern = xasprintf("NVRM|RmInitAdapter|%s", d->address ? d->address : "nvidia");
         word = fix_arg(f, "kernel log pattern", pattern);
         if (word)
@@ -519,8 +523,8 @@ const struct rule rule_health_gpu_missing = {
 
 static void check_ecc(const struct rule_ctx *ctx, struct findings *out)
 {
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu *g = ctx->gpus[i].g;
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct gpu *g = ctx->facts->gpus[i].g;
         bool vol, agg;
         struct finding *f;
 
@@ -609,8 +613,8 @@ const struct rule rule_health_ecc_uncorrectable = {
 
 static void check_remap_failure(const struct rule_ctx *ctx, struct findings *out)
 {
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu *g = ctx->gpus[i].g;
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct gpu *g = ctx->facts->gpus[i].g;
         struct finding *f;
 
         if (!gpu_valid(g, GPU_S_REMAP_FAILURE) || !g->remapped_rows_failure)
@@ -651,8 +655,8 @@ const struct rule rule_health_row_remap_failure = {
 
 static void check_repair_pending(const struct rule_ctx *ctx, struct findings *out)
 {
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu *g = ctx->gpus[i].g;
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct gpu *g = ctx->facts->gpus[i].g;
         bool retire = gpu_valid(g, GPU_S_RETIRED_PENDING) && g->retired_pages_pending;
         bool remap = gpu_valid(g, GPU_S_REMAP_PENDING) && g->remapped_rows_pending;
         struct finding *f;
@@ -700,8 +704,8 @@ const struct rule rule_health_memory_repair_pending = {
 
 static bool gpu_comm(const struct rule_ctx *ctx, const char *name)
 {
-    for (size_t i = 0; name && i < ctx->n_uses; i++) {
-        const struct proc *p = ctx->uses[i].p;
+    for (size_t i = 0; name && i < ctx->facts->n_uses; i++) {
+        const struct proc *p = ctx->facts->uses[i].p;
 
         if (p && p->comm && strcmp(p->comm, name) == 0)
             return true;
@@ -717,7 +721,7 @@ static bool mentions_driver(const char *msg)
 
 static void check_hung_task(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct driver_info *d = &ctx->snap->driver;
+    const struct driver_info *d = &ctx->facts->snap->driver;
     struct finding *f = NULL;
     char when[32];
     size_t n = 0;
@@ -727,10 +731,11 @@ static void check_hung_task(const struct rule_ctx *ctx, struct findings *out)
 
         if (ev->kind != KLOG_HUNG_TASK || !klog_recent(ctx, ev) ||
             !(mentions_driver(ev->message) || gpu_comm(ctx, ev->name) ||
-              (klog_pid(ev) > 0 && ctx_use(ctx, klog_pid(ev)))))
+              (klog_pid(ev) > 0 && facts_use_find(ctx->facts, klog_pid(ev)))))
             continue;
         if (f == NULL)
-            f = finding_new(ctx, out, -1, ctx_proc(ctx, klog_pid(ev)) ? klog_pid(ev) : -1);
+            f = finding_new(ctx, out, -1,
+                            facts_proc_find(ctx->facts, klog_pid(ev)) ? klog_pid(ev) : -1);
         n++;
         klog_when(when, sizeof(when), ctx, ev);
         finding_evidence(f, "kernel log %s: %s", when, ev->message ? ev->message : "?");
@@ -790,7 +795,7 @@ static bool gpu_job_name(const struct rule_ctx *ctx, const char *name)
 
 static void check_oom(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct driver_info *d = &ctx->snap->driver;
+    const struct driver_info *d = &ctx->facts->snap->driver;
     const struct klog_event *latest = NULL;
     struct finding *f = NULL;
     char when[32];
@@ -823,11 +828,11 @@ static void check_oom(const struct rule_ctx *ctx, struct findings *out)
     klog_when(when, sizeof(when), ctx, latest);
     finding_title(f, "Host out of memory: the kernel killed %zu GPU job%s (latest %s, pid %d, %s)",
                   n, n == 1 ? "" : "s", latest->name, (int)klog_pid(latest), when);
-    if (host_valid(&ctx->snap->host, HOST_S_MEM_AVAILABLE)) {
+    if (host_valid(&ctx->facts->snap->host, HOST_S_MEM_AVAILABLE)) {
         char a[16], t[16];
 
-        render_bytes(a, sizeof(a), ctx->snap->host.mem_available_bytes);
-        render_bytes(t, sizeof(t), ctx->snap->host.mem_total_bytes);
+        render_bytes(a, sizeof(a), ctx->facts->snap->host.mem_available_bytes);
+        render_bytes(t, sizeof(t), ctx->facts->snap->host.mem_total_bytes);
         finding_evidence(f, "host memory now: %s available of %s", a, t);
     }
     finding_fix(f, "sudo journalctl -k | grep -iE 'out of memory|oom-kill' | tail   # what was "

@@ -18,11 +18,11 @@ static double host_cpu_busy(const struct host_info *h)
 static bool need_host(const struct rule_ctx *ctx, struct findings *out, enum host_slot slot,
                       const char *what)
 {
-    if (host_valid(&ctx->snap->host, slot))
+    if (host_valid(&ctx->facts->snap->host, slot))
         return true;
     if (!need_collector(ctx, out, COLLECTOR_HOST))
         return false;
-    if (ctx->snap->window_ms == 0)
+    if (ctx->facts->snap->window_ms == 0)
         rule_skip(ctx, out, -1, "%s needs a sampling window (--window)", what);
     else
         rule_skip(ctx, out, -1, "%s not readable (see the host collector's notes)", what);
@@ -61,7 +61,7 @@ static const struct proc *busiest_child(const struct rule_ctx *ctx, const struct
 
     *n_busy = 0;
     for (size_t i = 0; i < p->n_children; i++) {
-        const struct proc *c = ctx_proc(ctx, p->children[i]);
+        const struct proc *c = facts_proc_find(ctx->facts, p->children[i]);
 
         if (!proc_ok(c, PROC_S_CPU_PCT))
             continue;
@@ -75,13 +75,13 @@ static const struct proc *busiest_child(const struct rule_ctx *ctx, const struct
 
 static void check_input_starved(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct host_info *hi = &ctx->snap->host;
+    const struct host_info *hi = &ctx->facts->snap->host;
     bool host_busy =
         host_valid(hi, HOST_S_CPU_PCT) && host_cpu_busy(hi) >= th(ctx, TH_HOST_CPU_BUSY_PCT);
     bool said = false;
 
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu_view *v = &ctx->gpus[i];
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
         const struct proc *job = NULL, *child = NULL;
         size_t n_busy_children = 0;
         bool low, swinging, main_bound = false;
@@ -90,7 +90,7 @@ static void check_input_starved(const struct rule_ctx *ctx, struct findings *out
 
         if (v->n_compute == 0 || !v->util_valid)
             continue;
-        if (!ctx_has_window(ctx) || v->util_n < 3) {
+        if (!facts_has_window(ctx->facts) || v->util_n < 3) {
             if (!said)
                 rule_skip(ctx, out, -1, "utilisation trends need a sampling window (--window)");
             said = true;
@@ -208,7 +208,7 @@ const struct rule rule_perf_input_starved = {
 
 static void check_cpu(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct host_info *h = &ctx->snap->host;
+    const struct host_info *h = &ctx->facts->snap->host;
     size_t busy_gpus = 0;
     struct finding *f;
 
@@ -216,8 +216,8 @@ static void check_cpu(const struct rule_ctx *ctx, struct findings *out)
         return;
     if (host_cpu_busy(h) < th(ctx, TH_HOST_CPU_BUSY_PCT))
         return;
-    for (size_t i = 0; i < ctx->n_gpus; i++)
-        busy_gpus += ctx->gpus[i].n_compute > 0;
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++)
+        busy_gpus += ctx->facts->gpus[i].n_compute > 0;
     f = finding_new(ctx, out, -1, -1);
     finding_title(f, "Host CPU saturated: %.0f%% busy%s", host_cpu_busy(h),
                   h->cpu_steal_pct >= 10 ? " (much of it stolen by the hypervisor)" : "");
@@ -261,7 +261,7 @@ const struct rule rule_host_cpu_saturated = {
 
 static void check_iowait(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct host_info *h = &ctx->snap->host;
+    const struct host_info *h = &ctx->facts->snap->host;
     double io = psi(h, HOST_S_PSI_IO_WINDOW, h->psi_io_some_window_pct, HOST_S_PSI_IO,
                     h->psi_io_some_avg10_pct);
     bool wait = host_valid(h, HOST_S_CPU_PCT) && h->cpu_iowait_pct >= th(ctx, TH_HOST_IOWAIT_PCT);
@@ -323,7 +323,7 @@ const struct rule rule_host_io_wait = {
 
 static void check_disks(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct host_info *h = &ctx->snap->host;
+    const struct host_info *h = &ctx->facts->snap->host;
     bool any = false;
 
     for (size_t i = 0; i < h->n_disks; i++) {
@@ -396,7 +396,7 @@ const struct rule rule_host_disk_busy = {
 
 static void check_memory(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct host_info *h = &ctx->snap->host;
+    const struct host_info *h = &ctx->facts->snap->host;
     double rate = -1, avail = -1,
            mem_psi = psi(h, HOST_S_PSI_MEM_WINDOW, h->psi_mem_some_window_pct, HOST_S_PSI_MEM,
                          h->psi_mem_some_avg10_pct);
@@ -472,7 +472,7 @@ const struct rule rule_host_memory_pressure = {
 
 static void check_fs(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct host_info *h = &ctx->snap->host;
+    const struct host_info *h = &ctx->facts->snap->host;
 
     if (!host_valid(h, HOST_S_FS) && h->n_fs == 0) {
         need_host(ctx, out, HOST_S_FS, "free disk space");

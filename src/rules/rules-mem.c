@@ -9,8 +9,8 @@
 
 static int cmp_holder_bytes(const void *a, const void *b)
 {
-    const struct holder *x = *(const struct holder *const *)a;
-    const struct holder *y = *(const struct holder *const *)b;
+    const struct facts_holder *x = *(const struct facts_holder *const *)a;
+    const struct facts_holder *y = *(const struct facts_holder *const *)b;
 
     if (x->used_bytes != y->used_bytes)
         return x->used_bytes > y->used_bytes ? -1 : 1;
@@ -18,16 +18,16 @@ static int cmp_holder_bytes(const void *a, const void *b)
 }
 
 /* One evidence line per holder, largest first, at most max of them. */
-void rules_holder_evidence(const struct rule_ctx *ctx, struct finding *f, const struct gpu_view *v,
+void rules_holder_evidence(const struct rule_ctx *ctx, struct finding *f, const struct facts_gpu *v,
                            size_t max)
 {
-    const struct holder **sorted = xcalloc(v->n_holders ? v->n_holders : 1, sizeof(*sorted));
+    const struct facts_holder **sorted = xcalloc(v->n_holders ? v->n_holders : 1, sizeof(*sorted));
 
     for (size_t i = 0; i < v->n_holders; i++)
         sorted[i] = &v->holders[i];
     qsort(sorted, v->n_holders, sizeof(*sorted), cmp_holder_bytes);
     for (size_t i = 0; i < v->n_holders && i < max; i++) {
-        const struct holder *h = sorted[i];
+        const struct facts_holder *h = sorted[i];
         char label[160], mem[16] = "?", age[16] = "?", cpu[24] = "", state[40] = "";
         const struct proc *p = h->p;
 
@@ -38,8 +38,8 @@ void rules_holder_evidence(const struct rule_ctx *ctx, struct finding *f, const 
             snprintf(state, sizeof(state), ", %s", proc_state_name(p->state));
         if (proc_ok(p, PROC_S_CPU_PCT))
             snprintf(cpu, sizeof(cpu), ", CPU %.0f %%", p->cpu_pct);
-        if (ctx_proc_age_s(ctx, p) >= 0) {
-            render_duration(age, sizeof(age), ctx_proc_age_s(ctx, p));
+        if (facts_proc_age_s(ctx->facts, p) >= 0) {
+            render_duration(age, sizeof(age), facts_proc_age_s(ctx->facts, p));
             finding_evidence(f, "%s holds %s%s%s, started %s ago", label, mem, state, cpu, age);
         } else {
             finding_evidence(f, "%s holds %s%s%s", label, mem, state, cpu);
@@ -50,7 +50,7 @@ void rules_holder_evidence(const struct rule_ctx *ctx, struct finding *f, const 
     free(sorted);
 }
 
-static void util_evidence(const struct rule_ctx *ctx, struct finding *f, const struct gpu_view *v)
+static void util_evidence(const struct rule_ctx *ctx, struct finding *f, const struct facts_gpu *v)
 {
     if (!v->util_valid)
         return;
@@ -77,8 +77,8 @@ static void mem_evidence(struct finding *f, const struct gpu *g)
 
 static void check_nearly_full(const struct rule_ctx *ctx, struct findings *out)
 {
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu_view *v = &ctx->gpus[i];
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
         const struct gpu *g = v->g;
         double used;
         struct finding *f;
@@ -137,7 +137,7 @@ const struct rule rule_mem_nearly_full = {
 /* ---- mem.full-idle ---- */
 
 /* "4121,4187": the holders' pids that a command may name; how many. */
-static size_t holder_pids(char *buf, size_t size, const struct gpu_view *v)
+static size_t holder_pids(char *buf, size_t size, const struct facts_gpu *v)
 {
     size_t len = 0, n = 0;
 
@@ -154,8 +154,8 @@ static size_t holder_pids(char *buf, size_t size, const struct gpu_view *v)
 
 static void check_full_idle(const struct rule_ctx *ctx, struct findings *out)
 {
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu_view *v = &ctx->gpus[i];
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
         const struct gpu *g = v->g;
         double used;
         struct finding *f;
@@ -191,7 +191,7 @@ static void check_full_idle(const struct rule_ctx *ctx, struct findings *out)
         finding_fix(f, "# a job waiting on its input: see perf.input-starved; a leak: "
                        "torch.cuda.memory_summary() in the job");
         for (size_t k = 0, n = 0; k < v->n_holders && n < 4; k++) {
-            const struct holder *h = &v->holders[k];
+            const struct facts_holder *h = &v->holders[k];
 
             if (!fix_pid_ok(h->pid))
                 continue;
@@ -232,8 +232,8 @@ const struct rule rule_mem_full_idle = {
 
 static void check_unaccounted(const struct rule_ctx *ctx, struct findings *out)
 {
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu_view *v = &ctx->gpus[i];
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
         const struct gpu *g = v->g;
         uint64_t listed = 0, hidden = 0, missing, held;
         size_t n_hidden = 0;
@@ -250,8 +250,8 @@ static void check_unaccounted(const struct rule_ctx *ctx, struct findings *out)
             continue;
         }
         for (size_t k = 0; k < v->n_holders; k++) {
-            const struct holder *h = &v->holders[k];
-            bool invisible = h->p == NULL && ctx->procs_known;
+            const struct facts_holder *h = &v->holders[k];
+            bool invisible = h->p == NULL && ctx->facts->procs_known;
 
             if (h->np == NULL)
                 continue; /* only NVML's records carry memory */
@@ -304,9 +304,9 @@ static void check_unaccounted(const struct rule_ctx *ctx, struct findings *out)
                              m);
         }
         for (size_t k = 0; k < v->n_holders; k++) {
-            const struct holder *h = &v->holders[k];
+            const struct facts_holder *h = &v->holders[k];
 
-            if (h->np == NULL || h->p != NULL || !ctx->procs_known)
+            if (h->np == NULL || h->p != NULL || !ctx->facts->procs_known)
                 continue;
             if (h->used_valid)
                 render_bytes(m, sizeof(m), h->used_bytes);

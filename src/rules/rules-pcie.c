@@ -43,8 +43,8 @@ static void pcie_fixes(struct finding *f, const struct gpu *g)
 
 static void check_downshift(const struct rule_ctx *ctx, struct findings *out)
 {
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu_view *v = &ctx->gpus[i];
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
         const struct gpu *g = v->g;
         struct finding *f;
 
@@ -114,8 +114,8 @@ const struct rule rule_pcie_link_downshift = {
 
 static void check_width(const struct rule_ctx *ctx, struct findings *out)
 {
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu_view *v = &ctx->gpus[i];
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
         const struct gpu *g = v->g;
         struct finding *f;
 
@@ -164,8 +164,8 @@ const struct rule rule_pcie_width_degraded = {
 
 static void check_errors(const struct rule_ctx *ctx, struct findings *out)
 {
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu_view *v = &ctx->gpus[i];
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
         const struct gpu *g = v->g;
         const struct pcie_device *d = v->pcie;
         bool growth = false, total = false, aer_fatal = false, aer_nonfatal = false,
@@ -212,7 +212,7 @@ static void check_errors(const struct rule_ctx *ctx, struct findings *out)
         else
             finding_title(f, "GPU %" PRIu32 " PCIe link corrected %" PRIu64 " errors (AER)",
                           g->index, d->aer_correctable);
-        if (v->replay_valid && ctx_has_window(ctx))
+        if (v->replay_valid && facts_has_window(ctx->facts))
             finding_evidence(f, "replay counter %" PRIu32 " (%+" PRId64 " in the window)",
                              v->replay_last, (int64_t)v->replay_last - (int64_t)v->replay_first);
         else if (v->replay_valid)
@@ -268,10 +268,11 @@ const struct rule rule_pcie_errors = {
 static void check_shared_switch(const struct rule_ctx *ctx, struct findings *out)
 {
     /* Peers come from sysfs: without it, no GPU is known to share anything. */
-    if (ctx->n_gpus > 0 && ctx->snap->pcie.n_gpus == 0 && !need_collector(ctx, out, COLLECTOR_PCIE))
+    if (ctx->facts->n_gpus > 0 && ctx->facts->snap->pcie.n_gpus == 0 &&
+        !need_collector(ctx, out, COLLECTOR_PCIE))
         return;
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu_view *v = &ctx->gpus[i];
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
         const struct pcie_device *d = v->pcie;
         struct finding *f = NULL;
 

@@ -22,7 +22,7 @@ static void gpus_label(char *buf, size_t size, const int32_t *gpus, size_t n)
     snprintf(buf, size, "GPU%s %s", n == 1 ? "" : "s", list);
 }
 
-static const struct holder *view_holder(const struct gpu_view *v, int32_t pid)
+static const struct facts_holder *view_holder(const struct facts_gpu *v, int32_t pid)
 {
     for (size_t i = 0; v && i < v->n_holders; i++) {
         if (v->holders[i].pid == (uint32_t)pid)
@@ -32,11 +32,11 @@ static const struct holder *view_holder(const struct gpu_view *v, int32_t pid)
 }
 
 /* One line per GPU the process uses: how much it holds there. */
-static void use_evidence(const struct rule_ctx *ctx, struct finding *f, const struct proc_use *u)
+static void use_evidence(const struct rule_ctx *ctx, struct finding *f, const struct facts_use *u)
 {
     for (size_t i = 0; i < u->n_gpus; i++) {
-        const struct gpu_view *v = ctx_gpu(ctx, (uint32_t)u->gpus[i]);
-        const struct holder *h = view_holder(v, u->pid);
+        const struct facts_gpu *v = facts_gpu_find(ctx->facts, (uint32_t)u->gpus[i]);
+        const struct facts_holder *h = view_holder(v, u->pid);
         char b[16];
 
         if (h == NULL)
@@ -56,7 +56,7 @@ static void use_evidence(const struct rule_ctx *ctx, struct finding *f, const st
 
 static void age_evidence(const struct rule_ctx *ctx, struct finding *f, const struct proc *p)
 {
-    double age = ctx_proc_age_s(ctx, p);
+    double age = facts_proc_age_s(ctx->facts, p);
     char a[16];
 
     if (age < 0)
@@ -75,15 +75,15 @@ static void owner_evidence(struct finding *f, const struct proc *p)
 }
 
 /* The device file number of the GPU where the process holds the most. */
-static uint32_t use_minor(const struct rule_ctx *ctx, const struct proc_use *u)
+static uint32_t use_minor(const struct rule_ctx *ctx, const struct facts_use *u)
 {
-    const struct gpu_view *v = ctx_gpu(ctx, (uint32_t)u->top_gpu);
+    const struct facts_gpu *v = facts_gpu_find(ctx->facts, (uint32_t)u->top_gpu);
 
     return v ? gpu_dev_minor(v->g) : (uint32_t)u->top_gpu;
 }
 
 /* "71.2 GiB" or "?" for titles. */
-static void use_bytes(char *buf, size_t size, const struct proc_use *u)
+static void use_bytes(char *buf, size_t size, const struct facts_use *u)
 {
     if (u->used_valid && u->used_bytes > 0)
         render_bytes(buf, size, u->used_bytes);
@@ -91,83 +91,10 @@ static void use_bytes(char *buf, size_t size, const struct proc_use *u)
         snprintf(buf, size, "?");
 }
 
-static bool proc_in_state(const struct proc *p, const char *states)
-{
-    return p != NULL && proc_ok(p, PROC_S_STATE) && p->state && strchr(states, p->state);
-}
-
-/* The CPU the process and its children in the table used over the window; -1 unknown. */
-static double tree_cpu_pct(const struct rule_ctx *ctx, const struct proc *p)
-{
-    double cpu;
-
-    if (!proc_ok(p, PROC_S_CPU_PCT))
-        return -1;
-    cpu = p->cpu_pct;
-    for (size_t i = 0; i < p->n_children; i++) {
-        const struct proc *c = ctx_proc(ctx, p->children[i]);
-
-        if (proc_ok(c, PROC_S_CPU_PCT))
-            cpu += c->cpu_pct;
-    }
-    return cpu;
-}
-
-enum idleness { IDLE_NO, IDLE_YES, IDLE_UNKNOWN };
-
-/*
- * Idle: no CPU to speak of over the window, and no GPU work: its own SM utilisation when the
- * driver samples it, else every GPU it uses idle (or it is the only compute process there).
- */
-static enum idleness use_idle(const struct rule_ctx *ctx, const struct proc_use *u)
-{
-    double cpu = tree_cpu_pct(ctx, u->p);
-
-    /* Work on the GPU proves activity by itself; idleness needs the CPU over a window too. */
-    if (u->sm_util_valid && u->sm_util_pct > th(ctx, TH_GPU_IDLE_UTIL_PCT))
-        return IDLE_NO;
-    if (cpu < 0)
-        return IDLE_UNKNOWN;
-    if (cpu >= th(ctx, TH_IDLE_HOLDER_CPU_PCT))
-        return IDLE_NO;
-    if (u->sm_util_valid)
-        return IDLE_YES;
-    for (size_t i = 0; i < u->n_gpus; i++) {
-        const struct gpu_view *v = ctx_gpu(ctx, (uint32_t)u->gpus[i]);
-
-        if (v == NULL || !v->util_valid)
-            return IDLE_UNKNOWN;
-        if (v->util_max > th(ctx, TH_GPU_IDLE_UTIL_PCT))
-            return v->n_compute <= 1 ? IDLE_NO : IDLE_UNKNOWN;
-    }
-    return IDLE_YES;
-}
-
-static bool holds_enough(const struct rule_ctx *ctx, const struct proc_use *u)
-{
-    return u->used_valid && (double)u->used_bytes >= th(ctx, TH_HOLDER_MIN_MIB) * MIB;
-}
-
-/*
- * Orphaned: re-parented to init from a login session. Daemons (systemd services), containers
- * and batch jobs have init or a shim as parent on purpose, so they are not orphans.
- */
-static bool use_orphaned(const struct proc *p)
-{
-    /* Without its cgroup a service or container cannot be told from an orphan. */
-    if (!proc_ok(p, PROC_S_PPID) || p->ppid != 1 || !proc_ok(p, PROC_S_CGROUP))
-        return false;
-    if (p->container_id || p->pod_uid || p->slurm_job_id)
-        return false;
-    if (p->cgroup && strstr(p->cgroup, ".service") && !strstr(p->cgroup, "user@"))
-        return false;
-    return true;
-}
-
 /* The process table is needed to judge any GPU user: say once when it is missing. */
 static bool need_procs(const struct rule_ctx *ctx, struct findings *out)
 {
-    if (ctx->n_uses == 0 || ctx->snap->procs.n_procs > 0)
+    if (ctx->facts->n_uses == 0 || ctx->facts->snap->procs.n_procs > 0)
         return true;
     return need_collector(ctx, out, COLLECTOR_PROCS);
 }
@@ -187,24 +114,24 @@ static void check_stopped(const struct rule_ctx *ctx, struct findings *out)
 {
     if (!need_procs(ctx, out))
         return;
-    for (size_t i = 0; i < ctx->n_uses; i++) {
-        const struct proc_use *u = &ctx->uses[i];
+    for (size_t i = 0; i < ctx->facts->n_uses; i++) {
+        const struct facts_use *u = &ctx->facts->uses[i];
         char label[96], where[160], b[16];
         struct finding *f;
 
-        const struct proc_use *parent;
+        const struct facts_use *parent;
         size_t stopped_children = 0;
 
-        if (!proc_in_state(u->p, "Tt"))
+        if (u->verdict != FACTS_VERDICT_STOPPED)
             continue;
         /* Ctrl-Z stops the whole job: report its top process, and count the rest there. */
-        parent = proc_ok(u->p, PROC_S_PPID) ? ctx_use(ctx, u->p->ppid) : NULL;
-        if (parent && proc_in_state(parent->p, "Tt"))
+        parent = proc_ok(u->p, PROC_S_PPID) ? facts_use_find(ctx->facts, u->p->ppid) : NULL;
+        if (parent && parent->verdict == FACTS_VERDICT_STOPPED)
             continue;
         for (size_t k = 0; k < u->p->n_children; k++) {
-            const struct proc_use *c = ctx_use(ctx, u->p->children[k]);
+            const struct facts_use *c = facts_use_find(ctx->facts, u->p->children[k]);
 
-            stopped_children += c && proc_in_state(c->p, "Tt");
+            stopped_children += c && c->verdict == FACTS_VERDICT_STOPPED;
         }
         proc_label(label, sizeof(label), ctx, u->pid);
         gpus_label(where, sizeof(where), u->gpus, u->n_gpus);
@@ -267,17 +194,17 @@ static void check_zombie(const struct rule_ctx *ctx, struct findings *out)
 {
     if (!need_procs(ctx, out))
         return;
-    for (size_t i = 0; i < ctx->n_uses; i++) {
-        const struct proc_use *u = &ctx->uses[i];
+    for (size_t i = 0; i < ctx->facts->n_uses; i++) {
+        const struct facts_use *u = &ctx->facts->uses[i];
         const struct proc *parent;
         char label[96], where[160], b[16];
         struct finding *f;
         int32_t ppid;
 
-        if (!proc_in_state(u->p, "ZX"))
+        if (u->verdict != FACTS_VERDICT_DEFUNCT)
             continue;
         ppid = proc_ok(u->p, PROC_S_PPID) ? u->p->ppid : -1;
-        parent = ppid >= 0 ? ctx_proc(ctx, ppid) : NULL;
+        parent = ppid >= 0 ? facts_proc_find(ctx->facts, ppid) : NULL;
         proc_label(label, sizeof(label), ctx, u->pid);
         gpus_label(where, sizeof(where), u->gpus, u->n_gpus);
         use_bytes(b, sizeof(b), u);
@@ -300,7 +227,8 @@ static void check_zombie(const struct rule_ctx *ctx, struct findings *out)
         use_evidence(ctx, f, u);
         for (size_t k = 0; k < u->p->n_children; k++)
             finding_evidence(f, "child %d (%s) outlived it and may still hold the device",
-                             u->p->children[k], proc_command(ctx_proc(ctx, u->p->children[k])));
+                             u->p->children[k],
+                             proc_command(facts_proc_find(ctx->facts, u->p->children[k])));
         finding_fix(f,
                     "sudo fuser -v /dev/nvidia%" PRIu32 "   # who still has the device open "
                     "(workers that outlived it)",
@@ -353,24 +281,20 @@ static void check_orphan(const struct rule_ctx *ctx, struct findings *out)
     if (!need_procs(ctx, out))
         return;
 
-    for (size_t i = 0; i < ctx->n_uses; i++) {
-        const struct proc_use *u = &ctx->uses[i];
+    for (size_t i = 0; i < ctx->facts->n_uses; i++) {
+        const struct facts_use *u = &ctx->facts->uses[i];
         char label[96], where[160], b[16];
-        enum idleness idle;
         struct finding *f;
 
-        if (proc_in_state(u->p, "SRDI") && proc_ok(u->p, PROC_S_PPID) && u->p->ppid == 1 &&
-            !proc_ok(u->p, PROC_S_CGROUP) && holds_enough(ctx, u))
+        if (facts_proc_in_state(u->p, "SRDI") && proc_ok(u->p, PROC_S_PPID) && u->p->ppid == 1 &&
+            !proc_ok(u->p, PROC_S_CGROUP) && facts_holds_enough(ctx->facts, u))
             rule_skip(ctx, out, u->top_gpu,
                       "pid %d has init as its parent, but its cgroup is unknown: a service, a "
                       "container or an orphan",
                       u->pid);
-        if (!proc_in_state(u->p, "SRDI") || !use_orphaned(u->p) || !holds_enough(ctx, u))
-            continue;
-        idle = use_idle(ctx, u);
-        if (idle == IDLE_UNKNOWN)
+        if (u->verdict == FACTS_VERDICT_UNKNOWN && u->if_idle == FACTS_VERDICT_ORPHANED)
             window_skip(ctx, out, &said);
-        if (idle != IDLE_YES)
+        if (u->verdict != FACTS_VERDICT_ORPHANED)
             continue;
         proc_label(label, sizeof(label), ctx, u->pid);
         gpus_label(where, sizeof(where), u->gpus, u->n_gpus);
@@ -380,7 +304,8 @@ static void check_orphan(const struct rule_ctx *ctx, struct findings *out)
                       label);
         finding_evidence(f, "its parent exited: it was re-parented to init (ppid 1) from a "
                             "login session");
-        finding_evidence(f, "CPU %.1f %% over the window, no GPU work", tree_cpu_pct(ctx, u->p));
+        finding_evidence(f, "CPU %.1f %% over the window, no GPU work",
+                         facts_tree_cpu_pct(ctx->facts, u->p));
         use_evidence(ctx, f, u);
         age_evidence(ctx, f, u->p);
         kill_fixes(f, u->p, u->pid);
@@ -421,30 +346,25 @@ static void check_idle(const struct rule_ctx *ctx, struct findings *out)
     if (!need_procs(ctx, out))
         return;
 
-    for (size_t i = 0; i < ctx->n_uses; i++) {
-        const struct proc_use *u = &ctx->uses[i];
+    for (size_t i = 0; i < ctx->facts->n_uses; i++) {
+        const struct facts_use *u = &ctx->facts->uses[i];
         char label[96], where[160], b[16], a[16];
         double age;
-        enum idleness idle;
         struct finding *f;
 
-        if (!proc_in_state(u->p, "SI") || use_orphaned(u->p) || !holds_enough(ctx, u))
-            continue;
-        age = ctx_proc_age_s(ctx, u->p);
-        if (age >= 0 && age < th(ctx, TH_IDLE_HOLDER_MIN_AGE_S))
-            continue;
-        idle = use_idle(ctx, u);
-        if (idle == IDLE_UNKNOWN)
+        if (u->verdict == FACTS_VERDICT_UNKNOWN && u->if_idle == FACTS_VERDICT_IDLE_HOLDER)
             window_skip(ctx, out, &said);
-        if (idle != IDLE_YES)
+        if (u->verdict != FACTS_VERDICT_IDLE_HOLDER)
             continue;
+        age = facts_proc_age_s(ctx->facts, u->p);
         proc_label(label, sizeof(label), ctx, u->pid);
         gpus_label(where, sizeof(where), u->gpus, u->n_gpus);
         use_bytes(b, sizeof(b), u);
         render_duration(a, sizeof(a), age);
         f = finding_new(ctx, out, u->top_gpu, u->pid);
         finding_title(f, "%s: %s held by idle process %d (%s), %s old", where, b, u->pid, label, a);
-        finding_evidence(f, "CPU %.1f %% over the window, no GPU work", tree_cpu_pct(ctx, u->p));
+        finding_evidence(f, "CPU %.1f %% over the window, no GPU work",
+                         facts_tree_cpu_pct(ctx->facts, u->p));
         use_evidence(ctx, f, u);
         owner_evidence(f, u->p);
         finding_fix(f, "# a notebook: restart its kernel, or del the tensors and call "
@@ -478,44 +398,6 @@ const struct rule rule_proc_idle_holder = {
     .check = check_idle,
 };
 
-/* ---- the verdict on one process (procs, reap) ---- */
-
-const char *const proc_verdict_names[] = {
-    "active",   "idle",        "idle-holder", "stopped", "defunct",
-    "orphaned", "not-visible", "unknown",     NULL,
-};
-
-/*
- * The same tests, in the same order, as the four rules above: a process is stopped, defunct,
- * orphaned or an idle holder exactly when that rule reports it (tests/unit/test-reap-verdict.c
- * holds both to that over the scenario corpus).
- */
-enum proc_verdict rule_proc_verdict(const struct rule_ctx *ctx, int32_t pid)
-{
-    const struct proc_use *u = ctx_use(ctx, pid);
-    double age;
-    enum idleness idle;
-
-    if (u == NULL || !proc_ok(u->p, PROC_S_STATE))
-        return PROC_VERDICT_NOT_VISIBLE;
-    if (proc_in_state(u->p, "ZX"))
-        return PROC_VERDICT_DEFUNCT;
-    if (proc_in_state(u->p, "Tt"))
-        return PROC_VERDICT_STOPPED;
-    idle = use_idle(ctx, u);
-    if (idle == IDLE_UNKNOWN)
-        return PROC_VERDICT_UNKNOWN;
-    if (idle == IDLE_NO)
-        return PROC_VERDICT_ACTIVE;
-    if (proc_in_state(u->p, "SRDI") && use_orphaned(u->p) && holds_enough(ctx, u))
-        return PROC_VERDICT_ORPHANED;
-    age = ctx_proc_age_s(ctx, u->p);
-    if (proc_in_state(u->p, "SI") && !use_orphaned(u->p) && holds_enough(ctx, u) &&
-        !(age >= 0 && age < th(ctx, TH_IDLE_HOLDER_MIN_AGE_S)))
-        return PROC_VERDICT_IDLE_HOLDER;
-    return PROC_VERDICT_IDLE;
-}
-
 /* ---- proc.shared-gpu ---- */
 
 /* Who a process belongs to: its container or job, else its user; false when unknown. */
@@ -533,14 +415,14 @@ static bool owner_key(char *buf, size_t size, const struct proc *p)
     return true;
 }
 
-static bool holder_compute(const struct holder *h)
+static bool holder_compute(const struct facts_holder *h)
 {
     uint32_t mask = h->np ? h->np->type_mask : (h->pg ? h->pg->type_mask : 0);
 
     return (mask & GPU_PROC_COMPUTE) != 0;
 }
 
-static bool holder_mps(const struct holder *h)
+static bool holder_mps(const struct facts_holder *h)
 {
     uint32_t mask = h->np ? h->np->type_mask : (h->pg ? h->pg->type_mask : 0);
 
@@ -549,8 +431,8 @@ static bool holder_mps(const struct holder *h)
 
 static void check_shared(const struct rule_ctx *ctx, struct findings *out)
 {
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu_view *v = &ctx->gpus[i];
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
         char owners[8][64], names[256], b[16];
         size_t n_owners = 0, n_procs = 0, n_unknown = 0, len = 0;
         bool mps = false;
@@ -559,7 +441,7 @@ static void check_shared(const struct rule_ctx *ctx, struct findings *out)
         if (v->util_valid && v->util_max <= th(ctx, TH_GPU_IDLE_UTIL_PCT))
             continue; /* nobody is slowed down on an idle GPU */
         for (size_t k = 0; k < v->n_holders; k++) {
-            const struct holder *h = &v->holders[k];
+            const struct facts_holder *h = &v->holders[k];
             char key[64];
             size_t o;
 
@@ -581,8 +463,8 @@ static void check_shared(const struct rule_ctx *ctx, struct findings *out)
             continue;
         if (n_owners < 2 && n_procs >= 2 && n_unknown > 0) {
             rule_skip(ctx, out, (int32_t)v->g->index, "owners of GPU processes unknown (%s)",
-                      ctx->procs_known ? "not visible: run as root"
-                                       : "processes collector not run");
+                      ctx->facts->procs_known ? "not visible: run as root"
+                                              : "processes collector not run");
             continue;
         }
         if (n_owners < 2)
@@ -598,7 +480,7 @@ static void check_shared(const struct rule_ctx *ctx, struct findings *out)
             finding_evidence(f, "utilisation %.0f %% on average: the processes take turns",
                              v->util_mean);
         for (size_t k = 0; k < v->n_holders; k++) {
-            const struct holder *h = &v->holders[k];
+            const struct facts_holder *h = &v->holders[k];
             char label[160], cont[96], util[32] = "";
 
             if (!holder_compute(h))
@@ -649,11 +531,11 @@ const struct rule rule_proc_shared_gpu = {
 
 static void check_pileup(const struct rule_ctx *ctx, struct findings *out)
 {
-    int32_t *idle = xcalloc(ctx->n_gpus ? ctx->n_gpus : 1, sizeof(*idle));
+    int32_t *idle = xcalloc(ctx->facts->n_gpus ? ctx->facts->n_gpus : 1, sizeof(*idle));
     size_t n_idle = 0;
 
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu_view *v = &ctx->gpus[i];
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
 
         /* "No process" needs NVML's process list: an unknown list is not an empty one. */
         if (v->g->handle_rc == 0 && gpu_valid(v->g, GPU_S_PROCESSES) && v->n_compute == 0 &&
@@ -665,8 +547,8 @@ static void check_pileup(const struct rule_ctx *ctx, struct findings *out)
         free(idle);
         return;
     }
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu_view *v = &ctx->gpus[i];
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
         size_t unset = 0, env_known = 0;
         char list[128];
         struct finding *f;
@@ -678,7 +560,7 @@ static void check_pileup(const struct rule_ctx *ctx, struct findings *out)
         finding_title(f, "%zu jobs piled on GPU %" PRIu32 " while GPU%s %s idle%s", v->n_compute,
                       v->g->index, n_idle == 1 ? "" : "s", list, n_idle == 1 ? "s" : "");
         for (size_t k = 0; k < v->n_holders; k++) {
-            const struct holder *h = &v->holders[k];
+            const struct facts_holder *h = &v->holders[k];
             char label[160];
 
             if (!holder_compute(h))
@@ -747,8 +629,8 @@ static bool display_server(const struct proc *p)
 
 static void check_graphics(const struct rule_ctx *ctx, struct findings *out)
 {
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu_view *v = &ctx->gpus[i];
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
         size_t n_apps = 0, n_servers = 0;
         uint64_t bytes = 0;
         char b[16], names[160];
@@ -759,8 +641,8 @@ static void check_graphics(const struct rule_ctx *ctx, struct findings *out)
             continue;
         names[0] = '\0';
         for (size_t k = 0; k < v->n_holders; k++) {
-            const struct holder *h = &v->holders[k];
-            const struct proc_use *u = ctx_use(ctx, (int32_t)h->pid);
+            const struct facts_holder *h = &v->holders[k];
+            const struct facts_use *u = facts_use_find(ctx->facts, (int32_t)h->pid);
 
             if (u == NULL || !u->graphics_only)
                 continue;
@@ -787,8 +669,8 @@ static void check_graphics(const struct rule_ctx *ctx, struct findings *out)
                           v->g->index);
         }
         for (size_t k = 0; k < v->n_holders; k++) {
-            const struct holder *h = &v->holders[k];
-            const struct proc_use *u = ctx_use(ctx, (int32_t)h->pid);
+            const struct facts_holder *h = &v->holders[k];
+            const struct facts_use *u = facts_use_find(ctx->facts, (int32_t)h->pid);
             char label[160];
 
             if (u == NULL || !u->graphics_only)
@@ -835,8 +717,8 @@ const struct rule rule_proc_graphics_on_compute = {
 
 static void check_compute_mode(const struct rule_ctx *ctx, struct findings *out)
 {
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu_view *v = &ctx->gpus[i];
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
         const struct gpu *g = v->g;
         const char *mode;
         struct finding *f;
@@ -874,7 +756,7 @@ static void check_compute_mode(const struct rule_ctx *ctx, struct findings *out)
             f->severity = SEV_INFO;
         finding_evidence(f, "compute mode: %s (one context at a time)", mode);
         for (size_t k = 0; k < v->n_holders; k++) {
-            const struct holder *h = &v->holders[k];
+            const struct facts_holder *h = &v->holders[k];
             char label[160];
 
             proc_desc(label, sizeof(label), ctx, (int32_t)h->pid);
@@ -920,24 +802,24 @@ const struct rule rule_proc_compute_mode = {
 /* ---- proc.cuda-visible-devices ---- */
 
 /* The GPU an entry of CUDA_VISIBLE_DEVICES names: an index or a (prefix of a) UUID. */
-static const struct gpu_view *resolve_cvd(const struct rule_ctx *ctx, const char *tok)
+static const struct facts_gpu *resolve_cvd(const struct rule_ctx *ctx, const char *tok)
 {
     uint32_t idx;
 
     if (str_to_u32(tok, 10, &idx))
-        return ctx_gpu(ctx, idx);
+        return facts_gpu_find(ctx->facts, idx);
     if (str_starts(tok, "GPU-") || str_starts(tok, "MIG-")) {
-        for (size_t i = 0; i < ctx->n_gpus; i++) {
-            const struct gpu *g = ctx->gpus[i].g;
+        for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+            const struct gpu *g = ctx->facts->gpus[i].g;
 
             if (gpu_valid(g, GPU_S_UUID) && g->uuid && str_starts(g->uuid, tok))
-                return &ctx->gpus[i];
+                return &ctx->facts->gpus[i];
         }
     }
     return NULL;
 }
 
-static bool use_on(const struct proc_use *u, int32_t gpu)
+static bool use_on(const struct facts_use *u, int32_t gpu)
 {
     for (size_t i = 0; u && i < u->n_gpus; i++) {
         if (u->gpus[i] == gpu)
@@ -947,14 +829,14 @@ static bool use_on(const struct proc_use *u, int32_t gpu)
 }
 
 /* Other owners' compute processes on the GPU. */
-static size_t others_on(const struct gpu_view *v, const struct proc *p)
+static size_t others_on(const struct facts_gpu *v, const struct proc *p)
 {
     char mine[64], theirs[64];
     bool known = owner_key(mine, sizeof(mine), p);
     size_t n = 0;
 
     for (size_t k = 0; k < v->n_holders; k++) {
-        const struct holder *h = &v->holders[k];
+        const struct facts_holder *h = &v->holders[k];
 
         if (!holder_compute(h) || h->pid == (uint32_t)p->pid)
             continue;
@@ -970,13 +852,13 @@ static size_t others_on(const struct gpu_view *v, const struct proc *p)
  */
 static bool gpus_complete(const struct rule_ctx *ctx, bool uuids)
 {
-    const struct snapshot *s = ctx->snap;
+    const struct snapshot *s = ctx->facts->snap;
 
     if (!s->nvml.attempted || s->nvml.init_rc != 0 || s->nvml.device_count_rc != 0 ||
-        s->nvml.device_count != ctx->n_gpus)
+        s->nvml.device_count != ctx->facts->n_gpus)
         return false;
-    for (size_t i = 0; uuids && i < ctx->n_gpus; i++) {
-        if (!gpu_valid(ctx->gpus[i].g, GPU_S_UUID))
+    for (size_t i = 0; uuids && i < ctx->facts->n_gpus; i++) {
+        if (!gpu_valid(ctx->facts->gpus[i].g, GPU_S_UUID))
             return false;
     }
     return true;
@@ -984,25 +866,25 @@ static bool gpus_complete(const struct rule_ctx *ctx, bool uuids)
 
 static void check_cvd(const struct rule_ctx *ctx, struct findings *out)
 {
-    for (size_t i = 0; i < ctx->snap->procs.n_procs; i++) {
-        const struct proc *p = &ctx->snap->procs.procs[i];
+    for (size_t i = 0; i < ctx->facts->snap->procs.n_procs; i++) {
+        const struct proc *p = &ctx->facts->snap->procs.procs[i];
         char *list, *save = NULL, label[96];
-        const struct proc_use *u;
+        const struct facts_use *u;
 
         const struct proc *parent;
 
         if (!proc_ok(p, PROC_S_ENV) || !p->cuda_visible_devices_set || !p->cuda_visible_devices)
             continue;
         /* Workers inherit the job's environment: judge the job once, at its top process. */
-        parent = proc_ok(p, PROC_S_PPID) ? ctx_proc(ctx, p->ppid) : NULL;
+        parent = proc_ok(p, PROC_S_PPID) ? facts_proc_find(ctx->facts, p->ppid) : NULL;
         if (parent && proc_ok(parent, PROC_S_ENV) && parent->cuda_visible_devices &&
             strcmp(parent->cuda_visible_devices, p->cuda_visible_devices) == 0)
             continue;
-        u = ctx_use(ctx, p->pid);
+        u = facts_use_find(ctx->facts, p->pid);
         list = xstrdup(p->cuda_visible_devices);
         proc_label(label, sizeof(label), ctx, p->pid);
         for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            const struct gpu_view *v;
+            const struct facts_gpu *v;
             struct finding *f;
 
             tok = (char *)str_ltrim(str_rtrim(tok));
@@ -1021,8 +903,9 @@ static void check_cvd(const struct rule_ctx *ctx, struct findings *out)
                               "pid %d (%s): CUDA_VISIBLE_DEVICES=%s names GPU '%s', which "
                               "does not exist",
                               p->pid, label, p->cuda_visible_devices, tok);
-                finding_evidence(f, "this machine has %zu GPU%s (NVML indices 0-%zu)", ctx->n_gpus,
-                                 ctx->n_gpus == 1 ? "" : "s", ctx->n_gpus ? ctx->n_gpus - 1 : 0);
+                finding_evidence(f, "this machine has %zu GPU%s (NVML indices 0-%zu)",
+                                 ctx->facts->n_gpus, ctx->facts->n_gpus == 1 ? "" : "s",
+                                 ctx->facts->n_gpus ? ctx->facts->n_gpus - 1 : 0);
                 finding_evidence(f, "CUDA drops that entry and every entry after it; with none "
                                     "left the job fails or runs on the CPU");
                 finding_fix(f, "nvidia-smi -L   # the GPUs and UUIDs that exist");
@@ -1081,8 +964,8 @@ const struct rule rule_proc_cuda_visible_devices = {
 
 static void check_mig(const struct rule_ctx *ctx, struct findings *out)
 {
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu *g = ctx->gpus[i].g;
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct gpu *g = ctx->facts->gpus[i].g;
         struct finding *f;
 
         if (!gpu_valid(g, GPU_S_MIG_MODE))

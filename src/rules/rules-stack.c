@@ -44,7 +44,7 @@ static bool has_driver_cuda(const struct snapshot *s)
 
 static void check_no_driver(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct snapshot *s = ctx->snap;
+    const struct snapshot *s = ctx->facts->snap;
     const struct nvml_system *n = &s->nvml;
     size_t passthrough = 0, nouveau = 0;
     bool missing;
@@ -134,7 +134,7 @@ const struct rule rule_stack_no_driver = {
 
 static void check_mismatch(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct snapshot *s = ctx->snap;
+    const struct snapshot *s = ctx->facts->snap;
     const char *module = s->driver.module_version, *lib = s->nvml.library_version;
     bool init = s->nvml.attempted && s->nvml.init_rc == NVML_ERROR_LIB_RM_VERSION_MISMATCH;
     bool differ = module && lib && str_version_cmp(module, lib) != 0;
@@ -271,14 +271,14 @@ static void cuda_finding(const struct rule_ctx *ctx, struct findings *out, const
                          int32_t pid, const char *what, const char *cuda)
 {
     struct cuda_driver_req req;
-    enum cuda_driver_verdict v = cuda_verdict(ctx->snap, driver, cuda, &req);
+    enum cuda_driver_verdict v = cuda_verdict(ctx->facts->snap, driver, cuda, &req);
     char have[16] = "?", label[160], name[48];
     struct finding *f;
 
     if (v == CUDA_DRIVER_OK || v == CUDA_DRIVER_UNKNOWN)
         return;
-    if (has_driver_cuda(ctx->snap))
-        cuda_of_driver(have, sizeof(have), ctx->snap->nvml.cuda_driver_version);
+    if (has_driver_cuda(ctx->facts->snap))
+        cuda_of_driver(have, sizeof(have), ctx->facts->snap->nvml.cuda_driver_version);
     /* "driver 470.256.02", or "the driver" when only the CUDA it supports is known. */
     snprintf(name, sizeof(name), "%s%s", driver ? "driver " : "the driver", driver ? driver : "");
     proc_desc(label, sizeof(label), ctx, pid);
@@ -336,7 +336,7 @@ static bool proc_maps_cudart(const struct snapshot *s)
 
 static void check_cuda(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct snapshot *s = ctx->snap;
+    const struct snapshot *s = ctx->facts->snap;
     const char *driver = driver_version(s);
 
     /* The CUDA version the driver supports is enough on its own. */
@@ -415,7 +415,7 @@ static const struct stack_toolkit *main_toolkit(const struct stack_info *st)
 
 static void check_toolkit(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct snapshot *s = ctx->snap;
+    const struct snapshot *s = ctx->facts->snap;
     const struct stack_toolkit *tk = main_toolkit(&s->stack);
     const char *driver = driver_version(s), *tkv;
     struct cuda_driver_req req;
@@ -564,7 +564,7 @@ static const char *cudnn_conflict(const char *want, const char *loaded)
 
 static void check_cudnn(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct snapshot *s = ctx->snap;
+    const struct snapshot *s = ctx->facts->snap;
     const struct collector_status *stack = &s->collectors[COLLECTOR_STACK];
     /* The system's cuDNN was looked for when the stack collector ran at all. */
     bool system_known = stack->state == CS_OK || stack->state == CS_PARTIAL;
@@ -674,11 +674,11 @@ static const struct bad_driver {
 
 static void check_known_bad(const struct rule_ctx *ctx, struct findings *out)
 {
-    const char *driver = driver_version(ctx->snap);
+    const char *driver = driver_version(ctx->facts->snap);
 
     if (driver == NULL) {
         /* A driver runs (GPUs answer) but nobody read its version: not checked, not healthy. */
-        if (ctx->snap->n_gpus > 0)
+        if (ctx->facts->snap->n_gpus > 0)
             rule_skip(ctx, out, -1, "driver version unknown");
         return;
     }

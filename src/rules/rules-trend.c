@@ -86,7 +86,7 @@ static bool need_history(const struct rule_ctx *ctx, struct findings *out)
 {
     char need[16];
 
-    if (history_span_s(ctx->hist) >= th(ctx, TH_TREND_MIN_DURATION_S))
+    if (history_span_s(ctx->facts->hist) >= th(ctx, TH_TREND_MIN_DURATION_S))
         return true;
     render_duration(need, sizeof(need), th(ctx, TH_TREND_MIN_DURATION_S));
     rule_skip(ctx, out, -1, "needs a history of %s or more " HISTORY_HELP, need);
@@ -247,11 +247,11 @@ static const struct proc_sample *sample_proc(const struct sample *smp, int32_t p
 static void memory_series(const struct rule_ctx *ctx, size_t pos, uint32_t idx, uint32_t pid,
                           struct series *s)
 {
-    const struct proc *p = ctx_proc(ctx, (int32_t)pid);
+    const struct proc *p = facts_proc_find(ctx->facts, (int32_t)pid);
     bool known = proc_ok(p, PROC_S_START_TICKS);
 
-    for (size_t k = 0; k < ctx->hist->n; k++) {
-        const struct sample *smp = &ctx->hist->samples[k];
+    for (size_t k = 0; k < ctx->facts->hist->n; k++) {
+        const struct sample *smp = &ctx->facts->hist->samples[k];
         const struct gpu *g = sample_gpu_at(smp, pos, idx);
         const struct gpu_proc *gp;
         const struct proc_sample *ps;
@@ -327,13 +327,13 @@ static void leak_finding(const struct rule_ctx *ctx, struct findings *out, const
 
 static void check_leak(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct history *h = ctx->hist;
+    const struct history *h = ctx->facts->hist;
     struct series s = { 0 };
 
     if (!need_history(ctx, out))
         return;
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu *g = ctx->gpus[i].g;
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct gpu *g = ctx->facts->gpus[i].g;
         const struct gpu *last = sample_gpu_at(&h->samples[h->n - 1], i, g->index);
 
         if (!usable(g) || !usable(last) || last->rc[GPU_S_PROCESSES] != 0)
@@ -419,13 +419,13 @@ static bool held_bytes(const struct gpu *g, uint64_t *out)
 
 static void check_idle_held(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct history *h = ctx->hist;
+    const struct history *h = ctx->facts->hist;
     double idle_pct = th(ctx, TH_GPU_IDLE_UTIL_PCT), min_bytes = th(ctx, TH_HOLDER_MIN_MIB) * MIB;
 
     if (!need_history(ctx, out))
         return;
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu_view *v = &ctx->gpus[i];
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
         const struct gpu *last = sample_gpu_at(&h->samples[h->n - 1], i, v->g->index);
         size_t k = h->n, start = h->n;
         uint64_t held = 0, held_now = 0;
@@ -505,14 +505,14 @@ const struct rule rule_mem_idle_held = {
 
 static void check_util_swing(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct history *h = ctx->hist;
+    const struct history *h = ctx->facts->hist;
     size_t from;
 
     if (!need_history(ctx, out))
         return;
     from = history_since(h, th(ctx, TH_TREND_WINDOW_S));
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu_view *v = &ctx->gpus[i];
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
         double lo = 0, hi = 0, sum = 0, low_band, high_band;
         size_t n = 0, swings = 0, n_high = 0;
         int band = 0;
@@ -625,14 +625,14 @@ static void reason_words(char *buf, size_t size, uint64_t reasons)
 
 static void check_throttle_episodes(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct history *h = ctx->hist;
+    const struct history *h = ctx->facts->hist;
     size_t from;
 
     if (!need_history(ctx, out))
         return;
     from = history_since(h, th(ctx, TH_TREND_WINDOW_S));
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu_view *v = &ctx->gpus[i];
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
         size_t n = 0, n_throttled = 0, episodes = 0;
         double ep_start = 0, longest = 0;
         uint32_t sm_lo = 0, sm_hi = 0;
@@ -728,15 +728,15 @@ const struct rule rule_clock_throttle_episodes = {
 
 static void check_temp_rising(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct history *h = ctx->hist;
+    const struct history *h = ctx->facts->hist;
     struct series s = { 0 };
     size_t from;
 
     if (!need_history(ctx, out))
         return;
     from = history_since(h, th(ctx, TH_TREND_WINDOW_S));
-    for (size_t i = 0; i < ctx->n_gpus; i++) {
-        const struct gpu *g = ctx->gpus[i].g;
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct gpu *g = ctx->facts->gpus[i].g;
         double slope_min, now, eta, limit;
         size_t start;
         struct fit fit;

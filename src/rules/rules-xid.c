@@ -44,15 +44,15 @@ static enum severity worse(enum severity a, enum severity b)
 }
 
 /* Where an event happened: the GPU by PCI address or UUID, else NULL. */
-static const struct gpu_view *event_gpu(const struct rule_ctx *ctx, const struct klog_event *ev)
+static const struct facts_gpu *event_gpu(const struct rule_ctx *ctx, const struct klog_event *ev)
 {
-    const struct gpu_view *v = klog_gpu(ctx, ev->pci);
+    const struct facts_gpu *v = klog_gpu(ctx, ev->pci);
 
-    for (size_t i = 0; v == NULL && ev->uuid && i < ctx->n_gpus; i++) {
-        const struct gpu *g = ctx->gpus[i].g;
+    for (size_t i = 0; v == NULL && ev->uuid && i < ctx->facts->n_gpus; i++) {
+        const struct gpu *g = ctx->facts->gpus[i].g;
 
         if (gpu_valid(g, GPU_S_UUID) && g->uuid && strcmp(g->uuid, ev->uuid) == 0)
-            v = &ctx->gpus[i];
+            v = &ctx->facts->gpus[i];
     }
     return v;
 }
@@ -98,14 +98,14 @@ struct xgroup {
     size_t n;
     const struct xev *all; /* every counted event, sorted: the GPU's other codes */
     size_t n_all;
-    const struct gpu_view *v; /* NULL when the snapshot has no such GPU */
-    const struct xid_info *x; /* NULL when the catalogue lacks the code */
+    const struct facts_gpu *v; /* NULL when the snapshot has no such GPU */
+    const struct xid_info *x;  /* NULL when the catalogue lacks the code */
     int32_t code;
 };
 
 static const struct klog_event *gev(const struct xgroup *g, size_t k)
 {
-    return &g->ctx->snap->driver.events[g->evs[k].i];
+    return &g->ctx->facts->snap->driver.events[g->evs[k].i];
 }
 
 /* How many counted events of code the group's GPU has. */
@@ -567,19 +567,19 @@ static void xid_finding(const struct rule_ctx *ctx, struct findings *out, const 
 
 static void check_xid(const struct rule_ctx *ctx, struct findings *out)
 {
-    const struct driver_info *d = &ctx->snap->driver;
+    const struct driver_info *d = &ctx->facts->snap->driver;
     struct xev *evs = xcalloc(d->n_events ? d->n_events : 1, sizeof(*evs));
     size_t n = 0;
 
     /* Where each event happened is resolved once; sorting groups them by GPU and code. */
     for (size_t i = 0; i < d->n_events; i++) {
-        const struct gpu_view *v;
+        const struct facts_gpu *v;
 
         if (!counts(ctx, &d->events[i]))
             continue;
         v = event_gpu(ctx, &d->events[i]);
         evs[n].i = i;
-        evs[n].gpu = v ? (int32_t)(v - ctx->gpus) : -1;
+        evs[n].gpu = v ? (int32_t)(v - ctx->facts->gpus) : -1;
         evs[n].pci = d->events[i].pci;
         evs[n].xid = d->events[i].xid;
         n++;
@@ -597,7 +597,7 @@ static void check_xid(const struct rule_ctx *ctx, struct findings *out)
         g.n = end - start;
         g.all = evs;
         g.n_all = n;
-        g.v = evs[start].gpu >= 0 ? &ctx->gpus[evs[start].gpu] : NULL;
+        g.v = evs[start].gpu >= 0 ? &ctx->facts->gpus[evs[start].gpu] : NULL;
         g.code = evs[start].xid;
         g.x = xid_lookup(g.code);
         xid_finding(ctx, out, &g);

@@ -11,6 +11,7 @@
 #ifndef GPUDOCTOR_RULES_H
 #define GPUDOCTOR_RULES_H
 
+#include "facts/facts.h"
 #include "facts/thresholds.h"
 #include "snapshot/snapshot.h"
 
@@ -74,12 +75,6 @@ struct findings {
     size_t n_skips, cap_skips;
 };
 
-/* The samples rules look at for trends: the check window, or a longer `watch` history. */
-struct history {
-    const struct sample *samples;
-    size_t n;
-};
-
 /* Settings a run takes: thresholds, and rules switched off by the config file. */
 struct rules_config {
     struct thresholds th;
@@ -133,44 +128,6 @@ char *rules_cannot_check(const struct snapshot *s, const struct findings *f);
  * 2 critical, 3 when nothing about GPUs could be established.
  */
 int rules_exit_status(const struct snapshot *s, const struct findings *f);
-
-/*
- * What a GPU process is doing, as the process rules judge it (rules-proc.c): `procs` shows it,
- * `reap` selects by it. A process is stopped, defunct, orphaned or an idle holder exactly when
- * the rule of that name reports it.
- */
-enum proc_verdict {
-    PROC_VERDICT_ACTIVE,      /* CPU or GPU work over the window */
-    PROC_VERDICT_IDLE,        /* idle over the window, but too young or holding too little */
-    PROC_VERDICT_IDLE_HOLDER, /* proc.idle-holder */
-    PROC_VERDICT_STOPPED,     /* proc.stopped-holder: state T or t */
-    PROC_VERDICT_DEFUNCT,     /* proc.zombie-holder: state Z or X */
-    PROC_VERDICT_ORPHANED,    /* proc.orphan-holder: re-parented to init, idle, holding memory */
-    PROC_VERDICT_NOT_VISIBLE, /* NVML lists it, /proc does not show it (other PID namespace) */
-    PROC_VERDICT_UNKNOWN,     /* idleness not known: no sampling window, GPU use unknown */
-};
-
-/* "active", "idle", "idle-holder", "stopped", "defunct", "orphaned", "not-visible", "unknown". */
-extern const char *const proc_verdict_names[];
-
-struct proc_judgement {
-    int32_t pid;
-    enum proc_verdict verdict;
-    int64_t idle_for_ms; /* idle at least this long (the window that proves it); -1: not idle */
-};
-
-/*
- * Judges every process that uses a GPU in the snapshot (NVML's lists and the holders of a
- * device file) over the history h (NULL: the snapshot's samples) with thresholds th. Returns
- * how many, in *out sorted by pid; the caller frees *out.
- */
-size_t rules_judge_procs(const struct snapshot *s, const struct history *h,
-                         const struct thresholds *th, struct proc_judgement **out);
-/* The judgement of pid in what rules_judge_procs returned, or NULL. */
-const struct proc_judgement *proc_judgement_find(const struct proc_judgement *j, size_t n,
-                                                 int32_t pid);
-/* The verdict on pid in a context the engine built (rules-proc.c; engine.c calls it). */
-enum proc_verdict rule_proc_verdict(const struct rule_ctx *ctx, int32_t pid);
 
 /*
  * Where the comment of a fix line begins: the first '#' that starts a word outside quotes, as a

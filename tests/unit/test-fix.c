@@ -22,6 +22,7 @@
 
 struct fixture {
     struct snapshot snap;
+    struct facts facts;
     struct rule_ctx ctx;
     struct findings out;
     struct finding *f;
@@ -30,7 +31,8 @@ struct fixture {
 static void fixture_init(struct fixture *x)
 {
     memset(x, 0, sizeof(*x));
-    x->ctx.snap = &x->snap;
+    x->facts.snap = &x->snap;
+    x->ctx.facts = &x->facts;
     x->ctx.rule = rule_find("host.disk-full");
     assert_non_null(x->ctx.rule);
     x->f = finding_new(&x->ctx, &x->out, -1, -1);

@@ -35,12 +35,12 @@ static struct snapshot *load_case(const char *name)
 static void view_of(struct procs_view *v, const struct snapshot *s, const struct procs_filter *f,
                     enum procs_sort sort, bool tree)
 {
-    struct proc_judgement *j = NULL;
+    struct facts_judgement *j = NULL;
     struct thresholds th;
     size_t n;
 
     thresholds_init(&th);
-    n = rules_judge_procs(s, NULL, &th, &j);
+    n = facts_judge_snapshot(s, NULL, &th, &j);
     procs_view_build(v, s, j, n, f, sort, tree);
     free(j);
 }
@@ -154,7 +154,7 @@ static void test_tree(void **state)
     assert_int_equal(v.rows[0].depth, 0);
     assert_false(v.rows[0].gpu_user);
     assert_int_equal(v.rows[1].depth, 1);
-    assert_int_equal(v.rows[1].verdict, PROC_VERDICT_DEFUNCT);
+    assert_int_equal(v.rows[1].verdict, FACTS_VERDICT_DEFUNCT);
     assert_int_equal(v.rows[2].depth, 2);
     assert_false(v.rows[2].gpu_user);
     assert_int_equal(v.n_gpu_users, 2);
@@ -198,19 +198,19 @@ static struct proc *add_proc(struct snapshot *s, size_t *cap, int32_t pid, int32
 }
 
 /* The judgements procs would get: every process holding a GPU is active. */
-static struct proc_judgement *judge_all(const struct snapshot *s, size_t *n)
+static struct facts_judgement *judge_all(const struct snapshot *s, size_t *n)
 {
-    struct proc_judgement *j = xcalloc(s->procs.n_procs + 1, sizeof(*j));
+    struct facts_judgement *j = xcalloc(s->procs.n_procs + 1, sizeof(*j));
 
     *n = 0;
     for (size_t i = 0; i < s->procs.n_procs; i++) {
         if (s->procs.procs[i].n_gpus > 0)
-            j[(*n)++] = (struct proc_judgement){ s->procs.procs[i].pid, PROC_VERDICT_ACTIVE, -1 };
+            j[(*n)++] = (struct facts_judgement){ s->procs.procs[i].pid, FACTS_VERDICT_ACTIVE, -1 };
     }
-    /* rules_judge_procs returns them by pid */
+    /* facts_judge returns them by pid */
     for (size_t i = 1; i < *n; i++) {
         for (size_t k = i; k > 0 && j[k - 1].pid > j[k].pid; k--) {
-            struct proc_judgement tmp = j[k];
+            struct facts_judgement tmp = j[k];
 
             j[k] = j[k - 1];
             j[k - 1] = tmp;
@@ -223,7 +223,7 @@ static void memory_view(struct procs_view *v, const struct snapshot *s,
                         const struct procs_filter *f, enum procs_sort sort)
 {
     size_t n;
-    struct proc_judgement *j = judge_all(s, &n);
+    struct facts_judgement *j = judge_all(s, &n);
 
     procs_view_build(v, s, j, n, f, sort, true);
     free(j);

@@ -67,12 +67,12 @@ static struct snapshot *load_case(const char *name)
 static void plan_of(struct reap_plan *plan, const struct snapshot *s, const struct reap_policy *pol,
                     const struct reap_guard *g, int proc_fd)
 {
-    struct proc_judgement *j = NULL;
+    struct facts_judgement *j = NULL;
     struct thresholds th;
     size_t n;
 
     thresholds_init(&th);
-    n = rules_judge_procs(s, NULL, &th, &j);
+    n = facts_judge_snapshot(s, NULL, &th, &j);
     reap_plan_build(plan, s, j, n, pol, g, proc_fd);
     free(j);
 }
@@ -123,7 +123,7 @@ static void test_default_policy_stopped(void **state)
     t = target(&plan, 4121);
     assert_int_equal(t->disposition, REAP_SIGNAL);
     assert_int_equal(t->role, REAP_ROLE_SELF);
-    assert_int_equal(t->verdict, PROC_VERDICT_STOPPED);
+    assert_int_equal(t->verdict, FACTS_VERDICT_STOPPED);
     assert_int_equal(t->state, 'T');
     assert_string_equal(t->user, "alice");
     assert_string_equal(t->command, "python train.py --lr 3e-4");
@@ -251,7 +251,7 @@ static void test_policies(void **state)
     plan_of(&plan, s, &pol, &g, -1);
     assert_int_equal(plan.n, 1);
     assert_int_equal(plan.targets[0].pid, 7001);
-    assert_int_equal(plan.targets[0].verdict, PROC_VERDICT_IDLE_HOLDER);
+    assert_int_equal(plan.targets[0].verdict, FACTS_VERDICT_IDLE_HOLDER);
     reap_plan_free(&plan);
     pol.idle_ms = 600000;
     plan_of(&plan, s, &pol, &g, -1);
