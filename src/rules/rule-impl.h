@@ -166,6 +166,17 @@ static inline bool proc_ok(const struct proc *p, enum proc_slot slot)
     return p != NULL && proc_has(p, slot);
 }
 
+/* Whether NVML (else the fd scan) has the holder as a compute process on the GPU; MPS is not. */
+static inline bool holder_compute(const struct facts_holder *h)
+{
+    return (h->type_mask & GPU_PROC_COMPUTE) != 0;
+}
+/*
+ * Who a process belongs to, to tell owners apart: its container or job, else its user; false when
+ * unknown (rules-proc-sharing.c).
+ */
+bool rules_owner_key(char *buf, size_t size, const struct proc *p);
+
 /* Evidence lines for a GPU's holders, largest first, at most max (rules-mem.c). */
 void rules_holder_evidence(const struct rule_ctx *ctx, struct finding *f, const struct facts_gpu *v,
                            size_t max);

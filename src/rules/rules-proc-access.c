@@ -1,0 +1,328 @@
+/*
+ * Settings that keep CUDA programs off a GPU, or send them to the wrong one: a compute mode that
+ * admits nobody or one process, CUDA_VISIBLE_DEVICES naming a missing or busy GPU, MIG enabled
+ * without an instance.
+ */
+#include "nvml/nvml-abi.h"
+#include "rules/rule-impl.h"
+#include "util/strutil.h"
+#include "util/xalloc.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- proc.compute-mode ---- */
+
+static void check_compute_mode(const struct rule_ctx *ctx, struct findings *out)
+{
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
+        const struct gpu *g = v->g;
+        const char *mode;
+        struct finding *f;
+        size_t blocked = 0;
+
+        if (!need_gpu(ctx, out, g, GPU_S_COMPUTE_MODE) ||
+            g->compute_mode == NVML_COMPUTEMODE_DEFAULT)
+            continue;
+        mode = g->compute_mode >= 0 && g->compute_mode <= 3 ? compute_mode_names[g->compute_mode]
+                                                            : "unknown";
+        if (g->compute_mode == NVML_COMPUTEMODE_PROHIBITED) {
+            f = finding_new(ctx, out, (int32_t)g->index, -1);
+            finding_title(f,
+                          "GPU %" PRIu32 " compute mode is 'prohibited': no CUDA program can "
+                          "use it",
+                          g->index);
+            finding_evidence(f, "compute mode: prohibited (nvidia-smi: Prohibited)");
+            finding_evidence(f, "CUDA programs see 'all CUDA-capable devices are busy or "
+                                "unavailable' on this GPU");
+            finding_fix(f, "sudo nvidia-smi -i %" PRIu32 " -c DEFAULT", g->index);
+            f->impact = 1.0;
+            continue;
+        }
+        if (v->n_compute == 0)
+            continue;
+        for (size_t k = 0; k < v->n_holders; k++)
+            blocked +=
+                v->holders[k].np == NULL && v->holders[k].pg && v->holders[k].pg->holds_device;
+        f = finding_new(ctx, out, (int32_t)g->index, -1);
+        finding_title(f,
+                      "GPU %" PRIu32 " is %s and taken: other CUDA programs get 'all "
+                      "CUDA-capable devices are busy or unavailable'",
+                      g->index, mode);
+        if (blocked == 0)
+            f->severity = SEV_INFO;
+        finding_evidence(f, "compute mode: %s (one context at a time)", mode);
+        for (size_t k = 0; k < v->n_holders; k++) {
+            const struct facts_holder *h = &v->holders[k];
+            char label[160];
+
+            proc_desc(label, sizeof(label), ctx, (int32_t)h->pid);
+            if (holder_compute(h))
+                finding_evidence(f, "held by %s", label);
+            else if (h->np == NULL && h->pg && h->pg->holds_device)
+                finding_evidence(f,
+                                 "%s has /dev/nvidia%" PRIu32 " open but no context: it is "
+                                 "likely failing to start",
+                                 label, gpu_dev_minor(g));
+        }
+        finding_fix(f,
+                    "sudo nvidia-smi -i %" PRIu32 " -c DEFAULT   # let several processes "
+                    "share it",
+                    g->index);
+        finding_fix(f, "# or keep exclusive mode and start other jobs on other GPUs");
+        f->impact = 0.3;
+    }
+}
+
+const struct rule rule_proc_compute_mode = {
+    .id = "proc.compute-mode",
+    .severity = SEV_WARNING,
+    .category = CAT_PROCESS,
+    .title = "Compute mode keeps CUDA programs off a GPU",
+    .explanation =
+        "A GPU's compute mode limits who may create a CUDA context on it. 'Prohibited' allows "
+        "nobody; 'exclusive process' allows one process at a time. Any other program then fails "
+        "at start-up with 'all CUDA-capable devices are busy or unavailable' "
+        "(cudaErrorDevicesUnavailable), "
+        "which looks like a broken GPU but is a setting. Clusters set exclusive mode on purpose; "
+        "it is a warning when a process is seen failing to get the GPU, information otherwise.",
+    .detection = "compute mode prohibited; or exclusive_process / exclusive_thread with a compute "
+                 "process on the GPU (a warning when another process has /dev/nvidiaN open "
+                 "without a context).",
+    .fix = "sudo nvidia-smi -i N -c DEFAULT allows sharing again (it resets at reboot unless "
+           "persistence mode or a boot script sets it). Or keep the mode and send other jobs to "
+           "other GPUs.",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_compute_mode,
+};
+
+/* ---- proc.cuda-visible-devices ---- */
+
+/* The GPU an entry of CUDA_VISIBLE_DEVICES names: an index or a (prefix of a) UUID. */
+static const struct facts_gpu *resolve_cvd(const struct rule_ctx *ctx, const char *tok)
+{
+    uint32_t idx;
+
+    if (str_to_u32(tok, 10, &idx))
+        return facts_gpu_find(ctx->facts, idx);
+    if (str_starts(tok, "GPU-") || str_starts(tok, "MIG-")) {
+        for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+            const struct gpu *g = ctx->facts->gpus[i].g;
+
+            if (gpu_valid(g, GPU_S_UUID) && g->uuid && str_starts(g->uuid, tok))
+                return &ctx->facts->gpus[i];
+        }
+    }
+    return NULL;
+}
+
+static bool use_on(const struct facts_use *u, int32_t gpu)
+{
+    for (size_t i = 0; u && i < u->n_gpus; i++) {
+        if (u->gpus[i] == gpu)
+            return true;
+    }
+    return false;
+}
+
+/* Other owners' compute processes on the GPU. */
+static size_t others_on(const struct facts_gpu *v, const struct proc *p)
+{
+    char mine[64], theirs[64];
+    bool known = rules_owner_key(mine, sizeof(mine), p);
+    size_t n = 0;
+
+    for (size_t k = 0; k < v->n_holders; k++) {
+        const struct facts_holder *h = &v->holders[k];
+
+        if (!holder_compute(h) || h->pid == (uint32_t)p->pid)
+            continue;
+        /* An owner we cannot see counts as someone else. */
+        n += !known || !rules_owner_key(theirs, sizeof(theirs), h->p) || strcmp(mine, theirs) != 0;
+    }
+    return n;
+}
+
+/*
+ * Whether the GPUs NVML lists are all the GPUs there are, each with its UUID: only then may an
+ * entry that matches none be called missing.
+ */
+static bool gpus_complete(const struct rule_ctx *ctx, bool uuids)
+{
+    const struct snapshot *s = ctx->facts->snap;
+
+    if (!s->nvml.attempted || s->nvml.init_rc != 0 || s->nvml.device_count_rc != 0 ||
+        s->nvml.device_count != ctx->facts->n_gpus)
+        return false;
+    for (size_t i = 0; uuids && i < ctx->facts->n_gpus; i++) {
+        if (!gpu_valid(ctx->facts->gpus[i].g, GPU_S_UUID))
+            return false;
+    }
+    return true;
+}
+
+static void check_cvd(const struct rule_ctx *ctx, struct findings *out)
+{
+    for (size_t i = 0; i < ctx->facts->snap->procs.n_procs; i++) {
+        const struct proc *p = &ctx->facts->snap->procs.procs[i];
+        char *list, *save = NULL, label[96];
+        const struct facts_use *u;
+
+        const struct proc *parent;
+
+        if (!proc_ok(p, PROC_S_ENV) || !p->cuda_visible_devices_set || !p->cuda_visible_devices)
+            continue;
+        /* Workers inherit the job's environment: judge the job once, at its top process. */
+        parent = proc_ok(p, PROC_S_PPID) ? facts_proc_find(ctx->facts, p->ppid) : NULL;
+        if (parent && proc_ok(parent, PROC_S_ENV) && parent->cuda_visible_devices &&
+            strcmp(parent->cuda_visible_devices, p->cuda_visible_devices) == 0)
+            continue;
+        u = facts_use_find(ctx->facts, p->pid);
+        list = xstrdup(p->cuda_visible_devices);
+        proc_label(label, sizeof(label), ctx, p->pid);
+        for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            const struct facts_gpu *v;
+            struct finding *f;
+
+            tok = (char *)str_ltrim(str_rtrim(tok));
+            if (*tok == '\0' || strcmp(tok, "-1") == 0 || str_starts(tok, "MIG-"))
+                break; /* hides every GPU on purpose, or names a MIG device we do not map */
+            v = resolve_cvd(ctx, tok);
+            if (v == NULL && !gpus_complete(ctx, !str_to_u32(tok, 10, &(uint32_t){ 0 }))) {
+                rule_skip(ctx, out, -1,
+                          "the GPUs CUDA_VISIBLE_DEVICES names are not all known "
+                          "(NVML's list incomplete)");
+                break;
+            }
+            if (v == NULL) {
+                f = finding_new(ctx, out, -1, p->pid);
+                finding_title(f,
+                              "pid %d (%s): CUDA_VISIBLE_DEVICES=%s names GPU '%s', which "
+                              "does not exist",
+                              p->pid, label, p->cuda_visible_devices, tok);
+                finding_evidence(f, "this machine has %zu GPU%s (NVML indices 0-%zu)",
+                                 ctx->facts->n_gpus, ctx->facts->n_gpus == 1 ? "" : "s",
+                                 ctx->facts->n_gpus ? ctx->facts->n_gpus - 1 : 0);
+                finding_evidence(f, "CUDA drops that entry and every entry after it; with none "
+                                    "left the job fails or runs on the CPU");
+                finding_fix(f, "nvidia-smi -L   # the GPUs and UUIDs that exist");
+                finding_fix(f, "# start the job with CUDA_VISIBLE_DEVICES set to an existing "
+                               "index or UUID");
+                f->impact = 0.5;
+                break;
+            }
+            if (use_on(u, (int32_t)v->g->index) || !v->util_valid ||
+                v->util_mean < th(ctx, TH_GPU_BUSY_UTIL_PCT) || others_on(v, p) == 0)
+                continue;
+            f = finding_new(ctx, out, (int32_t)v->g->index, p->pid);
+            finding_title(f,
+                          "pid %d (%s): CUDA_VISIBLE_DEVICES=%s points at GPU %" PRIu32
+                          ", busy with other jobs (%.0f%%)",
+                          p->pid, label, p->cuda_visible_devices, v->g->index, v->util_mean);
+            rules_holder_evidence(ctx, f, v, 4);
+            finding_evidence(f, "CUDA numbers GPUs fastest first unless "
+                                "CUDA_DEVICE_ORDER=PCI_BUS_ID; nvidia-smi numbers them by PCI "
+                                "address");
+            finding_fix(f, "nvidia-smi --query-gpu=index,uuid,utilization.gpu,memory.used "
+                           "--format=csv   # pick a free GPU");
+            finding_fix(f, "# then start it as CUDA_DEVICE_ORDER=PCI_BUS_ID "
+                           "CUDA_VISIBLE_DEVICES=<free GPU> <command>");
+            f->impact = 0.5;
+        }
+        free(list);
+    }
+}
+
+const struct rule rule_proc_cuda_visible_devices = {
+    .id = "proc.cuda-visible-devices",
+    .severity = SEV_WARNING,
+    .category = CAT_PROCESS,
+    .title = "CUDA_VISIBLE_DEVICES names a missing or busy GPU",
+    .explanation =
+        "A process's CUDA_VISIBLE_DEVICES names a GPU that does not exist (a copied job script, a "
+        "GPU that fell off the bus, an index from another machine) or one that other people's jobs "
+        "keep busy. CUDA ignores an invalid entry and all entries after it, so the job silently "
+        "gets fewer GPUs or none and runs on the CPU, or it shares a GPU with someone else. CUDA "
+        "also numbers GPUs fastest-first by default while nvidia-smi numbers them by PCI address, "
+        "so an index can mean a different GPU than the one in nvidia-smi.",
+    .detection =
+        "each process's environment (readable for own processes, or as root): an entry "
+        "that matches no GPU index or UUID prefix, when NVML listed every GPU (and, for a UUID, "
+        "every GPU's UUID); or a GPU it names that the process does not use yet, busy at or "
+        "above gpu_busy_util_pct with compute processes of other owners.",
+    .fix = "List GPUs with nvidia-smi -L, pick an existing idle one, and start the job with "
+           "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=N (or a UUID, which never changes "
+           "meaning).",
+    .thresholds = THRESHOLDS(TH_GPU_BUSY_UTIL_PCT),
+    .check = check_cvd,
+};
+
+/* ---- proc.mig-no-instance ---- */
+
+static void check_mig(const struct rule_ctx *ctx, struct findings *out)
+{
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct gpu *g = ctx->facts->gpus[i].g;
+        struct finding *f;
+
+        if (!gpu_valid(g, GPU_S_MIG_MODE))
+            continue; /* NOT_SUPPORTED before Ampere: nothing to check */
+        if (g->mig_mode && gpu_valid(g, GPU_S_MIG_DEVICES) && g->mig_devices == 0) {
+            f = finding_new(ctx, out, (int32_t)g->index, -1);
+            finding_title(f,
+                          "GPU %" PRIu32 " has MIG enabled but no MIG instance: CUDA cannot "
+                          "use it",
+                          g->index);
+            finding_evidence(f, "MIG mode enabled, 0 MIG devices");
+            finding_evidence(f, "with MIG on, CUDA runs only inside instances: jobs see no GPU "
+                                "here");
+            finding_fix(f,
+                        "sudo nvidia-smi mig -i %" PRIu32 " -lgip   # the instance profiles "
+                        "this GPU offers",
+                        g->index);
+            finding_fix(f,
+                        "# create GPU and compute instances: sudo nvidia-smi mig -i %" PRIu32
+                        " -cgi <profile,...> -C",
+                        g->index);
+            finding_fix(f,
+                        "sudo nvidia-smi -i %" PRIu32 " -mig 0   # or turn MIG off (takes "
+                        "effect after a GPU reset)",
+                        g->index);
+            f->impact = 1.0;
+        } else if (gpu_valid(g, GPU_S_MIG_MODE_PENDING) && g->mig_mode_pending != g->mig_mode) {
+            f = finding_new(ctx, out, (int32_t)g->index, -1);
+            f->severity = SEV_INFO;
+            finding_title(f, "GPU %" PRIu32 " MIG mode change to %s waits for a GPU reset",
+                          g->index, g->mig_mode_pending ? "enabled" : "disabled");
+            finding_evidence(f, "MIG mode now %s, pending %s", g->mig_mode ? "on" : "off",
+                             g->mig_mode_pending ? "on" : "off");
+            finding_fix(f,
+                        "sudo nvidia-smi -r -i %" PRIu32 "   # reset (no process may use it), "
+                        "or reboot",
+                        g->index);
+            f->impact = 0.1;
+        }
+    }
+}
+
+const struct rule rule_proc_mig_no_instance = {
+    .id = "proc.mig-no-instance",
+    .severity = SEV_WARNING,
+    .category = CAT_PROCESS,
+    .title = "MIG enabled with no usable instance",
+    .explanation =
+        "Multi-Instance GPU (MIG) splits an A100/H100-class GPU into isolated instances. With MIG "
+        "mode on, CUDA can only run inside a MIG instance; if none has been created, the GPU is "
+        "unusable for jobs although nvidia-smi shows it healthy and empty. MIG mode changes also "
+        "wait for a GPU reset, which is easy to forget (reported as information).",
+    .detection = "MIG mode enabled and no MIG device exists (nvmlDeviceGetMigDeviceHandleByIndex "
+                 "finds none); or a pending MIG mode that differs from the current one.",
+    .fix = "Create instances (nvidia-smi mig -i N -cgi PROFILES -C) — usually from the "
+           "scheduler's or a boot-time MIG configuration (nvidia-mig-parted) — or turn MIG off "
+           "(nvidia-smi -i N -mig 0, then reset the GPU).",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_mig,
+};
