@@ -2,12 +2,12 @@
  * The Prometheus renderer: the text exposition format (version 0.0.4) of one collection, for
  * `gpudoctor serve` (/metrics) and for node_exporter's textfile collector (--textfile).
  *
- * Every metric family is one row of metric_families[] (metrics.c): name, type, help, labels, and
- * where the value comes from. GPU fields name their key in gpu_table and a unit conversion
- * (mW -> W, MHz -> Hz, percent -> ratio), so a value is declared once, in the snapshot's table;
- * the other families (clock event reasons, XIDs, processes, findings, collector health) are loops
- * over lists. docs/prometheus.md is generated from the same table (`serve --describe-metrics`).
- * A field that could not be read gives no series at all, never 0.
+ * Every metric family is one row of metric_families[] (metrics-table.c): name, type, help,
+ * labels, and where the value comes from. GPU fields name their key in gpu_table and a unit
+ * conversion (mW -> W, MHz -> Hz, percent -> ratio), so a value is declared once, in the
+ * snapshot's table; the other families (clock event reasons, XIDs, processes, findings, collector
+ * health) are loops over lists. docs/prometheus.md is generated from the same table
+ * (`serve --describe-metrics`). A field that could not be read gives no series at all, never 0.
  */
 #ifndef GPUDOCTOR_RENDER_METRICS_H
 #define GPUDOCTOR_RENDER_METRICS_H
