@@ -26,7 +26,7 @@ enum exit_code {
 /* The groups of shared options a command takes (struct cmd's groups). */
 enum cmd_group {
     CMD_G_COLLECT = 1u << 0, /* --window --timeout --root --nvml-lib */
-    CMD_G_FROM = 1u << 1,    /* --from FILE: judge a file instead of collecting */
+    CMD_G_FROM = 1u << 1,    /* --from FILE (repeatable), --format: judge files, not this machine */
     CMD_G_CONFIG = 1u << 2,  /* --config FILE, --set KEY=VALUE */
     CMD_G_JSON = 1u << 3,    /* --json */
     CMD_G_COLOR = 1u << 4,   /* --color[=WHEN], --no-color */
@@ -43,6 +43,7 @@ enum common_opt {
     OPT_NVML_LIB,
     OPT_ONLY,
     OPT_FROM,
+    OPT_FORMAT,
     OPT_CONFIG,
     OPT_SET,
     OPT_JSON,
@@ -100,7 +101,10 @@ struct cmd_front {
     const struct cmd *cmd;
     unsigned given;              /* bit (key - OPT_ROOT) for each shared option given */
     struct collect_opts collect; /* CMD_G_COLLECT; defaults from cmd->window_ms */
-    const char *from;            /* CMD_G_FROM: the file to judge; NULL: collect */
+    const char *from;            /* CMD_G_FROM: the (first) file to judge; NULL: collect */
+    const char **froms;          /* every --from file, in order (n_froms of them) */
+    size_t n_froms;              /* how many */
+    const char *format;          /* --format: how to read them; NULL: recognise each */
     bool json;                   /* CMD_G_JSON */
     bool no_progress;            /* the command's stderr is no place for a progress line */
     struct config config;        /* CMD_G_CONFIG: the file and --set, read by cmd_front_parse */
@@ -139,10 +143,11 @@ void cmd_front_free(struct cmd_front *f);
 bool cmd_front_given(const struct cmd_front *f, int key);
 
 /*
- * The snapshot to judge: the --from file, or a collection with f->collect (progress on stderr
- * when it is a terminal, the output is not JSON and the command did not set no_progress). Says
- * when --timeout ended the sampling window early (the snapshot's window_ms is then the window
- * sampled). NULL after saying why: the caller exits with EXIT_UNKNOWN.
+ * The snapshot to judge: the --from files (import_load: a snapshot, or evidence imported and
+ * merged), or a collection with f->collect (progress on stderr when it is a terminal, the output is
+ * not JSON and the command did not set no_progress). Says when --timeout ended the sampling window
+ * early (the snapshot's window_ms is then the window sampled). NULL after saying why: the caller
+ * exits with EXIT_UNKNOWN.
  */
 struct snapshot *cmd_front_snapshot(struct cmd_front *f);
 

@@ -5,11 +5,11 @@
  * printed from its description (struct cmd) and this table.
  */
 #include "cmd/cmd.h"
+#include "import/import.h"
 #include "render/format.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
-#include "watch/recording.h"
 
 #include <ctype.h>
 #include <getopt.h>
@@ -32,8 +32,14 @@ static const struct shared_option {
     { CMD_G_FROM,
       { "from", OPT_FROM, required_argument, "FILE",
         "judge FILE instead of this machine: a snapshot ('gpudoctor snapshot'), a recording "
-        "('gpudoctor watch --record') or a report ('gpudoctor check --json'); '-' reads "
+        "('gpudoctor watch --record'), a report ('gpudoctor check --json'), or evidence from "
+        "elsewhere: nvidia-smi output (its table, -L, -q, -q -x, topo -m, nvlink -s/-e), lspci "
+        "-vvv, a kernel log (dmesg, journalctl -k, kern.log) or an nvidia-bug-report.log(.gz) "
+        "(docs/import.md); repeat it to merge several files into one snapshot; '-' reads "
         "standard input" } },
+    { CMD_G_FROM,
+      { "format", OPT_FORMAT, required_argument, "FORMAT",
+        "read the --from files as FORMAT instead of recognising each by its content: %s" } },
     { CMD_G_JSON,
       { "json", OPT_JSON, no_argument, NULL, "write JSON instead of text (docs/%s.md)" } },
     { CMD_G_COLOR,
@@ -190,6 +196,8 @@ static void option_help(FILE *out, const struct cmd *c, const struct cmd_option 
         text = fill(o->help, window);
     } else if (o->key == OPT_JSON) {
         text = fill(o->help, c->name);
+    } else if (o->key == OPT_FORMAT) {
+        text = fill(o->help, import_format_names());
     }
     wrap(out, HELP_COLUMN, HELP_COLUMN, text ? text : o->help);
     free(text);
@@ -316,7 +324,17 @@ static int shared_option(struct cmd_front *f, int key, char *arg)
     case OPT_ONLY:
         return parse_only(cmd, &f->collect, arg);
     case OPT_FROM:
-        f->from = arg;
+        f->froms = xreallocarray(f->froms, f->n_froms + 1, sizeof(*f->froms));
+        f->froms[f->n_froms++] = arg;
+        f->from = f->froms[0];
+        return 0;
+    case OPT_FORMAT:
+        if (!import_format_known(arg)) {
+            cmd_error(cmd, "--format: '%s' is not a format gpudoctor reads (%s)", arg,
+                      import_format_names());
+            return EXIT_USAGE;
+        }
+        f->format = arg;
         return 0;
     case OPT_CONFIG:
         f->config_path = arg;
@@ -483,6 +501,10 @@ int cmd_front_parse(struct cmd_front *f, const struct cmd *c, int argc, char **a
         f->collect.timeout_ms = f->collect.window_ms + DEFAULT_TIMEOUT_MS;
     if (f->from != NULL)
         warn_ignored(f);
+    if (f->format != NULL && f->from == NULL) {
+        cmd_error(c->name, "--format says how to read --from files: give one with --from");
+        return cmd_usage_error(c);
+    }
     if ((c->groups & CMD_G_CONFIG) && load_config(f) != 0)
         return EXIT_USAGE;
     render_opts_init(&f->render, stdout, f->color, f->width, f->ascii);
@@ -492,6 +514,7 @@ int cmd_front_parse(struct cmd_front *f, const struct cmd *c, int argc, char **a
 void cmd_front_free(struct cmd_front *f)
 {
     config_free(&f->config);
+    free(f->froms);
     free(f->sets);
     free(f->operands);
     memset(f, 0, sizeof(*f));
@@ -505,8 +528,11 @@ struct snapshot *cmd_front_snapshot(struct cmd_front *f)
     char *cause = NULL;
 
     if (f->from != NULL) {
-        /* a snapshot, a recording of watch --record (its samples are the history), a report */
-        s = recording_load(f->from, &cause);
+        /*
+         * a snapshot, a recording of watch --record (its samples are the history), a report, or
+         * evidence from elsewhere, imported (several files merged)
+         */
+        s = import_load(f->froms, f->n_froms, f->format, &cause);
     } else {
         f->collect.progress = !f->json && !f->no_progress && isatty(STDERR_FILENO);
         s = collect_snapshot(&f->collect, &cause);

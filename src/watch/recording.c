@@ -651,19 +651,36 @@ fail:
     return NULL;
 }
 
-struct snapshot *recording_load(const char *path, char **cause)
+struct snapshot *recording_load_fd(int fd, const char *name, const char *head, size_t n,
+                                   char **cause)
 {
     struct line_reader lr = { 0 };
     struct snapshot *s;
 
-    lr.fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (lr.fd < 0) {
+    lr.fd = fd;
+    if (n > 0) {
+        /* The bytes the caller read to recognise the file: the reader starts with them. */
+        lr.cap = n + READ_CHUNK + 1;
+        lr.buf = xmalloc(lr.cap);
+        memcpy(lr.buf, head, n);
+        lr.end = n;
+    }
+    s = read_recording(&lr, name, cause);
+    free(lr.buf);
+    return s;
+}
+
+struct snapshot *recording_load(const char *path, char **cause)
+{
+    struct snapshot *s;
+    int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+    if (fd < 0) {
         *cause = xasprintf("%s: %s", path, strerror(errno));
         return NULL;
     }
-    s = read_recording(&lr, path, cause);
-    if (lr.fd != STDIN_FILENO)
-        close(lr.fd);
-    free(lr.buf);
+    s = recording_load_fd(fd, path, NULL, 0, cause);
+    if (fd != STDIN_FILENO)
+        close(fd);
     return s;
 }

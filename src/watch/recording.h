@@ -57,5 +57,11 @@ void recorder_close(struct recorder *r);
  * at once), except in a last line without its newline, which a crash may leave full of NULs.
  */
 struct snapshot *recording_load(const char *path, char **cause);
+/*
+ * The same from an open descriptor whose first n bytes the caller already read into head (to
+ * recognise the format): they are read first. name names it in messages.
+ */
+struct snapshot *recording_load_fd(int fd, const char *name, const char *head, size_t n,
+                                   char **cause);
 
 #endif

@@ -93,8 +93,8 @@ grep -q '"hostname": "wide"' "$tmp/out" || fail "a 65 MiB line was not read: $ER
 head -c 300M /dev/zero | tr '\0' 'a' | timeout 60 "$GPUDOCTOR" check --from - >/dev/null 2>"$tmp/err"
 RC=$?
 ERR=$(cat "$tmp/err")
-expect 3 "^gpudoctor check: -:1: line longer than 256 MiB, the most a snapshot or a recording line may hold\$" \
-    "a 300 MB line"
+# Not JSON: text to import, refused at the same limit (docs/import.md).
+expect 3 "^gpudoctor check: -: larger than 256 MiB, the most gpudoctor reads\$" "a 300 MB line"
 {
     echo '{'
     head -c 300M /dev/zero | tr '\0' ' '
