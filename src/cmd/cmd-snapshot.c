@@ -71,9 +71,11 @@ const struct cmd cmd_snapshot = {
     .about = "Capture everything gpudoctor sees (NVML, GPU processes, host pressure, PCIe,\n"
              "driver and kernel log, CUDA stack) into one JSON document, schema\n"
              "gpudoctor.snapshot/1.\n"
-             "Analyse it later, anywhere, with 'gpudoctor check --from FILE'.\n",
+             "Analyse it later, anywhere, with 'gpudoctor check --from FILE'. With --from,\n"
+             "convert evidence from elsewhere (nvidia-smi output, a kernel log, an\n"
+             "nvidia-bug-report.log) into a snapshot instead (docs/import.md).\n",
     .options = options,
-    .groups = CMD_G_COLLECT | CMD_G_ONLY,
+    .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_FROM,
     .window_ms = 0,
     .epilogue = "Exit status: 0 written, 3 could not collect or write, 64 usage error.\n",
     .exec = exec,

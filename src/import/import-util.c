@@ -146,6 +146,7 @@ static const struct {
     { "[Reset Required]", NVML_ERROR_RESET_REQUIRED },
     { "[Timeout]", NVML_ERROR_TIMEOUT },
     { "[Not Found]", NVML_ERROR_NOT_FOUND },
+    { "Not Found", NVML_ERROR_NOT_FOUND },
     { "Requested functionality has been deprecated", NVML_ERROR_DEPRECATED },
     { "[Requested functionality has been deprecated]", NVML_ERROR_DEPRECATED },
     { "[Driver Not Loaded]", NVML_ERROR_DRIVER_NOT_LOADED },

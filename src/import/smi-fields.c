@@ -617,7 +617,7 @@ void smi_gpu_end(struct smi_gpu *sg, bool complete)
 void smi_top(struct imp *im, const char *key, const char *value, unsigned long line)
 {
     struct nvml_system *n = &im->s->nvml;
-    int32_t cuda;
+    int32_t cuda, rc;
 
     if (path_is(key, "Timestamp") || path_is(key, "timestamp")) {
         imp_time(im, imp_time_ctime(value));
@@ -630,7 +630,7 @@ void smi_top(struct imp *im, const char *key, const char *value, unsigned long l
         if (n->cuda_driver_version_rc != 0 && imp_cuda_version(value, &cuda)) {
             n->cuda_driver_version = cuda;
             n->cuda_driver_version_rc = 0;
-        } else if (n->cuda_driver_version_rc != 0) {
+        } else if (n->cuda_driver_version_rc != 0 && !imp_status(value, &rc)) {
             imp_note(im, COLLECTOR_NVML, line, "CUDA version \"%.40s\" not read", value);
         }
     } else if (path_is(key, "Attached GPUs") || path_is(key, "attached_gpus")) {

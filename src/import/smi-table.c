@@ -18,6 +18,32 @@
 
 #define MAX_CELLS 8
 
+enum part { P_NONE, P_GPUS, P_MIG, P_PROCS };
+
+/* "Unable to determine the device handle for GPU ADDR: WHY" */
+struct failed_handle {
+    char bus[64], why[128];
+    int32_t rc;
+    unsigned long line;
+};
+
+struct table {
+    struct imp *im;
+    enum part part;
+    bool body;         /* past the "|===" line of the part */
+    bool gi_cols;      /* the process table has GPU and compute instance columns */
+    struct gpu *g;     /* the GPU whose rows are being read */
+    struct gpu **gpus; /* the GPUs of this table, in order */
+    size_t n_gpus;
+    bool gpus_complete, procs_open, procs_seen;
+    struct gpu *mig_gpu; /* nvidia-smi -L: the GPU whose MIG devices follow */
+    uint32_t mig_count;
+    struct failed_handle failed[16];
+    size_t n_failed;
+    struct gpu *mig_cur; /* the GPU whose MIG devices are being counted */
+    uint32_t mig_n;
+};
+
 /* What NVML's error strings say, for the messages nvidia-smi quotes. */
 static const struct {
     const char *text;
@@ -59,8 +85,9 @@ static void init_failed(struct imp *im, int32_t rc, const char *why, unsigned lo
 }
 
 /* nvidia-smi's messages when NVML cannot answer (also in -q output). True when line is one. */
-static bool error_line(struct imp *im, const char *line, unsigned long no)
+static bool error_line(struct table *t, const char *line, unsigned long no)
 {
+    struct imp *im = t->im;
     const char *p = str_ltrim(line), *at;
 
     if (imp_starts(p, "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA "
@@ -103,18 +130,25 @@ static bool error_line(struct imp *im, const char *line, unsigned long no)
         (at = strstr(p, ": ")) != NULL) {
         const char *addr = p + strlen("Unable to determine the device handle for");
         char bus[64];
-        struct gpu *g;
 
         addr = str_ltrim(addr);
         if (imp_starts(addr, "GPU"))
             addr = str_ltrim(addr + 3);
         snprintf(bus, sizeof(bus), "%.*s", (int)(at - addr), addr);
-        /* A GPU NVML cannot open is known by its failure only (its address in a note). */
-        g = imp_gpu(im, NULL, -1, no);
-        if (g != NULL) {
-            g->handle_rc = error_code(at + 2);
-            imp_note(im, COLLECTOR_NVML, no, "GPU %u (%s): %s", g->index, bus, at + 2);
+        /*
+         * A GPU NVML cannot open is known by its failure only (its address in a note). Its index
+         * is the first the rest of the output leaves unused: kept for the end of the piece.
+         */
+        if (t->n_failed < ARRAY_SIZE(t->failed)) {
+            struct failed_handle *fh = &t->failed[t->n_failed++];
+
+            snprintf(fh->bus, sizeof(fh->bus), "%s", bus);
+            snprintf(fh->why, sizeof(fh->why), "%s", at + 2);
+            imp_trim(fh->why);
+            fh->rc = error_code(fh->why);
+            fh->line = no;
         }
+        imp_touch(im, COLLECTOR_NVML);
         return true;
     }
     return false;
@@ -177,7 +211,9 @@ static bool detect(const char *text, size_t len)
         const char *p = str_ltrim(l.line);
         char copy[IMP_MAX_LINE], *c[MAX_CELLS];
 
-        if (strstr(p, "NVIDIA-SMI ") && strstr(p, "Driver Version"))
+        if (strstr(p, "NVIDIA-SMI ") && (strstr(p, "Driver Version") || strstr(p, "KMD Version")))
+            return true;
+        if (strstr(p, "| MIG devices:"))
             return true;
         if (imp_starts(p, "NVIDIA-SMI has failed") || imp_starts(p, "Failed to initialize NVML") ||
             imp_starts(p, "No devices were found") ||
@@ -191,21 +227,6 @@ static bool detect(const char *text, size_t len)
     }
     return false;
 }
-
-enum part { P_NONE, P_GPUS, P_MIG, P_PROCS };
-
-struct table {
-    struct imp *im;
-    enum part part;
-    bool body;         /* past the "|===" line of the part */
-    bool gi_cols;      /* the process table has GPU and compute instance columns */
-    struct gpu *g;     /* the GPU whose rows are being read */
-    struct gpu **gpus; /* the GPUs of this table, in order */
-    size_t n_gpus;
-    bool gpus_complete, procs_open, procs_seen;
-    struct gpu *mig_gpu; /* nvidia-smi -L: the GPU whose MIG devices follow */
-    uint32_t mig_count;
-};
 
 static void table_gpu(struct table *t, struct gpu *g)
 {
@@ -338,6 +359,15 @@ static void gpus_line(struct table *t, char *line, unsigned long no)
         gpu_row3(t, c, no);
 }
 
+/* The MIG devices counted for one GPU: its rows are over when another GPU's begin. */
+static void mig_done(struct table *t)
+{
+    if (t->mig_cur != NULL)
+        imp_gpu_set_u64(t->mig_cur, "mig_devices", t->mig_n);
+    t->mig_cur = NULL;
+    t->mig_n = 0;
+}
+
 /* "|  0    1   0   0  |  13MiB / 40192MiB | 98  0 |  7   0    5    1    1 |" */
 static void mig_line(struct table *t, char *line, unsigned long no)
 {
@@ -346,18 +376,16 @@ static void mig_line(struct table *t, char *line, unsigned long no)
     uint64_t index;
     struct gpu *g;
 
-    if (n < 2 || words(c[0], w, 8) < 4 || !str_to_u64(w[0], 10, &index))
+    if (n < 2 || words(c[0], w, 8) < 4 || !str_to_u64(w[0], 10, &index) || index > 4095)
         return;
     g = imp_gpu(t->im, NULL, (int64_t)index, no);
     if (g == NULL)
         return;
-    /* Counted here, set when the table ends: MIG devices of a GPU the rows name. */
-    if (g->rc[GPU_S_MIG_DEVICES] == JF_RC_NOT_COLLECTED) {
-        g->mig_devices = 0;
-        g->rc[GPU_S_MIG_DEVICES] = -2; /* counting */
-    }
-    if (g->rc[GPU_S_MIG_DEVICES] == -2)
-        g->mig_devices++;
+    t->im->found = true;
+    if (g != t->mig_cur)
+        mig_done(t);
+    t->mig_cur = g;
+    t->mig_n++;
 }
 
 /* "|    0   N/A  N/A      1573      G   /usr/lib/xorg/Xorg                            193MiB |" */
@@ -447,13 +475,18 @@ static void header(struct table *t, const char *line, unsigned long no)
         n->attempted = true;
         n->init_rc = 0;
     }
+    /* R610 renamed them: "KMD Version" (the kernel module's) and "CUDA UMD Version". */
     p = strstr(line, "Driver Version:");
+    if (p == NULL && (p = strstr(line, "KMD Version:")) != NULL)
+        p += strlen("KMD Version:") - strlen("Driver Version:");
     if (p != NULL && sscanf(p + strlen("Driver Version:"), "%63s", v) == 1 &&
         n->driver_version == NULL && strcmp(v, "|") != 0) {
         n->driver_version = str_sanitized(v);
         n->driver_version_rc = 0;
     }
     p = strstr(line, "CUDA Version:");
+    if (p == NULL && (p = strstr(line, "CUDA UMD Version:")) != NULL)
+        p += strlen("CUDA UMD Version:") - strlen("CUDA Version:");
     if (p != NULL && sscanf(p + strlen("CUDA Version:"), "%63s", v) == 1 &&
         n->cuda_driver_version_rc != 0) {
         if (imp_cuda_version(v, &cuda)) {
@@ -515,21 +548,11 @@ static bool list_line(struct table *t, const char *line, unsigned long no)
     snprintf(name, sizeof(name), "%.*s", (int)(u - (p + 4 + strlen(idx) + 1)),
              p + 4 + strlen(idx) + 1);
     imp_trim(name);
-    if (sscanf(u + 8, "%127[^)]", uuid) == 1)
-        imp_gpu_set(t->im, g, "uuid", imp_trim(uuid), IU_STR, no);
+    if (sscanf(u + 8, "%127[^)]", uuid) == 1 && strncmp(imp_trim(uuid), "GPU-", 4) == 0)
+        imp_gpu_set(t->im, g, "uuid", uuid, IU_STR, no);
     imp_gpu_set(t->im, g, "name", name, IU_STR, no);
     t->mig_gpu = g;
     return true;
-}
-
-static void end_migs(struct table *t)
-{
-    struct snapshot *s = t->im->s;
-
-    for (size_t i = 0; i < s->n_gpus; i++) {
-        if (s->gpus[i].rc[GPU_S_MIG_DEVICES] == -2)
-            s->gpus[i].rc[GPU_S_MIG_DEVICES] = 0;
-    }
 }
 
 static void run(struct imp *im, const char *text, size_t len)
@@ -544,19 +567,21 @@ static void run(struct imp *im, const char *text, size_t len)
         char *line = l.line;
         const char *p = str_ltrim(line);
 
-        if (error_line(im, line, l.no) || list_line(&t, line, l.no)) {
+        if (error_line(&t, line, l.no) || list_line(&t, line, l.no)) {
             im->found = true;
             continue;
         }
         if (time_line(&t, line))
             continue;
-        if (strstr(p, "NVIDIA-SMI ") && strstr(p, "Driver Version")) {
+        if (strstr(p, "NVIDIA-SMI ") && (strstr(p, "Driver Version") || strstr(p, "KMD Version"))) {
             header(&t, p, l.no);
             t.part = P_GPUS;
             t.body = false;
             im->found = true;
             continue;
         }
+        if (t.part == P_MIG && (strstr(p, "| Processes:") || p[0] == '\0'))
+            mig_done(&t);
         if (strstr(p, "| Processes:") || strncmp(p, "Processes:", 10) == 0) {
             if (t.part == P_GPUS && t.n_gpus > 0)
                 t.gpus_complete = true;
@@ -610,7 +635,16 @@ static void run(struct imp *im, const char *text, size_t len)
                 t.g = NULL;
             continue;
         }
-        if (!t.body || p[0] != '|')
+        if (p[0] != '|')
+            continue;
+        /* Rows pasted without the lines around them: a GPU's first row starts the body. */
+        if (!t.body && t.part == P_GPUS) {
+            char copy[IMP_MAX_LINE], *c[MAX_CELLS];
+
+            snprintf(copy, sizeof(copy), "%s", line);
+            t.body = cells(copy, c) >= 3 && looks_pci(c[1]);
+        }
+        if (!t.body)
             continue;
         if (t.part == P_GPUS)
             gpus_line(&t, line, l.no);
@@ -621,7 +655,23 @@ static void run(struct imp *im, const char *text, size_t len)
     }
     if (t.mig_gpu != NULL && t.mig_count > 0)
         imp_gpu_set_u64(t.mig_gpu, "mig_devices", t.mig_count);
-    end_migs(&t);
+    /* A MIG table cut short: the last GPU's count may be short too. */
+    if (t.part == P_MIG && t.mig_cur != NULL)
+        imp_note(im, COLLECTOR_NVML, 0,
+                 "the MIG device table is cut short: GPU %u's MIG devices stay unknown",
+                 t.mig_cur->index);
+    else
+        mig_done(&t);
+    for (size_t i = 0; i < t.n_failed; i++) {
+        struct gpu *g = imp_gpu(im, t.failed[i].bus, -1, t.failed[i].line);
+
+        if (g == NULL)
+            continue;
+        g->handle_rc = t.failed[i].rc;
+        imp_note(im, COLLECTOR_NVML, t.failed[i].line,
+                 "GPU %s: %s (its index is not printed: taken as %u, the first unused)",
+                 t.failed[i].bus, t.failed[i].why, g->index);
+    }
     if (t.procs_open && t.procs_seen)
         imp_note(im, COLLECTOR_NVML, 0,
                  "the process table is cut short: the GPUs' process lists stay unknown");

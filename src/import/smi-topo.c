@@ -240,8 +240,9 @@ static void nvlink_run(struct imp *im, const char *text, size_t len)
             if (g != NULL) {
                 snprintf(name, sizeof(name), "%.*s", (int)(u - (s + 4 + k)), s + 4 + k);
                 imp_gpu_set(im, g, "name", imp_trim(name), IU_STR, l.no);
-                if (sscanf(u + 8, "%127[^)]", uuid) == 1)
-                    imp_gpu_set(im, g, "uuid", imp_trim(uuid), IU_STR, l.no);
+                /* a paste may hide it ("UUID: ..."): only a real one is kept */
+                if (sscanf(u + 8, "%127[^)]", uuid) == 1 && strncmp(imp_trim(uuid), "GPU-", 4) == 0)
+                    imp_gpu_set(im, g, "uuid", uuid, IU_STR, l.no);
             }
             continue;
         }

@@ -442,8 +442,17 @@ void render_gpu_processes(FILE *out, const struct snapshot *s, const struct rend
         }
     }
 #undef HEADER
-    if (!header && s->n_gpus > 0)
-        fprintf(out, "No processes are using the GPUs.\n");
+    if (!header && s->n_gpus > 0) {
+        bool known = true;
+
+        /* Absent only where every GPU's list was read: evidence without them says nothing. */
+        for (size_t i = 0; i < s->n_gpus; i++)
+            known &= gpu_valid(&s->gpus[i], GPU_S_PROCESSES);
+        fprintf(out, "%s\n",
+                known ? "No processes are using the GPUs."
+                      : "Which processes use the GPUs is not known (their process lists were not "
+                        "read).");
+    }
 }
 
 /* Skips grouped by (reason, rule): the GPUs each applies to, every one of them. */

@@ -145,7 +145,9 @@ static void check_nvml_failed(const struct rule_ctx *ctx, struct findings *out)
 
     if (!n->attempted || n->load_error != 0 || c->state == CS_TIMEOUT || n->hung_call)
         return;
-    if (n->init_rc == 0 && n->device_count_rc == 0)
+    /* Not asked (evidence that does not say, JF_RC_NOT_COLLECTED) is no failure. */
+    if (n->init_rc == JF_RC_NOT_COLLECTED ||
+        (n->init_rc == 0 && (n->device_count_rc == 0 || n->device_count_rc == JF_RC_NOT_COLLECTED)))
         return;
     /* Those two have findings of their own (stack.no-driver, stack.driver-mismatch). */
     if (n->init_rc == NVML_ERROR_DRIVER_NOT_LOADED ||
