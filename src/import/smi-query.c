@@ -33,6 +33,22 @@ static const char *gpu_line(const char *line)
     return str_ltrim(line + 4);
 }
 
+/* Keys only -q prints, for a block pasted without its header (a grep, a cut). */
+static const char *const signature_keys[] = {
+    "FB Memory Usage",
+    "Clocks Throttle Reasons",
+    "Clocks Event Reasons",
+    "Performance State  ",
+    "GPU Current Temp",
+    "Product Name  ",
+    "SW Power Cap  ",
+    "HW Slowdown  ",
+    "Applications Clocks Setting :",
+    "Power Draw  ",
+    "Bus Id   ",
+    "GPU UUID  ",
+};
+
 static bool detect(const char *text, size_t len)
 {
     struct lines l;
@@ -45,10 +61,10 @@ static bool detect(const char *text, size_t len)
         /* A block pasted without the header: its GPU line, or keys only -q prints. */
         if (gpu_line(l.line) != NULL)
             return true;
-        keys += strstr(l.line, "FB Memory Usage") != NULL ||
-                strstr(l.line, "Clocks Throttle Reasons") ||
-                strstr(l.line, "Clocks Event Reasons") || strstr(l.line, "Performance State   ") ||
-                strstr(l.line, "GPU Current Temp") || strstr(l.line, "Product Name  ");
+        for (size_t i = 0; i < ARRAY_SIZE(signature_keys); i++) {
+            if (strncmp(str_ltrim(l.line), signature_keys[i], strlen(signature_keys[i])) == 0)
+                keys++;
+        }
         if (keys >= 2)
             return true;
     }

@@ -30,17 +30,18 @@ struct failed_handle {
 struct table {
     struct imp *im;
     enum part part;
-    bool body;         /* past the "|===" line of the part */
-    bool gi_cols;      /* the process table has GPU and compute instance columns */
-    struct gpu *g;     /* the GPU whose rows are being read */
-    struct gpu **gpus; /* the GPUs of this table, in order */
+    bool body;      /* past the "|===" line of the part */
+    bool gi_cols;   /* the process table has GPU and compute instance columns */
+    struct gpu *g;  /* the GPU whose rows are being read */
+    uint32_t *gpus; /* the indices of this table's GPUs (pointers move as GPUs are added) */
     size_t n_gpus;
+    size_t n_rows; /* GPUs with rows in the GPU part */
     bool gpus_complete, procs_open, procs_seen;
-    struct gpu *mig_gpu; /* nvidia-smi -L: the GPU whose MIG devices follow */
+    int64_t mig_gpu; /* nvidia-smi -L: the index of the GPU whose MIG devices follow, or -1 */
     uint32_t mig_count;
     struct failed_handle failed[16];
     size_t n_failed;
-    struct gpu *mig_cur; /* the GPU whose MIG devices are being counted */
+    int64_t mig_cur; /* the index of the GPU whose MIG devices are being counted, or -1 */
     uint32_t mig_n;
 };
 
@@ -166,8 +167,12 @@ static size_t cells(char *line, char **out)
     while (n < MAX_CELLS) {
         char *end = strchr(p, '|');
 
-        if (end == NULL)
+        if (end == NULL) {
+            /* a row cut short: what is left of it is its last cell */
+            if (*imp_trim(p) != '\0')
+                out[n++] = p;
             break;
+        }
         *end = '\0';
         out[n++] = imp_trim(p);
         p = end + 1;
@@ -228,14 +233,14 @@ static bool detect(const char *text, size_t len)
     return false;
 }
 
-static void table_gpu(struct table *t, struct gpu *g)
+static void table_gpu(struct table *t, const struct gpu *g)
 {
     for (size_t i = 0; i < t->n_gpus; i++) {
-        if (t->gpus[i] == g)
+        if (t->gpus[i] == g->index)
             return;
     }
     t->gpus = xreallocarray(t->gpus, t->n_gpus + 1, sizeof(*t->gpus));
-    t->gpus[t->n_gpus++] = g;
+    t->gpus[t->n_gpus++] = g->index;
 }
 
 /* "|   0  NVIDIA GeForce RTX 3080        Off | 00000000:01:00.0  On |                  N/A |" */
@@ -258,6 +263,7 @@ static void gpu_row1(struct table *t, char **c, unsigned long no)
     if (g == NULL)
         return;
     table_gpu(t, g);
+    t->n_rows++;
     /* The name lies between the index and the persistence mode (On/Off; TCC/WDDM on Windows). */
     {
         const char *last = w[n - 1];
@@ -277,7 +283,9 @@ static void gpu_row1(struct table *t, char **c, unsigned long no)
     if (nb >= 2)
         imp_gpu_set(im, g, "display_active", bw[1], IU_BOOL, no);
     /* Volatile uncorrected ECC: a count when ECC is on, Off when off, N/A when unsupported. */
-    if (strcasecmp(c[2], "Off") == 0) {
+    if (c[2] == NULL) {
+        return; /* cut short */
+    } else if (strcasecmp(c[2], "Off") == 0) {
         imp_gpu_set(im, g, "ecc_mode", "Off", IU_BOOL, no);
     } else if (strcasecmp(c[2], "On") == 0) {
         imp_gpu_set(im, g, "ecc_mode", "On", IU_BOOL, no);
@@ -325,7 +333,7 @@ static void gpu_row2(struct table *t, char **c, unsigned long no)
         imp_gpu_set(im, g, "mem_used_bytes", m[0], IU_MIB, no);
         imp_gpu_set(im, g, "mem_total_bytes", m[2], IU_MIB, no);
     }
-    nu = words(c[2], u, 8);
+    nu = c[2] ? words(c[2], u, 8) : 0;
     if (nu >= 1)
         imp_gpu_set(im, g, "util_gpu_pct", u[0], IU_PCT, no);
     if (nu >= 2) {
@@ -340,21 +348,23 @@ static void gpu_row2(struct table *t, char **c, unsigned long no)
 /* The third row (R450 on): "MIG M." in the last cell. */
 static void gpu_row3(struct table *t, char **c, unsigned long no)
 {
-    if (t->g != NULL && c[2][0] != '\0')
+    if (t->g != NULL && c[2] != NULL && c[2][0] != '\0')
         imp_gpu_set(t->im, t->g, "mig_mode", c[2], IU_BOOL, no);
 }
 
 static void gpus_line(struct table *t, char *line, unsigned long no)
 {
-    char *c[MAX_CELLS];
+    char *c[MAX_CELLS] = { NULL };
     size_t n = cells(line, c);
 
-    if (n < 3)
+    if (n < 2)
         return;
     if (looks_pci(c[1]))
         gpu_row1(t, c, no);
     else if (strstr(c[1], "MiB") || strstr(c[1], "/"))
         gpu_row2(t, c, no);
+    else if (n < 3)
+        return;
     else if (t->g != NULL)
         gpu_row3(t, c, no);
 }
@@ -362,9 +372,11 @@ static void gpus_line(struct table *t, char *line, unsigned long no)
 /* The MIG devices counted for one GPU: its rows are over when another GPU's begin. */
 static void mig_done(struct table *t)
 {
-    if (t->mig_cur != NULL)
-        imp_gpu_set_u64(t->mig_cur, "mig_devices", t->mig_n);
-    t->mig_cur = NULL;
+    struct gpu *g = t->mig_cur >= 0 ? snapshot_gpu(t->im->s, (uint32_t)t->mig_cur) : NULL;
+
+    if (g != NULL)
+        imp_gpu_set_u64(g, "mig_devices", t->mig_n);
+    t->mig_cur = -1;
     t->mig_n = 0;
 }
 
@@ -382,9 +394,9 @@ static void mig_line(struct table *t, char *line, unsigned long no)
     if (g == NULL)
         return;
     t->im->found = true;
-    if (g != t->mig_cur)
+    if ((int64_t)g->index != t->mig_cur)
         mig_done(t);
-    t->mig_cur = g;
+    t->mig_cur = g->index;
     t->mig_n++;
 }
 
@@ -521,6 +533,17 @@ static bool time_line(struct table *t, const char *line)
     return false;
 }
 
+/* -L's MIG devices of the GPU before, counted. */
+static void list_migs(struct table *t)
+{
+    struct gpu *g = t->mig_gpu >= 0 ? snapshot_gpu(t->im->s, (uint32_t)t->mig_gpu) : NULL;
+
+    if (g != NULL && t->mig_count > 0)
+        imp_gpu_set_u64(g, "mig_devices", t->mig_count);
+    t->mig_gpu = -1;
+    t->mig_count = 0;
+}
+
 /* nvidia-smi -L: "GPU 0: Tesla K80 (UUID: GPU-...)", then "  MIG 1g.5gb Device 0: (UUID: ...)" */
 static bool list_line(struct table *t, const char *line, unsigned long no)
 {
@@ -530,7 +553,7 @@ static bool list_line(struct table *t, const char *line, unsigned long no)
     struct gpu *g;
 
     if (strncmp(p, "MIG ", 4) == 0 && strstr(p, "(UUID: MIG-") != NULL) {
-        if (t->mig_gpu != NULL)
+        if (t->mig_gpu >= 0)
             t->mig_count++;
         return true;
     }
@@ -538,10 +561,7 @@ static bool list_line(struct table *t, const char *line, unsigned long no)
         return false;
     if (sscanf(p + 4, "%15[0-9]:", idx) != 1 || !str_to_u64(idx, 10, &index) || index > 4095)
         return false;
-    if (t->mig_gpu != NULL && t->mig_count > 0)
-        imp_gpu_set_u64(t->mig_gpu, "mig_devices", t->mig_count);
-    t->mig_gpu = NULL;
-    t->mig_count = 0;
+    list_migs(t);
     g = imp_gpu(t->im, NULL, (int64_t)index, no);
     if (g == NULL)
         return true;
@@ -551,7 +571,7 @@ static bool list_line(struct table *t, const char *line, unsigned long no)
     if (sscanf(u + 8, "%127[^)]", uuid) == 1 && strncmp(imp_trim(uuid), "GPU-", 4) == 0)
         imp_gpu_set(t->im, g, "uuid", uuid, IU_STR, no);
     imp_gpu_set(t->im, g, "name", name, IU_STR, no);
-    t->mig_gpu = g;
+    t->mig_gpu = g->index;
     return true;
 }
 
@@ -562,6 +582,7 @@ static void run(struct imp *im, const char *text, size_t len)
 
     memset(&t, 0, sizeof(t));
     t.im = im;
+    t.mig_gpu = t.mig_cur = -1;
     lines_init(&l, text, len);
     while (lines_next(&l)) {
         char *line = l.line;
@@ -583,7 +604,7 @@ static void run(struct imp *im, const char *text, size_t len)
         if (t.part == P_MIG && (strstr(p, "| Processes:") || p[0] == '\0'))
             mig_done(&t);
         if (strstr(p, "| Processes:") || strncmp(p, "Processes:", 10) == 0) {
-            if (t.part == P_GPUS && t.n_gpus > 0)
+            if (t.part == P_GPUS && t.n_rows > 0)
                 t.gpus_complete = true;
             t.part = P_PROCS;
             t.body = false;
@@ -592,7 +613,7 @@ static void run(struct imp *im, const char *text, size_t len)
             continue;
         }
         if (strstr(p, "| MIG devices:")) {
-            if (t.part == P_GPUS && t.n_gpus > 0)
+            if (t.part == P_GPUS && t.n_rows > 0)
                 t.gpus_complete = true;
             t.part = P_MIG;
             t.body = false;
@@ -625,9 +646,12 @@ static void run(struct imp *im, const char *text, size_t len)
         if (is_border(p)) {
             if (t.part == P_PROCS && t.body) {
                 /* The process table ended: every GPU of this table has its whole list. */
-                if (t.procs_open)
-                    for (size_t i = 0; i < t.n_gpus; i++)
-                        imp_gpu_procs_known(im, t.gpus[i]);
+                for (size_t i = 0; t.procs_open && i < t.n_gpus; i++) {
+                    struct gpu *g = snapshot_gpu(im->s, t.gpus[i]);
+
+                    if (g != NULL)
+                        imp_gpu_procs_known(im, g);
+                }
                 t.procs_open = false;
                 t.part = P_NONE;
             }
@@ -653,13 +677,12 @@ static void run(struct imp *im, const char *text, size_t len)
         else if (t.part == P_PROCS)
             proc_line(&t, line, l.no);
     }
-    if (t.mig_gpu != NULL && t.mig_count > 0)
-        imp_gpu_set_u64(t.mig_gpu, "mig_devices", t.mig_count);
+    list_migs(&t);
     /* A MIG table cut short: the last GPU's count may be short too. */
-    if (t.part == P_MIG && t.mig_cur != NULL)
+    if (t.part == P_MIG && t.mig_cur >= 0)
         imp_note(im, COLLECTOR_NVML, 0,
-                 "the MIG device table is cut short: GPU %u's MIG devices stay unknown",
-                 t.mig_cur->index);
+                 "the MIG device table is cut short: GPU %lld's MIG devices stay unknown",
+                 (long long)t.mig_cur);
     else
         mig_done(&t);
     for (size_t i = 0; i < t.n_failed; i++) {
@@ -677,9 +700,9 @@ static void run(struct imp *im, const char *text, size_t len)
                  "the process table is cut short: the GPUs' process lists stay unknown");
     /* Every GPU nvidia-smi found is in a table that goes on to its process part. */
     if (t.gpus_complete && im->s->nvml.device_count_rc != 0 && im->s->nvml.init_rc == 0) {
-        im->s->nvml.device_count = (uint32_t)t.n_gpus;
+        im->s->nvml.device_count = (uint32_t)t.n_rows;
         im->s->nvml.device_count_rc = 0;
-    } else if (t.n_gpus > 0 && !t.gpus_complete) {
+    } else if (t.n_rows > 0 && !t.gpus_complete) {
         imp_note(im, COLLECTOR_NVML, 0,
                  "the GPU table may be cut short: the number of GPUs stays unknown");
     }

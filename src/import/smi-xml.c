@@ -151,11 +151,14 @@ static void run(struct imp *im, const char *text, size_t len)
         XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING | XML_PARSE_NOCDATA);
     if (doc == NULL) {
         const xmlError *e = xml.ctxt_get_last_error(ctxt);
-        char *msg = str_excerpt(e && e->message ? e->message : "not well-formed", 120);
-        size_t m = strlen(msg);
+        char what[160], *msg;
+        size_t m;
 
-        while (m > 0 && (msg[m - 1] == '\n' || msg[m - 1] == ' '))
-            msg[--m] = '\0';
+        snprintf(what, sizeof(what), "%s", e && e->message ? e->message : "not well-formed");
+        m = strlen(what);
+        while (m > 0 && (what[m - 1] == '\n' || what[m - 1] == ' '))
+            what[--m] = '\0';
+        msg = str_excerpt(what, 120);
         imp_fail(im, e && e->line > 0 ? (unsigned long)e->line : 1, "not well-formed XML: %s", msg);
         free(msg);
         xml.free_parser_ctxt(ctxt);
