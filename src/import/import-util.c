@@ -494,9 +494,16 @@ struct gpu *imp_gpu(struct imp *im, const char *bus, int64_t index, unsigned lon
         for (size_t i = 0; i < s->n_gpus; i++) {
             g = &s->gpus[i];
             /* The same index with another address is another machine's GPU: not merged. */
-            if (g->index == (uint32_t)index &&
-                (!have_pci || !gpu_valid(g, GPU_S_PCI_BUS_ID) || g->handle_rc != 0))
-                return g;
+            if (g->index != (uint32_t)index ||
+                (have_pci && gpu_valid(g, GPU_S_PCI_BUS_ID) && g->handle_rc == 0))
+                continue;
+            /* -L read first: the address is what this piece adds. */
+            if (have_pci && !gpu_valid(g, GPU_S_PCI_BUS_ID)) {
+                free(g->pci_bus_id);
+                g->pci_bus_id = xstrdup(pci);
+                g->rc[GPU_S_PCI_BUS_ID] = 0;
+            }
+            return g;
         }
     }
     if (s->n_gpus >= IMP_MAX_GPUS) {
@@ -670,29 +677,46 @@ static bool same_event(const struct klog_event *a, const struct klog_event *b)
     return false;
 }
 
-static int cmp_event_time(const void *a, const void *b)
+static int64_t event_ms(const struct klog_event *e)
 {
-    const struct klog_event *x = a, *y = b;
-    uint64_t tm = UINT64_C(1) << KLOG_S_TIME;
-    int64_t tx = (x->valid & tm) ? x->time_ms : 0, ty = (y->valid & tm) ? y->time_ms : 0;
+    return (e->valid & (UINT64_C(1) << KLOG_S_TIME)) ? e->time_ms : 0;
+}
 
-    return (tx > ty) - (tx < ty);
+/*
+ * Oldest first, as the collector keeps them; events of the same second (or without a time) in
+ * the order read: a stable insertion sort (qsort is not stable). The lists are short (at most
+ * IMP_MAX_EVENTS plus one piece's KLOG_MAX_EVENTS) and mostly in order already.
+ */
+static void sort_events(struct klog_event *ev, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        struct klog_event cur = ev[i];
+        size_t k = i;
+
+        while (k > 0 && event_ms(&ev[k - 1]) > event_ms(&cur)) {
+            ev[k] = ev[k - 1];
+            k--;
+        }
+        ev[k] = cur;
+    }
 }
 
 void imp_klog_merge(struct imp *im, struct klog_parser *p, const char *source)
 {
     struct driver_info fresh, *d = &im->s->driver;
-    size_t kept;
+    size_t before;
 
     memset(&fresh, 0, sizeof(fresh));
     klog_parser_finish(p, &fresh);
     imp_touch(im, COLLECTOR_KLOG);
     d->events = xreallocarray(d->events, d->n_events + fresh.n_events + 1, sizeof(*d->events));
+    before = d->n_events;
     for (size_t i = 0; i < fresh.n_events; i++) {
         struct klog_event *ev = &fresh.events[i];
         bool dup = false;
 
-        for (size_t k = 0; k < d->n_events && !dup; k++)
+        /* The same line in another piece (a report's kern.log and its dmesg); not a repeat. */
+        for (size_t k = 0; k < before && !dup; k++)
             dup = same_event(&d->events[k], ev);
         if (dup) {
             klog_event_free(ev);
@@ -703,8 +727,7 @@ void imp_klog_merge(struct imp *im, struct klog_parser *p, const char *source)
         d->events[d->n_events++] = *ev;
     }
     free(fresh.events);
-    /* Oldest first, as the collector keeps them; a stable order for events without a time. */
-    qsort(d->events, d->n_events, sizeof(*d->events), cmp_event_time);
+    sort_events(d->events, d->n_events);
     if (d->n_events > IMP_MAX_EVENTS) {
         size_t drop = d->n_events - IMP_MAX_EVENTS;
 
@@ -714,13 +737,11 @@ void imp_klog_merge(struct imp *im, struct klog_parser *p, const char *source)
         d->n_events = IMP_MAX_EVENTS;
         im->is->events_dropped += drop;
     }
-    kept = d->n_events;
     d->klog_records += fresh.klog_records;
     d->klog_events_total += fresh.klog_events_total;
     d->klog_events_dropped = fresh.klog_events_dropped + im->is->events_dropped;
     d->klog_unparsed += fresh.klog_unparsed;
     d->valid |= UINT64_C(1) << DRIVER_S_KLOG;
-    (void)kept;
     if (d->klog_source == NULL) {
         d->klog_source = str_sanitized(source);
     } else if (strstr(d->klog_source, source) == NULL && strlen(d->klog_source) < 1000) {

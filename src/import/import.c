@@ -538,6 +538,7 @@ static void apply_topology(struct import_session *is)
         if (!t->numa_known || g == NULL || !gpu_valid(g, GPU_S_PCI_BUS_ID))
             continue;
         d = pcie_device_at(&s->pcie, g->pci_bus_id);
+        s->pcie.valid |= UINT64_C(1) << PCIE_I_GPUS; /* the list is kept whole (lspci.c) */
         if (!pcie_device_valid(d, PCIE_S_NUMA)) {
             d->numa_node = t->numa;
             d->valid |= UINT64_C(1) << PCIE_S_NUMA;

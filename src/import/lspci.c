@@ -72,7 +72,8 @@ static bool detect(const char *text, size_t len)
         if (device_line(l.line, addr, sizeof(addr)) && strstr(l.line, "NVIDIA"))
             device = true;
         if (device && (strstr(l.line, "LnkSta:") || strncmp(l.line, "00: de 10", 9) == 0 ||
-                       strstr(l.line, "Kernel driver in use:")))
+                       strstr(l.line, "Kernel driver in use:") ||
+                       strstr(l.line, "Capabilities: [") || strstr(l.line, "NUMA node")))
             return true;
     }
     return false;
@@ -244,6 +245,18 @@ static void run(struct imp *im, const char *text, size_t len)
                        strstr(s, "[10de:") != NULL;
             d.display = strstr(s, "VGA compatible controller") || strstr(s, "3D controller") ||
                         strstr(s, "Display controller");
+            /* lspci -nn: "3D controller [0302]: NVIDIA ... [10de:20b0]" */
+            {
+                const char *ids = strstr(s, "[10de:");
+                unsigned dev, cls;
+
+                if (ids != NULL && sscanf(ids, "[10de:%4x]", &dev) == 1) {
+                    d.device_id = dev;
+                    d.ids_known = true;
+                }
+                if (sscanf(strchr(s, ' ') + 1, "%*[^[][%4x]:", &cls) == 1)
+                    d.class_code = cls << 8;
+            }
             devices++;
             continue;
         }
@@ -268,9 +281,17 @@ static void run(struct imp *im, const char *text, size_t len)
         return;
     }
     im->found = true;
-    /* A bug report lists every NVIDIA device: the list of GPUs on the bus is complete. */
-    if (im->list_complete)
+    /*
+     * The snapshot keeps a list of GPUs on the bus only as a whole (PCIE_I_GPUS): the devices
+     * read are that list. A bug report's is every NVIDIA device; a paste may hold fewer, which
+     * never makes a GPU look missing (that takes one NVML does not list).
+     */
+    if (im->s->pcie.n_gpus > 0 || im->list_complete)
         im->s->pcie.valid |= UINT64_C(1) << PCIE_I_GPUS;
+    if (!im->list_complete && im->s->pcie.n_gpus > 0)
+        imp_note(im, COLLECTOR_PCIE, 0,
+                 "the NVIDIA devices lspci printed here are taken as the "
+                 "GPUs on the bus");
 }
 
 const struct importer importer_lspci = {

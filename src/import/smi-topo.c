@@ -98,8 +98,9 @@ static void topo_numa(struct import_session *is, int gpu, const char *numa)
 static void topo_run(struct imp *im, const char *text, size_t len)
 {
     char header[IMP_MAX_LINE], *cols[MAX_COLS], *nic_names[MAX_COLS] = { 0 };
-    size_t n_cols = 0, n_dev = 0;
+    size_t n_cols = 0, n_dev = 0, first_link = im->is->n_links, first_gpu = im->is->n_topo_gpus;
     bool have_header = false, numa_col = false, cpu_col = false;
+    char numas[256] = "";
     struct lines l;
 
     lines_init(&l, text, len);
@@ -150,7 +151,7 @@ static void topo_run(struct imp *im, const char *text, size_t len)
             topo_numa(im->is, gpu, w[n_dev + 1]);
     }
     /* What the snapshot has no place for, said: GPUs that share a PCIe switch with a NIC. */
-    for (size_t i = 0; i < im->is->n_links; i++) {
+    for (size_t i = first_link; i < im->is->n_links; i++) {
         const struct topo_link *t = &im->is->links[i];
         int k, g;
 
@@ -162,6 +163,12 @@ static void topo_run(struct imp *im, const char *text, size_t len)
                  k >= 0 && k < MAX_COLS && nic_names[k] ? nic_names[k] : "",
                  k >= 0 && k < MAX_COLS && nic_names[k] ? ")" : "");
     }
+    /* Kept on the PCIe devices of GPUs another piece gives the address of (import.c). */
+    for (size_t i = first_gpu; i < im->is->n_topo_gpus && strlen(numas) + 24 < sizeof(numas); i++)
+        snprintf(numas + strlen(numas), sizeof(numas) - strlen(numas), "%sGPU %d: %d",
+                 i > first_gpu ? ", " : "", im->is->topo_gpus[i].gpu, im->is->topo_gpus[i].numa);
+    if (numas[0] != '\0')
+        imp_note(im, COLLECTOR_PCIE, 0, "topo -m: NUMA affinity %s", numas);
     for (size_t k = 0; k < MAX_COLS; k++)
         free(nic_names[k]);
     if (!have_header)
@@ -250,6 +257,7 @@ static void nvlink_run(struct imp *im, const char *text, size_t len)
             continue;
         links++;
         im->found = true;
+        imp_touch(im, COLLECTOR_NVML);
         if (strstr(rest, "<inactive>"))
             inactive++;
         else if (strstr(rest, "GB/s"))
