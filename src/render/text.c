@@ -458,6 +458,7 @@ void render_gpu_processes(FILE *out, const struct snapshot *s, const struct rend
 /* Skips grouped by (reason, rule): the GPUs each applies to, every one of them. */
 struct skip_group {
     const char *reason;
+    const char *command; /* what supplies the missing evidence (struct skip), or NULL */
     const struct rule *rule;
     int32_t *gpus;
     size_t n_gpus, cap_gpus;
@@ -488,6 +489,7 @@ static size_t group_skips(const struct findings *f, struct skip_group *g, size_t
                 continue;
             memset(&g[n], 0, sizeof(g[n]));
             g[n].reason = k->reason;
+            g[n].command = k->command;
             g[n].rule = k->rule;
             n++;
         }
@@ -564,6 +566,13 @@ void render_not_checked(FILE *out, const struct snapshot *s, const struct findin
                 done[j] = true;
             }
         }
+        /* Evidence imported (no root read live): which command would supply what it lacks. */
+        if (s->root == NULL && groups[i].command != NULL && len < sizeof(line))
+            snprintf(line + len, sizeof(line) - len,
+                     strncmp(groups[i].command, "gpudoctor ", 10) == 0
+                         ? " (needs `%s` run on the server itself)"
+                         : " (run `%s` for it)",
+                     groups[i].command);
         HEADER();
         fprintf(out, "  ");
         render_wrap(out, ro, 2, 4, line);

@@ -96,6 +96,74 @@ void proc_desc(char *buf, size_t size, const struct rule_ctx *ctx, int32_t pid)
     snprintf(buf, size, "pid %d (%s)", (int)pid, label);
 }
 
+/*
+ * Which command supplies what was not in the evidence, for "Not checked" (render_not_checked
+ * prints it for imported evidence). Only commands whose output check --from reads; a name is
+ * matched whole, or by its prefix when the prefix ends in '_'. The first match wins. What only
+ * a live run sees (the host's process table, its load) names gpudoctor itself. Commands only,
+ * to be pasted: no prose in them.
+ */
+static const struct {
+    const char *name;
+    const char *command;
+} gpu_commands[] = {
+    { "clocks_event_reasons", "nvidia-smi -q -d PERFORMANCE" },
+    { "pstate", "nvidia-smi -q -d PERFORMANCE" },
+    { "temp_", "nvidia-smi -q -d TEMPERATURE" },
+    { "power_", "nvidia-smi -q -d POWER" },
+    { "energy_mj", "nvidia-smi -q -d POWER" },
+    { "clock_", "nvidia-smi -q -d CLOCK" },
+    { "mem_", "nvidia-smi -q -d MEMORY" },
+    { "bar1_", "nvidia-smi -q -d MEMORY" },
+    { "util_", "nvidia-smi -q -d UTILIZATION" },
+    { "ecc_", "nvidia-smi -q -d ECC" },
+    { "retired_pages_", "nvidia-smi -q -d PAGE_RETIREMENT" },
+    { "remapped_rows_", "nvidia-smi -q -d ROW_REMAPPER" },
+    { "processes", "nvidia-smi" },
+    { "process_utilization", "nvidia-smi -q -d PIDS" },
+    { "pcie_", "nvidia-smi -q" },
+    { "pci_", "nvidia-smi -q" },
+    { "mig_", "nvidia-smi -q" },
+    { "fan_speed_pct", "nvidia-smi" },
+    { "persistence_mode", "nvidia-smi" },
+    { "compute_mode", "nvidia-smi" },
+    { "display_", "nvidia-smi -q" },
+    { "name", "nvidia-smi -L" },
+    { "uuid", "nvidia-smi -L" },
+    { "serial", "nvidia-smi -q" },
+    { "vbios_version", "nvidia-smi -q" },
+    { "minor_number", "nvidia-smi -q" },
+};
+
+static const char *const collector_commands[COLLECTOR__COUNT] = {
+    [COLLECTOR_NVML] = "nvidia-smi -q",
+    [COLLECTOR_KLOG] = "sudo dmesg",
+    [COLLECTOR_PCIE] = "sudo lspci -vvv -d 10de:",
+    [COLLECTOR_DRIVER] = "sudo nvidia-bug-report.sh",
+    [COLLECTOR_HOST] = "gpudoctor check",
+    [COLLECTOR_PROCS] = "gpudoctor check",
+    [COLLECTOR_STACK] = "gpudoctor check",
+};
+
+const char *skip_command_gpu(const char *field)
+{
+    if (field == NULL)
+        return NULL;
+    for (size_t i = 0; i < sizeof(gpu_commands) / sizeof(gpu_commands[0]); i++) {
+        const char *k = gpu_commands[i].name;
+        size_t n = strlen(k);
+
+        if (strcmp(field, k) == 0 || (k[n - 1] == '_' && strncmp(field, k, n) == 0))
+            return gpu_commands[i].command;
+    }
+    return NULL;
+}
+
+const char *skip_command_collector(enum collector_id id)
+{
+    return (unsigned)id < COLLECTOR__COUNT ? collector_commands[id] : NULL;
+}
+
 bool need_collector(const struct rule_ctx *ctx, struct findings *out, enum collector_id id)
 {
     const struct collector_status *c = &ctx->facts->snap->collectors[id];
@@ -106,6 +174,7 @@ bool need_collector(const struct rule_ctx *ctx, struct findings *out, enum colle
         return true;
     case CS_NOT_RUN:
         rule_skip(ctx, out, -1, "%s collector not run", collector_names[id]);
+        out->skips[out->n_skips - 1].command = skip_command_collector(id);
         return false;
     default:
         rule_skip(ctx, out, -1, "%s collector %s", collector_names[id],
@@ -305,6 +374,7 @@ void rule_skip(const struct rule_ctx *ctx, struct findings *out, int32_t gpu_ind
     k = &out->skips[out->n_skips++];
     k->rule = ctx->rule;
     k->gpu_index = gpu_index;
+    k->command = NULL;
     va_start(ap, fmt);
     k->reason = xvasprintf(fmt, ap);
     va_end(ap);
@@ -339,5 +409,8 @@ bool need_gpu(const struct rule_ctx *ctx, struct findings *out, const struct gpu
     if (g->handle_rc != 0)
         return false;
     rule_skip(ctx, out, (int32_t)g->index, "%s %s", gpu_field_name(slot), gpu_status_name(g, slot));
+    /* Not in the evidence (an error reading it is the GPU's answer, no command changes it). */
+    if (g->rc[slot] == JF_RC_NOT_COLLECTED)
+        out->skips[out->n_skips - 1].command = skip_command_gpu(gpu_field_name(slot));
     return false;
 }

@@ -66,7 +66,18 @@ struct skip {
     const struct rule *rule;
     int32_t gpu_index; /* -1: not about one GPU */
     char *reason;      /* "temp_c NOT_SUPPORTED", "needs a sampling window (--window)" */
+    /* What would supply the missing evidence ("nvidia-smi -q -d PERFORMANCE"), static; NULL:
+     * nothing to say (the evidence says the GPU cannot, or no command would). skip_command(). */
+    const char *command;
 };
+
+/*
+ * The command whose output (given to check --from) holds a GPU field ("clocks_event_reasons" ->
+ * "nvidia-smi -q -d PERFORMANCE", gpu_table's names) or a collector's section (COLLECTOR_KLOG ->
+ * dmesg); NULL when none would. Static strings.
+ */
+const char *skip_command_gpu(const char *field);
+const char *skip_command_collector(enum collector_id id);
 
 struct findings {
     struct finding *items;
