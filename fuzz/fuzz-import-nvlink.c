@@ -1,0 +1,11 @@
+/* The nvlink importer (src/import, docs/import.md) through check --from --format nvlink:
+ * fuzz_import. */
+#include "fuzz.h"
+
+void fuzz_import(const char *format, const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_import("nvlink", data, size);
+    return 0;
+}

@@ -1,0 +1,11 @@
+/* The topo importer (src/import, docs/import.md) through check --from --format topo: fuzz_import.
+ */
+#include "fuzz.h"
+
+void fuzz_import(const char *format, const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fuzz_import("topo", data, size);
+    return 0;
+}
