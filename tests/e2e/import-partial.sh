@@ -7,7 +7,9 @@
 # a finding (the rule says it could not check), never create one: a new finding would claim the
 # absence of something that was simply not collected. Allowed, as in partial-evidence.sh: a
 # finding a more specific one had replaced (the rule's "Gives way to", `explain --markdown`).
-# Also: the report on imported evidence says which command would supply what is missing.
+# Also: the report on imported evidence says which command would supply what is missing; and the
+# round trip: the converted snapshot gives the same findings as the evidence itself, and every key
+# it holds is one `snapshot --describe` documents.
 set -uo pipefail
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 : "${GPUDOCTOR:?}" "${SRC:?}"
@@ -127,6 +129,22 @@ def variants(doc):
         yield "section kernel_log", d
 
 
+# Every name the description gives in backquotes: its tables' keys and those its text explains.
+described = set(re.findall(r"`([a-z0-9_]+)`", subprocess.run(
+    [gpudoctor, "snapshot", "--describe"], capture_output=True, text=True).stdout))
+
+
+def keys(node, out):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            out.add(k)
+            keys(v, out)
+    elif isinstance(node, list):
+        for v in node:
+            keys(v, out)
+    return out
+
+
 samples, runs, hinted = 0, 0, 0
 for exp in sorted(glob.glob(os.path.join(corpus, "*", "*.expect"))):
     name = os.path.relpath(exp, corpus)
@@ -151,6 +169,17 @@ for exp in sorted(glob.glob(os.path.join(corpus, "*", "*.expect"))):
         fail(name, f"the converted snapshot is not read: {full.get('error')}")
         continue
     have = keyset(full)
+    r = subprocess.run([gpudoctor, "check", *args, "--json"], capture_output=True, text=True,
+                       timeout=60)
+    direct = keyset(json.loads(r.stdout)) if r.stdout else None
+    if direct != have:
+        fail(name, f"the converted snapshot's findings differ from the evidence's: "
+             f"{sorted(map(str, (direct or set()) ^ have))[:3]}")
+    # nvml_status maps field names; collectors are named by collector_names.
+    undocumented = {k for k in keys(doc, set()) - described
+                    if k not in ("nvml_status",) and k not in (doc.get("collectors") or {})}
+    if undocumented:
+        fail(name, f"keys `snapshot --describe` does not document: {sorted(undocumented)[:5]}")
     for what, d in variants(doc):
         runs += 1
         rc2, out = check(d, f"{name}-{runs}")
