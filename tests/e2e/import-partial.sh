@@ -91,7 +91,7 @@ def variants(doc):
             d[sect][key] = None
             yield f"{sect}.{key}", d
     for i, ev in enumerate((doc.get("driver") or {}).get("events") or []):
-        if i >= 3:
+        if i >= 1:
             break
         for key, v in sorted(ev.items()):
             if v is None or key == "kind":
@@ -180,7 +180,9 @@ for exp in sorted(glob.glob(os.path.join(corpus, "*", "*.expect"))):
                     if k not in ("nvml_status",) and k not in (doc.get("collectors") or {})}
     if undocumented:
         fail(name, f"keys `snapshot --describe` does not document: {sorted(undocumented)[:5]}")
-    for what, d in variants(doc):
+    # A merge's files are samples of their own, removed field by field there (120 s on a busy
+    # 2-core machine: the removals are the cost).
+    for what, d in ([] if name.startswith("merge/") else variants(doc)):
         runs += 1
         rc2, out = check(d, f"{name}-{runs}")
         if "findings" not in out:
