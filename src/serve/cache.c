@@ -19,6 +19,9 @@ struct serve_result *serve_result_new(char *metrics, size_t metrics_len, char *f
     r->metrics_len = metrics ? metrics_len : 0;
     r->findings = findings ? findings : xstrdup("");
     r->findings_len = findings ? findings_len : 0;
+    /* Here, in the collection thread, once: requests only frame what is compressed. */
+    serve_deflate(r->metrics, r->metrics_len, &r->metrics_gz);
+    serve_deflate(r->findings, r->findings_len, &r->findings_gz);
     return r;
 }
 
@@ -30,6 +33,8 @@ void serve_result_unref(struct serve_result *r)
         return;
     free(r->metrics);
     free(r->findings);
+    serve_deflated_free(&r->metrics_gz);
+    serve_deflated_free(&r->findings_gz);
     free(r);
 }
 

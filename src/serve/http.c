@@ -4,6 +4,8 @@
  * and headers must fit in (larger requests get 431 and are closed). GET and HEAD only; the only
  * thing a request names is which of three prepared answers it gets. Bodies are never copied:
  * a response points into the published result, whose reference it holds until MHD is done.
+ * /metrics and /findings come gzipped when the request's Accept-Encoding allows it, from the
+ * body the collection thread compressed (encoding.c): a request compresses nothing.
  */
 #include "serve/mhd.h"
 #include "serve/serve.h"
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 struct serve_http {
@@ -30,7 +33,8 @@ struct serve_http {
 /* What a response body points into, freed when MHD destroys the response. */
 struct body {
     struct serve_result *r;
-    char extra[320]; /* the part made for this request: data age, staleness */
+    char extra[SERVE_GZIP_PART_MAX]; /* the part made for this request: data age, staleness */
+    struct serve_gzip_frame gz;      /* for a gzip answer: its header, extra, its trailer */
 };
 
 static void body_free(void *cls)
@@ -197,26 +201,67 @@ static enum MHD_Result reply_text(struct MHD_Connection *c, unsigned status, con
     return rc;
 }
 
-/* A body of two parts: one made for this request and one from the result, in either order. */
-static enum MHD_Result reply_parts(struct MHD_Connection *c, struct body *b, bool extra_first,
-                                   const char *data, size_t len, const char *type)
+static enum MHD_Result accept_encoding(void *cls, enum MHD_ValueKind kind, const char *key,
+                                       const char *value)
 {
-    struct MHD_IoVec iov[2];
-    struct MHD_IoVec *shared = &iov[extra_first ? 1 : 0], *own = &iov[extra_first ? 0 : 1];
+    (void)kind;
+    if (value != NULL && strcasecmp(key, MHD_HTTP_HEADER_ACCEPT_ENCODING) == 0)
+        serve_coding_parse(cls, value);
+    return MHD_YES;
+}
+
+/* Whether the request's Accept-Encoding fields, all of them, let the answer be gzip. */
+static bool wants_gzip(struct MHD_Connection *c)
+{
+    struct serve_coding coding;
+
+    serve_coding_init(&coding);
+    mhd.get_connection_values(c, MHD_HEADER_KIND, accept_encoding, &coding);
+    return serve_coding_gzip(&coding);
+}
+
+/*
+ * A body of two parts: one made for this request (b->extra) and one from the result, in either
+ * order; gzip-coded when the request accepts it, with the result's compressed copy (gz).
+ */
+static enum MHD_Result reply_parts(struct MHD_Connection *c, struct body *b, bool extra_first,
+                                   const char *data, size_t len, const struct serve_deflated *gz,
+                                   const char *type)
+{
+    struct MHD_IoVec iov[3];
     struct MHD_Response *resp;
     enum MHD_Result rc;
+    size_t extra_len = strlen(b->extra);
+    bool gzip = wants_gzip(c);
 
-    shared->iov_base = data;
-    shared->iov_len = len;
-    own->iov_base = b->extra;
-    own->iov_len = strlen(b->extra);
-    resp = mhd.create_response_from_iovec(iov, 2, body_free, b);
+    if (gzip) {
+        serve_gzip_frame(gz, b->extra, extra_first ? extra_len : 0, extra_first ? "" : b->extra,
+                         extra_first ? 0 : extra_len, &b->gz);
+        iov[0].iov_base = b->gz.head;
+        iov[0].iov_len = b->gz.head_len;
+        iov[1].iov_base = gz->data;
+        iov[1].iov_len = gz->len;
+        iov[2].iov_base = b->gz.tail;
+        iov[2].iov_len = b->gz.tail_len;
+    } else {
+        struct MHD_IoVec *shared = &iov[extra_first ? 1 : 0], *own = &iov[extra_first ? 0 : 1];
+
+        shared->iov_base = data;
+        shared->iov_len = len;
+        own->iov_base = b->extra;
+        own->iov_len = extra_len;
+    }
+    resp = mhd.create_response_from_iovec(iov, gzip ? 3 : 2, body_free, b);
     if (resp == NULL) {
         body_free(b);
         return MHD_NO;
     }
     mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
     mhd.add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    /* Caches between scraper and server must not hand a gzip body to a client without gzip. */
+    mhd.add_response_header(resp, MHD_HTTP_HEADER_VARY, MHD_HTTP_HEADER_ACCEPT_ENCODING);
+    if (gzip)
+        mhd.add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
     rc = mhd.queue_response(c, MHD_HTTP_OK, resp);
     mhd.destroy_response(resp);
     return rc;
@@ -239,7 +284,8 @@ static enum MHD_Result reply_metrics(struct serve_http *h, struct MHD_Connection
     age = data_age_s(b->r);
     if (age >= 0)
         metrics_render_age(b->extra, sizeof(b->extra), age);
-    return reply_parts(c, b, false, b->r->metrics, b->r->metrics_len, METRICS_CONTENT_TYPE);
+    return reply_parts(c, b, false, b->r->metrics, b->r->metrics_len, &b->r->metrics_gz,
+                       METRICS_CONTENT_TYPE);
 }
 
 static enum MHD_Result reply_findings(struct serve_http *h, struct MHD_Connection *c)
@@ -254,7 +300,7 @@ static enum MHD_Result reply_findings(struct serve_http *h, struct MHD_Connectio
     else
         snprintf(b->extra, sizeof(b->extra), "{\"data_age_seconds\":%.3f,\"stale\":%s,", age,
                  age * 1000.0 > (double)h->stale_ms ? "true" : "false");
-    return reply_parts(c, b, true, b->r->findings, b->r->findings_len,
+    return reply_parts(c, b, true, b->r->findings, b->r->findings_len, &b->r->findings_gz,
                        "application/json; charset=utf-8");
 }
 

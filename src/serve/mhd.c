@@ -26,6 +26,7 @@ static const struct {
     { "MHD_add_response_header", offsetof(struct mhd_api, add_response_header) },
     { "MHD_queue_response", offsetof(struct mhd_api, queue_response) },
     { "MHD_destroy_response", offsetof(struct mhd_api, destroy_response) },
+    { "MHD_get_connection_values", offsetof(struct mhd_api, get_connection_values) },
 };
 
 int mhd_load(char **cause)

@@ -18,6 +18,7 @@ struct mhd_api {
     __typeof__(&MHD_add_response_header) add_response_header;
     __typeof__(&MHD_queue_response) queue_response;
     __typeof__(&MHD_destroy_response) destroy_response;
+    __typeof__(&MHD_get_connection_values) get_connection_values;
 };
 
 /* Filled by mhd_load(); process-wide, like the library it describes. */

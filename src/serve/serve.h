@@ -32,6 +32,61 @@
 #define SERVE_REQUEST_MEMORY         (16 * 1024) /* per connection: the request must fit */
 #define SERVE_FINDINGS_SCHEMA        "gpudoctor.findings/1"
 
+/* ---- content coding (encoding.c) ---- */
+
+/*
+ * zlib's level for the bodies compressed once a cycle. 6, zlib's default: /metrics of the 8-GPU
+ * simulated server, 87 KiB, becomes 6.7 KiB (7.7 %) in about 1 ms a cycle; 9 takes 2.7 times as
+ * long for no fewer bytes, 1 gives 10 % more bytes to save 0.6 ms (docs/serve.md).
+ */
+#define SERVE_GZIP_LEVEL    6
+#define SERVE_GZIP_PART_MAX 320 /* bytes a request adds to a body: the data age, the staleness */
+
+/* What a request's Accept-Encoding fields say: weights in thousandths, -1 where not named. */
+struct serve_coding {
+    int q_gzip; /* gzip or x-gzip */
+    int q_identity;
+    int q_any; /* "*" */
+};
+
+void serve_coding_init(struct serve_coding *c);
+/*
+ * Adds one Accept-Encoding field value (a request may send several). Malformed elements are
+ * skipped; a coding named twice keeps its lowest weight.
+ */
+void serve_coding_parse(struct serve_coding *c, const char *value);
+/*
+ * Whether to answer with gzip: gzip (or "*") has a weight above 0 and at least identity's, where
+ * identity (or "*") is named at all. No header, or one that names neither, means identity.
+ */
+bool serve_coding_gzip(const struct serve_coding *c);
+
+/* A body compressed once: raw deflate ended by a sync flush, so more blocks may follow. */
+struct serve_deflated {
+    unsigned char *data;
+    size_t len;
+    uint32_t crc;    /* CRC-32 of the uncompressed body */
+    size_t body_len; /* its length */
+};
+
+void serve_deflate(const char *body, size_t len, struct serve_deflated *out);
+void serve_deflated_free(struct serve_deflated *d);
+
+/*
+ * One gzip member is head, the deflated body, tail: head holds the gzip header and pre (a stored
+ * block), tail post (the final, stored block) and the trailer (CRC-32 and length of all three).
+ * pre and post are at most SERVE_GZIP_PART_MAX bytes each.
+ */
+struct serve_gzip_frame {
+    unsigned char head[10 + 5 + SERVE_GZIP_PART_MAX];
+    size_t head_len;
+    unsigned char tail[5 + SERVE_GZIP_PART_MAX + 8];
+    size_t tail_len;
+};
+
+void serve_gzip_frame(const struct serve_deflated *d, const char *pre, size_t pre_len,
+                      const char *post, size_t post_len, struct serve_gzip_frame *f);
+
 /* ---- the published result (cache.c) ---- */
 
 struct serve_result {
@@ -40,8 +95,9 @@ struct serve_result {
     size_t metrics_len;
     char *findings; /* a JSON object's members after its '{': the request adds age and staleness */
     size_t findings_len;
-    int64_t completed_mono_ms; /* 0: no collection has completed yet */
-    int64_t completed_ms;      /* Unix time of the same */
+    struct serve_deflated metrics_gz, findings_gz; /* the same, compressed when published */
+    int64_t completed_mono_ms;                     /* 0: no collection has completed yet */
+    int64_t completed_ms;                          /* Unix time of the same */
     bool success;
     int check_status; /* rules_exit_status(), EXIT_UNKNOWN when the collection failed */
 };
@@ -51,7 +107,10 @@ struct serve_cache {
     struct serve_result *current;
 };
 
-/* A result that owns metrics and findings (both may be NULL: empty); one reference. */
+/*
+ * A result that owns metrics and findings (both may be NULL: empty), and compresses both; one
+ * reference.
+ */
 struct serve_result *serve_result_new(char *metrics, size_t metrics_len, char *findings,
                                       size_t findings_len);
 void serve_result_unref(struct serve_result *r);

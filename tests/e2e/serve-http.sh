@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # gpudoctor serve on the troubled 8-GPU scenario: /metrics carries the scenario's values in base
 # units and passes `promtool check metrics`; /findings has the same critical findings as
-# `gpudoctor check`; /healthz; --once and --textfile; usage errors; a clean stop on SIGTERM and
-# SIGINT.
+# `gpudoctor check`; /healthz; --once and --textfile; gzip for the clients that accept it (curl
+# --compressed, Accept-Encoding: gzip;q=0); usage errors; a clean stop on SIGTERM and SIGINT.
 . "$SRC/tests/fixtures/serve/common.bash"
 
 SCEN=$SRC/scenarios/troubled-8xh100.json
@@ -122,6 +122,51 @@ stop_serve TERM
 # Stopped cleanly: the file, and no temporary file of a write (a listing taken while serving
 # may catch one mid-write, which is fine)
 check "--textfile after serving: files" "$(ls "$TMP/tf2")" "gpudoctor.prom"
+
+# gzip: what Prometheus asks for. One long cycle, so that every scrape below reads the same
+# collection and only the data age line differs between them.
+start_serve "$SCEN" --interval 1h --window 0 --only nvml
+wait_ready
+url=http://127.0.0.1:$PORT
+curl -sf "$url/metrics" | grep -v '^gpudoctor_data_age_seconds ' >"$TMP/plain.prom"
+curl -sf -D "$TMP/gz.head" -H 'Accept-Encoding: gzip' -o "$TMP/metrics.gz" "$url/metrics"
+grep -qi '^Content-Encoding: gzip' "$TMP/gz.head" || fail "gzip: no Content-Encoding: gzip"
+grep -qi '^Vary: Accept-Encoding' "$TMP/gz.head" || fail "gzip: no Vary: Accept-Encoding"
+# gzip(1) checks the whole member: header, deflate stream, CRC-32 and length in the trailer
+gzip -t <"$TMP/metrics.gz" || fail "gzip: /metrics is not a valid gzip stream"
+gzip -dc <"$TMP/metrics.gz" >"$TMP/gunzipped.prom" || true
+grep -q '^gpudoctor_data_age_seconds [0-9]' "$TMP/gunzipped.prom" || fail "gzip: no data age"
+grep -v '^gpudoctor_data_age_seconds ' "$TMP/gunzipped.prom" | cmp -s - "$TMP/plain.prom" ||
+    fail "gzip: the decompressed exposition differs from the plain one"
+plain_size=$(wc -c <"$TMP/plain.prom")
+gz_size=$(wc -c <"$TMP/metrics.gz")
+[ "$gz_size" -lt $((plain_size / 5)) ] || fail "gzip: $gz_size bytes for $plain_size of text"
+if command -v promtool >/dev/null; then
+    promtool check metrics <"$TMP/gunzipped.prom" >"$TMP/promtool-gz.out" 2>&1 || {
+        fail "promtool check metrics on the decompressed exposition"
+        cat "$TMP/promtool-gz.out"
+    }
+fi
+# curl --compressed asks for the codings it has and decodes the answer itself
+curl -sf --compressed "$url/metrics" | grep -v '^gpudoctor_data_age_seconds ' |
+    cmp -s - "$TMP/plain.prom" || fail "curl --compressed: a different exposition"
+# refused: the plain text, still with Vary
+curl -sf -D "$TMP/q0.head" -H 'Accept-Encoding: gzip;q=0' "$url/metrics" |
+    grep -v '^gpudoctor_data_age_seconds ' >"$TMP/q0.prom"
+grep -qi '^Content-Encoding' "$TMP/q0.head" && fail "gzip;q=0: a Content-Encoding"
+grep -qi '^Vary: Accept-Encoding' "$TMP/q0.head" || fail "gzip;q=0: no Vary"
+cmp -s "$TMP/q0.prom" "$TMP/plain.prom" || fail "gzip;q=0: not the plain exposition"
+# /findings too, with its own members in front of the published ones
+curl -sf -H 'Accept-Encoding: gzip' "$url/findings" | gzip -dc >"$TMP/findings-gz.json" ||
+    fail "gzip: /findings is not a valid gzip stream"
+check "gzip /findings schema" "$(jq -r .schema "$TMP/findings-gz.json")" "gpudoctor.findings/1"
+check "gzip /findings stale" "$(jq .stale "$TMP/findings-gz.json")" false
+check "gzip /findings ids" "$(jq -c '[.findings[].id]' "$TMP/findings-gz.json")" \
+    "$(curl -sf "$url/findings" | jq -c '[.findings[].id]')"
+# HEAD: the headers of the gzip answer, no body
+check "HEAD gzip" "$(curl -s -I -H 'Accept-Encoding: gzip' "$url/metrics" | tr -d '\r' |
+    grep -ci '^Content-Encoding: gzip')" 1
+stop_serve TERM
 
 # usage errors: 64, with a message naming the option
 for args in "--listen nonsense" "--listen 127.0.0.1:99999" "--interval 1s --window 5s" \

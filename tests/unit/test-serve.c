@@ -1,7 +1,8 @@
 /*
  * serve's parts: the listen address, the history ring across cycles, the reference-counted
  * cache, and the HTTP server itself over real loopback sockets (answers, methods, staleness,
- * keep-alive, malformed and oversized requests).
+ * keep-alive, malformed and oversized requests); Accept-Encoding and the gzip bodies, inflated
+ * here by zlib as a client would.
  */
 #include "cmd/cmd.h"
 #include "rules/config.h"
@@ -22,6 +23,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <cmocka.h>
 
@@ -135,6 +137,180 @@ static void test_history(void **state)
     free(scratch);
     serve_history_keep(&h, NULL, 0);
     serve_history_free(&h);
+}
+
+/* ---- Accept-Encoding ---- */
+
+static bool gzip_for(const char *const *fields, size_t n)
+{
+    struct serve_coding c;
+
+    serve_coding_init(&c);
+    for (size_t i = 0; i < n; i++)
+        serve_coding_parse(&c, fields[i]);
+    return serve_coding_gzip(&c);
+}
+
+static void test_coding(void **state)
+{
+    static const struct {
+        const char *value;
+        bool gzip;
+    } cases[] = {
+        /* what Prometheus, curl --compressed and browsers send */
+        { "gzip", true },
+        { "deflate, gzip", true },
+        { "gzip, deflate, br", true },
+        { "GZIP", true },
+        { "x-gzip", true },
+        { "gzip;q=1.0, identity; q=0.5, *;q=0", true },
+        /* refusals and weights */
+        { "gzip;q=0", false },
+        { "gzip; q=0.000", false },
+        { "gzip;Q=0", false },
+        { "gzip;q=0.001", true },
+        { "gzip;q=0.5, identity;q=0.8", false },
+        { "gzip;q=0.8, identity;q=0.8", true },
+        { "identity", false },
+        { "", false },
+        { "deflate, br", false },
+        { "*", true },
+        { "*;q=0", false },
+        { "*;q=0.5, gzip;q=0.4", false },
+        { "*;q=0.1, gzip;q=0.5", true },
+        { "*, gzip;q=0", false },
+        { "identity;q=0, *", true },
+        { "gzip, gzip;q=0", false }, /* named twice: the refusal holds */
+        /* white space and empty list elements */
+        { " \t gzip \t ; \t q=0.7 \t ", true },
+        { ",, ,gzip,,", true },
+        /* malformed elements are skipped, the rest still counts */
+        { "gzip;q=2", false },
+        { "gzip;q=1.001", false },
+        { "gzip;q=0.1234", false },
+        { "gzip;q=.5", false },
+        { "gzip;q=", false },
+        { "gzip;q=\"1\"", false },
+        { "gzip;q", false },
+        { "gzip q=1", false },
+        { "gzip;q=abc, br", false },
+        { "gzip;q=abc, gzip", true },
+        { "br;level=\"a,b\", gzip", true },
+        { "br;level=\"a,gzip\"", false },
+        { "br;level=\"unterminated, gzip", false },
+        { "gzipx", false },
+        { "gzi", false },
+        { "\"gzip\"", false },
+        { "gz\x01ip, gzip;q=0.1", true },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        if (gzip_for(&cases[i].value, 1) != cases[i].gzip)
+            fail_msg("Accept-Encoding: %s: expected %s", cases[i].value,
+                     cases[i].gzip ? "gzip" : "identity");
+    }
+    /* several fields add up, as one comma-separated list would */
+    {
+        const char *two[] = { "identity;q=0.5", "gzip" };
+        const char *refused[] = { "gzip", "gzip;q=0" };
+
+        assert_true(gzip_for(two, 2));
+        assert_false(gzip_for(refused, 2));
+        assert_false(gzip_for(NULL, 0)); /* no field at all: identity */
+    }
+}
+
+/* ---- gzip ---- */
+
+/* Inflates a whole gzip stream; fails unless it is exactly one member that ends at len. */
+static char *gunzip(const unsigned char *data, size_t len, size_t *out_len)
+{
+    z_stream z;
+    size_t cap = 4096;
+    char *out = xmalloc(cap);
+    int rc;
+
+    memset(&z, 0, sizeof(z));
+    assert_int_equal(inflateInit2(&z, 16 + MAX_WBITS), Z_OK); /* gzip only */
+    z.next_in = (Bytef *)(uintptr_t)data;
+    z.avail_in = (uInt)len;
+    for (;;) {
+        z.next_out = (Bytef *)out + z.total_out;
+        z.avail_out = (uInt)(cap - z.total_out);
+        rc = inflate(&z, Z_NO_FLUSH);
+        if (rc == Z_STREAM_END)
+            break;
+        if (rc != Z_OK)
+            fail_msg("inflate: %d (%s)", rc, z.msg ? z.msg : "");
+        if (z.avail_out == 0)
+            out = xrealloc(out, cap *= 2);
+        else if (z.avail_in == 0)
+            fail_msg("the gzip stream ends before its final block");
+    }
+    assert_int_equal(z.avail_in, 0); /* nothing after the trailer */
+    *out_len = z.total_out;
+    inflateEnd(&z);
+    return out;
+}
+
+/* A frame around body with pre and post, inflated, gives pre, body, post. */
+static void check_frame(const char *body, size_t body_len, const char *pre, const char *post)
+{
+    struct serve_deflated d;
+    struct serve_gzip_frame f;
+    size_t len, out_len, plen = strlen(pre), qlen = strlen(post);
+    unsigned char *whole;
+    char *out;
+
+    serve_deflate(body, body_len, &d);
+    assert_int_equal(d.body_len, body_len);
+    serve_gzip_frame(&d, pre, plen, post, qlen, &f);
+    len = f.head_len + d.len + f.tail_len;
+    whole = xmalloc(len);
+    memcpy(whole, f.head, f.head_len);
+    memcpy(whole + f.head_len, d.data, d.len);
+    memcpy(whole + f.head_len + d.len, f.tail, f.tail_len);
+    out = gunzip(whole, len, &out_len);
+    assert_int_equal(out_len, plen + body_len + qlen);
+    assert_memory_equal(out, pre, plen);
+    assert_memory_equal(out + plen, body, body_len);
+    assert_memory_equal(out + plen + body_len, post, qlen);
+    free(out);
+    free(whole);
+    serve_deflated_free(&d);
+}
+
+static void test_gzip(void **state)
+{
+    char big_pre[SERVE_GZIP_PART_MAX + 1];
+    size_t n = 0, cap = 200 * 1024;
+    char *body = xmalloc(cap);
+    struct serve_deflated d;
+
+    (void)state;
+    /* an exposition like the 8-GPU one: repetitive text, well over one deflate window */
+    while (n + 200 < cap)
+        n += (size_t)snprintf(body + n, cap - n,
+                              "gpudoctor_gpu_temperature_celsius{gpu=\"%zu\",uuid=\"GPU-%08zx\"} "
+                              "%zu\n",
+                              n % 8, n * 2654435761u, n % 97);
+    check_frame(body, n, "",
+                "# HELP gpudoctor_data_age_seconds x\ngpudoctor_data_age_seconds 0.5\n");
+    check_frame(body, n, "{\"data_age_seconds\":0.1,\"stale\":false,", "");
+    check_frame(body, n, "", "");
+    check_frame("", 0, "", "");
+    check_frame("", 0, "pre", "post");
+    check_frame("x", 1, "", "");
+    memset(big_pre, 'p', SERVE_GZIP_PART_MAX);
+    big_pre[SERVE_GZIP_PART_MAX] = '\0';
+    check_frame("x", 1, big_pre, big_pre);
+
+    /* compressed at all: this text shrinks to a small fraction */
+    serve_deflate(body, n, &d);
+    assert_true(d.len < n / 4);
+    serve_deflated_free(&d);
+    free(body);
 }
 
 /* ---- the cache ---- */
@@ -304,8 +480,11 @@ static void send_all(int fd, const char *data, size_t len)
     }
 }
 
-/* Sends raw bytes, reads until the server closes; returns what came back (caller frees). */
-static char *exchange(uint16_t port, const char *req, size_t len)
+/*
+ * Sends raw bytes, reads until the server closes; returns what came back (caller frees), its
+ * length in *got_len when not NULL.
+ */
+static char *exchange_n(uint16_t port, const char *req, size_t len, size_t *got_len)
 {
     int fd = connect_to(port);
     size_t cap = 1 << 16, got = 0;
@@ -320,7 +499,14 @@ static char *exchange(uint16_t port, const char *req, size_t len)
     }
     close(fd);
     buf[got] = '\0';
+    if (got_len != NULL)
+        *got_len = got;
     return buf;
+}
+
+static char *exchange(uint16_t port, const char *req, size_t len)
+{
+    return exchange_n(port, req, len, NULL);
 }
 
 static char *request(uint16_t port, const char *method, const char *path)
@@ -420,6 +606,83 @@ static void test_http_stale(void **state)
     free(r);
 }
 
+/*
+ * GET path with an Accept-Encoding field (NULL: none); returns the whole response, its length in
+ * *len, and where its body starts in *body.
+ */
+static char *request_coded(uint16_t port, const char *path, const char *accept, size_t *len,
+                           size_t *body)
+{
+    char req[512];
+    char *r;
+    const char *b;
+
+    snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: x\r\n%s%s%sConnection: close\r\n\r\n",
+             path, accept ? "Accept-Encoding: " : "", accept ? accept : "", accept ? "\r\n" : "");
+    r = exchange_n(port, req, strlen(req), len);
+    assert_true(strncmp(r, "HTTP/1.1 200", 12) == 0);
+    b = strstr(r, "\r\n\r\n");
+    assert_non_null(b);
+    *body = (size_t)(b + 4 - r);
+    return r;
+}
+
+/* gzip when asked, identity otherwise, the same text either way; Vary on both. */
+static void test_http_gzip(void **state)
+{
+    struct server *sv = *state;
+    size_t len, body, plain_len, plain_body, out_len;
+    char *r, *plain, *out;
+    json_t *j;
+
+    plain = request_coded(sv->port, "/metrics", NULL, &plain_len, &plain_body);
+    assert_null(strstr(plain, "Content-Encoding"));
+    assert_non_null(strstr(plain, "\r\nVary: Accept-Encoding\r\n"));
+
+    r = request_coded(sv->port, "/metrics", "gzip", &len, &body);
+    assert_non_null(strstr(r, "\r\nContent-Encoding: gzip\r\n"));
+    assert_non_null(strstr(r, "\r\nVary: Accept-Encoding\r\n"));
+    out = gunzip((unsigned char *)r + body, len - body, &out_len);
+    /* the same exposition, the data age included (its value moves on between the two) */
+    assert_true(out_len > 60);
+    assert_memory_equal(out, "gpudoctor_test_value 42\n# HELP gpudoctor_data_age_seconds", 57);
+    assert_memory_equal(out, plain + plain_body, 57);
+    assert_non_null(strstr(out, "\ngpudoctor_data_age_seconds 0."));
+    assert_true(out[out_len - 1] == '\n');
+    free(out);
+    free(r);
+    free(plain);
+
+    /* refused, or not preferred: identity */
+    r = request_coded(sv->port, "/metrics", "gzip;q=0", &len, &body);
+    assert_null(strstr(r, "Content-Encoding"));
+    assert_true(strncmp(r + body, "gpudoctor_test_value 42\n", 24) == 0);
+    free(r);
+    r = request_coded(sv->port, "/metrics", "identity, gzip;q=0.5", &len, &body);
+    assert_null(strstr(r, "Content-Encoding"));
+    free(r);
+
+    /* /findings: the request's own members first, then the published ones */
+    r = request_coded(sv->port, "/findings", "*", &len, &body);
+    assert_non_null(strstr(r, "\r\nContent-Encoding: gzip\r\n"));
+    out = gunzip((unsigned char *)r + body, len - body, &out_len);
+    out = xrealloc(out, out_len + 1);
+    out[out_len] = '\0';
+    j = json_loads(out, 0, NULL);
+    if (j == NULL)
+        fail_msg("gzipped /findings is not JSON: %s", out);
+    assert_string_equal(json_string_value(json_object_get(j, "schema")), SERVE_FINDINGS_SCHEMA);
+    assert_true(json_is_false(json_object_get(j, "stale")));
+    json_decref(j);
+    free(out);
+    free(r);
+
+    /* /healthz is not coded */
+    r = request_coded(sv->port, "/healthz", "gzip", &len, &body);
+    assert_null(strstr(r, "Content-Encoding"));
+    free(r);
+}
+
 /* Two requests on one connection: keep-alive works. */
 static void test_http_keepalive(void **state)
 {
@@ -499,10 +762,13 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_listen),
         cmocka_unit_test(test_history),
+        cmocka_unit_test(test_coding),
+        cmocka_unit_test(test_gzip),
         cmocka_unit_test(test_cache),
         cmocka_unit_test(test_cycle),
         cmocka_unit_test_setup_teardown(test_http_answers, server_up, server_down),
         cmocka_unit_test_setup_teardown(test_http_stale, server_up, server_down),
+        cmocka_unit_test_setup_teardown(test_http_gzip, server_up, server_down),
         cmocka_unit_test_setup_teardown(test_http_keepalive, server_up, server_down),
         cmocka_unit_test_setup_teardown(test_http_malformed, server_up, server_down),
         cmocka_unit_test_setup_teardown(test_http_idle_connections, server_up, server_down),
