@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# gpudoctor serve on the simulated 8-GPU server: scrape latency p50/p99, scrapes per second and
-# RSS under wrk against /metrics, beside prometheus-node-exporter serving its own /metrics in the
-# same run (goal for serve: p99 < 1 ms, >= 10,000 scrapes/s, < 10 MB). SERVE_BENCH_SECONDS sets
-# each run's length (default 60).
+# gpudoctor serve on the simulated 8-GPU server: scrape latency p50/p99, scrapes per second, bytes
+# and CPU time per scrape and RSS under wrk against /metrics, plain and gzip (as Prometheus asks),
+# beside prometheus-node-exporter serving its own /metrics in the same run (goal for serve: p99
+# < 1 ms, >= 10,000 scrapes/s, < 10 MB). SERVE_BENCH_SECONDS sets each run's length (default 60).
 set -euo pipefail
 secs=${SERVE_BENCH_SECONDS:-60}
 scenario=$SRC/scenarios/healthy-8xh100.json
@@ -31,24 +31,32 @@ free_port() {
 }
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 hwm_kib() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status"; }
+# user + system CPU time of a process, in clock ticks (fields 14 and 15 after the command name)
+cpu_ticks() { sed 's/.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
+hz=$(getconf CLK_TCK)
 
-# row NAME PID URL: wrk with 2 threads and 16 connections, then the process's memory
+# row NAME PID URL [CODING]: wrk with 2 threads and 16 connections, asking for CODING (gzip) or
+# for nothing; then the body's size as sent, the process's CPU time per scrape and its memory
 row() {
-    local name=$1 pid=$2 url=$3 out=$tmp/wrk.out bytes
-    wrk -t2 -c16 -d2s "$url" >/dev/null # warm up
-    local before
+    local name=$1 pid=$2 url=$3 coding=${4:-} out=$tmp/wrk.out bytes hdr=()
+    [ -n "$coding" ] && hdr=(-H "Accept-Encoding: $coding")
+    wrk -t2 -c16 -d2s "${hdr[@]}" "$url" >/dev/null # warm up
+    local before cpu0
     before=$(rss_kib "$pid")
-    wrk -t2 -c16 -d"${secs}s" --latency "$url" >"$out"
-    bytes=$(curl -s "$url" | wc -c)
-    awk -v name="$name" -v before="$before" -v after="$(rss_kib "$pid")" -v hwm="$(hwm_kib "$pid")" \
-        -v bytes="$bytes" '
+    cpu0=$(cpu_ticks "$pid")
+    wrk -t2 -c16 -d"${secs}s" --latency "${hdr[@]}" "$url" >"$out"
+    bytes=$(curl -s "${hdr[@]}" "$url" | wc -c)
+    awk -v name="$name" -v coding="${coding:-(none)}" -v before="$before" -v after="$(rss_kib "$pid")" \
+        -v hwm="$(hwm_kib "$pid")" -v bytes="$bytes" -v cpu="$(($(cpu_ticks "$pid") - cpu0))" -v hz="$hz" '
         function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
         /^ +50%/ { p50 = ms($2) } /^ +99%/ { p99 = ms($2) }
+        / requests in / { n = $1 }
         /Requests\/sec/ { rps = $2 }
         /Non-2xx|Socket errors/ { errors = errors $0 " " }
         END {
-            printf "| %s | %.0f | %.2f | %.2f | %.1f | %.1f → %.1f (peak %.1f) | %s |\n", name, bytes / 1024,
-                p50, p99, rps, before / 1024, after / 1024, hwm / 1024, errors == "" ? "none" : errors
+            printf "| %s | %s | %.1f | %.2f | %.2f | %.1f | %.1f | %.1f → %.1f (peak %.1f) | %s |\n", name, coding,
+                bytes / 1024, p50, p99, rps, (n > 0 ? cpu / hz * 1e6 / n : 0), before / 1024, after / 1024,
+                hwm / 1024, errors == "" ? "none" : errors
         }' "$out"
 }
 
@@ -63,12 +71,15 @@ for i in $(seq 100); do
 done
 
 echo "wrk, 2 threads, 16 keep-alive connections, ${secs} s each, on this machine's loopback; both"
-echo "servers measured in the same run. Goal for gpudoctor serve: p99 under 1 ms, at least"
-echo "10,000 scrapes/s, under 10 MB."
+echo "servers measured in the same run, each without and with \`Accept-Encoding: gzip\` (what"
+echo "Prometheus sends). Body: as sent, compressed or not. CPU: the server's user + system time"
+echo "over the run divided by the scrapes answered (wrk itself runs on the same cores). Goal for"
+echo "gpudoctor serve: p99 under 1 ms, at least 10,000 scrapes/s, under 10 MB."
 echo
-echo "| server | body (KiB) | p50 (ms) | p99 (ms) | scrapes/s | RSS before → after (MiB) | errors |"
-echo "|---|---|---|---|---|---|---|"
+echo "| server | Accept-Encoding | body (KiB) | p50 (ms) | p99 (ms) | scrapes/s | CPU per scrape (µs) | RSS before → after (MiB) | errors |"
+echo "|---|---|---|---|---|---|---|---|---|"
 row "gpudoctor serve (8 simulated H100s)" "$serve_pid" "http://127.0.0.1:$port/metrics"
+row "gpudoctor serve (8 simulated H100s)" "$serve_pid" "http://127.0.0.1:$port/metrics" gzip
 row "gpudoctor serve /healthz" "$serve_pid" "http://127.0.0.1:$port/healthz"
 if command -v prometheus-node-exporter >/dev/null; then
     nport=$(free_port)
@@ -80,8 +91,9 @@ if command -v prometheus-node-exporter >/dev/null; then
         sleep 0.1
     done
     row "baseline: prometheus-node-exporter (its own metrics)" "$node_pid" "http://127.0.0.1:$nport/metrics"
+    row "baseline: prometheus-node-exporter (its own metrics)" "$node_pid" "http://127.0.0.1:$nport/metrics" gzip
 else
-    echo "| baseline: prometheus-node-exporter | (not installed) | | | | | |"
+    echo "| baseline: prometheus-node-exporter | | (not installed) | | | | | | |"
 fi
 echo
 echo "Load on the machine during the run (1-minute average): $(cut -d' ' -f1 /proc/loadavg)."
