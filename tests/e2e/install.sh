@@ -13,8 +13,9 @@ want bin/gpudoctor
 want lib/gpudoctor/sim/libnvidia-ml.so.1
 want lib/systemd/system/gpudoctor-serve.service
 want sbin/gpudoctor-slurm-check
-want share/doc/gpudoctor/gpudoctor.conf.example
+want share/doc/gpudoctor/examples/gpudoctor.conf
 want share/man/man1/gpudoctor.1
+want share/man/man8/gpudoctor-slurm-check.8
 want share/doc/gpudoctor/README.md
 want share/doc/gpudoctor/snapshot.md
 want share/gpudoctor/scenarios/troubled-8xh100.json
