@@ -3,6 +3,7 @@
 #   make test   install missing build and test dependencies, build, run every test
 #   make demo   gpudoctor on a simulated, troubled 8-GPU server
 #   make install [PREFIX=/usr/local] [DESTDIR=...]
+#   make deb    the Debian packages gpudoctor and gpudoctor-sim, in build-deb/ [DEB_OUT]
 #   make bench  the performance figures, written to docs/performance.md
 #   make asan   the whole suite under AddressSanitizer + UndefinedBehaviorSanitizer
 #   make fuzz   every libFuzzer harness (clang) for FUZZ_SECONDS each [60]; docs/reliability.md
@@ -14,7 +15,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 GPUDOCTOR = $(BUILD)/gpudoctor
 SIM_LIB = $(BUILD)/sim/libnvidia-ml.so.1
 
-.PHONY: all build run test demo install bench asan fuzz deps deps-test format clean
+.PHONY: all build run test demo install deb bench asan fuzz deps deps-test format clean
 
 all: build
 
@@ -43,6 +44,13 @@ demo: build
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
+# debian/ built by dpkg-buildpackage from a copy of the tree in DEB_OUT (build-deb/, or a directory
+# outside the tree), then lintian; docs/deploy.md. DEB_BUILD_OPTIONS=nocheck skips the unit tests.
+DEB_OUT ?= build-deb
+deb:
+	@scripts/deps.sh deb
+	scripts/build-deb.sh $(DEB_OUT)
+
 bench: build
 	bench/run.sh $(BUILD)
 
@@ -62,4 +70,4 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h' ':!tests/fixtures/**' ':!fuzz/corpus/**')
 
 clean:
-	rm -rf $(BUILD) build-asan build-fuzz
+	rm -rf $(BUILD) build-asan build-fuzz build-deb

@@ -3,6 +3,7 @@
 #   scripts/deps.sh build   compiler, CMake, libraries
 #   scripts/deps.sh test    build + what the test suite drives (jq, tmux, lsof, clang-format, ...)
 #   scripts/deps.sh fuzz    build + clang and libFuzzer, for make fuzz
+#   scripts/deps.sh deb     build + the Debian packaging tools, for make deb
 # As root, missing packages are installed with apt-get; otherwise the command to run is printed and the
 # script fails, so `make` stops before a confusing compiler error.
 set -euo pipefail
@@ -12,13 +13,15 @@ build_pkgs=(gcc make cmake pkg-config libjansson-dev libmicrohttpd-dev libncurse
 test_pkgs=(jq tmux lsof procps psmisc util-linux passwd findutils clang-format valgrind
     curl prometheus prometheus-node-exporter wrk slurmd slurmctld slurm-client munge systemd python3-yaml)
 fuzz_pkgs=(clang libclang-rt-dev)
+deb_pkgs=(build-essential debhelper dpkg-dev lintian) # dpkg-buildpackage checks build-essential
 
 case "${1:-build}" in
 build) want=("${build_pkgs[@]}") ;;
-test | ci) want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+test | ci) want=("${build_pkgs[@]}" "${test_pkgs[@]}" "${deb_pkgs[@]}") ;; # e2e/deb builds them
 fuzz) want=("${build_pkgs[@]}" "${fuzz_pkgs[@]}") ;;
+deb) want=("${build_pkgs[@]}" "${deb_pkgs[@]}") ;;
 *)
-    echo "usage: $0 build|test|fuzz" >&2
+    echo "usage: $0 build|test|fuzz|deb" >&2
     exit 64
     ;;
 esac
