@@ -23,7 +23,10 @@ esac
 
 version=$(dpkg-parsechangelog -l "$src/debian/changelog" -S Version)
 tree=$out/gpudoctor-$version
-rm -rf "$out"
+# OUT may be a directory with other things in it (/tmp): only what this script makes there is
+# removed, the copy and an earlier build's files of the same version, never OUT itself.
+rm -rf "$tree"
+rm -f "$out"/gpudoctor{,-sim}{,-dbgsym}_"$version"_*
 mkdir -p "$tree"
 # The tree as it is now: tracked and new files, not what .gitignore leaves out (build trees).
 if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
@@ -45,4 +48,6 @@ else
     echo "build-deb: lintian not installed: the packages are not checked" >&2
 fi
 rm -rf "$tree"
-ls -1 "$out"
+for f in "$out"/gpudoctor{,-sim}{,-dbgsym}_"$version"_*; do
+    [ ! -e "$f" ] || echo "$f"
+done
