@@ -2,6 +2,8 @@
 # A real Prometheus (Debian's `prometheus`) on loopback scrapes `gpudoctor serve` every second,
 # with gpudoctor's alerting rules loaded: every GPU value it stores equals the scenario's, in base
 # units; the rules evaluate without error; `promtool check metrics` passes on what it scraped.
+# Prometheus asks for gzip: a second job scrapes serve through a relay that records both sides'
+# headers, so the test sees gzip asked for, answered, and every sample of it read by Prometheus.
 . "$SRC/tests/fixtures/serve/common.bash"
 command -v prometheus >/dev/null || { echo "SKIP: prometheus is not installed"; exit 77; }
 command -v ss >/dev/null || { echo "SKIP: ss is not installed"; exit 77; }
@@ -11,6 +13,69 @@ SCEN=$TMP/scenario.json
 jq 'del(.timeline)' "$SRC/scenarios/healthy-8xh100.json" >"$SCEN"
 start_serve "$SCEN" --interval 1s --window 0
 wait_ready
+
+# The relay: forwards each request to serve unchanged, answers with serve's body unchanged, and
+# logs the request's Accept-Encoding, the answer's Content-Encoding and its size, one line each.
+RELAY_PID=
+stop_relay() {
+    if [ -n "$RELAY_PID" ]; then
+        kill -TERM "$RELAY_PID" 2>/dev/null || true
+        wait "$RELAY_PID" 2>/dev/null || true
+    fi
+}
+relay_job=
+if command -v python3 >/dev/null; then
+    cat >"$TMP/relay.py" <<'PY'
+import http.client, http.server, os, sys
+upstream, log_path, port_path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+log = open(log_path, "a", buffering=1)
+HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "date", "server"}
+class Relay(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_GET(self):
+        up = http.client.HTTPConnection("127.0.0.1", upstream, timeout=10)
+        up.request("GET", self.path, headers={k: v for k, v in self.headers.items() if k.lower() != "host"})
+        resp = up.getresponse()
+        body = resp.read()  # as sent: http.client does not decode it
+        up.close()
+        self.send_response(resp.status)
+        for k, v in resp.getheaders():
+            if k.lower() not in HOP:
+                self.send_header(k, v)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+        log.write("%s\t%s\t%d\n" % (self.headers.get("Accept-Encoding", "-"),
+                                      resp.getheader("Content-Encoding", "-"), len(body)))
+    def log_message(self, *args):
+        pass
+srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Relay)
+with open(port_path + ".new", "w") as f:
+    f.write(str(srv.server_address[1]))
+os.rename(port_path + ".new", port_path)
+srv.serve_forever()
+PY
+    python3 "$TMP/relay.py" "$PORT" "$TMP/relay.log" "$TMP/relay.port" 2>"$TMP/relay.err" &
+    RELAY_PID=$!
+    CLEANUPS+=(stop_relay)
+    for i in $(seq 100); do
+        [ -s "$TMP/relay.port" ] && break
+        kill -0 "$RELAY_PID" 2>/dev/null || break
+        sleep 0.1
+    done
+    [ -s "$TMP/relay.port" ] || { echo "FAIL: the relay did not start"; cat "$TMP/relay.err"; exit 1; }
+    # Its samples are dropped once read: only up and scrape_samples_scraped are kept, so the
+    # queries below see the direct job's series alone.
+    relay_job="  - job_name: gzip-relay
+    metric_relabel_configs:
+      - source_labels: [__name__]
+        regex: '.+'
+        action: drop
+    static_configs:
+      - targets: ['127.0.0.1:$(cat "$TMP/relay.port")']"
+else
+    echo "note: python3 is not installed: the gzip relay job is left out"
+fi
 
 # A free port for Prometheus: one nobody listens on; retried if another process takes it first.
 PROM_PID=
@@ -31,6 +96,7 @@ scrape_configs:
   - job_name: gpudoctor
     static_configs:
       - targets: ['127.0.0.1:$PORT']
+$relay_job
 YML
 for attempt in 1 2 3 4 5; do
     PPORT=$((20000 + RANDOM % 30000))
@@ -60,6 +126,26 @@ for i in $(seq 150); do
     sleep 0.2
 done
 check "target up" "$(query 'up{job="gpudoctor"}' | jq -r '.[0].value[1]')" 1
+
+# gzip, as Prometheus scrapes: asked for by every scrape, answered gzip by serve, and each
+# answer read whole (as many samples as the direct job's scrape of the same exposition)
+if [ -n "$relay_job" ]; then
+    for i in $(seq 100); do
+        [ "$(query 'up{job="gzip-relay"}' | jq -r '.[0].value[1] // 0')" = 1 ] && break
+        sleep 0.2
+    done
+    check "relay target up" "$(query 'up{job="gzip-relay"}' | jq -r '.[0].value[1]')" 1
+    check "samples read through gzip" \
+        "$(query 'scrape_samples_scraped{job="gzip-relay"}' | jq -r '.[0].value[1]')" \
+        "$(query 'scrape_samples_scraped{job="gpudoctor"}' | jq -r '.[0].value[1]')"
+    [ -s "$TMP/relay.log" ] || fail "the relay saw no scrape"
+    awk -F'\t' '$1 !~ /(^|[ ,])gzip([ ;,]|$)/' "$TMP/relay.log" | grep . &&
+        fail "a scrape without Accept-Encoding: gzip (above)"
+    awk -F'\t' '$2 != "gzip"' "$TMP/relay.log" | grep . && fail "an answer that is not gzip (above)"
+    plain=$(curl -sf "http://127.0.0.1:$PORT/metrics" | wc -c)
+    awk -F'\t' -v plain="$plain" '$3 >= plain / 5' "$TMP/relay.log" | grep . &&
+        fail "a gzip answer over a fifth of the $plain plain bytes (above)"
+fi
 
 # by_gpu EXPR: {"0": value, ...} for every series of the expression, by its gpu label
 by_gpu() {
@@ -113,5 +199,7 @@ if command -v promtool >/dev/null; then
 fi
 stop_prom
 PROM_PID=
+stop_relay
+RELAY_PID=
 stop_serve TERM
 finish
