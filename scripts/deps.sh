@@ -8,8 +8,8 @@
 # script fails, so `make` stops before a confusing compiler error.
 set -euo pipefail
 
-build_pkgs=(gcc make cmake pkg-config libjansson-dev libmicrohttpd-dev libncurses-dev libcmocka-dev
-    libxml2-dev zlib1g-dev)
+# build_pkgs stays on one line: e2e/deb compares it with debian/control's Build-Depends.
+build_pkgs=(gcc make cmake pkg-config libjansson-dev libmicrohttpd-dev libncurses-dev libcmocka-dev libxml2-dev zlib1g-dev)
 test_pkgs=(jq tmux lsof procps psmisc util-linux passwd findutils clang-format valgrind
     curl prometheus prometheus-node-exporter wrk slurmd slurmctld slurm-client munge systemd python3-yaml)
 fuzz_pkgs=(clang libclang-rt-dev)
