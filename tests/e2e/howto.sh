@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # docs/architecture.md's "How to add a command / a rule / a collector / a metric", followed once for
 # trivial cases on a copy of the tree: a command `hello`, a rule `pcie.demo-always`, a collector
-# `demo` that fills host.demo_answer, a metric gpudoctor_demo_answer for it. The hand-written
-# steps are tests/e2e/howto/*.patch, the steps that are commands (docs generated from tables) are
-# below; then the copy is built (the gpudoctor target) and each must appear where the document
-# promises, the copy's own docs tests must pass, and the document must name every file the
-# patches touch. When a recipe and the code drift apart, this fails: change the document, the
-# patches and this script together.
+# `demo` that fills host.demo_answer, a metric gpudoctor_demo_answer for it. The examples' new
+# files are tests/e2e/howto/*.c; their rows in the existing tables are put in below, each next to
+# the line that opens its table, and the docs generated from tables are regenerated; then the copy
+# is built (the gpudoctor target) and each must appear where the document promises, the copy's
+# own docs tests must pass, and the document must name every file the recipes touch. When a recipe
+# and the code drift apart, this fails: change the document, the example files and this script
+# together.
 set -uo pipefail
 : "${SRC:?}" "${GPUDOCTOR:?}"
 export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 LC_ALL=C.UTF-8
-for tool in git patch cmake tar jq; do
+for tool in git cmake tar jq; do
     command -v "$tool" >/dev/null || { echo "$tool not installed"; exit 77; }
 done
 git -C "$SRC" rev-parse --is-inside-work-tree >/dev/null 2>&1 || { echo "$SRC is no git checkout"; exit 77; }
@@ -25,15 +26,6 @@ fail() {
 }
 has() { grep -qF -- "$2" <<<"$1" || fail "$3: expected '$2' in: $(head -c 600 <<<"$1")"; }
 
-# The document names every file the recipes touch (the examples' new files by their names too).
-howto=$(sed -n '/^## How to add/,$p' "$doc")
-[ -n "$howto" ] || fail "docs/architecture.md has no 'How to add' section"
-for f in $(sed -n 's|^+++ b/||p' "$here"/*.patch) docs/rules.md docs/slurm.md docs/snapshot.md \
-    docs/prometheus.md; do
-    grep -qF -- "$f" <<<"$howto" || grep -qF -- "$(basename "$f")" <<<"$howto" ||
-        fail "docs/architecture.md's 'How to add' does not name $f, which a recipe touches"
-done
-
 # The built tree has none of it: the checks below can fail.
 "$GPUDOCTOR" hello >/dev/null 2>&1 && fail "the tree under test already has a command hello"
 "$GPUDOCTOR" explain --list | grep -q 'pcie.demo-always' && fail "the tree already has pcie.demo-always"
@@ -45,17 +37,103 @@ mkdir "$copy"
     while IFS= read -r -d '' f; do [ -e "$f" ] && printf '%s\0' "$f"; done |
     tar --null -T - -cf -) | tar -xf - -C "$copy" || { echo "FAIL: cannot copy the tree"; exit 1; }
 
-# The recipes' hand-written steps, one patch each, in the document's order.
-for p in "$here"/1-command.patch "$here"/2-rule.patch "$here"/3-collector.patch "$here"/4-metric.patch; do
-    patch -d "$copy" -p1 --batch --no-backup-if-mismatch -s <"$p" >"$tmp/patch.log" 2>&1 || {
-        cat "$tmp/patch.log"
-        echo "FAIL: ${p#"$SRC"/} no longer applies: the code moved; update the recipe and the patch"
-        exit 1
-    }
+# The recipes' steps on the copy. Each row goes next to a line that opens its table (or a first,
+# long-standing row of it), never at the table's end, so rows that other changes add at the end
+# of the same tables do not matter. A line not found exactly once, or an edit that changes
+# nothing, is a recipe that no longer matches the code: the test stops there.
+touched=()
+drifted() {
+    echo "FAIL: $1: $2: the code moved; update docs/architecture.md's recipe and tests/e2e/howto.sh"
+    exit 1
+}
+# new FILE: the example's new file, tests/e2e/howto/<its name>.
+new() {
+    cp "$here/$(basename "$1")" "$copy/$1" || drifted "$1" "cannot create it"
+    touched+=("$1")
+}
+# add FILE after|before LINE ROW...: the rows right after (before) the one line of FILE that
+# starts with LINE.
+add() {
+    local file=$1 where=$2 line=$3
+    shift 3
+    LINE=$line WHERE=$where ROWS=$(printf '%s\n' "$@") awk '
+        index($0, ENVIRON["LINE"]) == 1 {
+            n++
+            if (ENVIRON["WHERE"] == "before") print ENVIRON["ROWS"]
+            print
+            if (ENVIRON["WHERE"] == "after") print ENVIRON["ROWS"]
+            next
+        }
+        { print }
+        END { exit n != 1 }' "$copy/$file" >"$tmp/edit" ||
+        drifted "$file" "no single line starting '$line'"
+    cp "$tmp/edit" "$copy/$file"
+    touched+=("$file")
+}
+# edit FILE SED-SCRIPT: a change within a line (a list that is one line).
+edit() {
+    sed "$2" "$copy/$1" >"$tmp/edit" || drifted "$1" "sed '$2' fails"
+    cmp -s "$tmp/edit" "$copy/$1" && drifted "$1" "'$2' changes nothing"
+    cp "$tmp/edit" "$copy/$1"
+    touched+=("$1")
+}
+
+# A command: hello, with an option of its own (--help lists the commands in cmd_table's order).
+new src/cmd/cmd-hello.c
+add src/cmd/cmd.h after 'extern const struct cmd cmd_check;' 'extern const struct cmd cmd_hello;'
+add src/main.c after 'static const struct cmd *const cmd_table[] = {' '    &cmd_hello,'
+add man/gpudoctor.1 after '.SH COMMANDS' \
+    '.TP' '.B hello' 'Say hello' '.RB ( \-\-name' '.I WHO' 'greets someone else).'
+add README.md after '| `gpudoctor check` |' \
+    '| `gpudoctor hello` | say hello: the example command of [docs/architecture.md](docs/architecture.md) |'
+
+# A rule: pcie.demo-always, an info finding on every snapshot, with the PCIe rules (RULE_LIST's
+# order is the catalogue's; the row padded to the list's column of backslashes); a job problem
+# for slurm-check.
+new src/rules/rules-demo.c
+add src/rules/rule-impl.h after '    X(pcie_link_downshift) ' "$(printf '%-99s\\' '    X(pcie_demo_always)')"
+add src/cmd/cmd-slurm.c after '    /* PCIe: the slot, the link, the board */' '    { "pcie.demo-always", false },'
+edit docs/slurm.md 's/^\(| job problem: does not drain | .*\) |$/\1, `pcie.demo-always` |/'
+
+# A collector: demo, filling host.demo_answer. It reads nothing, so it can run first: its id
+# first in enum collector_id (the values are indexes and bits, never written: the snapshot names
+# the collectors), its row first in collectors[], its name first in --only's lists.
+add src/snapshot/snapshot.h after 'enum collector_id {' '    COLLECTOR_DEMO,'
+add src/snapshot/snapshot.c after 'const char *const collector_names[COLLECTOR__COUNT] = {' \
+    '    [COLLECTOR_DEMO] = "demo",'
+# (host slots are bits of an in-memory mask; the snapshot writes the field by its key)
+add src/snapshot/snap-host.h after 'enum host_slot {' '    HOST_S_DEMO_ANSWER, /* the demo collector ran */'
+add src/snapshot/snap-host.h after 'struct host_info {' '    uint32_t demo_answer; /* always 42: the demo collector'"'"'s */'
+add src/snapshot/snap-host.c after 'static const struct jfield host_fields[] = {' \
+    '    F("demo_answer", JF_U32, demo_answer, HOST_S_DEMO_ANSWER, "the demo collector",' \
+    '      "always 42: the example field of docs/architecture.md"),'
+new src/collect/demo.c
+add src/collect/collect.h after 'extern const struct collector_ops collector_nvml;' \
+    'extern const struct collector_ops collector_demo;'
+add src/collect/collect.c after 'static const struct collector_ops *const collectors[] = {' '    &collector_demo,'
+add src/watch/worker.c after '} refresh[] = {' '    { BIT(COLLECTOR_DEMO), 60000, false },'
+edit README.md 's/^\(| `--only LIST` | run only some collectors: `\)/\1demo,/'
+edit man/gpudoctor.1 's/^Run only these collectors: /&demo, /'
+
+# A metric: gpudoctor_demo_answer, of host.demo_answer (the exposition follows the table's order).
+add src/render/metrics.h after 'enum metric_source {' '    MSRC_DEMO_ANSWER, /* host.demo_answer */'
+add src/render/metrics-table.c after 'const struct metric_family metric_families[] = {' \
+    '    S("gpudoctor_demo_answer", GAUGE, MSRC_DEMO_ANSWER, "",' \
+    '      "the demo collector'"'"'s answer (the example metric of docs/architecture.md)"),'
+# the switch on what the snapshot holds: its first case
+add src/render/metrics.c before '    case MSRC_COLLECTOR_UP:' \
+    '    case MSRC_DEMO_ANSWER:' \
+    '        if (host_valid(&s->host, HOST_S_DEMO_ANSWER))' \
+    '            metrics_sample_u64(r, m, NULL, NULL, s->host.demo_answer);' \
+    '        break;'
+
+# The document names every file the recipes touch (the examples' new files by their names too).
+howto=$(sed -n '/^## How to add/,$p' "$doc")
+[ -n "$howto" ] || fail "docs/architecture.md has no 'How to add' section"
+for f in $(printf '%s\n' "${touched[@]}" | sort -u) docs/rules.md docs/snapshot.md docs/prometheus.md; do
+    grep -qF -- "$f" <<<"$howto" || grep -qF -- "$(basename "$f")" <<<"$howto" ||
+        fail "docs/architecture.md's 'How to add' does not name $f, which a recipe touches"
 done
-# The rule's line in docs/slurm.md's table of job problems (a long line: edited, not patched).
-sed -i 's/`clock.power-cap` |$/`clock.power-cap`, `pcie.demo-always` |/' "$copy/docs/slurm.md"
-grep -q 'pcie.demo-always' "$copy/docs/slurm.md" || fail "docs/slurm.md has no row of job problems ending in clock.power-cap"
 
 cmake -S "$copy" -B "$copy/build" -DBUILD_TESTING=OFF >"$tmp/cmake.log" 2>&1 &&
     cmake --build "$copy/build" --target gpudoctor -j2 >>"$tmp/cmake.log" 2>&1 || {
@@ -93,7 +171,7 @@ jq -e '[.findings[] | select(.id == "pcie.demo-always" and .severity == "info")]
 jq -e '.collectors.demo.state == "ok" and .host.demo_answer == 42' "$tmp/snap.json" >/dev/null ||
     fail "the snapshot has no host.demo_answer 42 from an ok collector demo"
 "$gd" snapshot --only bogus >/dev/null 2>"$tmp/err"
-has "$(cat "$tmp/err")" "stack, demo)" "--only bogus names the known collectors"
+grep -Eq '\(known: (.*, )?demo(, .*)?\)' "$tmp/err" || fail "--only bogus does not name demo: $(cat "$tmp/err")"
 
 # A metric: in the exposition, with the collector's health.
 metrics=$("$gd" serve --once --only demo 2>/dev/null)
