@@ -9,8 +9,8 @@
 #include <string.h>
 
 static const struct cmd *const cmd_table[] = {
-    &cmd_check, &cmd_explain, &cmd_snapshot, &cmd_procs,
-    &cmd_reap,  &cmd_watch,   &cmd_serve,    &cmd_slurm_check,
+    &cmd_check, &cmd_explain,     &cmd_snapshot,     &cmd_procs,        &cmd_reap,    &cmd_watch,
+    &cmd_serve, &cmd_slurm_check, &cmd_slurm_prolog, &cmd_slurm_epilog, &cmd_profile, &cmd_fleet,
 };
 
 static void usage(FILE *out)

@@ -202,6 +202,14 @@ static const struct {
     { "pcie.width-degraded", true },
     { "pcie.errors", true },
     { "pcie.shared-switch", true },
+    /* the node against its expected-hardware profile: what the node is, not what a job does */
+    { "profile.gpu-count", true },
+    { "profile.gpu-model", true },
+    { "profile.gpu-memory", true },
+    { "profile.vbios", true },
+    { "profile.fabric", true },
+    { "profile.versions", true },
+    { "profile.pcie", true },
 };
 
 int slurm_rule_scope(const struct rule *r)
@@ -425,7 +433,7 @@ int slurm_run(const char *const argv[], int64_t timeout_ms, char **out, char **c
 
 /* ---- the command ---- */
 
-static char *node_name(const char *given)
+char *slurm_node_name(const char *given)
 {
     const char *env = getenv("SLURMD_NODENAME");
     char host[256];
@@ -441,35 +449,34 @@ static char *node_name(const char *given)
     return host[0] ? xstrdup(host) : NULL;
 }
 
-/* `scontrol show node -o NAME` into n. Returns 0, or -1 after saying why. */
-static int show_node(const char *scontrol, const char *node, struct slurm_node *n)
+int slurm_show_node(const char *cmd, const char *scontrol, const char *node, struct slurm_node *n)
 {
     const char *argv[] = { scontrol, "show", "node", "-o", node, NULL };
     char *out = NULL, *cause = NULL;
     int rc = slurm_run(argv, SCONTROL_TIMEOUT_MS, &out, &cause);
 
     if (rc < 0) {
-        cmd_error("slurm-check", "%s", cause);
+        cmd_error(cmd, "%s", cause);
         free(cause);
         return -1;
     }
     if (rc != 0) {
-        cmd_error("slurm-check", "scontrol show node -o %s failed (exit %d): %s", node, rc, out);
+        cmd_error(cmd, "scontrol show node -o %s failed (exit %d): %s", node, rc, out);
         free(out);
         return -1;
     }
     rc = slurm_parse_node(out, n, &cause);
     free(out);
     if (rc != 0) {
-        cmd_error("slurm-check", "%s", cause);
+        cmd_error(cmd, "%s", cause);
         free(cause);
         return -1;
     }
     return 0;
 }
 
-static int update_node(const char *scontrol, const char *node, enum slurm_action act,
-                       const char *reason)
+int slurm_update_node(const char *cmd, const char *scontrol, const char *node,
+                      enum slurm_action act, const char *reason)
 {
     char *name_arg = xasprintf("NodeName=%s", node);
     char *reason_arg = reason ? xasprintf("Reason=%s", reason) : NULL;
@@ -483,10 +490,10 @@ static int update_node(const char *scontrol, const char *node, enum slurm_action
     int rc = slurm_run(argv, SCONTROL_TIMEOUT_MS, &out, &cause);
 
     if (rc < 0) {
-        cmd_error("slurm-check", "%s", cause);
+        cmd_error(cmd, "%s", cause);
         free(cause);
     } else if (rc != 0) {
-        cmd_error("slurm-check", "scontrol update %s failed (exit %d): %s", name_arg, rc, out);
+        cmd_error(cmd, "scontrol update %s failed (exit %d): %s", name_arg, rc, out);
     }
     free(out);
     free(name_arg);
@@ -533,7 +540,7 @@ static int exec(int argc, char **argv)
     if (rc != CMD_GO)
         goto out;
     rc = EXIT_UNKNOWN;
-    name = node_name(o.node);
+    name = slurm_node_name(o.node);
     if (name == NULL) {
         cmd_error("slurm-check", "no node name: give --node");
         goto out;
@@ -558,9 +565,18 @@ static int exec(int argc, char **argv)
     status = rules_exit_status(s, &findings);
     reason = slurm_reason(&findings, &f.config.slurm_drain);
 
-    if (show_node(scontrol, name, &node) != 0)
+    if (slurm_show_node("slurm-check", scontrol, name, &node) != 0)
         goto out;
     act = slurm_decide(&node, status, reason, &why);
+    /* A drain of the prolog or epilog names a leftover holding a GPU: a job's problem in
+     * rule_scope's terms, but the node stays drained until that leftover is gone. */
+    if (act == SLURM_RESUME &&
+        slurm_leftover_cleared(
+            s, node.reason, (uint64_t)(f.config.rules.th.v[TH_MEM_UNACCOUNTED_MIB] * 1048576.0)) ==
+            0) {
+        act = SLURM_NOTHING;
+        why = "drained for a GPU a leftover held, and it is still held";
+    }
     printf("gpudoctor slurm-check: node %s (%s%s%s): %s: %s%s%s\n", name, node.state,
            node.reason ? ", reason: " : "", node.reason ? node.reason : "", why,
            act == SLURM_DRAIN    ? "drain"
@@ -572,7 +588,7 @@ static int exec(int argc, char **argv)
     rc = cmd_finish_stdout("slurm-check") == 0 ? status : EXIT_UNKNOWN;
     if (act == SLURM_NOTHING || o.dry_run)
         goto out;
-    if (update_node(scontrol, name, act, reason) != 0) {
+    if (slurm_update_node("slurm-check", scontrol, name, act, reason) != 0) {
         rc = EXIT_UNKNOWN;
         goto out;
     }

@@ -88,6 +88,10 @@ extern const struct cmd cmd_slurm_check;
 extern const struct cmd cmd_procs;
 extern const struct cmd cmd_reap;
 extern const struct cmd cmd_watch;
+extern const struct cmd cmd_profile;
+extern const struct cmd cmd_fleet;
+extern const struct cmd cmd_slurm_prolog;
+extern const struct cmd cmd_slurm_epilog;
 
 /* --timeout's default: the window and this much more. */
 #define DEFAULT_TIMEOUT_MS 10000

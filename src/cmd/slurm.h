@@ -82,4 +82,130 @@ int slurm_run(const char *const argv[], int64_t timeout_ms, char **out, char **c
 /* The scontrol to run: the first executable "scontrol" in $PATH, then /usr/bin, /usr/local/bin. */
 char *slurm_find_scontrol(void);
 
+/* This node's Slurm name: given, else $SLURMD_NODENAME, else the short host name; NULL if none. */
+char *slurm_node_name(const char *given);
+/* `scontrol show node -o NODE` into n. Returns 0, or -1 after saying why (as "gpudoctor CMD"). */
+int slurm_show_node(const char *cmd, const char *scontrol, const char *node, struct slurm_node *n);
+/* `scontrol update NodeName=NODE State=DRAIN Reason=...` (or State=RESUME). 0, or -1 said. */
+int slurm_update_node(const char *cmd, const char *scontrol, const char *node,
+                      enum slurm_action act, const char *reason);
+
+/* ---- jobs: the prolog's and the epilog's view of the GPUs (slurm-job.c) ---- */
+
+/*
+ * Every reason the prolog and the epilog drain with starts with this, then the GPU's NVML index:
+ * "gpudoctor: GPU 3 held by leftover pid 4121 (job 4400, alice: python train.py)", or
+ * "gpudoctor: GPU 3 held by leftover memory: 70.0 GiB, no process listed". slurm-check resumes
+ * such a drain only once that pid no longer holds the GPU (or its memory is free).
+ */
+#define SLURM_LEFTOVER_PREFIX SLURM_REASON_PREFIX "GPU "
+
+/* Who a process holding a GPU belongs to. */
+enum slurm_holder_kind {
+    SLURM_HOLDER_THIS_JOB,    /* the job the prolog or epilog runs for */
+    SLURM_HOLDER_RUNNING_JOB, /* another job still running here (a slurmstepd above it): a
+                                 shared GPU (gres/shard, MPS), not a leftover */
+    SLURM_HOLDER_LEFTOVER,    /* an ended job's process, or one outside any job */
+};
+
+extern const char *const slurm_holder_kind_names[]; /* "this-job", "running-job", "leftover" */
+
+/* A process NVML lists on one of the job's GPUs. */
+struct slurm_holder {
+    int32_t pid;
+    uint32_t gpu;         /* NVML index */
+    const struct proc *p; /* its /proc record in the snapshot, NULL when not there */
+    bool used_valid;
+    uint64_t used_bytes;
+    char *job; /* the Slurm job it belongs to (its cgroup, else the slurmstepd above it) */
+    enum slurm_holder_kind kind;
+};
+
+/* A job GPU's memory that no listed process accounts for. */
+struct slurm_gpu_memory {
+    uint32_t gpu;
+    uint64_t used_bytes, unaccounted_bytes;
+};
+
+/*
+ * The GPUs of a job, as NVML indices, from spec: SLURM_JOB_GPUS's or CUDA_VISIBLE_DEVICES's value
+ * (comma-separated; numbers are device minors, /dev/nvidiaN, as gres.conf's File= names them;
+ * "GPU-..." are UUIDs). Returns 0 with *out sorted (the caller frees it), or -1 with *cause naming
+ * what matches no GPU of the snapshot (a MIG UUID, an index the node does not have).
+ */
+int slurm_job_gpus(const struct snapshot *s, const char *spec, int32_t **out, size_t *n,
+                   char **cause);
+
+/*
+ * Every process NVML lists on the GPUs gpus (n_gpus; NULL: every GPU) and whose it is, for job
+ * (the prolog's or epilog's SLURM_JOB_ID). An MPS server is not a holder. Returns how many, in
+ * *out (free with slurm_holders_free).
+ */
+size_t slurm_gpu_holders(const struct snapshot *s, const char *job, const int32_t *gpus,
+                         size_t n_gpus, struct slurm_holder **out);
+void slurm_holders_free(struct slurm_holder *h, size_t n);
+
+/*
+ * The job GPUs whose used memory minus what the listed processes hold is at least min_bytes.
+ * Returns how many, in *out (the caller frees it).
+ */
+size_t slurm_unaccounted(const struct snapshot *s, const int32_t *gpus, size_t n_gpus,
+                         uint64_t min_bytes, struct slurm_gpu_memory **out);
+
+/*
+ * The drain reason for what holds a job's GPUs: the first leftover holder (else the first GPU
+ * with unaccounted memory), "(+N more)" for the rest, as slurm_reason cuts it. NULL when nothing
+ * is left over. held: the holders whose kind is SLURM_HOLDER_LEFTOVER (or, in the epilog, this
+ * job's too).
+ */
+char *slurm_leftover_reason(const struct snapshot *s, const struct slurm_holder *const *held,
+                            size_t n_held, const struct slurm_gpu_memory *mem, size_t n_mem);
+
+/*
+ * For a drain reason the prolog or epilog wrote (SLURM_LEFTOVER_PREFIX): whether what it names is
+ * gone in snapshot s: the pid no longer listed on that GPU, or that GPU's unaccounted memory below
+ * min_bytes. -1 when the reason is not such a reason.
+ */
+int slurm_leftover_cleared(const struct snapshot *s, const char *reason, uint64_t min_bytes);
+
+/* ---- what the prolog and the epilog share (slurm-job.c) ---- */
+
+/* The options both take; the command's own parse fills it. */
+struct slurm_job_opts {
+    const char *job, *gpus, *node, *scontrol;
+    bool dry_run, warn_only;
+};
+
+/* A prolog's or epilog's run: the job, its GPUs, and the snapshot that was judged. */
+struct slurm_job_run {
+    const char *cmd; /* "slurm-prolog" */
+    char *job;
+    int32_t *gpus; /* NVML indices; NULL: every GPU of the node */
+    size_t n_gpus;
+    const char *gpus_from; /* "--gpus", "SLURM_JOB_GPUS", "CUDA_VISIBLE_DEVICES", NULL */
+};
+
+/*
+ * The job (--job, else $SLURM_JOB_ID) into r. Returns 0, or EXIT_USAGE after saying that there is
+ * none.
+ */
+int slurm_job_begin(struct slurm_job_run *r, const char *cmd, const struct slurm_job_opts *o);
+/* The job's GPUs in snapshot s (--gpus, else $SLURM_JOB_GPUS, else $CUDA_VISIBLE_DEVICES, else
+ * every GPU); a list that names no GPU here is said, and every GPU is looked at instead. */
+void slurm_job_gpus_of(struct slurm_job_run *r, const struct snapshot *s,
+                       const struct slurm_job_opts *o);
+void slurm_job_end(struct slurm_job_run *r);
+/* "GPUs 0-3" / "every GPU" for messages, into buf. */
+void slurm_job_gpu_text(const struct slurm_job_run *r, char *buf, size_t size);
+/* One line a holder: "GPU 3: pid 4121 (job 4400, alice: python train.py), 70.0 GiB". */
+void slurm_holder_line(char *buf, size_t size, const struct slurm_holder *h);
+
+/*
+ * Drains the node with reason unless someone else drained it already (their reason is kept). With
+ * o->dry_run only says what it would do. Returns 0, or -1 when scontrol could not be run or
+ * failed (said).
+ */
+int slurm_job_drain(const struct slurm_job_run *r, const struct slurm_job_opts *o,
+                    const char *reason);
+
 #endif

@@ -101,6 +101,7 @@ void thresholds_init(struct thresholds *t)
         t->v[i] = threshold_defs[i].def;
         t->origin[i] = NULL;
     }
+    t->profile = NULL;
 }
 
 int threshold_find(const char *name)

@@ -64,10 +64,17 @@ struct threshold_def {
 
 extern const struct threshold_def threshold_defs[TH__COUNT];
 
-/* Set values and where each one came from (NULL = default; else "file:line" or "--set"). */
+struct profile;
+
+/*
+ * Set values and where each one came from (NULL = default; else "file:line" or "--set"), and the
+ * expected-hardware profile the profile.* rules compare against (rules/profile.h; NULL: none).
+ * The profile is borrowed: the configuration that read it owns it.
+ */
 struct thresholds {
     double v[TH__COUNT];
     const char *origin[TH__COUNT];
+    const struct profile *profile;
 };
 
 void thresholds_init(struct thresholds *t);

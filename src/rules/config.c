@@ -12,6 +12,7 @@
 
 #define DISABLE_KEY     "disable"
 #define SLURM_DRAIN_KEY "slurm_drain"
+#define PROFILE_SECTION "profile"
 /* What an error message quotes of a line at most: a key, a value, a whole line. */
 #define QUOTE_MAX 60
 /* A UTF-8 byte-order mark, which some editors put at the start of a file. */
@@ -27,6 +28,7 @@ void config_free(struct config *c)
 {
     free(c->rules.disabled);
     free(c->slurm_drain.rules);
+    profile_free(c->profile);
     free(c->path);
     for (size_t i = 0; i < c->n_origins; i++)
         free(c->origins[i]);
@@ -65,7 +67,11 @@ static char *unknown_key(const char *key)
     size_t n = config_suggest(key, near, 3);
     char *shown = str_excerpt(key, QUOTE_MAX), *msg;
 
-    if (n == 0)
+    if (profile_key_find(key) >= 0)
+        msg = xasprintf("'%s' is a key of the [profile] section: put it after a [profile] line "
+                        "(or --set profile.%s=VALUE)",
+                        shown, shown);
+    else if (n == 0)
         msg = xasprintf("unknown key '%s' (gpudoctor explain --thresholds lists them)", shown);
     else
         msg = xasprintf("unknown key '%s' (did you mean '%s'%s%s%s%s?)", shown, near[0],
@@ -146,11 +152,54 @@ static int slurm_drain(struct config *c, const char *value, char **cause)
     return 0;
 }
 
+/* A key of the [profile] section; value as written (quotes allowed). origin is taken. */
+static int apply_profile(struct config *c, const char *key, const char *value, char *origin,
+                         char **cause)
+{
+    int id = profile_key_find(key);
+    char *plain;
+    int rc;
+
+    if (id < 0) {
+        const char *names[PK__COUNT], *near[2];
+        size_t k;
+        char *shown = str_excerpt(key, QUOTE_MAX);
+
+        for (int i = 0; i < PK__COUNT; i++)
+            names[i] = profile_keys[i].name;
+        k = suggest_pick(key, names, PK__COUNT, near, 2);
+        *cause = k ? xasprintf("unknown profile key '%s' (did you mean '%s'?)", shown, near[0])
+                   : xasprintf("unknown profile key '%s' (docs/config.md lists them)", shown);
+        free(shown);
+        free(origin);
+        return -1;
+    }
+    plain = profile_unquote(value, cause);
+    if (plain == NULL) {
+        char *why = *cause;
+
+        *cause = xasprintf("%s: %s", key, why);
+        free(why);
+        free(origin);
+        return -1;
+    }
+    if (c->profile == NULL)
+        c->profile = profile_new();
+    rc = profile_set(c->profile, id, plain, origin, cause);
+    free(plain);
+    free(origin);
+    if (rc == 0)
+        c->rules.th.profile = c->profile;
+    return rc;
+}
+
 /* Applies key = value; origin is kept for `explain`. */
 static int apply(struct config *c, const char *key, const char *value, char *origin, char **cause)
 {
     int id;
 
+    if (strncmp(key, PROFILE_SECTION ".", strlen(PROFILE_SECTION ".")) == 0)
+        return apply_profile(c, key + strlen(PROFILE_SECTION "."), value, origin, cause);
     if (strcmp(key, DISABLE_KEY) == 0) {
         free(origin);
         return disable_rules(c, value, cause);
@@ -191,9 +240,57 @@ static char *apply_error(const char *where, char *why)
     return msg;
 }
 
+/* Where a line's comment starts: the first '#' outside double quotes (a profile value). */
+static char *comment_start(char *line)
+{
+    bool quoted = false;
+
+    for (char *p = line; *p; p++) {
+        if (quoted && *p == '\\' && p[1] != '\0')
+            p++;
+        else if (*p == '"')
+            quoted = !quoted;
+        else if (*p == '#' && !quoted)
+            return p;
+    }
+    return NULL;
+}
+
+/*
+ * A "[section]" line: the name of a known section into *section. Returns 0, or -1 with *cause
+ * set.
+ */
+static int section_line(const char *line, const char **section, char **cause)
+{
+    size_t len = strlen(line);
+    char *name;
+
+    if (line[len - 1] != ']') {
+        char *shown = str_excerpt(line, QUOTE_MAX);
+
+        *cause = xasprintf("expected '[section]', got '%s'", shown);
+        free(shown);
+        return -1;
+    }
+    name = xstrndup(line + 1, len - 2);
+    str_rtrim(name);
+    if (strcmp(str_ltrim(name), PROFILE_SECTION) != 0) {
+        char *shown = str_excerpt(str_ltrim(name), QUOTE_MAX);
+
+        *cause = xasprintf("unknown section '[%s]' (the only section is [profile])", shown);
+        free(shown);
+        free(name);
+        return -1;
+    }
+    free(name);
+    *section = PROFILE_SECTION;
+    return 0;
+}
+
 int config_parse(struct config *c, const char *text, const char *name, char **cause)
 {
     const char *p = text;
+    const char *section = NULL; /* NULL: the top, before any [section] line */
     int lineno = 0;
 
     /* Editors that write a byte-order mark write it first: it is not part of the first key. */
@@ -206,10 +303,20 @@ int config_parse(struct config *c, const char *text, const char *name, char **ca
 
         lineno++;
         p += len + (end ? 1 : 0);
-        if ((hash = strchr(line, '#')) != NULL)
+        if ((hash = comment_start(line)) != NULL)
             *hash = '\0';
         key = (char *)str_ltrim(str_rtrim(line));
         if (*key == '\0') {
+            free(line);
+            continue;
+        }
+        if (*key == '[') {
+            if (section_line(key, &section, &why) != 0) {
+                *cause = xasprintf("%s:%d: %s", name, lineno, why);
+                free(why);
+                free(line);
+                return -1;
+            }
             free(line);
             continue;
         }
@@ -230,7 +337,8 @@ int config_parse(struct config *c, const char *text, const char *name, char **ca
             free(line);
             return -1;
         }
-        if (apply(c, key, value, xasprintf("%s:%d", name, lineno), &why) != 0) {
+        if ((section != NULL ? apply_profile(c, key, value, xasprintf("%s:%d", name, lineno), &why)
+                             : apply(c, key, value, xasprintf("%s:%d", name, lineno), &why)) != 0) {
             char *where = xasprintf("%s:%d", name, lineno);
 
             *cause = apply_error(where, why);

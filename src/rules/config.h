@@ -1,13 +1,15 @@
 /*
  * The configuration file: `key = value` lines, `#` comments. Keys are the thresholds of
  * facts/thresholds.h, plus `disable = RULE-ID[, RULE-ID...]` to switch rules off, and
- * `slurm_drain` for slurm-check. Read from
+ * `slurm_drain` for slurm-check, and a [profile] section: the node's expected hardware
+ * (rules/profile.h; `--set profile.KEY=VALUE` sets one of its keys). Read from
  * /etc/gpudoctor.conf when it exists (or $GPUDOCTOR_CONFIG), or the file --config names;
  * --set key=value overrides single keys. docs/config.md documents every key.
  */
 #ifndef GPUDOCTOR_RULES_CONFIG_H
 #define GPUDOCTOR_RULES_CONFIG_H
 
+#include "rules/profile.h"
 #include "rules/rules.h"
 
 #include <stdbool.h>
@@ -31,6 +33,9 @@ struct slurm_drain_policy {
 struct config {
     struct rules_config rules;
     struct slurm_drain_policy slurm_drain;
+    /* The [profile] section (and --set profile.KEY=VALUE); NULL when no key was given. When set,
+     * rules.th.profile points to it. */
+    struct profile *profile;
     char *path;     /* the file read, NULL when none */
     char **origins; /* "file:line" strings the thresholds' origin fields point to */
     size_t n_origins, cap_origins;

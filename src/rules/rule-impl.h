@@ -32,12 +32,18 @@ struct rule_ctx {
     X(health_memory_repair_pending)                                                                \
     X(health_driver_hung_task)                                                                     \
     X(health_oom_kill)                                                                             \
+    X(profile_gpu_count)                                                                           \
+    X(profile_gpu_model)                                                                           \
+    X(profile_gpu_memory)                                                                          \
+    X(profile_vbios)                                                                               \
+    X(profile_fabric)                                                                              \
     X(stack_no_driver)                                                                             \
     X(stack_driver_mismatch)                                                                       \
     X(stack_cuda_too_new)                                                                          \
     X(stack_toolkit_mismatch)                                                                      \
     X(stack_cudnn)                                                                                 \
     X(stack_known_bad_driver)                                                                      \
+    X(profile_versions)                                                                            \
     X(mem_nearly_full)                                                                             \
     X(mem_full_idle)                                                                               \
     X(mem_unaccounted)                                                                             \
@@ -71,7 +77,8 @@ struct rule_ctx {
     X(pcie_link_downshift)                                                                         \
     X(pcie_width_degraded)                                                                         \
     X(pcie_errors)                                                                                 \
-    X(pcie_shared_switch)
+    X(pcie_shared_switch)                                                                          \
+    X(profile_pcie)
 
 #define RULE_DECLARE(name) extern const struct rule rule_##name;
 RULE_LIST(RULE_DECLARE)

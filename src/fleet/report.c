@@ -1,0 +1,437 @@
+/*
+ * The fleet as text (a row per node, then the outliers with their evidence beside the group's)
+ * and as JSON (docs/fleet.md, "gpudoctor.fleet/1").
+ */
+#include "fleet/fleet.h"
+#include "render/format.h"
+#include "util/strutil.h"
+#include "util/xalloc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void fleet_value_text(char *buf, size_t size, int m, const struct fleet_value *v)
+{
+    const struct fleet_metric *mt = &fleet_metrics[m];
+
+    if (!v->known)
+        snprintf(buf, size, "?");
+    else if (mt->kind == FLEET_TEXT)
+        snprintf(buf, size, "%s", v->text ? v->text : "");
+    else
+        snprintf(buf, size, "%.10g%s%s", v->num, *mt->unit ? " " : "", mt->unit);
+}
+
+/* Characters, not bytes: UTF-8 continuation bytes take no column. */
+static size_t columns(const char *s)
+{
+    size_t n = 0;
+
+    for (; *s; s++)
+        n += ((unsigned char)*s & 0xc0) != 0x80;
+    return n;
+}
+
+/* s, cut to w columns (with "…" when cut), then padded to w. */
+static void cell(FILE *out, const char *s, size_t w)
+{
+    size_t c = columns(s);
+
+    if (c > w) {
+        size_t keep = 0, bytes = 0;
+
+        while (s[bytes] && keep < w - 1) {
+            bytes++;
+            while (((unsigned char)s[bytes] & 0xc0) == 0x80)
+                bytes++;
+            keep++;
+        }
+        fprintf(out, "%.*s…", (int)bytes, s);
+        return;
+    }
+    fprintf(out, "%s%*s", s, (int)(w - c), "");
+}
+
+static const char *sev_color(const struct render_opts *ro, int sev)
+{
+    return sev == SEV_CRITICAL ? render_red(ro) : sev == SEV_WARNING ? render_yellow(ro) : "";
+}
+
+static const char *verdict_text(const struct fleet_node *n)
+{
+    if (n->verdict == FLEET_OUTLIER)
+        return n->severity == SEV_CRITICAL ? "outlier (critical)" : "outlier";
+    return n->verdict == FLEET_OK ? "ok" : "not judged";
+}
+
+/* One line of evidence: the node's side, then the group's. */
+static void reason_line(FILE *out, const struct fleet_node *n, const struct fleet_reason *r,
+                        const struct render_opts *ro)
+{
+    char mine[300], group[300] = "", gpu[24] = "";
+
+    if (r->kind == FLEET_BY_METRIC) {
+        const struct fleet_metric *mt = &fleet_metrics[r->metric];
+
+        fleet_value_text(mine, sizeof(mine), r->metric, r->value);
+        if (r->value->gpu >= 0)
+            snprintf(gpu, sizeof(gpu), " (GPU %d)", (int)r->value->gpu);
+        if (mt->kind == FLEET_NUMBER) {
+            char z[48];
+
+            if (r->z_valid)
+                snprintf(z, sizeof(z), "z %+.1f", r->z);
+            else
+                snprintf(z, sizeof(z), "most nodes exactly at the median");
+            snprintf(group, sizeof(group), "group median %.10g%s%s, MAD %.3g; %s", r->median,
+                     *mt->unit ? " " : "", mt->unit, r->mad, z);
+        } else {
+            snprintf(group, sizeof(group), "group: %s%s%s (%zu of %zu nodes)", r->majority,
+                     *mt->unit && mt->kind == FLEET_LEVEL ? " " : "",
+                     mt->kind == FLEET_LEVEL ? mt->unit : "", r->agree, r->of);
+        }
+        fprintf(out, "     %s%-8s%s %-20s ", sev_color(ro, (int)r->severity),
+                severity_names[r->severity], render_reset(ro), mt->name);
+        strncat(mine, gpu, sizeof(mine) - strlen(mine) - 1);
+        /* the evidence whole, however long: padded when short, never cut */
+        fprintf(out, "%s%*s %s\n", mine, columns(mine) < 24 ? (int)(24 - columns(mine)) : 0, "",
+                group);
+    } else if (r->kind == FLEET_BY_FINDING) {
+        fprintf(out, "     %s%-8s%s finding %s: %s (%zu of %zu nodes have it)\n",
+                sev_color(ro, (int)r->severity), severity_names[r->severity], render_reset(ro),
+                r->id, r->text, r->agree, r->of);
+    } else {
+        fprintf(out, "     %s%-8s%s profile: %s\n", sev_color(ro, (int)r->severity),
+                severity_names[r->severity], render_reset(ro), r->text);
+    }
+    (void)n;
+}
+
+static int cmp_rank(const void *a, const void *b)
+{
+    const struct fleet_node *x = *(const struct fleet_node *const *)a;
+    const struct fleet_node *y = *(const struct fleet_node *const *)b;
+
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+void fleet_print(FILE *out, const struct fleet *fl, const struct render_opts *ro,
+                 bool outliers_only)
+{
+    size_t critical, n_out = fleet_outliers(fl, &critical), k = 0;
+    const struct fleet_node **ranked = xcalloc(n_out + 1, sizeof(*ranked));
+    bool missing = false;
+
+    fprintf(out, "%s%zu node%s, %zu GPU model%s: ", render_bold(ro), fl->n, fl->n == 1 ? "" : "s",
+            fl->n_groups, fl->n_groups == 1 ? "" : "s");
+    if (n_out == 0)
+        fprintf(out, "no outlier");
+    else
+        fprintf(out, "%zu outlier%s (%zu critical)", n_out, n_out == 1 ? "" : "s", critical);
+    fprintf(out, "%s%s\n", fl->prometheus ? " — from " : "", fl->prometheus ? fl->prometheus : "");
+    fputs(render_reset(ro), out);
+    for (size_t i = 0; i < fl->n_errors; i++)
+        fprintf(out, "%snot read%s: %s: %s\n", render_red(ro), render_reset(ro),
+                fl->errors[i].source, fl->errors[i].message);
+    if (fl->duplicates)
+        fprintf(out, "%zu older snapshot%s of nodes already read left out (the newest counts)\n",
+                fl->duplicates, fl->duplicates == 1 ? "" : "s");
+
+    if (fl->n > 0) {
+        fprintf(out,
+                "\n%sNODE                      MODEL                       GPUS  CHECK     "
+                "VERDICT%s\n",
+                render_bold(ro), render_reset(ro));
+        for (size_t i = 0; i < fl->n; i++) {
+            const struct fleet_node *n = &fl->nodes[i];
+
+            if (outliers_only && n->verdict != FLEET_OUTLIER)
+                continue;
+            cell(out, n->name, 25);
+            fputc(' ', out);
+            cell(out, n->model, 27);
+            fprintf(out, " %4u  ", (unsigned)n->n_gpus);
+            cell(out, n->check_status >= 0 ? render_status(n->check_status) : "?", 9);
+            fprintf(out, " %s%s%s\n", sev_color(ro, n->severity), verdict_text(n),
+                    render_reset(ro));
+        }
+    }
+
+    for (size_t i = 0; i < fl->n; i++) {
+        if (fl->nodes[i].rank > 0)
+            ranked[k++] = &fl->nodes[i];
+    }
+    qsort(ranked, k, sizeof(*ranked), cmp_rank);
+    if (k > 0)
+        fprintf(out, "\n%sOutliers, most serious first%s\n", render_bold(ro), render_reset(ro));
+    for (size_t i = 0; i < k; i++) {
+        const struct fleet_node *n = ranked[i];
+        const struct fleet_group *g = &fl->groups[n->group];
+
+        fprintf(out, "\n%zu. %s%s%s — %s, %u GPU%s (group of %zu%s)\n", n->rank, render_bold(ro),
+                n->name, render_reset(ro), n->model, (unsigned)n->n_gpus, n->n_gpus == 1 ? "" : "s",
+                g->n, g->judged ? "" : ", too small to compare");
+        for (size_t r = 0; r < n->n_reasons; r++)
+            reason_line(out, n, &n->reasons[r], ro);
+    }
+
+    if (fl->n_groups > 0)
+        fprintf(out, "\n%sGroups%s\n", render_bold(ro), render_reset(ro));
+    for (size_t i = 0; i < fl->n_groups; i++) {
+        const struct fleet_group *g = &fl->groups[i];
+        size_t shown = 0;
+
+        fprintf(out, "  %s: %zu node%s%s\n", g->model, g->n, g->n == 1 ? "" : "s",
+                g->judged ? "" : ", not compared (fewer than --min-group)");
+        for (size_t c = 0; c < g->n_common && shown < 5; c++) {
+            if (2 * g->common[c].nodes < g->n)
+                break;
+            fprintf(out, "    common to %zu of %zu: %s\n", g->common[c].nodes, g->n,
+                    g->common[c].id);
+            shown++;
+        }
+        for (size_t m = 0; m < fleet_n_metrics; m++) {
+            const struct fleet_stat *st = &g->stats[m];
+
+            if (fleet_metrics[m].section == NULL && st->n > 0 &&
+                fleet_metrics[m].kind != FLEET_NUMBER && st->majority == NULL)
+                fprintf(out, "    %s: no value held by more than half the nodes\n",
+                        fleet_metrics[m].name);
+        }
+    }
+    for (size_t m = 0; m < fleet_n_metrics; m++)
+        missing |= fleet_metrics[m].section != NULL;
+    if (missing) {
+        fputs("\nNot in the evidence yet (snapshots have no such section):", out);
+        for (size_t m = 0; m < fleet_n_metrics; m++) {
+            if (fleet_metrics[m].section)
+                fprintf(out, " %s", fleet_metrics[m].name);
+        }
+        fputc('\n', out);
+    }
+    free(ranked);
+}
+
+/* ---- JSON ---- */
+
+/* A JSON string of s; bytes that are not UTF-8 (a file name given on the command line) shown as
+ * \xNN rather than the member lost. */
+static json_t *jstr(const char *s)
+{
+    json_t *j = json_string(s);
+    char *p;
+
+    if (j != NULL)
+        return j;
+    p = str_printable(s);
+    j = json_string(p);
+    free(p);
+    return j;
+}
+
+static json_t *value_json(int m, const struct fleet_value *v)
+{
+    json_t *j;
+
+    if (!v->known)
+        return json_null();
+    j = json_object();
+    if (fleet_metrics[m].kind == FLEET_TEXT)
+        json_object_set_new(j, "value", jstr(v->text ? v->text : ""));
+    else
+        json_object_set_new(j, "value", json_real(v->num));
+    json_object_set_new(j, "gpu", v->gpu >= 0 ? json_integer(v->gpu) : json_null());
+    return j;
+}
+
+static json_t *num_or_null(double x)
+{
+    return isfinite(x) ? json_real(x) : json_null();
+}
+
+static json_t *reason_json(const struct fleet_reason *r)
+{
+    json_t *j = json_object();
+
+    json_object_set_new(j, "kind", jstr(fleet_reason_kind_names[r->kind]));
+    json_object_set_new(j, "severity", jstr(severity_names[r->severity]));
+    if (r->kind == FLEET_BY_METRIC) {
+        const struct fleet_metric *mt = &fleet_metrics[r->metric];
+
+        json_object_set_new(j, "metric", jstr(mt->name));
+        json_object_set_new(j, "unit", jstr(mt->unit));
+        json_object_set_new(j, "node", value_json(r->metric, r->value));
+        if (mt->kind == FLEET_NUMBER) {
+            json_object_set_new(j, "median", num_or_null(r->median));
+            json_object_set_new(j, "mad", num_or_null(r->mad));
+            json_object_set_new(j, "z", r->z_valid ? num_or_null(r->z) : json_null());
+        } else {
+            json_object_set_new(j, "majority", jstr(r->majority));
+            json_object_set_new(j, "agree", json_integer((json_int_t)r->agree));
+        }
+        json_object_set_new(j, "compared", json_integer((json_int_t)r->of));
+    } else {
+        json_object_set_new(j, r->kind == FLEET_BY_FINDING ? "id" : "key", jstr(r->id));
+        json_object_set_new(j, "text", jstr(r->text));
+        if (r->kind == FLEET_BY_FINDING) {
+            json_object_set_new(j, "nodes_with_it", json_integer((json_int_t)r->agree));
+            json_object_set_new(j, "compared", json_integer((json_int_t)r->of));
+        }
+    }
+    return j;
+}
+
+static json_t *node_json(const struct fleet *fl, const struct fleet_node *n)
+{
+    json_t *j = json_object(), *vals = json_object(), *reasons = json_array(),
+           *finds = json_array(), *devs = json_array();
+
+    json_object_set_new(j, "name", jstr(n->name));
+    json_object_set_new(j, "source", jstr(n->source));
+    json_object_set_new(j, "model", jstr(n->model));
+    json_object_set_new(j, "group", json_integer((json_int_t)n->group));
+    json_object_set_new(j, "gpus", json_integer(n->n_gpus));
+    json_object_set_new(j, "time_ms", n->time_ms > 0 ? json_integer(n->time_ms) : json_null());
+    json_object_set_new(j, "check_status",
+                        n->check_status >= 0 ? json_integer(n->check_status) : json_null());
+    json_object_set_new(j, "verdict", jstr(fleet_verdict_names[n->verdict]));
+    json_object_set_new(j, "severity",
+                        n->severity >= 0 ? jstr(severity_names[n->severity]) : json_null());
+    json_object_set_new(j, "rank", n->rank ? json_integer((json_int_t)n->rank) : json_null());
+    for (size_t m = 0; m < fleet_n_metrics; m++) {
+        if (fleet_metrics[m].section == NULL)
+            json_object_set_new(vals, fleet_metrics[m].name, value_json((int)m, &n->values[m]));
+    }
+    json_object_set_new(j, "values", vals);
+    for (size_t r = 0; r < n->n_reasons; r++)
+        json_array_append_new(reasons, reason_json(&n->reasons[r]));
+    json_object_set_new(j, "reasons", reasons);
+    for (size_t i = 0; i < n->n_findings; i++) {
+        json_t *f = json_object();
+
+        json_object_set_new(f, "id", jstr(n->findings[i].id));
+        json_object_set_new(f, "severity", jstr(severity_names[n->findings[i].severity]));
+        json_object_set_new(f, "subject", jstr(n->findings[i].subject));
+        json_object_set_new(f, "title", jstr(n->findings[i].title));
+        json_array_append_new(finds, f);
+    }
+    json_object_set_new(j, "findings", finds);
+    json_object_set_new(j, "profile", n->profile ? jstr(n->profile) : json_null());
+    for (size_t i = 0; i < n->n_devs; i++) {
+        const struct profile_deviation *d = &n->devs[i];
+        json_t *o = json_object();
+
+        json_object_set_new(o, "key", jstr(profile_keys[d->key].name));
+        json_object_set_new(o, "gpu", d->gpu >= 0 ? json_integer(d->gpu) : json_null());
+        json_object_set_new(o, "outcome",
+                            jstr(d->outcome == PROFILE_DEVIATES  ? "deviates"
+                                 : d->outcome == PROFILE_UNKNOWN ? "unknown"
+                                                                 : "not_in_evidence"));
+        json_object_set_new(o, "expected", jstr(d->expected));
+        json_object_set_new(o, "found", d->found ? jstr(d->found) : json_null());
+        json_array_append_new(devs, o);
+    }
+    json_object_set_new(j, "profile_deviations", devs);
+    (void)fl;
+    return j;
+}
+
+static json_t *group_json(const struct fleet_group *g)
+{
+    json_t *j = json_object(), *stats = json_object(), *common = json_array();
+
+    json_object_set_new(j, "model", jstr(g->model));
+    json_object_set_new(j, "nodes", json_integer((json_int_t)g->n));
+    json_object_set_new(j, "judged", json_boolean(g->judged));
+    for (size_t m = 0; m < fleet_n_metrics; m++) {
+        const struct fleet_stat *st = &g->stats[m];
+        json_t *o;
+
+        if (fleet_metrics[m].section != NULL)
+            continue;
+        o = json_object();
+        json_object_set_new(o, "n", json_integer((json_int_t)st->n));
+        if (fleet_metrics[m].kind == FLEET_NUMBER) {
+            json_object_set_new(o, "median", st->n ? num_or_null(st->median) : json_null());
+            json_object_set_new(o, "mad", st->n ? num_or_null(st->mad) : json_null());
+        } else {
+            json_object_set_new(o, "majority", st->majority ? jstr(st->majority) : json_null());
+            json_object_set_new(o, "agree", json_integer((json_int_t)st->agree));
+        }
+        json_object_set_new(stats, fleet_metrics[m].name, o);
+    }
+    json_object_set_new(j, "metrics", stats);
+    for (size_t c = 0; c < g->n_common; c++) {
+        json_t *o = json_object();
+
+        json_object_set_new(o, "id", jstr(g->common[c].id));
+        json_object_set_new(o, "nodes", json_integer((json_int_t)g->common[c].nodes));
+        json_array_append_new(common, o);
+    }
+    json_object_set_new(j, "findings", common);
+    return j;
+}
+
+json_t *fleet_to_json(const struct fleet *fl, int status)
+{
+    json_t *j = json_object(), *nodes = json_array(), *groups = json_array(),
+           *outliers = json_array(), *errors = json_array(), *missing = json_array(),
+           *metrics = json_array();
+    size_t critical, n_out = fleet_outliers(fl, &critical);
+    const struct fleet_node **ranked = xcalloc(n_out + 1, sizeof(*ranked));
+
+    json_object_set_new(j, "schema", jstr(FLEET_SCHEMA));
+    json_object_set_new(j, "gpudoctor_version", jstr(GPUDOCTOR_VERSION));
+    json_object_set_new(j, "status", json_integer(status));
+    json_object_set_new(j, "source", fl->prometheus ? jstr(fl->prometheus) : json_null());
+    json_object_set_new(j, "z_threshold", json_real(fl->opts.z));
+    json_object_set_new(j, "min_group", json_integer((json_int_t)fl->opts.min_group));
+    json_object_set_new(j, "duplicates", json_integer((json_int_t)fl->duplicates));
+    for (size_t m = 0; m < fleet_n_metrics; m++) {
+        const struct fleet_metric *mt = &fleet_metrics[m];
+        json_t *o = json_object();
+
+        json_object_set_new(o, "name", jstr(mt->name));
+        json_object_set_new(o, "unit", jstr(mt->unit));
+        json_object_set_new(o, "kind",
+                            jstr(mt->kind == FLEET_NUMBER  ? "number"
+                                 : mt->kind == FLEET_LEVEL ? "level"
+                                                           : "text"));
+        json_object_set_new(o, "bad",
+                            jstr(mt->bad == FLEET_BAD_LOW    ? "low"
+                                 : mt->bad == FLEET_BAD_HIGH ? "high"
+                                                             : "any"));
+        json_object_set_new(o, "in_evidence", json_boolean(mt->section == NULL));
+        json_array_append_new(metrics, o);
+        if (mt->section)
+            json_array_append_new(missing, jstr(mt->name));
+    }
+    json_object_set_new(j, "metrics", metrics);
+    json_object_set_new(j, "not_in_evidence", missing);
+    for (size_t g = 0; g < fl->n_groups; g++)
+        json_array_append_new(groups, group_json(&fl->groups[g]));
+    json_object_set_new(j, "groups", groups);
+    for (size_t i = 0; i < fl->n; i++) {
+        json_array_append_new(nodes, node_json(fl, &fl->nodes[i]));
+        if (fl->nodes[i].rank > 0)
+            ranked[fl->nodes[i].rank - 1] = &fl->nodes[i];
+    }
+    json_object_set_new(j, "nodes", nodes);
+    for (size_t r = 0; r < n_out; r++) {
+        if (ranked[r])
+            json_array_append_new(outliers, jstr(ranked[r]->name));
+    }
+    json_object_set_new(j, "outliers", outliers);
+    for (size_t i = 0; i < fl->n_errors; i++) {
+        json_t *o = json_object();
+
+        json_object_set_new(o, "source", jstr(fl->errors[i].source));
+        json_object_set_new(o, "message", jstr(fl->errors[i].message));
+        json_array_append_new(errors, o);
+    }
+    json_object_set_new(j, "errors", errors);
+    free(ranked);
+    return j;
+}
