@@ -64,6 +64,10 @@ static int option(void *ctx, int key, char *arg)
 
     switch (key) {
     case OPT_PROMETHEUS:
+        if (strncmp(arg, "http://", 7) != 0 && strncmp(arg, "https://", 8) != 0) {
+            cmd_error("fleet", "--prometheus: '%s' is not an http:// or https:// URL", arg);
+            return EXIT_USAGE;
+        }
         o->prometheus = arg;
         return 0;
     case OPT_PROFILE:

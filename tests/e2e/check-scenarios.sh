@@ -7,7 +7,7 @@
 # A case is a snapshot.json (run with check --from), a recording.jsonl of `gpudoctor watch --record`
 # (run with check --from too: the trend rules judge its history), or a scenario.json for the NVML
 # simulator with a fixture tree root/ (run live with --root); optionally an `args` file of extra
-# options.
+# options, and a `gpudoctor.conf` (given with --config: an expected-hardware [profile]).
 # The text report of each case is checked too: same exit status, and nothing but commands wider
 # than 80 columns.
 set -uo pipefail
@@ -25,11 +25,15 @@ fail() {
 }
 
 # Runs the case in dir with the given output options; prints the output, returns gpudoctor's status.
-run_case() {
+run_case() (
     local dir=$1
     shift
     local -a extra=()
     [ -f "$dir/args" ] && read -r -a extra <"$dir/args"
+    # a case's own configuration file (an expected-hardware [profile], thresholds), named from
+    # the case's directory so that the origins the report quotes stay short
+    [ -f "$dir/gpudoctor.conf" ] && extra+=(--config gpudoctor.conf)
+    cd "$dir" || return 3
     if [ -f "$dir/snapshot.json" ]; then
         "$GPUDOCTOR" check --from "$dir/snapshot.json" "${extra[@]}" "$@"
     elif [ -f "$dir/recording.jsonl" ]; then
@@ -38,7 +42,7 @@ run_case() {
         GPUDOCTOR_NVML_LIB=$SIM_LIB NVML_SIM_SCENARIO=$dir/scenario.json \
             "$GPUDOCTOR" check --root "$dir/root" --window 0 --timeout 20s "${extra[@]}" "$@"
     fi
-}
+)
 
 for dir in "$SRC"/tests/scenarios/*/; do
     dir=${dir%/}

@@ -175,10 +175,16 @@ for name, doc, rest in sources:
         cases.append((f"{name}/{section}-append", mutate(doc, part, lambda v, p=a: v + p), rest))
 
 
+def conf_args(name):
+    """A case's own configuration (its expected-hardware profile), as check-scenarios gives it."""
+    conf = os.path.join(corpus, name.split("/")[0], "gpudoctor.conf")
+    return ["--config", conf] if os.path.exists(conf) else []
+
+
 def check_case(case):
     name, doc, rest = case
     path = write(name.replace("/", "--"), doc, rest)
-    rc, out, err = run(path, "--json")
+    rc, out, err = run(path, "--json", *conf_args(name))
     try:
         report = json.loads(out)
     except ValueError:
@@ -191,7 +197,7 @@ def check_case(case):
     # wrap the same way), to keep the test short.
     trc, text = rc, ""
     if "/append-" not in name:
-        trc, text, terr = run(path)
+        trc, text, terr = run(path, *conf_args(name))
     if trc != rc:
         return name, None, None, f"text report exit {trc}, JSON {rc}"
     lines = []

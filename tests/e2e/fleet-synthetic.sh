@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# `gpudoctor fleet` on synthetic fleets (tests/helpers/fleet-synth.py): 1,000 nodes of one model,
+# each a copy of a healthy 8-GPU server with natural noise (clocks, temperatures, PCIe replays),
+# and one fault planted every 100 nodes, of every kind the generator knows (a slow clock, a hot
+# GPU, a x8 link, a missing GPU, another driver, XIDs, another VBIOS, a low power limit, PCIe
+# replays). Two seeds, from a directory and from a stream on standard input: every planted node
+# is an outlier for its planted figure, no other node is flagged, the ranking puts the critical
+# ones first, and the exit status says so. Then the edges: a fleet with no fault, a small group,
+# duplicates, unreadable inputs, usage errors.
+# ctest: timeout 300
+set -uo pipefail
+command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
+command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
+: "${GPUDOCTOR:?}" "${SRC:?}"
+export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+BASE=$SRC/tests/scenarios/healthy-8gpu-busy/snapshot.json
+SYNTH=$SRC/tests/helpers/fleet-synth.py
+
+# judge NAME PLANTED REPORT RC: the report holds exactly the planted outliers, each for its figure
+judge() {
+    local name=$1 planted=$2 report=$3 rc=$4 want got n
+    want=$(jq -r 'keys[]' "$planted" | sort)
+    got=$(jq -r '.nodes[] | select(.verdict == "outlier") | .name' "$report" | sort)
+    n=$(jq length "$planted")
+    [ "$n" -ge 10 ] || fail "$name: only $n faults planted"
+    [ "$want" = "$got" ] || fail "$name: outliers differ from the planted ones:
+$(diff <(echo "$want") <(echo "$got"))"
+    # each planted node for the figure planted (a metric reason naming it)
+    jq -r 'to_entries[] | "\(.key) \(.value)"' "$planted" | while read -r node metric; do
+        jq -e --arg n "$node" --arg m "$metric" \
+            '.nodes[] | select(.name == $n) | .reasons | any(.kind == "metric" and .metric == $m)' \
+            "$report" >/dev/null || echo "FAIL: $name: $node is not an outlier for $metric: $(jq -c --arg n "$node" '.nodes[] | select(.name == $n) | [.reasons[] | .metric // .id]' "$report")"
+    done | tee "$tmp/judge.out"
+    [ -s "$tmp/judge.out" ] && failures=$((failures + $(wc -l <"$tmp/judge.out")))
+    [ "$(jq '.nodes | length' "$report")" = 1000 ] || fail "$name: $(jq '.nodes | length' "$report") nodes, not 1000"
+    [ "$(jq '.groups | length' "$report")" = 1 ] || fail "$name: not one group"
+    # a missing GPU and a GPU fallen off the bus are critical: exit 2, and they rank first
+    [ "$rc" = 2 ] || fail "$name: exit status $rc, not 2"
+    [ "$(jq .status "$report")" = "$rc" ] || fail "$name: JSON status $(jq .status "$report"), exit status $rc"
+    jq -e '[.nodes[] | select(.rank > 0)] | sort_by(.rank) | map(.severity) as $s
+        | ($s | index("warning")) as $w | ($s[$w:] | all(. == "warning")) and ($s[:$w] | all(. == "critical")) and $w >= 1' \
+        "$report" >/dev/null || fail "$name: the ranking does not put the critical outliers first"
+    jq -e '[.nodes[] | select(.rank > 0) | .rank] | sort == [range(1; length + 1)]' "$report" >/dev/null ||
+        fail "$name: ranks are not 1..N"
+}
+
+# seed 1 from a directory of files
+mkdir "$tmp/dir"
+python3 "$SYNTH" "$BASE" 1000 "$tmp/dir" --seed 1 --planted "$tmp/planted1.json" || fail "fleet-synth.py failed"
+rc=0
+"$GPUDOCTOR" fleet --json "$tmp/dir" >"$tmp/r1.json" 2>"$tmp/err" || rc=$?
+judge "seed 1, directory" "$tmp/planted1.json" "$tmp/r1.json" "$rc"
+[ -s "$tmp/err" ] && fail "seed 1: stderr: $(head -3 "$tmp/err")"
+
+# seed 2 as one stream on standard input, and the text report
+python3 "$SYNTH" "$BASE" 1000 - --seed 2 --planted "$tmp/planted2.json" >"$tmp/stream.jsonl"
+rc=0
+"$GPUDOCTOR" fleet --json - <"$tmp/stream.jsonl" >"$tmp/r2.json" || rc=$?
+judge "seed 2, stream" "$tmp/planted2.json" "$tmp/r2.json" "$rc"
+rc=0
+"$GPUDOCTOR" fleet --outliers - <"$tmp/stream.jsonl" >"$tmp/r2.txt" || rc=$?
+[ "$rc" = 2 ] || fail "text report: exit status $rc"
+head -1 "$tmp/r2.txt" | grep -q '^1000 nodes, 1 GPU model: 10 outliers (2 critical)$' ||
+    fail "text report: first line '$(head -1 "$tmp/r2.txt")'"
+# --outliers: the table lists the outliers only, then the evidence, numbered
+[ "$(grep -c '^node[0-9]* ' "$tmp/r2.txt")" = 10 ] || fail "--outliers: $(grep -c '^node[0-9]* ' "$tmp/r2.txt") rows, not 10"
+for k in $(seq 1 10); do
+    grep -q "^$k\. node" "$tmp/r2.txt" || fail "text report: no outlier ranked $k"
+done
+node=$(jq -r 'to_entries[] | select(.value == "clock_sm_busy_mhz") | .key' "$tmp/planted2.json" | head -1)
+grep -A3 "^[0-9]*\. $node " "$tmp/r2.txt" | grep -Eq 'clock_sm_busy_mhz +1410 MHz \(GPU 3\) +group median 19[0-9][0-9] MHz, MAD [0-9.]+; z -[0-9]' ||
+    fail "text report: $node's evidence does not show its clock beside the group's: $(grep -A3 "$node " "$tmp/r2.txt")"
+grep -q '^Not in the evidence yet' "$tmp/r2.txt" || fail "text report: the figures of missing sections are not named"
+[ "$(tail -c 1 "$tmp/r2.txt" | od -An -c | tr -d ' ')" = '\n' ] || fail "text report: no final newline"
+
+# the figures whose sections do not exist are "not in the evidence", never a mismatch
+for m in fabricmanager_version nvlink_active ib_ports_up ib_rate_gbps bench_h2d_gbps bench_d2h_gbps bench_tflops; do
+    jq -e --arg m "$m" '.metrics[] | select(.name == $m) | .in_evidence == false' "$tmp/r1.json" >/dev/null ||
+        fail "metric $m: not marked as not in the evidence"
+    jq -e --arg m "$m" '[.nodes[].reasons[] | select(.metric == $m)] | length == 0' "$tmp/r1.json" >/dev/null ||
+        fail "metric $m: a node is an outlier for a figure not in the evidence"
+done
+
+# no fault planted: no outlier, exit 0 (the healthy nodes' own findings are info only)
+mkdir "$tmp/clean"
+python3 "$SYNTH" "$BASE" 200 "$tmp/clean" --seed 3 --plant-every 100000
+rc=0
+"$GPUDOCTOR" fleet --json "$tmp/clean" >"$tmp/clean.json" || rc=$?
+[ "$rc" = 0 ] || fail "clean fleet: exit status $rc"
+[ "$(jq '[.nodes[] | select(.verdict != "ok")] | length' "$tmp/clean.json")" = 0 ] ||
+    fail "clean fleet: $(jq -c '[.nodes[] | select(.verdict != "ok") | .name]' "$tmp/clean.json") flagged"
+
+# fewer nodes of a model than --min-group: not judged against each other
+mkdir "$tmp/small"
+cp "$tmp/dir"/node000[0-3].json "$tmp/small/"
+rc=0
+"$GPUDOCTOR" fleet --json "$tmp/small" >"$tmp/small.json" || rc=$?
+[ "$rc" = 0 ] || fail "4 nodes: exit status $rc"
+[ "$(jq -r '[.nodes[].verdict] | unique | join(",")' "$tmp/small.json")" = not-judged ] ||
+    fail "4 nodes: verdicts $(jq -c '[.nodes[].verdict]' "$tmp/small.json")"
+rc=0
+"$GPUDOCTOR" fleet --json --min-group 3 "$tmp/small" >"$tmp/small3.json" || rc=$?
+[ "$(jq -r '[.nodes[].verdict] | unique | join(",")' "$tmp/small3.json")" = ok ] ||
+    fail "4 nodes, --min-group 3: verdicts $(jq -c '[.nodes[].verdict]' "$tmp/small3.json")"
+
+# two snapshots of one host: the newest is its row
+mkdir "$tmp/dup"
+cp "$tmp/dir"/node00[0-1][0-9].json "$tmp/dup/"
+jq -c '.time_ms += 100000 | .hostname = "node0003" | .gpus[3].clock_sm_mhz = 1200' "$tmp/dir/node0050.json" >"$tmp/dup/zz-newer.json"
+rc=0
+"$GPUDOCTOR" fleet --json "$tmp/dup" >"$tmp/dup.json" || rc=$?
+[ "$(jq '.nodes | length' "$tmp/dup.json")" = 20 ] || fail "duplicates: $(jq '.nodes | length' "$tmp/dup.json") rows, not 20"
+[ "$(jq .duplicates "$tmp/dup.json")" = 1 ] || fail "duplicates: count $(jq .duplicates "$tmp/dup.json")"
+[ "$(jq -r '.nodes[] | select(.name == "node0003") | .values.clock_sm_busy_mhz.value' "$tmp/dup.json")" = 1200 ] ||
+    fail "duplicates: node0003's row is not its newest snapshot"
+[ "$(jq -r '.nodes[] | select(.name == "node0003") | .verdict' "$tmp/dup.json")" = outlier ] ||
+    fail "duplicates: node0003 (1200 MHz) is not an outlier"
+
+# what cannot be read: named on stderr, the rest judged, exit 3 unless an outlier is critical
+echo '{"schema": "gpudoctor.snapshot/1", "gpus": [' >"$tmp/small/broken.json"
+rc=0
+"$GPUDOCTOR" fleet --json "$tmp/small" "$tmp/none.json" >"$tmp/err.json" 2>"$tmp/err" || rc=$?
+[ "$rc" = 3 ] || fail "unreadable inputs: exit status $rc, not 3"
+grep -q "broken.json" "$tmp/err" || fail "unreadable inputs: broken.json not named: $(cat "$tmp/err")"
+grep -q "none.json" "$tmp/err" || fail "unreadable inputs: none.json not named: $(cat "$tmp/err")"
+[ "$(jq '.nodes | length' "$tmp/err.json")" = 4 ] || fail "unreadable inputs: the readable nodes are not reported"
+[ "$(jq '.errors | length' "$tmp/err.json")" = 2 ] || fail "unreadable inputs: $(jq -c .errors "$tmp/err.json")"
+# a stream with garbage after two documents: the two are read, the garbage named
+{ head -2 "$tmp/stream.jsonl"; echo 'not json'; } >"$tmp/bad.jsonl"
+rc=0
+"$GPUDOCTOR" fleet --json - <"$tmp/bad.jsonl" >"$tmp/bad.json" 2>"$tmp/err" || rc=$?
+[ "$rc" = 3 ] || fail "garbage in the stream: exit status $rc"
+[ "$(jq '.nodes | length' "$tmp/bad.json")" = 2 ] || fail "garbage in the stream: $(jq '.nodes | length' "$tmp/bad.json") nodes"
+grep -q 'stdin' "$tmp/err" || fail "garbage in the stream: stderr does not say where: $(cat "$tmp/err")"
+# nothing at all
+rc=0
+"$GPUDOCTOR" fleet - </dev/null >/dev/null 2>&1 || rc=$?
+[ "$rc" = 3 ] || fail "empty stream: exit status $rc, not 3"
+
+# usage errors: 64 and a message
+for args in "" "--threshold 0 x" "--min-group 1 x" "--threshold abc x" "--prometheus http://127.0.0.1:1 x" \
+    "--timeout 5 --prometheus x"; do
+    rc=0
+    # shellcheck disable=SC2086
+    "$GPUDOCTOR" fleet $args >/dev/null 2>"$tmp/err" || rc=$?
+    [ "$rc" = 64 ] || fail "fleet $args: exit status $rc, not 64"
+    grep -q 'gpudoctor fleet' "$tmp/err" || fail "fleet $args: no message: $(cat "$tmp/err")"
+done
+
+[ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "ok: fleet on synthetic fleets of 1,000 nodes"
