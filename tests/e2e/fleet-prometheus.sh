@@ -4,7 +4,8 @@
 # held at 1410 MHz, GPU 2's link at x8, another driver). Through the HTTP API and the documented
 # queries, fleet sees the four instances, finds the odd one and only it, with the figures that
 # set it apart beside the group's; --profile judges it against a profile too; a server that is
-# not there, or a URL that is not HTTP, is said with status 3.
+# not there is said with status 3, a URL that is not HTTP is a usage error (64); gpudoctor
+# is not linked with libcurl (fleet loads it).
 . "$SRC/tests/fixtures/serve/common.bash"
 command -v prometheus >/dev/null || { echo "SKIP: prometheus is not installed"; exit 77; }
 command -v ss >/dev/null || { echo "SKIP: ss is not installed"; exit 77; }
@@ -131,8 +132,12 @@ check "no server: exit status" "$rc" 3
 grep -q "gpudoctor fleet: $URL: gpudoctor_check_status: " "$TMP/err" || fail "no server: $(cat "$TMP/err")"
 rc=0
 "$GPUDOCTOR" fleet --prometheus "file:///etc/passwd" >"$TMP/out" 2>"$TMP/err" || rc=$?
-check "file URL: exit status" "$rc" 3
-grep -q "only http:// and https:// URLs" "$TMP/err" || fail "file URL: $(cat "$TMP/err")"
+check "file URL: exit status" "$rc" 64
+grep -q "is not an http:// or https:// URL" "$TMP/err" || fail "file URL: $(cat "$TMP/err")"
+# libcurl is loaded by fleet alone, at run time: gpudoctor is not linked with it
+if command -v ldd >/dev/null; then
+    ldd "$GPUDOCTOR" | grep -q libcurl && fail "gpudoctor is linked with libcurl: $(ldd "$GPUDOCTOR" | grep libcurl)"
+fi
 rc=0
 "$GPUDOCTOR" fleet --prometheus "$URL" /tmp >"$TMP/out" 2>"$TMP/err" || rc=$?
 check "both: exit status" "$rc" 64

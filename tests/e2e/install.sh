@@ -13,6 +13,8 @@ want bin/gpudoctor
 want lib/gpudoctor/sim/libnvidia-ml.so.1
 want lib/systemd/system/gpudoctor-serve.service
 want sbin/gpudoctor-slurm-check
+want sbin/gpudoctor-slurm-prolog
+want sbin/gpudoctor-slurm-epilog
 want share/doc/gpudoctor/examples/gpudoctor.conf
 want share/man/man1/gpudoctor.1
 want share/man/man8/gpudoctor-slurm-check.8
