@@ -16,7 +16,7 @@ for n in 100 1000; do
     python3 "$SRC/tests/helpers/fleet-synth.py" "$base" "$n" - --seed 1 >"$tmp/s$n.jsonl"
 done
 size=$(stat -c %s "$tmp/s1000.jsonl")
-echo "Each node a snapshot of an 8 x H100 server ($((size / 1000 / 1000)) KB of JSON for 1,000): every snapshot"
+echo "Each node a snapshot of an 8 x H100 server ($((size / 1000 / 1000)) KB of JSON each, $((size / 1000000)) MB for 1,000 nodes): every snapshot"
 echo "is parsed and run through every rule, then judged with its group. Median of 3 runs (after"
 echo "one warm-up), peak RSS of any."
 echo
@@ -26,8 +26,8 @@ row() { # NODES INPUT COMMAND...
     local nodes=$1 input=$2 r
     shift 2
     r=$("$RUNSTAT" -n 3 -w 1 -- "$@")
-    awk -v n="$nodes" -v in="$input" '{for (i = 1; i <= NF; i++) {split($i, kv, "="); v[kv[1]] = kv[2]}}
-        END {printf "| %s | %s | %.0f | %.1f |\n", n, in, v["wall_ms_median"], v["rss_kib_max"] / 1024}' <<<"$r"
+    awk -v n="$nodes" -v inp="$input" '{for (i = 1; i <= NF; i++) {split($i, kv, "="); v[kv[1]] = kv[2]}}
+        END {printf "| %s | %s | %.0f | %.1f |\n", n, inp, v["wall_ms_median"], v["rss_kib_max"] / 1024}' <<<"$r"
 }
 for n in 100 1000; do
     row "$n" "directory" "$GPUDOCTOR" fleet --json "$tmp/d$n"
