@@ -18,6 +18,8 @@ want sbin/gpudoctor-slurm-epilog
 want share/doc/gpudoctor/examples/gpudoctor.conf
 want share/man/man1/gpudoctor.1
 want share/man/man8/gpudoctor-slurm-check.8
+want share/man/man8/gpudoctor-slurm-prolog.8
+want share/man/man8/gpudoctor-slurm-epilog.8
 want share/doc/gpudoctor/README.md
 want share/doc/gpudoctor/snapshot.md
 want share/gpudoctor/scenarios/troubled-8xh100.json

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The man pages (man/gpudoctor.1 and the Slurm wrapper's gpudoctor-slurm-check.8, installed by
-# make install): groff reads both without a warning, both carry the program's version;
+# The man pages (man/gpudoctor.1 and the Slurm wrappers' gpudoctor-slurm-*.8, installed by
+# make install): groff reads each without a warning, each carries the program's version;
 # gpudoctor.1 names every command 'gpudoctor --help' lists, and its exit statuses are the program's.
 set -uo pipefail
 : "${GPUDOCTOR:?}" "${SRC:?}"
@@ -11,7 +11,7 @@ fail() {
     echo "FAIL: $*"
     fails=$((fails + 1))
 }
-for p in "$page" "$SRC/man/gpudoctor-slurm-check.8"; do
+for p in "$page" "$SRC"/man/gpudoctor-slurm-*.8; do
     warnings=$(groff -man -Tutf8 -ww -z "$p" 2>&1)
     [ -z "$warnings" ] || fail "groff warns on ${p##*/}: $warnings"
 done
@@ -19,7 +19,7 @@ text=$(groff -man -Tutf8 -P-c -P-b -P-u "$page" 2>/dev/null)
 for cmd in $("$GPUDOCTOR" --help | awk '/^Commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {exit}'); do
     grep -Eq "^ {7}$cmd( |$)" <<<"$text" || fail "the man page has no entry for '$cmd'"
 done
-for p in "$page" "$SRC/man/gpudoctor-slurm-check.8"; do
+for p in "$page" "$SRC"/man/gpudoctor-slurm-*.8; do
     grep -q "gpudoctor $("$GPUDOCTOR" --version | awk '{print $2}')" "$p" ||
         fail "${p##*/}: the version is not $("$GPUDOCTOR" --version)"
 done
