@@ -33,6 +33,7 @@ enum cmd_group {
     CMD_G_WIDTH = 1u << 5,   /* --width N */
     CMD_G_ASCII = 1u << 6,   /* --ascii */
     CMD_G_ONLY = 1u << 7,    /* --only LIST: some collectors (procs and reap choose their own) */
+    CMD_G_STATE = 1u << 8,   /* --state-dir DIR, --no-state: the remembered past (docs/state.md) */
 };
 
 /* Keys of the shared options; a command's own start at OPT__COMMON_END (or are letters). */
@@ -51,6 +52,8 @@ enum common_opt {
     OPT_NO_COLOR,
     OPT_WIDTH,
     OPT_ASCII,
+    OPT_STATE_DIR,
+    OPT_NO_STATE,
     OPT__COMMON_END,
 };
 
@@ -117,7 +120,14 @@ struct cmd_front {
     unsigned width; /* --width; 0: the terminal's */
     char **operands;
     size_t n_operands;
+    /*
+     * CMD_G_STATE: the state directory (state_dir_resolve), NULL when the state is off. A live
+     * collection reads the state file into the snapshot; cmd_front_record_state writes it.
+     */
+    char *state_dir;
     /* private */
+    const char *state_dir_opt;
+    bool no_state;
     const char *config_path;
     char **sets;
     size_t n_sets;
@@ -154,6 +164,13 @@ bool cmd_front_given(const struct cmd_front *f, int key);
  * exits with EXIT_UNKNOWN.
  */
 struct snapshot *cmd_front_snapshot(struct cmd_front *f);
+
+/*
+ * After a command judged and showed a live collection: adds what s shows to the state file
+ * (nothing for --from, --no-state, or a command without CMD_G_STATE). A failure (a full disk,
+ * a read-only directory) is said on stderr as a note; the old file stays. Returns 0 or -1.
+ */
+int cmd_front_record_state(const struct cmd_front *f, const struct snapshot *s);
 
 /* The help of command c, from its description and the shared options' table. */
 void cmd_usage(const struct cmd *c, FILE *out);

@@ -7,6 +7,7 @@
 #include "cmd/cmd.h"
 #include "import/import.h"
 #include "render/format.h"
+#include "state/state.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -73,6 +74,14 @@ static const struct shared_option {
     { CMD_G_COLLECT,
       { "nvml-lib", OPT_NVML_LIB, required_argument, "PATH",
         "NVML library to load (default $GPUDOCTOR_NVML_LIB, else libnvidia-ml.so.1)" } },
+    { CMD_G_STATE,
+      { "state-dir", OPT_STATE_DIR, required_argument, "DIR",
+        "remember XIDs, ECC and row-remap events and acknowledgements in DIR/state.json "
+        "(default $GPUDOCTOR_STATE_DIR, else the config key state_dir, else /var/lib/gpudoctor "
+        "for root and ~/.local/state/gpudoctor for others; 'off': nowhere)" } },
+    { CMD_G_STATE,
+      { "no-state", OPT_NO_STATE, no_argument, NULL,
+        "neither read nor write the state file: judge this run alone" } },
     { CMD_G_ONLY,
       { "only", OPT_ONLY, required_argument, "LIST",
         "run only these collectors (comma-separated: nvml, processes, host, pcie, driver, "
@@ -372,6 +381,16 @@ static int shared_option(struct cmd_front *f, int key, char *arg)
     case OPT_ASCII:
         f->ascii = RENDER_ALWAYS;
         return 0;
+    case OPT_STATE_DIR:
+        if (*arg == '\0') {
+            cmd_error(cmd, "--state-dir: an empty directory name");
+            return EXIT_USAGE;
+        }
+        f->state_dir_opt = arg;
+        return 0;
+    case OPT_NO_STATE:
+        f->no_state = true;
+        return 0;
     }
     return EXIT_USAGE; /* not reached: getopt only returns keys of the table */
 }
@@ -507,6 +526,8 @@ int cmd_front_parse(struct cmd_front *f, const struct cmd *c, int argc, char **a
     }
     if ((c->groups & CMD_G_CONFIG) && load_config(f) != 0)
         return EXIT_USAGE;
+    if ((c->groups & CMD_G_STATE) && !f->no_state)
+        f->state_dir = state_dir_resolve(f->state_dir_opt, f->config.state_dir);
     render_opts_init(&f->render, stdout, f->color, f->width, f->ascii);
     return CMD_GO;
 }
@@ -515,6 +536,7 @@ void cmd_front_free(struct cmd_front *f)
 {
     config_free(&f->config);
     free(f->froms);
+    free(f->state_dir);
     free(f->sets);
     free(f->operands);
     memset(f, 0, sizeof(*f));
@@ -542,10 +564,27 @@ struct snapshot *cmd_front_snapshot(struct cmd_front *f)
         free(cause);
         return NULL;
     }
+    /* The past as remembered: read after the collection, which gave the boot id (--from
+     * judges with the past the file was captured with). */
+    if (f->from == NULL && f->state_dir != NULL)
+        collect_state(s, f->state_dir);
     if (f->from == NULL && s->window_ms < f->collect.window_ms)
         cmd_error(f->cmd->name,
                   "sampled for %gs, not the %gs --window asked: --timeout %gs ended it first",
                   (double)s->window_ms / 1000.0, (double)f->collect.window_ms / 1000.0,
                   (double)f->collect.timeout_ms / 1000.0);
     return s;
+}
+
+int cmd_front_record_state(const struct cmd_front *f, const struct snapshot *s)
+{
+    char *cause = NULL;
+
+    if (f->from != NULL || f->state_dir == NULL || !(f->cmd->groups & CMD_G_STATE))
+        return 0;
+    if (state_record(f->state_dir, s, time_real_ms(), &cause) == 0)
+        return 0;
+    cmd_error(f->cmd->name, "note: the state file was not updated: %s", cause);
+    free(cause);
+    return -1;
 }

@@ -68,6 +68,13 @@ extern const struct collector_ops collector_stack;
 struct snapshot *collect_snapshot(const struct collect_opts *opts, char **cause);
 
 /*
+ * The state collector (collect/state.c): reads the state file of dir into s->state, the past
+ * the rules judge with (XIDs before this boot, acknowledgements). Never fails: a missing or
+ * corrupt file is said in s->state's status and note, which the report shows.
+ */
+void collect_state(struct snapshot *s, const char *dir);
+
+/*
  * For programs that collect again and again (watch, serve): one NVML helper kept across cycles.
  * collect_session_lend opens *held when needed (unless co->only leaves NVML out) and lends it
  * through co->nvml_session; collect_session_check closes it after a cycle whose NVML collector

@@ -306,6 +306,33 @@ static void read_kernel(struct reader *r, struct host_info *h)
     host_set_valid(h, HOST_S_KERNEL);
 }
 
+/*
+ * The boot's random id (every Linux since 2.6.29 has it). A tree without it (a fixture, a
+ * capture) leaves it unknown without a note: it only tells reboots apart for the state file.
+ */
+static void read_boot_id(struct reader *r, struct host_info *h)
+{
+    const char *rel = "proc/sys/kernel/random/boot_id";
+    char buf[128];
+    const char *id;
+    ssize_t n = file_read_at(r->ctx->root.fd, rel, buf, sizeof(buf));
+
+    if (n == -ENOENT)
+        return;
+    if (n < 0) {
+        note_errno(r, rel, (int)-n, NULL);
+        return;
+    }
+    id = str_ltrim(str_rtrim(buf));
+    /* 36 characters: hex digits and dashes (a UUID); anything else is not a boot id */
+    if (strlen(id) != 36 || strspn(id, "0123456789abcdef-") != 36) {
+        note_malformed(r, rel, xstrdup("not a UUID"));
+        return;
+    }
+    h->boot_id = xstrdup(id);
+    host_set_valid(h, HOST_S_BOOT_ID);
+}
+
 /* MemAvailable into *avail when the kernel has it; the rest into h when h is not NULL. */
 static bool read_meminfo(struct reader *r, struct host_info *h, uint64_t *avail)
 {
@@ -608,6 +635,7 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
     read_loadavg(&r, h);
     read_uptime(&r, h);
     read_kernel(&r, h);
+    read_boot_id(&r, h);
     if (read_meminfo(&r, h, &avail)) {
         h->mem_available_bytes = avail;
         host_set_valid(h, HOST_S_MEM_AVAILABLE);

@@ -13,6 +13,7 @@
 #define DISABLE_KEY     "disable"
 #define SLURM_DRAIN_KEY "slurm_drain"
 #define PROFILE_SECTION "profile"
+#define STATE_DIR_KEY   "state_dir"
 /* What an error message quotes of a line at most: a key, a value, a whole line. */
 #define QUOTE_MAX 60
 /* A UTF-8 byte-order mark, which some editors put at the start of a file. */
@@ -30,6 +31,7 @@ void config_free(struct config *c)
     free(c->slurm_drain.rules);
     profile_free(c->profile);
     free(c->path);
+    free(c->state_dir);
     for (size_t i = 0; i < c->n_origins; i++)
         free(c->origins[i]);
     free(c->origins);
@@ -52,13 +54,14 @@ static const char *keep_origin(struct config *c, char *origin)
 
 size_t config_suggest(const char *key, const char **out, size_t max)
 {
-    const char *names[TH__COUNT + 2];
+    const char *names[TH__COUNT + 3];
 
     for (size_t i = 0; i < TH__COUNT; i++)
         names[i] = threshold_defs[i].name;
     names[TH__COUNT] = DISABLE_KEY;
     names[TH__COUNT + 1] = SLURM_DRAIN_KEY;
-    return suggest_pick(key, names, TH__COUNT + 2, out, max);
+    names[TH__COUNT + 2] = STATE_DIR_KEY;
+    return suggest_pick(key, names, TH__COUNT + 3, out, max);
 }
 
 static char *unknown_key(const char *key)
@@ -207,6 +210,17 @@ static int apply(struct config *c, const char *key, const char *value, char *ori
     if (strcmp(key, SLURM_DRAIN_KEY) == 0) {
         free(origin);
         return slurm_drain(c, value, cause);
+    }
+    if (strcmp(key, STATE_DIR_KEY) == 0) {
+        free(origin);
+        /* an absolute directory, or "off": a relative one would depend on where it runs */
+        if (value[0] != '/' && strcmp(value, "off") != 0) {
+            *cause = xasprintf("%s: '%s' is not an absolute directory or 'off'", key, value);
+            return -1;
+        }
+        free(c->state_dir);
+        c->state_dir = xstrdup(value);
+        return 0;
     }
     id = threshold_find(key);
     if (id < 0) {

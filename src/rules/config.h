@@ -36,8 +36,9 @@ struct config {
     /* The [profile] section (and --set profile.KEY=VALUE); NULL when no key was given. When set,
      * rules.th.profile points to it. */
     struct profile *profile;
-    char *path;     /* the file read, NULL when none */
-    char **origins; /* "file:line" strings the thresholds' origin fields point to */
+    char *path;      /* the file read, NULL when none */
+    char *state_dir; /* state_dir: the state directory, "off" for none; NULL: the default */
+    char **origins;  /* "file:line" strings the thresholds' origin fields point to */
     size_t n_origins, cap_origins;
 };
 
@@ -57,7 +58,8 @@ int config_parse(struct config *c, const char *text, const char *name, char **ca
 /* Applies one "key=value" (from --set). Returns 0, or -1 with *cause set. */
 int config_set(struct config *c, const char *assignment, char **cause);
 
-/* Up to max known names (threshold keys, "disable", "slurm_drain") close to a misspelt key. */
+/* Up to max known names (threshold keys, "disable", "slurm_drain", "state_dir") close to a misspelt
+ * key. */
 size_t config_suggest(const char *key, const char **out, size_t max);
 
 #endif

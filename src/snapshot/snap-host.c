@@ -74,6 +74,8 @@ static const struct jfield host_fields[] = {
     F("kernel_release", JF_STR, kernel_release, HOST_S_KERNEL, "/proc/sys/kernel/osrelease",
       "running kernel, as uname -r prints it"),
     F("uptime_s", JF_DOUBLE, uptime_s, HOST_S_UPTIME, "/proc/uptime", "time since boot"),
+    F("boot_id", JF_STR, boot_id, HOST_S_BOOT_ID, "/proc/sys/kernel/random/boot_id",
+      "a random id the kernel draws at each boot: the state file tells reboots apart by it"),
     F("oom_kills", JF_U32, oom_kills, HOST_S_OOM, "kernel log (driver.events)",
       "processes the kernel's OOM killer ended, among the kernel-log events kept; the events "
       "name the victims"),

@@ -33,6 +33,7 @@ enum host_slot {
     HOST_S_OOM,   /* the kernel log was read: oom_kills is a count */
     HOST_S_DISKS, /* /proc/diskstats was read: the disk list is complete */
     HOST_S_FS,    /* free space was looked up */
+    HOST_S_BOOT_ID,
 };
 
 /* Validity bits of struct host_disk. */
@@ -90,6 +91,7 @@ struct host_info {
     double swap_in_pages_per_s, swap_out_pages_per_s;
     char *kernel_release;
     double uptime_s;
+    char *boot_id;      /* this boot's random id: tells one boot from the next */
     uint32_t oom_kills; /* OOM-killer kills among the kernel-log events (driver.events) */
 
     struct host_disk *disks;

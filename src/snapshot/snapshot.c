@@ -73,6 +73,7 @@ void snapshot_free(struct snapshot *s)
     pcie_info_free(&s->pcie);
     driver_info_free(&s->driver);
     stack_info_free(&s->stack);
+    state_info_free(&s->state);
     for (size_t i = 0; i < COLLECTOR__COUNT; i++)
         collector_status_free(&s->collectors[i]);
     for (size_t i = 0; i < s->n_samples; i++)
@@ -192,6 +193,8 @@ json_t *snapshot_to_jansson(const struct snapshot *s)
     json_object_set_new(j, "pcie", pcie_info_to_json(&s->pcie));
     json_object_set_new(j, "driver", driver_info_to_json(&s->driver));
     json_object_set_new(j, "stack", stack_info_to_json(&s->stack));
+    if (s->state.status != STATE_NOT_READ) /* a snapshot without it reads as before */
+        json_object_set_new(j, "state", state_info_to_json(&s->state));
     for (size_t i = 0; i < s->n_samples; i++)
         json_array_append_new(samples, sample_to_json(&s->samples[i]));
     json_object_set_new(j, "samples", samples);
@@ -395,6 +398,7 @@ SECTION_READER(host_info, struct host_info)
 SECTION_READER(pcie_info, struct pcie_info)
 SECTION_READER(driver_info, struct driver_info)
 SECTION_READER(stack_info, struct stack_info)
+SECTION_READER(state_info, struct state_info)
 #undef SECTION_READER
 
 static const char *const top_keys[] = { "schema",    "gpudoctor_version",
@@ -405,7 +409,7 @@ static const char *const top_keys[] = { "schema",    "gpudoctor_version",
                                         "processes", "host",
                                         "pcie",      "driver",
                                         "stack",     "samples",
-                                        NULL };
+                                        "state",     NULL };
 
 static int snapshot_read(struct snapshot *s, const json_t *root, struct jerr *err)
 {
@@ -454,6 +458,7 @@ static int snapshot_read(struct snapshot *s, const json_t *root, struct jerr *er
         read_section(root, "pcie", err, read_pcie_info, &s->pcie) != 0 ||
         read_section(root, "driver", err, read_driver_info, &s->driver) != 0 ||
         read_section(root, "stack", err, read_stack_info, &s->stack) != 0 ||
+        read_section(root, "state", err, read_state_info, &s->state) != 0 ||
         read_samples(s, json_object_get(root, "samples"), err) != 0)
         return -1;
     return 0;

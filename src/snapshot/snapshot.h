@@ -14,6 +14,7 @@
 #include "snapshot/snap-pcie.h"
 #include "snapshot/snap-procs.h"
 #include "snapshot/snap-stack.h"
+#include "snapshot/snap-state.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -83,6 +84,7 @@ struct snapshot {
     struct pcie_info pcie;
     struct driver_info driver;
     struct stack_info stack;
+    struct state_info state; /* the remembered past (state file); status STATE_NOT_READ: none */
 
     struct collector_status collectors[COLLECTOR__COUNT];
 

@@ -1,0 +1,477 @@
+/* The state file: where it lives, reading it safely, merging what a run saw, locked updates. */
+#include "state/state.h"
+#include "util/fileio.h"
+#include "util/strutil.h"
+#include "util/timeutil.h"
+#include "util/xalloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define HAS(ev, slot) (((ev)->valid & (UINT64_C(1) << (slot))) != 0)
+
+/* ---- where ---- */
+
+static bool is_off(const char *v)
+{
+    return v != NULL && strcmp(v, "off") == 0;
+}
+
+char *state_dir_resolve(const char *dir, const char *config_dir)
+{
+    const char *env = getenv(STATE_DIR_ENV), *xdg, *home;
+
+    if (dir == NULL && env != NULL && *env != '\0')
+        dir = env;
+    if (dir == NULL && config_dir != NULL && *config_dir != '\0')
+        dir = config_dir;
+    if (dir != NULL)
+        return is_off(dir) ? NULL : xstrdup(dir);
+    if (geteuid() == 0)
+        return xstrdup(STATE_DIR_ROOT);
+    xdg = getenv("XDG_STATE_HOME");
+    if (xdg != NULL && xdg[0] == '/') /* the XDG spec: a relative value is to be ignored */
+        return xasprintf("%s/gpudoctor", xdg);
+    home = getenv("HOME");
+    if (home == NULL || home[0] != '/')
+        return NULL;
+    return xasprintf("%s/.local/state/gpudoctor", home);
+}
+
+/* ---- reading ---- */
+
+static void set_note(struct state_info *st, enum state_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void set_note(struct state_info *st, enum state_status status, const char *fmt, ...)
+{
+    va_list ap;
+    char *msg;
+
+    va_start(ap, fmt);
+    msg = xvasprintf(fmt, ap);
+    va_end(ap);
+    free(st->note);
+    st->note = msg;
+    st->status = status;
+}
+
+/* Empties the content, keeping status, path and note. */
+static void clear_content(struct state_info *st)
+{
+    char *path = st->path, *note = st->note;
+    int32_t status = st->status;
+
+    st->path = st->note = NULL;
+    state_info_free(st);
+    st->path = path;
+    st->note = note;
+    st->status = status;
+}
+
+void state_parse(const char *text, size_t len, const char *name, struct state_info *st)
+{
+    json_error_t jerror;
+    struct jerr err = { "", "" };
+    const json_t *version;
+    json_t *root;
+
+    root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerror);
+    if (root == NULL) {
+        char *near = str_excerpt(jerror.text, 120);
+
+        set_note(st, STATE_CORRUPT, "state file %s:%d:%d: %s; ignored, will be rewritten", name,
+                 jerror.line, jerror.column, near);
+        free(near);
+        return;
+    }
+    version = json_object_get(root, "version");
+    if (!json_is_object(root)) {
+        set_note(st, STATE_CORRUPT, "state file %s: not a JSON object; ignored, will be rewritten",
+                 name);
+    } else if (!json_is_integer(version)) {
+        set_note(st, STATE_CORRUPT,
+                 "state file %s: no \"version\" number; ignored, will be rewritten", name);
+    } else if (json_integer_value(version) != STATE_VERSION) {
+        set_note(st, STATE_CORRUPT,
+                 "state file %s: version %lld, this gpudoctor reads version %d; ignored, will be "
+                 "rewritten",
+                 name, (long long)json_integer_value(version), STATE_VERSION);
+    } else if (state_content_from_json(st, root, "", &err) != 0) {
+        char *where = jerr_format(&err, text, name);
+
+        clear_content(st);
+        set_note(st, STATE_CORRUPT, "state file %s; ignored, will be rewritten", where);
+        free(where);
+    } else {
+        st->status = STATE_OK;
+    }
+    json_decref(root);
+}
+
+void state_load(const char *dir, struct state_info *st)
+{
+    char *path = xasprintf("%s/%s", dir, STATE_FILE), *text = NULL;
+    ssize_t n;
+    struct stat sb;
+
+    memset(st, 0, sizeof(*st));
+    st->path = path;
+    /*
+     * Never through a symbolic link (whoever planted one would choose what root reads), and
+     * only a regular file (a FIFO would block). The directory is the user's or root's, so the
+     * file cannot be swapped between the look and the read by anyone else.
+     */
+    if (lstat(path, &sb) != 0)
+        n = -errno;
+    else if (S_ISLNK(sb.st_mode))
+        n = -ELOOP;
+    else if (!S_ISREG(sb.st_mode))
+        n = -EINVAL;
+    else
+        n = file_slurp_text_at(AT_FDCWD, path, STATE_MAX_BYTES, &text);
+    if (n == -ENOENT) {
+        st->status = STATE_MISSING;
+    } else if (n == -EFBIG) {
+        set_note(st, STATE_CORRUPT, "state file %s: larger than %u MiB; ignored, will be rewritten",
+                 path, STATE_MAX_BYTES >> 20);
+    } else if (n == -EILSEQ) {
+        set_note(st, STATE_CORRUPT,
+                 "state file %s: a NUL byte at offset %zu; ignored, will be rewritten", path,
+                 strlen(text));
+    } else if (n == -ELOOP) {
+        set_note(st, STATE_UNREADABLE, "state file %s: a symbolic link, not followed; ignored",
+                 path);
+    } else if (n == -EINVAL) {
+        set_note(st, STATE_UNREADABLE, "state file %s: not a regular file; ignored", path);
+    } else if (n < 0) {
+        set_note(st, STATE_UNREADABLE, "state file %s: %s; ignored", path, strerror((int)-n));
+    } else {
+        state_parse(text, (size_t)n, path, st);
+    }
+    free(text);
+}
+
+char *state_format(const struct state_info *st)
+{
+    json_t *j = json_object();
+    char *text, *out;
+
+    json_object_set_new(j, "version", json_integer(STATE_VERSION));
+    state_content_to_json(st, j);
+    text = json_dumps(j, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
+    json_decref(j);
+    if (text == NULL)
+        fatal("out of memory serialising the state");
+    out = xasprintf("%s\n", text);
+    free(text);
+    return out;
+}
+
+/* ---- merging ---- */
+
+const struct gpu *state_event_gpu(const struct snapshot *s, const struct klog_event *ev)
+{
+    for (size_t i = 0; ev->pci && i < s->n_gpus; i++) {
+        const struct gpu *g = &s->gpus[i];
+
+        if (gpu_valid(g, GPU_S_PCI_BUS_ID) && g->pci_bus_id &&
+            driver_pci_same(ev->pci, g->pci_bus_id))
+            return g;
+    }
+    for (size_t i = 0; ev->uuid && i < s->n_gpus; i++) {
+        const struct gpu *g = &s->gpus[i];
+
+        if (gpu_valid(g, GPU_S_UUID) && g->uuid && strcmp(g->uuid, ev->uuid) == 0)
+            return g;
+    }
+    return NULL;
+}
+
+bool state_event_this_boot(const struct snapshot *s, const struct klog_event *ev)
+{
+    int64_t boot_ms;
+
+    if (!host_valid(&s->host, HOST_S_UPTIME) || !HAS(ev, KLOG_S_TIME))
+        return false;
+    boot_ms = s->time_ms - (int64_t)(s->host.uptime_s * 1000.0);
+    /* a few seconds of slack: the kernel's and the wall clock's rounding */
+    return ev->time_ms >= boot_ms - 5000;
+}
+
+static struct state_event *add_event(struct state_gpu *g)
+{
+    if (g->n_events == STATE_MAX_EVENTS) { /* the oldest goes */
+        free(g->events[0].boot_id);
+        memmove(g->events, g->events + 1, (STATE_MAX_EVENTS - 1) * sizeof(*g->events));
+        g->n_events--;
+    }
+    g->events = xreallocarray(g->events, g->n_events + 1, sizeof(*g->events));
+    memset(&g->events[g->n_events], 0, sizeof(*g->events));
+    g->events[g->n_events].uptime_us = -1;
+    return &g->events[g->n_events++];
+}
+
+static bool same_str(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
+
+/* The newest value recorded for a counter kind, or -1. */
+static int64_t last_value(const struct state_gpu *g, enum state_event_kind kind)
+{
+    for (size_t i = g->n_events; i-- > 0;) {
+        if (g->events[i].kind == (int32_t)kind)
+            return (int64_t)g->events[i].value;
+    }
+    return -1;
+}
+
+static void record_xid(struct state_gpu *sg, const struct snapshot *s, const struct klog_event *ev)
+{
+    const char *boot = s->host.boot_id;
+    int64_t up = HAS(ev, KLOG_S_UPTIME) ? ev->uptime_us : -1;
+    struct state_event *e;
+
+    for (size_t i = 0; i < sg->n_events; i++) {
+        const struct state_event *o = &sg->events[i];
+
+        if (o->kind == STATE_EV_XID && o->code == ev->xid && same_str(o->boot_id, boot) &&
+            (up >= 0 ? o->uptime_us == up : o->time_ms == ev->time_ms))
+            return; /* seen by an earlier run */
+    }
+    e = add_event(sg);
+    e->kind = STATE_EV_XID;
+    e->code = ev->xid;
+    e->value = 1;
+    e->boot_id = xstrdup(boot);
+    e->uptime_us = up;
+    e->time_ms = ev->time_ms;
+}
+
+static void record_counter(struct state_gpu *sg, const struct snapshot *s,
+                           enum state_event_kind kind, uint64_t value)
+{
+    int64_t last = last_value(sg, kind);
+    struct state_event *e;
+
+    /* A rise; or, the first time, a non-zero count (zero is no event). A reset counter (a
+     * replaced board keeps its serial only if it is the same board) just starts over. */
+    if ((last < 0 && value == 0) || (last >= 0 && value <= (uint64_t)last)) {
+        if (last >= 0 && value < (uint64_t)last) {
+            e = add_event(sg); /* the count went down: remember the new base */
+            e->kind = (int32_t)kind;
+            e->value = value;
+            e->boot_id = s->host.boot_id ? xstrdup(s->host.boot_id) : NULL;
+            e->time_ms = s->time_ms;
+        }
+        return;
+    }
+    e = add_event(sg);
+    e->kind = (int32_t)kind;
+    e->value = value;
+    e->boot_id = s->host.boot_id ? xstrdup(s->host.boot_id) : NULL;
+    e->time_ms = s->time_ms;
+}
+
+static struct state_gpu *gpu_for(struct state_info *st, const struct gpu *g, int64_t now_ms)
+{
+    const char *serial = gpu_valid(g, GPU_S_SERIAL) ? g->serial : NULL;
+    const char *uuid = gpu_valid(g, GPU_S_UUID) ? g->uuid : NULL;
+    struct state_gpu *sg;
+
+    if (uuid == NULL && !state_serial_known(serial))
+        return NULL;
+    sg = state_find_gpu(st, serial, uuid);
+    if (sg == NULL) {
+        if (st->n_gpus == STATE_MAX_GPUS) { /* the one unseen longest goes */
+            size_t old = 0;
+
+            for (size_t i = 1; i < st->n_gpus; i++) {
+                if (st->gpus[i].last_seen_ms < st->gpus[old].last_seen_ms)
+                    old = i;
+            }
+            state_gpu_free(&st->gpus[old]);
+            memmove(&st->gpus[old], &st->gpus[old + 1], (st->n_gpus - old - 1) * sizeof(*st->gpus));
+            st->n_gpus--;
+        }
+        st->gpus = xreallocarray(st->gpus, st->n_gpus + 1, sizeof(*st->gpus));
+        sg = &st->gpus[st->n_gpus++];
+        memset(sg, 0, sizeof(*sg));
+        sg->serial = state_serial_known(serial) ? xstrdup(serial) : NULL;
+    }
+    if (uuid != NULL) {
+        free(sg->uuid);
+        sg->uuid = xstrdup(uuid);
+    }
+    free(sg->pci);
+    sg->pci = gpu_valid(g, GPU_S_PCI_BUS_ID) && g->pci_bus_id ? xstrdup(g->pci_bus_id) : NULL;
+    sg->index = (int32_t)g->index;
+    sg->last_seen_ms = now_ms;
+    return sg;
+}
+
+static void prune_acks(struct state_info *st, int64_t now_ms)
+{
+    size_t k = 0;
+
+    for (size_t i = 0; i < st->n_acks; i++) {
+        if (st->acks[i].expires_ms != 0 && st->acks[i].expires_ms <= now_ms)
+            state_ack_free(&st->acks[i]);
+        else
+            st->acks[k++] = st->acks[i];
+    }
+    st->n_acks = k;
+}
+
+void state_merge(struct state_info *st, const struct snapshot *s, int64_t now_ms)
+{
+    const struct driver_info *d = &s->driver;
+
+    for (size_t i = 0; i < s->n_gpus; i++) {
+        const struct gpu *g = &s->gpus[i];
+        struct state_gpu *sg = gpu_for(st, g, now_ms);
+
+        if (sg == NULL)
+            continue;
+        for (size_t k = 0; k < d->n_events; k++) {
+            const struct klog_event *ev = &d->events[k];
+
+            /* Only this boot's: an older line (kern.log keeps them) cannot be given a boot. */
+            if (ev->kind != KLOG_XID || !HAS(ev, KLOG_S_XID) || state_event_gpu(s, ev) != g ||
+                !state_event_this_boot(s, ev))
+                continue;
+            record_xid(sg, s, ev);
+        }
+        if (gpu_valid(g, GPU_S_ECC_AGG_UNCORR))
+            record_counter(sg, s, STATE_EV_ECC, g->ecc_aggregate_uncorrected);
+        if (gpu_valid(g, GPU_S_REMAP_UNCORR))
+            record_counter(sg, s, STATE_EV_REMAP, g->remapped_rows_uncorrectable);
+    }
+    prune_acks(st, now_ms);
+}
+
+/* ---- writing ---- */
+
+/* Makes dir (and its parents) when missing: 0700, or 0755 for root's /var/lib/gpudoctor. */
+static int make_dir(const char *dir, char **cause)
+{
+    char *p = xstrdup(dir);
+    mode_t mode = strcmp(dir, STATE_DIR_ROOT) == 0 ? 0755 : 0700;
+    int rc = 0;
+
+    for (char *q = p + 1; rc == 0; q++) {
+        bool end = *q == '\0';
+
+        if (*q != '/' && !end)
+            continue;
+        *q = '\0';
+        if (mkdir(p, end ? mode : 0755) != 0 && errno != EEXIST) {
+            *cause = xasprintf("cannot create %s: %s", p, strerror(errno));
+            rc = -1;
+        }
+        if (end)
+            break;
+        *q = '/';
+    }
+    free(p);
+    return rc;
+}
+
+/* Opens and locks the lock file; -1 with *cause when it cannot, or when another writer holds it
+ * for longer than STATE_LOCK_WAIT_MS (an update is never worth a hang). */
+static int lock_dir(const char *dir, char **cause)
+{
+    char *path = xasprintf("%s/%s", dir, STATE_LOCK);
+    int64_t until = time_mono_ms() + STATE_LOCK_WAIT_MS;
+    struct stat sb;
+    int fd;
+
+    fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        *cause = xasprintf("cannot open %s: %s", path, strerror(errno));
+        free(path);
+        return -1;
+    }
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || (sb.st_uid != geteuid() && sb.st_uid != 0)) {
+        *cause = xasprintf("%s: not a file of this user's; not used", path);
+        goto fail;
+    }
+    while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            *cause = xasprintf("cannot lock %s: %s", path, strerror(errno));
+            goto fail;
+        }
+        if (time_mono_ms() >= until) {
+            *cause = xasprintf("%s: another gpudoctor held the lock for %ds", path,
+                               STATE_LOCK_WAIT_MS / 1000);
+            goto fail;
+        }
+        time_sleep_ms(5);
+    }
+    free(path);
+    return fd;
+fail:
+    close(fd);
+    free(path);
+    return -1;
+}
+
+int state_update(const char *dir, int (*fn)(struct state_info *st, void *arg, char **cause),
+                 void *arg, char **cause)
+{
+    struct state_info st;
+    char *text;
+    int lock, rc;
+
+    if (make_dir(dir, cause) != 0)
+        return -1;
+    lock = lock_dir(dir, cause);
+    if (lock < 0)
+        return -1;
+    state_load(dir, &st);
+    if (st.status == STATE_UNREADABLE) { /* it exists and may hold the past: never overwrite */
+        *cause = xstrdup(st.note);
+        rc = -1;
+        goto out;
+    }
+    rc = fn(&st, arg, cause);
+    if (rc != 0) {
+        rc = rc > 0 ? 0 : -1;
+        goto out;
+    }
+    text = state_format(&st);
+    rc = file_write_atomic(st.path, text, strlen(text), 0600, cause);
+    free(text);
+out:
+    state_info_free(&st);
+    close(lock); /* releases the lock */
+    return rc;
+}
+
+struct record_arg {
+    const struct snapshot *s;
+    int64_t now_ms;
+};
+
+static int record_fn(struct state_info *st, void *arg, char **cause)
+{
+    const struct record_arg *a = arg;
+
+    (void)cause;
+    state_merge(st, a->s, a->now_ms);
+    return 0;
+}
+
+int state_record(const char *dir, const struct snapshot *s, int64_t now_ms, char **cause)
+{
+    struct record_arg a = { s, now_ms };
+
+    return state_update(dir, record_fn, &a, cause);
+}

@@ -1,0 +1,72 @@
+/*
+ * The state file: what gpudoctor remembers between runs (docs/state.md). XIDs, ECC and row-remap
+ * events per GPU with the boot they happened in, so that a fault returning after a reboot can be
+ * told from a new one, and the acknowledgements of `gpudoctor ack`.
+ *
+ * One JSON file, STATE_FILE in the state directory: /var/lib/gpudoctor for root, else
+ * $XDG_STATE_HOME/gpudoctor (~/.local/state/gpudoctor); --state-dir, $GPUDOCTOR_STATE_DIR or the
+ * config key state_dir choose another. Reading never fails: a missing file is an empty past, a
+ * corrupt one a note. Every update is a read-merge-write under an flock on STATE_LOCK, written
+ * atomically (a full disk leaves the old file), so concurrent watch, serve and check lose nothing.
+ */
+#ifndef GPUDOCTOR_STATE_H
+#define GPUDOCTOR_STATE_H
+
+#include "snapshot/snapshot.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define STATE_FILE         "state.json"
+#define STATE_LOCK         "state.lock"
+#define STATE_DIR_ROOT     "/var/lib/gpudoctor"
+#define STATE_DIR_ENV      "GPUDOCTOR_STATE_DIR"
+#define STATE_MAX_BYTES    (4u << 20) /* a file larger than this is not read */
+#define STATE_LOCK_WAIT_MS 10000      /* how long an update waits for another writer */
+
+/*
+ * The state directory: dir when given (--state-dir), else $GPUDOCTOR_STATE_DIR, else config_dir
+ * (the config key), else the default for the effective user. NULL when the state is off (any of
+ * them "off", or no home for a user). The caller frees it.
+ */
+char *state_dir_resolve(const char *dir, const char *config_dir);
+
+/*
+ * Reads the state file of dir into st (zeroed or freed): status, path, note and content. Never
+ * fails: STATE_MISSING, STATE_CORRUPT ("state file PATH:LINE:COL: what; ignored, will be
+ * rewritten") or STATE_UNREADABLE leave the content empty.
+ */
+void state_load(const char *dir, struct state_info *st);
+
+/* Parses state file text (the reader of state_load, and of the fuzz harness). */
+void state_parse(const char *text, size_t len, const char *name, struct state_info *st);
+
+/* The text of the state file for st's content (ends with a newline). The caller frees it. */
+char *state_format(const struct state_info *st);
+
+/*
+ * Adds what the snapshot shows to st: each GPU (by serial, else UUID) with where it is now, the
+ * Xid events of the kernel log that happened in this boot (by boot id and kernel stamp, each
+ * once), a rise of its uncorrectable ECC count or of its uncorrectable remapped rows; drops
+ * acknowledgements that expired before now_ms, and keeps the bounds (the oldest go).
+ */
+void state_merge(struct state_info *st, const struct snapshot *s, int64_t now_ms);
+
+/*
+ * Updates the state file of dir: takes the lock, reads the file, calls fn(st, arg) on what it
+ * read (fn returns 0 to write, 1 to leave the file as it is, -1 with *cause set to fail),
+ * writes it atomically, releases the lock. Returns 0, or -1 with *cause set (the caller frees).
+ */
+int state_update(const char *dir, int (*fn)(struct state_info *st, void *arg, char **cause),
+                 void *arg, char **cause);
+
+/* state_update with state_merge of s: what a check, watch, serve or slurm-check saw. */
+int state_record(const char *dir, const struct snapshot *s, int64_t now_ms, char **cause);
+
+/* The kernel-log event's GPU in the snapshot (by PCI address, else UUID), or NULL. */
+const struct gpu *state_event_gpu(const struct snapshot *s, const struct klog_event *ev);
+
+/* Whether a kernel-log event happened in the snapshot's boot (known from its uptime). */
+bool state_event_this_boot(const struct snapshot *s, const struct klog_event *ev);
+
+#endif
