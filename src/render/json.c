@@ -42,6 +42,16 @@ json_t *render_finding_json(const struct finding *f)
     json_object_set_new(j, "explanation", json_string(f->rule->explanation));
     json_object_set_new(j, "fix", strings(f->fix, f->n_fix));
     json_object_set_new(j, "impact", json_real(f->impact));
+    if (f->ack != NULL) { /* only then: a report without acknowledgements reads as before */
+        json_t *a = json_object();
+
+        json_object_set_new(a, "by", str_or_null(f->ack->by));
+        json_object_set_new(a, "note", str_or_null(f->ack->note));
+        json_object_set_new(a, "time_ms", json_integer(f->ack->time_ms));
+        json_object_set_new(a, "expires_ms",
+                            f->ack->expires_ms ? json_integer(f->ack->expires_ms) : json_null());
+        json_object_set_new(j, "acknowledged", a);
+    }
     return j;
 }
 
@@ -59,6 +69,13 @@ json_t *render_findings_json(const char *schema, const struct snapshot *s, const
     json_object_set_new(v, "critical", json_integer((json_int_t)findings_count(f, SEV_CRITICAL)));
     json_object_set_new(v, "warning", json_integer((json_int_t)findings_count(f, SEV_WARNING)));
     json_object_set_new(v, "info", json_integer((json_int_t)findings_count(f, SEV_INFO)));
+    {
+        size_t acked = 0;
+
+        for (size_t i = 0; i < f->n; i++)
+            acked += f->items[i].ack != NULL;
+        json_object_set_new(v, "acknowledged", json_integer((json_int_t)acked));
+    }
     json_object_set_new(v, "text", json_string(text));
     free(text);
     json_object_set_new(j, "verdict", v);

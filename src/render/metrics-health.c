@@ -36,6 +36,35 @@ void metrics_findings(struct render *r, const struct metric_family *m)
     free(keys);
 }
 
+/* One series per acknowledged finding (gpudoctor ack), one per rule and subject. */
+void metrics_findings_acked(struct render *r, const struct metric_family *m)
+{
+    for (size_t i = 0; i < r->f->n; i++) {
+        const struct finding *fi = &r->f->items[i];
+        struct mbuf lab = { 0 };
+        char *key;
+        bool dup = false;
+
+        if (fi->ack == NULL)
+            continue;
+        key = subject_key(&fi->subject);
+        for (size_t k = 0; k < i && !dup; k++) {
+            char *other = r->f->items[k].ack ? subject_key(&r->f->items[k].subject) : NULL;
+
+            dup = other && r->f->items[k].rule == fi->rule && strcmp(other, key) == 0;
+            free(other);
+        }
+        if (!dup) {
+            mbuf_add(&lab, "", 0);
+            mbuf_label(&lab, "id", fi->rule->id);
+            mbuf_label(&lab, "subject", key);
+            metrics_sample_u64(r, m, lab.p, NULL, 1);
+            free(lab.p);
+        }
+        free(key);
+    }
+}
+
 void metrics_findings_count(struct render *r, const struct metric_family *m)
 {
     for (int sev = SEV_INFO; sev <= SEV_CRITICAL; sev++) {

@@ -71,6 +71,7 @@ void metrics_proc_memory(struct render *r, const struct metric_family *m, bool d
 /* metrics-health.c */
 void metrics_findings(struct render *r, const struct metric_family *m);
 void metrics_findings_count(struct render *r, const struct metric_family *m);
+void metrics_findings_acked(struct render *r, const struct metric_family *m);
 /* A collector that read everything or part of it. */
 bool metrics_collector_up(enum collector_state st);
 /* Per collector: up, or (seconds) the time it took. */

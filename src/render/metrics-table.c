@@ -57,6 +57,9 @@ const struct metric_family metric_families[] = {
       "one series, value 1, per finding now (`gpudoctor explain ID` tells what it means); "
       "findings of one rule about one subject (two XIDs on one GPU) are one series, with the "
       "severity of the most serious, while `gpudoctor_findings` counts each"),
+    S("gpudoctor_finding_acknowledged", GAUGE, MSRC_FINDING_ACK, "id, subject",
+      "1 for each finding now acknowledged with `gpudoctor ack` (not counted in "
+      "`gpudoctor_findings` nor in `gpudoctor_check_status`; a new event on the GPU ends it)"),
 
     S("gpudoctor_gpu_info", GAUGE, MSRC_GPU_INFO,
       GPU_LABELS ", pci_bus_id, serial, vbios_version, compute_capability",

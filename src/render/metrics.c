@@ -110,6 +110,10 @@ static void render_family(struct render *r, const struct metric_family *m)
         if (r->f)
             metrics_findings(r, m);
         break;
+    case MSRC_FINDING_ACK:
+        if (r->f)
+            metrics_findings_acked(r, m);
+        break;
     case MSRC_GPU_FIELD:
         metrics_gpu_field(r, m);
         break;

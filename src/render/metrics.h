@@ -39,6 +39,7 @@ enum metric_source {
     MSRC_PROC_MEMORY,   /* per-process GPU memory, the largest N */
     MSRC_PROC_DROPPED,  /* processes left out of the above */
     MSRC_FINDING,       /* one series per finding */
+    MSRC_FINDING_ACK,   /* one series per acknowledged finding (gpudoctor ack) */
     MSRC_FINDINGS,      /* findings by severity */
     MSRC_CHECK_STATUS,  /* the check's exit status */
     MSRC_COLLECTOR_UP,  /* per collector: ok or partial */

@@ -3,6 +3,7 @@
 #include "util/xalloc.h"
 
 #include "util/strutil.h"
+#include "util/timeutil.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -287,11 +288,55 @@ static void render_finding(FILE *out, const struct finding *f, const struct rend
 
 void render_findings(FILE *out, const struct findings *f, const struct render_opts *ro)
 {
+    size_t shown = 0;
+
     for (size_t i = 0; i < f->n; i++) {
-        if (i > 0)
+        if (f->items[i].ack != NULL)
+            continue;
+        if (shown++ > 0)
             fputc('\n', out);
         render_finding(out, &f->items[i], ro);
     }
+}
+
+/* One short line per acknowledged finding: what, by whom, the note, until when. */
+static void render_acknowledged(FILE *out, const struct findings *f, const struct render_opts *ro)
+{
+    bool head = false;
+
+    for (size_t i = 0; i < f->n; i++) {
+        const struct finding *x = &f->items[i];
+        char line[1024], until[40] = "never";
+
+        if (x->ack == NULL)
+            continue;
+        if (!head) {
+            fprintf(out,
+                    "\n%sAcknowledged (not counted; a new event on the GPU brings them back):"
+                    "%s\n",
+                    render_bold(ro), render_reset(ro));
+            head = true;
+        }
+        if (x->ack->expires_ms != 0)
+            time_format_iso(x->ack->expires_ms, until, sizeof(until));
+        snprintf(line, sizeof(line), "%s %s: %s — by %s%s%s%s, expires %s",
+                 severity_names[x->severity], x->rule->id, x->title ? x->title : x->rule->title,
+                 x->ack->by ? x->ack->by : "?", x->ack->note ? ": \"" : "",
+                 x->ack->note ? x->ack->note : "", x->ack->note ? "\"" : "", until);
+        fprintf(out, "%s  ", render_dim(ro));
+        render_wrap(out, ro, 2, 4, line);
+        fputs(render_reset(ro), out);
+    }
+}
+
+/* The state file's note, when it could not be read (corrupt, unreadable). */
+static void render_state_note(FILE *out, const struct snapshot *s, const struct render_opts *ro)
+{
+    if (s->state.note == NULL)
+        return;
+    fprintf(out, "\n%sNote: ", render_dim(ro));
+    render_wrap(out, ro, 6, 2, s->state.note);
+    fputs(render_reset(ro), out);
 }
 
 static void cell_u32(char *buf, size_t size, const struct gpu *g, enum gpu_slot slot, uint32_t v,
@@ -610,10 +655,11 @@ void render_report(FILE *out, const struct snapshot *s, const struct findings *f
                    const struct render_opts *ro)
 {
     verdict_line(out, s, f, ro);
-    if (f->n > 0) {
+    if (f->n > 0 && f->items[0].ack == NULL) { /* the acknowledged are last */
         fputc('\n', out);
         render_findings(out, f, ro);
     }
+    render_acknowledged(out, f, ro);
     if (s->n_gpus > 0) {
         fputc('\n', out);
         render_gpu_table(out, s, ro);
@@ -621,6 +667,7 @@ void render_report(FILE *out, const struct snapshot *s, const struct findings *f
         render_gpu_processes(out, s, ro);
     }
     render_not_checked(out, s, f, ro);
+    render_state_note(out, s, ro);
     if (f->n > 0)
         fprintf(out,
                 "\n%sgpudoctor explain ID tells what a finding means and how it was "

@@ -53,6 +53,11 @@ static void finding_free(struct finding *f)
     for (size_t i = 0; i < f->n_fix; i++)
         free(f->fix[i]);
     free(f->fix);
+    if (f->ack) {
+        free(f->ack->note);
+        free(f->ack->by);
+        free(f->ack);
+    }
 }
 
 void findings_free(struct findings *f)
@@ -147,6 +152,7 @@ void rules_run(const struct snapshot *s, const struct history *h, const struct r
     drop_redundant(out);
     if (out->n > 1)
         qsort(out->items, out->n, sizeof(*out->items), cmp_finding);
+    rules_apply_acks(s, out);
 }
 
 size_t findings_count(const struct findings *f, enum severity sev)
@@ -154,7 +160,7 @@ size_t findings_count(const struct findings *f, enum severity sev)
     size_t n = 0;
 
     for (size_t i = 0; i < f->n; i++)
-        n += f->items[i].severity == sev;
+        n += f->items[i].severity == sev && f->items[i].ack == NULL;
     return n;
 }
 
@@ -163,7 +169,7 @@ int findings_worst(const struct findings *f)
     int worst = -1;
 
     for (size_t i = 0; i < f->n; i++) {
-        if ((int)f->items[i].severity > worst)
+        if (f->items[i].ack == NULL && (int)f->items[i].severity > worst)
             worst = (int)f->items[i].severity;
     }
     return worst;

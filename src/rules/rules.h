@@ -49,6 +49,14 @@ struct subject {
     char *object; /* a disk ("sda"), a file system ("/tmp"), a PCI address, a library */
 };
 
+/* What acknowledged a finding (`gpudoctor ack`, rules/ack.c). */
+struct finding_ack {
+    char *note; /* NULL: none */
+    char *by;
+    int64_t time_ms;
+    int64_t expires_ms; /* 0: never */
+};
+
 struct finding {
     const struct rule *rule;
     enum severity severity; /* the rule's, unless the evidence makes it worse (or milder) */
@@ -59,6 +67,7 @@ struct finding {
     char **fix; /* commands, with "# why" comments */
     size_t n_fix, cap_fix;
     double impact; /* ranks findings of one severity: roughly GPUs' worth of capacity lost */
+    struct finding_ack *ack; /* acknowledged: shown apart, not counted; NULL when not */
 };
 
 /* Something a rule could not check, and why. */
@@ -124,9 +133,20 @@ void rules_run(const struct snapshot *s, const struct history *h, const struct r
                struct findings *out);
 
 void findings_free(struct findings *f);
-/* How many findings have severity sev. */
+/*
+ * Marks the findings the snapshot's state acknowledges (rules/ack.c): same rule and GPU UUID,
+ * not expired at the snapshot's time, and no event on that GPU newer than the acknowledgement
+ * (an Xid after it, a higher uncorrectable ECC count or more remapped rows). The acknowledged
+ * go last, in their order. rules_run calls it.
+ */
+void rules_apply_acks(const struct snapshot *s, struct findings *f);
+/* Moves the acknowledged findings last, keeping both parts' order (a merged list: watch). */
+void findings_ack_last(struct findings *f);
+/* A copy of an acknowledgement (NULL for NULL), for a copy of a finding. */
+struct finding_ack *finding_ack_dup(const struct finding_ack *a);
+/* How many findings have severity sev (acknowledged ones are not counted). */
 size_t findings_count(const struct findings *f, enum severity sev);
-/* The worst severity present, or -1 for none. */
+/* The worst severity present among the findings not acknowledged, or -1 for none. */
 int findings_worst(const struct findings *f);
 
 /*

@@ -96,6 +96,7 @@ static void add_copy(struct findings *out, const struct finding *f)
     d->cap_evidence = f->n_evidence;
     d->fix = dup_list(f->fix, f->n_fix);
     d->cap_fix = f->n_fix;
+    d->ack = finding_ack_dup(f->ack);
 }
 
 /* Appends f to out: the finding moves, out owns it now. */
@@ -139,6 +140,7 @@ void watch_judge(const struct snapshot *s, const struct history *recent,
     }
     free(live.items);
     free(live.skips);
+    findings_ack_last(out); /* acknowledged ones never lead the verdict */
 }
 
 /* ---- completing a cheap cycle ---- */

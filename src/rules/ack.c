@@ -1,0 +1,133 @@
+/*
+ * Acknowledgements: a finding an operator acknowledged with `gpudoctor ack` (kept in the state
+ * file, read into the snapshot's state section) is marked, shown apart and not counted, until
+ * it expires or the same GPU has a new event: an Xid logged after the acknowledgement, a higher
+ * uncorrectable ECC count or more uncorrectable remapped rows than it covered. An
+ * acknowledgement never hides a new event (docs/state.md).
+ */
+#include "rules/rules.h"
+#include "state/state.h"
+#include "util/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define HAS(ev, slot) (((ev)->valid & (UINT64_C(1) << (slot))) != 0)
+
+/* Whether the kernel-log event happened after the acknowledgement. */
+static bool event_after(const struct snapshot *s, const struct klog_event *ev,
+                        const struct state_ack *a)
+{
+    const char *boot = host_valid(&s->host, HOST_S_BOOT_ID) ? s->host.boot_id : NULL;
+
+    if (a->boot_id && boot && strcmp(a->boot_id, boot) != 0)
+        return state_event_this_boot(s, ev); /* given in an earlier boot: this boot's are new */
+    if (a->boot_id && boot && a->uptime_us >= 0 && HAS(ev, KLOG_S_UPTIME))
+        return ev->uptime_us > a->uptime_us; /* the kernel's clock: no wall-clock change moves it */
+    return !HAS(ev, KLOG_S_TIME) || ev->time_ms > a->time_ms; /* unknown time: new */
+}
+
+/* Whether a counter shows more than the acknowledgement covered (unknown then: any count). */
+static bool counter_rose(const struct gpu *g, enum gpu_slot slot, uint64_t now, int64_t covered)
+{
+    if (!gpu_valid(g, slot))
+        return false;
+    return covered < 0 ? now > 0 : now > (uint64_t)covered;
+}
+
+static bool new_event(const struct snapshot *s, const struct gpu *g, const struct state_ack *a)
+{
+    const struct driver_info *d = &s->driver;
+
+    for (size_t i = 0; i < d->n_events; i++) {
+        const struct klog_event *ev = &d->events[i];
+
+        if ((ev->kind == KLOG_XID || ev->kind == KLOG_FALLEN_OFF_BUS) &&
+            state_event_gpu(s, ev) == g && event_after(s, ev, a))
+            return true;
+    }
+    return counter_rose(g, GPU_S_ECC_AGG_UNCORR, g->ecc_aggregate_uncorrected,
+                        a->ecc_uncorrected) ||
+           counter_rose(g, GPU_S_REMAP_UNCORR, g->remapped_rows_uncorrectable, a->remapped_rows);
+}
+
+static const struct gpu *gpu_by_uuid(const struct snapshot *s, const char *uuid)
+{
+    for (size_t i = 0; i < s->n_gpus; i++) {
+        if (gpu_valid(&s->gpus[i], GPU_S_UUID) && s->gpus[i].uuid &&
+            strcmp(s->gpus[i].uuid, uuid) == 0)
+            return &s->gpus[i];
+    }
+    return NULL;
+}
+
+static const struct state_ack *ack_for(const struct snapshot *s, const struct finding *f)
+{
+    const struct state_info *st = &s->state;
+    const struct gpu *g;
+
+    if (f->subject.gpu_uuid == NULL)
+        return NULL;
+    g = gpu_by_uuid(s, f->subject.gpu_uuid);
+    for (size_t i = 0; i < st->n_acks; i++) {
+        const struct state_ack *a = &st->acks[i];
+
+        if (strcmp(a->rule, f->rule->id) != 0 || strcmp(a->gpu_uuid, f->subject.gpu_uuid) != 0)
+            continue;
+        if (a->expires_ms != 0 && a->expires_ms <= s->time_ms)
+            continue;
+        if (g == NULL || new_event(s, g, a))
+            continue;
+        return a;
+    }
+    return NULL;
+}
+
+void findings_ack_last(struct findings *f)
+{
+    struct finding *acked;
+    size_t k = 0, n_acked = 0;
+
+    if (f->n < 2)
+        return;
+    acked = xcalloc(f->n, sizeof(*acked));
+    for (size_t i = 0; i < f->n; i++) {
+        if (f->items[i].ack == NULL)
+            f->items[k++] = f->items[i];
+        else
+            acked[n_acked++] = f->items[i];
+    }
+    memcpy(&f->items[k], acked, n_acked * sizeof(*acked));
+    free(acked);
+}
+
+struct finding_ack *finding_ack_dup(const struct finding_ack *a)
+{
+    struct finding_ack *d;
+
+    if (a == NULL)
+        return NULL;
+    d = xcalloc(1, sizeof(*d));
+    *d = *a;
+    d->note = a->note ? xstrdup(a->note) : NULL;
+    d->by = a->by ? xstrdup(a->by) : NULL;
+    return d;
+}
+
+void rules_apply_acks(const struct snapshot *s, struct findings *f)
+{
+    for (size_t i = 0; i < f->n && s->state.n_acks > 0; i++) {
+        const struct state_ack *a = ack_for(s, &f->items[i]);
+        struct finding_ack fa;
+
+        if (a == NULL)
+            continue;
+        fa.note = a->note;
+        fa.by = a->by;
+        fa.time_ms = a->time_ms;
+        fa.expires_ms = a->expires_ms;
+        f->items[i].ack = finding_ack_dup(&fa);
+    }
+    /* The acknowledged go last: the verdict names the first finding that counts. */
+    findings_ack_last(f);
+}
