@@ -9,8 +9,9 @@
 #include <string.h>
 
 static const struct cmd *const cmd_table[] = {
-    &cmd_check, &cmd_explain,     &cmd_snapshot,     &cmd_procs,        &cmd_reap,    &cmd_watch,
-    &cmd_serve, &cmd_slurm_check, &cmd_slurm_prolog, &cmd_slurm_epilog, &cmd_profile, &cmd_fleet,
+    &cmd_check, &cmd_explain, &cmd_snapshot,    &cmd_procs,        &cmd_reap,
+    &cmd_watch, &cmd_serve,   &cmd_slurm_check, &cmd_slurm_prolog, &cmd_slurm_epilog,
+    &cmd_ack,   &cmd_profile, &cmd_fleet,
 };
 
 static void usage(FILE *out)
@@ -34,6 +35,7 @@ static void usage(FILE *out)
           "Environment:\n"
           "  GPUDOCTOR_NVML_LIB  NVML library to load instead of libnvidia-ml.so.1\n"
           "  GPUDOCTOR_CONFIG    configuration file instead of /etc/gpudoctor.conf\n"
+          "  GPUDOCTOR_STATE_DIR state directory ('off': none; docs/state.md)\n"
           "  NO_COLOR            do not colour the output (unless --color=always)\n"
           "  COLUMNS             width of the text off a terminal (default 80)\n"
           "  LC_ALL, LC_CTYPE, LANG\n"

@@ -50,6 +50,7 @@ static int exec(int argc, char **argv)
     }
     if (cmd_finish_stdout("check") != 0)
         rc = EXIT_UNKNOWN;
+    cmd_front_record_state(&f, s); /* after the report: a full disk never costs the diagnosis */
 out:
     findings_free(&findings);
     snapshot_free(s);
@@ -65,7 +66,7 @@ const struct cmd cmd_check = {
              "PCIe, driver and kernel log, CUDA stack), then print what is wrong, the evidence\n"
              "and the fix.\n",
     .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_FROM | CMD_G_CONFIG | CMD_G_JSON | CMD_G_COLOR |
-              CMD_G_WIDTH | CMD_G_ASCII,
+              CMD_G_WIDTH | CMD_G_ASCII | CMD_G_STATE,
     .window_ms = 2000,
     .epilogue = "Exit status: 0 healthy, 1 warning, 2 critical, 3 could not check (or write the\n"
                 "report), 64 usage error. 'gpudoctor explain ID' tells what a finding means;\n"

@@ -245,7 +245,8 @@ char *slurm_reason(const struct findings *f, const struct slurm_drain_policy *p)
     char *r, *title;
 
     for (size_t i = 0; i < f->n; i++) {
-        if (!slurm_drains(&f->items[i], p))
+        /* an acknowledged finding never drains: someone knows, and a new event ends the ack */
+        if (f->items[i].ack != NULL || !slurm_drains(&f->items[i], p))
             continue;
         if (first == NULL)
             first = &f->items[i];
@@ -586,6 +587,7 @@ static int exec(int argc, char **argv)
     /* The line is for a person (slurmd discards it): one that cannot be written is said on
      * stderr, and the node is still drained or resumed. */
     rc = cmd_finish_stdout("slurm-check") == 0 ? status : EXIT_UNKNOWN;
+    cmd_front_record_state(&f, s);
     if (act == SLURM_NOTHING || o.dry_run)
         goto out;
     if (slurm_update_node("slurm-check", scontrol, name, act, reason) != 0) {
@@ -623,7 +625,7 @@ const struct cmd cmd_slurm_check = {
              "In slurm.conf: HealthCheckProgram=/usr/local/sbin/gpudoctor-slurm-check (the\n"
              "wrapper 'make install' puts there; docs/slurm.md).\n",
     .options = options,
-    .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_CONFIG,
+    .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_CONFIG | CMD_G_STATE,
     .window_ms = SLURM_DEFAULT_WINDOW_MS,
     .epilogue = "Exit status: the check's (0 healthy, 1 warning, 2 critical, 3 could not check),\n"
                 "3 also when scontrol failed; 64 usage error.\n",

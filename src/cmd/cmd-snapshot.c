@@ -75,7 +75,8 @@ const struct cmd cmd_snapshot = {
              "convert evidence from elsewhere (nvidia-smi output, a kernel log, an\n"
              "nvidia-bug-report.log) into a snapshot instead (docs/import.md).\n",
     .options = options,
-    .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_FROM,
+    .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_FROM |
+              CMD_G_STATE, /* reads the state, never writes it */
     .window_ms = 0,
     .epilogue = "Exit status: 0 written, 3 could not collect or write, 64 usage error.\n",
     .exec = exec,

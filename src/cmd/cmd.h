@@ -95,6 +95,7 @@ extern const struct cmd cmd_profile;
 extern const struct cmd cmd_fleet;
 extern const struct cmd cmd_slurm_prolog;
 extern const struct cmd cmd_slurm_epilog;
+extern const struct cmd cmd_ack;
 
 /* --timeout's default: the window and this much more. */
 #define DEFAULT_TIMEOUT_MS 10000
