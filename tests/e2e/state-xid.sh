@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# The state file through the built binary (docs/state.md): an Xid that returns after reboots
+# (fixture roots with different boot ids) escalates, a replaced GPU (new serial) starts clean,
+# `ack` silences a finding until a new event or its expiry, --list and --clear, a corrupt file
+# is a note and is rewritten, concurrent writers lose nothing, a full disk leaves the report and
+# the old file.
+set -euo pipefail
+command -v jq >/dev/null || { echo "jq not installed"; exit 77; }
+T=$(mktemp -d)
+trap 'umount "$T/tiny" 2>/dev/null || true; rm -rf "$T"' EXIT
+export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 LC_ALL=C.UTF-8
+unset GPUDOCTOR_STATE_DIR
+fail=0
+R=$T/root S=$T/state
+SCEN=$T/scenario.json
+cp "$SRC/scenarios/healthy-8xh100.json" "$SCEN"
+mkdir -p "$R/proc/sys/kernel/random" "$R/dev"
+printf 'cpu  5255 0 6037 189884 646 0 176 0 0 0\nbtime 1796203140\n' >"$R/proc/stat"
+echo "400.00 100.00" >"$R/proc/uptime"
+xid48() { printf '4,%d,%d,-;NVRM: Xid (PCI:0000:18:00): 48, pid=4121, name=python3, Double Bit ECC Error\n' "$1" "$2" >"$R/dev/kmsg"; }
+boot() { echo "$1" >"$R/proc/sys/kernel/random/boot_id"; }
+gd() { GPUDOCTOR_NVML_LIB=$SIM_LIB NVML_SIM_SCENARIO=$SCEN "$GPUDOCTOR" "$@"; }
+check() { gd check --root "$R" --window 0 --state-dir "$S" --json "$@" || true; }
+expect() { # what, got, want
+    if [ "$2" != "$3" ]; then
+        echo "FAIL: $1: got $2, want $3" >&2
+        fail=1
+    fi
+}
+xid_title() { jq -r '[.findings[] | select(.id == "health.xid")][0].title' "$T/out"; }
+
+# 1. First boot: no state file yet; no claim about the past.
+boot 11111111-0000-0000-0000-000000000001
+xid48 1002 372000003
+check >"$T/out"
+expect "first boot title" "$(xid_title)" "GPU 0: Xid 48 (Double Bit ECC Error), last 28s ago"
+expect "state file mode" "$(stat -c %a "$S/state.json")" "600"
+expect "events recorded" "$(jq '.gpus[0].events | length' "$S/state.json")" "1"
+# The same run again in the same boot: the same event, recorded once, no escalation.
+check >"$T/out"
+expect "same boot again" "$(jq '.gpus[0].events | length' "$S/state.json")" "1"
+expect "same boot title" "$(xid_title)" "GPU 0: Xid 48 (Double Bit ECC Error), last 28s ago"
+
+# 2. Second and third boot: the same Xid again escalates, naming the reboots.
+boot 11111111-0000-0000-0000-000000000002
+check >"$T/out"
+expect "boot 2" "$(xid_title)" \
+    "GPU 0: Xid 48 (Double Bit ECC Error), again after 1 reboot: inspect or replace the GPU, last 28s ago"
+boot 11111111-0000-0000-0000-000000000003
+check >"$T/out"
+expect "boot 3" "$(xid_title)" \
+    "GPU 0: Xid 48 (Double Bit ECC Error), again after 2 reboots: inspect or replace the GPU, last 28s ago"
+expect "boot 3 evidence" \
+    "$(jq -r '.findings[0].evidence[] | select(startswith("the state file"))' "$T/out" | cut -c1-60)" \
+    "the state file remembers Xid 48 on this GPU in 2 earlier boo"
+# --no-state: judged alone, nothing written.
+before=$(md5sum <"$S/state.json")
+gd check --root "$R" --window 0 --state-dir "$S" --no-state --json >"$T/out" || true
+expect "--no-state title" "$(xid_title)" "GPU 0: Xid 48 (Double Bit ECC Error), last 28s ago"
+expect "--no-state writes nothing" "$(md5sum <"$S/state.json")" "$before"
+# check --from a snapshot captured with the state judges with that state, and writes nothing.
+gd snapshot --root "$R" --window 0 --state-dir "$S" -o "$T/snap.json"
+expect "snapshot state section" "$(jq -r '.state.status' "$T/snap.json")" "ok"
+expect "snapshot boot id" "$(jq -r '.host.boot_id' "$T/snap.json")" "11111111-0000-0000-0000-000000000003"
+"$GPUDOCTOR" check --from "$T/snap.json" --json >"$T/out" || true
+expect "--from title" "$(xid_title)" \
+    "GPU 0: Xid 48 (Double Bit ECC Error), again after 2 reboots: inspect or replace the GPU, last 28s ago"
+expect "--from writes nothing" "$(md5sum <"$S/state.json")" "$before"
+
+# 3. The GPU replaced: a new serial and UUID in the same slot starts clean.
+jq '.gpus[0].serial = "9999999999999" | .gpus[0].uuid = "GPU-aaaaaaaa-1d4e-7b8a-93c5-0e2f4a6b8c10"' \
+    "$SRC/scenarios/healthy-8xh100.json" >"$SCEN"
+boot 11111111-0000-0000-0000-000000000004
+check >"$T/out"
+expect "new serial" "$(xid_title)" "GPU 0: Xid 48 (Double Bit ECC Error), last 28s ago"
+cp "$SRC/scenarios/healthy-8xh100.json" "$SCEN"
+
+# 4. ack: silenced (not counted, shown apart), a new event brings it back, expiry ends it.
+boot 11111111-0000-0000-0000-000000000005
+S2=$T/state2
+check --state-dir "$S2" >/dev/null
+"$GPUDOCTOR" ack health.xid --gpu 0 --note "RMA 4711 opened" --state-dir "$S2" >"$T/ack.out"
+expect "ack output" "$(cat "$T/ack.out")" \
+    "acknowledged health.xid on GPU-6f3c2a91-1d4e-7b8a-93c5-0e2f4a6b8c10 until a new event"
+# The acknowledgement was given after the event: set its point back into this boot's past.
+jq '.acks[0].boot_id = "11111111-0000-0000-0000-000000000005" | .acks[0].uptime_us = 380000000' \
+    "$S2/state.json" >"$T/s.json" && cp "$T/s.json" "$S2/state.json"
+rc=0
+gd check --root "$R" --window 0 --state-dir "$S2" --json >"$T/out" || rc=$?
+expect "acked exit status" "$rc" "0"
+expect "acked verdict" "$(jq -c '.verdict | [.critical, .acknowledged]' "$T/out")" "[0,1]"
+expect "acked note" "$(jq -r '.findings[0].acknowledged.note' "$T/out")" "RMA 4711 opened"
+gd check --root "$R" --window 0 --state-dir "$S2" --color=never >"$T/text" || true
+grep -q '^Acknowledged' "$T/text" || { echo "FAIL: no Acknowledged section" >&2; fail=1; }
+grep -q 'RMA 4711 opened' "$T/text" || { echo "FAIL: no note in the text" >&2; fail=1; }
+"$GPUDOCTOR" ack --list --state-dir "$S2" | grep -q '^health.xid GPU-6f3c2a91' ||
+    { echo "FAIL: ack --list" >&2; fail=1; }
+# A new Xid after the acknowledgement: counted again.
+printf '4,1002,372000003,-;NVRM: Xid (PCI:0000:18:00): 48, pid=4121, name=python3, Double Bit ECC Error\n4,1003,390000000,-;NVRM: Xid (PCI:0000:18:00): 48, pid=4121, name=python3, Double Bit ECC Error\n' >"$R/dev/kmsg"
+rc=0
+gd check --root "$R" --window 0 --state-dir "$S2" --json >"$T/out" || rc=$?
+expect "new event un-silences" "$rc/$(jq '.verdict.acknowledged' "$T/out")" "2/0"
+xid48 1002 372000003
+# Expiry: an acknowledgement whose time has passed no longer silences.
+jq '.acks[0].expires_ms = 1000' "$S2/state.json" >"$T/s.json" && cp "$T/s.json" "$S2/state.json"
+rc=0
+gd check --root "$R" --window 0 --state-dir "$S2" --json --no-state >/dev/null || true
+gd check --root "$R" --window 0 --state-dir "$S2" --json >"$T/out" || rc=$?
+expect "expired" "$rc/$(jq '.verdict.acknowledged' "$T/out")" "2/0"
+expect "expired ack pruned" "$(jq '.acks | length' "$S2/state.json")" "0"
+# --clear
+"$GPUDOCTOR" ack health.xid --gpu GPU-6f3c2a91-1d4e-7b8a-93c5-0e2f4a6b8c10 --state-dir "$S2" >/dev/null
+expect "--clear" "$("$GPUDOCTOR" ack --clear health.xid --gpu 0 --state-dir "$S2")" "cleared 1 acknowledgement"
+rc=0
+"$GPUDOCTOR" ack --clear --all --state-dir "$S2" 2>/dev/null || rc=$?
+expect "--clear nothing" "$rc" "1"
+rc=0
+"$GPUDOCTOR" ack no.such-rule --gpu 0 --state-dir "$S2" 2>/dev/null || rc=$?
+expect "unknown rule" "$rc" "64"
+rc=0
+"$GPUDOCTOR" ack health.xid --gpu 7 --state-dir "$T/empty" 2>/dev/null || rc=$?
+expect "unknown GPU index" "$rc" "3"
+
+# 5. A corrupt state file: a note in the report, the diagnosis intact, rewritten afterwards.
+printf '{"version": 1, "gpus": [\n  {"uuid": 12}\n]}\n' >"$S/state.json"
+gd check --root "$R" --window 0 --state-dir "$S" --color=never >"$T/text" 2>&1 || true
+grep -q "state file $S/state.json:2:12: gpus\[0\]: uuid: expected a string" "$T/text" ||
+    grep -q "state file $S/state.json:2:" "$T/text" || { echo "FAIL: corrupt note" >&2; cat "$T/text" >&2; fail=1; }
+grep -q 'Xid 48' "$T/text" || { echo "FAIL: report lost with a corrupt state" >&2; fail=1; }
+expect "rewritten" "$(jq '.version' "$S/state.json")" "1"
+
+# 6. Concurrent writers: 20 checks at once, each with its own boot: all 20 events kept.
+S3=$T/state3
+for i in $(seq 1 20); do
+    mkdir -p "$T/r$i" && cp -r "$R/." "$T/r$i/"
+    printf '11111111-0000-0000-0000-%012d\n' "$i" >"$T/r$i/proc/sys/kernel/random/boot_id"
+done
+pids=()
+for i in $(seq 1 20); do
+    gd check --root "$T/r$i" --window 0 --state-dir "$S3" --json >/dev/null 2>&1 &
+    pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || true; done
+expect "concurrent writers" "$(jq '[.gpus[0].events[] | .boot_id] | unique | length' "$S3/state.json")" "20"
+
+# 7. A full disk: a note, the report printed, the old file intact.
+mkdir -p "$T/tiny"
+if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=12k tmpfs "$T/tiny" 2>/dev/null; then
+    head -c 4000 /dev/zero | tr '\0' ' ' >/dev/null
+    printf '{"version": 1, "gpus": [], "acks": []}\n' >"$T/tiny/state.json"
+    dd if=/dev/zero of="$T/tiny/fill" bs=1k count=64 2>/dev/null || true
+    gd check --root "$R" --window 0 --state-dir "$T/tiny" --color=never >"$T/text" 2>"$T/err" || true
+    grep -q 'Xid 48' "$T/text" || { echo "FAIL: no report on a full disk" >&2; fail=1; }
+    grep -q 'the state file was not updated' "$T/err" || { echo "FAIL: no full-disk note" >&2; cat "$T/err" >&2; fail=1; }
+    expect "old file intact" "$(cat "$T/tiny/state.json")" '{"version": 1, "gpus": [], "acks": []}'
+    umount "$T/tiny"
+else
+    echo "note: no tmpfs could be mounted (not root, or no permission): full-disk part skipped"
+fi
+exit $fail
