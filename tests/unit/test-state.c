@@ -1,0 +1,329 @@
+/* The state file: reading (missing, corrupt, truncated, oversize, wrong version, unknown fields,
+ * a symbolic link), its bounds, the merge of what a run saw, and a locked update. */
+#include "state/state.h"
+#include "util/xalloc.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static char dir[64];
+
+static int make_dir(void **state)
+{
+    (void)state;
+    strcpy(dir, "/tmp/test-state-XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int remove_dir(void **state)
+{
+    char cmd[128];
+
+    (void)state;
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void write_state(const char *text)
+{
+    char path[128];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/state.json", dir);
+    unlink(path);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void test_missing(void **state)
+{
+    struct state_info st;
+
+    (void)state;
+    state_load(dir, &st);
+    assert_int_equal(st.status, STATE_MISSING);
+    assert_null(st.note);
+    assert_int_equal(st.n_gpus, 0);
+    state_info_free(&st);
+}
+
+static void load_text(const char *text, struct state_info *st)
+{
+    write_state(text);
+    state_load(dir, st);
+}
+
+static void test_corrupt_and_truncated(void **state)
+{
+    struct state_info st;
+
+    (void)state;
+    load_text("{\"version\": 1, \"gpus\": [\n  {\"uuid\": 12}\n]}\n", &st);
+    assert_int_equal(st.status, STATE_CORRUPT);
+    assert_non_null(strstr(st.note, "state.json:2:"));
+    assert_non_null(strstr(st.note, "uuid"));
+    assert_non_null(strstr(st.note, "ignored, will be rewritten"));
+    assert_int_equal(st.n_gpus, 0);
+    state_info_free(&st);
+
+    load_text("{\"version\": 1, \"gpus\": [", &st);
+    assert_int_equal(st.status, STATE_CORRUPT);
+    assert_non_null(strstr(st.note, "state.json:1:"));
+    state_info_free(&st);
+
+    load_text("[1, 2]", &st);
+    assert_int_equal(st.status, STATE_CORRUPT);
+    assert_non_null(strstr(st.note, "not a JSON object"));
+    state_info_free(&st);
+}
+
+static void test_version(void **state)
+{
+    struct state_info st;
+
+    (void)state;
+    load_text("{\"version\": 2, \"gpus\": []}", &st);
+    assert_int_equal(st.status, STATE_CORRUPT);
+    assert_non_null(strstr(st.note, "version 2, this gpudoctor reads version 1"));
+    state_info_free(&st);
+    load_text("{\"gpus\": []}", &st);
+    assert_int_equal(st.status, STATE_CORRUPT);
+    assert_non_null(strstr(st.note, "no \"version\""));
+    state_info_free(&st);
+}
+
+static void test_unknown_fields_ignored(void **state)
+{
+    struct state_info st;
+
+    (void)state;
+    load_text(
+        "{\"version\": 1, \"later\": {}, \"gpus\": [{\"serial\": \"S1\", \"uuid\": \"GPU-1\", "
+        "\"colour\": \"red\", \"events\": [{\"kind\": \"xid\", \"code\": 48, \"boot_id\": "
+        "\"b1\", \"time_ms\": 5, \"extra\": 1}]}], \"acks\": []}",
+        &st);
+    assert_int_equal(st.status, STATE_OK);
+    assert_int_equal(st.n_gpus, 1);
+    assert_string_equal(st.gpus[0].serial, "S1");
+    assert_int_equal(st.gpus[0].n_events, 1);
+    assert_int_equal(st.gpus[0].events[0].code, 48);
+    assert_int_equal(st.gpus[0].events[0].uptime_us, -1); /* absent: unknown */
+    state_info_free(&st);
+}
+
+static void test_oversize_and_nul(void **state)
+{
+    struct state_info st;
+    char *big = xmalloc(STATE_MAX_BYTES + 16);
+
+    (void)state;
+    memset(big, ' ', STATE_MAX_BYTES + 15);
+    big[0] = '{';
+    big[STATE_MAX_BYTES + 14] = '}';
+    big[STATE_MAX_BYTES + 15] = '\0';
+    load_text(big, &st);
+    free(big);
+    assert_int_equal(st.status, STATE_CORRUPT);
+    assert_non_null(strstr(st.note, "larger than 4 MiB"));
+    state_info_free(&st);
+}
+
+static void test_symlink_not_followed(void **state)
+{
+    struct state_info st;
+    char path[128];
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/state.json", dir);
+    unlink(path);
+    assert_int_equal(symlink("/etc/passwd", path), 0);
+    state_load(dir, &st);
+    assert_int_equal(st.status, STATE_UNREADABLE);
+    assert_non_null(strstr(st.note, "symbolic link"));
+    state_info_free(&st);
+    unlink(path);
+}
+
+static void test_bounds_on_read(void **state)
+{
+    struct state_info st;
+    size_t cap = 1 << 16, len = 0;
+    char *t = xmalloc(cap);
+
+    (void)state;
+    len += (size_t)snprintf(t + len, cap - len,
+                            "{\"version\": 1, \"gpus\": [{\"uuid\": \"GPU-1\", "
+                            "\"events\": [");
+    for (int i = 0; i < STATE_MAX_EVENTS + 10; i++)
+        len += (size_t)snprintf(t + len, cap - len, "%s{\"kind\": \"xid\", \"code\": %d}",
+                                i ? ", " : "", i);
+    snprintf(t + len, cap - len, "]}]}");
+    load_text(t, &st);
+    free(t);
+    assert_int_equal(st.status, STATE_OK);
+    assert_int_equal(st.gpus[0].n_events, STATE_MAX_EVENTS);
+    assert_int_equal(st.gpus[0].events[0].code, 10); /* the oldest dropped */
+    state_info_free(&st);
+}
+
+/* A snapshot of one GPU with one Xid 48 at uptime up_us in boot. */
+static struct snapshot *one_gpu(const char *serial, const char *uuid, const char *boot,
+                                int64_t up_us, uint64_t ecc)
+{
+    struct snapshot *s = snapshot_new();
+    struct klog_event *ev;
+
+    s->time_ms = 1000000;
+    s->host.uptime_s = 500;
+    host_set_valid(&s->host, HOST_S_UPTIME);
+    s->host.boot_id = xstrdup(boot);
+    host_set_valid(&s->host, HOST_S_BOOT_ID);
+    s->gpus = xcalloc(1, sizeof(*s->gpus));
+    s->n_gpus = 1;
+    gpu_init(&s->gpus[0], 0);
+    s->gpus[0].serial = xstrdup(serial);
+    s->gpus[0].uuid = xstrdup(uuid);
+    s->gpus[0].pci_bus_id = xstrdup("00000000:18:00.0");
+    s->gpus[0].ecc_aggregate_uncorrected = ecc;
+    jfield_set_rc(&gpu_table, &s->gpus[0], GPU_S_SERIAL, 0);
+    jfield_set_rc(&gpu_table, &s->gpus[0], GPU_S_UUID, 0);
+    jfield_set_rc(&gpu_table, &s->gpus[0], GPU_S_PCI_BUS_ID, 0);
+    jfield_set_rc(&gpu_table, &s->gpus[0], GPU_S_ECC_AGG_UNCORR, 0);
+    s->driver.events = xcalloc(1, sizeof(*s->driver.events));
+    s->driver.n_events = 1;
+    ev = &s->driver.events[0];
+    ev->kind = KLOG_XID;
+    ev->xid = 48;
+    ev->pci = xstrdup("0000:18:00");
+    ev->uptime_us = up_us;
+    ev->time_ms = s->time_ms - 500000 + up_us / 1000;
+    ev->valid =
+        (UINT64_C(1) << KLOG_S_XID) | (UINT64_C(1) << KLOG_S_TIME) | (UINT64_C(1) << KLOG_S_UPTIME);
+    return s;
+}
+
+static void test_merge(void **state)
+{
+    struct state_info st = { 0 };
+    struct snapshot *s = one_gpu("S1", "GPU-1", "boot-a", 100000000, 0);
+
+    (void)state;
+    state_merge(&st, s, 5);
+    state_merge(&st, s, 6); /* the same event again: once */
+    assert_int_equal(st.n_gpus, 1);
+    assert_int_equal(st.gpus[0].n_events, 1);
+    assert_string_equal(st.gpus[0].events[0].boot_id, "boot-a");
+    assert_int_equal(st.gpus[0].last_seen_ms, 6);
+    snapshot_free(s);
+    /* the next boot: the same code again is a second event; ECC rose from 0 to 2 */
+    s = one_gpu("S1", "GPU-1", "boot-b", 100000000, 2);
+    state_merge(&st, s, 7);
+    assert_int_equal(st.gpus[0].n_events, 3);
+    assert_int_equal(st.gpus[0].events[2].kind, STATE_EV_ECC);
+    assert_int_equal(st.gpus[0].events[2].value, 2);
+    snapshot_free(s);
+    /* a replaced GPU: a new record, the old one kept */
+    s = one_gpu("S2", "GPU-2", "boot-b", 100000000, 0);
+    state_merge(&st, s, 8);
+    assert_int_equal(st.n_gpus, 2);
+    assert_int_equal(st.gpus[1].n_events, 1);
+    snapshot_free(s);
+    /* an event from before this boot (kern.log keeps them) is not given this boot's id */
+    s = one_gpu("S3", "GPU-3", "boot-c", 100000000, 0);
+    s->driver.events[0].time_ms = 1;
+    state_merge(&st, s, 9);
+    assert_int_equal(st.gpus[2].n_events, 0);
+    snapshot_free(s);
+    state_info_free(&st);
+}
+
+static void test_expired_acks_pruned(void **state)
+{
+    struct state_info st = { 0 };
+    struct snapshot *s = snapshot_new();
+
+    (void)state;
+    st.acks = xcalloc(2, sizeof(*st.acks));
+    st.n_acks = 2;
+    st.acks[0].rule = xstrdup("health.xid");
+    st.acks[0].gpu_uuid = xstrdup("GPU-1");
+    st.acks[0].expires_ms = 100;
+    st.acks[1].rule = xstrdup("health.xid");
+    st.acks[1].gpu_uuid = xstrdup("GPU-2");
+    state_merge(&st, s, 200);
+    assert_int_equal(st.n_acks, 1);
+    assert_string_equal(st.acks[0].gpu_uuid, "GPU-2");
+    state_info_free(&st);
+    snapshot_free(s);
+}
+
+static void test_record_round_trip(void **state)
+{
+    struct snapshot *s = one_gpu("S1", "GPU-1", "boot-a", 100000000, 0);
+    struct state_info st;
+    char *cause = NULL, path[128];
+    struct stat sb;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/state.json", dir);
+    unlink(path);
+    assert_int_equal(state_record(dir, s, 42, &cause), 0);
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    state_load(dir, &st);
+    assert_int_equal(st.status, STATE_OK);
+    assert_int_equal(st.n_gpus, 1);
+    assert_int_equal(st.gpus[0].events[0].uptime_us, 100000000);
+    state_info_free(&st);
+    snapshot_free(s);
+}
+
+static void test_dir_resolve(void **state)
+{
+    char *d;
+
+    (void)state;
+    unsetenv(STATE_DIR_ENV);
+    d = state_dir_resolve("/x", "/y");
+    assert_string_equal(d, "/x");
+    free(d);
+    d = state_dir_resolve(NULL, "/y");
+    assert_string_equal(d, "/y");
+    free(d);
+    assert_null(state_dir_resolve("off", NULL));
+    setenv(STATE_DIR_ENV, "/env", 1);
+    d = state_dir_resolve(NULL, "/y");
+    assert_string_equal(d, "/env");
+    free(d);
+    unsetenv(STATE_DIR_ENV);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_missing),
+        cmocka_unit_test(test_corrupt_and_truncated),
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_unknown_fields_ignored),
+        cmocka_unit_test(test_oversize_and_nul),
+        cmocka_unit_test(test_symlink_not_followed),
+        cmocka_unit_test(test_bounds_on_read),
+        cmocka_unit_test(test_merge),
+        cmocka_unit_test(test_expired_acks_pruned),
+        cmocka_unit_test(test_record_round_trip),
+        cmocka_unit_test(test_dir_resolve),
+    };
+
+    return cmocka_run_group_tests(tests, make_dir, remove_dir);
+}
