@@ -69,13 +69,7 @@ json_t *render_findings_json(const char *schema, const struct snapshot *s, const
     json_object_set_new(v, "critical", json_integer((json_int_t)findings_count(f, SEV_CRITICAL)));
     json_object_set_new(v, "warning", json_integer((json_int_t)findings_count(f, SEV_WARNING)));
     json_object_set_new(v, "info", json_integer((json_int_t)findings_count(f, SEV_INFO)));
-    {
-        size_t acked = 0;
-
-        for (size_t i = 0; i < f->n; i++)
-            acked += f->items[i].ack != NULL;
-        json_object_set_new(v, "acknowledged", json_integer((json_int_t)acked));
-    }
+    json_object_set_new(v, "acknowledged", json_integer((json_int_t)findings_acked(f)));
     json_object_set_new(v, "text", json_string(text));
     free(text);
     json_object_set_new(j, "verdict", v);

@@ -166,6 +166,7 @@ char *render_verdict(const struct snapshot *s, const struct findings *f)
     size_t crit = findings_count(f, SEV_CRITICAL), warn = findings_count(f, SEV_WARNING);
     size_t info = findings_count(f, SEV_INFO);
     char *why = rules_cannot_check(s, f), *out;
+    const struct finding *lead;
 
     if (why != NULL)
         return why;
@@ -175,12 +176,13 @@ char *render_verdict(const struct snapshot *s, const struct findings *f)
                         info ? (info == 1 ? " (1 note)" : " (notes below)") : "");
         return out;
     }
+    lead = findings_lead(f); /* not NULL: a critical or warning one counts */
     if (crit && warn)
         return xasprintf("%zu critical, %zu warning%s — %s", crit, warn, warn == 1 ? "" : "s",
-                         f->items[0].title);
+                         lead->title);
     if (crit)
-        return xasprintf("%zu critical — %s", crit, f->items[0].title);
-    return xasprintf("%zu warning%s — %s", warn, warn == 1 ? "" : "s", f->items[0].title);
+        return xasprintf("%zu critical — %s", crit, lead->title);
+    return xasprintf("%zu warning%s — %s", warn, warn == 1 ? "" : "s", lead->title);
 }
 
 static void verdict_line(FILE *out, const struct snapshot *s, const struct findings *f,
@@ -655,7 +657,7 @@ void render_report(FILE *out, const struct snapshot *s, const struct findings *f
                    const struct render_opts *ro)
 {
     verdict_line(out, s, f, ro);
-    if (f->n > 0 && f->items[0].ack == NULL) { /* the acknowledged are last */
+    if (findings_lead(f) != NULL) { /* the acknowledged have their own section */
         fputc('\n', out);
         render_findings(out, f, ro);
     }

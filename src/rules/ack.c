@@ -83,22 +83,22 @@ static const struct state_ack *ack_for(const struct snapshot *s, const struct fi
     return NULL;
 }
 
-void findings_ack_last(struct findings *f)
+const struct finding *findings_lead(const struct findings *f)
 {
-    struct finding *acked;
-    size_t k = 0, n_acked = 0;
-
-    if (f->n < 2)
-        return;
-    acked = xcalloc(f->n, sizeof(*acked));
     for (size_t i = 0; i < f->n; i++) {
         if (f->items[i].ack == NULL)
-            f->items[k++] = f->items[i];
-        else
-            acked[n_acked++] = f->items[i];
+            return &f->items[i];
     }
-    memcpy(&f->items[k], acked, n_acked * sizeof(*acked));
-    free(acked);
+    return NULL;
+}
+
+size_t findings_acked(const struct findings *f)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < f->n; i++)
+        n += f->items[i].ack != NULL;
+    return n;
 }
 
 struct finding_ack *finding_ack_dup(const struct finding_ack *a)
@@ -128,6 +128,6 @@ void rules_apply_acks(const struct snapshot *s, struct findings *f)
         fa.expires_ms = a->expires_ms;
         f->items[i].ack = finding_ack_dup(&fa);
     }
-    /* The acknowledged go last: the verdict names the first finding that counts. */
-    findings_ack_last(f);
+    /* Marked in place, never removed or moved: a finding's cause is its position in the list.
+     * Renderers show the acknowledged apart; the verdict names findings_lead. */
 }

@@ -136,12 +136,15 @@ void findings_free(struct findings *f);
 /*
  * Marks the findings the snapshot's state acknowledges (rules/ack.c): same rule and GPU UUID,
  * not expired at the snapshot's time, and no event on that GPU newer than the acknowledgement
- * (an Xid after it, a higher uncorrectable ECC count or more remapped rows). The acknowledged
- * go last, in their order. rules_run calls it.
+ * (an Xid after it, a higher uncorrectable ECC count or more remapped rows). It only marks: no
+ * finding is removed or moved, so positions in the list (a finding's cause) stay valid.
+ * rules_run calls it.
  */
 void rules_apply_acks(const struct snapshot *s, struct findings *f);
-/* Moves the acknowledged findings last, keeping both parts' order (a merged list: watch). */
-void findings_ack_last(struct findings *f);
+/* The first finding not acknowledged (the one a verdict names), or NULL when none is. */
+const struct finding *findings_lead(const struct findings *f);
+/* How many findings are acknowledged. */
+size_t findings_acked(const struct findings *f);
 /* A copy of an acknowledgement (NULL for NULL), for a copy of a finding. */
 struct finding_ack *finding_ack_dup(const struct finding_ack *a);
 /* How many findings have severity sev (acknowledged ones are not counted). */

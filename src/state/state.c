@@ -233,7 +233,8 @@ static int64_t last_value(const struct state_gpu *g, enum state_event_kind kind)
     return -1;
 }
 
-static void record_xid(struct state_gpu *sg, const struct snapshot *s, const struct klog_event *ev)
+/* Adds the Xid unless an earlier run recorded it; returns whether it added it. */
+static bool record_xid(struct state_gpu *sg, const struct snapshot *s, const struct klog_event *ev)
 {
     const char *boot = s->host.boot_id;
     int64_t up = HAS(ev, KLOG_S_UPTIME) ? ev->uptime_us : -1;
@@ -244,7 +245,7 @@ static void record_xid(struct state_gpu *sg, const struct snapshot *s, const str
 
         if (o->kind == STATE_EV_XID && o->code == ev->xid && same_str(o->boot_id, boot) &&
             (up >= 0 ? o->uptime_us == up : o->time_ms == ev->time_ms))
-            return; /* seen by an earlier run */
+            return false; /* seen by an earlier run */
     }
     e = add_event(sg);
     e->kind = STATE_EV_XID;
@@ -253,9 +254,11 @@ static void record_xid(struct state_gpu *sg, const struct snapshot *s, const str
     e->boot_id = xstrdup(boot);
     e->uptime_us = up;
     e->time_ms = ev->time_ms;
+    return true;
 }
 
-static void record_counter(struct state_gpu *sg, const struct snapshot *s,
+/* Adds an event when the counter moved; returns whether it added one. */
+static bool record_counter(struct state_gpu *sg, const struct snapshot *s,
                            enum state_event_kind kind, uint64_t value)
 {
     int64_t last = last_value(sg, kind);
@@ -270,20 +273,25 @@ static void record_counter(struct state_gpu *sg, const struct snapshot *s,
             e->value = value;
             e->boot_id = s->host.boot_id ? xstrdup(s->host.boot_id) : NULL;
             e->time_ms = s->time_ms;
+            return true;
         }
-        return;
+        return false;
     }
     e = add_event(sg);
     e->kind = (int32_t)kind;
     e->value = value;
     e->boot_id = s->host.boot_id ? xstrdup(s->host.boot_id) : NULL;
     e->time_ms = s->time_ms;
+    return true;
 }
 
-static struct state_gpu *gpu_for(struct state_info *st, const struct gpu *g, int64_t now_ms)
+/* The GPU's record, added when new, with where it is now; *changed when any of that is new. */
+static struct state_gpu *gpu_for(struct state_info *st, const struct gpu *g, int64_t now_ms,
+                                 bool *changed)
 {
     const char *serial = gpu_valid(g, GPU_S_SERIAL) ? g->serial : NULL;
     const char *uuid = gpu_valid(g, GPU_S_UUID) ? g->uuid : NULL;
+    const char *pci = gpu_valid(g, GPU_S_PCI_BUS_ID) ? g->pci_bus_id : NULL;
     struct state_gpu *sg;
 
     if (uuid == NULL && !state_serial_known(serial))
@@ -305,21 +313,26 @@ static struct state_gpu *gpu_for(struct state_info *st, const struct gpu *g, int
         sg = &st->gpus[st->n_gpus++];
         memset(sg, 0, sizeof(*sg));
         sg->serial = state_serial_known(serial) ? xstrdup(serial) : NULL;
+        *changed = true;
     }
+    if ((uuid != NULL && !same_str(sg->uuid, uuid)) || !(pci ? same_str(sg->pci, pci) : !sg->pci) ||
+        sg->index != (int32_t)g->index)
+        *changed = true; /* moved, or its UUID changed */
     if (uuid != NULL) {
         free(sg->uuid);
         sg->uuid = xstrdup(uuid);
     }
     free(sg->pci);
-    sg->pci = gpu_valid(g, GPU_S_PCI_BUS_ID) && g->pci_bus_id ? xstrdup(g->pci_bus_id) : NULL;
+    sg->pci = pci ? xstrdup(pci) : NULL;
     sg->index = (int32_t)g->index;
     sg->last_seen_ms = now_ms;
     return sg;
 }
 
-static void prune_acks(struct state_info *st, int64_t now_ms)
+/* Drops the expired acknowledgements; returns whether there were any. */
+static bool prune_acks(struct state_info *st, int64_t now_ms)
 {
-    size_t k = 0;
+    size_t k = 0, n = st->n_acks;
 
     for (size_t i = 0; i < st->n_acks; i++) {
         if (st->acks[i].expires_ms != 0 && st->acks[i].expires_ms <= now_ms)
@@ -328,15 +341,17 @@ static void prune_acks(struct state_info *st, int64_t now_ms)
             st->acks[k++] = st->acks[i];
     }
     st->n_acks = k;
+    return k != n;
 }
 
-void state_merge(struct state_info *st, const struct snapshot *s, int64_t now_ms)
+bool state_merge(struct state_info *st, const struct snapshot *s, int64_t now_ms)
 {
     const struct driver_info *d = &s->driver;
+    bool changed = false;
 
     for (size_t i = 0; i < s->n_gpus; i++) {
         const struct gpu *g = &s->gpus[i];
-        struct state_gpu *sg = gpu_for(st, g, now_ms);
+        struct state_gpu *sg = gpu_for(st, g, now_ms, &changed);
 
         if (sg == NULL)
             continue;
@@ -347,14 +362,15 @@ void state_merge(struct state_info *st, const struct snapshot *s, int64_t now_ms
             if (ev->kind != KLOG_XID || !HAS(ev, KLOG_S_XID) || state_event_gpu(s, ev) != g ||
                 !state_event_this_boot(s, ev))
                 continue;
-            record_xid(sg, s, ev);
+            changed |= record_xid(sg, s, ev);
         }
         if (gpu_valid(g, GPU_S_ECC_AGG_UNCORR))
-            record_counter(sg, s, STATE_EV_ECC, g->ecc_aggregate_uncorrected);
+            changed |= record_counter(sg, s, STATE_EV_ECC, g->ecc_aggregate_uncorrected);
         if (gpu_valid(g, GPU_S_REMAP_UNCORR))
-            record_counter(sg, s, STATE_EV_REMAP, g->remapped_rows_uncorrectable);
+            changed |= record_counter(sg, s, STATE_EV_REMAP, g->remapped_rows_uncorrectable);
     }
-    prune_acks(st, now_ms);
+    changed |= prune_acks(st, now_ms);
+    return changed;
 }
 
 /* ---- writing ---- */
@@ -385,11 +401,11 @@ static int make_dir(const char *dir, char **cause)
 }
 
 /* Opens and locks the lock file; -1 with *cause when it cannot, or when another writer holds it
- * for longer than STATE_LOCK_WAIT_MS (an update is never worth a hang). */
-static int lock_dir(const char *dir, char **cause)
+ * for longer than wait_ms (an update is never worth a hang). */
+static int lock_dir(const char *dir, int64_t wait_ms, char **cause)
 {
     char *path = xasprintf("%s/%s", dir, STATE_LOCK);
-    int64_t until = time_mono_ms() + STATE_LOCK_WAIT_MS;
+    int64_t until = time_mono_ms() + wait_ms;
     struct stat sb;
     int fd;
 
@@ -409,8 +425,8 @@ static int lock_dir(const char *dir, char **cause)
             goto fail;
         }
         if (time_mono_ms() >= until) {
-            *cause = xasprintf("%s: another gpudoctor held the lock for %ds", path,
-                               STATE_LOCK_WAIT_MS / 1000);
+            *cause = xasprintf("%s: another gpudoctor held the lock for %.1fs", path,
+                               (double)wait_ms / 1000.0);
             goto fail;
         }
         time_sleep_ms(5);
@@ -423,8 +439,8 @@ fail:
     return -1;
 }
 
-int state_update(const char *dir, int (*fn)(struct state_info *st, void *arg, char **cause),
-                 void *arg, char **cause)
+static int update(const char *dir, int (*fn)(struct state_info *st, void *arg, char **cause),
+                  void *arg, int64_t wait_ms, char **cause)
 {
     struct state_info st;
     char *text;
@@ -432,7 +448,7 @@ int state_update(const char *dir, int (*fn)(struct state_info *st, void *arg, ch
 
     if (make_dir(dir, cause) != 0)
         return -1;
-    lock = lock_dir(dir, cause);
+    lock = lock_dir(dir, wait_ms, cause);
     if (lock < 0)
         return -1;
     state_load(dir, &st);
@@ -455,6 +471,12 @@ out:
     return rc;
 }
 
+int state_update(const char *dir, int (*fn)(struct state_info *st, void *arg, char **cause),
+                 void *arg, char **cause)
+{
+    return update(dir, fn, arg, STATE_LOCK_WAIT_MS, cause);
+}
+
 struct record_arg {
     const struct snapshot *s;
     int64_t now_ms;
@@ -474,4 +496,45 @@ int state_record(const char *dir, const struct snapshot *s, int64_t now_ms, char
     struct record_arg a = { s, now_ms };
 
     return state_update(dir, record_fn, &a, cause);
+}
+
+/* ---- recording from a loop ---- */
+
+bool state_has_news(const struct snapshot *s, int64_t now_ms)
+{
+    struct state_info copy = { 0 };
+    struct jerr err = { 0 };
+    json_t *j;
+    bool news;
+
+    if (s->state.status == STATE_CORRUPT)
+        return true; /* rewritten, as a check would */
+    if (s->state.status == STATE_UNREADABLE)
+        return false; /* never replaced: state_update refuses it */
+    /* A copy through the codec: the snapshot keeps the past it was judged with. */
+    j = json_object();
+    state_content_to_json(&s->state, j);
+    if (state_content_from_json(&copy, j, "state", &err) != 0)
+        fatal("the state section does not read back: %s", err.msg);
+    json_decref(j);
+    news = state_merge(&copy, s, now_ms);
+    state_info_free(&copy);
+    return news;
+}
+
+int state_recorder_record(struct state_recorder *r, const struct snapshot *s, int64_t now_ms,
+                          char **cause)
+{
+    struct record_arg a = { s, now_ms };
+    bool due = r->written_ms == 0 || now_ms - r->written_ms >= STATE_REFRESH_MS ||
+               now_ms < r->written_ms; /* the clock went back: refresh */
+
+    if (r->dir == NULL || s->state.status == STATE_NOT_READ)
+        return 0;
+    if (!state_has_news(s, now_ms) && !(due && s->n_gpus > 0))
+        return 0;
+    if (update(r->dir, record_fn, &a, STATE_LOOP_LOCK_WAIT_MS, cause) != 0)
+        return -1;
+    r->written_ms = now_ms;
+    return 1;
 }

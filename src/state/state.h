@@ -48,9 +48,11 @@ char *state_format(const struct state_info *st);
  * Adds what the snapshot shows to st: each GPU (by serial, else UUID) with where it is now, the
  * Xid events of the kernel log that happened in this boot (by boot id and kernel stamp, each
  * once), a rise of its uncorrectable ECC count or of its uncorrectable remapped rows; drops
- * acknowledgements that expired before now_ms, and keeps the bounds (the oldest go).
+ * acknowledgements that expired before now_ms, and keeps the bounds (the oldest go). Returns
+ * whether anything but the GPUs' last_seen_ms changed: a GPU new or moved, an event, an
+ * acknowledgement dropped.
  */
-void state_merge(struct state_info *st, const struct snapshot *s, int64_t now_ms);
+bool state_merge(struct state_info *st, const struct snapshot *s, int64_t now_ms);
 
 /*
  * Updates the state file of dir: takes the lock, reads the file, calls fn(st, arg) on what it
@@ -62,6 +64,34 @@ int state_update(const char *dir, int (*fn)(struct state_info *st, void *arg, ch
 
 /* state_update with state_merge of s: what a check, watch, serve or slurm-check saw. */
 int state_record(const char *dir, const struct snapshot *s, int64_t now_ms, char **cause);
+
+/* ---- recording from a loop (watch, serve) ---- */
+
+#define STATE_LOOP_LOCK_WAIT_MS 1000 /* a loop tries again next cycle: the news stays news */
+#define STATE_REFRESH_MS        (60 * 60 * 1000) /* last_seen_ms kept this fresh without news */
+
+/* What a loop remembers between its cycles to keep its writes few. */
+struct state_recorder {
+    const char *dir;    /* NULL: the state is off */
+    int64_t written_ms; /* Unix time this loop last wrote; 0: not yet */
+    bool failing;       /* the last write failed (the loop says so once, until one works) */
+};
+
+/*
+ * Whether state_merge of s into the state s was collected with (its state section, read this
+ * cycle) would change anything but the GPUs' last_seen_ms; a corrupt file counts (it is
+ * rewritten), an unreadable one does not (it is never replaced). s is not changed.
+ */
+bool state_has_news(const struct snapshot *s, int64_t now_ms);
+
+/*
+ * A loop's state_record: only when s has news (state_has_news), or when this loop has not
+ * written for STATE_REFRESH_MS, and waiting at most STATE_LOOP_LOCK_WAIT_MS for another writer.
+ * s must hold the state section (collect_state). Returns 1 written, 0 nothing to write, -1 with
+ * *cause set (the caller frees).
+ */
+int state_recorder_record(struct state_recorder *r, const struct snapshot *s, int64_t now_ms,
+                          char **cause);
 
 /* The kernel-log event's GPU in the snapshot (by PCI address, else UUID), or NULL. */
 const struct gpu *state_event_gpu(const struct snapshot *s, const struct klog_event *ev);

@@ -140,7 +140,6 @@ void watch_judge(const struct snapshot *s, const struct history *recent,
     }
     free(live.items);
     free(live.skips);
-    findings_ack_last(out); /* acknowledged ones never lead the verdict */
 }
 
 /* ---- completing a cheap cycle ---- */

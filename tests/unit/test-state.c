@@ -1,5 +1,7 @@
 /* The state file: reading (missing, corrupt, truncated, oversize, wrong version, unknown fields,
  * a symbolic link), its bounds, the merge of what a run saw, and a locked update. */
+#include "collect/collect.h"
+#include "rules/rules.h"
 #include "state/state.h"
 #include "util/xalloc.h"
 
@@ -219,8 +221,8 @@ static void test_merge(void **state)
     struct snapshot *s = one_gpu("S1", "GPU-1", "boot-a", 100000000, 0);
 
     (void)state;
-    state_merge(&st, s, 5);
-    state_merge(&st, s, 6); /* the same event again: once */
+    assert_true(state_merge(&st, s, 5));
+    assert_false(state_merge(&st, s, 6)); /* the same event again: once, and no news */
     assert_int_equal(st.n_gpus, 1);
     assert_int_equal(st.gpus[0].n_events, 1);
     assert_string_equal(st.gpus[0].events[0].boot_id, "boot-a");
@@ -228,7 +230,7 @@ static void test_merge(void **state)
     snapshot_free(s);
     /* the next boot: the same code again is a second event; ECC rose from 0 to 2 */
     s = one_gpu("S1", "GPU-1", "boot-b", 100000000, 2);
-    state_merge(&st, s, 7);
+    assert_true(state_merge(&st, s, 7));
     assert_int_equal(st.gpus[0].n_events, 3);
     assert_int_equal(st.gpus[0].events[2].kind, STATE_EV_ECC);
     assert_int_equal(st.gpus[0].events[2].value, 2);
@@ -289,6 +291,103 @@ static void test_record_round_trip(void **state)
     snapshot_free(s);
 }
 
+/* A loop writes only news (or after STATE_REFRESH_MS), and what it wrote is no news next time. */
+static void test_recorder(void **state)
+{
+    struct snapshot *s = one_gpu("S1", "GPU-1", "boot-a", 100000000, 0);
+    struct state_recorder r = { dir, 0, false };
+    char *cause = NULL, path[128];
+    int64_t now = 1700000000000;
+
+    (void)state;
+    snprintf(path, sizeof(path), "%s/state.json", dir);
+    unlink(path);
+    collect_state(s, dir);
+    assert_int_equal(s->state.status, STATE_MISSING);
+    assert_true(state_has_news(s, now));
+    assert_int_equal(state_recorder_record(&r, s, now, &cause), 1);
+    assert_int_equal(r.written_ms, now);
+    /* the next cycle reads what it wrote: nothing new, nothing written */
+    collect_state(s, dir);
+    assert_int_equal(s->state.status, STATE_OK);
+    assert_int_equal(s->state.gpus[0].n_events, 1);
+    assert_false(state_has_news(s, now + 1000));
+    assert_int_equal(state_recorder_record(&r, s, now + 1000, &cause), 0);
+    /* a new Xid later in the boot is news */
+    s->driver.events[0].uptime_us += 1000000;
+    s->driver.events[0].time_ms += 1000;
+    assert_true(state_has_news(s, now + 2000));
+    assert_int_equal(s->state.gpus[0].n_events, 1); /* the snapshot's past is not changed */
+    assert_int_equal(state_recorder_record(&r, s, now + 2000, &cause), 1);
+    collect_state(s, dir);
+    assert_int_equal(s->state.gpus[0].n_events, 2);
+    /* nothing new, but an hour since the last write: last_seen_ms refreshed */
+    assert_int_equal(state_recorder_record(&r, s, now + 2000 + STATE_REFRESH_MS - 1, &cause), 0);
+    assert_int_equal(state_recorder_record(&r, s, now + 2000 + STATE_REFRESH_MS, &cause), 1);
+    collect_state(s, dir);
+    assert_int_equal(s->state.gpus[0].last_seen_ms, now + 2000 + STATE_REFRESH_MS);
+    /* a corrupt file is news (rewritten); the state off writes nothing */
+    write_state("{\"version\": 1, \"gpus\": 7}\n");
+    collect_state(s, dir);
+    assert_int_equal(s->state.status, STATE_CORRUPT);
+    assert_true(state_has_news(s, now + 3000));
+    r.dir = NULL;
+    assert_int_equal(state_recorder_record(&r, s, now + 3000, &cause), 0);
+    r.dir = dir;
+    assert_int_equal(state_recorder_record(&r, s, now + 3000, &cause), 1);
+    collect_state(s, dir);
+    assert_int_equal(s->state.status, STATE_OK);
+    assert_null(cause);
+    snapshot_free(s);
+}
+
+/* Acknowledging marks findings in place: none removed, none moved (a cause is a position). */
+static void test_acks_mark_only(void **state)
+{
+    struct snapshot *s = one_gpu("S1", "GPU-1", "boot-a", 100000000, 0);
+    struct findings f = { 0 };
+    const char *ids[] = { "health.xid", "health.ecc-uncorrectable", "health.xid" };
+    const int32_t gpus[] = { 0, 0, 1 };
+
+    (void)state;
+    s->state.status = STATE_OK;
+    s->state.acks = xcalloc(1, sizeof(*s->state.acks));
+    s->state.n_acks = 1;
+    s->state.acks[0].rule = xstrdup("health.xid");
+    s->state.acks[0].gpu_uuid = xstrdup("GPU-1");
+    s->state.acks[0].boot_id = xstrdup("boot-a");
+    s->state.acks[0].uptime_us = 200000000; /* after the Xid at 100 s */
+    s->state.acks[0].ecc_uncorrected = 0;
+    s->state.acks[0].remapped_rows = -1;
+    f.items = xcalloc(3, sizeof(*f.items));
+    f.n = f.cap = 3;
+    for (size_t i = 0; i < 3; i++) {
+        f.items[i].rule = rule_find(ids[i]);
+        assert_non_null(f.items[i].rule);
+        f.items[i].severity = SEV_CRITICAL;
+        f.items[i].subject.gpu_index = gpus[i];
+        f.items[i].subject.pid = -1;
+        f.items[i].subject.gpu_uuid = xstrdup(gpus[i] == 0 ? "GPU-1" : "GPU-2");
+        f.items[i].title = xasprintf("finding %zu", i);
+    }
+    rules_apply_acks(s, &f);
+    assert_int_equal(f.n, 3);
+    for (size_t i = 0; i < 3; i++) {
+        char want[32];
+
+        snprintf(want, sizeof(want), "finding %zu", i);
+        assert_string_equal(f.items[i].title, want); /* each where it was */
+    }
+    assert_non_null(f.items[0].ack);
+    assert_null(f.items[1].ack); /* another rule */
+    assert_null(f.items[2].ack); /* another GPU */
+    assert_ptr_equal(findings_lead(&f), &f.items[1]);
+    assert_int_equal(findings_acked(&f), 1);
+    assert_int_equal(findings_count(&f, SEV_CRITICAL), 2);
+    findings_free(&f);
+    snapshot_free(s);
+}
+
 static void test_dir_resolve(void **state)
 {
     char *d;
@@ -322,6 +421,8 @@ int main(void)
         cmocka_unit_test(test_merge),
         cmocka_unit_test(test_expired_acks_pruned),
         cmocka_unit_test(test_record_round_trip),
+        cmocka_unit_test(test_recorder),
+        cmocka_unit_test(test_acks_mark_only),
         cmocka_unit_test(test_dir_resolve),
     };
 
