@@ -149,6 +149,7 @@ static int run_once(struct serve_opts *so)
     }
     if (!r->success)
         rc = EXIT_UNKNOWN;
+    serve_record(&st); /* after the metrics are out: a full disk never costs them */
     serve_result_unref(r);
     serve_state_free(&st);
     return rc;
@@ -295,6 +296,7 @@ static int exec(int argc, char **argv)
         goto out;
     }
     so->rules = &f.config.rules;
+    so->state_dir = f.state_dir;
     /* Old data is worse than missing data only once a whole cycle more than expected is lost. */
     o.ho.stale_ms = 2 * so->interval_ms + so->collect.window_ms + so->collect.timeout_ms;
     rc = o.once ? run_once(so) : run_server(so, &o.ho);
@@ -313,7 +315,7 @@ const struct cmd cmd_serve = {
              "  /healthz   200 when the last collection is recent, 503 otherwise\n"
              "from the last collection, so a scrape never waits for one.\n",
     .options = options,
-    .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_CONFIG,
+    .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_CONFIG | CMD_G_STATE,
     .window_ms = SERVE_DEFAULT_WINDOW,
     .epilogue = "Stops cleanly on SIGINT or SIGTERM.\n"
                 "Exit status: 0 after a clean stop (--once: the metrics were written), 3 when it\n"

@@ -138,6 +138,7 @@ static int exec(int argc, char **argv)
         o.w.window_ms = o.w.interval_ms; /* at least one reading */
     o.w.collect = f.collect;
     o.w.rules = &f.config.rules;
+    o.w.state_dir = f.state_dir;
     o.w.plain = o.plain || !isatty(STDOUT_FILENO);
     o.w.no_color = f.color == RENDER_NEVER;
     o.w.ascii = f.ascii == RENDER_ALWAYS;
@@ -162,7 +163,7 @@ const struct cmd cmd_watch = {
              "utilisation swinging, repeated throttling, temperature climbing, GPUs idle while\n"
              "memory is held.\n",
     .options = options,
-    .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_CONFIG | CMD_G_COLOR | CMD_G_ASCII,
+    .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_CONFIG | CMD_G_COLOR | CMD_G_ASCII | CMD_G_STATE,
     .window_ms = 0, /* each reading is one instant; --window is the rules' */
     .epilogue = "Keys: q quit, s sort processes, Tab switch list, arrows or j/k select, e or\n"
                 "Enter explain the finding, r end the selected process (asks first), ? help.\n"

@@ -26,6 +26,7 @@ void serve_state_init(struct serve_state *st, const struct serve_opts *o)
     memset(st, 0, sizeof(*st));
     st->opts = o;
     st->start_mono_ms = time_mono_ms();
+    st->rec.dir = o->state_dir;
     serve_history_init(&st->hist, o->history_ms, SERVE_MAX_HISTORY);
 }
 
@@ -39,6 +40,27 @@ void serve_state_free(struct serve_state *st)
 {
     serve_state_close_nvml(st);
     serve_history_free(&st->hist);
+    snapshot_free(st->unrecorded);
+    st->unrecorded = NULL;
+}
+
+void serve_record(struct serve_state *st)
+{
+    char *cause = NULL;
+    int rc;
+
+    if (st->unrecorded == NULL)
+        return;
+    rc = state_recorder_record(&st->rec, st->unrecorded, time_real_ms(), &cause);
+    if (rc < 0 && !st->rec.failing)
+        fprintf(stderr, "gpudoctor serve: note: the state file was not updated: %s\n", cause);
+    else if (rc > 0 && st->rec.failing)
+        fprintf(stderr, "gpudoctor serve: the state file is updated again\n");
+    if (rc != 0)
+        st->rec.failing = rc < 0;
+    free(cause);
+    snapshot_free(st->unrecorded);
+    st->unrecorded = NULL;
 }
 
 /* The JSON text of obj without its opening brace: the request puts its own members first. */
@@ -104,6 +126,8 @@ struct serve_result *serve_cycle(struct serve_state *st)
     collect_session_lend(&st->nvml, &co);
     s = collect_snapshot(&co, &cause);
     collect_session_check(&st->nvml, s);
+    if (s != NULL && o->state_dir != NULL)
+        collect_state(s, o->state_dir); /* acknowledgements and the past, read every cycle */
     if (s != NULL) {
         struct history h = serve_history_view(&st->hist, s, base_ms, &scratch);
 
@@ -138,7 +162,8 @@ struct serve_result *serve_cycle(struct serve_state *st)
 
     serve_history_keep(&st->hist, s, base_ms);
     findings_free(&f);
-    snapshot_free(s);
+    snapshot_free(st->unrecorded); /* a cycle whose record was skipped: this one has it all */
+    st->unrecorded = s;
     free(cause);
     return r;
 }

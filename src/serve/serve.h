@@ -13,6 +13,7 @@
 #include "collect/collect.h"
 #include "render/metrics.h"
 #include "rules/rules.h"
+#include "state/state.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -153,6 +154,7 @@ struct serve_opts {
     int64_t interval_ms;
     int64_t history_ms;
     const char *textfile_dir; /* NULL: none */
+    const char *state_dir;    /* the state file's directory (docs/state.md); NULL: off */
 };
 
 struct serve_state {
@@ -163,6 +165,8 @@ struct serve_state {
     struct nvml_session *nvml; /* kept across cycles; NULL until opened, or after it failed */
     bool last_failed;          /* for logging a change once, not every cycle */
     bool textfile_failed;
+    struct state_recorder rec;
+    struct snapshot *unrecorded; /* the last cycle's, for serve_record; NULL: none */
 };
 
 void serve_state_init(struct serve_state *st, const struct serve_opts *o);
@@ -176,8 +180,18 @@ void serve_state_close_nvml(struct serve_state *st);
 /* The result before the first collection completes: only gpudoctor_build_info and the like. */
 struct serve_result *serve_result_initial(void);
 
-/* Runs one cycle: collects, judges, renders. Never NULL; errors are in the result. */
+/*
+ * Runs one cycle: collects (with the state file, when on), judges, renders. Never NULL; errors
+ * are in the result. The snapshot waits in st for serve_record.
+ */
 struct serve_result *serve_cycle(struct serve_state *st);
+
+/*
+ * After the cycle's result is published: records what it saw in the state file when that is
+ * news (state_recorder_record: the lock waited for 1 s at most, off the requests' way). A
+ * failure is said on stderr once, until a write works again.
+ */
+void serve_record(struct serve_state *st);
 
 /* Writes the metrics to DIR/gpudoctor.prom atomically. Returns 0, or -1 with *cause set. */
 int serve_write_textfile(const char *dir, const struct serve_result *r, char **cause);

@@ -72,6 +72,7 @@ static void *run(void *arg)
         if (wait_until(w, due))
             break;
         publish(w, serve_cycle(w->st));
+        serve_record(w->st); /* after publishing: requests never wait for the state file */
         due += w->st->opts->interval_ms;
         now = time_mono_ms();
         if (due < now)

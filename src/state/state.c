@@ -522,19 +522,33 @@ bool state_has_news(const struct snapshot *s, int64_t now_ms)
     return news;
 }
 
+/* Whether a GPU of s was last seen, as the file says, STATE_REFRESH_MS ago or "later" than now
+ * (the clock went back). */
+static bool seen_long_ago(const struct snapshot *s, int64_t now_ms)
+{
+    for (size_t i = 0; i < s->n_gpus; i++) {
+        const struct gpu *g = &s->gpus[i];
+        const struct state_gpu *sg =
+            state_find_gpu(&s->state, gpu_valid(g, GPU_S_SERIAL) ? g->serial : NULL,
+                           gpu_valid(g, GPU_S_UUID) ? g->uuid : NULL);
+
+        if (sg != NULL &&
+            (now_ms - sg->last_seen_ms >= STATE_REFRESH_MS || sg->last_seen_ms > now_ms))
+            return true;
+    }
+    return false;
+}
+
 int state_recorder_record(struct state_recorder *r, const struct snapshot *s, int64_t now_ms,
                           char **cause)
 {
     struct record_arg a = { s, now_ms };
-    bool due = r->written_ms == 0 || now_ms - r->written_ms >= STATE_REFRESH_MS ||
-               now_ms < r->written_ms; /* the clock went back: refresh */
 
     if (r->dir == NULL || s->state.status == STATE_NOT_READ)
         return 0;
-    if (!state_has_news(s, now_ms) && !(due && s->n_gpus > 0))
+    if (!state_has_news(s, now_ms) && !seen_long_ago(s, now_ms))
         return 0;
     if (update(r->dir, record_fn, &a, STATE_LOOP_LOCK_WAIT_MS, cause) != 0)
         return -1;
-    r->written_ms = now_ms;
     return 1;
 }

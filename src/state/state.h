@@ -70,11 +70,10 @@ int state_record(const char *dir, const struct snapshot *s, int64_t now_ms, char
 #define STATE_LOOP_LOCK_WAIT_MS 1000 /* a loop tries again next cycle: the news stays news */
 #define STATE_REFRESH_MS        (60 * 60 * 1000) /* last_seen_ms kept this fresh without news */
 
-/* What a loop remembers between its cycles to keep its writes few. */
+/* A loop's recording of the state file. */
 struct state_recorder {
-    const char *dir;    /* NULL: the state is off */
-    int64_t written_ms; /* Unix time this loop last wrote; 0: not yet */
-    bool failing;       /* the last write failed (the loop says so once, until one works) */
+    const char *dir; /* NULL: the state is off */
+    bool failing;    /* the last write failed (the loop says so once, until one works) */
 };
 
 /*
@@ -85,8 +84,10 @@ struct state_recorder {
 bool state_has_news(const struct snapshot *s, int64_t now_ms);
 
 /*
- * A loop's state_record: only when s has news (state_has_news), or when this loop has not
- * written for STATE_REFRESH_MS, and waiting at most STATE_LOOP_LOCK_WAIT_MS for another writer.
+ * A loop's state_record: only when s has news (state_has_news), or when the file says a GPU of s
+ * was last seen STATE_REFRESH_MS ago or more (or in the future: the clock went back), waiting at
+ * most STATE_LOOP_LOCK_WAIT_MS for another writer. A loop that sees nothing new leaves the file
+ * alone.
  * s must hold the state section (collect_state). Returns 1 written, 0 nothing to write, -1 with
  * *cause set (the caller frees).
  */

@@ -478,8 +478,8 @@ void alert_engine_eval(struct alert_engine *e, const struct snapshot *s,
             char *subject, *key;
             struct ep_info in;
 
-            if (!finding_matches(a, x))
-                continue;
+            if (x->ack != NULL || !finding_matches(a, x))
+                continue; /* an acknowledged finding is silenced: no alert fires for it */
             subject = subject_key(&x->subject);
             key = xasprintf("%s %s", x->rule->id, subject);
             in = (struct ep_info){ x->rule->id,

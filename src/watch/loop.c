@@ -298,7 +298,7 @@ int watch_run(const struct watch_opts *o)
     w = watch_worker_start(&o->collect, o->interval_ms,
                            o->interval_ms / 2 < WATCH_MAX_WINDOW_MS ? o->interval_ms / 2
                                                                     : WATCH_MAX_WINDOW_MS,
-                           &cause);
+                           o->state_dir, &cause);
     if (w == NULL) {
         ui.stop(&ui);
         fprintf(stderr, "gpudoctor watch: %s\n", cause);

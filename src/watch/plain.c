@@ -89,8 +89,15 @@ static bool about(const struct finding *x, uint32_t gpu)
 
 /*
  * "mem.leak[4121],clock.power-cap": findings about this GPU and those about no GPU, each id once
- * (two XIDs on one GPU are two health.xid findings, one entry here).
+ * (two XIDs on one GPU are two health.xid findings, one entry here); an acknowledged one
+ * (`gpudoctor ack`) is followed by "(ack)", and listed so only when every finding of its entry is.
  */
+/* Whether y is listed in the same entry as x on this GPU's line. */
+static bool same_entry(const struct finding *y, const struct finding *x, uint32_t gpu)
+{
+    return about(y, gpu) && y->rule == x->rule && y->subject.pid == x->subject.pid;
+}
+
 static void finding_ids(char *buf, size_t size, const struct findings *f, uint32_t gpu)
 {
     size_t len = 0;
@@ -98,20 +105,22 @@ static void finding_ids(char *buf, size_t size, const struct findings *f, uint32
     buf[0] = '\0';
     for (size_t i = 0; i < f->n && len < size; i++) {
         const struct finding *x = &f->items[i];
-        bool seen = false;
+        bool seen = false, acked = true;
 
         if (!about(x, gpu))
             continue;
         for (size_t k = 0; k < i && !seen; k++)
-            seen = about(&f->items[k], gpu) && f->items[k].rule == x->rule &&
-                   f->items[k].subject.pid == x->subject.pid;
+            seen = same_entry(&f->items[k], x, gpu);
         if (seen)
             continue;
+        for (size_t k = i; k < f->n; k++)
+            acked = acked && (f->items[k].ack != NULL || !same_entry(&f->items[k], x, gpu));
         if (x->subject.pid >= 0)
-            len += (size_t)snprintf(buf + len, size - len, "%s%s[%d]", len ? "," : "", x->rule->id,
-                                    (int)x->subject.pid);
+            len += (size_t)snprintf(buf + len, size - len, "%s%s[%d]%s", len ? "," : "",
+                                    x->rule->id, (int)x->subject.pid, acked ? "(ack)" : "");
         else
-            len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? "," : "", x->rule->id);
+            len += (size_t)snprintf(buf + len, size - len, "%s%s%s", len ? "," : "", x->rule->id,
+                                    acked ? "(ack)" : "");
     }
     if (len == 0)
         snprintf(buf, size, "-");

@@ -1,7 +1,9 @@
 /*
- * The live view's findings pane: the findings of the latest judgement, new ones marked "+", and
- * those that cleared recently kept a while, dimmed; the selection kept across refreshes by rule,
- * subject and rank; the header says how much of the list is shown and how to see the rest.
+ * The live view's findings pane: the findings of the latest judgement, new ones marked "+", the
+ * acknowledged ones (`gpudoctor ack`) after them, dimmed and marked "ack", and those that cleared
+ * recently kept a while, dimmed; the selection kept across refreshes by rule, subject and rank;
+ * the header says how much of the list is shown, how many are acknowledged, and how to see the
+ * rest.
  */
 #include "util/xalloc.h"
 #include "watch/tui-internal.h"
@@ -14,22 +16,26 @@
  * How much of the findings the pane shows and how to see the rest: "(12)" when it shows them
  * all, else "1-4 of 12: 8 more below (j/PgDn)", with Tab first when the pane lacks the focus.
  */
-static void finds_extent(char *buf, size_t size, size_t top, size_t shown, size_t n, bool focused)
+static void finds_extent(char *buf, size_t size, size_t top, size_t shown, size_t n, size_t acked,
+                         bool focused)
 {
     size_t end = top + shown < n ? top + shown : n;
     const char *keys = focused ? "" : "Tab, then ";
+    char ack[40] = "";
 
+    if (acked > 0)
+        snprintf(ack, sizeof(ack), ", %zu acknowledged", acked);
     if (n <= shown)
-        snprintf(buf, size, "(%zu)", n);
+        snprintf(buf, size, "(%zu%s)", n, ack);
     else if (top > 0 && end < n)
-        snprintf(buf, size, "%zu-%zu of %zu: %zu above, %zu below (%sk/j, PgUp/PgDn)", top + 1, end,
-                 n, top, n - end, keys);
+        snprintf(buf, size, "%zu-%zu of %zu%s: %zu above, %zu below (%sk/j, PgUp/PgDn)", top + 1,
+                 end, n, ack, top, n - end, keys);
     else if (top > 0)
-        snprintf(buf, size, "%zu-%zu of %zu: %zu more above (%sk/PgUp)", top + 1, end, n, top,
-                 keys);
+        snprintf(buf, size, "%zu-%zu of %zu%s: %zu more above (%sk/PgUp)", top + 1, end, n, ack,
+                 top, keys);
     else
-        snprintf(buf, size, "%zu-%zu of %zu: %zu more below (%sj/PgDn)", top + 1, end, n, n - end,
-                 keys);
+        snprintf(buf, size, "%zu-%zu of %zu%s: %zu more below (%sj/PgDn)", top + 1, end, n, ack,
+                 n - end, keys);
 }
 
 static int sev_pair(enum severity s)
@@ -70,9 +76,14 @@ void tui_build_finds(struct tui *t, const struct watch_view *v)
     tui_finds_free(t);
     t->finds = xcalloc((v->findings ? v->findings->n : 0) + (v->marks ? v->marks->n : 0) + 1,
                        sizeof(*t->finds));
-    for (size_t i = 0; v->findings && i < v->findings->n; i++) {
-        t->finds[n].f = &v->findings->items[i];
-        t->finds[n++].mk = v->marks ? watch_marks_find(v->marks, &v->findings->items[i]) : NULL;
+    /* Those that count first, then the acknowledged: shown in that order, the list untouched. */
+    for (int acked = 0; acked < 2; acked++) {
+        for (size_t i = 0; v->findings && i < v->findings->n; i++) {
+            if ((v->findings->items[i].ack != NULL) != acked)
+                continue;
+            t->finds[n].f = &v->findings->items[i];
+            t->finds[n++].mk = v->marks ? watch_marks_find(v->marks, &v->findings->items[i]) : NULL;
+        }
     }
     for (size_t i = 0; v->marks && i < v->marks->n; i++) {
         if (v->marks->items[i].cleared_ms >= 0) {
@@ -123,7 +134,8 @@ int tui_draw_finds(struct tui *t, const struct watch_view *v, int y, int rows)
     shown = (size_t)(rows - 1);
     if (t->sel_find >= shown)
         top = t->sel_find - shown + 1;
-    finds_extent(extent, sizeof(extent), top, shown, t->n_finds, focused);
+    finds_extent(extent, sizeof(extent), top, shown, t->n_finds,
+                 v->findings ? findings_acked(v->findings) : 0, focused);
     tui_pane_header(t, focused);
     tui_putf(t, y, 0, COLS, true, "%s%-5s FINDINGS %s", tui_focus_mark(focused), "",
              t->n_finds ? extent : "");
@@ -136,7 +148,7 @@ int tui_draw_finds(struct tui *t, const struct watch_view *v, int y, int rows)
     }
     for (size_t i = top; i < t->n_finds && i - top < shown; i++) {
         const struct frow *r = &t->finds[i];
-        bool sel = i == t->sel_find, isnew;
+        bool sel = i == t->sel_find, isnew, acked = r->f && r->f->ack;
         int row = y + 1 + (int)(i - top);
         enum severity sev = r->f ? r->f->severity : r->mk->severity;
         const char *id = r->f ? r->f->rule->id : r->mk->id;
@@ -146,16 +158,20 @@ int tui_draw_finds(struct tui *t, const struct watch_view *v, int y, int rows)
                 v->now_ms - r->mk->since_ms < WATCH_NEW_SHOW_MS;
         if (sel && t->focus == FOCUS_FINDINGS)
             tui_on(t, 0, A_REVERSE);
-        else if (r->f == NULL)
+        else if (r->f == NULL || acked)
             tui_on(t, PAIR_DIM, A_DIM);
         tui_putf(t, row, 0, 2, true, "%c", sel ? '>' : ' ');
-        if (r->f != NULL && !(sel && t->focus == FOCUS_FINDINGS))
+        if (r->f != NULL && !acked && !(sel && t->focus == FOCUS_FINDINGS))
             tui_on(t, sev_pair(sev), A_BOLD);
-        tui_put(t, row, 1, 5, r->f ? sev_tag(sev) : "ok", true);
-        if (r->f != NULL && !(sel && t->focus == FOCUS_FINDINGS))
+        tui_put(t, row, 1, 5, acked ? "ack" : r->f ? sev_tag(sev) : "ok", true);
+        if (r->f != NULL && !acked && !(sel && t->focus == FOCUS_FINDINGS))
             tui_on(t, 0, isnew ? A_BOLD : 0);
         tui_putf(t, row, 6, title_x - 6, true, "%s%s", isnew ? "+" : " ", id);
-        if (r->f)
+        if (acked)
+            tui_putf(t, row, title_x, COLS - title_x, true, "acknowledged%s%s: %s",
+                     r->f->ack->note ? " " : "", r->f->ack->note ? r->f->ack->note : "",
+                     r->f->title ? r->f->title : r->f->rule->title);
+        else if (r->f)
             tui_put(t, row, title_x, COLS - title_x, r->f->title ? r->f->title : r->f->rule->title,
                     true);
         else

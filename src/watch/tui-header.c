@@ -1,6 +1,7 @@
 /*
  * The live view's top and bottom lines: the title bar (host, time of the reading, interval,
- * history, and the count of critical and warning findings) and the status line (the pane with
+ * history, and the count of critical and warning findings, and of acknowledged ones when there
+ * are any) and the status line (the pane with
  * the focus, then the latest message, collection problems, alerts and recording, else the keys).
  */
 #include "render/format.h"
@@ -28,6 +29,7 @@ void tui_draw_title(struct tui *t, const struct watch_view *v)
     char when[16] = "--:--:--", every[16], hist[16];
     size_t crit = v->findings ? findings_count(v->findings, SEV_CRITICAL) : 0;
     size_t warn = v->findings ? findings_count(v->findings, SEV_WARNING) : 0;
+    size_t acked = v->findings ? findings_acked(v->findings) : 0;
     int x;
 
     if (v->snap) {
@@ -54,6 +56,10 @@ void tui_draw_title(struct tui *t, const struct watch_view *v)
         tui_putf(t, 0, x, 12, true, "%3zu critical", crit);
         tui_on(t, warn ? PAIR_YELLOW : 0, A_REVERSE | (warn ? A_BOLD : 0));
         tui_putf(t, 0, x + 12, 13, true, "%3zu warning ", warn);
+        if (acked > 0 && x - 10 > 40) { /* not counted, but there: ack --list tells which */
+            tui_on(t, 0, A_REVERSE | A_DIM);
+            tui_putf(t, 0, x - 10, 10, true, "%3zu acked", acked);
+        }
     }
     tui_on(t, 0, 0);
 }

@@ -39,6 +39,7 @@ struct watch_opts {
     int64_t history_ms; /* the trend rules look this far back */
     uint64_t count;     /* stop after this many cycles; 0: until asked */
     const char *record_path;
+    const char *state_dir; /* the state file's directory (docs/state.md); NULL: off */
     bool plain;
     bool ascii;    /* ASCII graphs even on a UTF-8 terminal */
     bool no_color; /* also NO_COLOR */
@@ -154,9 +155,14 @@ int watch_plain_start(struct watch_ui *ui, const struct watch_opts *o, char **ca
 
 struct watch_worker;
 
-/* Starts collecting every interval_ms with a sampling window of window_ms (co is copied). */
+/*
+ * Starts collecting every interval_ms with a sampling window of window_ms (co is copied). With
+ * a state_dir (may be NULL), each collection reads the state file into its snapshot, and the
+ * thread records what it saw when that is news (state_recorder_record): the wait for another
+ * writer's lock delays that collection's result by a second at most, never the view.
+ */
 struct watch_worker *watch_worker_start(const struct collect_opts *co, int64_t interval_ms,
-                                        int64_t window_ms, char **cause);
+                                        int64_t window_ms, const char *state_dir, char **cause);
 /* Readable when a collection is waiting to be taken. */
 int watch_worker_fd(const struct watch_worker *w);
 /*

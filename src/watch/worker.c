@@ -6,6 +6,7 @@
  */
 #include "collect/nvml-lib.h"
 #include "collect/nvml-session.h"
+#include "state/state.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 #include "watch/watch.h"
@@ -14,6 +15,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -59,6 +61,7 @@ struct watch_worker {
     struct nvml_session *nvml;                             /* the thread's only */
     int64_t last_ms[sizeof(refresh) / sizeof(refresh[0])]; /* -1: never */
     uint64_t gpu_pids, scanned_pids; /* NVML's process list, now and at the last scan */
+    struct state_recorder rec;       /* the state file; rec.dir NULL when off */
     int pipe[2];
     struct result *queue;
     size_t n, cap;
@@ -112,6 +115,27 @@ static uint64_t gpu_pids(const struct snapshot *s)
     return h;
 }
 
+/*
+ * The state file for a collection: read into s (acknowledgements and the past, for the judging
+ * of the main thread), then what s shows recorded when it is news. A failure is said on stderr
+ * once (the view keeps stderr until it ends), until a write works again.
+ */
+static void with_state(struct watch_worker *w, struct snapshot *s)
+{
+    char *cause = NULL;
+    int rc;
+
+    if (w->rec.dir == NULL || s == NULL)
+        return;
+    collect_state(s, w->rec.dir);
+    rc = state_recorder_record(&w->rec, s, time_real_ms(), &cause);
+    if (rc < 0 && !w->rec.failing)
+        fprintf(stderr, "gpudoctor watch: note: the state file was not updated: %s\n", cause);
+    if (rc != 0)
+        w->rec.failing = rc < 0;
+    free(cause);
+}
+
 /* The collectors of the cycle starting at now. */
 static unsigned plan(struct watch_worker *w, int64_t now)
 {
@@ -150,6 +174,7 @@ static void *run(void *arg)
         collect_session_lend(&w->nvml, &co);
         s = collect_snapshot(&co, &cause);
         collect_session_check(&w->nvml, s);
+        with_state(w, s);
         /*
          * A sample's t_ms counts from the end of the collectors' start, which takes longer when
          * the slow collectors run: time the samples from the end of the collection instead, so
@@ -172,7 +197,7 @@ static void *run(void *arg)
 }
 
 struct watch_worker *watch_worker_start(const struct collect_opts *co, int64_t interval_ms,
-                                        int64_t window_ms, char **cause)
+                                        int64_t window_ms, const char *state_dir, char **cause)
 {
     struct watch_worker *w = xcalloc(1, sizeof(*w));
     pthread_condattr_t ca;
@@ -185,6 +210,7 @@ struct watch_worker *watch_worker_start(const struct collect_opts *co, int64_t i
     w->co.progress = false;
     w->co.nvml_session = NULL;
     w->interval_ms = interval_ms;
+    w->rec.dir = state_dir;
     w->start_mono_ms = time_mono_ms();
     for (size_t i = 0; i < sizeof(refresh) / sizeof(refresh[0]); i++)
         w->last_ms[i] = -1;
