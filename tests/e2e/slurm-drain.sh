@@ -3,7 +3,8 @@
 # `gpudoctor slurm-check` drains this node on a node fault (a lost GPU) with the finding as
 # reason, leaves it on a second run, resumes it on the healthy scenario, never touches a drain
 # someone else made, changes nothing with --dry-run; a job's problem (a stopped process holding a
-# GPU) does not drain it unless slurm_drain says so; then slurmd itself runs it as its
+# GPU) does not drain it unless slurm_drain says so; an acknowledged Xid (gpudoctor ack) does not
+# drain it until a new Xid comes; then slurmd itself runs it as its
 # HealthCheckProgram and the node drains and resumes as the scenario changes.
 . "$SRC/tests/fixtures/serve/common.bash"
 . "$SRC/tests/e2e/slurm-lib.bash"
@@ -119,6 +120,40 @@ check "slurm_drain = sometimes: exit status" "$rc" 64
 grep -q "slurm_drain: 'sometimes' is not node-faults, critical, a rule id" "$TMP/sc.out" ||
     fail "slurm_drain = sometimes: $(cat "$TMP/sc.out")"
 kill_stopped
+
+# An acknowledged finding (gpudoctor ack) never drains: a fixture root whose kernel log has Xid 48
+# on GPU 0 (a node fault), acknowledged after it in the same boot. Without the state (--no-state)
+# the same finding drains; a new Xid after the acknowledgement drains again.
+XR=$TMP/xidroot
+XS=$TMP/xidstate
+mkdir -p "$XR/proc/sys/kernel/random" "$XR/dev"
+printf 'cpu  5255 0 6037 189884 646 0 176 0 0 0\nbtime 1796203140\n' >"$XR/proc/stat"
+echo "400.00 100.00" >"$XR/proc/uptime"
+echo 22222222-0000-0000-0000-000000000001 >"$XR/proc/sys/kernel/random/boot_id"
+printf '4,1002,372000003,-;NVRM: Xid (PCI:0000:18:00): 48, pid=4121, name=python3, Double Bit ECC Error\n' >"$XR/dev/kmsg"
+run_xid() { # run_xid [options]: slurm-check on the fixture root
+    rc=0
+    NVML_SIM_SCENARIO=$HEALTHY "$GPUDOCTOR" slurm-check --only nvml,kernel_log,host --root "$XR" \
+        --window 0 --node "$NODE" --state-dir "$XS" "$@" >"$TMP/sc.out" 2>&1 || rc=$?
+}
+"$GPUDOCTOR" ack health.xid --gpu GPU-6f3c2a91-1d4e-7b8a-93c5-0e2f4a6b8c10 --note "RMA 4711" \
+    --state-dir "$XS" >/dev/null
+jq '.acks[0].boot_id = "22222222-0000-0000-0000-000000000001" | .acks[0].uptime_us = 380000000' \
+    "$XS/state.json" >"$TMP/xs.json" && cp "$TMP/xs.json" "$XS/state.json"
+run_xid
+check "acknowledged Xid 48: exit status" "$rc" 0
+check "acknowledged Xid 48: not drained" "$(node_state)" IDLE
+run_xid --no-state
+check "Xid 48 without the state: exit status" "$rc" 2
+check "Xid 48 without the state: drained" "$(node_state)" IDLE+DRAIN
+run_xid
+check "acknowledged Xid 48 again: resumed" "$(node_state)" IDLE
+printf '4,1003,390000000,-;NVRM: Xid (PCI:0000:18:00): 48, pid=4121, name=python3, Double Bit ECC Error\n' >>"$XR/dev/kmsg"
+run_xid
+check "a new Xid after the acknowledgement: exit status" "$rc" 2
+check "a new Xid after the acknowledgement: drained" "$(node_state)" IDLE+DRAIN
+run_check "$HEALTHY"
+check "healthy after the Xid: resumed" "$(node_state)" IDLE
 
 # scontrol failing is reported, not ignored
 run_check "$HEALTHY" --scontrol /bin/false
