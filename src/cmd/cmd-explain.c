@@ -44,6 +44,44 @@ static void threshold_line(FILE *out, const struct thresholds *th, int id)
         fprintf(out, " (default)\n");
 }
 
+static void link_line(FILE *out, const struct render_opts *ro, const char *id,
+                      const struct rule_link *l)
+{
+    char *text = xasprintf("%s (%s%s%s): %s", id, link_scope_names[l->scope],
+                           l->when ? ", when " : "", l->when ? l->when : "", l->how);
+
+    fputs("  ", out);
+    render_wrap(out, ro, 2, 4, text);
+    free(text);
+}
+
+/* The causal links: what this rule's findings explain, and what can explain them. */
+static void explain_links(FILE *out, const struct render_opts *ro, const struct rule *r)
+{
+    bool head = false;
+
+    for (size_t k = 0; r->explains != NULL && r->explains[k].rule_id != NULL; k++) {
+        const struct rule_link *l = &r->explains[k];
+
+        if (!head)
+            fprintf(out, "\n%sExplains%s (ranked after this one, marked \"caused by\")\n",
+                    render_bold(ro), render_reset(ro));
+        head = true;
+        link_line(out, ro, l->rule_id, l);
+    }
+    head = false;
+    for (size_t i = 0; i < n_rules; i++) {
+        const struct rule_link *l = rule_link_find(rule_table[i], r);
+
+        if (l == NULL)
+            continue;
+        if (!head)
+            fprintf(out, "\n%sCan be caused by%s\n", render_bold(ro), render_reset(ro));
+        head = true;
+        link_line(out, ro, rule_table[i]->id, l);
+    }
+}
+
 static void explain_rule(FILE *out, const struct render_opts *ro, const struct rule *r,
                          const struct config *cfg)
 {
@@ -66,6 +104,7 @@ static void explain_rule(FILE *out, const struct render_opts *ro, const struct r
             fprintf(out, "  %s\n", r->yields_to[k]);
         fprintf(out, "  (a finding of one of those about the same GPU replaces this one)\n");
     }
+    explain_links(out, ro, r);
     section(out, ro, "How to fix it", r->fix);
 }
 

@@ -73,8 +73,21 @@ json_t *render_findings_json(const char *schema, const struct snapshot *s, const
     json_object_set_new(v, "text", json_string(text));
     free(text);
     json_object_set_new(j, "verdict", v);
-    for (size_t i = 0; i < f->n; i++)
-        json_array_append_new(list, render_finding_json(&f->items[i]));
+    for (size_t i = 0; i < f->n; i++) {
+        json_t *one = render_finding_json(&f->items[i]), *explains = json_array();
+        const struct finding *cause = finding_cause(f, i);
+
+        /* Causes and consequences by number: the finding's 1-based place in this list. */
+        json_object_set_new(one, "number", json_integer((json_int_t)i + 1));
+        json_object_set_new(one, "caused_by",
+                            cause ? json_integer((json_int_t)(cause - f->items) + 1) : json_null());
+        for (size_t k = 0; k < f->n; k++) {
+            if (finding_cause(f, k) == &f->items[i])
+                json_array_append_new(explains, json_integer((json_int_t)k + 1));
+        }
+        json_object_set_new(one, "explains", explains);
+        json_array_append_new(list, one);
+    }
     json_object_set_new(j, "findings", list);
     for (size_t i = 0; i < f->n_skips; i++) {
         json_t *k = json_object();

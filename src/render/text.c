@@ -161,12 +161,31 @@ const char *render_status(int exit_code)
     }
 }
 
+/*
+ * The top finding's title; when it is the cause of others, what it explains too: "GPU 2: Xid 48
+ * (...), which explains: NVML did not answer: the NVIDIA driver is wedged (and 1 more)".
+ */
+static char *root_cause_line(const struct findings *f, const struct finding *lead)
+{
+    size_t i = (size_t)(lead - f->items), n = finding_n_explained(f, i);
+    const struct finding *first = NULL;
+
+    for (size_t k = 0; k < f->n && first == NULL; k++) {
+        if (k != i && finding_cause(f, k) == lead)
+            first = &f->items[k];
+    }
+    if (n == 0 || first == NULL)
+        return xstrdup(lead->title);
+    if (n == 1)
+        return xasprintf("%s, which explains: %s", lead->title, first->title);
+    return xasprintf("%s, which explains: %s (and %zu more)", lead->title, first->title, n - 1);
+}
+
 char *render_verdict(const struct snapshot *s, const struct findings *f)
 {
     size_t crit = findings_count(f, SEV_CRITICAL), warn = findings_count(f, SEV_WARNING);
     size_t info = findings_count(f, SEV_INFO);
-    char *why = rules_cannot_check(s, f), *out;
-    const struct finding *lead;
+    char *why = rules_cannot_check(s, f), *out, *top;
 
     if (why != NULL)
         return why;
@@ -176,13 +195,16 @@ char *render_verdict(const struct snapshot *s, const struct findings *f)
                         info ? (info == 1 ? " (1 note)" : " (notes below)") : "");
         return out;
     }
-    lead = findings_lead(f); /* not NULL: a critical or warning one counts */
+    /* The first finding not acknowledged: not NULL, a critical or warning one counts. */
+    top = root_cause_line(f, findings_lead(f));
     if (crit && warn)
-        return xasprintf("%zu critical, %zu warning%s — %s", crit, warn, warn == 1 ? "" : "s",
-                         lead->title);
-    if (crit)
-        return xasprintf("%zu critical — %s", crit, lead->title);
-    return xasprintf("%zu warning%s — %s", warn, warn == 1 ? "" : "s", lead->title);
+        out = xasprintf("%zu critical, %zu warning%s — %s", crit, warn, warn == 1 ? "" : "s", top);
+    else if (crit)
+        out = xasprintf("%zu critical — %s", crit, top);
+    else
+        out = xasprintf("%zu warning%s — %s", warn, warn == 1 ? "" : "s", top);
+    free(top);
+    return out;
 }
 
 static void verdict_line(FILE *out, const struct snapshot *s, const struct findings *f,
@@ -267,25 +289,72 @@ static void fix_line(FILE *out, const struct render_opts *ro, const char *fix, b
     }
 }
 
-static void render_finding(FILE *out, const struct finding *f, const struct render_opts *ro)
+/* "caused by: TITLE [rule]" under a consequence, "explains: the N below" under a cause. */
+static void cause_lines(FILE *out, const struct findings *all, size_t i,
+                        const struct render_opts *ro)
+{
+    const struct finding *cause = finding_cause(all, i);
+    size_t n = finding_n_explained(all, i);
+    char *line;
+
+    if (cause != NULL) {
+        line = xasprintf("caused by #%zu: %s [%s]", (size_t)(cause - all->items) + 1, cause->title,
+                         cause->rule->id);
+        fprintf(out, "%*s", FINDING_INDENT, "");
+        render_wrap(out, ro, FINDING_INDENT, FINDING_INDENT + 2, line);
+        free(line);
+    }
+    if (n > 0) {
+        char list[256] = "";
+        size_t len = 0;
+
+        for (size_t k = 0; k < all->n && len < sizeof(list); k++) {
+            if (finding_cause(all, k) == &all->items[i])
+                len += (size_t)snprintf(list + len, sizeof(list) - len, "%s#%zu [%s]",
+                                        len ? ", " : "", k + 1, all->items[k].rule->id);
+        }
+        line = xasprintf("explains %s", list);
+        fprintf(out, "%*s", FINDING_INDENT, "");
+        render_wrap(out, ro, FINDING_INDENT, FINDING_INDENT + 2, line);
+        free(line);
+    }
+}
+
+static void render_finding(FILE *out, const struct findings *all, size_t i,
+                           const struct render_opts *ro)
 {
     static const char *const tags[] = { "INFO", "WARNING", "CRITICAL" };
+    const struct finding *f = &all->items[i];
     char subject[256];
+    bool linked = finding_cause(all, i) != NULL || finding_n_explained(all, i) > 0;
+    size_t col = FINDING_INDENT;
 
-    fprintf(out, "%s%-*s%s", severity_color(ro, f->severity), FINDING_INDENT, tags[f->severity],
-            render_reset(ro));
+    /* Numbered when causes link findings, so "caused by #1" has something to point at. */
+    if (linked) {
+        char tag[32];
+
+        snprintf(tag, sizeof(tag), "%s #%zu", tags[f->severity], i + 1);
+        fprintf(out, "%s%-*s%s", severity_color(ro, f->severity), FINDING_INDENT - 1, tag,
+                render_reset(ro));
+        fputc(' ', out);
+        col = strlen(tag) + 1 > FINDING_INDENT ? strlen(tag) + 1 : FINDING_INDENT;
+    } else {
+        fprintf(out, "%s%-*s%s", severity_color(ro, f->severity), FINDING_INDENT, tags[f->severity],
+                render_reset(ro));
+    }
     fputs(render_bold(ro), out);
-    render_wrap(out, ro, FINDING_INDENT, FINDING_INDENT, f->title);
+    render_wrap(out, ro, col, FINDING_INDENT, f->title);
     fputs(render_reset(ro), out);
     subject_line(subject, sizeof(subject), &f->subject);
     fprintf(out, "%*s%s[%s]%s%s%s\n", FINDING_INDENT, "", render_dim(ro), f->rule->id,
             subject[0] ? " " : "", subject, render_reset(ro));
-    for (size_t i = 0; i < f->n_evidence; i++) {
+    cause_lines(out, all, i, ro);
+    for (size_t k = 0; k < f->n_evidence; k++) {
         fprintf(out, "%*s- ", FINDING_INDENT, "");
-        render_wrap(out, ro, FINDING_INDENT + 2, FINDING_INDENT + 2, f->evidence[i]);
+        render_wrap(out, ro, FINDING_INDENT + 2, FINDING_INDENT + 2, f->evidence[k]);
     }
-    for (size_t i = 0; i < f->n_fix; i++)
-        fix_line(out, ro, f->fix[i], i == 0);
+    for (size_t k = 0; k < f->n_fix; k++)
+        fix_line(out, ro, f->fix[k], k == 0);
 }
 
 void render_findings(FILE *out, const struct findings *f, const struct render_opts *ro)
@@ -297,7 +366,7 @@ void render_findings(FILE *out, const struct findings *f, const struct render_op
             continue;
         if (shown++ > 0)
             fputc('\n', out);
-        render_finding(out, &f->items[i], ro);
+        render_finding(out, f, i, ro);
     }
 }
 

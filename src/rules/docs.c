@@ -36,6 +36,66 @@ static void threshold_list(FILE *out, const struct rule *r)
     fputs(" — see [config.md](config.md).\n\n", out);
 }
 
+static void link_line(FILE *out, const struct rule *cause, const struct rule_link *l)
+{
+    fprintf(out, "| [`%s`](#%s) | [`%s`](#%s) | %s | %s | %s |\n", cause->id, cause->id, l->rule_id,
+            l->rule_id, link_scope_names[l->scope], l->when ? l->when : "always", l->how);
+}
+
+/* Every link of the table: the chains a report can show. */
+static void known_chains(FILE *out)
+{
+    fputs("## Known chains: causes and consequences\n\n"
+          "Some findings are consequences of another: an uncorrectable memory error wedges the "
+          "driver, so NVML hangs; a GPU lost from the bus is missing from NVML's list. When both "
+          "are found, the report puts the cause first, followed by what it explains; each "
+          "consequence says `caused by #N` (text) or carries `caused_by` (JSON, where every "
+          "finding has a `number` and the list of numbers it `explains`), and the verdict line "
+          "names the cause. A group of cause and consequences ranks by the worst severity and "
+          "impact in it. A consequence has one cause (the first in ranking order that explains "
+          "it); links never form a circle. Where a link depends on the evidence, the cause's "
+          "finding declares it.\n\n"
+          "This is not *gives way to* (`yields_to`): a finding that gives way says the same thing "
+          "again as a more specific one and is dropped; a consequence is true on its own, with its "
+          "own fixes, and stays in the report.\n\n"
+          "| cause | explains | scope | when | how |\n|---|---|---|---|---|\n",
+          out);
+    for (size_t i = 0; i < n_rules; i++) {
+        for (size_t k = 0; rule_table[i]->explains && rule_table[i]->explains[k].rule_id; k++)
+            link_line(out, rule_table[i], &rule_table[i]->explains[k]);
+    }
+    fputs("\n", out);
+}
+
+/* A rule's own links, both ways. */
+static void link_list(FILE *out, const struct rule *r)
+{
+    bool first = true;
+
+    for (size_t k = 0; r->explains && r->explains[k].rule_id; k++) {
+        const struct rule_link *l = &r->explains[k];
+
+        fprintf(out, "%s[`%s`](#%s) (%s%s%s)", first ? "**Explains:** " : "; ", l->rule_id,
+                l->rule_id, link_scope_names[l->scope], l->when ? ", when " : "",
+                l->when ? l->when : "");
+        first = false;
+    }
+    if (!first)
+        fputs(" — ranked after this finding, marked as caused by it.\n\n", out);
+    first = true;
+    for (size_t i = 0; i < n_rules; i++) {
+        const struct rule_link *l = rule_link_find(rule_table[i], r);
+
+        if (l == NULL)
+            continue;
+        fprintf(out, "%s[`%s`](#%s) (%s)", first ? "**Can be caused by:** " : ", ",
+                rule_table[i]->id, rule_table[i]->id, link_scope_names[l->scope]);
+        first = false;
+    }
+    if (!first)
+        fputs(".\n\n", out);
+}
+
 char *rules_markdown(void)
 {
     char *buf = NULL;
@@ -48,7 +108,11 @@ char *rules_markdown(void)
           "disagree: regenerate it, do not edit it by hand). `gpudoctor explain ID` prints one "
           "entry with the thresholds in force.\n\n"
           "A rule's severity is the usual one; where the evidence makes a finding milder or "
-          "worse, the text says so. Findings are ranked by severity, then by impact.\n\n"
+          "worse, the text says so. Findings are ranked by severity, then by impact, except "
+          "that a cause comes first, followed by what it explains (below).\n\n",
+          out);
+    known_chains(out);
+    fputs("## The rules\n\n"
           "| id | severity | category | what it finds |\n"
           "|---|---|---|---|\n",
           out);
@@ -71,6 +135,7 @@ char *rules_markdown(void)
                 fprintf(out, "%s[`%s`](#%s)", k ? ", " : "", r->yields_to[k], r->yields_to[k]);
             fputs(" — a finding of one of those about the same GPU replaces this one.\n\n", out);
         }
+        link_list(out, r);
         fprintf(out, "**How to fix it.** %s\n", r->fix);
     }
     return close_buffer(out, &buf);

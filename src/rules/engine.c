@@ -136,6 +136,194 @@ static int cmp_finding(const void *a, const void *b)
     return cmp_str(x->subject.object, y->subject.object);
 }
 
+/* ---- causes and consequences ---- */
+
+const char *const link_scope_names[] = { "same GPU", "same process",
+                                         "another process on the same GPU", "anywhere on the host",
+                                         NULL };
+
+const struct rule_link *rule_link_find(const struct rule *cause, const struct rule *consequence)
+{
+    for (size_t k = 0; cause->explains != NULL && cause->explains[k].rule_id != NULL; k++) {
+        if (strcmp(cause->explains[k].rule_id, consequence->id) == 0)
+            return &cause->explains[k];
+    }
+    return NULL;
+}
+
+/* Same GPU: the same index, or, when neither names one, the same object (a PCI address). */
+static bool same_gpu(const struct subject *a, const struct subject *b)
+{
+    if (a->gpu_index >= 0 || b->gpu_index >= 0)
+        return a->gpu_index == b->gpu_index;
+    if (a->object == NULL || b->object == NULL)
+        return false;
+    return strcmp(a->object, b->object) == 0 || driver_pci_same(a->object, b->object);
+}
+
+static bool scope_holds(enum link_scope scope, const struct subject *c, const struct subject *e)
+{
+    switch (scope) {
+    case LINK_SAME_GPU:
+        return same_gpu(c, e);
+    case LINK_SAME_PROCESS:
+        return c->pid >= 0 && c->pid == e->pid;
+    case LINK_OTHER_PROCESS_SAME_GPU:
+        return c->gpu_index >= 0 && c->gpu_index == e->gpu_index && c->pid != e->pid;
+    default:
+        return true;
+    }
+}
+
+/* Whether finding c explains finding e: a link of c's rule names e's rule and holds for both. */
+static bool link_holds(const struct finding *c, const struct finding *e)
+{
+    const struct rule_link *l = c->rule->explains;
+
+    if (c == e || l == NULL)
+        return false;
+    for (size_t k = 0; l[k].rule_id != NULL; k++) {
+        if (strcmp(l[k].rule_id, e->rule->id) != 0)
+            continue;
+        if (l[k].when != NULL && (k >= 64 || !((c->explains_on >> k) & 1u)))
+            continue;
+        if (scope_holds(l[k].scope, &c->subject, &e->subject))
+            return true;
+    }
+    return false;
+}
+
+/* Whether e is c or one of c's causes: linking c under e would close a circle. */
+static bool cause_chain_has(const struct findings *out, size_t c, size_t e)
+{
+    for (size_t at = c, steps = 0; steps <= out->n; steps++) {
+        if (at == e)
+            return true;
+        if (out->items[at].cause == 0)
+            return false;
+        at = out->items[at].cause - 1;
+    }
+    return true;
+}
+
+/*
+ * Gives each finding at most one cause: the first, in ranking order, that explains it without
+ * closing a circle. items are sorted by cmp_finding, so the choice is deterministic.
+ */
+static void link_causes(struct findings *out)
+{
+    for (size_t i = 0; i < out->n; i++)
+        out->items[i].cause = 0;
+    for (size_t i = 0; i < out->n; i++) {
+        for (size_t j = 0; j < out->n; j++) {
+            if (link_holds(&out->items[j], &out->items[i]) && !cause_chain_has(out, j, i)) {
+                out->items[i].cause = (uint32_t)(j + 1);
+                break;
+            }
+        }
+    }
+}
+
+struct cause_group {
+    size_t root; /* position of the root cause in the ranking by cmp_finding */
+    enum severity severity;
+    double impact; /* the worst of the group */
+};
+
+static int cmp_group(const void *a, const void *b)
+{
+    const struct cause_group *x = a, *y = b;
+
+    if (x->severity != y->severity)
+        return x->severity > y->severity ? -1 : 1;
+    if (x->impact != y->impact)
+        return x->impact > y->impact ? -1 : 1;
+    return x->root < y->root ? -1 : x->root > y->root;
+}
+
+/* Appends item i and, depth first, what it explains (in ranking order) to order. */
+static void emit_group(const struct findings *out, size_t i, size_t *order, size_t *n)
+{
+    order[(*n)++] = i;
+    for (size_t j = 0; j < out->n; j++) {
+        if (out->items[j].cause == i + 1)
+            emit_group(out, j, order, n);
+    }
+}
+
+/*
+ * Ranks by cause: each root cause with everything it explains, the groups by the worst severity
+ * and impact in them (a cause ranks at least as high as what it explains), each cause before its
+ * consequences; causes are renumbered to the new positions.
+ */
+static void order_by_cause(struct findings *out)
+{
+    if (out->n < 2)
+        return;
+    size_t n = out->n, n_groups = 0, n_order = 0;
+    struct cause_group *groups = xcalloc(n ? n : 1, sizeof(*groups));
+    size_t *order = xcalloc(n ? n : 1, sizeof(*order)), *pos = xcalloc(n ? n : 1, sizeof(*pos));
+    struct finding *items = xcalloc(n ? n : 1, sizeof(*items));
+
+    for (size_t i = 0; i < n; i++) {
+        if (out->items[i].cause == 0)
+            groups[n_groups++] =
+                (struct cause_group){ i, out->items[i].severity, out->items[i].impact };
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t r = i;
+
+        while (out->items[r].cause != 0)
+            r = out->items[r].cause - 1;
+        for (size_t g = 0; g < n_groups; g++) {
+            if (groups[g].root != r)
+                continue;
+            if (out->items[i].severity > groups[g].severity ||
+                (out->items[i].severity == groups[g].severity &&
+                 out->items[i].impact > groups[g].impact)) {
+                groups[g].severity = out->items[i].severity;
+                groups[g].impact = out->items[i].impact;
+            }
+        }
+    }
+    if (n_groups > 1)
+        qsort(groups, n_groups, sizeof(*groups), cmp_group);
+    for (size_t g = 0; g < n_groups; g++)
+        emit_group(out, groups[g].root, order, &n_order);
+    if (n_order != n)
+        fatal("ranking by cause lost findings (%zu of %zu)", n_order, n);
+    for (size_t k = 0; k < n; k++)
+        pos[order[k]] = k;
+    for (size_t k = 0; k < n; k++) {
+        items[k] = out->items[order[k]];
+        if (items[k].cause != 0)
+            items[k].cause = (uint32_t)(pos[items[k].cause - 1] + 1);
+    }
+    memcpy(out->items, items, n * sizeof(*items));
+    free(items);
+    free(pos);
+    free(order);
+    free(groups);
+}
+
+const struct finding *finding_cause(const struct findings *f, size_t i)
+{
+    /* A copy of one finding (watch's detail view) keeps a cause it no longer holds. */
+    if (i >= f->n || f->items[i].cause == 0 || f->items[i].cause > f->n ||
+        f->items[i].cause - 1 == i)
+        return NULL;
+    return &f->items[f->items[i].cause - 1];
+}
+
+size_t finding_n_explained(const struct findings *f, size_t i)
+{
+    size_t n = 0;
+
+    for (size_t j = 0; j < f->n; j++)
+        n += finding_cause(f, j) == &f->items[i];
+    return n;
+}
+
 void rules_run(const struct snapshot *s, const struct history *h, const struct rules_config *cfg,
                struct findings *out)
 {
@@ -152,6 +340,8 @@ void rules_run(const struct snapshot *s, const struct history *h, const struct r
     drop_redundant(out);
     if (out->n > 1)
         qsort(out->items, out->n, sizeof(*out->items), cmp_finding);
+    link_causes(out);
+    order_by_cause(out);
     rules_apply_acks(s, out);
 }
 

@@ -364,6 +364,19 @@ void finding_object(struct finding *f, const char *fmt, ...)
     va_end(ap);
 }
 
+void finding_explains(struct finding *f, const char *rule_id)
+{
+    const struct rule_link *l = f->rule->explains;
+
+    for (size_t k = 0; l != NULL && l[k].rule_id != NULL && k < 64; k++) {
+        if (strcmp(l[k].rule_id, rule_id) == 0 && l[k].when != NULL) {
+            f->explains_on |= UINT64_C(1) << k;
+            return;
+        }
+    }
+    fatal("rule %s declares no evidence-dependent link to %s", f->rule->id, rule_id);
+}
+
 void rule_skip(const struct rule_ctx *ctx, struct findings *out, int32_t gpu_index, const char *fmt,
                ...)
 {

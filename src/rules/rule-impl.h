@@ -101,6 +101,16 @@ RULE_LIST(RULE_DECLARE)
         __VA_ARGS__, NULL                                                                          \
     }
 
+/* A rule's causal links (struct rule_link): { "rule.id", LINK_SAME_GPU, when, how }, ... */
+#define EXPLAINS(...)                                                                              \
+    (const struct rule_link[])                                                                     \
+    {                                                                                              \
+        __VA_ARGS__,                                                                               \
+        {                                                                                          \
+            NULL, LINK_ANY, NULL, NULL                                                             \
+        }                                                                                          \
+    }
+
 #define MIB (1024.0 * 1024.0) /* thresholds in MiB against byte counts */
 
 /* Threshold value. */
@@ -137,6 +147,11 @@ static inline bool fix_pid_ok(int64_t pid)
 {
     return proc_pid_valid(pid);
 }
+/*
+ * Declares that this finding explains findings of rule_id: the running rule's explains row for
+ * rule_id must be one with a `when` (the evidence decides); a missing row is a programming error.
+ */
+void finding_explains(struct finding *f, const char *rule_id);
 void finding_object(struct finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Records that the running rule could not check something (gpu_index -1: not one GPU). */

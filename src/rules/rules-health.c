@@ -345,6 +345,13 @@ const struct rule rule_health_gpu_lost = {
            "log for AER and PCIe errors before the event, check power cables and seating, compare "
            "temperatures. A recurrence means hardware: contact the vendor.",
     .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),
+    .explains = EXPLAINS(
+        { "health.gpu-missing", LINK_SAME_GPU, NULL,
+          "a GPU lost from the bus is missing from NVML's list" },
+        { "health.gpu-inaccessible", LINK_SAME_GPU, NULL, "a lost GPU answers no query" },
+        { "health.nvml-hung", LINK_ANY, NULL, "the driver waits on the lost GPU, so NVML hangs" },
+        { "health.nvml-failed", LINK_ANY, NULL,
+          "with a GPU lost, NVML cannot start or count the GPUs" }),
     .check = check_gpu_lost,
 };
 

@@ -103,6 +103,17 @@ static void kill_fixes(struct finding *f, const struct proc *p, int32_t pid)
                 p && p->user ? p->user : "its owner");
 }
 
+/*
+ * What a stale holder causes on its GPU: the memory it keeps is missing for the jobs that work
+ * there (they run out of memory), and on an exclusive-process GPU it is the process that keeps
+ * new CUDA programs out.
+ */
+#define STALE_HOLDER_EXPLAINS                                                                      \
+    EXPLAINS({ "mem.nearly-full", LINK_SAME_GPU, NULL,                                             \
+               "the memory the holder keeps is missing for the jobs working there" },              \
+             { "proc.compute-mode", LINK_SAME_GPU, NULL,                                           \
+               "on an exclusive-process GPU the holder keeps every new CUDA program out" })
+
 /* ---- proc.stopped-holder ---- */
 
 static void check_stopped(const struct rule_ctx *ctx, struct findings *out)
@@ -180,6 +191,7 @@ const struct rule rule_proc_stopped_holder = {
         "PID once its owner confirms it is no longer needed. A traced process: detach the "
         "debugger.",
     .thresholds = NO_THRESHOLDS,
+    .explains = STALE_HOLDER_EXPLAINS,
     .check = check_stopped,
 };
 
@@ -257,6 +269,7 @@ const struct rule rule_proc_zombie_holder = {
            "processes; make the parent reap the zombie, or end the parent so init does. If the "
            "memory stays held with no process left, reset the GPU (nvidia-smi -r -i N) or reboot.",
     .thresholds = NO_THRESHOLDS,
+    .explains = STALE_HOLDER_EXPLAINS,
     .check = check_zombie,
 };
 
@@ -329,6 +342,7 @@ const struct rule rule_proc_orphan_holder = {
            "a killed training script can usually all go: pkill -P is not safe with ppid 1, so kill "
            "them by pid.",
     .thresholds = THRESHOLDS(TH_HOLDER_MIN_MIB, TH_IDLE_HOLDER_CPU_PCT, TH_GPU_IDLE_UTIL_PCT),
+    .explains = STALE_HOLDER_EXPLAINS,
     .check = check_orphan,
 };
 
@@ -390,5 +404,6 @@ const struct rule rule_proc_idle_holder = {
            "waits on (py-spy dump --pid PID). End it when no longer needed.",
     .thresholds = THRESHOLDS(TH_HOLDER_MIN_MIB, TH_IDLE_HOLDER_MIN_AGE_S, TH_IDLE_HOLDER_CPU_PCT,
                              TH_GPU_IDLE_UTIL_PCT),
+    .explains = STALE_HOLDER_EXPLAINS,
     .check = check_idle,
 };

@@ -25,6 +25,30 @@
 #define XID_UNCONTAINED     95
 #define XID_RECOVERY_ACTION 154
 
+/*
+ * Faults after which the driver can no longer serve the GPU: uncorrectable memory errors (48
+ * double-bit ECC, 63/64 row remapping, 94/95 contained and uncontained) and GSP firmware that
+ * stopped answering (119) or failed (120). NVML hanging or failing, hung tasks in the driver and
+ * the GPU falling off the bus or answering no query follow from them (the causal links below).
+ */
+static bool xid_wedges(int32_t code)
+{
+    switch (code) {
+    case 48:
+    case 63:
+    case 64:
+    case 94:
+    case 95:
+    case 119:
+    case 120:
+        return true;
+    default:
+        return false;
+    }
+}
+
+#define XID_WEDGES_WHEN "the Xid is 48, 63, 64, 94, 95, 119 or 120"
+
 #define HAS(ev, slot) (((ev)->valid & (UINT64_C(1) << (slot))) != 0)
 
 static enum severity sev_of(enum xid_severity s)
@@ -648,6 +672,13 @@ static void xid_finding(const struct rule_ctx *ctx, struct findings *out, const 
         finding_title(f, "GPU at PCI %s: Xid %d (%s)%s%s, last %s", first->pci ? first->pci : "?",
                       (int)g->code, x ? x->meaning : "not in the catalogue", times, suffix, when);
     log_evidence(f, g);
+    if (xid_wedges(g->code)) {
+        finding_explains(f, "health.nvml-hung");
+        finding_explains(f, "health.nvml-failed");
+        finding_explains(f, "health.driver-hung-task");
+        finding_explains(f, "health.gpu-lost");
+        finding_explains(f, "health.gpu-inaccessible");
+    }
     f->impact = (sev == SEV_CRITICAL ? 1.0 : sev == SEV_WARNING ? 0.3 : 0.1) + 0.01 * (double)g->n;
 }
 
@@ -726,5 +757,15 @@ const struct rule rule_health_xid = {
            "the driver or NVIDIA's catalogue asks for it; act on the cause a consequence names; "
            "collect nvidia-bug-report.sh and contact support when errors recur.",
     .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),
+    .explains = EXPLAINS({ "health.nvml-hung", LINK_ANY, XID_WEDGES_WHEN,
+                           "the memory or GSP fault wedged the driver, so NVML calls hang" },
+                         { "health.nvml-failed", LINK_ANY, XID_WEDGES_WHEN,
+                           "the fault left the driver unable to start NVML or count the GPUs" },
+                         { "health.driver-hung-task", LINK_ANY, XID_WEDGES_WHEN,
+                           "tasks waiting on the faulted GPU hang in the driver" },
+                         { "health.gpu-lost", LINK_SAME_GPU, XID_WEDGES_WHEN,
+                           "the GPU fell off the bus after the fault" },
+                         { "health.gpu-inaccessible", LINK_SAME_GPU, XID_WEDGES_WHEN,
+                           "the faulted GPU answers no query" }),
     .check = check_xid,
 };

@@ -59,6 +59,14 @@ struct finding_ack {
 
 struct finding {
     const struct rule *rule;
+    /*
+     * Causes and consequences (rules_run links them, rules.h's struct rule_link): cause is 1 +
+     * the position in findings.items of the finding that explains this one, 0 when none does.
+     * explains_on sets bit k when this finding declared its rule's evidence-dependent link
+     * rule->explains[k] (finding_explains).
+     */
+    uint32_t cause;
+    uint64_t explains_on;
     enum severity severity; /* the rule's, unless the evidence makes it worse (or milder) */
     struct subject subject;
     char *title;
@@ -103,6 +111,33 @@ struct rules_config {
 
 struct rule_ctx;
 
+/*
+ * A causal link: findings of this rule explain findings of another (an uncorrectable memory error
+ * wedges the driver, so NVML hangs). The engine puts each consequence under one cause, ranks the
+ * cause first and names it in the verdict. Unlike yields_to, which drops a finding that says the
+ * same thing again, a consequence stays in the report: it is true and has its own fixes.
+ */
+enum link_scope {
+    LINK_SAME_GPU,               /* about the same GPU (both about none: the same object) */
+    LINK_SAME_PROCESS,           /* about the same process */
+    LINK_OTHER_PROCESS_SAME_GPU, /* about another process (or none) on the same GPU */
+    LINK_ANY,                    /* anything on the host */
+};
+
+struct rule_link {
+    const char *rule_id; /* the rule whose findings are explained */
+    enum link_scope scope;
+    /*
+     * NULL: the link holds whenever both findings are there. Otherwise it depends on the evidence
+     * and holds only for a finding that declares it (finding_explains); the text says when
+     * ("the Xid is 48, 63, ...") for explain and docs/rules.md.
+     */
+    const char *when;
+    const char *how; /* the chain in a few words: "the driver wedged, so NVML hangs" */
+};
+
+extern const char *const link_scope_names[]; /* "same GPU", "same process", ... */
+
 struct rule {
     const char *id; /* stable: "proc.stopped-holder" */
     enum severity severity;
@@ -114,6 +149,8 @@ struct rule {
     const enum threshold_id *thresholds; /* the thresholds it reads, ended by TH__COUNT */
     /* Rules whose finding about the same GPU makes this one redundant (NULL-terminated). */
     const char *const *yields_to;
+    /* Findings this rule's findings explain (ended by a NULL rule_id; NULL: none). */
+    const struct rule_link *explains;
     void (*check)(const struct rule_ctx *ctx, struct findings *out);
 };
 
@@ -126,8 +163,10 @@ const struct rule *rule_find(const char *id);
 size_t rule_position(const struct rule *r);
 
 /*
- * Runs every rule over the snapshot and its history (NULL: the snapshot's own samples), then
- * sorts: severity, then impact, then table order and subject. out must be zeroed or freed.
+ * Runs every rule over the snapshot and its history (NULL: the snapshot's own samples), links
+ * each consequence to its cause (finding.cause), then ranks: cause groups by the worst severity
+ * and impact in them, each cause followed by what it explains; otherwise severity, then impact,
+ * then table order and subject. out must be zeroed or freed.
  */
 void rules_run(const struct snapshot *s, const struct history *h, const struct rules_config *cfg,
                struct findings *out);
@@ -147,6 +186,12 @@ const struct finding *findings_lead(const struct findings *f);
 size_t findings_acked(const struct findings *f);
 /* A copy of an acknowledgement (NULL for NULL), for a copy of a finding. */
 struct finding_ack *finding_ack_dup(const struct finding_ack *a);
+/* The finding that explains items[i] (NULL: none), and how many findings items[i] explains. */
+const struct finding *finding_cause(const struct findings *f, size_t i);
+size_t finding_n_explained(const struct findings *f, size_t i);
+/* The link of the cause's rule that explains the consequence's rule, or NULL. */
+const struct rule_link *rule_link_find(const struct rule *cause, const struct rule *consequence);
+
 /* How many findings have severity sev (acknowledged ones are not counted). */
 size_t findings_count(const struct findings *f, enum severity sev);
 /* The worst severity present among the findings not acknowledged, or -1 for none. */

@@ -128,6 +128,17 @@ static void test_table_is_sound(void **state)
         for (size_t k = 0; r->yields_to && r->yields_to[k]; k++)
             if (rule_find(r->yields_to[k]) == NULL)
                 fail_msg("rule %s yields to unknown rule %s", r->id, r->yields_to[k]);
+        /* Causal links name known rules, once each, at most 64, with words for the docs. */
+        for (size_t k = 0; r->explains && r->explains[k].rule_id; k++) {
+            const struct rule_link *l = &r->explains[k];
+
+            if (rule_find(l->rule_id) == NULL)
+                fail_msg("rule %s explains unknown rule %s", r->id, l->rule_id);
+            if (rule_link_find(r, rule_find(l->rule_id)) != l)
+                fail_msg("rule %s explains %s twice", r->id, l->rule_id);
+            if (k >= 64 || l->how == NULL || strlen(l->how) < 20)
+                fail_msg("rule %s: link to %s without a 'how' (or past 64)", r->id, l->rule_id);
+        }
     }
     for (int t = 0; t < TH__COUNT; t++)
         if (!used[t])
@@ -303,6 +314,76 @@ static void test_missing_inputs_are_reported(void **state)
     findings_free(&f);
     config_free(&cfg);
     snapshot_free(s);
+}
+
+/* ---- causes and consequences ---- */
+
+#define XID_EVENT(code, pci, t)                                                                    \
+    "{\"kind\": \"xid\", \"xid\": " #code ", \"time_ms\": " #t ", \"pci\": \"" pci "\","           \
+    "\"message\": \"m\", \"uuid\": null, \"name\": null}"
+
+/*
+ * NVML hangs (impact: every GPU) after an uncorrectable memory error (Xid 48) on one GPU; an
+ * application's Xid 31 on another is no cause of it. The Xid 48 ranks first although the hang
+ * weighs more on its own, the hang follows it as its consequence, the Xid 31 stands alone.
+ */
+static void test_cause_ranks_before_consequence(void **state)
+{
+    static const char wedged[] =
+        "{\"schema\": \"gpudoctor.snapshot/1\", \"time_ms\": 1764669600000,"
+        "\"collectors\": {\"nvml\": {\"state\": \"timeout\", \"detail\": \"no answer\"}},"
+        "\"nvml\": {\"attempted\": true, \"device_count\": 8}, \"gpus\": [],"
+        "\"driver\": {\"module_loaded\": true, \"module_version\": \"550.54.15\","
+        "\"module_flavor\": null, \"module_banner\": null, \"sysfs_version\": null,"
+        "\"klog_source\": \"dmesg\", \"events\": [" XID_EVENT(
+            48, "0000:3b:00", 1764669500000) "," XID_EVENT(31, "0000:5e:00", 1764669400000) "]}}";
+    static const char benign[] =
+        "{\"schema\": \"gpudoctor.snapshot/1\", \"time_ms\": 1764669600000,"
+        "\"collectors\": {\"nvml\": {\"state\": \"timeout\", \"detail\": \"no answer\"}},"
+        "\"nvml\": {\"attempted\": true, \"device_count\": 8}, \"gpus\": [],"
+        "\"driver\": {\"module_loaded\": true, \"module_version\": \"550.54.15\","
+        "\"module_flavor\": null, \"module_banner\": null, \"sysfs_version\": null,"
+        "\"klog_source\": \"dmesg\", \"events\": [" XID_EVENT(13, "0000:3b:00",
+                                                              1764669500000) "]}}";
+    struct config cfg;
+    struct findings f;
+    struct snapshot *s;
+    const struct finding *hung, *x31;
+
+    (void)state;
+    config_init(&cfg);
+    s = load(wedged);
+    run(s, &cfg, &f);
+    assert_true(f.n >= 3);
+    assert_string_equal(f.items[0].rule->id, "health.xid");
+    assert_string_equal(f.items[0].subject.object, "0000:3b:00");
+    assert_null(finding_cause(&f, 0));
+    assert_string_equal(f.items[1].rule->id, "health.nvml-hung");
+    assert_ptr_equal(finding_cause(&f, 1), &f.items[0]);
+    assert_int_equal(finding_n_explained(&f, 0), 1);
+    hung = &f.items[1];
+    assert_true(hung->impact > f.items[0].impact); /* ranked by its cause, not by itself */
+    x31 = NULL;
+    for (size_t i = 0; i < f.n; i++) {
+        if (f.items[i].subject.object && strcmp(f.items[i].subject.object, "0000:5e:00") == 0) {
+            x31 = &f.items[i];
+            assert_null(finding_cause(&f, i));
+            assert_int_equal(finding_n_explained(&f, i), 0);
+        }
+    }
+    assert_non_null(x31);
+    findings_free(&f);
+    snapshot_free(s);
+
+    /* Xid 13 (an application's graphics exception) wedges nothing: the hang stands alone. */
+    s = load(benign);
+    run(s, &cfg, &f);
+    assert_string_equal(f.items[0].rule->id, "health.nvml-hung");
+    for (size_t i = 0; i < f.n; i++)
+        assert_null(finding_cause(&f, i));
+    findings_free(&f);
+    snapshot_free(s);
+    config_free(&cfg);
 }
 
 /* ---- exit status ---- */
@@ -495,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_ranked_and_redundant_dropped),
         cmocka_unit_test(test_thresholds_and_disabled_rules),
         cmocka_unit_test(test_missing_inputs_are_reported),
+        cmocka_unit_test(test_cause_ranks_before_consequence),
         cmocka_unit_test(test_exit_status),
         cmocka_unit_test(test_history_drives_trends),
         cmocka_unit_test(test_subject_key),

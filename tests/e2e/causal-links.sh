@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Causes before consequences (issue 17): a GSP fault (Xid 119/120) that wedged the driver ranks
+# before the NVML hang it explains; JSON numbers the findings and carries caused_by/explains,
+# the text report says "caused by #1" and the verdict names the cause; explain shows the links
+# both ways and docs/rules.md lists the known chains.
+set -uo pipefail
+: "${GPUDOCTOR:?}" "${SRC:?}"
+command -v jq >/dev/null || { echo "jq not installed"; exit 77; }
+export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 LC_ALL=C.UTF-8
+unset COLUMNS
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+has() { grep -qF -- "$2" <<<"$1" || fail "expected '$2' in: $(head -c 600 <<<"$1")"; }
+snap=$SRC/tests/incidents/012-xid120-gsp-error-nvidia-smi-hangs/snapshot.json
+
+"$GPUDOCTOR" check --from "$snap" --json >"$tmp/json"
+[ $? = 2 ] || fail "check --json: expected exit 2"
+[ "$(jq -r '.findings[0].id' "$tmp/json")" = health.xid ] || fail "first finding is not the Xid"
+hung=$(jq '[.findings[] | select(.id == "health.nvml-hung")][0]' "$tmp/json")
+cause=$(jq -r '.caused_by' <<<"$hung")
+[ "$cause" != null ] || fail "health.nvml-hung has no caused_by"
+[ "$(jq -r --argjson n "$cause" '.findings[$n - 1].id' "$tmp/json")" = health.xid ] ||
+    fail "health.nvml-hung is caused by finding $cause, not an Xid"
+jq -e --argjson n "$(jq '.number' <<<"$hung")" --argjson c "$cause" \
+    '.findings[$c - 1].explains | index($n) != null' "$tmp/json" >/dev/null ||
+    fail "the cause does not list the hang in explains"
+jq -e '[.findings[] | .number] == [range(1; (.findings | length) + 1)]' "$tmp/json" >/dev/null ||
+    fail "findings are not numbered 1..n in order"
+jq -e '.findings[0].caused_by == null' "$tmp/json" >/dev/null || fail "the root cause has a cause"
+# every caused_by points at an earlier finding: causes come first
+jq -e '[.findings[] | select(.caused_by != null) | .caused_by < .number] | all' "$tmp/json" \
+    >/dev/null || fail "a consequence ranks before its cause"
+has "$(jq -r '.verdict.text' "$tmp/json")" "which explains: NVML did not answer"
+
+out=$("$GPUDOCTOR" check --from "$snap")
+has "$out" "CRITICAL #1 GPU at PCI 0000:3b:00: Xid"
+has "$out" "caused by #1: GPU at PCI 0000:3b:00"
+has "$out" "[health.nvml-hung]"
+wide=$(sed 's/—/-/g' <<<"$out" | awk 'length($0) > 80 { print; exit }')
+[ -z "$wide" ] || fail "text report line wider than 80 columns: $wide"
+
+out=$("$GPUDOCTOR" explain health.nvml-hung)
+has "$out" "Can be caused by"
+has "$out" "health.xid (anywhere on the host, when the Xid is 48"
+out=$("$GPUDOCTOR" explain health.xid)
+has "$out" "Explains"
+has "$out" "health.nvml-hung"
+has "$(cat "$SRC/docs/rules.md")" "## Known chains"
+
+[ "$failures" = 0 ] && echo "causal links: all checks passed"
+exit $((failures > 0))
