@@ -26,6 +26,7 @@ struct rule_ctx {
     X(health_gpu_lost)                                                                             \
     X(health_gpu_inaccessible)                                                                     \
     X(health_gpu_missing)                                                                          \
+    X(health_no_gpu_found)                                                                         \
     X(health_xid)                                                                                  \
     X(health_ecc_uncorrectable)                                                                    \
     X(health_row_remap_failure)                                                                    \

@@ -351,7 +351,9 @@ const struct rule rule_health_gpu_lost = {
         { "health.gpu-inaccessible", LINK_SAME_GPU, NULL, "a lost GPU answers no query" },
         { "health.nvml-hung", LINK_ANY, NULL, "the driver waits on the lost GPU, so NVML hangs" },
         { "health.nvml-failed", LINK_ANY, NULL,
-          "with a GPU lost, NVML cannot start or count the GPUs" }),
+          "with a GPU lost, NVML cannot start or count the GPUs" },
+        { "health.no-gpu-found", LINK_ANY, NULL,
+          "the GPU lost from the bus is one NVML cannot find" }),
     .check = check_gpu_lost,
 };
 
@@ -526,6 +528,143 @@ const struct rule rule_health_gpu_missing = {
            "for exclusions, reseat the card and its power cables. Persisting: contact the vendor.",
     .thresholds = NO_THRESHOLDS,
     .check = check_gpu_missing,
+};
+
+/* ---- health.no-gpu-found ---- */
+
+/* A driver line saying a GPU failed to start (RmInitAdapter, the probe, its firmware boot). */
+static bool init_failure(const struct klog_event *ev)
+{
+    static const char *const words[] = { "rminitadapter failed",   "rm_init_adapter failed",
+                                         "probe routine failed",   "cannot initialize gsp",
+                                         "failed to wait for gfw", "pci i/o region assigned" };
+
+    if (ev->message == NULL || (ev->kind != KLOG_OTHER_NVRM && ev->kind != KLOG_FALLEN_OFF_BUS))
+        return false;
+    for (size_t k = 0; k < ARRAY_SIZE(words); k++) {
+        if (strcasestr(ev->message, words[k]) != NULL)
+            return true;
+    }
+    return false;
+}
+
+/* The driver says a BAR could not be mapped: a BIOS setting (Above 4G decoding, Resizable BAR). */
+static bool bar_problem(const struct klog_event *ev)
+{
+    return ev->message && (strstr(ev->message, "BAR") != NULL ||
+                           strcasestr(ev->message, "pci i/o region") != NULL);
+}
+
+static void check_no_gpu_found(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct snapshot *s = ctx->facts->snap;
+    const struct pcie_info *p = &s->pcie;
+    const struct driver_info *d = &s->driver;
+    bool pcie_ok = s->collectors[COLLECTOR_PCIE].state == CS_OK ||
+                   (p->valid & (UINT64_C(1) << PCIE_I_GPUS)) != 0;
+    size_t n_failed = 0, shown = 0;
+    const char *addr = NULL;
+    bool bar = false;
+    struct finding *f;
+    char when[32];
+
+    /* NVML started and counted: zero. (It not starting is stack.no-driver's or nvml-failed's.) */
+    if (!s->nvml.attempted || s->nvml.load_error != 0 || s->nvml.init_rc != 0 ||
+        s->nvml.device_count_rc != 0 || s->n_gpus > 0 || s->nvml.device_count > 0)
+        return;
+    for (size_t i = 0; i < d->n_events; i++) {
+        if (init_failure(&d->events[i]) && klog_recent(ctx, &d->events[i])) {
+            n_failed++;
+            bar |= bar_problem(&d->events[i]);
+            if (addr == NULL)
+                addr = d->events[i].pci;
+        }
+    }
+    if (p->n_gpus == 0 && n_failed == 0) {
+        if (!pcie_ok && !klog_source_known(ctx))
+            rule_skip(ctx, out, -1,
+                      "NVML counts no GPU, and neither the PCI bus (pcie collector) nor the "
+                      "kernel log was read to tell whether one failed to start");
+        return; /* no NVIDIA GPU on the bus, nor a driver that failed one: nothing to find */
+    }
+    /* The address the driver's line names (the same with or without the bus view), else the
+     * bus's first GPU. */
+    if (addr == NULL && p->n_gpus > 0)
+        addr = p->gpus[0].address;
+    f = finding_new(ctx, out, -1, -1);
+    /* Named as the kernel log names it ("0000:2a:00", no function), whichever view gave it. */
+    if (addr) {
+        const char *dot = strrchr(addr, '.');
+
+        finding_object(f, "%.*s", (int)(dot ? (size_t)(dot - addr) : strlen(addr)), addr);
+    }
+    if (p->n_gpus > 0)
+        finding_title(f,
+                      "NVML finds no GPU, but the PCI bus has %zu NVIDIA GPU%s: the driver "
+                      "could not start %s",
+                      p->n_gpus, p->n_gpus == 1 ? "" : "s", p->n_gpus == 1 ? "it" : "them");
+    else
+        finding_title(f, "NVML finds no GPU: the driver failed to start %s (RmInitAdapter)",
+                      addr ? addr : "a GPU");
+    finding_evidence(f, "NVML started and counts 0 GPUs (nvidia-smi: \"No devices were found\")");
+    for (size_t i = 0; i < p->n_gpus && i < 8; i++)
+        finding_evidence(f,
+                         "PCI device %s (NVIDIA, device %04" PRIx32 ", class %06" PRIx32 "), "
+                         "kernel driver: %s",
+                         p->gpus[i].address ? p->gpus[i].address : "?", p->gpus[i].device_id,
+                         p->gpus[i].class_code, p->gpus[i].driver ? p->gpus[i].driver : "none");
+    for (size_t i = 0; i < d->n_events && shown < 6; i++) {
+        const struct klog_event *ev = &d->events[i];
+
+        if (!klog_recent(ctx, ev) || ev->message == NULL ||
+            (!init_failure(ev) && ev->kind != KLOG_OTHER_NVRM))
+            continue;
+        klog_when(when, sizeof(when), ctx, ev);
+        finding_evidence(f, "kernel log %s: %s", when, ev->message);
+        shown++;
+    }
+    if (n_failed == 0)
+        finding_evidence(f, "the kernel log has no driver line about it (or was not read)");
+    finding_fix(f, "sudo dmesg -T | grep -iE 'NVRM|RmInitAdapter|rm_init_adapter|fallen off|"
+                   "probe' | head -40   # the driver's first error is the one to read");
+    finding_fix(f, "lspci -nn -d 10de:   # the NVIDIA devices on the bus");
+    finding_fix(f, "# nvidia-smi -r cannot help: the driver holds no GPU it could reset");
+    if (bar)
+        finding_fix(f, "# the driver could not map the GPU's memory window (BAR): enable Above "
+                       "4G Decoding and Resizable BAR in the BIOS");
+    finding_fix(f, "# reboot (a cold power cycle, not a warm reset, clears a GPU whose firmware "
+                   "did not boot); if it stays, reseat the GPU and its power cables, check the "
+                   "PSU, and try it in another slot");
+    finding_fix(f, "# after a BIOS change or a new GPU: Above 4G Decoding on; a driver update "
+                   "or downgrade if the log names the GSP firmware");
+    f->impact = p->n_gpus > 0 ? (double)p->n_gpus : 1.0;
+}
+
+const struct rule rule_health_no_gpu_found = {
+    .id = "health.no-gpu-found",
+    .severity = SEV_CRITICAL,
+    .category = CAT_HEALTH,
+    .title = "NVML finds no GPU though one is there",
+    .explanation =
+        "NVML starts but counts zero GPUs (nvidia-smi: 'No devices were found') while NVIDIA GPUs "
+        "sit on the PCI bus, or the kernel log shows the driver failing to start one "
+        "(RmInitAdapter failed, the probe routine failed, the GPU's firmware did not boot). The "
+        "driver is loaded but holds no GPU: on a single-GPU machine nothing can use the GPU at "
+        "all. Causes: a GPU whose firmware or GSP did not boot, power (cables, PSU), a GPU not "
+        "seated, a BIOS without Above 4G decoding or Resizable BAR for a GPU with a large memory "
+        "window, or a driver too old for the GPU.",
+    .detection = "NVML started (nvmlInit_v2 and nvmlDeviceGetCount_v2 succeeded) and counted 0 "
+                 "GPUs, while the PCIe collector lists NVIDIA display-class devices (vendor "
+                 "0x10de, class 0x03xx) or the kernel log within klog_max_age_h has an "
+                 "RmInitAdapter/rm_init_adapter failure, a failed probe or a firmware boot "
+                 "failure. Without either view it is not checked.",
+    .fix = "Read the driver's first error in the kernel log. A reset through nvidia-smi is "
+           "impossible (the driver holds no GPU): cold-boot the machine; if the GPU stays "
+           "missing, reseat it and its power cables and check the power supply; where the log "
+           "says a BAR could not be mapped, enable Above 4G Decoding and Resizable BAR in the "
+           "BIOS; for firmware (GSP) failures try another driver version.",
+    .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),
+    .check = check_no_gpu_found,
 };
 
 /* ---- health.ecc-uncorrectable ---- */
