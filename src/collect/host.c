@@ -672,7 +672,7 @@ static void sample(struct collect_ctx *ctx, void *state, struct snapshot *s, str
     if (c.have_cpu && c.t_us - hs->prev_us >= MIN_SAMPLE_US) {
         if (hostfs_cpu_pct(&hs->prev, &c.cpu, &out->cpu_busy_pct, &out->cpu_iowait_pct,
                            &out->cpu_steal_pct))
-            out->valid |= UINT64_C(1) << HOST_SMP_S_CPU;
+            out->valid |= (UINT64_C(1) << HOST_SMP_S_CPU) | (UINT64_C(1) << HOST_SMP_S_CPU_BUSY);
         hs->prev = c.cpu;
         hs->prev_us = c.t_us;
     }

@@ -206,29 +206,66 @@ const struct rule rule_perf_input_starved = {
 
 /* ---- host.cpu-saturated ---- */
 
+/*
+ * The total busy share of the samples (CPU time neither idle nor waiting for I/O), averaged over
+ * those that have it: what is left when the user/system/steal split is unknown (an import, an
+ * older kernel). False when no sample has it.
+ */
+static bool samples_cpu_busy(const struct rule_ctx *ctx, double *busy, size_t *n)
+{
+    const struct history *hist = ctx->facts->hist;
+    double sum = 0;
+
+    *n = 0;
+    for (size_t i = 0; hist != NULL && i < hist->n; i++) {
+        if (hist->samples[i].host.valid & (UINT64_C(1) << HOST_SMP_S_CPU_BUSY)) {
+            sum += hist->samples[i].host.cpu_busy_pct;
+            (*n)++;
+        }
+    }
+    *busy = *n ? sum / (double)*n : 0;
+    return *n > 0;
+}
+
 static void check_cpu(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct host_info *h = &ctx->facts->snap->host;
-    size_t busy_gpus = 0;
+    bool split = host_valid(h, HOST_S_CPU_PCT);
+    size_t busy_gpus = 0, n_samples = 0;
+    double busy = 0;
     struct finding *f;
 
-    if (!need_host(ctx, out, HOST_S_CPU_PCT, "host CPU use"))
+    if (split)
+        busy = host_cpu_busy(h);
+    else if (!samples_cpu_busy(ctx, &busy, &n_samples)) {
+        need_host(ctx, out, HOST_S_CPU_PCT, "host CPU use");
         return;
-    if (host_cpu_busy(h) < th(ctx, TH_HOST_CPU_BUSY_PCT))
+    }
+    if (busy < th(ctx, TH_HOST_CPU_BUSY_PCT))
         return;
     for (size_t i = 0; i < ctx->facts->n_gpus; i++)
         busy_gpus += ctx->facts->gpus[i].n_compute > 0;
     f = finding_new(ctx, out, -1, -1);
-    finding_title(f, "Host CPU saturated: %.0f%% busy%s", host_cpu_busy(h),
-                  h->cpu_steal_pct >= 10 ? " (much of it stolen by the hypervisor)" : "");
-    host_cpu_evidence(f, h);
+    finding_title(f, "Host CPU saturated: %.0f%% busy%s", busy,
+                  split && h->cpu_steal_pct >= 10 ? " (much of it stolen by the hypervisor)" : "");
+    if (split)
+        host_cpu_evidence(f, h);
+    else
+        finding_evidence(f,
+                         "host CPU %.0f %% busy, the total over %zu sample%s (how it splits into "
+                         "user, system and steal time is not known)",
+                         busy, n_samples, n_samples == 1 ? "" : "s");
+    if (!split && host_valid(h, HOST_S_LOAD) && host_valid(h, HOST_S_CPUS))
+        finding_evidence(f, "load %.1f on %" PRIu32 " CPUs", h->load1, h->cpus);
+    else if (!split && host_valid(h, HOST_S_CPUS))
+        finding_evidence(f, "%" PRIu32 " CPUs", h->cpus);
     if (host_valid(h, HOST_S_PSI_CPU))
         finding_evidence(f, "CPU pressure: tasks waited for a CPU %.0f %% of the last 10 s",
                          h->psi_cpu_some_avg10_pct);
     if (busy_gpus)
         finding_evidence(f, "%zu GPU%s with jobs depend on this CPU for their input", busy_gpus,
                          busy_gpus == 1 ? "" : "s");
-    if (h->cpu_steal_pct >= 10)
+    if (split && h->cpu_steal_pct >= 10)
         finding_evidence(f, "steal %.0f %%: the virtual machine's host is short of CPU",
                          h->cpu_steal_pct);
     finding_fix(f, "top -o %%CPU   # what uses the CPU");
@@ -249,7 +286,9 @@ const struct rule rule_host_cpu_saturated = {
         "across jobs, thread pools sized to the whole machine in every job, unrelated work such as "
         "builds or backups, or a virtual machine whose host steals time) the GPUs wait.",
     .detection = "user + system + steal time over the window at or above host_cpu_busy_pct of all "
-                 "CPUs (/proc/stat). Needs a sampling window.",
+                 "CPUs (/proc/stat); where that split is unknown (an import, an older kernel), "
+                 "the samples' total busy share (time neither idle nor in I/O wait), averaged. "
+                 "Needs a sampling window.",
     .fix = "Find the consumers (top). Size thread pools and loader workers to the cores each job "
            "really has (OMP_NUM_THREADS, torch.set_num_threads, num_workers), move unrelated work "
            "elsewhere; in a VM with high steal, ask for dedicated CPUs.",

@@ -144,7 +144,7 @@ const struct jtable host_fs_table = {
         key, type, offsetof(struct host_sample, member), slot, JF_DYNAMIC, NULL, source, doc       \
     }
 static const struct jfield sample_fields[] = {
-    F("cpu_busy_pct", JF_DOUBLE, cpu_busy_pct, HOST_SMP_S_CPU, "/proc/stat",
+    F("cpu_busy_pct", JF_DOUBLE, cpu_busy_pct, HOST_SMP_S_CPU_BUSY, "/proc/stat",
       "CPU time not idle and not waiting for I/O since the previous sample, percent of all CPUs"),
     F("cpu_iowait_pct", JF_DOUBLE, cpu_iowait_pct, HOST_SMP_S_CPU, "/proc/stat",
       "I/O wait since the previous sample, percent of all CPUs"),

@@ -104,8 +104,9 @@ struct host_info {
 
 /* Validity bits of struct host_sample. */
 enum host_sample_slot {
-    HOST_SMP_S_CPU, /* the percentages: since the previous sample */
+    HOST_SMP_S_CPU, /* iowait and steal: since the previous sample */
     HOST_SMP_S_MEM,
+    HOST_SMP_S_CPU_BUSY, /* the total busy share, known alone where the split is not */
 };
 
 /* What changes between samples on the host. */
