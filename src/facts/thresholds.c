@@ -92,6 +92,9 @@ const struct threshold_def threshold_defs[TH__COUNT] = {
         "... and is reported when it would reach the slowdown temperature within this" },
     [TH_IDLE_HELD_MIN_S] = { "idle_held_min_s", 900, "s", 10, 1e9,
         "a GPU idle this long while its memory is held is reported" },
+    [TH_CONTEXT_MIN_MIB] = { "context_min_mib", 40, "MiB", 0, 1e9,
+        "memory used on a GPU at or above this, with no process visible, means a CUDA context is "
+        "there (a GPU without one shows a few MiB)" },
 };
 /* clang-format on */
 

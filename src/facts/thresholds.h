@@ -51,6 +51,7 @@ enum threshold_id {
     TH_TEMP_RISE_MIN_C_PER_MIN,
     TH_TEMP_RISE_ETA_S,
     TH_IDLE_HELD_MIN_S,
+    TH_CONTEXT_MIN_MIB,
     TH__COUNT
 };
 

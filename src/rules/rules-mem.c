@@ -358,5 +358,7 @@ const struct rule rule_mem_unaccounted = {
            "nothing has it open any more, the memory returns; if it does not, reset the GPU "
            "(nvidia-smi -r -i N) or reboot.",
     .thresholds = THRESHOLDS(TH_MEM_UNACCOUNTED_MIB, TH_MEM_UNACCOUNTED_PCT),
+    /* An exclusive GPU's hidden holder: proc.compute-mode says it, with why programs fail. */
+    .yields_to = YIELDS_TO("proc.compute-mode"),
     .check = check_unaccounted,
 };

@@ -15,6 +15,56 @@
 
 /* ---- proc.compute-mode ---- */
 
+/*
+ * An exclusive GPU with no compute process in sight but memory in use as a CUDA context takes:
+ * the holder is there, invisible from here (another PID namespace, a container, or a process
+ * list that was not read), and every new CUDA program gets 'busy or unavailable'.
+ */
+static void hidden_holder(const struct rule_ctx *ctx, struct findings *out,
+                          const struct facts_gpu *v, const char *mode)
+{
+    const struct gpu *g = v->g;
+    char used[16];
+    struct finding *f;
+
+    if (!need_gpu(ctx, out, g, GPU_S_MEM_USED) ||
+        (double)g->mem_used_bytes < th(ctx, TH_CONTEXT_MIN_MIB) * MIB)
+        return;
+    render_bytes(used, sizeof(used), g->mem_used_bytes);
+    f = finding_new(ctx, out, (int32_t)g->index, -1);
+    finding_title(f,
+                  "GPU %" PRIu32 " is %s and held by a process not visible from here (%s): "
+                  "other CUDA programs get 'busy or unavailable'",
+                  g->index, mode, used);
+    finding_evidence(f, "compute mode: %s (one context at a time)", mode);
+    finding_evidence(f,
+                     "%s of memory in use (a CUDA context is there: %.0f MiB or more) but no "
+                     "compute process is listed%s",
+                     used, th(ctx, TH_CONTEXT_MIN_MIB),
+                     ctx->facts->snap->collectors[COLLECTOR_NVML].state == CS_OK
+                         ? ""
+                         : " (NVML's process list was not fully read)");
+    if (gpu_valid(g, GPU_S_UTIL_GPU))
+        finding_evidence(f, "utilisation %" PRIu32 " %%%s", g->util_gpu_pct,
+                         g->util_gpu_pct > 0 ? ": the hidden holder is computing" : "");
+    finding_evidence(f, "the holder runs in another PID namespace (a container, another job's "
+                        "namespace) or is a process this snapshot did not list");
+    finding_fix(f,
+                "sudo fuser -v /dev/nvidia%" PRIu32 "   # on the host, not in a container: "
+                "who has the GPU open",
+                gpu_dev_minor(g));
+    finding_fix(f,
+                "nvidia-smi -i %" PRIu32 " --query-compute-apps=pid,used_memory --format=csv   "
+                "# on the host: the holder's host pid",
+                g->index);
+    finding_fix(f, "# map a host pid to its container or job: cat /proc/PID/cgroup");
+    finding_fix(f,
+                "sudo nvidia-smi -i %" PRIu32 " -c DEFAULT   # or let several processes share "
+                "it",
+                g->index);
+    f->impact = 0.3 + (double)g->mem_used_bytes / (1024.0 * MIB) / 80.0;
+}
+
 static void check_compute_mode(const struct rule_ctx *ctx, struct findings *out)
 {
     for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
@@ -42,8 +92,10 @@ static void check_compute_mode(const struct rule_ctx *ctx, struct findings *out)
             f->impact = 1.0;
             continue;
         }
-        if (v->n_compute == 0)
+        if (v->n_compute == 0) {
+            hidden_holder(ctx, out, v, mode);
             continue;
+        }
         for (size_t k = 0; k < v->n_holders; k++)
             blocked +=
                 v->holders[k].np == NULL && v->holders[k].pg && v->holders[k].pg->holds_device;
@@ -88,14 +140,18 @@ const struct rule rule_proc_compute_mode = {
         "at start-up with 'all CUDA-capable devices are busy or unavailable' "
         "(cudaErrorDevicesUnavailable), "
         "which looks like a broken GPU but is a setting. Clusters set exclusive mode on purpose; "
-        "it is a warning when a process is seen failing to get the GPU, information otherwise.",
+        "it is a warning when a process is seen failing to get the GPU, information otherwise. "
+        "When no process holding the GPU can be seen but its memory is in use, the holder is in "
+        "another PID namespace (a container, another job) or was not listed: new programs fail "
+        "while nothing seems to use the GPU, so that is a warning, with how to find the holder.",
     .detection = "compute mode prohibited; or exclusive_process / exclusive_thread with a compute "
                  "process on the GPU (a warning when another process has /dev/nvidiaN open "
-                 "without a context).",
+                 "without a context); or exclusive with no compute process visible and memory "
+                 "used at or above context_min_mib (a warning).",
     .fix = "sudo nvidia-smi -i N -c DEFAULT allows sharing again (it resets at reboot unless "
            "persistence mode or a boot script sets it). Or keep the mode and send other jobs to "
            "other GPUs.",
-    .thresholds = NO_THRESHOLDS,
+    .thresholds = THRESHOLDS(TH_CONTEXT_MIN_MIB),
     .check = check_compute_mode,
 };
 
