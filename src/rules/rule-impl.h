@@ -74,6 +74,7 @@ struct rule_ctx {
     X(clock_power_limit_low)                                                                       \
     X(clock_power_cap)                                                                             \
     X(clock_app_clocks)                                                                            \
+    X(clock_low_pstate)                                                                            \
     X(clock_persistence_off)                                                                       \
     X(pcie_link_downshift)                                                                         \
     X(pcie_width_degraded)                                                                         \

@@ -192,6 +192,8 @@ const struct rule rule_clock_thermal_slowdown = {
            "airflow, filters, inlet temperature; compare with neighbour GPUs and nodes. Until "
            "then, a lower power limit (nvidia-smi -pl) gives less heat and steadier clocks.",
     .thresholds = THRESHOLDS(TH_THERMAL_MARGIN_C),
+    .explains = EXPLAINS({ "clock.low-pstate", LINK_SAME_GPU, NULL,
+                           "a thermal slowdown holds the clocks down, and the P-state with them" }),
     .check = check_thermal,
 };
 
@@ -259,6 +261,9 @@ const struct rule rule_clock_hw_slowdown = {
            "GPU's power cables and connectors, and the PSUs' health and redundancy. If it persists "
            "with good power, run the vendor's diagnostics and contact support.",
     .thresholds = NO_THRESHOLDS,
+    .explains = EXPLAINS(
+        { "clock.low-pstate", LINK_SAME_GPU, NULL,
+          "a hardware slowdown (power brake, overheating) holds the clocks and the P-state down" }),
     .check = check_hw_slowdown,
 };
 
@@ -471,6 +476,94 @@ const struct rule rule_clock_app_clocks = {
            "and -rmc (locked memory clocks), and remove what sets them at boot.",
     .thresholds = THRESHOLDS(TH_APP_CLOCK_LOW_PCT, TH_GPU_BUSY_UTIL_PCT),
     .check = check_app_clocks,
+};
+
+/* ---- clock.low-pstate ---- */
+
+#define LOW_PSTATE 5 /* P5 and lower-performance states (P8: idle clocks) */
+
+static void check_low_pstate(const struct rule_ctx *ctx, struct findings *out)
+{
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
+        const struct gpu *g = v->g;
+        bool busy, procs_known = gpu_valid(g, GPU_S_PROCESSES) || ctx->facts->procs_known;
+        bool clocks = gpu_valid(g, GPU_S_CLOCK_SM) && gpu_valid(g, GPU_S_CLOCK_SM_MAX) &&
+                      g->clock_sm_max_mhz > 0;
+        struct finding *f;
+
+        if (g->handle_rc != 0 || !need_gpu(ctx, out, g, GPU_S_PSTATE) || g->pstate < LOW_PSTATE ||
+            g->pstate > 15)
+            continue;
+        /* Judged against work: a low P-state on an idle GPU is what it should be. */
+        busy = (v->util_valid && v->util_mean >= th(ctx, TH_GPU_BUSY_UTIL_PCT)) || v->n_compute > 0;
+        if (!busy) {
+            if (!v->util_valid && !procs_known)
+                rule_skip(ctx, out, (int32_t)g->index,
+                          "P%d with neither utilisation nor a process list to judge it against "
+                          "work",
+                          (int)g->pstate);
+            continue;
+        }
+        /* Clocks, when known, must agree: near idle (a third of the maximum or less). */
+        if (clocks && g->clock_sm_mhz * 3 > g->clock_sm_max_mhz)
+            continue;
+        f = finding_new(ctx, out, (int32_t)g->index, -1);
+        finding_title(f, "GPU %" PRIu32 " held in P%d (low performance state) while it works",
+                      g->index, (int)g->pstate);
+        finding_evidence(f, "performance state P%d (P0 is full performance, P8 idle clocks)",
+                         (int)g->pstate);
+        if (v->util_valid)
+            finding_evidence(f, "utilisation %.0f %% over %zu reading%s", v->util_mean, v->util_n,
+                             v->util_n == 1 ? "" : "s");
+        if (v->n_compute > 0)
+            finding_evidence(f, "%zu compute process%s on it", v->n_compute,
+                             v->n_compute == 1 ? "" : "es");
+        if (clocks)
+            finding_evidence(f, "SM clock %" PRIu32 " MHz of %" PRIu32 " MHz", g->clock_sm_mhz,
+                             g->clock_sm_max_mhz);
+        if (gpu_valid(g, GPU_S_EVENT_REASONS) && g->clocks_event_reasons != 0)
+            finding_evidence(f,
+                             "clock event reasons 0x%016" PRIx64 " (nvidia-smi -q -d "
+                             "PERFORMANCE names them)",
+                             g->clocks_event_reasons);
+        finding_fix(f,
+                    "nvidia-smi -i %" PRIu32 " -q -d PERFORMANCE,CLOCK   # why: power, thermal, "
+                    "application clocks, or stuck",
+                    g->index);
+        finding_fix(f, "sudo nvidia-smi -i %" PRIu32 " -pm 1   # persistence mode", g->index);
+        finding_fix(f,
+                    "sudo nvidia-smi -i %" PRIu32 " -rac   # application clocks back to the "
+                    "default",
+                    g->index);
+        finding_fix(f, "# if it stays low with the job running: drain the GPU and reset it "
+                       "(nvidia-smi -r -i N), or reboot");
+        f->impact = 0.5;
+    }
+}
+
+const struct rule rule_clock_low_pstate = {
+    .id = "clock.low-pstate",
+    .severity = SEV_WARNING,
+    .category = CAT_CLOCKS,
+    .title = "GPU held in a low P-state while it works",
+    .explanation =
+        "A GPU drops to a low performance state (P5-P8: idle clocks) when it has nothing to do, "
+        "and climbs back to P0-P2 as soon as work arrives. One that stays in P5 or lower while a "
+        "job computes on it runs that job at a fraction of its speed: the driver lost track of "
+        "the load, application clocks were set low, or a power or thermal policy holds it down. "
+        "The operators' usual remedy is persistence mode and default application clocks, and a "
+        "reset when that does not help.",
+    .detection = "performance state (nvmlDeviceGetPerformanceState) P5 or higher-numbered while "
+                 "the GPU works: utilisation over the window at or above gpu_busy_util_pct, or "
+                 "a compute process on it; when the SM clock and its maximum are known, only "
+                 "with the clock at a third of the maximum or less. Not checked when neither "
+                 "utilisation nor a process list is known.",
+    .fix = "Look at the clock event reasons (nvidia-smi -q -d PERFORMANCE). Enable persistence "
+           "mode, reset the application clocks (nvidia-smi -rac); if the GPU stays low, drain "
+           "and reset it or reboot.",
+    .thresholds = THRESHOLDS(TH_GPU_BUSY_UTIL_PCT),
+    .check = check_low_pstate,
 };
 
 /* ---- clock.persistence-off ---- */
