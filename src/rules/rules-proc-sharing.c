@@ -235,7 +235,16 @@ static void check_graphics(const struct rule_ctx *ctx, struct findings *out)
         size_t len = 0;
         struct finding *f;
 
-        if (v->n_compute == 0)
+        size_t n_jobs = 0;
+
+        /*
+         * Compute jobs: processes NVML lists as compute only. One listed as compute and graphics
+         * (C+G: a browser, an Electron or Node desktop app) is desktop work itself.
+         */
+        for (size_t k = 0; k < v->n_holders; k++)
+            n_jobs +=
+                holder_compute(&v->holders[k]) && !(v->holders[k].type_mask & GPU_PROC_GRAPHICS);
+        if (n_jobs == 0)
             continue;
         names[0] = '\0';
         for (size_t k = 0; k < v->n_holders; k++) {
@@ -280,8 +289,8 @@ static void check_graphics(const struct rule_ctx *ctx, struct findings *out)
             finding_evidence(f, "graphics %s holds %s%s", label, b,
                              display_server(h->p) ? " (display server)" : "");
         }
-        finding_evidence(f, "%zu compute process%s on the same GPU", v->n_compute,
-                         v->n_compute == 1 ? "" : "es");
+        finding_evidence(f, "%zu compute process%s on the same GPU", n_jobs,
+                         n_jobs == 1 ? "" : "es");
         finding_fix(f, "# browsers, IDEs, video players: turn off hardware acceleration, or close "
                        "them while jobs run");
         finding_fix(f, "# run the display on another GPU (or the integrated one) and hide this "
@@ -301,9 +310,10 @@ const struct rule rule_proc_graphics_on_compute = {
         "and the display stutters while the jobs run. A display server alone on the GPU is "
         "normal on a workstation (reported as information); other desktop programs are worth "
         "moving off the GPU a job needs. A desktop with no compute job is not reported.",
-    .detection = "a GPU with compute processes that NVML also lists graphics-only processes on; "
-                 "known display servers and compositors (Xorg, Xwayland, gnome-shell, kwin, ...) "
-                 "alone make it information.",
+    .detection = "a GPU with compute jobs (processes NVML lists as compute only: one listed as "
+                 "compute and graphics is a desktop app itself) that NVML also lists "
+                 "graphics-only processes on; known display servers and compositors (Xorg, "
+                 "Xwayland, gnome-shell, kwin, ...) alone make it information.",
     .fix = "Disable hardware acceleration in browsers and editors or close them during jobs; move "
            "the display to another GPU (or the integrated one); or run the jobs on a GPU without a "
            "display (CUDA_VISIBLE_DEVICES).",
