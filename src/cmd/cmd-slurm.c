@@ -151,6 +151,7 @@ static const struct {
     { "health.gpu-lost", true },
     { "health.gpu-inaccessible", true },
     { "health.gpu-missing", true },
+    { "health.no-gpu-found", true },
     { "health.xid", true }, /* only hardware and driver Xids are critical; a job's are warnings */
     { "health.ecc-uncorrectable", true },
     { "health.row-remap-failure", true },
@@ -196,6 +197,7 @@ static const struct {
     { "clock.power-limit-low", true },
     { "clock.power-cap", false }, /* a busy job at the limit */
     { "clock.app-clocks", true },
+    { "clock.low-pstate", true },
     { "clock.persistence-off", true },
     /* PCIe: the slot, the link, the board */
     { "pcie.link-downshift", true },
