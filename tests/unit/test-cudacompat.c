@@ -139,6 +139,16 @@ static void test_major_minor_lookups(void **state)
     assert_null(r.min_driver);
     assert_string_equal(r.min_driver_compat, "525.60.13");
 
+    /* CUDA 7.0 to 9.2, from the older notes' Table 3: no minor-version compatibility. */
+    assert_int_equal(cuda_min_driver("7.0", &r), 0);
+    assert_string_equal(r.min_driver, "346.46");
+    assert_null(r.min_driver_compat);
+    assert_int_equal(cuda_min_driver("9.2", &r), 0);
+    assert_string_equal(r.min_driver, "396.26");
+    assert_int_equal(cuda_driver_check("340.93", "7.0", NULL), CUDA_DRIVER_TOO_OLD);
+    assert_int_equal(cuda_driver_check("346.72", "7.0", NULL), CUDA_DRIVER_OK);
+    assert_int_equal(cuda_driver_check("384.81", "9.1", NULL), CUDA_DRIVER_TOO_OLD);
+
     assert_true(cuda_min_driver("13.3", &r) == 0 && r.release->secondary);
     assert_true(cuda_min_driver("13.2", &r) == 0 && !r.release->secondary);
 }
@@ -149,7 +159,7 @@ static void test_bad_versions(void **state)
 
     (void)state;
     assert_int_equal(cuda_min_driver("14.0", &r), -ENOENT);
-    assert_int_equal(cuda_min_driver("9.2", &r), -ENOENT);
+    assert_int_equal(cuda_min_driver("6.5", &r), -ENOENT);
     assert_int_equal(cuda_min_driver("", &r), -EINVAL);
     assert_int_equal(cuda_min_driver("abc", &r), -EINVAL);
     assert_int_equal(cuda_min_driver("12..4", &r), -EINVAL);
