@@ -42,6 +42,53 @@ static bool has_driver_cuda(const struct snapshot *s)
 
 /* ---- stack.no-driver ---- */
 
+/*
+ * NVML's library is installed (the driver's user-space half) and says the kernel driver is not
+ * loaded, while the PCI bus shows no NVIDIA GPU. Read and empty, the bus says nothing needs the
+ * driver (a CPU node with the driver package): information. Not read (an import of nvidia-smi's
+ * "couldn't communicate with the NVIDIA driver", or --only): the driver was installed for a GPU
+ * and is not running, as on a machine whose kernel was updated without the module (critical).
+ * Both are the same finding, so knowing less never adds one.
+ */
+static void check_no_driver_no_bus_gpu(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct snapshot *s = ctx->facts->snap;
+    const struct driver_info *d = &s->driver;
+    bool module_known = (d->valid & (UINT64_C(1) << DRIVER_S_MODULE)) != 0;
+    bool bus_read = (s->pcie.valid & (UINT64_C(1) << PCIE_I_GPUS)) != 0;
+    struct finding *f;
+
+    if (module_known && d->module_loaded)
+        return; /* loaded after all: the library and the module disagree (driver-mismatch) */
+    f = finding_new(ctx, out, -1, -1);
+    finding_evidence(f, "nvmlInit_v2: DRIVER_NOT_LOADED (nvidia-smi: 'couldn't communicate "
+                        "with the NVIDIA driver')");
+    if (module_known)
+        finding_evidence(f, "no nvidia kernel module loaded (/sys/module/nvidia absent)");
+    if (bus_read) {
+        f->severity = SEV_INFO;
+        finding_title(f, "NVIDIA driver installed but not loaded; no NVIDIA GPU on the PCI bus");
+        finding_evidence(f, "the PCI bus was read: no NVIDIA display or 3D controller");
+        finding_fix(f, "# nothing needs the driver here; if a GPU is installed, it is not seen "
+                       "on the bus: check its seating and power");
+        f->impact = 0;
+        return;
+    }
+    finding_title(f, "NVIDIA driver installed but its kernel module is not loaded");
+    if (s->host.kernel_release)
+        finding_evidence(f, "running kernel %s: the module must be built for it",
+                         s->host.kernel_release);
+    finding_evidence(f, "the PCI bus was not read, so the GPUs were not seen; NVML's user-space "
+                        "library is installed for them");
+    finding_fix(f, "lspci -nn -d 10de:   # the NVIDIA GPUs on the bus");
+    finding_fix(f, "sudo modprobe nvidia && nvidia-smi   # load it; read the error if it fails");
+    finding_fix(f, "find /lib/modules/\"$(uname -r)\" -name 'nvidia*.ko*'   # built for this "
+                   "kernel? (dkms status shows what DKMS built)");
+    finding_fix(f, "mokutil --sb-state   # Secure Boot refuses unsigned modules");
+    finding_fix(f, "sudo dmesg -T | grep -iE 'nvidia|nouveau|NVRM' | tail -20");
+    f->impact = 1.0;
+}
+
 static void check_no_driver(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct snapshot *s = ctx->facts->snap;
@@ -54,8 +101,12 @@ static void check_no_driver(const struct rule_ctx *ctx, struct findings *out)
         return;
     if (s->pcie.n_gpus == 0) {
         /* No GPU on the bus either: nothing to check (exit 3), unless the bus was not read. */
-        if (!(s->pcie.valid & (UINT64_C(1) << PCIE_I_GPUS)))
-            need_collector(ctx, out, COLLECTOR_PCIE);
+        if (n->load_error != 0) {
+            if (!(s->pcie.valid & (UINT64_C(1) << PCIE_I_GPUS)))
+                need_collector(ctx, out, COLLECTOR_PCIE);
+            return;
+        }
+        check_no_driver_no_bus_gpu(ctx, out);
         return;
     }
     for (size_t i = 0; i < s->pcie.n_gpus; i++) {
@@ -122,7 +173,12 @@ const struct rule rule_stack_no_driver = {
         "holding the GPUs, or a driver that was never installed. GPUs bound to vfio-pci are "
         "passed through to virtual machines (information only).",
     .detection = "NVML's library did not load, or nvmlInit_v2 returned DRIVER_NOT_LOADED, while "
-                 "sysfs lists NVIDIA display-class devices; their bound kernel driver is shown.",
+                 "sysfs lists NVIDIA display-class devices; their bound kernel driver is shown. "
+                 "When the PCI bus was not read (an import, --only), NVML's library loading and "
+                 "saying DRIVER_NOT_LOADED is enough: the driver was installed for a GPU and its "
+                 "module is not running (unless the driver collector saw the module loaded). A "
+                 "bus that was read and holds no NVIDIA GPU makes it information: nothing needs "
+                 "the driver.",
     .fix = "Load it (modprobe nvidia) and read the error; check that DKMS built it for the running "
            "kernel and that Secure Boot accepts it; blacklist nouveau; install the driver if it is "
            "missing.",
