@@ -618,6 +618,40 @@ static const char *cudnn_conflict(const char *want, const char *loaded)
     return NULL;
 }
 
+/*
+ * A framework whose process is not in the snapshot (it died at start, or an import holds only
+ * its build record): what it loads is not known, and without a cuDNN of its own in its
+ * environment it loads the system's. A system cuDNN it refuses is then the likely reason it
+ * stopped. (Live, a framework is found from its running process, whose maps say what it loads.)
+ */
+static void cudnn_system_conflict(const struct rule_ctx *ctx, struct findings *out,
+                                  const struct stack_framework *fw, const char *system,
+                                  const char *why)
+{
+    const struct snapshot *s = ctx->facts->snap;
+    const char *name = fw->name ? fw->name : "framework";
+    struct finding *f = finding_new(ctx, out, -1, fw->pid > 0 ? fw->pid : -1);
+
+    finding_title(f, "%s %s was built for cuDNN %s, the system's cuDNN is %s", name,
+                  fw->version ? fw->version : "", fw->cudnn_version, system);
+    finding_evidence(f, "%s", why);
+    finding_evidence(f, "system cuDNN %s from %s", system,
+                     s->stack.cudnn_source ? s->stack.cudnn_source : "the stack collector");
+    finding_evidence(f, "no process of it runs here, so what it loads is not known: without a "
+                        "cuDNN of its own in its environment it loads the system's");
+    if (fw->cuda_version)
+        finding_fix(f,
+                    "# install cuDNN %s or a newer release of the same major version (pip: "
+                    "nvidia-cudnn-cu%lu, or the distribution's package)",
+                    fw->cudnn_version, major_of(fw->cuda_version));
+    else
+        finding_fix(f,
+                    "# install cuDNN %s or a newer release of the same major version, or a %s "
+                    "build for cuDNN %s",
+                    fw->cudnn_version, name, system);
+    f->impact = 0.4;
+}
+
 static void check_cudnn(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct snapshot *s = ctx->facts->snap;
@@ -632,10 +666,18 @@ static void check_cudnn(const struct rule_ctx *ctx, struct findings *out)
         bool maps_known;
         struct finding *f;
 
-        if (fw->cuda_version == NULL)
+        /* A recorded cuDNN makes it a CUDA build even where its CUDA version is unknown. */
+        if (fw->cuda_version == NULL && want == NULL)
             continue;
         loaded = proc_cudnn(s, fw->pid, &maps_known);
         proc_desc(label, sizeof(label), ctx, fw->pid);
+        if (want && proc_table_find(&s->procs, fw->pid) == NULL && system_known &&
+            s->stack.cudnn_version && (why = cudnn_conflict(want, s->stack.cudnn_version))) {
+            cudnn_system_conflict(ctx, out, fw, s->stack.cudnn_version, why);
+            continue;
+        }
+        if (fw->cuda_version == NULL)
+            continue;
         if (want && loaded && *loaded && (why = cudnn_conflict(want, loaded)) != NULL) {
             f = finding_new(ctx, out, -1, fw->pid);
             finding_title(f, "%s %s expects cuDNN %s but %s loads cuDNN %s",
@@ -699,7 +741,10 @@ const struct rule rule_stack_cudnn = {
     .detection = "for each CUDA build of a framework found in a GPU process: the cuDNN it records "
                  "(build info or pip wheel) compared with the libcudnn its process maps: another "
                  "major version; before cuDNN 8 another minor version; from 8 on an older minor "
-                 "than recorded. Or no cuDNN at all: none mapped, none recorded and none "
+                 "than recorded. A framework whose process is not in the snapshot (it died at "
+                 "start; an import of its build record): its recorded cuDNN compared the same way "
+                 "with the system's, which it loads without one of its own. Or no cuDNN at all: "
+                 "none mapped, none recorded and none "
                  "installed, each of them looked at (a stack collector that did not run, or maps "
                  "that were not read, leave it not checked).",
     .fix = "Install the cuDNN the framework expects (for pip frameworks, the nvidia-cudnn-cuXX "

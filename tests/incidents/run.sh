@@ -76,7 +76,8 @@ for dir in "${dirs[@]}"; do
 
     "$GPUDOCTOR" check --from "$dir/snapshot.json" --json >"$tmp/out.json" 2>"$tmp/err"
     rc=$?
-    if ! jq -e '.schema == "gpudoctor.check/1"' "$tmp/out.json" >/dev/null 2>&1; then
+    # (jq -e on an empty file exits 0 in some versions: an unread snapshot must not pass as one)
+    if [ ! -s "$tmp/out.json" ] || ! jq -e '.schema == "gpudoctor.check/1"' "$tmp/out.json" >/dev/null 2>&1; then
         problem "$name" "no JSON report (exit $rc): $(head -c 300 "$tmp/err")"
         continue
     fi
