@@ -271,18 +271,41 @@ static void check_gpu_lost(const struct rule_ctx *ctx, struct findings *out)
     for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
         const struct gpu *g = ctx->facts->gpus[i].g;
         bool nvml = gpu_any_rc(g, NVML_ERROR_GPU_IS_LOST), log = false;
+        /* Counted, but its handle cannot be opened for an unknown reason: nvidia-smi's "Unable to
+         * determine the device handle for GPU ...: Unknown Error", what a GPU that dropped off
+         * the bus or shut down (overheating, power) leaves behind. */
+        bool unopened = !nvml && g->handle_rc == NVML_ERROR_UNKNOWN;
         struct finding *f;
 
         for (size_t k = 0; k < d->n_events && !log; k++)
             log = bus_event(&d->events[k]) && klog_recent(ctx, &d->events[k]) &&
                   bus_event_gpu(ctx, &d->events[k]) == &ctx->facts->gpus[i];
-        if (!nvml && !log)
+        if (!nvml && !log && !unopened)
             continue;
         f = finding_new(ctx, out, (int32_t)g->index, -1);
-        finding_title(f, "GPU %" PRIu32 " has fallen off the bus%s", g->index,
-                      nvml ? " (NVML: GPU_IS_LOST)" : "");
+        if (unopened && !log) {
+            finding_title(f,
+                          "GPU %" PRIu32 " lost: NVML counts it but cannot open it (Unknown "
+                          "Error)",
+                          g->index);
+            finding_evidence(f,
+                             "nvmlDeviceGetHandleByIndex_v2(%" PRIu32 ") returned UNKNOWN "
+                             "(nvidia-smi: 'Unable to determine the device handle for GPU'): "
+                             "the driver lost it, most often off the bus, or it shut down "
+                             "(overheating, power)",
+                             g->index);
+            if (!klog_source_known(ctx))
+                finding_evidence(f, "the kernel log was not read: it says whether the GPU fell "
+                                    "off the bus (Xid 79) or failed to initialise");
+        } else {
+            finding_title(f, "GPU %" PRIu32 " has fallen off the bus%s", g->index,
+                          nvml ? " (NVML: GPU_IS_LOST)" : "");
+        }
         if (nvml)
             finding_evidence(f, "NVML answers GPU_IS_LOST for this GPU");
+        else if (unopened && log)
+            finding_evidence(f, "nvmlDeviceGetHandleByIndex_v2(%" PRIu32 ") returned UNKNOWN",
+                             g->index);
         for (size_t k = 0; k < d->n_events; k++) {
             const struct klog_event *ev = &d->events[k];
 
@@ -338,9 +361,12 @@ const struct rule rule_health_gpu_lost = {
         "(seating, risers, a failing slot), power delivery (cables, PSU), overheating, or a "
         "hardware fault of the GPU. If it happens again after a reboot, the card or its slot is "
         "failing.",
-    .detection = "NVML returns GPU_IS_LOST for the GPU's handle or any of its fields; or the "
-                 "kernel log has 'GPU has fallen off the bus' or XID 79 for its PCI address within "
-                 "klog_max_age_h (also for GPUs NVML no longer lists).",
+    .detection = "NVML returns GPU_IS_LOST for the GPU's handle or any of its fields; or it "
+                 "counts the GPU but its handle fails with UNKNOWN (nvidia-smi's 'Unable to "
+                 "determine the device handle for GPU ...: Unknown Error', left by a GPU that "
+                 "dropped off the bus or shut down); or the kernel log has 'GPU has fallen off "
+                 "the bus' or XID 79 for its PCI address within klog_max_age_h (also for GPUs "
+                 "NVML no longer lists).",
     .fix = "Try nvidia-smi -r -i N; usually the node must be drained and rebooted. Read the kernel "
            "log for AER and PCIe errors before the event, check power cables and seating, compare "
            "temperatures. A recurrence means hardware: contact the vendor.",
@@ -366,7 +392,9 @@ static void check_gpu_inaccessible(const struct rule_ctx *ctx, struct findings *
         const char *name;
         struct finding *f;
 
-        if (g->handle_rc == 0 || g->handle_rc == NVML_ERROR_GPU_IS_LOST)
+        /* GPU_IS_LOST and UNKNOWN are health.gpu-lost's. */
+        if (g->handle_rc == 0 || g->handle_rc == NVML_ERROR_GPU_IS_LOST ||
+            g->handle_rc == NVML_ERROR_UNKNOWN)
             continue;
         name = nvml_rc_name(g->handle_rc);
         f = finding_new(ctx, out, (int32_t)g->index, -1);
@@ -419,9 +447,10 @@ const struct rule rule_health_gpu_inaccessible = {
         "board's external power cables are not properly attached), RESET_REQUIRED (a previous "
         "error left it needing a reset), IRQ_ISSUE (the kernel detected an interrupt problem), "
         "NO_PERMISSION (cgroup device rules or device file permissions: normal in a container "
-        "given only some GPUs, so a warning) or an unknown driver error.",
+        "given only some GPUs, so a warning) or another driver error. UNKNOWN is what a GPU lost "
+        "from the bus leaves: health.gpu-lost reports it.",
     .detection = "nvmlDeviceGetHandleByIndex_v2 failed for an index below the device count, with "
-                 "an error other than GPU_IS_LOST (that is health.gpu-lost).",
+                 "an error other than GPU_IS_LOST or UNKNOWN (those are health.gpu-lost).",
     .fix = "Act on the error: reseat power cables (INSUFFICIENT_POWER), reset the GPU with "
            "nvidia-smi -r -i N (RESET_REQUIRED), check permissions or run on the host "
            "(NO_PERMISSION), read the kernel log (others).",
