@@ -48,6 +48,12 @@ static bool busy(const struct rule_ctx *ctx, const struct facts_gpu *v)
  */
 #define TEMP_PLAUSIBLE_MAX_C 200
 
+/*
+ * A board's maximum operating temperature sits a few degrees under its slowdown threshold; this
+ * far under it, a platform (a laptop's firmware, thermald) has set it lower.
+ */
+#define TEMP_MAX_SET_LOW_C 20
+
 /* Whether a temperature field is valid and plausible; a skip says so when it is not plausible. */
 static bool temp_ok(const struct rule_ctx *ctx, struct findings *out, const struct gpu *g,
                     enum gpu_slot slot, uint32_t c)
@@ -67,7 +73,7 @@ static void check_thermal(const struct rule_ctx *ctx, struct findings *out)
     for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
         const struct facts_gpu *v = &ctx->facts->gpus[i];
         const struct gpu *g = v->g;
-        bool sw, hw, temp, limit, shut, near, above, past_shutdown;
+        bool sw, hw, temp, limit, shut, gmax, near, above, past_shutdown, past_max;
         int64_t over;
         struct finding *f;
 
@@ -76,7 +82,8 @@ static void check_thermal(const struct rule_ctx *ctx, struct findings *out)
         temp = temp_ok(ctx, out, g, GPU_S_TEMP, g->temp_c);
         limit = temp_ok(ctx, out, g, GPU_S_TEMP_SLOWDOWN, g->temp_slowdown_c);
         shut = temp_ok(ctx, out, g, GPU_S_TEMP_SHUTDOWN, g->temp_shutdown_c);
-        if (!v->reasons_valid && !(temp && limit)) {
+        gmax = temp_ok(ctx, out, g, GPU_S_TEMP_GPU_MAX, g->temp_gpu_max_c);
+        if (!v->reasons_valid && !(temp && (limit || gmax))) {
             need_gpu(ctx, out, g, GPU_S_EVENT_REASONS);
             if (!gpu_valid(g, GPU_S_TEMP))
                 need_gpu(ctx, out, g, GPU_S_TEMP);
@@ -92,7 +99,11 @@ static void check_thermal(const struct rule_ctx *ctx, struct findings *out)
         above = temp && limit && over >= 0;
         past_shutdown = temp && shut && g->temp_c >= g->temp_shutdown_c;
         near = temp && limit && (double)over + th(ctx, TH_THERMAL_MARGIN_C) >= 0;
-        if (!sw && !hw && !near && !above && !past_shutdown)
+        /* Past the maximum operating temperature the driver's software thermal slowdown trims
+         * the clocks, however far the slowdown threshold is (a platform may set it low). */
+        past_max = temp && gmax && g->temp_c > g->temp_gpu_max_c;
+        /* Reason bits that were read and show no thermal slowdown say it is not slowing. */
+        if (!sw && !hw && !near && !above && !past_shutdown && !(past_max && !v->reasons_valid))
             continue;
         f = finding_new(ctx, out, (int32_t)g->index, -1);
         /* Past the slowdown point the GPU is (or is about to be) cutting its clocks hard. */
@@ -119,6 +130,12 @@ static void check_thermal(const struct rule_ctx *ctx, struct findings *out)
         else if (above)
             finding_title(f, "GPU %" PRIu32 " at its slowdown temperature (%" PRIu32 " °C)",
                           g->index, g->temp_c);
+        else if (past_max && !near)
+            finding_title(f,
+                          "GPU %" PRIu32 " at %" PRIu32 " °C, past its maximum operating "
+                          "temperature (%" PRIu32 " °C), where software thermal slowdown "
+                          "starts",
+                          g->index, g->temp_c, g->temp_gpu_max_c);
         else
             finding_title(f,
                           "GPU %" PRIu32 " at %" PRIu32 " °C, %" PRId64 " °C from its slowdown "
@@ -134,6 +151,15 @@ static void check_thermal(const struct rule_ctx *ctx, struct findings *out)
                              g->temp_slowdown_c);
         else if (temp)
             finding_evidence(f, "temperature %" PRIu32 " °C", g->temp_c);
+        if (past_max)
+            finding_evidence(f,
+                             "maximum operating temperature %" PRIu32 " °C: above it the driver's "
+                             "software thermal slowdown lowers the clocks",
+                             g->temp_gpu_max_c);
+        if (past_max && limit && g->temp_slowdown_c >= g->temp_gpu_max_c + TEMP_MAX_SET_LOW_C)
+            finding_evidence(f, "it is set far below the slowdown threshold: on a laptop or "
+                                "workstation the platform sets it (firmware thermal limits, "
+                                "thermald)");
         if (past_shutdown)
             finding_evidence(f, "at the shutdown temperature the GPU turns itself off to protect "
                                 "the chip: its jobs die");
@@ -152,6 +178,9 @@ static void check_thermal(const struct rule_ctx *ctx, struct findings *out)
                     g->index);
         finding_fix(f, "# check the airflow: fans, blanking panels, dust filters, the room's "
                        "inlet temperature (ipmitool sdr type Temperature)");
+        if (past_max && limit && g->temp_slowdown_c >= g->temp_gpu_max_c + TEMP_MAX_SET_LOW_C)
+            finding_fix(f, "# a maximum operating temperature set low is the platform's: check "
+                           "the firmware's thermal settings and thermald (its adaptive mode)");
         if (gpu_valid(g, GPU_S_POWER_LIMIT) && gpu_valid(g, GPU_S_POWER_MIN_LIMIT)) {
             uint32_t w = (uint32_t)((uint64_t)g->power_limit_mw * 85 / 100000);
 
@@ -184,7 +213,10 @@ const struct rule rule_clock_thermal_slowdown = {
     .detection = "clock event reasons sw_thermal or hw_thermal set in any reading of the window "
                  "(nvmlDeviceGetCurrentClocksEventReasons), or the temperature within "
                  "thermal_margin_c of the slowdown threshold "
-                 "(nvmlDeviceGetTemperatureThreshold SLOWDOWN). At or past the slowdown "
+                 "(nvmlDeviceGetTemperatureThreshold SLOWDOWN), or above the maximum operating "
+                 "temperature (GPU_MAX), past which the driver's software slowdown trims the "
+                 "clocks (when the reason bits are unknown; read, they say whether it does). At "
+                 "or past the slowdown "
                  "threshold, or the shutdown one, it is critical with or without the reason "
                  "bits. Temperatures and thresholds above 200 °C (or a threshold of 0) are not "
                  "readings: they are reported as not checked.",
