@@ -32,6 +32,14 @@ const struct threshold_def threshold_defs[TH__COUNT] = {
         "a holder using less CPU than this (100 = one core) over the window is idle" },
     [TH_PILEUP_MIN_PROCS] = { "pileup_min_procs", 2, "processes", 2, 1e6,
         "this many compute processes on one GPU while another GPU idles is a pile-up" },
+    [TH_GRAPHICS_MEM_PCT] = { "graphics_mem_pct", 10, "%", 0, 100,
+        "graphics work (display, desktop, 3D programs) holding at least this share of a GPU's "
+        "memory beside compute jobs takes a meaningful share of it" },
+    [TH_GRAPHICS_MEM_MIN_MIB] = { "graphics_mem_min_mib", 1024, "MiB", 0, 1e9,
+        "... and only when it is also at least this much (a desktop holds a few hundred MiB)" },
+    [TH_GRAPHICS_SM_PCT] = { "graphics_sm_pct", 10, "%", 0, 100,
+        "graphics work taking at least this share of a GPU's SM time (per-process samples) beside "
+        "compute jobs takes a meaningful share of it" },
     [TH_STARVED_UTIL_PCT] = { "starved_util_pct", 60, "%", 0, 100,
         "a GPU averaging below this while its job is CPU-bound is starved by its input" },
     [TH_UTIL_SWING_PCT] = { "util_swing_pct", 50, "%", 0, 100,

@@ -209,11 +209,11 @@ const struct rule rule_proc_pileup = {
 
 static bool display_server(const struct proc *p)
 {
-    static const char *const names[] = { "Xorg",          "X",        "Xwayland",
-                                         "gnome-shell",   "kwin_x11", "kwin_wayland",
-                                         "sway",          "weston",   "mutter",
-                                         "gdm-x-session", "cinnamon", "xfwm4",
-                                         "compiz",        "Hyprland", NULL };
+    static const char *const names[] = {
+        "Xorg",        "X",      "Xwayland", "gnome-shell", "kwin_x11",      "kwin_wayland",
+        "plasmashell", "sway",   "weston",   "mutter",      "gdm-x-session", "cinnamon",
+        "xfwm4",       "compiz", "Hyprland", NULL
+    };
     const char *comm = p && p->comm ? p->comm : NULL;
 
     if (comm == NULL)
@@ -225,77 +225,235 @@ static bool display_server(const struct proc *p)
     return false;
 }
 
+/* Graphics work on a GPU: every process NVML lists there as graphics (graphics-only or C+G). */
+static bool holder_graphics(const struct facts_holder *h)
+{
+    return (h->type_mask & GPU_PROC_GRAPHICS) != 0;
+}
+
+/* What the graphics work on one GPU takes, as far as it is known. */
+struct graphics_take {
+    size_t n, n_mem_unknown, n_sm_unknown, n_servers;
+    uint64_t bytes;   /* summed over the processes whose memory is known */
+    uint32_t sm_pct;  /* summed over the processes with a per-process sample */
+    bool share_valid; /* the GPU's memory size is known */
+    double share_pct; /* bytes against the GPU's memory */
+    const struct facts_holder *largest;
+    char unknown[96]; /* pids whose memory NVML did not give */
+};
+
+static void graphics_take(const struct facts_gpu *v, struct graphics_take *t)
+{
+    size_t len = 0;
+
+    memset(t, 0, sizeof(*t));
+    for (size_t k = 0; k < v->n_holders; k++) {
+        const struct facts_holder *h = &v->holders[k];
+
+        if (!holder_graphics(h))
+            continue;
+        t->n++;
+        t->n_servers += display_server(h->p);
+        if (h->used_valid) {
+            t->bytes += h->used_bytes;
+            if (t->largest == NULL || h->used_bytes > t->largest->used_bytes)
+                t->largest = h;
+        } else {
+            t->n_mem_unknown++;
+            if (len < sizeof(t->unknown))
+                len += (size_t)snprintf(t->unknown + len, sizeof(t->unknown) - len, "%s%" PRIu32,
+                                        len ? ", " : "", h->pid);
+        }
+        if (h->np && (h->np->valid & (1u << GPU_PROC_S_UTIL)))
+            t->sm_pct += h->np->sm_util_pct;
+        else
+            t->n_sm_unknown++;
+    }
+    if (gpu_valid(v->g, GPU_S_MEM_TOTAL) && v->g->mem_total_bytes > 0) {
+        t->share_valid = true;
+        t->share_pct = 100.0 * (double)t->bytes / (double)v->g->mem_total_bytes;
+    }
+}
+
+/* Whether holder a (at index ia) comes before b (at ib): more memory, known before unknown. */
+static bool graphics_before(const struct facts_holder *a, size_t ia, const struct facts_holder *b,
+                            size_t ib)
+{
+    if (a->used_valid != b->used_valid)
+        return a->used_valid;
+    if (a->used_valid && a->used_bytes != b->used_bytes)
+        return a->used_bytes > b->used_bytes;
+    return ia < ib;
+}
+
+/* A GPU with no graphics process that runs jobs instead, or -1. */
+static int32_t graphics_free_gpu(const struct rule_ctx *ctx, const struct facts_gpu *self)
+{
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
+        bool graphics = false;
+
+        if (v == self || v->g->handle_rc != 0 || !gpu_valid(v->g, GPU_S_PROCESSES))
+            continue;
+        for (size_t k = 0; k < v->n_holders; k++)
+            graphics |= holder_graphics(&v->holders[k]);
+        if (!graphics)
+            return (int32_t)v->g->index;
+    }
+    return -1;
+}
+
 static void check_graphics(const struct rule_ctx *ctx, struct findings *out)
 {
     for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
         const struct facts_gpu *v = &ctx->facts->gpus[i];
-        size_t n_apps = 0, n_servers = 0;
-        uint64_t bytes = 0;
-        char b[16], names[160];
-        size_t len = 0;
+        const double floor_mib = th(ctx, TH_GRAPHICS_MEM_MIN_MIB);
+        const double mem_pct = th(ctx, TH_GRAPHICS_MEM_PCT), sm_pct = th(ctx, TH_GRAPHICS_SM_PCT);
+        struct graphics_take t;
+        size_t n_jobs = 0, len = 0;
+        bool mem_big, mem_small, sm_big;
+        char b[16], total[16], names[160], sm[48] = "";
+        int32_t other;
         struct finding *f;
-
-        size_t n_jobs = 0;
 
         /*
          * Compute jobs: processes NVML lists as compute only. One listed as compute and graphics
-         * (C+G: a browser, an Electron or Node desktop app) is desktop work itself.
+         * (C+G: a browser, an Electron or Node desktop app, a 3D program) is graphics work itself.
          */
         for (size_t k = 0; k < v->n_holders; k++)
-            n_jobs +=
-                holder_compute(&v->holders[k]) && !(v->holders[k].type_mask & GPU_PROC_GRAPHICS);
+            n_jobs += holder_compute(&v->holders[k]) && !holder_graphics(&v->holders[k]);
         if (n_jobs == 0)
             continue;
-        names[0] = '\0';
-        for (size_t k = 0; k < v->n_holders; k++) {
-            const struct facts_holder *h = &v->holders[k];
-            const struct facts_use *u = facts_use_find(ctx->facts, (int32_t)h->pid);
-
-            if (u == NULL || !u->graphics_only)
-                continue;
-            if (display_server(h->p)) {
-                n_servers++;
-                continue;
-            }
-            n_apps++;
-            bytes += h->used_valid ? h->used_bytes : 0;
-            if (len < sizeof(names))
-                len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "",
-                                        h->p && h->p->comm ? h->p->comm : "?");
-        }
-        if (n_apps == 0 && n_servers == 0)
+        graphics_take(v, &t);
+        if (t.n == 0)
             continue;
+        /*
+         * Judged by what the graphics take, not by their presence: memory past both the share
+         * and the floor, or SM time past its share. What is known can prove a large take; only
+         * the whole can prove a small one.
+         */
+        mem_big = t.share_valid && (double)t.bytes >= floor_mib * MIB && t.share_pct >= mem_pct;
+        mem_small = t.n_mem_unknown == 0 &&
+                    ((double)t.bytes < floor_mib * MIB || (t.share_valid && t.share_pct < mem_pct));
+        sm_big = t.n_sm_unknown < t.n && (double)t.sm_pct >= sm_pct;
+        if (!mem_big && !sm_big && !mem_small) {
+            rule_skip(ctx, out, (int32_t)v->g->index,
+                      "%s%s%s%s%s: what the graphics take beside the compute jobs is not known",
+                      t.n_mem_unknown ? "GPU memory of graphics pid " : "",
+                      t.n_mem_unknown ? t.unknown : "",
+                      t.n_mem_unknown ? " not reported by NVML" : "",
+                      t.n_mem_unknown && !t.share_valid ? ", " : "",
+                      t.share_valid ? "" : "mem_total_bytes unknown");
+            continue;
+        }
+        /* The graphics processes by the memory they hold, largest first (unknown last). */
+        names[0] = '\0';
+        for (size_t m = 0; m < t.n && len < sizeof(names); m++) {
+            const struct facts_holder *next = NULL;
+            size_t rank = 0;
+
+            for (size_t k = 0; k < v->n_holders; k++) {
+                const struct facts_holder *h = &v->holders[k];
+                size_t bigger = 0;
+
+                if (!holder_graphics(h))
+                    continue;
+                for (size_t o = 0; o < v->n_holders; o++)
+                    bigger += o != k && holder_graphics(&v->holders[o]) &&
+                              graphics_before(&v->holders[o], o, h, k);
+                if (bigger == m)
+                    next = h;
+                rank += bigger == m;
+            }
+            if (next == NULL || rank != 1)
+                break;
+            len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "",
+                                    next->p && next->p->comm ? next->p->comm : "?");
+        }
+        render_bytes(b, sizeof(b), t.bytes);
+        if (t.n_sm_unknown < t.n)
+            snprintf(sm, sizeof(sm), ", SM %" PRIu32 " %%", t.sm_pct);
         f = finding_new(ctx, out, (int32_t)v->g->index, -1);
-        render_bytes(b, sizeof(b), bytes);
-        if (n_apps > 0) {
-            finding_title(f, "GPU %" PRIu32 " runs desktop programs (%s, %s) next to compute jobs",
-                          v->g->index, names, b);
+        if (mem_big || sm_big) {
+            if (mem_big)
+                finding_title(f,
+                              "Graphics on GPU %" PRIu32 " take %s (%.0f %% of its memory)%s "
+                              "beside compute jobs (%s)",
+                              v->g->index, b, t.share_pct, sm, names);
+            else
+                finding_title(f,
+                              "Graphics on GPU %" PRIu32 " take SM %" PRIu32 " %% beside compute "
+                              "jobs (%s, %s)",
+                              v->g->index, t.sm_pct, names, b);
+            f->impact = 0.2 + (mem_big ? t.share_pct / 100.0 : 0) + (sm_big ? t.sm_pct / 100.0 : 0);
         } else {
             f->severity = SEV_INFO;
-            finding_title(f, "GPU %" PRIu32 " drives the display and runs compute jobs",
-                          v->g->index);
+            finding_title(f,
+                          "GPU %" PRIu32 " also drives the desktop (%s): %s%s beside compute jobs",
+                          v->g->index, names, b, sm);
+            f->impact = 0;
         }
         for (size_t k = 0; k < v->n_holders; k++) {
             const struct facts_holder *h = &v->holders[k];
-            const struct facts_use *u = facts_use_find(ctx->facts, (int32_t)h->pid);
-            char label[160];
+            char label[160], util[32] = "", held[24] = "memory not reported";
 
-            if (u == NULL || !u->graphics_only)
+            if (!holder_graphics(h))
                 continue;
             proc_desc(label, sizeof(label), ctx, (int32_t)h->pid);
-            snprintf(b, sizeof(b), "?");
             if (h->used_valid)
-                render_bytes(b, sizeof(b), h->used_bytes);
-            finding_evidence(f, "graphics %s holds %s%s", label, b,
+                render_bytes(held, sizeof(held), h->used_bytes);
+            if (h->np && (h->np->valid & (1u << GPU_PROC_S_UTIL)))
+                snprintf(util, sizeof(util), ", SM %" PRIu32 " %%", h->np->sm_util_pct);
+            finding_evidence(f, "graphics %s: %s%s%s%s", label, held, util,
+                             holder_compute(h) ? " (compute and graphics)" : "",
                              display_server(h->p) ? " (display server)" : "");
         }
+        render_bytes(b, sizeof(b), t.bytes);
+        if (t.share_valid) {
+            render_bytes(total, sizeof(total), v->g->mem_total_bytes);
+            finding_evidence(f,
+                             "graphics hold %s%s of %s (%.1f %%); a meaningful share is %g %% "
+                             "and at least %g MiB (graphics_mem_pct, graphics_mem_min_mib)",
+                             t.n_mem_unknown ? "at least " : "", b, total, t.share_pct, mem_pct,
+                             floor_mib);
+        }
+        if (t.n_sm_unknown == t.n)
+            finding_evidence(f, "no per-process SM samples: the graphics' share of GPU time is "
+                                "not known");
+        else
+            finding_evidence(f, "graphics SM %s%" PRIu32 " %% (graphics_sm_pct %g %%)",
+                             t.n_sm_unknown ? "at least " : "", t.sm_pct, sm_pct);
         finding_evidence(f, "%zu compute process%s on the same GPU", n_jobs,
                          n_jobs == 1 ? "" : "es");
-        finding_fix(f, "# browsers, IDEs, video players: turn off hardware acceleration, or close "
-                       "them while jobs run");
-        finding_fix(f, "# run the display on another GPU (or the integrated one) and hide this "
-                       "one from it; or run jobs on another GPU: CUDA_VISIBLE_DEVICES=<other>");
-        f->impact = 0.2;
+        if (f->severity == SEV_INFO) {
+            finding_fix(f, "# nothing to do for its memory: a display and desktop this size are "
+                           "normal on a workstation GPU that also computes");
+            if (t.n_sm_unknown > 0)
+                finding_fix(f,
+                            "nvidia-smi pmon -i %" PRIu32 " -c 1   # its SM share: graphics "
+                            "rows (type G) should stay at a few %%",
+                            v->g->index);
+            continue;
+        }
+        if (t.largest && display_server(t.largest->p) && t.largest->used_bytes >= floor_mib * MIB)
+            finding_fix(f, "# the display server or compositor itself holds the most: log out and "
+                           "in (or restart the session) to release it; one that keeps growing "
+                           "leaks");
+        finding_fix(f, "# 3D programs, browsers, video players: close them, or turn off their "
+                       "hardware acceleration, while jobs run");
+        other = graphics_free_gpu(ctx, v);
+        if (other >= 0)
+            finding_fix(f,
+                        "# or run the jobs on GPU %d, which has no graphics work: "
+                        "CUDA_VISIBLE_DEVICES=%d <command>",
+                        other, other);
+        finding_fix(f, "# run the display on another GPU (or the integrated one) and keep this "
+                       "one for compute");
+        if (t.n_sm_unknown == t.n)
+            finding_fix(f,
+                        "nvidia-smi pmon -i %" PRIu32 " -c 1   # SM share of every process, "
+                        "graphics included",
+                        v->g->index);
     }
 }
 
@@ -303,20 +461,26 @@ const struct rule rule_proc_graphics_on_compute = {
     .id = "proc.graphics-on-compute",
     .severity = SEV_WARNING,
     .category = CAT_PROCESS,
-    .title = "Desktop programs on a GPU that runs compute jobs",
+    .title = "Graphics taking a large share of a compute GPU",
     .explanation =
-        "Graphics programs (a browser with hardware acceleration, an IDE, a video player, a file "
-        "indexer's thumbnails) use the same GPU as compute jobs. They take memory and time slices, "
-        "and the display stutters while the jobs run. A display server alone on the GPU is "
-        "normal on a workstation (reported as information); other desktop programs are worth "
-        "moving off the GPU a job needs. A desktop with no compute job is not reported.",
-    .detection = "a GPU with compute jobs (processes NVML lists as compute only: one listed as "
-                 "compute and graphics is a desktop app itself) that NVML also lists "
-                 "graphics-only processes on; known display servers and compositors (Xorg, "
-                 "Xwayland, gnome-shell, kwin, ...) alone make it information.",
-    .fix = "Disable hardware acceleration in browsers and editors or close them during jobs; move "
-           "the display to another GPU (or the integrated one); or run the jobs on a GPU without a "
-           "display (CUDA_VISIBLE_DEVICES).",
-    .thresholds = NO_THRESHOLDS,
+        "Graphics programs (a display server or compositor, a 3D program, a browser with "
+        "hardware acceleration, a video player) use the same GPU as compute jobs. A "
+        "workstation's display and desktop holding a few hundred MiB is normal and reported as "
+        "information only. When the graphics take a meaningful share (several GiB of memory a "
+        "job could use, or a share of the SM time the jobs are sliced with), the jobs run "
+        "slower or run out of memory and the display stutters. A desktop with no compute job "
+        "is not reported.",
+    .detection = "a GPU with compute jobs (processes NVML lists as compute only) on which NVML "
+                 "also lists graphics processes (graphics-only, or compute and graphics): a "
+                 "warning when they hold at least graphics_mem_pct of the GPU's memory and at "
+                 "least graphics_mem_min_mib, or their per-process SM samples add up to "
+                 "graphics_sm_pct; information otherwise. A graphics process whose memory NVML "
+                 "does not report (or a GPU whose memory size is unknown) leaves a small take "
+                 "unproven: the rule says what it could not judge instead.",
+    .fix = "Close 3D programs and browsers, or turn off their hardware acceleration, while jobs "
+           "run; restart a compositor that has grown; move the display to another GPU (or the "
+           "integrated one); or run the jobs on a GPU without graphics work "
+           "(CUDA_VISIBLE_DEVICES).",
+    .thresholds = THRESHOLDS(TH_GRAPHICS_MEM_PCT, TH_GRAPHICS_MEM_MIN_MIB, TH_GRAPHICS_SM_PCT),
     .check = check_graphics,
 };
