@@ -414,6 +414,132 @@ static void test_unknown_is_not_absent(void **state)
     snapshot_free(s);
 }
 
+/* The graphics process of GPU 0 with this pid. */
+static struct gpu_proc *gproc_of(struct snapshot *s, uint32_t pid)
+{
+    struct gpu *g = gpu_of(s, 0);
+
+    for (size_t i = 0; i < g->n_procs; i++) {
+        if (g->procs[i].pid == pid)
+            return &g->procs[i];
+    }
+    fail_msg("no pid %u on GPU 0", pid);
+    abort();
+}
+
+/* Its memory unknown to NVML and to the process table alike. */
+static void forget_memory(struct snapshot *s, uint32_t pid)
+{
+    gproc_of(s, pid)->valid &= ~(UINT64_C(1) << GPU_PROC_S_USED);
+    for (size_t i = 0; i < s->procs.n_procs; i++) {
+        struct proc *p = &s->procs.procs[i];
+
+        for (size_t k = 0; p->pid == (int32_t)pid && k < p->n_gpus; k++)
+            p->gpus[k].valid &= ~(UINT64_C(1) << PROC_GPU_S_USED);
+    }
+}
+
+static void run_with(const struct snapshot *s, struct findings *f, const char *assignment)
+{
+    struct config cfg;
+    char *cause = NULL;
+
+    config_init(&cfg);
+    if (config_set(&cfg, assignment, &cause) != 0)
+        fail_msg("%s", cause);
+    memset(f, 0, sizeof(*f));
+    rules_run(s, NULL, &cfg.rules, f);
+    config_free(&cfg);
+}
+
+/*
+ * Graphics beside compute is judged by what it takes: a desktop of a few hundred MiB is
+ * information, the same desktop past a threshold a warning; memory NVML does not report can
+ * prove nothing small, while the memory it does report can prove a large take.
+ */
+static void test_graphics_by_what_it_takes(void **state)
+{
+    struct findings f;
+    const struct finding *x;
+    struct snapshot *s;
+
+    (void)state;
+    /* 560 MiB and SM 6 % on a 24 GiB GPU: information. */
+    s = load("healthy-desktop-training");
+    run(s, &f);
+    x = MUST(find(&f, "proc.graphics-on-compute", 0));
+    assert_int_equal(x->severity, SEV_INFO);
+    findings_free(&f);
+
+    /* The same desktop is a warning once it takes the SM share set... */
+    run_with(s, &f, "graphics_sm_pct=6");
+    x = MUST(find(&f, "proc.graphics-on-compute", 0));
+    assert_int_equal(x->severity, SEV_WARNING);
+    assert_non_null(strstr(x->title, "SM 6 %"));
+    findings_free(&f);
+    /* ... or the memory share and floor set, both. */
+    run_with(s, &f, "graphics_mem_pct=2");
+    x = MUST(find(&f, "proc.graphics-on-compute", 0));
+    assert_int_equal(x->severity, SEV_INFO); /* 560 MiB is below the 1024 MiB floor */
+    findings_free(&f);
+    run_with(s, &f, "graphics_mem_min_mib=500");
+    x = MUST(find(&f, "proc.graphics-on-compute", 0));
+    assert_int_equal(x->severity, SEV_INFO); /* 2.3 % is below the 10 % share */
+    findings_free(&f);
+
+    /* Xorg's memory not reported: the desktop cannot be called small, and it is said. */
+    forget_memory(s, 1500);
+    run(s, &f);
+    assert_null(find(&f, "proc.graphics-on-compute", 0));
+    assert_non_null(find_skip(&f, "proc.graphics-on-compute", "graphics pid 1500 not reported"));
+    findings_free(&f);
+    snapshot_free(s);
+
+    /* Without SM samples its memory still shows it is a desktop's, and the fix says how to see
+       its SM share; the title claims nothing about it. */
+    s = load("healthy-desktop-training");
+    for (size_t i = 0; i < gpu_of(s, 0)->n_procs; i++)
+        gpu_of(s, 0)->procs[i].valid &= ~(UINT64_C(1) << GPU_PROC_S_UTIL);
+    for (size_t i = 0; i < s->procs.n_procs; i++) {
+        for (size_t k = 0; k < s->procs.procs[i].n_gpus; k++)
+            s->procs.procs[i].gpus[k].valid &= ~(UINT64_C(1) << PROC_GPU_S_UTIL);
+    }
+    run(s, &f);
+    x = MUST(find(&f, "proc.graphics-on-compute", 0));
+    assert_int_equal(x->severity, SEV_INFO);
+    assert_null(strstr(x->title, "SM"));
+    assert_true(fix_has(x, "nvidia-smi pmon -i 0 -c 1"));
+    findings_free(&f);
+    snapshot_free(s);
+
+    /* Blender's 6.5 GiB alone proves a large take while the desktop's memory is unknown. */
+    s = load("graphics-on-compute");
+    forget_memory(s, 1500);
+    forget_memory(s, 1820);
+    run(s, &f);
+    x = MUST(find(&f, "proc.graphics-on-compute", 0));
+    assert_int_equal(x->severity, SEV_WARNING);
+    assert_non_null(strstr(x->title, "blender"));
+    assert_true(fix_has(x, "nvidia-smi pmon -i 0 -c 1"));
+    findings_free(&f);
+    /* Without the GPU's memory size the share is unknown: not judged, and said. */
+    gpu_set_rc(gpu_of(s, 0), GPU_S_MEM_TOTAL, 3);
+    run(s, &f);
+    assert_null(find(&f, "proc.graphics-on-compute", 0));
+    assert_non_null(find_skip(&f, "proc.graphics-on-compute", "mem_total_bytes"));
+    findings_free(&f);
+    snapshot_free(s);
+
+    /* The compositor itself holding the most gets the fix that releases it. */
+    s = load("graphics-on-compute-compositor");
+    run(s, &f);
+    x = MUST(find(&f, "proc.graphics-on-compute", 0));
+    assert_int_equal(x->severity, SEV_WARNING);
+    assert_true(fix_has(x, "compositor itself holds the most"));
+    findings_free(&f);
+    snapshot_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -425,6 +551,7 @@ int main(void)
         cmocka_unit_test(test_zombie_with_partial_stat),
         cmocka_unit_test(test_kill_names_real_pids),
         cmocka_unit_test(test_unknown_is_not_absent),
+        cmocka_unit_test(test_graphics_by_what_it_takes),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
