@@ -696,6 +696,29 @@ const struct rule rule_health_no_gpu_found = {
     .check = check_no_gpu_found,
 };
 
+/* ---- memory faults that return after a reboot (the state file, docs/state.md) ---- */
+
+/*
+ * A memory fault of g (f, its title set) that the state file remembers in earlier boots: the
+ * evidence, and the escalation policy of past_escalate, its words appended to the title. Nothing
+ * when the past is unknown or clean.
+ */
+static void memory_past(const struct rule_ctx *ctx, struct finding *f, const struct gpu *g,
+                        enum state_event_kind kind, const char *what)
+{
+    const struct state_event *last;
+    size_t boots = past_boots(ctx, g, kind, 0, &last);
+    char suffix[96] = "", *title;
+
+    if (boots == 0)
+        return;
+    past_said(f, what, boots, last);
+    f->severity = past_escalate(f, g, boots, f->severity, suffix, sizeof(suffix));
+    title = xstrdup(f->title);
+    finding_title(f, "%s%s", title, suffix);
+    free(title);
+}
+
 /* ---- health.ecc-uncorrectable ---- */
 
 static void check_ecc(const struct rule_ctx *ctx, struct findings *out)
@@ -762,6 +785,8 @@ static void check_ecc(const struct rule_ctx *ctx, struct findings *out)
                         g->index);
         }
         finding_fix(f, "# errors that keep coming after a reset: contact the vendor (RMA)");
+        if (vol)
+            memory_past(ctx, f, g, STATE_EV_ECC_VOL, "uncorrectable ECC errors");
         f->impact = vol ? 1.0 : 0.2;
     }
 }
@@ -778,7 +803,10 @@ const struct rule rule_health_ecc_uncorrectable = {
         "reset. Errors since the driver loaded are critical; errors only in the lifetime count "
         "are history worth watching (a warning).",
     .detection = "ECC enabled and nvmlDeviceGetTotalEccErrors(UNCORRECTED) above zero: volatile "
-                 "(since driver load) is critical, aggregate (lifetime) alone a warning.",
+                 "(since driver load) is critical, aggregate (lifetime) alone a warning. The "
+                 "state file (docs/state.md) adds the past: volatile errors on the same GPU (by "
+                 "serial, else UUID) in earlier boots (boot ids) mean the fault returned after a "
+                 "reboot, which resets the GPU and the count: inspect or replace the GPU.",
     .fix = "Drain the GPU, rerun the jobs that ran on it, reset it (nvidia-smi -r -i N) so the "
            "retirement or remap takes effect, run memory diagnostics (dcgmi diag -r 3). Errors "
            "that return after a reset: contact the vendor.",
@@ -808,6 +836,7 @@ static void check_remap_failure(const struct rule_ctx *ctx, struct findings *out
         finding_fix(f, "# drain GPU %" PRIu32 ": it cannot repair its memory any more", g->index);
         finding_fix(f, "nvidia-smi -i %" PRIu32 " -q -d ROW_REMAPPER", g->index);
         finding_fix(f, "# contact the vendor: a remapping failure is an RMA condition");
+        memory_past(ctx, f, g, STATE_EV_REMAP_FAIL, "a row remapping failure");
         f->impact = 1.0;
     }
 }
@@ -822,7 +851,10 @@ const struct rule rule_health_row_remap_failure = {
         "failure means the GPU could not do that (no spare rows left in the bank, or the InfoROM "
         "could not record it, XID 64): the bad memory stays in use and errors will recur. NVIDIA "
         "treats this as a reason to replace the GPU.",
-    .detection = "nvmlDeviceGetRemappedRows reports isFailureOccurred.",
+    .detection = "nvmlDeviceGetRemappedRows reports isFailureOccurred. The state file "
+                 "(docs/state.md) adds the past: a failure reported on the same GPU (by serial, "
+                 "else UUID) in earlier boots (boot ids) is named, the reboots it survived "
+                 "counted.",
     .fix = "Drain the GPU and contact the vendor for a replacement.",
     .thresholds = NO_THRESHOLDS,
     .check = check_remap_failure,
@@ -855,6 +887,7 @@ static void check_repair_pending(const struct rule_ctx *ctx, struct findings *ou
         finding_evidence(f, "until then the faulty memory can still be handed to jobs");
         finding_fix(f, "sudo nvidia-smi -r -i %" PRIu32 "   # when no job uses it (or reboot)",
                     g->index);
+        memory_past(ctx, f, g, STATE_EV_REPAIR, "a memory repair pending a reset");
         f->impact = 0.5;
     }
 }
@@ -870,7 +903,11 @@ const struct rule rule_health_memory_repair_pending = {
         "(XID 63 announces it). Until then jobs can be given the faulty memory again and hit "
         "more ECC errors.",
     .detection = "nvmlDeviceGetRetiredPagesPendingStatus or the pending flag of "
-                 "nvmlDeviceGetRemappedRows set.",
+                 "nvmlDeviceGetRemappedRows set. The state file (docs/state.md) adds the past: "
+                 "a repair pending on the same GPU (by serial, else UUID) in earlier boots (boot "
+                 "ids), each cleared by the reboot's reset, means the GPU keeps finding bad "
+                 "memory: a warning after one reboot, critical after two (inspect or replace "
+                 "the GPU).",
     .fix = "Reset the GPU when it is free (nvidia-smi -r -i N), or reboot at the next "
            "opportunity; drain it first if it keeps getting errors.",
     .thresholds = NO_THRESHOLDS,

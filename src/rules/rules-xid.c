@@ -11,7 +11,6 @@
  */
 #include "data/xid.h"
 #include "rules/rule-impl.h"
-#include "util/timeutil.h"
 #include "util/xalloc.h"
 
 #include <inttypes.h>
@@ -536,44 +535,9 @@ static enum severity consequence_finding(struct finding *f, const struct xgroup 
 /* ---- the past: the same Xid before earlier boots (the state file, docs/state.md) ---- */
 
 /*
- * How many earlier boots the state file remembers Xid code in on this GPU (by serial, else UUID:
- * a replaced GPU has a new serial and starts clean), and the newest such event in *last. 0 when
- * the past is unknown (no state file, this boot's id unknown): unknown is not "first time".
- */
-static size_t earlier_boots(const struct rule_ctx *ctx, const struct gpu *g, int32_t code,
-                            const struct state_event **last)
-{
-    const struct snapshot *s = ctx->facts->snap;
-    const struct state_gpu *sg;
-    const char *boots[STATE_MAX_EVENTS];
-    size_t n = 0;
-
-    *last = NULL;
-    if (s->state.status != STATE_OK || !host_valid(&s->host, HOST_S_BOOT_ID) ||
-        s->host.boot_id == NULL)
-        return 0;
-    sg = state_find_gpu(&s->state, gpu_valid(g, GPU_S_SERIAL) ? g->serial : NULL,
-                        gpu_valid(g, GPU_S_UUID) ? g->uuid : NULL);
-    for (size_t i = 0; sg && i < sg->n_events && n < STATE_MAX_EVENTS; i++) {
-        const struct state_event *e = &sg->events[i];
-        size_t k;
-
-        if (e->kind != STATE_EV_XID || e->code != code || e->boot_id == NULL ||
-            strcmp(e->boot_id, s->host.boot_id) == 0)
-            continue;
-        *last = e;
-        for (k = 0; k < n && strcmp(boots[k], e->boot_id) != 0; k++)
-            ;
-        if (k == n)
-            boots[n++] = e->boot_id;
-    }
-    return n;
-}
-
-/*
- * The escalation policy: a fault the GPU keeps after a reboot (which resets it) is the GPU's.
- * An application error may recur with the application, and an informational code or a
- * consequence says nothing of the GPU by itself: said, not escalated. Any other code
+ * The escalation policy (past_escalate): a fault the GPU keeps after a reboot (which resets it)
+ * is the GPU's. An application error may recur with the application, and an informational code
+ * or a consequence says nothing of the GPU by itself: said, not escalated. Any other code
  * becomes at least a warning after one reboot, and critical after two, or after one when the
  * code is critical already, with "inspect or replace the GPU". Returns the severity.
  */
@@ -582,16 +546,14 @@ static enum severity recurring(struct finding *f, const struct xgroup *g, enum s
 {
     const struct state_event *last;
     const struct gpu *gpu = g->v ? g->v->g : NULL;
-    size_t boots = gpu ? earlier_boots(g->ctx, gpu, g->code, &last) : 0;
-    char when[40];
+    size_t boots = gpu ? past_boots(g->ctx, gpu, STATE_EV_XID, g->code, &last) : 0;
     size_t len = strlen(suffix);
+    char what[24];
 
     if (boots == 0)
         return sev;
-    time_format_iso(last->time_ms, when, sizeof(when));
-    finding_evidence(
-        f, "the state file remembers Xid %d on this GPU in %zu earlier boot%s, the last at %s",
-        (int)g->code, boots, boots == 1 ? "" : "s", when);
+    snprintf(what, sizeof(what), "Xid %d", (int)g->code);
+    past_said(f, what, boots, last);
     if (g->x && (g->x->category == XID_CAT_APPLICATION || g->x->category == XID_CAT_INFO ||
                  g->x->category == XID_CAT_CONSEQUENCE)) {
         if (g->x->category == XID_CAT_APPLICATION)
@@ -602,19 +564,11 @@ static enum severity recurring(struct finding *f, const struct xgroup *g, enum s
         return sev;
     }
     if (boots >= 2 || sev == SEV_CRITICAL) {
-        snprintf(suffix + len, size - len, ", again after %zu reboot%s: inspect or replace the GPU",
-                 boots, boots == 1 ? "" : "s");
-        finding_fix(f,
-                    "# the fault survived %zu reboot%s: inspect or replace this GPU (its serial "
-                    "is in the evidence)",
-                    boots, boots == 1 ? "" : "s");
-        finding_evidence(f, "serial %s, UUID %s", gpu_valid(gpu, GPU_S_SERIAL) ? gpu->serial : "?",
-                         gpu_valid(gpu, GPU_S_UUID) ? gpu->uuid : "?");
+        sev = past_escalate(f, gpu, boots, sev, suffix, size);
         fix_bug_report(f);
-        return SEV_CRITICAL;
+        return sev;
     }
-    snprintf(suffix + len, size - len, ", again after %zu reboot", boots);
-    return worse(sev, SEV_WARNING);
+    return past_escalate(f, gpu, boots, sev, suffix, size);
 }
 
 /* ---- one finding ---- */

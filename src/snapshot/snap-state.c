@@ -16,6 +16,9 @@ const char *const state_event_kind_names[] = {
     [STATE_EV_XID] = "xid",
     [STATE_EV_ECC] = "ecc_uncorrected",
     [STATE_EV_REMAP] = "remapped_rows",
+    [STATE_EV_ECC_VOL] = "ecc_volatile",
+    [STATE_EV_REMAP_FAIL] = "remap_failure",
+    [STATE_EV_REPAIR] = "repair_pending",
     NULL,
 };
 
@@ -25,9 +28,13 @@ const char *const state_event_kind_names[] = {
     }
 static const struct jfield event_fields[] = {
     E("kind", JF_ENUM, kind, state_event_kind_names,
-      "xid, ecc_uncorrected (the aggregate count rose) or remapped_rows (uncorrectable rows rose)"),
+      "xid, ecc_uncorrected (the aggregate count rose), remapped_rows (uncorrectable rows rose); "
+      "once per boot: ecc_volatile (uncorrectable errors since the driver loaded), remap_failure, "
+      "repair_pending (a row remap or page retirement waits for a reset)"),
     E("code", JF_I32, code, NULL, "the Xid (kind xid), else 0"),
-    E("value", JF_U64, value, NULL, "the counter's new value (ecc_uncorrected, remapped_rows)"),
+    E("value", JF_U64, value, NULL,
+      "the counter's new value (ecc_uncorrected, remapped_rows), the most uncorrectable errors "
+      "seen in the boot (ecc_volatile), else 1"),
     E("boot_id", JF_STR, boot_id, NULL,
       "the boot it happened in (/proc/sys/kernel/random/boot_id); null when unknown"),
     E("uptime_us", JF_I64, uptime_us, NULL,

@@ -32,13 +32,21 @@ enum state_event_kind {
     STATE_EV_XID,   /* an Xid line of the kernel log: code is the Xid */
     STATE_EV_ECC,   /* the aggregate uncorrectable ECC count rose: value is the new count */
     STATE_EV_REMAP, /* the uncorrectable remapped rows rose: value is the new count */
+    /*
+     * Faults seen in a boot, one event per GPU and boot, so that the same fault in a later boot
+     * is told from the one the reboot should have cleared (the rules' escalation):
+     */
+    STATE_EV_ECC_VOL, /* uncorrectable ECC errors since the driver loaded: value, the most seen */
+    STATE_EV_REMAP_FAIL, /* a row remapping failure reported */
+    STATE_EV_REPAIR,     /* a row remap or page retirement pending a reset */
 };
-extern const char *const state_event_kind_names[]; /* "xid", "ecc_uncorrected", "remapped_rows" */
+/* "xid", "ecc_uncorrected", "remapped_rows", "ecc_volatile", "remap_failure", "repair_pending" */
+extern const char *const state_event_kind_names[];
 
 struct state_event {
     int32_t kind;      /* enum state_event_kind */
     int32_t code;      /* STATE_EV_XID: the Xid; else 0 */
-    uint64_t value;    /* STATE_EV_ECC, STATE_EV_REMAP: the counter; STATE_EV_XID: 1 */
+    uint64_t value;    /* STATE_EV_ECC, _REMAP, _ECC_VOL: the counter; else 1 */
     char *boot_id;     /* the boot it happened in; NULL when unknown */
     int64_t uptime_us; /* when in that boot (kernel stamp); -1 when unknown */
     int64_t time_ms;   /* Unix time of the event, or when it was first seen (counters) */

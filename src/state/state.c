@@ -285,6 +285,36 @@ static bool record_counter(struct state_gpu *sg, const struct snapshot *s,
     return true;
 }
 
+/*
+ * Adds a fault seen in this boot once per boot (value: the most seen; 1 for a flag); returns
+ * whether anything changed. Without this boot's id nothing is recorded: the event could not be
+ * told from the same fault in another boot.
+ */
+static bool record_in_boot(struct state_gpu *sg, const struct snapshot *s,
+                           enum state_event_kind kind, uint64_t value)
+{
+    const char *boot = host_valid(&s->host, HOST_S_BOOT_ID) ? s->host.boot_id : NULL;
+    struct state_event *e;
+
+    if (boot == NULL)
+        return false;
+    for (size_t i = 0; i < sg->n_events; i++) {
+        e = &sg->events[i];
+        if (e->kind == (int32_t)kind && same_str(e->boot_id, boot)) {
+            if (value <= e->value)
+                return false;
+            e->value = value; /* more of it in the same boot: still one boot */
+            return true;
+        }
+    }
+    e = add_event(sg);
+    e->kind = (int32_t)kind;
+    e->value = value;
+    e->boot_id = xstrdup(boot);
+    e->time_ms = s->time_ms;
+    return true;
+}
+
 /* The GPU's record, added when new, with where it is now; *changed when any of that is new. */
 static struct state_gpu *gpu_for(struct state_info *st, const struct gpu *g, int64_t now_ms,
                                  bool *changed)
@@ -368,6 +398,13 @@ bool state_merge(struct state_info *st, const struct snapshot *s, int64_t now_ms
             changed |= record_counter(sg, s, STATE_EV_ECC, g->ecc_aggregate_uncorrected);
         if (gpu_valid(g, GPU_S_REMAP_UNCORR))
             changed |= record_counter(sg, s, STATE_EV_REMAP, g->remapped_rows_uncorrectable);
+        if (gpu_valid(g, GPU_S_ECC_VOL_UNCORR) && g->ecc_volatile_uncorrected > 0)
+            changed |= record_in_boot(sg, s, STATE_EV_ECC_VOL, g->ecc_volatile_uncorrected);
+        if (gpu_valid(g, GPU_S_REMAP_FAILURE) && g->remapped_rows_failure)
+            changed |= record_in_boot(sg, s, STATE_EV_REMAP_FAIL, 1);
+        if ((gpu_valid(g, GPU_S_REMAP_PENDING) && g->remapped_rows_pending) ||
+            (gpu_valid(g, GPU_S_RETIRED_PENDING) && g->retired_pages_pending))
+            changed |= record_in_boot(sg, s, STATE_EV_REPAIR, 1);
     }
     changed |= prune_acks(st, now_ms);
     return changed;

@@ -47,7 +47,9 @@ char *state_format(const struct state_info *st);
 /*
  * Adds what the snapshot shows to st: each GPU (by serial, else UUID) with where it is now, the
  * Xid events of the kernel log that happened in this boot (by boot id and kernel stamp, each
- * once), a rise of its uncorrectable ECC count or of its uncorrectable remapped rows; drops
+ * once), a rise of its uncorrectable ECC count or of its uncorrectable remapped rows, and once per
+ * boot (by its id) uncorrectable ECC errors since the driver loaded, a row remapping failure, a
+ * memory repair pending a reset (the most volatile errors seen in the boot kept); drops
  * acknowledgements that expired before now_ms, and keeps the bounds (the oldest go). Returns
  * whether anything but the GPUs' last_seen_ms changed: a GPU new or moved, an event, an
  * acknowledgement dropped.

@@ -3,7 +3,8 @@
 # (fixture roots with different boot ids) escalates, a replaced GPU (new serial) starts clean,
 # `ack` silences a finding until a new event or its expiry, --list and --clear, a corrupt file
 # is a note and is rewritten, concurrent writers lose nothing, a full disk leaves the report and
-# the old file.
+# the old file; uncorrectable ECC errors, a pending row remap and a remap failure that return
+# after reboots escalate, and a replaced GPU starts clean.
 set -euo pipefail
 command -v jq >/dev/null || { echo "jq not installed"; exit 77; }
 T=$(mktemp -d)
@@ -157,4 +158,92 @@ if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=12k tmpfs "$T/tiny" 2>/dev/null;
 else
     echo "note: no tmpfs could be mounted (not root, or no permission): full-disk part skipped"
 fi
+
+# 8. Memory faults over reboots (no Xid in the log): uncorrectable ECC errors since the driver
+# loaded, in boot after boot, escalate as the Xid does; a row remap pending again after each
+# reboot's reset escalates to a warning, then critical; a remap failure is critical with
+# "inspect or replace"; a replaced GPU starts clean. A root of its own, its kernel log empty.
+R2=$T/root2 S4=$T/state4
+mkdir -p "$R2/proc/sys/kernel/random" "$R2/dev"
+cp "$R/proc/stat" "$R/proc/uptime" "$R2/proc/"
+: >"$R2/dev/kmsg"
+boot2() { echo "$1" >"$R2/proc/sys/kernel/random/boot_id"; }
+mcheck() { gd check --root "$R2" --window 0 --state-dir "$S4" --json "$@" || true; }
+rule_title() { jq -r --arg id "$1" '[.findings[] | select(.id == $id)][0].title' "$T/out"; }
+rule_sev() { jq -r --arg id "$1" '[.findings[] | select(.id == $id)][0].severity' "$T/out"; }
+ecc_scen() { # volatile, aggregate
+    jq --argjson v "$1" --argjson a "$2" \
+        '.gpus[0].ecc_volatile_uncorrected = $v | .gpus[0].ecc_aggregate_uncorrected = $a' \
+        "$SRC/scenarios/healthy-8xh100.json" >"$SCEN"
+}
+ECC=health.ecc-uncorrectable
+ecc_scen 2 2
+boot2 22222222-0000-0000-0000-000000000001
+mcheck >"$T/out"
+expect "ecc boot 1" "$(rule_title $ECC)" "GPU 0 had 2 uncorrectable ECC errors since the driver loaded"
+expect "ecc event" "$(jq -c '[.gpus[0].events[] | select(.kind == "ecc_volatile") | .value]' "$S4/state.json")" "[2]"
+# More errors in the same boot: one boot, the most kept, no escalation.
+ecc_scen 3 3
+mcheck >"$T/out"
+expect "ecc same boot" "$(jq -c '[.gpus[0].events[] | select(.kind == "ecc_volatile") | .value]' "$S4/state.json")" "[3]"
+expect "ecc same boot title" "$(rule_title $ECC)" "GPU 0 had 3 uncorrectable ECC errors since the driver loaded"
+boot2 22222222-0000-0000-0000-000000000002
+ecc_scen 1 4
+mcheck >"$T/out"
+expect "ecc boot 2" "$(rule_title $ECC)/$(rule_sev $ECC)" \
+    "GPU 0 had 1 uncorrectable ECC error since the driver loaded, again after 1 reboot: inspect or replace the GPU/critical"
+expect "ecc boot 2 evidence" \
+    "$(jq -r --arg id $ECC '.findings[] | select(.id == $id) | .evidence[] | select(startswith("the state file"))' "$T/out" | sed 's/, the last at .*//')" \
+    "the state file remembers uncorrectable ECC errors on this GPU in 1 earlier boot"
+boot2 22222222-0000-0000-0000-000000000003
+mcheck >"$T/out"
+expect "ecc boot 3" "$(rule_title $ECC)" \
+    "GPU 0 had 1 uncorrectable ECC error since the driver loaded, again after 2 reboots: inspect or replace the GPU"
+# A boot without errors since the driver loaded: the lifetime count is history, not escalated.
+boot2 22222222-0000-0000-0000-000000000004
+ecc_scen 0 4
+mcheck >"$T/out"
+expect "ecc clean boot" "$(rule_title $ECC)/$(rule_sev $ECC)" "GPU 0 has 4 uncorrectable ECC errors in its lifetime/warning"
+# The GPU replaced (new serial and UUID): its errors are its first.
+ecc_scen 2 2
+jq '.gpus[0].serial = "9999999999999" | .gpus[0].uuid = "GPU-aaaaaaaa-1d4e-7b8a-93c5-0e2f4a6b8c10"' "$SCEN" >"$T/scen" && cp "$T/scen" "$SCEN"
+boot2 22222222-0000-0000-0000-000000000005
+mcheck >"$T/out"
+expect "ecc new serial" "$(rule_title $ECC)" "GPU 0 had 2 uncorrectable ECC errors since the driver loaded"
+# Without a state file (first run, or --no-state): no claim either way.
+ecc_scen 2 2
+mcheck --no-state >"$T/out"
+expect "ecc --no-state" "$(rule_title $ECC)" "GPU 0 had 2 uncorrectable ECC errors since the driver loaded"
+
+S5=$T/state5
+jq '.gpus[0].remapped_rows_pending = true | .gpus[0].remapped_rows_failure = true | .gpus[0].remapped_rows_uncorrectable = 1' \
+    "$SRC/scenarios/healthy-8xh100.json" >"$SCEN"
+rcheck() { gd check --root "$R2" --window 0 --state-dir "$S5" --json || true; }
+PEND=health.memory-repair-pending FAILED=health.row-remap-failure
+boot2 33333333-0000-0000-0000-000000000001
+rcheck >"$T/out"
+expect "remap boot 1" "$(rule_title $PEND)/$(rule_sev $PEND) | $(rule_title $FAILED)" \
+    "GPU 0 needs a reset to remap bad memory/warning | GPU 0 failed to remap a bad memory row"
+rcheck >"$T/out"
+expect "remap events, one per boot" \
+    "$(jq -c '[.gpus[0].events[] | .kind] | sort' "$S5/state.json")" '["remap_failure","remapped_rows","repair_pending"]'
+boot2 33333333-0000-0000-0000-000000000002
+rcheck >"$T/out"
+expect "remap boot 2" "$(rule_title $PEND)/$(rule_sev $PEND)" "GPU 0 needs a reset to remap bad memory, again after 1 reboot/warning"
+expect "remap failure boot 2" "$(rule_title $FAILED)/$(rule_sev $FAILED)" \
+    "GPU 0 failed to remap a bad memory row, again after 1 reboot: inspect or replace the GPU/critical"
+boot2 33333333-0000-0000-0000-000000000003
+rcheck >"$T/out"
+expect "remap boot 3" "$(rule_title $PEND)/$(rule_sev $PEND)" \
+    "GPU 0 needs a reset to remap bad memory, again after 2 reboots: inspect or replace the GPU/critical"
+expect "remap boot 3 fix" \
+    "$(jq -r --arg id $PEND '.findings[] | select(.id == $id) | .fix[] | select(startswith("# the fault"))' "$T/out")" \
+    "# the fault survived 2 reboots: inspect or replace this GPU (its serial is in the evidence)"
+jq '.gpus[0].remapped_rows_pending = true | .gpus[0].remapped_rows_failure = true | .gpus[0].serial = "9999999999999" | .gpus[0].uuid = "GPU-aaaaaaaa-1d4e-7b8a-93c5-0e2f4a6b8c10"' \
+    "$SRC/scenarios/healthy-8xh100.json" >"$SCEN"
+boot2 33333333-0000-0000-0000-000000000004
+rcheck >"$T/out"
+expect "remap new serial" "$(rule_title $PEND)/$(rule_sev $PEND) | $(rule_title $FAILED)" \
+    "GPU 0 needs a reset to remap bad memory/warning | GPU 0 failed to remap a bad memory row"
+cp "$SRC/scenarios/healthy-8xh100.json" "$SCEN"
 exit $fail
