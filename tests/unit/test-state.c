@@ -1,6 +1,7 @@
 /* The state file: reading (missing, corrupt, truncated, oversize, wrong version, unknown fields,
  * a symbolic link), its bounds, the merge of what a run saw, and a locked update. */
 #include "collect/collect.h"
+#include "rules/config.h"
 #include "rules/rules.h"
 #include "state/state.h"
 #include "util/xalloc.h"
@@ -344,6 +345,125 @@ static void test_recorder(void **state)
     snapshot_free(s);
 }
 
+/* Moves the wall clock of s by delta_ms: the snapshot's time and the kernel-log times derived
+ * from it (the kernel's stamps, its uptime, stay). */
+static void shift_clock(struct snapshot *s, int64_t delta_ms)
+{
+    s->time_ms += delta_ms;
+    for (size_t i = 0; i < s->driver.n_events; i++)
+        s->driver.events[i].time_ms += delta_ms;
+}
+
+/* ECC on, with n uncorrectable errors since the driver loaded. */
+static void set_volatile(struct snapshot *s, uint64_t n)
+{
+    s->gpus[0].ecc_mode = true;
+    s->gpus[0].ecc_volatile_uncorrected = n;
+    jfield_set_rc(&gpu_table, &s->gpus[0], GPU_S_ECC_MODE, 0);
+    jfield_set_rc(&gpu_table, &s->gpus[0], GPU_S_ECC_VOL_UNCORR, 0);
+}
+
+static const struct finding *find_rule(const struct findings *f, const char *id)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        if (strcmp(f->items[i].rule->id, id) == 0)
+            return &f->items[i];
+    }
+    return NULL;
+}
+
+/* Runs the rules over s; the finding of rule id (it must be there). */
+static const struct finding *judge(const struct snapshot *s, struct findings *f, const char *id)
+{
+    struct config cfg;
+    const struct finding *x;
+
+    config_init(&cfg);
+    findings_free(f);
+    rules_run(s, NULL, &cfg.rules, f);
+    config_free(&cfg);
+    x = find_rule(f, id);
+    if (x == NULL)
+        fail_msg("no %s finding", id);
+    return x;
+}
+
+/*
+ * The wall clock going back or jumping forward between runs (docs/state.md): the same Xid line
+ * and the same boot's ECC errors are recorded once whatever the clock says, a fault in a later
+ * boot escalates even when the clock is behind the recorded times, and an acknowledgement's
+ * expiry (and a GPU's last_seen_ms) follow the clock.
+ */
+static void test_clock_changes(void **state)
+{
+    const int64_t day = 86400000, now = 1700000000000;
+    struct snapshot *s = one_gpu("S1", "GPU-1", "boot-a", 100000000, 0);
+    struct findings f = { 0 };
+    struct state_info st = { 0 };
+    const struct finding *x;
+    struct state_ack *a;
+
+    (void)state;
+    shift_clock(s, now - s->time_ms);
+    set_volatile(s, 2);
+    assert_true(state_merge(&st, s, now));
+    assert_int_equal(st.gpus[0].n_events, 2); /* the Xid, this boot's uncorrectable errors */
+    /* The clock goes back a day, then a year forward: the same line, the same boot. */
+    shift_clock(s, -day);
+    assert_false(state_merge(&st, s, now - day));
+    assert_int_equal(st.gpus[0].last_seen_ms, now - day); /* follows the clock */
+    shift_clock(s, 366 * day);
+    assert_false(state_merge(&st, s, now + 365 * day));
+    assert_int_equal(st.gpus[0].n_events, 2);
+    assert_int_equal(st.gpus[0].events[0].time_ms, now - 400000); /* as first recorded */
+    snapshot_free(s);
+
+    /* The next boot, its clock a year behind the recorded events: the past is by boot id. */
+    s = one_gpu("S1", "GPU-1", "boot-b", 100000000, 0);
+    shift_clock(s, now - 365 * day - s->time_ms);
+    set_volatile(s, 1);
+    s->state = st;
+    s->state.status = STATE_OK;
+    memset(&st, 0, sizeof(st));
+    x = judge(s, &f, "health.xid");
+    assert_non_null(strstr(x->title, "again after 1 reboot: inspect or replace the GPU"));
+    x = judge(s, &f, "health.ecc-uncorrectable");
+    assert_string_equal(x->title, "GPU 0 had 1 uncorrectable ECC error since the driver loaded, "
+                                  "again after 1 reboot: inspect or replace the GPU");
+    assert_int_equal(x->severity, SEV_CRITICAL);
+
+    /* An acknowledgement of the Xid given after it, expiring at e: expiry by the snapshot's time.
+     */
+    s->state.acks = xcalloc(1, sizeof(*s->state.acks));
+    s->state.n_acks = 1;
+    a = &s->state.acks[0];
+    a->rule = xstrdup("health.xid");
+    a->gpu_uuid = xstrdup("GPU-1");
+    a->boot_id = xstrdup("boot-b");
+    a->uptime_us = 200000000; /* after the Xid at 100 s */
+    a->ecc_uncorrected = a->remapped_rows = -1;
+    a->time_ms = s->time_ms;
+    a->expires_ms = s->time_ms + day;
+    assert_non_null(judge(s, &f, "health.xid")->ack);
+    shift_clock(s, day); /* jumps forward to the expiry: no longer silenced */
+    assert_null(judge(s, &f, "health.xid")->ack);
+    shift_clock(s, -2 * day); /* goes back before it: the expiry moves with the clock */
+    assert_non_null(judge(s, &f, "health.xid")->ack);
+    /* A day ahead, never expiring: the Xid's wall time is now after the acknowledgement's, its
+     * kernel stamp before it; the stamp decides, still silenced. */
+    shift_clock(s, 2 * day + 1000);
+    a->expires_ms = 0;
+    assert_non_null(judge(s, &f, "health.xid")->ack);
+    a->expires_ms = s->time_ms;
+    /* A record at a time past the expiry drops it: a clock going back later cannot restore it. */
+    state_merge(&s->state, s, s->time_ms);
+    assert_int_equal(s->state.n_acks, 0);
+    shift_clock(s, -2 * day);
+    assert_null(judge(s, &f, "health.xid")->ack);
+    findings_free(&f);
+    snapshot_free(s);
+}
+
 /* Acknowledging marks findings in place: none removed, none moved (a cause is a position). */
 static void test_acks_mark_only(void **state)
 {
@@ -425,6 +545,7 @@ int main(void)
         cmocka_unit_test(test_expired_acks_pruned),
         cmocka_unit_test(test_record_round_trip),
         cmocka_unit_test(test_recorder),
+        cmocka_unit_test(test_clock_changes),
         cmocka_unit_test(test_acks_mark_only),
         cmocka_unit_test(test_dir_resolve),
     };
