@@ -214,6 +214,21 @@ expect "ecc new serial" "$(rule_title $ECC)" "GPU 0 had 2 uncorrectable ECC erro
 ecc_scen 2 2
 mcheck --no-state >"$T/out"
 expect "ecc --no-state" "$(rule_title $ECC)" "GPU 0 had 2 uncorrectable ECC errors since the driver loaded"
+# The fixture's clock (btime) four years behind the recorded times in a later boot: escalated all
+# the same (boot ids, not times); then a year ahead in the same boot: still one event of it.
+ecc_scen 2 2
+boot2 22222222-0000-0000-0000-000000000006
+printf 'cpu  5255 0 6037 189884 646 0 176 0 0 0\nbtime 1670000000\n' >"$R2/proc/stat"
+mcheck >"$T/out"
+expect "clock back" "$(rule_title $ECC)" \
+    "GPU 0 had 2 uncorrectable ECC errors since the driver loaded, again after 3 reboots: inspect or replace the GPU"
+printf 'cpu  5255 0 6037 189884 646 0 176 0 0 0\nbtime 1830000000\n' >"$R2/proc/stat"
+mcheck >"$T/out"
+expect "clock ahead, same boot" \
+    "$(jq '[.gpus[] | select(.serial == "1652823054671") | .events[] | select(.kind == "ecc_volatile")] | length' "$S4/state.json")" "4"
+expect "recorded at the clock of its first run" \
+    "$(jq '[.gpus[].events[] | select(.boot_id == "22222222-0000-0000-0000-000000000006" and .kind == "ecc_volatile") | .time_ms]' -c "$S4/state.json")" "[1670000400000]"
+cp "$R/proc/stat" "$R2/proc/"
 
 S5=$T/state5
 jq '.gpus[0].remapped_rows_pending = true | .gpus[0].remapped_rows_failure = true | .gpus[0].remapped_rows_uncorrectable = 1' \
