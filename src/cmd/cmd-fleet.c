@@ -17,6 +17,7 @@
 #include <string.h>
 
 #define DEFAULT_PROM_TIMEOUT_MS 30000
+#define FLEET_THREADS_ENV       "GPUDOCTOR_FLEET_THREADS"
 
 enum {
     OPT_PROMETHEUS = OPT__COMMON_END,
@@ -135,6 +136,27 @@ static int load_profiles(const struct opts *o, struct fleet_profile **out)
     return 0;
 }
 
+/*
+ * The threads that read snapshots: GPUDOCTOR_FLEET_THREADS when set (for tests: 1 reads them one
+ * after the other in this thread), else 0, one per CPU up to FLEET_MAX_THREADS. Returns 0, or
+ * EXIT_USAGE after saying why.
+ */
+static int read_threads(unsigned *threads)
+{
+    const char *env = getenv(FLEET_THREADS_ENV);
+    uint32_t n;
+
+    *threads = 0;
+    if (env == NULL || *env == '\0')
+        return 0;
+    if (!str_to_u32(env, 10, &n) || n < 1 || n > 256) {
+        cmd_error("fleet", FLEET_THREADS_ENV "='%s' is not a number of threads from 1 to 256", env);
+        return EXIT_USAGE;
+    }
+    *threads = n;
+    return 0;
+}
+
 static void print_json(const struct fleet *fl, int status)
 {
     json_t *j = fleet_to_json(fl, status);
@@ -156,6 +178,7 @@ static int exec(int argc, char **argv)
     struct fleet_opts fo;
     struct cmd_front f;
     struct fleet fl;
+    unsigned threads;
     int rc;
 
     memset(&fl, 0, sizeof(fl));
@@ -173,10 +196,13 @@ static int exec(int argc, char **argv)
         rc = cmd_usage_error(&cmd_fleet);
         goto out;
     }
+    rc = read_threads(&threads);
+    if (rc != 0)
+        goto out;
     rc = load_profiles(&o, &profiles);
     if (rc != 0)
         goto out;
-    fo = (struct fleet_opts){ o.z, o.min_group, &f.config.rules, profiles, o.n_profiles };
+    fo = (struct fleet_opts){ o.z, o.min_group, &f.config.rules, profiles, o.n_profiles, threads };
     fleet_init(&fl, &fo);
     if (o.prometheus) {
         char *cause = NULL;
@@ -188,8 +214,7 @@ static int exec(int argc, char **argv)
             goto out;
         }
     } else {
-        for (size_t i = 0; i < f.n_operands; i++)
-            fleet_read(&fl, f.operands[i]);
+        fleet_read_all(&fl, f.operands, f.n_operands);
         fleet_dedupe(&fl);
     }
     for (size_t i = 0; i < fl.n_errors; i++)

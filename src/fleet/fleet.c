@@ -82,12 +82,8 @@ void fleet_error(struct fleet *fl, const char *source, const char *fmt, ...)
     va_end(ap);
 }
 
-struct fleet_node *fleet_add_node(struct fleet *fl, const char *name, const char *source)
+void fleet_node_init(struct fleet_node *n, const char *name, const char *source)
 {
-    struct fleet_node *n;
-
-    xgrow(&fl->nodes, &fl->cap, fl->n + 1, sizeof(*fl->nodes));
-    n = &fl->nodes[fl->n++];
     memset(n, 0, sizeof(*n));
     n->name = xstrdup(name);
     n->source = xstrdup(source);
@@ -96,5 +92,19 @@ struct fleet_node *fleet_add_node(struct fleet *fl, const char *name, const char
     n->values = xcalloc(fleet_n_metrics, sizeof(*n->values));
     for (size_t i = 0; i < fleet_n_metrics; i++)
         n->values[i].gpu = -1;
-    return n;
+}
+
+struct fleet_node *fleet_push_node(struct fleet *fl, const struct fleet_node *n)
+{
+    xgrow(&fl->nodes, &fl->cap, fl->n + 1, sizeof(*fl->nodes));
+    fl->nodes[fl->n] = *n;
+    return &fl->nodes[fl->n++];
+}
+
+struct fleet_node *fleet_add_node(struct fleet *fl, const char *name, const char *source)
+{
+    struct fleet_node n;
+
+    fleet_node_init(&n, name, source);
+    return fleet_push_node(fl, &n);
 }

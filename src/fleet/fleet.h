@@ -191,6 +191,7 @@ struct fleet_opts {
     const struct rules_config *rules; /* thresholds for the rules run on each snapshot */
     struct fleet_profile *profiles;
     size_t n_profiles;
+    unsigned threads; /* threads reading and judging snapshots: 1 in order, 0 fleet_threads() */
 };
 
 #define FLEET_DEFAULT_Z         3.5
@@ -216,6 +217,10 @@ void fleet_error(struct fleet *fl, const char *source, const char *fmt, ...)
 
 /* A new node at the end of fl->nodes, its values unknown. */
 struct fleet_node *fleet_add_node(struct fleet *fl, const char *name, const char *source);
+/* A node named name from source, its values unknown; not yet in a fleet. */
+void fleet_node_init(struct fleet_node *n, const char *name, const char *source);
+/* Moves *n (fleet_node_init's) to the end of fl->nodes. */
+struct fleet_node *fleet_push_node(struct fleet *fl, const struct fleet_node *n);
 void fleet_node_free(struct fleet_node *n);
 
 /* ---- inputs (input.c) ---- */
@@ -226,6 +231,22 @@ void fleet_node_free(struct fleet_node *n);
  * caller's.
  */
 void fleet_add_snapshot(struct fleet *fl, const struct snapshot *s, const char *source);
+/*
+ * How many threads read snapshots when fleet_opts.threads is 0: the CPUs this process may run on,
+ * at most FLEET_MAX_THREADS.
+ */
+#define FLEET_MAX_THREADS 16
+unsigned fleet_threads(void);
+/*
+ * Reads the operands, each a file (snapshot, `check --json` report, `watch --record`
+ * recording), a directory (its *.json and *.jsonl files, in name order) or "-": a stream of JSON
+ * documents on standard input, one after the other (snapshots or reports, JSON Lines or not).
+ * Snapshots are parsed, run through the rules and measured by fl->opts.threads worker threads,
+ * each holding one snapshot at a time, while this thread lists directories and splits streams;
+ * the nodes and errors are added in the operands' order, exactly as one thread would add them.
+ * What cannot be read is an error of fl, and the rest is read on. Returns the nodes added.
+ */
+size_t fleet_read_all(struct fleet *fl, char *const *operands, size_t n);
 /*
  * Reads one operand: a file (snapshot, `check --json` report, `watch --record` recording), a
  * directory (its *.json and *.jsonl files, in name order), or "-": a stream of JSON documents on

@@ -3,7 +3,7 @@
  * files, in directories, or one after the other on standard input. Each becomes one node: the
  * rules run on it as `check --from` would run them, every figure of the metric table is read,
  * and it is held against the profile of its GPU model. Only the node's row is kept; the snapshot
- * is freed, so a fleet of thousands costs the memory of one snapshot at a time.
+ * is freed, so a fleet of thousands costs the memory of one snapshot per worker thread.
  */
 #include "fleet/fleet.h"
 #include "util/strutil.h"
@@ -13,6 +13,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -40,35 +42,39 @@ static char *node_model(const struct profile_facts *f)
 }
 
 /* The profile for a node of this model: the first naming the model, else the first naming none. */
-static const struct fleet_profile *profile_for(const struct fleet *fl, const char *model)
+static const struct fleet_profile *profile_for(const struct fleet_opts *o, const char *model)
 {
     const struct fleet_profile *any = NULL;
 
-    for (size_t i = 0; i < fl->opts.n_profiles; i++) {
-        const struct profile *p = fl->opts.profiles[i].profile;
+    for (size_t i = 0; i < o->n_profiles; i++) {
+        const struct profile *p = o->profiles[i].profile;
 
         if (p->set[PK_GPU_MODEL] && strcmp(p->text[PK_GPU_MODEL], model) == 0)
-            return &fl->opts.profiles[i];
+            return &o->profiles[i];
         if (!p->set[PK_GPU_MODEL] && any == NULL)
-            any = &fl->opts.profiles[i];
+            any = &o->profiles[i];
     }
     return any;
 }
 
-void fleet_add_snapshot(struct fleet *fl, const struct snapshot *s, const char *source)
+/*
+ * The node a snapshot describes, built without touching the fleet (only its options are read):
+ * worker threads call it side by side.
+ */
+static void node_from_snapshot(const struct fleet_opts *o, const struct snapshot *s,
+                               const char *source, struct fleet_node *n)
 {
-    struct rules_config rc = *fl->opts.rules;
+    struct rules_config rc = *o->rules;
     struct findings found = { 0 };
     struct profile_facts facts;
     const struct fleet_profile *fp;
     struct fleet_evidence e;
-    struct fleet_node *n;
 
     /* The profile is judged here, per GPU model; not the configuration's (this machine's). */
     rc.th.profile = NULL;
     rules_run(s, NULL, &rc, &found);
     profile_facts_from_snapshot(&facts, s);
-    n = fleet_add_node(fl, s->hostname && *s->hostname ? s->hostname : source, source);
+    fleet_node_init(n, s->hostname && *s->hostname ? s->hostname : source, source);
     n->time_ms = s->time_ms;
     n->model = node_model(&facts);
     n->n_gpus = facts.count_valid ? facts.gpu_count : (uint32_t)s->n_gpus;
@@ -88,7 +94,7 @@ void fleet_add_snapshot(struct fleet *fl, const struct snapshot *s, const char *
         ff->subject = subject_key(&f->subject);
         ff->title = xstrdup(f->title ? f->title : f->rule->title);
     }
-    fp = profile_for(fl, n->model);
+    fp = profile_for(o, n->model);
     if (fp != NULL) {
         n->profile = fp->path;
         n->n_devs = profile_compare(fp->profile, &facts, &n->devs);
@@ -97,38 +103,240 @@ void fleet_add_snapshot(struct fleet *fl, const struct snapshot *s, const char *
     findings_free(&found);
 }
 
-/* ---- files and directories ---- */
+void fleet_add_snapshot(struct fleet *fl, const struct snapshot *s, const char *source)
+{
+    struct fleet_node n;
 
-static size_t read_file(struct fleet *fl, const char *path)
+    node_from_snapshot(&fl->opts, s, source, &n);
+    fleet_push_node(fl, &n);
+}
+
+/* ---- the readers: a pool of worker threads ---- */
+
+/*
+ * One input, in the order the operands name them: a file to read, a document of a stream, or an
+ * error this thread already knows. A worker turns a file or a document into a node (or the reason
+ * it could not); the nodes and errors join the fleet in the inputs' order once all are done, so
+ * the report is the same byte for byte whatever the number of threads.
+ */
+struct job {
+    char *source; /* the file, "stdin #3" */
+    bool is_file; /* source is a file to read; else text is a stream's document */
+    char *text;   /* freed once parsed */
+    size_t len;
+    bool if_first_error; /* an error only if none came before it ("no document on stdin") */
+    bool done;
+    bool have_node;
+    struct fleet_node node;
+    char *error; /* why it could not be read */
+};
+
+struct reader {
+    const struct fleet_opts *opts;
+    unsigned threads;     /* workers at most; 1: this thread does each job as it comes */
+    struct job **jobs;    /* every input so far, in order */
+    size_t n, cap, taken; /* jobs[taken..n) wait for a worker */
+    bool closed;          /* no more jobs */
+    pthread_mutex_t mu;
+    pthread_cond_t work, room;
+    pthread_t *tids;
+    unsigned started;
+};
+
+/* Documents waiting for a worker, per worker: bounds what a fast stream puts in memory. */
+#define QUEUE_PER_THREAD 2
+
+unsigned fleet_threads(void)
+{
+    cpu_set_t set;
+    long cpus = -1;
+
+    if (sched_getaffinity(0, sizeof(set), &set) == 0)
+        cpus = CPU_COUNT(&set);
+    if (cpus < 1)
+        cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus < 1)
+        return 1;
+    return cpus > FLEET_MAX_THREADS ? FLEET_MAX_THREADS : (unsigned)cpus;
+}
+
+static void job_run(const struct fleet_opts *o, struct job *j)
 {
     char *cause = NULL;
-    struct snapshot *s = recording_load(path, &cause);
+    struct snapshot *s;
 
-    if (s == NULL) {
-        fleet_error(fl, path, "%s", cause);
-        free(cause);
-        return 0;
+    if (j->is_file) {
+        s = recording_load(j->source, &cause);
+    } else {
+        s = snapshot_from_json(j->text, j->len, j->source, &cause);
+        free(j->text);
+        j->text = NULL;
     }
-    fleet_add_snapshot(fl, s, path);
-    snapshot_free(s);
-    return 1;
+    if (s == NULL) {
+        j->error = cause;
+        return;
+    }
+    node_from_snapshot(o, s, j->source, &j->node);
+    j->have_node = true;
+    snapshot_free(s); /* the node keeps its figures and findings only */
 }
+
+static void *worker_main(void *arg)
+{
+    struct reader *r = arg;
+
+    pthread_mutex_lock(&r->mu);
+    for (;;) {
+        struct job *j;
+
+        while (r->taken == r->n && !r->closed)
+            pthread_cond_wait(&r->work, &r->mu);
+        if (r->taken == r->n)
+            break;
+        j = r->jobs[r->taken++];
+        pthread_cond_signal(&r->room);
+        pthread_mutex_unlock(&r->mu);
+        if (!j->done)
+            job_run(r->opts, j);
+        pthread_mutex_lock(&r->mu);
+    }
+    pthread_mutex_unlock(&r->mu);
+    return NULL;
+}
+
+static void reader_init(struct reader *r, const struct fleet_opts *o)
+{
+    memset(r, 0, sizeof(*r));
+    r->opts = o;
+    r->threads = o->threads ? o->threads : fleet_threads();
+    if (r->threads > 1) {
+        pthread_mutex_init(&r->mu, NULL);
+        pthread_cond_init(&r->work, NULL);
+        pthread_cond_init(&r->room, NULL);
+        r->tids = xcalloc(r->threads, sizeof(*r->tids));
+    }
+}
+
+/* Runs the jobs no worker took yet, in this thread. */
+static void run_pending(struct reader *r)
+{
+    pthread_mutex_lock(&r->mu);
+    while (r->taken < r->n) {
+        struct job *j = r->jobs[r->taken++];
+
+        pthread_mutex_unlock(&r->mu);
+        if (!j->done)
+            job_run(r->opts, j);
+        pthread_mutex_lock(&r->mu);
+    }
+    pthread_mutex_unlock(&r->mu);
+}
+
+/* Queues a job (this thread's), waiting while enough wait already; one thread: runs it now. */
+static void reader_push(struct reader *r, struct job *j)
+{
+    if (r->threads <= 1) {
+        xgrow(&r->jobs, &r->cap, r->n + 1, sizeof(*r->jobs));
+        r->jobs[r->n++] = j;
+        if (!j->done)
+            job_run(r->opts, j);
+        return;
+    }
+    pthread_mutex_lock(&r->mu);
+    while (r->started > 0 && r->n - r->taken >= (size_t)r->threads * QUEUE_PER_THREAD)
+        pthread_cond_wait(&r->room, &r->mu);
+    xgrow(&r->jobs, &r->cap, r->n + 1, sizeof(*r->jobs));
+    r->jobs[r->n++] = j;
+    pthread_cond_signal(&r->work);
+    pthread_mutex_unlock(&r->mu);
+    /* Workers start as jobs come, up to r->threads. */
+    if (r->started < r->threads && pthread_create(&r->tids[r->started], NULL, worker_main, r) == 0)
+        r->started++;
+    if (r->started == 0)
+        run_pending(r); /* no thread could start: fewer threads is no failure */
+}
+
+static struct job *job_new(const char *source)
+{
+    struct job *j = xcalloc(1, sizeof(*j));
+
+    j->source = xstrdup(source);
+    return j;
+}
+
+static void push_file(struct reader *r, const char *path)
+{
+    struct job *j = job_new(path);
+
+    j->is_file = true;
+    reader_push(r, j);
+}
+
+static void push_error(struct reader *r, const char *source, const char *message)
+{
+    struct job *j = job_new(source);
+
+    j->error = xstrdup(message);
+    j->done = true;
+    reader_push(r, j);
+}
+
+/*
+ * Waits for every job, then adds their nodes and errors to the fleet in order and frees them.
+ * Returns the nodes added.
+ */
+static size_t reader_finish(struct reader *r, struct fleet *fl)
+{
+    size_t added = 0;
+
+    if (r->threads > 1) {
+        pthread_mutex_lock(&r->mu);
+        r->closed = true;
+        pthread_cond_broadcast(&r->work);
+        pthread_mutex_unlock(&r->mu);
+        run_pending(r); /* this thread helps with the last ones */
+        for (unsigned i = 0; i < r->started; i++)
+            pthread_join(r->tids[i], NULL);
+        pthread_cond_destroy(&r->work);
+        pthread_cond_destroy(&r->room);
+        pthread_mutex_destroy(&r->mu);
+        free(r->tids);
+    }
+    for (size_t i = 0; i < r->n; i++) {
+        struct job *j = r->jobs[i];
+
+        if (j->have_node) {
+            fleet_push_node(fl, &j->node);
+            added++;
+        } else if (j->error != NULL && !(j->if_first_error && fl->n_errors > 0)) {
+            fleet_error(fl, j->source, "%s", j->error);
+        }
+        free(j->source);
+        free(j->text);
+        free(j->error);
+        free(j);
+    }
+    free(r->jobs);
+    return added;
+}
+
+/* ---- files and directories ---- */
 
 static int cmp_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static size_t read_dir(struct fleet *fl, const char *path)
+static void read_dir(struct reader *r, const char *path)
 {
     DIR *d = opendir(path);
     char **names = NULL;
-    size_t n = 0, cap = 0, added = 0;
+    size_t n = 0, cap = 0;
     struct dirent *de;
 
     if (d == NULL) {
-        fleet_error(fl, path, "%s", strerror(errno));
-        return 0;
+        push_error(r, path, strerror(errno));
+        return;
     }
     while ((de = readdir(d)) != NULL) {
         if (de->d_name[0] == '.' ||
@@ -144,43 +352,35 @@ static size_t read_dir(struct fleet *fl, const char *path)
         struct stat st;
 
         if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
-            added += read_file(fl, p);
+            push_file(r, p);
         free(p);
         free(names[i]);
     }
     free(names);
     if (n == 0)
-        fleet_error(fl, path, "no *.json or *.jsonl file in this directory");
-    return added;
+        push_error(r, path, "no *.json or *.jsonl file in this directory");
 }
 
 /* ---- a stream of documents ---- */
 
-struct stream_ctx {
-    struct fleet *fl;
-    size_t added;
-};
-
+/* This thread splits the stream; each document is a copy a worker parses and frees. */
 static void one_doc(void *ctx, size_t index, const char *text, size_t len, const char *why)
 {
-    struct stream_ctx *c = ctx;
-    char name[48], *cause = NULL;
-    struct snapshot *s;
+    struct reader *r = ctx;
+    char name[48];
+    struct job *j;
 
     snprintf(name, sizeof(name), "stdin #%zu", index + 1);
     if (text == NULL) {
-        fleet_error(c->fl, name, "%s", why);
+        push_error(r, name, why);
         return;
     }
-    s = snapshot_from_json(text, len, name, &cause);
-    if (s == NULL) {
-        fleet_error(c->fl, name, "%s", cause);
-        free(cause);
-        return;
-    }
-    fleet_add_snapshot(c->fl, s, name);
-    snapshot_free(s);
-    c->added++;
+    j = job_new(name);
+    j->text = xmalloc(len + 1);
+    memcpy(j->text, text, len);
+    j->text[len] = '\0';
+    j->len = len;
+    reader_push(r, j);
 }
 
 size_t fleet_split_stream(int fd, size_t max, fleet_doc_fn *fn, void *ctx)
@@ -274,25 +474,48 @@ size_t fleet_split_stream(int fd, size_t max, fleet_doc_fn *fn, void *ctx)
     return docs;
 }
 
-size_t fleet_read(struct fleet *fl, const char *operand)
+static void read_operand(struct reader *r, const char *operand)
 {
     struct stat st;
 
     if (strcmp(operand, "-") == 0) {
-        struct stream_ctx c = { fl, 0 };
-        size_t docs = fleet_split_stream(STDIN_FILENO, SNAPSHOT_MAX_BYTES, one_doc, &c);
+        if (fleet_split_stream(STDIN_FILENO, SNAPSHOT_MAX_BYTES, one_doc, r) == 0) {
+            struct job *j = job_new("stdin");
 
-        if (docs == 0 && fl->n_errors == 0)
-            fleet_error(fl, "stdin", "no document on standard input");
-        return c.added;
+            j->error = xstrdup("no document on standard input");
+            j->if_first_error = true;
+            j->done = true;
+            reader_push(r, j);
+        }
+        return;
     }
     if (stat(operand, &st) != 0) {
-        fleet_error(fl, operand, "%s", strerror(errno));
-        return 0;
+        push_error(r, operand, strerror(errno));
+        return;
     }
     if (S_ISDIR(st.st_mode))
-        return read_dir(fl, operand);
-    return read_file(fl, operand);
+        read_dir(r, operand);
+    else
+        push_file(r, operand);
+}
+
+size_t fleet_read_all(struct fleet *fl, char *const *operands, size_t n)
+{
+    struct reader r;
+
+    reader_init(&r, &fl->opts);
+    for (size_t i = 0; i < n; i++)
+        read_operand(&r, operands[i]);
+    return reader_finish(&r, fl);
+}
+
+size_t fleet_read(struct fleet *fl, const char *operand)
+{
+    struct reader r;
+
+    reader_init(&r, &fl->opts);
+    read_operand(&r, operand);
+    return reader_finish(&r, fl);
 }
 
 /* ---- one row per node ---- */

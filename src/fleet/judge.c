@@ -37,9 +37,14 @@ static void make_groups(struct fleet *fl)
         struct fleet_group *g;
 
         if (fl->n_groups == 0 || strcmp(fl->groups[fl->n_groups - 1].model, n->model) != 0) {
+            size_t end = i + 1;
+
+            /* the model's nodes follow each other in order: the group holds just them */
+            while (end < fl->n && strcmp(fl->nodes[order[end]].model, n->model) == 0)
+                end++;
             g = &fl->groups[fl->n_groups++];
             g->model = xstrdup(n->model);
-            g->nodes = xcalloc(fl->n, sizeof(*g->nodes));
+            g->nodes = xcalloc(end - i, sizeof(*g->nodes));
         }
         g = &fl->groups[fl->n_groups - 1];
         g->nodes[g->n++] = order[i];

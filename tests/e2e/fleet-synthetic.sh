@@ -6,7 +6,7 @@
 # replays). Two seeds, from a directory and from a stream on standard input: every planted node
 # is an outlier for its planted figure, no other node is flagged, the ranking puts the critical
 # ones first, and the exit status says so. Then the edges: a fleet with no fault, a small group,
-# duplicates, unreadable inputs, usage errors.
+# duplicates, unreadable inputs, usage errors; and the same bytes out with 1 and 8 reading threads.
 # ctest: timeout 300
 set -uo pipefail
 command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
@@ -143,6 +143,38 @@ grep -q 'stdin' "$tmp/err" || fail "garbage in the stream: stderr does not say w
 rc=0
 "$GPUDOCTOR" fleet - </dev/null >/dev/null 2>&1 || rc=$?
 [ "$rc" = 3 ] || fail "empty stream: exit status $rc, not 3"
+
+# the snapshots are read by a pool of threads: every output byte is the one a single thread
+# writes (more threads than this machine has CPUs, so that they really interleave), errors included
+# and in the operands' order: a directory with a broken file, a missing file, a stream, a file again
+for th in 1 8; do
+    for out in json text; do
+        flag=--json
+        [ "$out" = text ] && flag=
+        rc=0
+        # shellcheck disable=SC2086
+        GPUDOCTOR_FLEET_THREADS=$th "$GPUDOCTOR" fleet $flag "$tmp/dir" "$tmp/small" "$tmp/none.json" - \
+            "$tmp/dir/node0007.json" <"$tmp/bad.jsonl" >"$tmp/t$th.$out" 2>"$tmp/t$th.$out.err" || rc=$?
+        echo "$rc" >>"$tmp/t$th.$out.err"
+    done
+    GPUDOCTOR_FLEET_THREADS=$th "$GPUDOCTOR" fleet --json - <"$tmp/stream.jsonl" >"$tmp/t$th.stream" 2>&1
+    GPUDOCTOR_FLEET_THREADS=$th "$GPUDOCTOR" fleet --json - </dev/null >"$tmp/t$th.empty" 2>&1
+done
+for f in json json.err text text.err stream empty; do
+    cmp -s "$tmp/t1.$f" "$tmp/t8.$f" || fail "1 and 8 threads differ ($f): $(diff "$tmp/t1.$f" "$tmp/t8.$f" | head -5)"
+done
+cmp -s "$tmp/t1.stream" "$tmp/r2.json" || fail "1 thread and the default differ on the stream"
+[ "$(jq '.nodes | length' "$tmp/t8.json")" = 1000 ] || fail "threads: $(jq '.nodes | length' "$tmp/t8.json") nodes, not 1000"
+[ "$(jq -r '[.errors[].source] | join(",")' "$tmp/t8.json")" = "$tmp/small/broken.json,$tmp/none.json,stdin #3" ] ||
+    fail "threads: errors not in the operands' order: $(jq -c '[.errors[].source]' "$tmp/t8.json")"
+[ "$(jq .duplicates "$tmp/t8.json")" = 7 ] || fail "threads: $(jq .duplicates "$tmp/t8.json") duplicates, not 7"
+grep -q 'no document on standard input' "$tmp/t8.empty" || fail "threads: an empty stream is not said: $(cat "$tmp/t8.empty")"
+for bad in 0 x -1 257; do
+    rc=0
+    GPUDOCTOR_FLEET_THREADS=$bad "$GPUDOCTOR" fleet "$tmp/small" >/dev/null 2>"$tmp/err" || rc=$?
+    [ "$rc" = 64 ] || fail "GPUDOCTOR_FLEET_THREADS=$bad: exit status $rc, not 64"
+    grep -q 'GPUDOCTOR_FLEET_THREADS' "$tmp/err" || fail "GPUDOCTOR_FLEET_THREADS=$bad: not said: $(cat "$tmp/err")"
+done
 
 # usage errors: 64 and a message
 for args in "" "--threshold 0 x" "--min-group 1 x" "--threshold abc x" "--prometheus http://127.0.0.1:1 x" \

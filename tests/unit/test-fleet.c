@@ -90,7 +90,7 @@ static bool has_reason(const struct fleet_node *n, const char *metric)
 
 static void init(struct fleet *fl, size_t min_group)
 {
-    struct fleet_opts o = { FLEET_DEFAULT_Z, min_group, rules(), NULL, 0 };
+    struct fleet_opts o = { FLEET_DEFAULT_Z, min_group, rules(), NULL, 0, 1 };
 
     fleet_init(fl, &o);
 }
