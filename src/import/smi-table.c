@@ -488,19 +488,21 @@ static void header(struct table *t, const char *line, unsigned long no)
         n->init_rc = 0;
     }
     /* R610 renamed them: "KMD Version" (the kernel module's) and "CUDA UMD Version". */
-    p = strstr(line, "Driver Version:");
-    if (p == NULL && (p = strstr(line, "KMD Version:")) != NULL)
-        p += strlen("KMD Version:") - strlen("Driver Version:");
-    if (p != NULL && sscanf(p + strlen("Driver Version:"), "%63s", v) == 1 &&
-        n->driver_version == NULL && strcmp(v, "|") != 0) {
+    /* p: just after the key, whichever name it has. */
+    if ((p = strstr(line, "Driver Version:")) != NULL)
+        p += strlen("Driver Version:");
+    else if ((p = strstr(line, "KMD Version:")) != NULL)
+        p += strlen("KMD Version:");
+    if (p != NULL && sscanf(p, "%63s", v) == 1 && n->driver_version == NULL &&
+        strcmp(v, "|") != 0) {
         n->driver_version = str_sanitized(v);
         n->driver_version_rc = 0;
     }
-    p = strstr(line, "CUDA Version:");
-    if (p == NULL && (p = strstr(line, "CUDA UMD Version:")) != NULL)
-        p += strlen("CUDA UMD Version:") - strlen("CUDA Version:");
-    if (p != NULL && sscanf(p + strlen("CUDA Version:"), "%63s", v) == 1 &&
-        n->cuda_driver_version_rc != 0) {
+    if ((p = strstr(line, "CUDA Version:")) != NULL)
+        p += strlen("CUDA Version:");
+    else if ((p = strstr(line, "CUDA UMD Version:")) != NULL)
+        p += strlen("CUDA UMD Version:");
+    if (p != NULL && sscanf(p, "%63s", v) == 1 && n->cuda_driver_version_rc != 0) {
         if (imp_cuda_version(v, &cuda)) {
             n->cuda_driver_version = cuda;
             n->cuda_driver_version_rc = 0;
