@@ -32,7 +32,8 @@ struct table {
     enum part part;
     bool body;      /* past the "|===" line of the part */
     bool gi_cols;   /* the process table has GPU and compute instance columns */
-    struct gpu *g;  /* the GPU whose rows are being read */
+    int64_t g;      /* the index of the GPU whose rows are being read, or -1 (an index:
+                     * struct gpu pointers move as GPUs are added) */
     uint32_t *gpus; /* the indices of this table's GPUs (pointers move as GPUs are added) */
     size_t n_gpus;
     size_t n_rows; /* GPUs with rows in the GPU part */
@@ -233,6 +234,12 @@ static bool detect(const char *text, size_t len)
     return false;
 }
 
+/* The GPU whose rows are being read, or NULL. */
+static struct gpu *cur_gpu(const struct table *t)
+{
+    return t->g >= 0 ? snapshot_gpu(t->im->s, (uint32_t)t->g) : NULL;
+}
+
 static void table_gpu(struct table *t, const struct gpu *g)
 {
     for (size_t i = 0; i < t->n_gpus; i++) {
@@ -259,7 +266,7 @@ static void gpu_row1(struct table *t, char **c, unsigned long no)
     if (n < 2 || !str_to_u64(w[0], 10, &index) || index > 4095 || nb < 1)
         return;
     g = imp_gpu(im, bw[0], (int64_t)index, no);
-    t->g = g;
+    t->g = g != NULL ? (int64_t)g->index : -1;
     if (g == NULL)
         return;
     table_gpu(t, g);
@@ -307,7 +314,7 @@ static void gpu_row1(struct table *t, char **c, unsigned long no)
 static void gpu_row2(struct table *t, char **c, unsigned long no)
 {
     struct imp *im = t->im;
-    struct gpu *g = t->g;
+    struct gpu *g = cur_gpu(t);
     char *w[16], *m[8], *u[8], mode[64];
     size_t n, nm, nu;
     int slash = -1;
@@ -348,8 +355,10 @@ static void gpu_row2(struct table *t, char **c, unsigned long no)
 /* The third row (R450 on): "MIG M." in the last cell. */
 static void gpu_row3(struct table *t, char **c, unsigned long no)
 {
-    if (t->g != NULL && c[2] != NULL && c[2][0] != '\0')
-        imp_gpu_set(t->im, t->g, "mig_mode", c[2], IU_BOOL, no);
+    struct gpu *g = cur_gpu(t);
+
+    if (g != NULL && c[2] != NULL && c[2][0] != '\0')
+        imp_gpu_set(t->im, g, "mig_mode", c[2], IU_BOOL, no);
 }
 
 static void gpus_line(struct table *t, char *line, unsigned long no)
@@ -365,7 +374,7 @@ static void gpus_line(struct table *t, char *line, unsigned long no)
         gpu_row2(t, c, no);
     else if (n < 3)
         return;
-    else if (t->g != NULL)
+    else if (t->g >= 0)
         gpu_row3(t, c, no);
 }
 
@@ -584,7 +593,7 @@ static void run(struct imp *im, const char *text, size_t len)
 
     memset(&t, 0, sizeof(t));
     t.im = im;
-    t.mig_gpu = t.mig_cur = -1;
+    t.g = t.mig_gpu = t.mig_cur = -1;
     lines_init(&l, text, len);
     while (lines_next(&l)) {
         char *line = l.line;
@@ -658,7 +667,7 @@ static void run(struct imp *im, const char *text, size_t len)
                 t.part = P_NONE;
             }
             if (t.part == P_GPUS)
-                t.g = NULL;
+                t.g = -1;
             continue;
         }
         if (p[0] != '|')
