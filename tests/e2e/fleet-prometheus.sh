@@ -136,7 +136,7 @@ check "file URL: exit status" "$rc" 64
 grep -q "is not an http:// or https:// URL" "$TMP/err" || fail "file URL: $(cat "$TMP/err")"
 # libcurl is loaded by fleet alone, at run time: gpudoctor is not linked with it
 if command -v ldd >/dev/null; then
-    ldd "$GPUDOCTOR" | grep -q libcurl && fail "gpudoctor is linked with libcurl: $(ldd "$GPUDOCTOR" | grep libcurl)"
+    ldd "$GPUDOCTOR" | grep libcurl >/dev/null && fail "gpudoctor is linked with libcurl: $(ldd "$GPUDOCTOR" | grep libcurl)"
 fi
 rc=0
 "$GPUDOCTOR" fleet --prometheus "$URL" /tmp >"$TMP/out" 2>"$TMP/err" || rc=$?

@@ -49,7 +49,9 @@ grep -q 'NVML simulator: .*broken.json.*temp_c' "$TMP/stderr" ||
 run_case ABRT "$TMP/good.json" 134
 # Under AddressSanitizer the handler passes SIGSEGV on to the sanitizer, which reports and
 # exits 1: the terminal must be restored all the same.
-if ldd "$GPUDOCTOR" 2>/dev/null | grep -q libasan; then
+# grep reads all of ldd's output: with -q it would stop at the match, and ldd, killed by
+# SIGPIPE, would fail the pipeline under pipefail (a sanitized build then taken for a plain one).
+if ldd "$GPUDOCTOR" 2>/dev/null | grep libasan >/dev/null; then
     run_case SEGV "$TMP/good.json" 1
 else
     run_case SEGV "$TMP/good.json" 139
