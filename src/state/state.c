@@ -236,10 +236,12 @@ static int64_t last_value(const struct state_gpu *g, enum state_event_kind kind)
 /* Adds the Xid unless an earlier run recorded it; returns whether it added it. */
 static bool record_xid(struct state_gpu *sg, const struct snapshot *s, const struct klog_event *ev)
 {
-    const char *boot = s->host.boot_id;
+    const char *boot = host_valid(&s->host, HOST_S_BOOT_ID) ? s->host.boot_id : NULL;
     int64_t up = HAS(ev, KLOG_S_UPTIME) ? ev->uptime_us : -1;
     struct state_event *e;
 
+    if (boot == NULL) /* without this boot's id the Xid could never be told from a later one */
+        return false;
     for (size_t i = 0; i < sg->n_events; i++) {
         const struct state_event *o = &sg->events[i];
 

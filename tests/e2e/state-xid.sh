@@ -261,4 +261,18 @@ rcheck >"$T/out"
 expect "remap new serial" "$(rule_title $PEND)/$(rule_sev $PEND) | $(rule_title $FAILED)" \
     "GPU 0 needs a reset to remap bad memory/warning | GPU 0 failed to remap a bad memory row"
 cp "$SRC/scenarios/healthy-8xh100.json" "$SCEN"
+
+# A tree without a boot id (no /proc/sys/kernel/random/boot_id) and an Xid in its log: the
+# report as usual, nothing recorded for the Xid (it could not be told from a later boot's), no
+# crash; watch records through the same code each cycle.
+S2=$T/state-noboot
+rm -f "$R/proc/sys/kernel/random/boot_id"
+xid48 $((390 * 1000000)) 1
+rc=0
+gd check --root "$R" --window 0 --state-dir "$S2" >"$T/out" 2>"$T/err" || rc=$?
+expect "no boot id: check's status" "$rc" 2
+expect "no boot id: Xids recorded" "$(jq '[.gpus[]?.events[]? | select(.kind == "xid")] | length' "$S2/state.json" 2>/dev/null || echo none)" 0
+rc=0
+gd watch --plain -n 0.2 -c 3 --root "$R" --state-dir "$S2" >"$T/out" 2>"$T/err" || rc=$?
+expect "no boot id: watch's status" "$rc" 0
 exit $fail
