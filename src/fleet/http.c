@@ -1,9 +1,9 @@
 #include "fleet/http.h"
+#include "util/dynlib.h"
 #include "util/xalloc.h"
 
 #define CURL_DISABLE_TYPECHECK
 #include <curl/curl.h>
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +22,7 @@ struct curl_api {
     __typeof__(&curl_easy_strerror) strerror;
 };
 
-static const struct {
-    const char *name;
-    size_t offset;
-} symbols[] = {
+static const struct dynlib_sym symbols[] = {
     { "curl_global_init", offsetof(struct curl_api, global_init) },
     { "curl_easy_init", offsetof(struct curl_api, init) },
     { "curl_easy_setopt", offsetof(struct curl_api, setopt) },
@@ -38,23 +35,17 @@ static const struct {
 /* fleet is one thread and loads it once; the handle stays for the process's life. */
 static int load(struct curl_api *api, char **cause)
 {
-    void *h = dlopen(GPUDOCTOR_CURL_SONAME, RTLD_NOW | RTLD_LOCAL);
+    const char *missing, *why;
 
-    if (h == NULL) {
-        *cause = xasprintf("cannot load %s, which fleet --prometheus needs (Debian package "
-                           "libcurl4): %s",
-                           GPUDOCTOR_CURL_SONAME, dlerror());
+    if (dynlib_open(GPUDOCTOR_CURL_SONAME, symbols, ARRAY_SIZE(symbols), api, &missing, &why) ==
+        NULL) {
+        if (missing != NULL)
+            *cause = xasprintf("%s has no %s", GPUDOCTOR_CURL_SONAME, missing);
+        else
+            *cause = xasprintf("cannot load %s, which fleet --prometheus needs (Debian package "
+                               "libcurl4): %s",
+                               GPUDOCTOR_CURL_SONAME, why);
         return -1;
-    }
-    for (size_t i = 0; i < ARRAY_SIZE(symbols); i++) {
-        void *fn = dlsym(h, symbols[i].name);
-
-        if (fn == NULL) {
-            *cause = xasprintf("%s has no %s", GPUDOCTOR_CURL_SONAME, symbols[i].name);
-            dlclose(h);
-            return -1;
-        }
-        *(void **)((char *)api + symbols[i].offset) = fn;
     }
     if (api->global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         *cause = xasprintf("%s could not start", GPUDOCTOR_CURL_SONAME);

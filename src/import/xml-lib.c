@@ -1,7 +1,7 @@
 #include "import/xml-lib.h"
+#include "util/dynlib.h"
 #include "util/xalloc.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
 
@@ -14,10 +14,7 @@ struct xml_api xml;
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *handle;
 
-static const struct {
-    const char *name;
-    size_t offset;
-} symbols[] = {
+static const struct dynlib_sym symbols[] = {
     { "xmlNewParserCtxt", offsetof(struct xml_api, new_parser_ctxt) },
     { "xmlCtxtReadMemory", offsetof(struct xml_api, ctxt_read_memory) },
     { "xmlCtxtGetLastError", offsetof(struct xml_api, ctxt_get_last_error) },
@@ -31,6 +28,7 @@ static const struct {
 int xml_load(char **cause)
 {
     struct xml_api api;
+    const char *missing, *why;
     void *h;
     int rc = -1;
 
@@ -39,22 +37,15 @@ int xml_load(char **cause)
         rc = 0;
         goto out;
     }
-    h = dlopen(GPUDOCTOR_XML_SONAME, RTLD_NOW | RTLD_LOCAL);
+    h = dynlib_open(GPUDOCTOR_XML_SONAME, symbols, ARRAY_SIZE(symbols), &api, &missing, &why);
     if (h == NULL) {
-        *cause = xasprintf("cannot load %s, which reading XML needs (Debian package libxml2): %s",
-                           GPUDOCTOR_XML_SONAME, dlerror());
+        if (missing != NULL)
+            *cause = xasprintf("%s has no %s", GPUDOCTOR_XML_SONAME, missing);
+        else
+            *cause = xasprintf("cannot load %s, which reading XML needs (Debian package "
+                               "libxml2): %s",
+                               GPUDOCTOR_XML_SONAME, why);
         goto out;
-    }
-    for (size_t i = 0; i < ARRAY_SIZE(symbols); i++) {
-        void *fn = dlsym(h, symbols[i].name);
-
-        if (fn == NULL) {
-            *cause = xasprintf("%s has no %s", GPUDOCTOR_XML_SONAME, symbols[i].name);
-            dlclose(h);
-            goto out;
-        }
-        /* POSIX guarantees a function's address fits an object pointer for dlsym. */
-        *(void **)((char *)&api + symbols[i].offset) = fn;
     }
     xml = api;
     handle = h;

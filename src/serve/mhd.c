@@ -1,7 +1,7 @@
 #include "serve/mhd.h"
+#include "util/dynlib.h"
 #include "util/xalloc.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <stddef.h>
 
@@ -14,10 +14,7 @@ struct mhd_api mhd;
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *handle;
 
-static const struct {
-    const char *name;
-    size_t offset;
-} symbols[] = {
+static const struct dynlib_sym symbols[] = {
     { "MHD_start_daemon", offsetof(struct mhd_api, start_daemon) },
     { "MHD_stop_daemon", offsetof(struct mhd_api, stop_daemon) },
     { "MHD_quiesce_daemon", offsetof(struct mhd_api, quiesce_daemon) },
@@ -32,6 +29,7 @@ static const struct {
 int mhd_load(char **cause)
 {
     struct mhd_api api;
+    const char *missing, *why;
     void *h;
     int rc = -1;
 
@@ -40,23 +38,16 @@ int mhd_load(char **cause)
         rc = 0;
         goto out;
     }
-    h = dlopen(GPUDOCTOR_MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
+    h = dynlib_open(GPUDOCTOR_MHD_SONAME, symbols, ARRAY_SIZE(symbols), &api, &missing, &why);
     if (h == NULL) {
-        *cause = xasprintf("cannot load %s, which serve needs (Debian package libmicrohttpd12): %s",
-                           GPUDOCTOR_MHD_SONAME, dlerror());
-        goto out;
-    }
-    for (size_t i = 0; i < ARRAY_SIZE(symbols); i++) {
-        void *fn = dlsym(h, symbols[i].name);
-
-        if (fn == NULL) {
+        if (missing != NULL)
             *cause = xasprintf("%s has no %s: libmicrohttpd 0.9.72 or newer is needed",
-                               GPUDOCTOR_MHD_SONAME, symbols[i].name);
-            dlclose(h);
-            goto out;
-        }
-        /* POSIX guarantees a function's address fits an object pointer for dlsym. */
-        *(void **)((char *)&api + symbols[i].offset) = fn;
+                               GPUDOCTOR_MHD_SONAME, missing);
+        else
+            *cause = xasprintf("cannot load %s, which serve needs (Debian package "
+                               "libmicrohttpd12): %s",
+                               GPUDOCTOR_MHD_SONAME, why);
+        goto out;
     }
     mhd = api;
     handle = h;
