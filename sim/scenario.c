@@ -1108,6 +1108,7 @@ static int read_scenario(struct sim_scenario *s, const json_t *root, struct jerr
     static const char *const keys[] = {
         "schema", "description", "system", "errors",   "delays_ms",
         "hang",   "list_growth", "gpus",   "timeline", "processes_follow_proc",
+        "cuda", /* read by the CUDA simulator (sim-cuda/) */
         NULL
     };
     const json_t *follow = json_object_get(root, "processes_follow_proc");
