@@ -660,7 +660,16 @@ CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
         return leave(CUDA_ERROR_INVALID_VALUE);
     *phStream = xcalloc(1, sizeof(**phStream));
     (*phStream)->dev = current->dev;
-    (*phStream)->t = current->null_stream.t;
+    {
+        /* a new stream starts now: after everything queued so far on the device */
+        const struct csim_state *st = &states[current->dev];
+        double t = current->null_stream.t;
+
+        t = st->h2d_busy > t ? st->h2d_busy : t;
+        t = st->d2h_busy > t ? st->d2h_busy : t;
+        t = st->compute_busy > t ? st->compute_busy : t;
+        (*phStream)->t = t;
+    }
     return leave(CUDA_SUCCESS);
 }
 

@@ -11,7 +11,7 @@
 static const struct cmd *const cmd_table[] = {
     &cmd_check, &cmd_explain, &cmd_snapshot,    &cmd_procs,        &cmd_reap,
     &cmd_watch, &cmd_serve,   &cmd_slurm_check, &cmd_slurm_prolog, &cmd_slurm_epilog,
-    &cmd_ack,   &cmd_profile, &cmd_fleet,
+    &cmd_ack,   &cmd_profile, &cmd_fleet,       &cmd_bench,
 };
 
 static void usage(FILE *out)

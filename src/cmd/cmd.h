@@ -96,6 +96,7 @@ extern const struct cmd cmd_fleet;
 extern const struct cmd cmd_slurm_prolog;
 extern const struct cmd cmd_slurm_epilog;
 extern const struct cmd cmd_ack;
+extern const struct cmd cmd_bench;
 
 /* --timeout's default: the window and this much more. */
 #define DEFAULT_TIMEOUT_MS 10000

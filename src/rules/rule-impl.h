@@ -80,7 +80,15 @@ struct rule_ctx {
     X(pcie_width_degraded)                                                                         \
     X(pcie_errors)                                                                                 \
     X(pcie_shared_switch)                                                                          \
-    X(profile_pcie)
+    X(profile_pcie)                                                                                \
+    X(bench_failed)                                                                                \
+    X(bench_checksum_mismatch)                                                                     \
+    X(bench_host_copy_slow)                                                                        \
+    X(bench_mem_bandwidth_low)                                                                     \
+    X(bench_compute_low)                                                                           \
+    X(bench_p2p_slow)                                                                              \
+    X(bench_throttle_under_load)                                                                   \
+    X(bench_regression)
 
 #define RULE_DECLARE(name) extern const struct rule rule_##name;
 RULE_LIST(RULE_DECLARE)

@@ -74,6 +74,7 @@ void snapshot_free(struct snapshot *s)
     driver_info_free(&s->driver);
     stack_info_free(&s->stack);
     state_info_free(&s->state);
+    bench_info_free(&s->bench);
     for (size_t i = 0; i < COLLECTOR__COUNT; i++)
         collector_status_free(&s->collectors[i]);
     for (size_t i = 0; i < s->n_samples; i++)
@@ -195,6 +196,9 @@ json_t *snapshot_to_jansson(const struct snapshot *s)
     json_object_set_new(j, "stack", stack_info_to_json(&s->stack));
     if (s->state.status != STATE_NOT_READ) /* a snapshot without it reads as before */
         json_object_set_new(j, "state", state_info_to_json(&s->state));
+    if (s->bench.state !=
+        BENCH_NOT_RUN) /* only bench measures: other snapshots stay as they were */
+        json_object_set_new(j, "bench", bench_info_to_json(&s->bench));
     for (size_t i = 0; i < s->n_samples; i++)
         json_array_append_new(samples, sample_to_json(&s->samples[i]));
     json_object_set_new(j, "samples", samples);
@@ -399,6 +403,7 @@ SECTION_READER(pcie_info, struct pcie_info)
 SECTION_READER(driver_info, struct driver_info)
 SECTION_READER(stack_info, struct stack_info)
 SECTION_READER(state_info, struct state_info)
+SECTION_READER(bench_info, struct bench_info)
 #undef SECTION_READER
 
 static const char *const top_keys[] = { "schema",    "gpudoctor_version",
@@ -409,7 +414,8 @@ static const char *const top_keys[] = { "schema",    "gpudoctor_version",
                                         "processes", "host",
                                         "pcie",      "driver",
                                         "stack",     "samples",
-                                        "state",     NULL };
+                                        "state",     "bench",
+                                        NULL };
 
 static int snapshot_read(struct snapshot *s, const json_t *root, struct jerr *err)
 {
@@ -459,6 +465,7 @@ static int snapshot_read(struct snapshot *s, const json_t *root, struct jerr *er
         read_section(root, "driver", err, read_driver_info, &s->driver) != 0 ||
         read_section(root, "stack", err, read_stack_info, &s->stack) != 0 ||
         read_section(root, "state", err, read_state_info, &s->state) != 0 ||
+        read_section(root, "bench", err, read_bench_info, &s->bench) != 0 ||
         read_samples(s, json_object_get(root, "samples"), err) != 0)
         return -1;
     return 0;

@@ -8,6 +8,7 @@
 #ifndef GPUDOCTOR_SNAPSHOT_H
 #define GPUDOCTOR_SNAPSHOT_H
 
+#include "snapshot/snap-bench.h"
 #include "snapshot/snap-driver.h"
 #include "snapshot/snap-gpu.h"
 #include "snapshot/snap-host.h"
@@ -85,6 +86,7 @@ struct snapshot {
     struct driver_info driver;
     struct stack_info stack;
     struct state_info state; /* the remembered past (state file); status STATE_NOT_READ: none */
+    struct bench_info bench; /* gpudoctor bench; state BENCH_NOT_RUN elsewhere */
 
     struct collector_status collectors[COLLECTOR__COUNT];
 

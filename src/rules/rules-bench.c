@@ -1,0 +1,473 @@
+/*
+ * Measurements judged (docs/bench.md): the bench section of a snapshot, as `gpudoctor bench`
+ * fills it. A figure nobody could measure, or an expectation nobody knows, is skipped, never
+ * taken as 0. The fractions are gpudoctor's judgement, written here once.
+ */
+#include "rules/rule-impl.h"
+#include "util/xalloc.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define HOST_COPY_MIN_SHARE 0.60 /* of what the negotiated link should carry */
+#define MEM_MIN_SHARE       0.70 /* of the model's memory bandwidth */
+#define COMPUTE_MIN_SHARE   0.60 /* of the model's FP32 rate */
+#define BEHIND_SIBLINGS     0.80 /* of the fastest GPU of the same model */
+#define P2P_MIN_SHARE       0.50 /* of the median pair */
+#define SUSTAINED_MIN_SHARE 0.85 /* last tenth of the load against the first */
+#define BASELINE_MIN_SHARE  0.85 /* of the saved baseline */
+
+#define GB 1e9
+
+static const struct bench_info *bench_of(const struct rule_ctx *ctx)
+{
+    const struct bench_info *b = &ctx->facts->snap->bench;
+
+    return b->state == BENCH_OK ? b : NULL;
+}
+
+static void bench_fix(struct finding *f, const struct bench_gpu *g)
+{
+    finding_fix(f, "gpudoctor bench --gpus %" PRIu32 " --full   # measure again, longer", g->index);
+}
+
+/* ---- bench.failed ---- */
+
+static void check_failed(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct bench_info *b = &ctx->facts->snap->bench;
+    struct finding *f;
+
+    if (b->state == BENCH_TIMEOUT || b->state == BENCH_FAILED) {
+        f = finding_new(ctx, out, -1, -1);
+        if (b->state == BENCH_TIMEOUT) {
+            finding_title(f, "The CUDA bench hung: %s", b->hung_step ? b->hung_step : "?");
+            finding_evidence(f, "%s", b->detail ? b->detail : "deadline passed");
+            finding_fix(f, "sudo dmesg -T | grep -iE 'NVRM|Xid' | tail   # what the driver said");
+            finding_fix(f, "nvidia-smi -q -d PERFORMANCE,ECC   # is the GPU still answering?");
+        } else {
+            finding_title(f, "The CUDA bench could not run");
+            finding_evidence(f, "%s", b->detail ? b->detail : "no detail");
+            finding_fix(f, "gpudoctor check   # the driver and stack findings say why");
+        }
+        f->impact = 1;
+        return;
+    }
+    if (b->state != BENCH_OK)
+        return;
+    for (size_t i = 0; i < b->n_gpus; i++) {
+        const struct bench_gpu *g = &b->gpus[i];
+
+        if (g->error == NULL)
+            continue;
+        f = finding_new(ctx, out, (int32_t)g->index, -1);
+        finding_title(f, "GPU %" PRIu32 " failed the bench: %s", g->index, g->error);
+        finding_evidence(f, "%s (%s): %s", g->name ? g->name : "GPU",
+                         g->pci_bus_id ? g->pci_bus_id : "?", g->error);
+        finding_fix(f, "sudo dmesg -T | grep -iE 'NVRM|Xid' | tail   # errors the driver logged");
+        bench_fix(f, g);
+        f->impact = 1;
+    }
+}
+
+const struct rule rule_bench_failed = {
+    .id = "bench.failed",
+    .severity = SEV_CRITICAL,
+    .category = CAT_THROUGHPUT,
+    .title = "The bench could not measure a GPU",
+    .explanation =
+        "gpudoctor bench runs its CUDA work in a worker process with a deadline. A worker that "
+        "did not finish in time was stuck in a call into the driver: a wedged GPU or driver, "
+        "which every CUDA program on the node will meet too. A CUDA call that returned an error "
+        "(out of memory, launch failure, ECC error, device unavailable) means the GPU cannot run "
+        "work as it is.",
+    .detection = "the bench section's state is timeout or failed, or a GPU's error is set: the "
+                 "call and its CUresult.",
+    .fix = "Read the kernel log for XIDs and NVRM messages; a hung GPU usually needs a reset "
+           "(nvidia-smi -r) or a reboot; an error that repeats on one GPU is a hardware case.",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_failed,
+};
+
+/* ---- bench.host-copy-slow ---- */
+
+static void check_host_copy(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct bench_info *b = bench_of(ctx);
+
+    for (size_t i = 0; b != NULL && i < b->n_gpus; i++) {
+        const struct bench_gpu *g = &b->gpus[i];
+        double worst;
+        struct finding *f;
+
+        if (!bench_gpu_valid(g, BG_PCIE_EXPECTED) || !bench_gpu_valid(g, BG_H2D_PINNED) ||
+            !bench_gpu_valid(g, BG_D2H_PINNED)) {
+            if (g->error == NULL)
+                rule_skip(ctx, out, (int32_t)g->index, "no PCIe link figure or no copy measured");
+            continue;
+        }
+        worst = g->h2d_pinned_bytes_per_s < g->d2h_pinned_bytes_per_s ? g->h2d_pinned_bytes_per_s
+                                                                      : g->d2h_pinned_bytes_per_s;
+        if (worst >= HOST_COPY_MIN_SHARE * g->pcie_expected_bytes_per_s)
+            continue;
+        f = finding_new(ctx, out, (int32_t)g->index, -1);
+        finding_title(f, "GPU %" PRIu32 " host copies at %.0f %% of what its PCIe link allows",
+                      g->index, pct(worst, g->pcie_expected_bytes_per_s));
+        finding_evidence(f, "pinned copies: host to device %.1f GB/s, device to host %.1f GB/s",
+                         g->h2d_pinned_bytes_per_s / GB, g->d2h_pinned_bytes_per_s / GB);
+        finding_evidence(f,
+                         "PCIe Gen%" PRIu32 " x%" PRIu32 ": %.1f GB/s expected (%.0f %% of the "
+                         "encoded rate)",
+                         g->pcie_gen, g->pcie_width, g->pcie_expected_bytes_per_s / GB, 80.0);
+        if (bench_gpu_valid(g, BG_HOST_NUMA) && bench_gpu_valid(g, BG_GPU_NUMA) &&
+            g->host_numa_node != g->gpu_numa_node)
+            finding_evidence(f,
+                             "the host buffer was on NUMA node %" PRId32 ", the GPU on node "
+                             "%" PRId32 " (remote)",
+                             g->host_numa_node, g->gpu_numa_node);
+        finding_fix(f, "nvidia-smi topo -m   # which CPU and NUMA node the GPU hangs off");
+        finding_fix(f,
+                    "numactl --cpunodebind=N --membind=N gpudoctor bench --gpus %" PRIu32
+                    "   # N: the GPU's node, to rule out a remote buffer",
+                    g->index);
+        f->impact = 0.5;
+    }
+}
+
+const struct rule rule_bench_host_copy_slow = {
+    .id = "bench.host-copy-slow",
+    .severity = SEV_WARNING,
+    .category = CAT_THROUGHPUT,
+    .title = "Host copies far below what the PCIe link allows",
+    .explanation =
+        "Copies between pinned host memory and the GPU should reach most of what the negotiated "
+        "PCIe link carries. Far less means something between them: a buffer on the remote NUMA "
+        "node, an IOMMU in translation mode, a PCIe switch shared with busy NICs or drives, "
+        "a link that retrains, or a platform setting (ACS, relaxed ordering, power management).",
+    .detection = "the slower of the pinned host-to-device and device-to-host copy rates below "
+                 "60 % of the expected rate: the link's encoded rate (generation and width "
+                 "reported by NVML) times 0.80.",
+    .fix = "Bind the program to the GPU's NUMA node, check the IOMMU mode (iommu=pt), the "
+           "switch topology and BIOS PCIe settings; measure again.",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_host_copy,
+};
+
+/* ---- bench.mem-bandwidth-low and bench.compute-low: against the model, and the siblings ---- */
+
+static void check_low(const struct rule_ctx *ctx, struct findings *out, bool mem)
+{
+    const struct bench_info *b = bench_of(ctx);
+    enum bench_gpu_slot have = mem ? BG_TRIAD : BG_FMA;
+    enum bench_gpu_slot expect = mem ? BG_MEM_EXPECTED : BG_FP32_EXPECTED;
+
+    for (size_t i = 0; b != NULL && i < b->n_gpus; i++) {
+        const struct bench_gpu *g = &b->gpus[i];
+        double v = mem ? g->triad_bytes_per_s : g->fma_flops, best = 0;
+        double e = mem ? g->mem_expected_bytes_per_s : g->fp32_expected_flops;
+        const char *unit = mem ? "GB/s" : "TFLOPS";
+        double scale = mem ? GB : 1e12;
+        struct finding *f;
+
+        if (!bench_gpu_valid(g, have))
+            continue;
+        for (size_t k = 0; k < b->n_gpus; k++) {
+            const struct bench_gpu *o = &b->gpus[k];
+            double ov = mem ? o->triad_bytes_per_s : o->fma_flops;
+
+            if (k != i && bench_gpu_valid(o, have) && o->name && g->name &&
+                strcmp(o->name, g->name) == 0 && ov > best)
+                best = ov;
+        }
+        if (bench_gpu_valid(g, expect) && v < (mem ? MEM_MIN_SHARE : COMPUTE_MIN_SHARE) * e) {
+            f = finding_new(ctx, out, (int32_t)g->index, -1);
+            finding_title(f, "GPU %" PRIu32 " %s at %.0f %% of its model's", g->index,
+                          mem ? "memory bandwidth" : "compute rate", pct(v, e));
+            finding_evidence(f, "measured %.1f %s, the %s should reach %.1f %s", v / scale, unit,
+                             g->name ? g->name : "model", e / scale, unit);
+        } else if (best > 0 && v < BEHIND_SIBLINGS * best) {
+            f = finding_new(ctx, out, (int32_t)g->index, -1);
+            finding_title(f, "GPU %" PRIu32 " %s at %.0f %% of its fastest sibling", g->index,
+                          mem ? "memory bandwidth" : "compute rate", pct(v, best));
+            finding_evidence(f, "measured %.1f %s, the fastest %s here %.1f %s", v / scale, unit,
+                             g->name ? g->name : "GPU of this model", best / scale, unit);
+        } else {
+            continue;
+        }
+        finding_fix(f,
+                    "nvidia-smi -i %" PRIu32 " -q -d CLOCK,PERFORMANCE   # clocks and why "
+                    "they are held down",
+                    g->index);
+        bench_fix(f, g);
+        f->impact = 0.5;
+    }
+}
+
+static void check_mem_low(const struct rule_ctx *ctx, struct findings *out)
+{
+    check_low(ctx, out, true);
+}
+
+static void check_compute_low(const struct rule_ctx *ctx, struct findings *out)
+{
+    check_low(ctx, out, false);
+}
+
+const struct rule rule_bench_mem_bandwidth_low = {
+    .id = "bench.mem-bandwidth-low",
+    .severity = SEV_WARNING,
+    .category = CAT_THROUGHPUT,
+    .title = "Device memory bandwidth below the model's or its siblings'",
+    .explanation =
+        "The STREAM-style triad kernel reads two arrays and writes one; its rate is what memory-"
+        "bound work gets. Far below the model's figure, or below the other GPUs of the same model "
+        "in this node, means a memory clock held down, ECC retirement, a power or thermal "
+        "limit, or a GPU that needs service.",
+    .detection = "triad_bytes_per_s below 70 % of the model's memory bandwidth when it is "
+                 "known, else below 80 % of the fastest GPU of the same name.",
+    .fix = "Check the memory clock and clock-event reasons, ECC and remapped rows; compare after "
+           "a reset; a GPU that stays behind is a hardware case.",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_mem_low,
+};
+
+const struct rule rule_bench_compute_low = {
+    .id = "bench.compute-low",
+    .severity = SEV_WARNING,
+    .category = CAT_THROUGHPUT,
+    .title = "Compute rate below the model's or its siblings'",
+    .explanation =
+        "The FMA kernel keeps every SM busy with independent fused multiply-adds; its rate follows "
+        "the SM clock. Below the model's figure or behind the same model's siblings means clocks "
+        "held down (power cap, thermal, application clocks) or a GPU that falls behind.",
+    .detection = "fma_flops below 60 % of the model's FP32 rate when it is known, else below "
+                 "80 % of the fastest GPU of the same name.",
+    .fix = "Check clocks, power limit and clock-event reasons while loaded (gpudoctor check "
+           "during a bench), cooling and power delivery.",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_compute_low,
+};
+
+/* ---- bench.p2p-slow ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+
+    return (x > y) - (x < y);
+}
+
+static void check_p2p(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct bench_info *b = bench_of(ctx);
+    double *v, median;
+
+    if (b == NULL || b->n_pairs < 3)
+        return;
+    v = xcalloc(b->n_pairs, sizeof(*v));
+    for (size_t i = 0; i < b->n_pairs; i++)
+        v[i] = b->pairs[i].bytes_per_s;
+    qsort(v, b->n_pairs, sizeof(*v), cmp_double);
+    median = v[b->n_pairs / 2];
+    free(v);
+    for (size_t i = 0; i < b->n_pairs; i++) {
+        const struct bench_pair *p = &b->pairs[i];
+        struct finding *f;
+
+        if (p->bytes_per_s >= P2P_MIN_SHARE * median)
+            continue;
+        f = finding_new(ctx, out, (int32_t)p->src, -1);
+        finding_object(f, "GPU %" PRIu32 " -> GPU %" PRIu32, p->src, p->dst);
+        finding_title(f,
+                      "Peer copies GPU %" PRIu32 " -> GPU %" PRIu32 " at %.0f %% of the other "
+                      "pairs",
+                      p->src, p->dst, pct(p->bytes_per_s, median));
+        finding_evidence(f, "%.1f GB/s, latency %.1f us; the median pair %.1f GB/s",
+                         p->bytes_per_s / GB, p->latency_us, median / GB);
+        finding_evidence(f, "peer access %s",
+                         p->peer_access ? "direct"
+                                        : "not possible: staged "
+                                          "through host memory");
+        finding_fix(f, "nvidia-smi topo -m   # NVLink, PCIe switch or the CPU between the two");
+        finding_fix(f, "nvidia-smi nvlink --status -i %" PRIu32 "   # links down or degraded",
+                    p->src);
+        f->impact = 0.3;
+    }
+}
+
+const struct rule rule_bench_p2p_slow = {
+    .id = "bench.p2p-slow",
+    .severity = SEV_WARNING,
+    .category = CAT_THROUGHPUT,
+    .title = "A GPU pair's peer copies much slower than the others",
+    .explanation =
+        "Collective communication (NCCL all-reduce) runs at the speed of the slowest link. A pair "
+        "much slower than the rest has an NVLink down, crosses the CPU interconnect instead of a "
+        "switch, or lost peer-to-peer access (ACS, IOMMU).",
+    .detection = "with three or more pairs measured, a pair below 50 % of the median pair's "
+                 "cuMemcpyPeerAsync rate.",
+    .fix = "Check nvidia-smi topo -m and the NVLink status; ACS and IOMMU settings for PCIe "
+           "peer-to-peer; reseat or service the NVLink bridge or baseboard.",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_p2p,
+};
+
+/* ---- bench.throttle-under-load ---- */
+
+static void check_throttle(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct bench_info *b = bench_of(ctx);
+
+    for (size_t i = 0; b != NULL && i < b->n_gpus; i++) {
+        const struct bench_gpu *g = &b->gpus[i];
+        struct finding *f;
+
+        if (!bench_gpu_valid(g, BG_SUSTAINED) ||
+            g->sustained_last_flops >= SUSTAINED_MIN_SHARE * g->sustained_first_flops)
+            continue;
+        f = finding_new(ctx, out, (int32_t)g->index, -1);
+        finding_title(f, "GPU %" PRIu32 " slowed to %.0f %% under sustained load", g->index,
+                      pct(g->sustained_last_flops, g->sustained_first_flops));
+        finding_evidence(f,
+                         "FMA rate %.1f TFLOPS in the first tenth, %.1f TFLOPS in the last "
+                         "of %.1f s",
+                         g->sustained_first_flops / 1e12, g->sustained_last_flops / 1e12,
+                         g->sustained_s);
+        finding_fix(f,
+                    "nvidia-smi -i %" PRIu32 " -q -d TEMPERATURE,POWER,PERFORMANCE   # "
+                    "clock-event reasons while it runs",
+                    g->index);
+        finding_fix(f, "# check fans, air flow and the power supply; the thermal and power "
+                       "findings of gpudoctor check during a load say which");
+        f->impact = 0.5;
+    }
+}
+
+const struct rule rule_bench_throttle_under_load = {
+    .id = "bench.throttle-under-load",
+    .severity = SEV_WARNING,
+    .category = CAT_THROUGHPUT,
+    .title = "Throttling that appears only under sustained load",
+    .explanation =
+        "A GPU that starts fast and slows down as the load goes on is hitting a thermal or power "
+        "limit it does not reach when idle: failing fans, blocked air flow, a power supply or "
+        "cap too low. Short jobs do not see it; long training runs do.",
+    .detection = "over the sustained load (--duration), the FMA rate of the last tenth below "
+                 "85 % of the first tenth's.",
+    .fix = "Watch temperatures, power and clock-event reasons during a load; fix cooling or "
+           "power; compare with the GPU's siblings.",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_throttle,
+};
+
+/* ---- bench.checksum-mismatch ---- */
+
+static void check_checksum(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct bench_info *b = bench_of(ctx);
+
+    for (size_t i = 0; b != NULL && i < b->n_gpus; i++) {
+        const struct bench_gpu *g = &b->gpus[i];
+        size_t same = 0, others = 0;
+        struct finding *f;
+
+        if (!bench_gpu_valid(g, BG_CHECKSUM) || g->checksum_ok)
+            continue;
+        for (size_t k = 0; k < b->n_gpus; k++) {
+            if (k == i || !bench_gpu_valid(&b->gpus[k], BG_CHECKSUM))
+                continue;
+            others++;
+            same += b->gpus[k].checksum_ok;
+        }
+        f = finding_new(ctx, out, (int32_t)g->index, -1);
+        finding_title(f, "GPU %" PRIu32 " computed a wrong result (silent data corruption)",
+                      g->index);
+        finding_evidence(f,
+                         "triad checksum 0x%016" PRIx64 " differs from the host's computation "
+                         "of the same data",
+                         g->checksum);
+        if (others > 0)
+            finding_evidence(f, "%zu of the %zu other GPUs computed it right", same, others);
+        finding_fix(f, "nvidia-smi -i %" PRIu32 " -q -d ECC,ROW_REMAPPER   # memory errors",
+                    g->index);
+        finding_fix(f, "# take the GPU out of service (drain the node) until it passes a "
+                       "vendor diagnostic (dcgmi diag -r 3)");
+        f->impact = 2;
+    }
+}
+
+const struct rule rule_bench_checksum_mismatch = {
+    .id = "bench.checksum-mismatch",
+    .severity = SEV_CRITICAL,
+    .category = CAT_THROUGHPUT,
+    .title = "A GPU computed a wrong result",
+    .explanation =
+        "Every GPU runs the same triad on the same data; the host computes the expected result "
+        "too. A GPU whose checksum differs corrupted data silently: bad memory cells, a failing "
+        "chip, or an unstable clock. Work run on it gives wrong answers without any error.",
+    .detection = "the checksum of the triad's output on the GPU differs from the host's "
+                 "computation of the same triad.",
+    .fix = "Drain the GPU, check ECC and remapped rows, run NVIDIA's diagnostic (dcgmi diag); "
+           "a GPU that miscomputes is a hardware case.",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_checksum,
+};
+
+/* ---- bench.regression ---- */
+
+static void regression(const struct rule_ctx *ctx, struct findings *out, const struct bench_gpu *g,
+                       const char *what, double now, double base, double scale, const char *unit)
+{
+    struct finding *f;
+
+    if (now >= BASELINE_MIN_SHARE * base)
+        return;
+    f = finding_new(ctx, out, (int32_t)g->index, -1);
+    finding_object(f, "%s", what);
+    finding_title(f, "GPU %" PRIu32 " %s at %.0f %% of this node's baseline", g->index, what,
+                  pct(now, base));
+    finding_evidence(f, "now %.1f %s, baseline %.1f %s (%s)", now / scale, unit, base / scale, unit,
+                     ctx->facts->snap->bench.baseline ? ctx->facts->snap->bench.baseline
+                                                      : "baseline");
+    bench_fix(f, g);
+    f->impact = 0.4;
+}
+
+static void check_regression(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct bench_info *b = bench_of(ctx);
+
+    for (size_t i = 0; b != NULL && i < b->n_gpus; i++) {
+        const struct bench_gpu *g = &b->gpus[i];
+
+        if (bench_gpu_valid(g, BG_BASE_H2D) && bench_gpu_valid(g, BG_H2D_PINNED))
+            regression(ctx, out, g, "host-to-device copy", g->h2d_pinned_bytes_per_s,
+                       g->base_h2d_bytes_per_s, GB, "GB/s");
+        if (bench_gpu_valid(g, BG_BASE_TRIAD) && bench_gpu_valid(g, BG_TRIAD))
+            regression(ctx, out, g, "memory bandwidth", g->triad_bytes_per_s,
+                       g->base_triad_bytes_per_s, GB, "GB/s");
+        if (bench_gpu_valid(g, BG_BASE_FMA) && bench_gpu_valid(g, BG_FMA))
+            regression(ctx, out, g, "compute rate", g->fma_flops, g->base_fma_flops, 1e12,
+                       "TFLOPS");
+    }
+}
+
+const struct rule rule_bench_regression = {
+    .id = "bench.regression",
+    .severity = SEV_WARNING,
+    .category = CAT_THROUGHPUT,
+    .title = "A figure fell below this node's saved baseline",
+    .explanation =
+        "The node's own past is the best yardstick: a figure well below what the same GPU "
+        "measured when the baseline was saved (gpudoctor bench --save) is a regression, from a "
+        "driver or firmware update, a BIOS setting, a hardware fault or cooling that degrades.",
+    .detection = "with a baseline (the saved one, or --compare FILE), a GPU's host-to-device "
+                 "copy, triad bandwidth or FMA rate below 85 % of the baseline's figure for the "
+                 "GPU at the same PCI address.",
+    .fix = "Find what changed since the baseline (driver, firmware, BIOS, cooling) and measure "
+           "again; save a new baseline only for a change you accept.",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_regression,
+};
