@@ -212,6 +212,14 @@ static const struct {
     { "profile.fabric", true },
     { "profile.versions", true },
     { "profile.pcie", true },
+    { "bench.failed", true },              /* measured hardware */
+    { "bench.checksum-mismatch", true },   /* measured hardware */
+    { "bench.host-copy-slow", true },      /* measured hardware */
+    { "bench.mem-bandwidth-low", true },   /* measured hardware */
+    { "bench.compute-low", true },         /* measured hardware */
+    { "bench.p2p-slow", true },            /* measured hardware */
+    { "bench.throttle-under-load", true }, /* measured hardware */
+    { "bench.regression", true },          /* measured hardware */
 };
 
 int slurm_rule_scope(const struct rule *r)

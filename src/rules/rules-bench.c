@@ -219,7 +219,7 @@ const struct rule rule_bench_mem_bandwidth_low = {
     .id = "bench.mem-bandwidth-low",
     .severity = SEV_WARNING,
     .category = CAT_THROUGHPUT,
-    .title = "Device memory bandwidth below the model's or its siblings'",
+    .title = "Memory bandwidth below the model or siblings",
     .explanation =
         "The STREAM-style triad kernel reads two arrays and writes one; its rate is what memory-"
         "bound work gets. Far below the model's figure, or below the other GPUs of the same model "
@@ -301,7 +301,7 @@ const struct rule rule_bench_p2p_slow = {
     .id = "bench.p2p-slow",
     .severity = SEV_WARNING,
     .category = CAT_THROUGHPUT,
-    .title = "A GPU pair's peer copies much slower than the others",
+    .title = "A GPU pair's peer copies far slower than others",
     .explanation =
         "Collective communication (NCCL all-reduce) runs at the speed of the slowest link. A pair "
         "much slower than the rest has an NVLink down, crosses the CPU interconnect instead of a "
@@ -349,7 +349,7 @@ const struct rule rule_bench_throttle_under_load = {
     .id = "bench.throttle-under-load",
     .severity = SEV_WARNING,
     .category = CAT_THROUGHPUT,
-    .title = "Throttling that appears only under sustained load",
+    .title = "Throttling that appears only under load",
     .explanation =
         "A GPU that starts fast and slows down as the load goes on is hitting a thermal or power "
         "limit it does not reach when idle: failing fans, blocked air flow, a power supply or "
