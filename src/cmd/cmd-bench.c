@@ -276,8 +276,23 @@ static int exec(int argc, char **argv)
         s->bench.state = BENCH_REFUSED;
         s->bench.detail = refusal;
         refusal = NULL;
+    } else if (o.pci_bus_ids != NULL && o.n_pci_bus_ids == 0) {
+        /* NVML lists GPUs, none with a PCI address to find it by in CUDA */
+        s->bench.state = BENCH_NOT_RUN;
+        s->bench.detail =
+            xasprintf("no GPU to measure: NVML gives none of its %zu GPU%s a PCI "
+                      "address to find %s by in CUDA",
+                      s->n_gpus, s->n_gpus == 1 ? "" : "s", s->n_gpus == 1 ? "it" : "them");
     } else {
         bench_run(&o, &s->bench);
+        if (s->bench.state == BENCH_OK && s->bench.n_gpus == 0) {
+            s->bench.state = BENCH_NOT_RUN;
+            s->bench.detail =
+                xstrdup(getenv("CUDA_VISIBLE_DEVICES") != NULL
+                            ? "no GPU to measure: the CUDA driver shows none of the selected GPUs "
+                              "(CUDA_VISIBLE_DEVICES is set: it hides GPUs from the driver API too)"
+                            : "no GPU to measure: the CUDA driver shows none of the selected GPUs");
+        }
     }
     free(s->bench.mode);
     s->bench.mode = xstrdup(a.full ? "full" : "quick");

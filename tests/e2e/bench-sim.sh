@@ -121,6 +121,18 @@ rc=$(bench --compare "$tmp/nothing.json")
 [ "$rc" = 3 ] || die "compare missing file: status $rc"
 echo "ok: baseline"
 
+# ---- nothing to measure: NVML's GPUs have no PCI address (the simulator gives none without a
+# device id) to find them by in CUDA; status 3, the reason said, no empty baseline saved ----
+scenario 'for g in s["gpus"]: del g["pci_device_id"]'
+cp "$GPUDOCTOR_STATE_DIR/bench-baseline.json" "$tmp/kept.json"
+rc=$(bench --save)
+cmp -s "$GPUDOCTOR_STATE_DIR/bench-baseline.json" "$tmp/kept.json" || die "nothing to measure: baseline replaced"
+[ "$rc" = 3 ] || die "nothing to measure: status $rc"
+[ "$(q "d['bench']['state']")" = not_run ] || die "nothing to measure: state $(q "d['bench']['state']")"
+q "d['bench']['detail']" | grep -q "no GPU to measure: NVML gives none of its 3 GPUs a PCI address" ||
+    die "nothing to measure: $(q "d['bench']['detail']")"
+echo "ok: nothing to measure"
+
 # ---- usage ----
 "$GPUDOCTOR" bench --duration nonsense >/dev/null 2>&1; [ $? = 64 ] || die "bad --duration"
 NVML_SIM_SCENARIO=$tmp/s.json "$GPUDOCTOR" bench --nvml-lib "$SIM_LIB" --gpus 9 >/dev/null 2>&1; [ $? = 64 ] || die "bad --gpus"
