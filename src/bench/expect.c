@@ -1,17 +1,28 @@
 /*
  * What each measured GPU should deliver. The host link: the negotiated PCIe generation and width
  * NVML reports for the same PCI address, times the usable share (bench-pcie.h). The model's
- * memory bandwidth and compute rate would come from a table of NVIDIA's figures; none is
- * compiled in yet, so those expectations stay unknown (docs/bench.md).
+ * peak memory bandwidth and FP32 rate: data/gpu-specs.tsv's row for the name CUDA reports, when
+ * the table has one and gives the figure (else unknown, and the rules compare with siblings).
+ * These are peaks: the rules judge a measurement against a minimum share of them.
  */
 #include "bench/bench-pcie.h"
 #include "bench/bench.h"
+#include "data/gpuspecs.h"
 
 void bench_expect(struct bench_info *b, const struct snapshot *s)
 {
     for (size_t i = 0; i < b->n_gpus; i++) {
         struct bench_gpu *bg = &b->gpus[i];
+        const struct gpu_spec *spec = gpu_spec_find(bg->name);
 
+        if (spec != NULL && spec->mem_bytes_per_s > 0) {
+            bg->mem_expected_bytes_per_s = spec->mem_bytes_per_s;
+            bench_gpu_set(bg, BG_MEM_EXPECTED);
+        }
+        if (spec != NULL && spec->fp32_flops > 0) {
+            bg->fp32_expected_flops = spec->fp32_flops;
+            bench_gpu_set(bg, BG_FP32_EXPECTED);
+        }
         for (size_t k = 0; k < s->n_gpus; k++) {
             const struct gpu *g = &s->gpus[k];
             double link;

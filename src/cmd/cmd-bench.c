@@ -179,12 +179,22 @@ static void print_text(const struct bench_info *b, const struct findings *f)
                            ? (g->gpu_numa_node == g->host_numa_node ? "local" : "remote")
                            : "unknown");
         }
-        if (bench_gpu_valid(g, BG_TRIAD))
-            printf("  memory        triad %7.1f GB/s  device copy %7.1f GB/s\n",
+        if (bench_gpu_valid(g, BG_TRIAD)) {
+            printf("  memory        triad %7.1f GB/s  device copy %7.1f GB/s",
                    g->triad_bytes_per_s / 1e9, g->dtod_bytes_per_s / 1e9);
-        if (bench_gpu_valid(g, BG_FMA))
-            printf("  compute       %.2f TFLOPS FP32 (%s)\n", g->fma_flops / 1e12,
+            if (bench_gpu_valid(g, BG_MEM_EXPECTED))
+                printf("  model's peak %.1f GB/s, %.0f %%", g->mem_expected_bytes_per_s / 1e9,
+                       100 * g->triad_bytes_per_s / g->mem_expected_bytes_per_s);
+            putchar('\n');
+        }
+        if (bench_gpu_valid(g, BG_FMA)) {
+            printf("  compute       %.2f TFLOPS FP32 (%s)", g->fma_flops / 1e12,
                    g->compute_method ? g->compute_method : "?");
+            if (bench_gpu_valid(g, BG_FP32_EXPECTED))
+                printf("  model's peak %.1f TFLOPS, %.0f %%", g->fp32_expected_flops / 1e12,
+                       100 * g->fma_flops / g->fp32_expected_flops);
+            putchar('\n');
+        }
         if (bench_gpu_valid(g, BG_SUSTAINED))
             printf("  sustained     %.2f -> %.2f TFLOPS over %.1f s\n",
                    g->sustained_first_flops / 1e12, g->sustained_last_flops / 1e12, g->sustained_s);

@@ -5,6 +5,7 @@
  *   tsv2c xid        data/xid.tsv                 xid-table.c
  *   tsv2c nvlink5    data/xid-nvlink5.tsv         nvlink5-table.c
  *   tsv2c cudacompat data/cuda-driver-compat.tsv  cudacompat-table.c
+ *   tsv2c gpuspecs   data/gpu-specs.tsv           gpuspecs-table.c
  *
  * Lines starting with '#' are comments; the first other line names the columns, and columns are
  * found by name, so adding a column to the TSV does not break the build. Every value is checked:
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #define MAX_COLS 64
 
@@ -702,6 +704,81 @@ static int gen_cudacompat(struct tsv *t, FILE *out)
     return 0;
 }
 
+/* ---- gpuspecs ---- */
+
+/* A figure cell: empty (unknown, 0), or a positive decimal number times scale; -1 when bad. */
+static int spec_cell(const struct tsv *t, const char *col, const char *cell, double scale,
+                     double *v)
+{
+    char *end;
+
+    *v = 0;
+    if (cell[0] == '\0')
+        return 0;
+    errno = 0;
+    *v = strtod(cell, &end);
+    if (errno != 0 || *end != '\0' || !(*v > 0) || *v > 1e6 ||
+        strspn(cell, "0123456789.") != strlen(cell))
+        return fail(t, "column '%s': '%s' is not a positive number or empty (unknown)", col, cell);
+    *v *= scale;
+    return 0;
+}
+
+static int gen_gpuspecs(struct tsv *t, FILE *out)
+{
+    static const char *const names[] = {
+        "model",       "mem_bandwidth_gbps", "fp32_tflops", "tf32_tflops",
+        "fp16_tflops", "bf16_tflops",        "fp8_tflops",  "source",
+    };
+    enum { MODEL, MEM, FP32, TF32, FP16, BF16, FP8, SOURCE, N_COLS };
+    int c[N_COLS];
+    char *seen[1024];
+    int r, rows = 0;
+
+    if (need_cols(t, names, c, N_COLS) != 0)
+        return -1;
+    fprintf(out, "#include \"data/gpuspecs.h\"\n\nconst struct gpu_spec gpu_spec_rows[] = {\n");
+    while ((r = tsv_row(t)) == 1) {
+        const char *model = t->cell[c[MODEL]];
+        double v[N_COLS];
+        bool any = false;
+
+        if (model[0] == '\0' || isspace((unsigned char)model[0]) ||
+            isspace((unsigned char)model[strlen(model) - 1]))
+            return fail(t, "column 'model': '%s' is empty or has blanks around it", model);
+        for (int i = 0; i < rows; i++) {
+            if (strcasecmp(seen[i], model) == 0)
+                return fail(t, "column 'model': '%s' is listed twice", model);
+        }
+        if (rows == (int)(sizeof(seen) / sizeof(seen[0])))
+            return fail(t, "more than %zu models", sizeof(seen) / sizeof(seen[0]));
+        seen[rows] = t->cell[c[MODEL]];
+        for (int k = MEM; k <= FP8; k++) {
+            if (spec_cell(t, names[k], t->cell[c[k]], k == MEM ? 1e9 : 1e12, &v[k]) != 0)
+                return -1;
+            any = any || v[k] > 0;
+        }
+        if (!any)
+            return fail(t, "model '%s' has no figure: leave it out instead", model);
+        if (t->cell[c[SOURCE]][0] == '\0')
+            return fail(t, "column 'source' is empty: every figure needs one");
+        fputs("    { ", out);
+        put_str(out, model);
+        for (int k = MEM; k <= FP8; k++)
+            fprintf(out, ", %.17g", v[k]);
+        fputs(", ", out);
+        put_str(out, t->cell[c[SOURCE]]);
+        fputs(" },\n", out);
+        rows++;
+    }
+    if (r < 0)
+        return -1;
+    if (rows == 0)
+        return fail(t, "no rows");
+    fprintf(out, "};\n\nconst size_t gpu_spec_n_rows = %d;\n", rows);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct tsv t;
@@ -710,8 +787,8 @@ int main(int argc, char **argv)
     int rc;
 
     if (argc != 4 || (strcmp(argv[1], "xid") != 0 && strcmp(argv[1], "nvlink5") != 0 &&
-                      strcmp(argv[1], "cudacompat") != 0)) {
-        fprintf(stderr, "usage: tsv2c xid|nvlink5|cudacompat TABLE.tsv OUT.c\n");
+                      strcmp(argv[1], "cudacompat") != 0 && strcmp(argv[1], "gpuspecs") != 0)) {
+        fprintf(stderr, "usage: tsv2c xid|nvlink5|cudacompat|gpuspecs TABLE.tsv OUT.c\n");
         return 2;
     }
     if (tsv_open(&t, argv[2]) != 0) {
@@ -735,8 +812,10 @@ int main(int argc, char **argv)
         rc = gen_xid(&t, out);
     else if (strcmp(argv[1], "nvlink5") == 0)
         rc = gen_nvlink5(&t, out);
-    else
+    else if (strcmp(argv[1], "cudacompat") == 0)
         rc = gen_cudacompat(&t, out);
+    else
+        rc = gen_gpuspecs(&t, out);
     if (fclose(out) != 0)
         rc = -1;
     if (rc == 0 && rename(tmp, argv[3]) != 0) {

@@ -42,7 +42,20 @@ rc=$(bench)
 [ "$(q "all(g['checksum_ok'] for g in d['bench']['gpus'])")" = True ] || die "checksums"
 [ "$(q "len(d['bench']['pairs'])")" = 6 ] || die "pairs: $(q "len(d['bench']['pairs'])")"
 [ "$(q "len(d['findings'])")" = 0 ] || die "healthy has findings: $(q "d['findings']")"
+[ "$(q "(d['bench']['gpus'][0]['mem_expected_bytes_per_s'], d['bench']['gpus'][0]['fp32_expected_flops'])")" = "(3350000000000.0, 67000000000000.0)" ] ||
+    die "model's figures (data/gpu-specs.tsv): $(q "d['bench']['gpus'][0]")"
 echo "ok: healthy"
+
+# ---- every GPU's memory below the model's figure (60 % of 3,350 GB/s): the siblings agree with
+# each other, only the table sees it ----
+scenario 's["cuda"]["gpus"] = [dict(g, mem_bandwidth_bytes_per_s=2.01e12) for g in s["cuda"]["gpus"]]'
+rc=$(bench)
+[ "$rc" = 1 ] || die "model: status $rc"
+[ "$(q "[(f['id'], f['gpu']) for f in d['findings']]")" = "[('bench.mem-bandwidth-low', 0), ('bench.mem-bandwidth-low', 1), ('bench.mem-bandwidth-low', 2)]" ] ||
+    die "model: $(q "d['findings']")"
+[ "$(q "d['findings'][0]['title']")" = "GPU 0 memory bandwidth at 60 % of its model's" ] || die "model: title $(q "d['findings'][0]['title']")"
+q "d['findings'][0]['evidence']" | grep -q "NVIDIA H100 80GB HBM3 should reach 3350.0 GB/s" || die "model: evidence $(q "d['findings'][0]['evidence']")"
+echo "ok: below the model's figure"
 
 # ---- a slow link: Gen3 x8 in NVML, copies at 30 % of it in CUDA ----
 scenario 's["cuda"]["gpus"][1] = dict(s["cuda"]["gpus"][1], host_copy_share=0.3)'
