@@ -43,13 +43,10 @@ bool bench_same_pci(const char *a, const char *b);
 
 /* ---- the baseline (baseline.c) ---- */
 
-/* The state directory: $GPUDOCTOR_STATE_DIR, /var/lib/gpudoctor for root, else
- * $XDG_STATE_HOME/gpudoctor (default ~/.local/state/gpudoctor). The caller frees it. */
-char *bench_state_dir(void);
-/* The node's baseline file in it. The caller frees it. */
-char *bench_baseline_path(void);
-/* Writes the snapshot s (with its bench section) to path, creating the directory. 0, or -1
- * with *cause. */
+/* The node's baseline file in the state directory (state_dir_resolve). The caller frees it. */
+char *bench_baseline_path(const char *state_dir);
+/* Writes the snapshot s (with its bench section) to path atomically, mode 0600 (it holds every
+ * process's command line), creating the state directory. 0, or -1 with *cause. */
 int bench_baseline_save(const struct snapshot *s, const char *path, char **cause);
 /* Reads the bench section of the snapshot at path and fills the baseline_* figures of b's GPUs
  * (matched by PCI address). 0, or -1 with *cause. */

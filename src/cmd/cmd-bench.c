@@ -312,14 +312,14 @@ static int exec(int argc, char **argv)
                                                               : "libcuda.so.1");
     if (s->bench.state == BENCH_OK) {
         bench_expect(&s->bench, s);
-        saved = bench_baseline_path();
+        saved = f.state_dir != NULL ? bench_baseline_path(f.state_dir) : NULL;
         if (a.compare != NULL) {
             if (bench_baseline_compare(&s->bench, a.compare, &cause) != 0) {
                 cmd_error("bench", "--compare: %s", cause);
                 rc = EXIT_UNKNOWN;
                 goto out;
             }
-        } else if (!a.save && access(saved, R_OK) == 0 &&
+        } else if (!a.save && saved != NULL && access(saved, R_OK) == 0 &&
                    bench_baseline_compare(&s->bench, saved, &cause) != 0) {
             cmd_error("bench", "the saved baseline is unusable: %s", cause);
             free(cause);
@@ -334,7 +334,11 @@ static int exec(int argc, char **argv)
         print_json(&s->bench, &findings, rc);
     else
         print_text(&s->bench, &findings);
-    if (a.save && s->bench.state == BENCH_OK) {
+    if (a.save && s->bench.state == BENCH_OK && saved == NULL) {
+        cmd_error("bench", "--save: the state is off (--no-state, or state_dir 'off'): "
+                           "no baseline saved");
+        rc = EXIT_UNKNOWN;
+    } else if (a.save && s->bench.state == BENCH_OK) {
         if (bench_baseline_save(s, saved, &cause) != 0) {
             cmd_error("bench", "--save: %s", cause);
             rc = EXIT_UNKNOWN;
@@ -384,7 +388,7 @@ const struct cmd cmd_bench = {
              "worker process with a deadline. GPUs other processes use are refused unless\n"
              "--force.\n",
     .options = options,
-    .groups = CMD_G_COLLECT | CMD_G_CONFIG | CMD_G_JSON,
+    .groups = CMD_G_COLLECT | CMD_G_CONFIG | CMD_G_JSON | CMD_G_STATE,
     .window_ms = 0,
     .epilogue = "Exit status: 0 healthy, 1 warning, 2 critical, 3 could not measure, 64 usage\n"
                 "error. Environment: GPUDOCTOR_CUDA_LIB, GPUDOCTOR_STATE_DIR. docs/bench.md.\n",

@@ -414,8 +414,7 @@ bool state_merge(struct state_info *st, const struct snapshot *s, int64_t now_ms
 
 /* ---- writing ---- */
 
-/* Makes dir (and its parents) when missing: 0700, or 0755 for root's /var/lib/gpudoctor. */
-static int make_dir(const char *dir, char **cause)
+int state_dir_make(const char *dir, char **cause)
 {
     char *p = xstrdup(dir);
     mode_t mode = strcmp(dir, STATE_DIR_ROOT) == 0 ? 0755 : 0700;
@@ -485,7 +484,7 @@ static int update(const char *dir, int (*fn)(struct state_info *st, void *arg, c
     char *text;
     int lock, rc;
 
-    if (make_dir(dir, cause) != 0)
+    if (state_dir_make(dir, cause) != 0)
         return -1;
     lock = lock_dir(dir, wait_ms, cause);
     if (lock < 0)

@@ -31,6 +31,10 @@
  */
 char *state_dir_resolve(const char *dir, const char *config_dir);
 
+/* Makes dir (and its parents) when missing: 0700, or 0755 for root's /var/lib/gpudoctor. 0, or
+ * -1 with *cause (caller frees). */
+int state_dir_make(const char *dir, char **cause);
+
 /*
  * Reads the state file of dir into st (zeroed or freed): status, path, note and content. Never
  * fails: STATE_MISSING, STATE_CORRUPT ("state file PATH:LINE:COL: what; ignored, will be

@@ -126,12 +126,18 @@ echo "ok: refuse and --force"
 scenario ''
 rc=$(bench --save)
 [ "$rc" = 0 ] && [ -f "$GPUDOCTOR_STATE_DIR/bench-baseline.json" ] || die "save: status $rc"
+mode=$(stat -c %a "$GPUDOCTOR_STATE_DIR/bench-baseline.json")
+[ "$mode" = 600 ] || die "save: the baseline (command lines) is mode $mode, not 600"
 scenario 's["cuda"]["gpus"][0] = dict(s["cuda"]["gpus"][0], fma_flops=3e13)'
 rc=$(bench)
 [ "$rc" = 1 ] || die "regression: status $rc"
 q "[f['id'] for f in d['findings'] if f['gpu'] == 0]" | grep -q "bench.regression" || die "regression: $(q "d['findings']")"
 rc=$(bench --compare "$tmp/nothing.json")
 [ "$rc" = 3 ] || die "compare missing file: status $rc"
+cp "$GPUDOCTOR_STATE_DIR/bench-baseline.json" "$tmp/kept.json"
+rc=$(bench --save --no-state)
+[ "$rc" = 3 ] || die "save with the state off: status $rc"
+cmp -s "$GPUDOCTOR_STATE_DIR/bench-baseline.json" "$tmp/kept.json" || die "--no-state: baseline replaced"
 echo "ok: baseline"
 
 # ---- nothing to measure: NVML's GPUs have no PCI address (the simulator gives none without a
