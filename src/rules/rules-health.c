@@ -108,7 +108,7 @@ static void check_nvml_hung(const struct rule_ctx *ctx, struct findings *out)
     finding_fix(f, "# do not run nvidia-smi in a loop meanwhile: each call hangs too");
     finding_fix(f, "ps -eo pid,stat,wchan:32,args | awk '$2 ~ /D/'   # processes stuck in the "
                    "kernel");
-    finding_fix(f, "sudo reboot   # a wedged driver rarely recovers; drain the node first");
+    finding_fix(f, "# a wedged driver rarely recovers: drain, then sudo reboot");
     f->impact =
         ctx->facts->snap->nvml.device_count ? (double)ctx->facts->snap->nvml.device_count : 8.0;
 }
@@ -228,7 +228,7 @@ static void lost_fixes(struct finding *f, int32_t idx)
                     idx);
     finding_fix(f, "sudo journalctl -k | grep -iE 'NVRM|AER|pcie' | tail -50   # what happened "
                    "on the bus");
-    finding_fix(f, "sudo reboot   # usually needed; drain the node first");
+    finding_fix(f, "# usually needed: drain the node, then sudo reboot");
     finding_fix(f, "# check power cables, seating, temperature; if it recurs, contact the vendor "
                    "(RMA)");
 }

@@ -216,7 +216,7 @@ static void check_mismatch(const struct rule_ctx *ctx, struct findings *out)
                              s->nvml.library ? s->nvml.library : "libnvidia-ml");
         finding_evidence(f, "typical after a driver upgrade without a reboot: the old module is "
                             "still loaded");
-        finding_fix(f, "sudo reboot   # loads the module that matches the installed libraries");
+        finding_fix(f, "# a reboot loads the matching module: sudo reboot");
         finding_fix(f, "# without a reboot, once no process uses the GPUs: sudo systemctl stop "
                        "nvidia-persistenced; sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset "
                        "nvidia; sudo modprobe nvidia");

@@ -160,7 +160,7 @@ static void fix_reset(struct finding *f, const struct xgroup *g, const char *why
 
 static void fix_reboot(struct finding *f, const char *why)
 {
-    finding_fix(f, "sudo reboot   # %s; drain the node first", why);
+    finding_fix(f, "# %s: drain the node, then sudo reboot", why);
 }
 
 static void fix_bug_report(struct finding *f)

@@ -252,6 +252,10 @@ for line, (name, rule) in sorted(seen.items()):
         fail(where, f"hostile text {hostile.group(0)} outside quotes in {line!r}")
     elif MARKER.search(command):
         quoted_hostile += 1
+    # A block is pasted whole: a reboot or power-off as a command would run before the lines
+    # after it were read, and before the node was drained. Such steps are comments.
+    if re.match(r"\s*(sudo\s+)?(reboot|shutdown|poweroff|halt|systemctl\s+(reboot|poweroff|halt))\b", command):
+        fail(where, f"a reboot or power-off as a command, not a comment: {line!r}")
     if line.startswith("# the ") and "cannot be put into a command safely" in line:
         refused += 1
 

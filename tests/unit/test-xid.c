@@ -648,12 +648,9 @@ static bool has_evidence(const struct finding *f, const char *text)
 static void assert_fixes_safe(const struct run *r, const char *const *forbidden)
 {
     static const char *const commands[] = {
-        "sudo nvidia-smi -r -i ",
-        "sudo reboot   # ",
-        "sudo nvidia-bug-report.sh   # ",
+        "sudo nvidia-smi -r -i ", "sudo nvidia-bug-report.sh   # ",
         "sudo dmesg -T | grep -E 'NVRM: Xid' | tail -20   # ",
-        "sudo dmesg -T | grep -iE 'AER|pcieport' | tail -20   # ",
-        "nvidia-smi nvlink -s -i "
+        "sudo dmesg -T | grep -iE 'AER|pcieport' | tail -20   # ", "nvidia-smi nvlink -s -i "
     };
 
     for (size_t i = 0; i < r->f.n; i++) {
