@@ -24,7 +24,7 @@ static void usage(FILE *out)
           "Commands:\n",
           out);
     for (size_t i = 0; i < ARRAY_SIZE(cmd_table); i++)
-        fprintf(out, "  %-12s %s\n", cmd_table[i]->name, cmd_table[i]->summary);
+        fprintf(out, "  %-13s %s\n", cmd_table[i]->name, cmd_table[i]->summary);
     fputs("\n"
           "Run 'gpudoctor help COMMAND' (or 'gpudoctor COMMAND --help') for a command's\n"
           "options.\n"

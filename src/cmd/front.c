@@ -333,6 +333,10 @@ static int shared_option(struct cmd_front *f, int key, char *arg)
     case OPT_ONLY:
         return parse_only(cmd, &f->collect, arg);
     case OPT_FROM:
+        if (*arg == '\0') {
+            cmd_error(cmd, "--from: an empty file name (a variable that was not set?)");
+            return EXIT_USAGE;
+        }
         f->froms = xreallocarray(f->froms, f->n_froms + 1, sizeof(*f->froms));
         f->froms[f->n_froms++] = arg;
         f->from = f->froms[0];

@@ -87,6 +87,10 @@ status 0 "procs --from --timeout 1h30m"
 has "$ERR" "gpudoctor procs: --timeout has no effect with --from" "procs --from --timeout"
 run check --from "$SNAP"
 [ -z "$ERR" ] || fail "check --from alone said: $ERR"
+# an empty name (an unset variable) is a usage error that says so, not ": No such file"
+run check --from ""
+status 64 "check --from ''"
+has "$ERR" "gpudoctor check: --from: an empty file name" "check --from ''"
 # durations: days and compounds are durations
 run reap --from "$SNAP" --idle 7d --window 7d
 status 64 "reap --idle 7d --window 7d: longer than an hour"
