@@ -220,6 +220,84 @@ static bool gpus_complete(const struct rule_ctx *ctx, bool uuids)
     return true;
 }
 
+/*
+ * Whether the process may read CUDA_VISIBLE_DEVICES against other indices than NVML's: inside a
+ * container or a Slurm job with constrained devices, index 0 is the first GPU it was given.
+ */
+static bool cvd_relative(const struct proc *p)
+{
+    if (proc_ok(p, PROC_S_CGROUP) && (p->container_id || p->slurm_job_id || p->pod_uid))
+        return true;
+    return proc_ok(p, PROC_S_NS_DEPTH) && p->ns_depth > 0;
+}
+
+/*
+ * The GPUs (NVML indices) the process uses, when CUDA_VISIBLE_DEVICES names only indices of GPUs
+ * that exist and the process uses none of them: CUDA numbered the GPUs otherwise than nvidia-smi
+ * (fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID). Returns how many it uses there, 0 when the
+ * pattern does not hold.
+ */
+static size_t cvd_elsewhere(const struct rule_ctx *ctx, const struct proc *p, int32_t *used,
+                            size_t cap)
+{
+    char *list = xstrdup(p->cuda_visible_devices), *save = NULL;
+    uint64_t named = 0;
+    size_t n = 0;
+    bool ok = true;
+
+    for (char *tok = strtok_r(list, ",", &save); tok && ok; tok = strtok_r(NULL, ",", &save)) {
+        uint32_t idx;
+
+        tok = (char *)str_ltrim(str_rtrim(tok));
+        ok = str_to_u32(tok, 10, &idx) && idx < 64 && facts_gpu_find(ctx->facts, idx);
+        if (ok)
+            named |= UINT64_C(1) << idx;
+    }
+    free(list);
+    if (!ok || named == 0 || cvd_relative(p))
+        return 0;
+    for (size_t k = 0; k < p->n_gpus; k++) {
+        const struct proc_gpu *pg = &p->gpus[k];
+
+        if (!(pg->valid & (UINT64_C(1) << PROC_GPU_S_INDEX)) ||
+            !(pg->holds_device || pg->nvml_listed))
+            continue;
+        if (pg->gpu_index < 64 && (named & (UINT64_C(1) << pg->gpu_index)))
+            return 0; /* it does use a GPU it names */
+        if (n < cap)
+            used[n++] = (int32_t)pg->gpu_index;
+    }
+    return n;
+}
+
+static void report_elsewhere(const struct rule_ctx *ctx, struct findings *out, const struct proc *p,
+                             const char *label, const int32_t *used, size_t n)
+{
+    struct finding *f = finding_new(ctx, out, used[0], p->pid);
+
+    finding_title(f,
+                  "pid %d (%s): CUDA_VISIBLE_DEVICES=%s, but it runs on GPU %" PRId32
+                  "%s: CUDA numbers GPUs otherwise",
+                  p->pid, label, p->cuda_visible_devices, used[0], n > 1 ? " and others" : "");
+    for (size_t k = 0; k < n; k++) {
+        const struct facts_gpu *v = facts_gpu_find(ctx->facts, (uint32_t)used[k]);
+
+        finding_evidence(f,
+                         "it has GPU %" PRId32 " open, which its CUDA_VISIBLE_DEVICES does "
+                         "not name",
+                         used[k]);
+        if (v && others_on(v, p) > 0)
+            rules_holder_evidence(ctx, f, v, 4);
+    }
+    finding_evidence(f, "CUDA numbers GPUs fastest first unless CUDA_DEVICE_ORDER=PCI_BUS_ID; "
+                        "nvidia-smi and NVML number them by PCI address, so an index can mean "
+                        "another GPU (and another user's)");
+    finding_fix(f, "nvidia-smi -L   # the GPUs and their UUIDs");
+    finding_fix(f, "# restart it as CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=<index>, "
+                   "or name the GPU by UUID");
+    f->impact = 0.5;
+}
+
 static void check_cvd(const struct rule_ctx *ctx, struct findings *out)
 {
     for (size_t i = 0; i < ctx->facts->snap->procs.n_procs; i++) {
@@ -237,8 +315,17 @@ static void check_cvd(const struct rule_ctx *ctx, struct findings *out)
             strcmp(parent->cuda_visible_devices, p->cuda_visible_devices) == 0)
             continue;
         u = facts_use_find(ctx->facts, p->pid);
-        list = xstrdup(p->cuda_visible_devices);
         proc_label(label, sizeof(label), ctx, p->pid);
+        {
+            int32_t used[8];
+            size_t n = cvd_elsewhere(ctx, p, used, sizeof(used) / sizeof(used[0]));
+
+            if (n > 0) {
+                report_elsewhere(ctx, out, p, label, used, n);
+                continue;
+            }
+        }
+        list = xstrdup(p->cuda_visible_devices);
         for (char *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
             const struct facts_gpu *v;
             struct finding *f;
@@ -246,6 +333,8 @@ static void check_cvd(const struct rule_ctx *ctx, struct findings *out)
             tok = (char *)str_ltrim(str_rtrim(tok));
             if (*tok == '\0' || strcmp(tok, "-1") == 0 || str_starts(tok, "MIG-"))
                 break; /* hides every GPU on purpose, or names a MIG device we do not map */
+            if (cvd_relative(p) && str_to_u32(tok, 10, &(uint32_t){ 0 }))
+                break; /* an index among the GPUs the container or job was given */
             v = resolve_cvd(ctx, tok);
             if (v == NULL && !gpus_complete(ctx, !str_to_u32(tok, 10, &(uint32_t){ 0 }))) {
                 rule_skip(ctx, out, -1,
@@ -308,7 +397,10 @@ const struct rule rule_proc_cuda_visible_devices = {
         "each process's environment (readable for own processes, or as root): an entry "
         "that matches no GPU index or UUID prefix, when NVML listed every GPU (and, for a UUID, "
         "every GPU's UUID); or a GPU it names that the process does not use yet, busy at or "
-        "above gpu_busy_util_pct with compute processes of other owners.",
+        "above gpu_busy_util_pct with compute processes of other owners; or a process outside "
+        "containers and Slurm jobs whose entries are all existing indices while every GPU it "
+        "has open is another one (CUDA's fastest-first numbering). Indices inside a "
+        "container or a Slurm job count among the GPUs it was given and are not judged.",
     .fix = "List GPUs with nvidia-smi -L, pick an existing idle one, and start the job with "
            "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=N (or a UUID, which never changes "
            "meaning).",
