@@ -771,6 +771,11 @@ static const struct bad_driver {
       "monitoring tools built against other NVML headers (nvitop, gpustat, pynvml, exporters) "
       "show wrong process ids and memory, or only the first process",
       "upgrade to 535.104.05 or later in the 535 branch" },
+    { "535.98", "535.98",
+      "the process-list v3 entry points (nvmlDeviceGetComputeRunningProcesses_v3 and its "
+      "siblings) that 535.43.02 to 535.86.05 had are gone (re-added in 535.104.05)",
+      "monitoring tools that call them (nvitop, gpustat, pynvml) show no processes at all",
+      "upgrade to 535.104.05 or later in the 535 branch" },
 };
 
 static void check_known_bad(const struct rule_ctx *ctx, struct findings *out)
@@ -806,7 +811,8 @@ const struct rule rule_stack_known_bad_driver = {
     .explanation =
         "Some driver releases have documented defects that change what the operator sees or "
         "gets: for example 535.43.02 to 535.86.05 changed the layout of NVML's process list "
-        "without a version bump, so monitoring tools show wrong processes. gpudoctor lists only "
+        "without a version bump, so monitoring tools show wrong processes, and 535.98 dropped "
+        "those calls, so they show none. gpudoctor lists only "
         "defects with a public source; a newer release of the same branch fixes them.",
     .detection = "the driver version (NVML, else the kernel module) within a range of the "
                  "known-defect table in src/rules/rules-stack.c.",

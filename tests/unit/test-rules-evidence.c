@@ -280,6 +280,54 @@ static void test_cuda_version_of_the_driver_is_enough(void **state)
     snapshot_free(s);
 }
 
+/* The driver's version, as NVML and the kernel module both report it. */
+static void set_driver_version(struct snapshot *s, const char *version)
+{
+    free(s->nvml.driver_version);
+    s->nvml.driver_version = xstrdup(version);
+    s->nvml.driver_version_rc = 0;
+    free(s->driver.module_version);
+    s->driver.module_version = xstrdup(version);
+}
+
+/* The 535 branch's process-list defects: the 32-byte records of 535.43.02 to 535.86.05, and
+ * 535.98, which dropped the calls (incident 060); 535.104.05 fixed both. */
+static void test_known_bad_driver_releases(void **state)
+{
+    static const struct {
+        const char *version, *says; /* NULL: no finding */
+    } cases[] = {
+        { "530.41.03", NULL },
+        { "535.43.02", "wrong process ids" },
+        { "535.86.05", "wrong process ids" },
+        { "535.98", "show no processes at all" },
+        { "535.104.05", NULL },
+        { "550.54.15", NULL },
+    };
+    struct snapshot *s = load("known-bad-driver");
+    struct findings f;
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const struct finding *x;
+
+        set_driver_version(s, cases[i].version);
+        run(s, &f);
+        x = find(&f, "stack.known-bad-driver", -1);
+        if (cases[i].says == NULL) {
+            assert_null(x);
+        } else {
+            x = MUST(x);
+            assert_int_equal(x->severity, SEV_WARNING);
+            assert_non_null(strstr(x->title, cases[i].version));
+            assert_non_null(strstr(x->title, cases[i].says));
+            assert_true(fix_has(x, "535.104.05"));
+        }
+        findings_free(&f);
+    }
+    snapshot_free(s);
+}
+
 static void test_holder_in_another_namespace(void **state)
 {
     struct snapshot *s = load("mem-other-namespace");
@@ -547,6 +595,7 @@ int main(void)
         cmocka_unit_test(test_cudnn_versions),
         cmocka_unit_test(test_cudnn_unknown_is_not_absent),
         cmocka_unit_test(test_cuda_version_of_the_driver_is_enough),
+        cmocka_unit_test(test_known_bad_driver_releases),
         cmocka_unit_test(test_holder_in_another_namespace),
         cmocka_unit_test(test_zombie_with_partial_stat),
         cmocka_unit_test(test_kill_names_real_pids),
