@@ -1,15 +1,18 @@
 /*
  * The node's baseline: a snapshot with a bench section, kept as bench-baseline.json in the state
  * directory of src/state/. --save writes it; --compare FILE (or the saved one) fills the
- * baseline_* figures that bench.regression judges.
+ * baseline_* figures that bench.regression judges. Beside it, bench-last.json: the last bench that
+ * ran, whatever it found, which `serve` exports and `slurm-check` judges while it is recent.
  */
 #include "bench/bench.h"
 #include "state/state.h"
 #include "util/fileio.h"
 #include "util/xalloc.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 char *bench_baseline_path(const char *state_dir)
 {
@@ -73,4 +76,57 @@ int bench_baseline_compare(struct bench_info *b, const char *path, char **cause)
     b->baseline = xstrdup(path);
     snapshot_free(base);
     return 0;
+}
+
+char *bench_last_path(const char *state_dir)
+{
+    return xasprintf("%s/bench-last.json", state_dir);
+}
+
+int bench_last_save(const struct snapshot *s, const char *state_dir, char **cause)
+{
+    char *path = bench_last_path(state_dir);
+    int rc;
+
+    if (s->bench.state != BENCH_OK) {
+        *cause = xasprintf("%s: only a bench that ran is kept (state %s)", path,
+                           bench_state_names[s->bench.state]);
+        free(path);
+        return -1;
+    }
+    rc = bench_baseline_save(s, path, cause);
+    free(path);
+    return rc;
+}
+
+int bench_last_load(const char *state_dir, struct snapshot **out, char **cause)
+{
+    char *path = bench_last_path(state_dir);
+    struct snapshot *s;
+    struct stat st;
+
+    *out = NULL;
+    if (stat(path, &st) != 0 && errno == ENOENT) {
+        free(path);
+        return 0;
+    }
+    s = snapshot_load(path, cause);
+    if (s != NULL && s->bench.state != BENCH_OK) {
+        *cause = xasprintf("%s: not a bench result that ran (bench state %s)", path,
+                           bench_state_names[s->bench.state]);
+        snapshot_free(s);
+        s = NULL;
+    }
+    free(path);
+    if (s == NULL)
+        return -1;
+    *out = s;
+    return 1;
+}
+
+int64_t bench_completed_ms(const struct snapshot *s)
+{
+    double elapsed = s->bench.elapsed_s > 0 && s->bench.elapsed_s < 86400 ? s->bench.elapsed_s : 0;
+
+    return s->time_ms + (int64_t)(elapsed * 1000.0 + 0.5);
 }

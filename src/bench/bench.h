@@ -52,4 +52,21 @@ int bench_baseline_save(const struct snapshot *s, const char *path, char **cause
  * (matched by PCI address). 0, or -1 with *cause. */
 int bench_baseline_compare(struct bench_info *b, const char *path, char **cause);
 
+/*
+ * The node's last result: every bench that ran (state ok) is kept as bench-last.json beside the
+ * baseline, atomically with mode 0600 (a whole snapshot), for `serve` (/metrics, --textfile) and
+ * `slurm-check` (docs/bench.md). The path: the caller frees it.
+ */
+char *bench_last_path(const char *state_dir);
+/* Keeps s (its bench section in state ok) as the last result. 0, or -1 with *cause. */
+int bench_last_save(const struct snapshot *s, const char *state_dir, char **cause);
+/*
+ * Reads the last result: 1 with *out (a snapshot whose bench section is in state ok), 0 when no
+ * bench result has been kept (no file), -1 with *cause when the file is unusable (unreadable,
+ * not a snapshot, no bench section that ran).
+ */
+int bench_last_load(const char *state_dir, struct snapshot **out, char **cause);
+/* When the bench of s ended, Unix milliseconds: the capture's time plus the bench's own. */
+int64_t bench_completed_ms(const struct snapshot *s);
+
 #endif

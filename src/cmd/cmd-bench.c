@@ -346,6 +346,14 @@ static int exec(int argc, char **argv)
             printf("saved as this node's baseline: %s\n", saved);
         }
     }
+    /* Every bench that ran is the node's last result, for serve and slurm-check. */
+    if (s->bench.state == BENCH_OK && f.state_dir != NULL) {
+        char *why = NULL;
+
+        if (bench_last_save(s, f.state_dir, &why) != 0)
+            cmd_error("bench", "note: the result was not kept as the last one: %s", why);
+        free(why);
+    }
     if (cmd_finish_stdout("bench") != 0)
         rc = EXIT_UNKNOWN;
 out:

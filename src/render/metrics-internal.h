@@ -78,4 +78,7 @@ bool metrics_collector_up(enum collector_state st);
 void metrics_collectors(struct render *r, const struct metric_family *m, bool seconds);
 void metrics_driver_info(struct render *r, const struct metric_family *m);
 
+/* metrics-bench.c: the families of the last bench result (MSRC_BENCH_*). */
+void metrics_bench(struct render *r, const struct metric_family *m);
+
 #endif

@@ -14,8 +14,10 @@
     { name, type, source, NULL, NULL, 1, 1, label_doc, help }
 /* clang-format on */
 #define GPU_LABELS "gpu, uuid, name"
-#define GAUGE      METRIC_GAUGE
-#define COUNTER    METRIC_COUNTER
+/* NVML's labels of the GPU at the same PCI address (else CUDA's name), and the address */
+#define BENCH_LABELS GPU_LABELS ", pci_bus_id"
+#define GAUGE        METRIC_GAUGE
+#define COUNTER      METRIC_COUNTER
 
 /*
  * Rows with the same name must be adjacent (one family, HELP and TYPE once); they differ by
@@ -194,6 +196,33 @@ const struct metric_family metric_families[] = {
       "GPU memory a process holds; only the processes holding the most (serve --top-processes)"),
     S("gpudoctor_process_gpu_memory_omitted", GAUGE, MSRC_PROC_DROPPED, "",
       "GPU processes left out of gpudoctor_process_gpu_memory_bytes by --top-processes"),
+
+    /* the node's last `gpudoctor bench` (bench-last.json in the state directory; serve reads it) */
+    S("gpudoctor_bench_last_read", GAUGE, MSRC_BENCH_READ, "",
+      "1 when the node's last bench result (bench-last.json in the state directory) was read, 0 "
+      "when that file is unusable (serve logs why); no series when no bench has run or the state "
+      "is off"),
+    S("gpudoctor_bench_last_timestamp_seconds", GAUGE, MSRC_BENCH_TIME, "",
+      "Unix time the last bench ended (its age = time() - this); the gpudoctor_bench_* figures "
+      "are from that run"),
+    S("gpudoctor_bench_host_copy_bytes_per_second", GAUGE, MSRC_BENCH_HOST_COPY,
+      BENCH_LABELS ", direction, memory",
+      "last bench: host-GPU copy bandwidth, direction h2d, d2h or both (at once, the sum), "
+      "from pinned or pageable host memory"),
+    S("gpudoctor_bench_memory_bytes_per_second", GAUGE, MSRC_BENCH_MEMORY, BENCH_LABELS ", method",
+      "last bench: device memory bandwidth, bytes read and written, by the STREAM triad kernel "
+      "(method triad) or a device-to-device copy (device_copy)"),
+    S("gpudoctor_bench_compute_flops", GAUGE, MSRC_BENCH_FMA, BENCH_LABELS,
+      "last bench: FP32 floating-point operations per second of the FMA kernel"),
+    S("gpudoctor_bench_checksum_ok", GAUGE, MSRC_BENCH_CHECKSUM, BENCH_LABELS,
+      "last bench: 1 when the GPU's checksum equalled the host's computation of the same triad, "
+      "0 when it did not (wrong results: bench.checksum-mismatch)"),
+    S("gpudoctor_bench_p2p_bytes_per_second", GAUGE, MSRC_BENCH_P2P,
+      "src_gpu, src_pci_bus_id, dst_gpu, dst_pci_bus_id",
+      "last bench: peer-to-peer copy bandwidth from one GPU to another"),
+    S("gpudoctor_bench_p2p_latency_seconds", GAUGE, MSRC_BENCH_P2P_LATENCY,
+      "src_gpu, src_pci_bus_id, dst_gpu, dst_pci_bus_id",
+      "last bench: time of a 4-byte peer-to-peer copy"),
 };
 #undef G
 #undef S

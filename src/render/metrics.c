@@ -68,6 +68,16 @@ static void render_family(struct render *r, const struct metric_family *m)
         return;
     case MSRC_DATA_AGE:
         return; /* metrics_render_age(), at each scrape */
+    case MSRC_BENCH_READ:
+    case MSRC_BENCH_TIME:
+    case MSRC_BENCH_HOST_COPY:
+    case MSRC_BENCH_MEMORY:
+    case MSRC_BENCH_FMA:
+    case MSRC_BENCH_CHECKSUM:
+    case MSRC_BENCH_P2P:
+    case MSRC_BENCH_P2P_LATENCY:
+        metrics_bench(r, m); /* a file of its own: shown even when the collection failed */
+        return;
     default:
         break;
     }

@@ -54,6 +54,15 @@ enum metric_source {
     MSRC_COLLECT_CYCLES,
     MSRC_COLLECT_TIME,
     MSRC_DATA_AGE, /* rendered per scrape by metrics_render_age(), not by metrics_render() */
+    /* the node's last bench result (metrics_cycle's bench; metrics-bench.c) */
+    MSRC_BENCH_READ,
+    MSRC_BENCH_TIME,
+    MSRC_BENCH_HOST_COPY,
+    MSRC_BENCH_MEMORY,
+    MSRC_BENCH_FMA,
+    MSRC_BENCH_CHECKSUM,
+    MSRC_BENCH_P2P,
+    MSRC_BENCH_P2P_LATENCY,
 };
 
 struct metric_family {
@@ -77,6 +86,11 @@ struct metrics_cycle {
     uint64_t cycles;      /* completed cycles so far, this one included */
     int64_t completed_ms; /* Unix time the cycle completed, milliseconds */
     int check_status;     /* rules_exit_status() */
+    /* The node's last bench result (bench-last.json), NULL: none. bench_read: 1 it was read, -1
+     * the file is unusable (the caller says why), 0 there is none or the state is off. */
+    const struct bench_info *bench;
+    int64_t bench_completed_ms; /* Unix time that bench ended, milliseconds */
+    int bench_read;
 };
 
 struct metrics_opts {

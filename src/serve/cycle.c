@@ -3,6 +3,7 @@
  * and the findings, keep the newest sample for the next cycle's history. Used by the worker
  * thread and by `serve --once`.
  */
+#include "bench/bench.h"
 #include "cmd/cmd.h"
 #include "collect/nvml-lib.h"
 #include "collect/nvml-session.h"
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* How long closing the NVML helper may take before it is killed. */
 #define NVML_CLOSE_MS 1000
@@ -42,6 +44,40 @@ void serve_state_free(struct serve_state *st)
     serve_history_free(&st->hist);
     snapshot_free(st->unrecorded);
     st->unrecorded = NULL;
+    snapshot_free(st->bench_last);
+    st->bench_last = NULL;
+}
+
+void serve_bench_refresh(struct serve_state *st)
+{
+    const char *dir = st->opts->state_dir;
+    struct serve_file_id id = { 0 };
+    char *path, *cause = NULL;
+    struct stat sb;
+    int was = st->bench_read;
+
+    if (dir == NULL)
+        return;
+    path = bench_last_path(dir);
+    if (stat(path, &sb) == 0) {
+        id.dev = (uint64_t)sb.st_dev;
+        id.ino = (uint64_t)sb.st_ino;
+        id.size = (uint64_t)sb.st_size;
+        id.mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
+    }
+    free(path);
+    /* unchanged (a file replaced atomically has another inode): keep what was read */
+    if (id.ino != 0 && memcmp(&id, &st->bench_id, sizeof(id)) == 0)
+        return;
+    st->bench_id = id;
+    snapshot_free(st->bench_last);
+    st->bench_last = NULL;
+    st->bench_read = bench_last_load(dir, &st->bench_last, &cause);
+    if (st->bench_read < 0 && was >= 0)
+        fprintf(stderr, "gpudoctor serve: note: no bench figures exported: %s\n", cause);
+    else if (st->bench_read > 0 && was < 0)
+        fprintf(stderr, "gpudoctor serve: the last bench result is readable again\n");
+    free(cause);
 }
 
 void serve_record(struct serve_state *st)
@@ -150,6 +186,12 @@ struct serve_result *serve_cycle(struct serve_state *st)
     cyc.cycles = st->cycles;
     cyc.completed_ms = time_real_ms();
     cyc.duration_s = (double)(time_mono_us() - t0) / 1e6;
+    serve_bench_refresh(st);
+    cyc.bench_read = st->bench_read;
+    if (st->bench_last != NULL) {
+        cyc.bench = &st->bench_last->bench;
+        cyc.bench_completed_ms = bench_completed_ms(st->bench_last);
+    }
     metrics = metrics_render(s, s ? &f : NULL, &cyc, &o->metrics, &mlen);
     findings = json_members(j, &flen);
     json_decref(j);

@@ -167,7 +167,20 @@ struct serve_state {
     bool textfile_failed;
     struct state_recorder rec;
     struct snapshot *unrecorded; /* the last cycle's, for serve_record; NULL: none */
+    /* The node's last bench result (bench-last.json in state_dir), read again when it changes. */
+    struct snapshot *bench_last; /* NULL: none, or unusable */
+    int bench_read;              /* as metrics_cycle's: 1 read, -1 unusable, 0 none */
+    struct serve_file_id {
+        uint64_t dev, ino, size;
+        int64_t mtime_ns;
+    } bench_id;
 };
+
+/*
+ * Reads the last bench result when the file changed since the last look (or went away): fills
+ * st->bench_last and st->bench_read, and says on stderr once when it becomes unusable.
+ */
+void serve_bench_refresh(struct serve_state *st);
 
 void serve_state_init(struct serve_state *st, const struct serve_opts *o);
 void serve_state_free(struct serve_state *st);

@@ -122,7 +122,11 @@ static struct snapshot *one_gpu(void)
 
 static char *render(const struct snapshot *s, const struct findings *f, size_t top)
 {
-    struct metrics_cycle cyc = { 0.25, true, 3, 1767225600123, 2 };
+    struct metrics_cycle cyc = { .duration_s = 0.25,
+                                 .success = true,
+                                 .cycles = 3,
+                                 .completed_ms = 1767225600123,
+                                 .check_status = 2 };
     struct metrics_opts o = { top };
 
     return metrics_render(s, f, &cyc, &o, NULL);
@@ -347,7 +351,7 @@ static void test_findings_and_xids(void **state)
 /* A failed collection: only its own health, no GPU series. */
 static void test_failed_cycle(void **state)
 {
-    struct metrics_cycle cyc = { 0.5, false, 1, 0, 3 };
+    struct metrics_cycle cyc = { .duration_s = 0.5, .cycles = 1, .check_status = 3 };
     struct metrics_opts o = { 20 };
     char *t = metrics_render(NULL, NULL, &cyc, &o, NULL);
 
@@ -357,6 +361,95 @@ static void test_failed_cycle(void **state)
     lacks(t, "gpudoctor_last_collect_timestamp_seconds");
     lacks(t, "gpudoctor_check_status");
     free(t);
+}
+
+/* ---- the last bench result ---- */
+
+static void bench_gpu_fill(struct bench_gpu *g, uint32_t index, const char *name, const char *pci)
+{
+    g->index = index;
+    g->name = xstrdup(name);
+    g->pci_bus_id = xstrdup(pci);
+    g->h2d_pinned_bytes_per_s = 50.4e9;
+    bench_gpu_set(g, BG_H2D_PINNED);
+    g->d2h_pinned_bytes_per_s = 49e9;
+    bench_gpu_set(g, BG_D2H_PINNED);
+    g->triad_bytes_per_s = 3.0e12;
+    bench_gpu_set(g, BG_TRIAD);
+    g->fma_flops = 5e13;
+    bench_gpu_set(g, BG_FMA);
+    g->checksum_ok = true;
+    bench_gpu_set(g, BG_CHECKSUM);
+}
+
+static void test_bench(void **state)
+{
+    struct snapshot *s = one_gpu();
+    struct bench_info b = { .state = BENCH_OK };
+    struct metrics_cycle cyc = { .success = true, .cycles = 1, .bench = &b, .bench_read = 1 };
+    struct metrics_opts o = { 20 };
+    char *t;
+
+    (void)state;
+    cyc.bench_completed_ms = 1767225600250;
+    b.n_gpus = 2;
+    b.gpus = xcalloc(2, sizeof(*b.gpus));
+    /* CUDA writes the domain with 4 digits, NVML with 8: the same GPU */
+    bench_gpu_fill(&b.gpus[0], 0, "NVIDIA H100 80GB HBM3", "0000:18:00.0");
+    bench_gpu_fill(&b.gpus[1], 1, "NVIDIA H100 80GB HBM3", "0000:2a:00.0");
+    b.gpus[1].checksum_ok = false;
+    b.gpus[1].fma_flops = 0;
+    b.gpus[1].valid &= ~(UINT64_C(1) << BG_FMA); /* not measured: no series */
+    b.n_pairs = 1;
+    b.pairs = xcalloc(1, sizeof(*b.pairs));
+    b.pairs[0] = (struct bench_pair){ .src = 0, .dst = 1, .bytes_per_s = 4e11, .latency_us = 2.5 };
+    t = metrics_render(s, NULL, &cyc, &o, NULL);
+    has_line(t, "gpudoctor_bench_last_read 1");
+    has_line(t, "gpudoctor_bench_last_timestamp_seconds 1767225600.25");
+    has_line(t, "# TYPE gpudoctor_bench_host_copy_bytes_per_second gauge");
+    has_line(t, "gpudoctor_bench_host_copy_bytes_per_second{" L0
+                ",pci_bus_id=\"0000:18:00.0\",direction=\"h2d\",memory=\"pinned\"} 5.04e+10");
+    has_line(t, "gpudoctor_bench_host_copy_bytes_per_second{name=\"NVIDIA H100 80GB HBM3\","
+                "pci_bus_id=\"0000:2a:00.0\",direction=\"d2h\",memory=\"pinned\"} 4.9e+10");
+    has_line(t, "gpudoctor_bench_memory_bytes_per_second{" L0
+                ",pci_bus_id=\"0000:18:00.0\",method=\"triad\"} 3e+12");
+    has_line(t, "gpudoctor_bench_compute_flops{" L0 ",pci_bus_id=\"0000:18:00.0\"} 5e+13");
+    lacks(t, "gpudoctor_bench_compute_flops{name");
+    has_line(t, "gpudoctor_bench_checksum_ok{" L0 ",pci_bus_id=\"0000:18:00.0\"} 1");
+    has_line(t, "gpudoctor_bench_checksum_ok{name=\"NVIDIA H100 80GB HBM3\","
+                "pci_bus_id=\"0000:2a:00.0\"} 0");
+    has_line(t,
+             "gpudoctor_bench_p2p_bytes_per_second{src_gpu=\"0\",src_pci_bus_id=\"0000:18:00.0\","
+             "dst_pci_bus_id=\"0000:2a:00.0\"} 4e+11");
+    has_line(t, "gpudoctor_bench_p2p_latency_seconds{src_gpu=\"0\",src_pci_bus_id=\"0000:18:00.0\","
+                "dst_pci_bus_id=\"0000:2a:00.0\"} 2.5e-06");
+    lacks(t, "gpudoctor_bench_memory_bytes_per_second{name=\"NVIDIA H100 80GB HBM3\","
+             "pci_bus_id=\"0000:2a:00.0\",method=\"device_copy\"}");
+    free(t);
+
+    /* an unusable file: the gauge says so, no figure is shown */
+    cyc.bench = NULL;
+    cyc.bench_read = -1;
+    t = metrics_render(s, NULL, &cyc, &o, NULL);
+    has_line(t, "gpudoctor_bench_last_read 0");
+    lacks(t, "gpudoctor_bench_host_copy");
+    lacks(t, "gpudoctor_bench_last_timestamp");
+    free(t);
+    /* no bench kept (or the state off): nothing at all */
+    cyc.bench_read = 0;
+    t = metrics_render(s, NULL, &cyc, &o, NULL);
+    lacks(t, "gpudoctor_bench_");
+    free(t);
+    /* the bench figures stay when the collection failed: they come from a file */
+    cyc.bench = &b;
+    cyc.bench_read = 1;
+    cyc.success = false;
+    t = metrics_render(NULL, NULL, &cyc, &o, NULL);
+    has_line(t, "gpudoctor_bench_checksum_ok{name=\"NVIDIA H100 80GB HBM3\","
+                "pci_bus_id=\"0000:18:00.0\"} 1");
+    free(t);
+    bench_info_free(&b);
+    snapshot_free(s);
 }
 
 static void test_age(void **state)
@@ -381,6 +474,7 @@ int main(void)
         cmocka_unit_test(test_latest_sample), cmocka_unit_test(test_escaping),
         cmocka_unit_test(test_processes),     cmocka_unit_test(test_findings_and_xids),
         cmocka_unit_test(test_failed_cycle),  cmocka_unit_test(test_age),
+        cmocka_unit_test(test_bench),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
