@@ -1,13 +1,16 @@
 /*
  * The figures nodes are compared on: one row each, with how to read it from a snapshot and from
  * Prometheus. A per-GPU figure becomes the node's worst GPU (the lowest clock, the hottest GPU),
- * and the row remembers which GPU that was. Rows whose section snapshots do not have yet read
- * nothing: their figures are "not in the evidence" until the section lands and the row gets its
- * reader.
+ * and the row remembers which GPU that was; the bench rows read the snapshot's bench section
+ * (a `gpudoctor bench` snapshot, or bench-last.json), when it has one that ran. Rows whose
+ * section snapshots do not have yet read nothing: their figures are "not in the evidence" until
+ * the section lands and the row gets its reader.
  */
+#include "bench/bench.h"
 #include "fleet/fleet.h"
 #include "util/xalloc.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -289,6 +292,62 @@ static void get_models(const struct fleet_evidence *e, struct fleet_value *v)
     distinct_gpu(e, v, model);
 }
 
+/* ---- the bench section (gpudoctor bench's snapshot, or bench-last.json) ---- */
+
+/* The NVML index of the GPU at the bench GPU's PCI address, else the bench's own ordinal. */
+static int32_t bench_gpu_index(const struct snapshot *s, const struct bench_gpu *g)
+{
+    for (size_t i = 0; i < s->n_gpus; i++) {
+        if (gpu_valid(&s->gpus[i], GPU_S_PCI_BUS_ID) &&
+            bench_same_pci(s->gpus[i].pci_bus_id, g->pci_bus_id))
+            return (int32_t)s->gpus[i].index;
+    }
+    return (int32_t)g->index;
+}
+
+/* The slowest bench GPU's figure (slot valid), scaled by 1/unit; nothing when no bench ran. */
+static void bench_lowest(const struct fleet_evidence *e, struct fleet_value *v,
+                         enum bench_gpu_slot slot, size_t offset, double unit)
+{
+    const struct bench_info *b = &e->snap->bench;
+
+    if (b->state != BENCH_OK)
+        return;
+    for (size_t i = 0; i < b->n_gpus; i++) {
+        const struct bench_gpu *g = &b->gpus[i];
+        double x;
+
+        if (!bench_gpu_valid(g, slot))
+            continue;
+        x = *(const double *)((const char *)g + offset) / unit;
+        if (!v->known || x < v->num) {
+            v->known = true;
+            v->num = x;
+            v->gpu = bench_gpu_index(e->snap, g);
+        }
+    }
+}
+
+static void get_bench_h2d(const struct fleet_evidence *e, struct fleet_value *v)
+{
+    bench_lowest(e, v, BG_H2D_PINNED, offsetof(struct bench_gpu, h2d_pinned_bytes_per_s), 1e9);
+}
+
+static void get_bench_d2h(const struct fleet_evidence *e, struct fleet_value *v)
+{
+    bench_lowest(e, v, BG_D2H_PINNED, offsetof(struct bench_gpu, d2h_pinned_bytes_per_s), 1e9);
+}
+
+static void get_bench_triad(const struct fleet_evidence *e, struct fleet_value *v)
+{
+    bench_lowest(e, v, BG_TRIAD, offsetof(struct bench_gpu, triad_bytes_per_s), 1e9);
+}
+
+static void get_bench_fma(const struct fleet_evidence *e, struct fleet_value *v)
+{
+    bench_lowest(e, v, BG_FMA, offsetof(struct bench_gpu, fma_flops), 1e12);
+}
+
 /*
  * The table. In PromQL, {busy} and {idle} stand for gpu_busy_util_pct and gpu_idle_util_pct as
  * ratios; docs/fleet.md shows the queries with the defaults.
@@ -350,7 +409,7 @@ const struct fleet_metric fleet_metrics[] = {
     { "vbios_version", "VBIOS", "", FLEET_TEXT, FLEET_BAD_ANY, 0, false, NULL, get_vbios,
       "gpudoctor_gpu_info", FOLD_LABELS, "vbios_version",
       "the distinct VBIOS versions of the node's GPUs" },
-    /* Not in the evidence yet: their sections are coming (fabric, bench). */
+    /* Not in the evidence yet: their sections are coming (fabric, NVLink, InfiniBand). */
     { "fabricmanager_version", "Fabric Manager", "", FLEET_TEXT, FLEET_BAD_ANY, 0, false,
       "fabric_manager", NULL, NULL, FOLD_LABELS, NULL,
       "the NVIDIA Fabric Manager version (NVSwitch systems)" },
@@ -361,12 +420,23 @@ const struct fleet_metric fleet_metrics[] = {
       "infiniband", NULL, NULL, FOLD_SUM, NULL, "InfiniBand ports in state Active" },
     { "ib_rate_gbps", "InfiniBand rate", "Gb/s", FLEET_LEVEL, FLEET_BAD_LOW, 1, false,
       "infiniband", NULL, NULL, FOLD_MIN, NULL, "the rate of the node's slowest InfiniBand port" },
-    { "bench_h2d_gbps", "host-to-GPU copy", "GB/s", FLEET_NUMBER, FLEET_BAD_LOW, 1, false,
-      "bench", NULL, NULL, FOLD_MIN, NULL, "measured host-to-GPU bandwidth of the slowest GPU" },
-    { "bench_d2h_gbps", "GPU-to-host copy", "GB/s", FLEET_NUMBER, FLEET_BAD_LOW, 1, false,
-      "bench", NULL, NULL, FOLD_MIN, NULL, "measured GPU-to-host bandwidth of the slowest GPU" },
-    { "bench_tflops", "compute", "TFLOP/s", FLEET_NUMBER, FLEET_BAD_LOW, 1, false, "bench", NULL,
-      NULL, FOLD_MIN, NULL, "measured compute throughput of the slowest GPU" },
+    { "bench_h2d_gbps", "host-to-GPU copy", "GB/s", FLEET_NUMBER, FLEET_BAD_LOW, 1, false, NULL,
+      get_bench_h2d,
+      "gpudoctor_bench_host_copy_bytes_per_second{direction=\"h2d\",memory=\"pinned\"} / 1e9",
+      FOLD_MIN, NULL,
+      "the last bench's pinned host-to-GPU copy bandwidth, of the slowest GPU" },
+    { "bench_d2h_gbps", "GPU-to-host copy", "GB/s", FLEET_NUMBER, FLEET_BAD_LOW, 1, false, NULL,
+      get_bench_d2h,
+      "gpudoctor_bench_host_copy_bytes_per_second{direction=\"d2h\",memory=\"pinned\"} / 1e9",
+      FOLD_MIN, NULL,
+      "the last bench's pinned GPU-to-host copy bandwidth, of the slowest GPU" },
+    { "bench_triad_gbps", "memory bandwidth (triad)", "GB/s", FLEET_NUMBER, FLEET_BAD_LOW, 50,
+      false, NULL, get_bench_triad,
+      "gpudoctor_bench_memory_bytes_per_second{method=\"triad\"} / 1e9", FOLD_MIN, NULL,
+      "the last bench's device memory bandwidth (STREAM triad), of the slowest GPU" },
+    { "bench_tflops", "compute (FP32 FMA)", "TFLOP/s", FLEET_NUMBER, FLEET_BAD_LOW, 1, false,
+      NULL, get_bench_fma, "gpudoctor_bench_compute_flops / 1e12", FOLD_MIN, NULL,
+      "the last bench's FP32 rate of the FMA kernel, of the slowest GPU" },
 };
 /* clang-format on */
 
