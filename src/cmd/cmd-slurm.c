@@ -5,6 +5,7 @@
  * a node only when the drain is its own and no node fault remains. scontrol runs through
  * execve with an argument vector, never a shell. docs/slurm.md describes the set-up.
  */
+#include "bench/bench.h"
 #include "cmd/cmd.h"
 #include "cmd/slurm.h"
 #include "rules/rules.h"
@@ -18,6 +19,7 @@
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -27,6 +29,9 @@
 #define SLURM_DEFAULT_WINDOW_MS 0
 #define SCONTROL_TIMEOUT_MS     30000
 #define SCONTROL_MAX_OUTPUT     (64 * 1024)
+/* slurm_bench = quick: a short load, and a deadline that keeps the health check bounded */
+#define SLURM_BENCH_DURATION_S 1.0
+#define SLURM_BENCH_DEADLINE_S 60.0
 
 extern char **environ;
 
@@ -512,6 +517,93 @@ int slurm_update_node(const char *cmd, const char *scontrol, const char *node,
     return rc == 0 ? 0 : -1;
 }
 
+/* ---- slurm_bench: the node's last bench, or a quick one ---- */
+
+/*
+ * Fills s->bench for the rules (docs/slurm.md, "A quick bench"): the last result when it is
+ * younger than slurm_bench_max_age, else a quick bench of the GPUs no process uses (bench refuses
+ * busy GPUs; a job's GPU is never loaded), kept as the new last result. Returns what was done, for
+ * the output (the caller frees it).
+ */
+static char *slurm_bench(const struct cmd_front *f, struct snapshot *s)
+{
+    struct bench_opts o = { 0 };
+    struct snapshot *last = NULL;
+    char *cause = NULL, *note;
+    int64_t now = time_real_ms(), age;
+    size_t busy = 0;
+
+    if (f->state_dir == NULL)
+        return xstrdup("not run: the state is off (slurm_bench keeps its result there)");
+    if (bench_last_load(f->state_dir, &last, &cause) > 0) {
+        age = now - bench_completed_ms(last);
+        if (age >= 0 && age < f->config.slurm_bench_max_age_ms) {
+            bench_info_free(&s->bench);
+            s->bench = last->bench; /* moved: last's section is left empty */
+            memset(&last->bench, 0, sizeof(last->bench));
+            snapshot_free(last);
+            return xasprintf("the last result, %.0f min old", (double)age / 60000.0);
+        }
+        snapshot_free(last);
+    }
+    o.pci_bus_ids = xcalloc(s->n_gpus + 1, sizeof(char *));
+    for (size_t i = 0; i < s->n_gpus; i++) {
+        const struct gpu *g = &s->gpus[i];
+
+        if (!gpu_valid(g, GPU_S_PCI_BUS_ID) || g->handle_rc != 0)
+            continue;
+        if (g->n_procs > 0 || !gpu_valid(g, GPU_S_PROCESSES)) {
+            busy++; /* in use, or nobody could tell: not loaded */
+            continue;
+        }
+        o.pci_bus_ids[o.n_pci_bus_ids++] = g->pci_bus_id;
+    }
+    if (o.n_pci_bus_ids == 0) {
+        free(o.pci_bus_ids);
+        note = cause != NULL ? xasprintf("not run: no idle GPU to measure (%zu in use); the last "
+                                         "result is unusable: %s",
+                                         busy, cause)
+                             : xasprintf("not run: no idle GPU to measure (%zu in use)", busy);
+        free(cause);
+        return note;
+    }
+    free(cause);
+    cause = NULL;
+    o.duration_s = SLURM_BENCH_DURATION_S;
+    o.deadline_s = SLURM_BENCH_DEADLINE_S;
+    o.mem_share = 0.25;
+    bench_info_free(&s->bench);
+    bench_run(&o, &s->bench);
+    free(o.pci_bus_ids);
+    s->bench.mode = xstrdup("quick");
+    s->bench.library =
+        xstrdup(getenv("GPUDOCTOR_CUDA_LIB") ? getenv("GPUDOCTOR_CUDA_LIB") : "libcuda.so.1");
+    if (s->bench.state == BENCH_OK && s->bench.n_gpus == 0) {
+        s->bench.state = BENCH_NOT_RUN; /* CUDA shows none of them: nothing measured */
+        return xstrdup("not run: the CUDA driver shows none of the idle GPUs");
+    }
+    if (s->bench.state != BENCH_OK)
+        return xasprintf("a quick bench of %zu idle GPU%s: %s", o.n_pci_bus_ids,
+                         o.n_pci_bus_ids == 1 ? "" : "s", bench_state_names[s->bench.state]);
+    bench_expect(&s->bench, s);
+    {
+        char *base = bench_baseline_path(f->state_dir);
+
+        if (access(base, R_OK) == 0 && bench_baseline_compare(&s->bench, base, &cause) != 0) {
+            cmd_error("slurm-check", "note: the saved bench baseline is unusable: %s", cause);
+            free(cause);
+            cause = NULL;
+        }
+        free(base);
+    }
+    if (bench_last_save(s, f->state_dir, &cause) != 0) {
+        cmd_error("slurm-check", "note: the bench result was not kept: %s", cause);
+        free(cause);
+    }
+    return xasprintf("a quick bench of %zu idle GPU%s%s", o.n_pci_bus_ids,
+                     o.n_pci_bus_ids == 1 ? "" : "s", busy ? " (the others are in use)" : "");
+}
+
 struct opts {
     const char *node, *scontrol;
     bool dry_run;
@@ -542,7 +634,7 @@ static int exec(int argc, char **argv)
     struct findings findings = { 0 };
     struct slurm_node node = { 0 };
     const char *why = "";
-    char *scontrol = NULL, *name = NULL, *reason = NULL;
+    char *scontrol = NULL, *name = NULL, *reason = NULL, *bench_note = NULL;
     struct snapshot *s = NULL;
     enum slurm_action act;
     int status, rc;
@@ -572,6 +664,8 @@ static int exec(int argc, char **argv)
     s = cmd_front_snapshot(&f);
     if (s == NULL)
         goto out;
+    if (f.config.slurm_bench)
+        bench_note = slurm_bench(&f, s);
     rules_run(s, NULL, &f.config.rules, &findings);
     status = rules_exit_status(s, &findings);
     reason = slurm_reason(&findings, &f.config.slurm_drain);
@@ -588,6 +682,8 @@ static int exec(int argc, char **argv)
         act = SLURM_NOTHING;
         why = "drained for a GPU a leftover held, and it is still held";
     }
+    if (bench_note != NULL)
+        printf("gpudoctor slurm-check: bench: %s\n", bench_note);
     printf("gpudoctor slurm-check: node %s (%s%s%s): %s: %s%s%s\n", name, node.state,
            node.reason ? ", reason: " : "", node.reason ? node.reason : "", why,
            act == SLURM_DRAIN    ? "drain"
@@ -617,6 +713,7 @@ out:
     snapshot_free(s);
     cmd_front_free(&f);
     free(reason);
+    free(bench_note);
     free(name);
     free(scontrol);
     return rc;

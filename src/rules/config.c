@@ -2,6 +2,7 @@
 #include "rules/suggest.h"
 #include "util/fileio.h"
 #include "util/strutil.h"
+#include "util/timeutil.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -14,6 +15,8 @@
 #define SLURM_DRAIN_KEY "slurm_drain"
 #define PROFILE_SECTION "profile"
 #define STATE_DIR_KEY   "state_dir"
+#define SLURM_BENCH_KEY "slurm_bench"
+#define SLURM_BENCH_AGE "slurm_bench_max_age"
 /* What an error message quotes of a line at most: a key, a value, a whole line. */
 #define QUOTE_MAX 60
 /* A UTF-8 byte-order mark, which some editors put at the start of a file. */
@@ -23,6 +26,7 @@ void config_init(struct config *c)
 {
     memset(c, 0, sizeof(*c));
     thresholds_init(&c->rules.th);
+    c->slurm_bench_max_age_ms = CONFIG_SLURM_BENCH_MAX_AGE_MS;
 }
 
 void config_free(struct config *c)
@@ -54,14 +58,16 @@ static const char *keep_origin(struct config *c, char *origin)
 
 size_t config_suggest(const char *key, const char **out, size_t max)
 {
-    const char *names[TH__COUNT + 3];
+    const char *names[TH__COUNT + 5];
 
     for (size_t i = 0; i < TH__COUNT; i++)
         names[i] = threshold_defs[i].name;
     names[TH__COUNT] = DISABLE_KEY;
     names[TH__COUNT + 1] = SLURM_DRAIN_KEY;
     names[TH__COUNT + 2] = STATE_DIR_KEY;
-    return suggest_pick(key, names, TH__COUNT + 3, out, max);
+    names[TH__COUNT + 3] = SLURM_BENCH_KEY;
+    names[TH__COUNT + 4] = SLURM_BENCH_AGE;
+    return suggest_pick(key, names, TH__COUNT + 5, out, max);
 }
 
 static char *unknown_key(const char *key)
@@ -210,6 +216,27 @@ static int apply(struct config *c, const char *key, const char *value, char *ori
     if (strcmp(key, SLURM_DRAIN_KEY) == 0) {
         free(origin);
         return slurm_drain(c, value, cause);
+    }
+    if (strcmp(key, SLURM_BENCH_KEY) == 0) {
+        free(origin);
+        if (strcmp(value, "off") != 0 && strcmp(value, "quick") != 0) {
+            *cause = xasprintf("%s: '%s' is not 'off' or 'quick'", key, value);
+            return -1;
+        }
+        c->slurm_bench = strcmp(value, "quick") == 0;
+        return 0;
+    }
+    if (strcmp(key, SLURM_BENCH_AGE) == 0) {
+        int64_t ms;
+
+        free(origin);
+        if (!time_parse_duration_ms(value, &ms) || ms <= 0) {
+            *cause =
+                xasprintf("%s: '%s' is not a duration (\"24h\", \"90m\", \"3600\")", key, value);
+            return -1;
+        }
+        c->slurm_bench_max_age_ms = ms;
+        return 0;
     }
     if (strcmp(key, STATE_DIR_KEY) == 0) {
         free(origin);

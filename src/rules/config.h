@@ -14,10 +14,12 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
-#define CONFIG_DEFAULT_PATH "/etc/gpudoctor.conf"
-#define CONFIG_ENV          "GPUDOCTOR_CONFIG"
-#define CONFIG_MAX_BYTES    (1u << 20)
+#define CONFIG_DEFAULT_PATH           "/etc/gpudoctor.conf"
+#define CONFIG_ENV                    "GPUDOCTOR_CONFIG"
+#define CONFIG_MAX_BYTES              (1u << 20)
+#define CONFIG_SLURM_BENCH_MAX_AGE_MS (24 * 3600 * 1000LL) /* a day */
 
 /*
  * slurm_drain = node-faults | critical [, RULE-ID | -RULE-ID ...]: which critical findings make
@@ -38,7 +40,11 @@ struct config {
     struct profile *profile;
     char *path;      /* the file read, NULL when none */
     char *state_dir; /* state_dir: the state directory, "off" for none; NULL: the default */
-    char **origins;  /* "file:line" strings the thresholds' origin fields point to */
+    /* slurm_bench = off | quick: slurm-check runs a quick bench when the last result is older
+     * than slurm_bench_max_age (docs/slurm.md) */
+    bool slurm_bench;
+    int64_t slurm_bench_max_age_ms;
+    char **origins; /* "file:line" strings the thresholds' origin fields point to */
     size_t n_origins, cap_origins;
 };
 
