@@ -1,70 +1,194 @@
 /*
- * The past of a GPU in the state file (docs/state.md): in how many earlier boots a fault was
- * seen, and the escalation policy for a fault that returns after a reboot. A reboot resets the
- * GPU, so a fault it keeps is the GPU's. Shared by health.xid and the memory rules.
+ * The past of a GPU in the state file (docs/state.md): in how many earlier epochs a fault was
+ * seen (earlier boots, and the parts of a boot before a detected GPU reset), and the escalation
+ * policy for a fault that returns after a reboot or a reset. A reboot or a reset resets the GPU,
+ * so a fault it keeps is the GPU's. Shared by health.xid and the memory rules.
  */
 #include "rules/rule-impl.h"
+#include "state/state.h"
 #include "util/timeutil.h"
 
 #include <stdio.h>
 #include <string.h>
 
-size_t past_boots(const struct rule_ctx *ctx, const struct gpu *g, enum state_event_kind kind,
-                  int32_t code, const struct state_event **last)
+#define HAS(ev, slot) (((ev)->valid & (UINT64_C(1) << (slot))) != 0)
+
+/* An event of the fault: its kind, and for an Xid its code (repair_pending's code says which
+ * repair, any of them is the fault). */
+static bool of_fault(const struct state_event *e, enum state_event_kind kind, int32_t code)
+{
+    return e->kind == (int32_t)kind && (kind != STATE_EV_XID || e->code == code) &&
+           e->boot_id != NULL;
+}
+
+/* When the fault is seen in this boot now: for an Xid the newest line of the code about g in
+ * this boot (its kernel stamp), else the snapshot's uptime; -1 unknown. */
+static int64_t now_of(const struct snapshot *s, const struct gpu *g, enum state_event_kind kind,
+                      int32_t code)
+{
+    int64_t now = -1;
+
+    if (kind != STATE_EV_XID)
+        return state_now_us(s);
+    for (size_t i = 0; i < s->driver.n_events; i++) {
+        const struct klog_event *ev = &s->driver.events[i];
+
+        if (ev->kind == KLOG_XID && HAS(ev, KLOG_S_XID) && ev->xid == code &&
+            HAS(ev, KLOG_S_UPTIME) && state_event_gpu(s, ev) == g && state_event_this_boot(s, ev) &&
+            ev->uptime_us > now)
+            now = ev->uptime_us;
+    }
+    return now;
+}
+
+bool past_find(const struct rule_ctx *ctx, const struct gpu *g, enum state_event_kind kind,
+               int32_t code, struct past *p)
 {
     const struct snapshot *s = ctx->facts->snap;
-    const struct state_gpu *sg;
+    const char *here = host_valid(&s->host, HOST_S_BOOT_ID) ? s->host.boot_id : NULL;
     const char *boots[STATE_MAX_EVENTS];
-    size_t n = 0;
+    int64_t times[STATE_MAX_EVENTS + 1];
+    const struct state_gpu *sg;
+    size_t n_boots = 0;
+    int64_t now;
 
-    *last = NULL;
-    if (s->state.status != STATE_OK || !host_valid(&s->host, HOST_S_BOOT_ID) ||
-        s->host.boot_id == NULL)
-        return 0;
+    memset(p, 0, sizeof(*p));
+    if (s->state.status != STATE_OK || here == NULL)
+        return false;
     sg = state_find_gpu(&s->state, gpu_valid(g, GPU_S_SERIAL) ? g->serial : NULL,
                         gpu_valid(g, GPU_S_UUID) ? g->uuid : NULL);
-    for (size_t i = 0; sg && i < sg->n_events && n < STATE_MAX_EVENTS; i++) {
+    if (sg == NULL)
+        return false;
+    p->sg = sg;
+    now = now_of(s, g, kind, code);
+    /* The boots with the fault, this one last. */
+    for (size_t i = 0; i < sg->n_events; i++) {
         const struct state_event *e = &sg->events[i];
         size_t k;
 
-        if (e->kind != (int32_t)kind || e->code != code || e->boot_id == NULL ||
-            strcmp(e->boot_id, s->host.boot_id) == 0)
+        if (!of_fault(e, kind, code))
             continue;
-        *last = e;
-        for (k = 0; k < n && strcmp(boots[k], e->boot_id) != 0; k++)
+        if (strcmp(e->boot_id, here) != 0 || state_reset_between(sg, here, e->uptime_us, now))
+            p->last = e; /* an earlier epoch's */
+        for (k = 0; k < n_boots && strcmp(boots[k], e->boot_id) != 0; k++)
             ;
-        if (k == n)
-            boots[n++] = e->boot_id;
+        if (k == n_boots && strcmp(e->boot_id, here) != 0)
+            boots[n_boots++] = e->boot_id;
     }
-    return n;
+    /* Each earlier boot: one epoch, more when resets are known to lie between its events. */
+    for (size_t b = 0; b < n_boots; b++) {
+        size_t n = 0, epochs;
+
+        for (size_t i = 0; i < sg->n_events; i++) {
+            const struct state_event *e = &sg->events[i];
+
+            if (of_fault(e, kind, code) && strcmp(e->boot_id, boots[b]) == 0)
+                times[n++] = e->uptime_us;
+        }
+        epochs = state_epochs(sg, boots[b], times, n);
+        p->boots++;
+        p->resets += epochs > 1 ? epochs - 1 : 0;
+    }
+    /* This boot, up to now: the epochs before the one the fault is seen in now. */
+    if (now >= 0) {
+        size_t n = 0, epochs;
+
+        for (size_t i = 0; i < sg->n_events; i++) {
+            const struct state_event *e = &sg->events[i];
+
+            if (of_fault(e, kind, code) && strcmp(e->boot_id, here) == 0 && e->uptime_us >= 0 &&
+                e->uptime_us <= now)
+                times[n++] = e->uptime_us;
+        }
+        times[n++] = now;
+        epochs = state_epochs(sg, here, times, n);
+        p->resets += epochs - 1;
+        p->here_resets = epochs - 1;
+    }
+    return p->boots + p->resets > 0;
 }
 
-void past_said(struct finding *f, const char *what, size_t boots, const struct state_event *last)
+size_t past_words(const struct past *p, char *buf, size_t size)
 {
-    char when[40];
+    int n;
 
-    time_format_iso(last->time_ms, when, sizeof(when));
-    finding_evidence(
-        f, "the state file remembers %s on this GPU in %zu earlier boot%s, the last at %s", what,
-        boots, boots == 1 ? "" : "s", when);
+    if (p->resets == 0)
+        n = snprintf(buf, size, "%zu reboot%s", p->boots, p->boots == 1 ? "" : "s");
+    else if (p->boots == 0)
+        n = snprintf(buf, size, "%zu GPU reset%s", p->resets, p->resets == 1 ? "" : "s");
+    else
+        n = snprintf(buf, size, "%zu reboot%s and %zu reset%s", p->boots, p->boots == 1 ? "" : "s",
+                     p->resets, p->resets == 1 ? "" : "s");
+    return n < 0 ? 0 : (size_t)n;
 }
 
-enum severity past_escalate(struct finding *f, const struct gpu *g, size_t boots, enum severity sev,
-                            char *suffix, size_t size)
+/* How each reset of this boot was seen, for the evidence. */
+static void resets_said(struct finding *f, const struct rule_ctx *ctx, const struct past *p)
 {
-    size_t len = strlen(suffix);
+    const struct snapshot *s = ctx->facts->snap;
+    size_t said = 0;
 
-    if (boots >= 2 || sev == SEV_CRITICAL) {
-        snprintf(suffix + len, size - len, ", again after %zu reboot%s: inspect or replace the GPU",
-                 boots, boots == 1 ? "" : "s");
+    for (size_t i = 0; p->sg && i < p->sg->n_resets && said < 3; i++) {
+        const struct state_reset *r = &p->sg->resets[i];
+        const char *how;
+
+        if (r->boot_id == NULL || strcmp(r->boot_id, s->host.boot_id) != 0)
+            continue;
+        switch (r->how) {
+        case STATE_RESET_REPAIR_APPLIED:
+            how = "a pending row remap or page retirement was applied (only a reset does that)";
+            break;
+        case STATE_RESET_ENERGY_DROP:
+            how = "NVML's energy counter, which counts since the driver loaded, went down: the "
+                  "driver reloaded";
+            break;
+        default:
+            how = "the driver's load banner appeared again in the kernel log: the driver "
+                  "reloaded";
+            break;
+        }
+        finding_evidence(f, "GPU reset in this boot between %.0fs and %.0fs of uptime: %s",
+                         (double)r->after_us / 1e6, (double)r->uptime_us / 1e6, how);
+        said++;
+    }
+}
+
+void past_said(struct finding *f, const struct rule_ctx *ctx, const char *what,
+               const struct past *p)
+{
+    char when[40], words[64];
+
+    time_format_iso(p->last ? p->last->time_ms : 0, when, sizeof(when));
+    if (p->resets == 0) {
+        finding_evidence(
+            f, "the state file remembers %s on this GPU in %zu earlier boot%s, the last at %s",
+            what, p->boots, p->boots == 1 ? "" : "s", when);
+        return;
+    }
+    past_words(p, words, sizeof(words));
+    finding_evidence(f, "the state file remembers %s on this GPU before %s, the last at %s", what,
+                     words, when);
+    if (p->here_resets > 0)
+        resets_said(f, ctx, p);
+}
+
+enum severity past_escalate(struct finding *f, const struct gpu *g, const struct past *p,
+                            enum severity sev, char *suffix, size_t size)
+{
+    size_t len = strlen(suffix), epochs = p->boots + p->resets;
+    char words[64];
+
+    past_words(p, words, sizeof(words));
+    if (epochs >= 2 || sev == SEV_CRITICAL) {
+        snprintf(suffix + len, size - len, ", again after %s: inspect or replace the GPU", words);
         finding_fix(f,
-                    "# the fault survived %zu reboot%s: inspect or replace this GPU (its serial "
-                    "is in the evidence)",
-                    boots, boots == 1 ? "" : "s");
+                    "# the fault survived %s: inspect or replace this GPU (its serial is in the "
+                    "evidence)",
+                    words);
         finding_evidence(f, "serial %s, UUID %s", gpu_valid(g, GPU_S_SERIAL) ? g->serial : "?",
                          gpu_valid(g, GPU_S_UUID) ? g->uuid : "?");
         return SEV_CRITICAL;
     }
-    snprintf(suffix + len, size - len, ", again after %zu reboot", boots);
+    snprintf(suffix + len, size - len, ", again after %s", words);
     return sev > SEV_WARNING ? sev : SEV_WARNING;
 }

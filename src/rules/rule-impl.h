@@ -223,21 +223,34 @@ const struct facts_gpu *klog_gpu(const struct rule_ctx *ctx, const char *pci);
 void klog_when(char *buf, size_t size, const struct rule_ctx *ctx, const struct klog_event *ev);
 
 /*
- * The past in the state file (past.c, docs/state.md). past_boots: in how many earlier boots (boot
- * ids other than this one's) the state file remembers events of kind (and code: the Xid, else 0)
- * on g, by its serial, else its UUID (a replaced GPU has a new serial and starts clean); the
- * newest in *last. 0 when the past is unknown (no state file, this boot's id unknown): unknown is
- * not "first time". past_said: the evidence "the state file remembers WHAT on this GPU in N
- * earlier boots, the last at TIME". past_escalate (boots > 0): the escalation policy of a fault
- * of the GPU, at least a warning after one reboot, critical after two or when sev is critical
- * already, then with "inspect or replace the GPU", a fix and the serial in the evidence; appends
- * ", again after N reboot[s][: inspect or replace the GPU]" to suffix and returns the severity.
+ * The past in the state file (past.c, docs/state.md). past_find: in how many earlier epochs the
+ * state file remembers events of kind (and code: the Xid, else 0) on g, by its serial, else its
+ * UUID (a replaced GPU has a new serial and starts clean): boots (boot ids other than this
+ * one's) and resets (detected GPU resets known to lie between two occurrences in one boot, or
+ * between one and the fault seen now: an Xid's newest line in this boot, else the snapshot's
+ * uptime); the newest earlier occurrence in last. False when the past is unknown (no state file,
+ * this boot's id unknown: unknown is not "first time") or clean. past_words: "1 reboot", "2 GPU
+ * resets", "2 reboots and 1 reset". past_said: the evidence "the state file remembers WHAT on
+ * this GPU in N earlier boots (or: before WORDS), the last at TIME", and how this boot's resets
+ * were seen. past_escalate (something found): the escalation policy of a fault of the GPU, at
+ * least a warning after one reboot or reset, critical after two or when sev is critical already,
+ * then with "inspect or replace the GPU", a fix and the serial in the evidence; appends ", again
+ * after WORDS[: inspect or replace the GPU]" to suffix and returns the severity.
  */
-size_t past_boots(const struct rule_ctx *ctx, const struct gpu *g, enum state_event_kind kind,
-                  int32_t code, const struct state_event **last);
-void past_said(struct finding *f, const char *what, size_t boots, const struct state_event *last);
-enum severity past_escalate(struct finding *f, const struct gpu *g, size_t boots, enum severity sev,
-                            char *suffix, size_t size);
+struct past {
+    size_t boots;       /* earlier boots with the fault */
+    size_t resets;      /* resets it came back after, in any boot */
+    size_t here_resets; /* ... of them in this boot */
+    const struct state_event *last;
+    const struct state_gpu *sg;
+};
+bool past_find(const struct rule_ctx *ctx, const struct gpu *g, enum state_event_kind kind,
+               int32_t code, struct past *p);
+size_t past_words(const struct past *p, char *buf, size_t size);
+void past_said(struct finding *f, const struct rule_ctx *ctx, const char *what,
+               const struct past *p);
+enum severity past_escalate(struct finding *f, const struct gpu *g, const struct past *p,
+                            enum severity sev, char *suffix, size_t size);
 
 /* Percentages that cope with a zero total. */
 double pct(double part, double whole);

@@ -706,14 +706,13 @@ const struct rule rule_health_no_gpu_found = {
 static void memory_past(const struct rule_ctx *ctx, struct finding *f, const struct gpu *g,
                         enum state_event_kind kind, const char *what)
 {
-    const struct state_event *last;
-    size_t boots = past_boots(ctx, g, kind, 0, &last);
-    char suffix[96] = "", *title;
+    struct past p;
+    char suffix[128] = "", *title;
 
-    if (boots == 0)
+    if (!past_find(ctx, g, kind, 0, &p))
         return;
-    past_said(f, what, boots, last);
-    f->severity = past_escalate(f, g, boots, f->severity, suffix, sizeof(suffix));
+    past_said(f, ctx, what, &p);
+    f->severity = past_escalate(f, g, &p, f->severity, suffix, sizeof(suffix));
     title = xstrdup(f->title);
     finding_title(f, "%s%s", title, suffix);
     free(title);

@@ -532,43 +532,43 @@ static enum severity consequence_finding(struct finding *f, const struct xgroup 
     return SEV_WARNING;
 }
 
-/* ---- the past: the same Xid before earlier boots (the state file, docs/state.md) ---- */
+/* ---- the past: the same Xid before earlier boots or resets (the state file, docs/state.md) ----
+ */
 
 /*
- * The escalation policy (past_escalate): a fault the GPU keeps after a reboot (which resets it)
+ * The escalation policy (past_escalate): a fault the GPU keeps after a reboot or a GPU reset
  * is the GPU's. An application error may recur with the application, and an informational code
  * or a consequence says nothing of the GPU by itself: said, not escalated. Any other code
- * becomes at least a warning after one reboot, and critical after two, or after one when the
- * code is critical already, with "inspect or replace the GPU". Returns the severity.
+ * becomes at least a warning after one reboot or reset, and critical after two, or after one when
+ * the code is critical already, with "inspect or replace the GPU". Returns the severity.
  */
 static enum severity recurring(struct finding *f, const struct xgroup *g, enum severity sev,
                                char *suffix, size_t size)
 {
-    const struct state_event *last;
     const struct gpu *gpu = g->v ? g->v->g : NULL;
-    size_t boots = gpu ? past_boots(g->ctx, gpu, STATE_EV_XID, g->code, &last) : 0;
     size_t len = strlen(suffix);
-    char what[24];
+    struct past p;
+    char what[24], words[64];
 
-    if (boots == 0)
+    if (gpu == NULL || !past_find(g->ctx, gpu, STATE_EV_XID, g->code, &p))
         return sev;
     snprintf(what, sizeof(what), "Xid %d", (int)g->code);
-    past_said(f, what, boots, last);
+    past_said(f, g->ctx, what, &p);
     if (g->x && (g->x->category == XID_CAT_APPLICATION || g->x->category == XID_CAT_INFO ||
                  g->x->category == XID_CAT_CONSEQUENCE)) {
         if (g->x->category == XID_CAT_APPLICATION)
             finding_evidence(f, "an application error that recurs across reboots follows the "
                                 "application or its input, not the GPU");
-        snprintf(suffix + len, size - len, ", again after %zu reboot%s", boots,
-                 boots == 1 ? "" : "s");
+        past_words(&p, words, sizeof(words));
+        snprintf(suffix + len, size - len, ", again after %s", words);
         return sev;
     }
-    if (boots >= 2 || sev == SEV_CRITICAL) {
-        sev = past_escalate(f, gpu, boots, sev, suffix, size);
+    if (p.boots + p.resets >= 2 || sev == SEV_CRITICAL) {
+        sev = past_escalate(f, gpu, &p, sev, suffix, size);
         fix_bug_report(f);
         return sev;
     }
-    return past_escalate(f, gpu, boots, sev, suffix, size);
+    return past_escalate(f, gpu, &p, sev, suffix, size);
 }
 
 /* ---- one finding ---- */
@@ -577,7 +577,7 @@ static void xid_finding(const struct rule_ctx *ctx, struct findings *out, const 
 {
     const struct klog_event *first = gev(g, 0), *last = gev(g, g->n - 1);
     const struct xid_info *x = g->x;
-    char when[32], times[32] = "", causes[64] = "", suffix[96] = "";
+    char when[32], times[32] = "", causes[64] = "", suffix[128] = "";
     enum severity sev = x ? sev_of(x->severity) : SEV_WARNING;
     struct finding *f;
 

@@ -22,6 +22,13 @@ const char *const state_event_kind_names[] = {
     NULL,
 };
 
+const char *const state_reset_how_names[] = {
+    [STATE_RESET_REPAIR_APPLIED] = "repair_applied",
+    [STATE_RESET_ENERGY_DROP] = "energy_drop",
+    [STATE_RESET_DRIVER_LOAD] = "driver_load",
+    NULL,
+};
+
 #define E(key, type, member, names, doc)                                                           \
     {                                                                                              \
         key, type, offsetof(struct state_event, member), -1, 0, names, "state file", doc           \
@@ -31,14 +38,17 @@ static const struct jfield event_fields[] = {
       "xid, ecc_uncorrected (the aggregate count rose), remapped_rows (uncorrectable rows rose); "
       "once per boot: ecc_volatile (uncorrectable errors since the driver loaded), remap_failure, "
       "repair_pending (a row remap or page retirement waits for a reset)"),
-    E("code", JF_I32, code, NULL, "the Xid (kind xid), else 0"),
+    E("code", JF_I32, code, NULL,
+      "the Xid (kind xid); repair_pending: 1 a row remap, 2 a page retirement, 3 both (0: not "
+      "recorded); else 0"),
     E("value", JF_U64, value, NULL,
       "the counter's new value (ecc_uncorrected, remapped_rows), the most uncorrectable errors "
       "seen in the boot (ecc_volatile), else 1"),
     E("boot_id", JF_STR, boot_id, NULL,
       "the boot it happened in (/proc/sys/kernel/random/boot_id); null when unknown"),
     E("uptime_us", JF_I64, uptime_us, NULL,
-      "when in that boot, as the kernel stamped it; -1 unknown"),
+      "when in that boot, as the kernel stamped it (xid), or the uptime it was first seen at "
+      "(the faults recorded once per epoch); -1 unknown"),
     E("time_ms", JF_I64, time_ms, NULL, "Unix time of the event, or when it was first seen"),
 };
 #undef E
@@ -59,11 +69,39 @@ static const struct jfield gpu_fields[] = {
     G("last_seen_ms", JF_I64, last_seen_ms, "Unix time it was last seen"),
     { "events", JF_NONE, 0, -1, 0, NULL, "state file",
       "its remembered events, oldest first (at most 64)" },
+    G("boot_id", JF_STR, boot_id, "the boot it was last seen in"),
+    G("boot_seen_us", JF_I64, boot_seen_us,
+      "the kernel uptime a run first saw it at in that boot; -1 unknown"),
+    G("energy_mj", JF_I64, energy_mj,
+      "nvmlDeviceGetTotalEnergyConsumption as last recorded in that boot; -1 unknown"),
+    G("energy_us", JF_I64, energy_us, "the kernel uptime it was read at; -1 unknown"),
+    { "resets", JF_NONE, 0, -1, 0, NULL, "state file",
+      "GPU resets detected within a boot, oldest first (at most 16)" },
 };
 #undef G
 
 const struct jtable state_gpu_table = {
     "state GPU", gpu_fields, ARRAY_SIZE(gpu_fields), JT_NONE, 0, NULL,
+};
+
+#define R(key, type, member, names, doc)                                                           \
+    {                                                                                              \
+        key, type, offsetof(struct state_reset, member), -1, 0, names, "state file", doc           \
+    }
+static const struct jfield reset_fields[] = {
+    R("boot_id", JF_STR, boot_id, NULL, "the boot it happened in"),
+    R("after_us", JF_I64, after_us, NULL,
+      "the kernel uptime it is known not to have happened by yet"),
+    R("uptime_us", JF_I64, uptime_us, NULL, "the kernel uptime it is known to have happened by"),
+    R("how", JF_ENUM, how, state_reset_how_names,
+      "repair_applied (a pending row remap or page retirement cleared), energy_drop (the energy "
+      "counter since the driver loaded went down), driver_load (the driver's load banner again)"),
+    R("time_ms", JF_I64, time_ms, NULL, "Unix time it was detected"),
+};
+#undef R
+
+const struct jtable state_reset_table = {
+    "GPU reset", reset_fields, ARRAY_SIZE(reset_fields), JT_NONE, 0, NULL,
 };
 
 #define A(key, type, member, doc)                                                                  \
@@ -96,6 +134,9 @@ void state_gpu_free(struct state_gpu *g)
     for (size_t i = 0; i < g->n_events; i++)
         jtable_free(&state_event_table, &g->events[i]);
     free(g->events);
+    for (size_t i = 0; i < g->n_resets; i++)
+        jtable_free(&state_reset_table, &g->resets[i]);
+    free(g->resets);
     memset(g, 0, sizeof(*g));
 }
 
@@ -153,6 +194,9 @@ void state_content_to_json(const struct state_info *st, json_t *out)
         json_object_set_new(
             o, "events",
             jlist_write_table(&state_event_table, g->events, g->n_events, sizeof(*g->events)));
+        json_object_set_new(
+            o, "resets",
+            jlist_write_table(&state_reset_table, g->resets, g->n_resets, sizeof(*g->resets)));
         json_array_append_new(gpus, o);
     }
     json_object_set_new(out, "gpus", gpus);
@@ -223,6 +267,29 @@ static int read_event(void *obj, const json_t *j, const char *path, struct jerr 
     return 0;
 }
 
+static int read_reset(void *obj, const json_t *j, const char *path, struct jerr *err)
+{
+    struct state_reset *r = obj;
+
+    if (read_record(&state_reset_table, r, j, path, err) != 0)
+        return -1;
+    if (r->boot_id == NULL || json_object_get(j, "how") == NULL ||
+        json_is_null(json_object_get(j, "how"))) {
+        jerr_set(err, path, "a GPU reset needs a boot_id and a how");
+        return -1;
+    }
+    return 0;
+}
+
+/* An integer key that is absent or null reads as -1: unknown (files written before it). */
+static void unknown_if_absent(const json_t *j, const char *key, int64_t *v)
+{
+    const json_t *k = json_object_get(j, key);
+
+    if (k == NULL || json_is_null(k))
+        *v = -1;
+}
+
 static int read_gpu(void *obj, const json_t *j, const char *path, struct jerr *err)
 {
     struct state_gpu *g = obj;
@@ -231,6 +298,9 @@ static int read_gpu(void *obj, const json_t *j, const char *path, struct jerr *e
 
     if (read_record(&state_gpu_table, g, j, path, err) != 0)
         return -1;
+    unknown_if_absent(j, "boot_seen_us", &g->boot_seen_us);
+    unknown_if_absent(j, "energy_mj", &g->energy_mj);
+    unknown_if_absent(j, "energy_us", &g->energy_us);
     if (g->uuid == NULL && !state_serial_known(g->serial)) {
         jerr_set(err, path, "a GPU needs a serial or a uuid");
         return -1;
@@ -246,6 +316,19 @@ static int read_gpu(void *obj, const json_t *j, const char *path, struct jerr *e
             jtable_free(&state_event_table, &g->events[i]);
         memmove(g->events, g->events + drop, STATE_MAX_EVENTS * sizeof(*g->events));
         g->n_events = STATE_MAX_EVENTS;
+    }
+    items = NULL;
+    r = jlist_read(j, "resets", path, sizeof(*g->resets), &items, &g->n_resets, read_reset, err);
+    g->resets = items;
+    if (r < 0)
+        return -1;
+    if (g->n_resets > STATE_MAX_RESETS) { /* keep the newest */
+        size_t drop = g->n_resets - STATE_MAX_RESETS;
+
+        for (size_t i = 0; i < drop; i++)
+            jtable_free(&state_reset_table, &g->resets[i]);
+        memmove(g->resets, g->resets + drop, STATE_MAX_RESETS * sizeof(*g->resets));
+        g->n_resets = STATE_MAX_RESETS;
     }
     return 0;
 }

@@ -17,6 +17,7 @@
 #define STATE_MAX_GPUS   64  /* GPUs remembered; the longest unseen is dropped first */
 #define STATE_MAX_EVENTS 64  /* events per GPU; the oldest is dropped first */
 #define STATE_MAX_ACKS   256 /* acknowledgements; the oldest is dropped first */
+#define STATE_MAX_RESETS 16  /* GPU resets remembered per GPU; the oldest is dropped first */
 
 /* How reading the state went. */
 enum state_status {
@@ -38,8 +39,15 @@ enum state_event_kind {
      */
     STATE_EV_ECC_VOL, /* uncorrectable ECC errors since the driver loaded: value, the most seen */
     STATE_EV_REMAP_FAIL, /* a row remapping failure reported */
-    STATE_EV_REPAIR,     /* a row remap or page retirement pending a reset */
+    STATE_EV_REPAIR,     /* a row remap or page retirement pending a reset (code: which) */
 };
+/*
+ * The faults above, except the counters, are recorded once per GPU and epoch: a boot, or the
+ * part of a boot after a detected GPU reset (struct state_reset), each with the kernel uptime it
+ * was first seen at (uptime_us). A repair_pending event's code says which flag was seen:
+ */
+#define STATE_REPAIR_REMAP  0x1 /* a row remap pending */
+#define STATE_REPAIR_RETIRE 0x2 /* a page retirement pending */
 /* "xid", "ecc_uncorrected", "remapped_rows", "ecc_volatile", "remap_failure", "repair_pending" */
 extern const char *const state_event_kind_names[];
 
@@ -52,6 +60,28 @@ struct state_event {
     int64_t time_ms;   /* Unix time of the event, or when it was first seen (counters) */
 };
 
+/* How a GPU reset within a boot was detected (docs/state.md, "A GPU reset without a reboot"). */
+enum state_reset_how {
+    STATE_RESET_REPAIR_APPLIED, /* a pending row remap or page retirement cleared in the boot */
+    STATE_RESET_ENERGY_DROP,    /* NVML's energy counter (since the driver loaded) went down */
+    STATE_RESET_DRIVER_LOAD,    /* the driver's load banner in the kernel log, loaded before */
+};
+/* "repair_applied", "energy_drop", "driver_load" */
+extern const char *const state_reset_how_names[];
+
+/*
+ * A GPU reset (or driver reload) detected within a boot: it happened after uptime after_us and
+ * at or before uptime_us, kernel uptimes of boot_id (the wall clock plays no part). It starts a
+ * new epoch of the GPU in that boot.
+ */
+struct state_reset {
+    char *boot_id;
+    int64_t after_us;  /* the last moment it is known not to have happened yet */
+    int64_t uptime_us; /* the moment it is known to have happened */
+    int32_t how;       /* enum state_reset_how */
+    int64_t time_ms;   /* Unix time it was detected */
+};
+
 /* One GPU's past. It is the same GPU when the serial agrees (else, without one, the UUID). */
 struct state_gpu {
     char *serial; /* NULL when the GPU does not report one */
@@ -61,6 +91,13 @@ struct state_gpu {
     int64_t last_seen_ms; /* Unix time */
     struct state_event *events;
     size_t n_events;
+    /* What detects a reset within a boot: the boot it was last seen in, the uptime a run first
+     * saw it in that boot, NVML's energy counter as last recorded and when (-1: unknown). */
+    char *boot_id;
+    int64_t boot_seen_us;
+    int64_t energy_mj, energy_us;
+    struct state_reset *resets; /* oldest first */
+    size_t n_resets;
 };
 
 /* A finding an operator acknowledged (`gpudoctor ack`), and what it covers. */
@@ -91,6 +128,7 @@ struct state_info {
 extern const struct jtable state_event_table;
 extern const struct jtable state_gpu_table;
 extern const struct jtable state_ack_table;
+extern const struct jtable state_reset_table;
 
 void state_gpu_free(struct state_gpu *g);
 void state_ack_free(struct state_ack *a);

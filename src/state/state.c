@@ -223,6 +223,64 @@ static bool same_str(const char *a, const char *b)
     return a && b && strcmp(a, b) == 0;
 }
 
+/* ---- epochs: a boot, split by the GPU resets detected in it ---- */
+
+int64_t state_now_us(const struct snapshot *s)
+{
+    if (!host_valid(&s->host, HOST_S_UPTIME) || !(s->host.uptime_s >= 0.0) ||
+        s->host.uptime_s > 1e12)
+        return -1;
+    return (int64_t)(s->host.uptime_s * 1e6);
+}
+
+bool state_reset_between(const struct state_gpu *sg, const char *boot, int64_t t_us, int64_t u_us)
+{
+    if (boot == NULL || t_us < 0 || u_us < 0)
+        return false;
+    for (size_t i = 0; i < sg->n_resets; i++) {
+        const struct state_reset *r = &sg->resets[i];
+
+        if (same_str(r->boot_id, boot) && t_us <= r->after_us && r->uptime_us <= u_us)
+            return true;
+    }
+    return false;
+}
+
+bool state_reset_since(const struct state_gpu *sg, const char *boot, int64_t t_us)
+{
+    for (size_t i = 0; boot && i < sg->n_resets; i++) {
+        if (same_str(sg->resets[i].boot_id, boot) && (t_us < 0 || sg->resets[i].uptime_us > t_us))
+            return true;
+    }
+    return false;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+    return (x > y) - (x < y);
+}
+
+size_t state_epochs(const struct state_gpu *sg, const char *boot, int64_t *times, size_t n)
+{
+    size_t count = 0;
+    int64_t last = -1;
+
+    qsort(times, n, sizeof(*times), cmp_i64);
+    /* Greedy from the earliest: the longest chain of times each surely after a reset that is
+     * surely after the one before, i.e. the epochs the times are known to fall in. */
+    for (size_t i = 0; i < n; i++) {
+        if (times[i] < 0)
+            continue;
+        if (count == 0 || state_reset_between(sg, boot, last, times[i])) {
+            count++;
+            last = times[i];
+        }
+    }
+    return count;
+}
+
 /* The newest value recorded for a counter kind, or -1. */
 static int64_t last_value(const struct state_gpu *g, enum state_event_kind kind)
 {
@@ -288,33 +346,179 @@ static bool record_counter(struct state_gpu *sg, const struct snapshot *s,
 }
 
 /*
- * Adds a fault seen in this boot once per boot (value: the most seen; 1 for a flag); returns
- * whether anything changed. Without this boot's id nothing is recorded: the event could not be
- * told from the same fault in another boot.
+ * Adds a fault seen now once per epoch of this boot (value: the most seen; 1 for a flag; code:
+ * OR-ed, the flags of repair_pending), first seen at this uptime; returns whether anything
+ * changed. An event of this epoch is one with a known uptime and no reset detected since it.
+ * Without this boot's id nothing is recorded: the event could not be told from the same fault in
+ * another boot. Without the uptime, once per boot as before epochs were known.
  */
-static bool record_in_boot(struct state_gpu *sg, const struct snapshot *s,
-                           enum state_event_kind kind, uint64_t value)
+static bool record_in_epoch(struct state_gpu *sg, const struct snapshot *s,
+                            enum state_event_kind kind, uint64_t value, int32_t code)
 {
     const char *boot = host_valid(&s->host, HOST_S_BOOT_ID) ? s->host.boot_id : NULL;
+    int64_t now_us = state_now_us(s);
     struct state_event *e;
 
     if (boot == NULL)
         return false;
-    for (size_t i = 0; i < sg->n_events; i++) {
+    for (size_t i = sg->n_events; i-- > 0;) {
         e = &sg->events[i];
-        if (e->kind == (int32_t)kind && same_str(e->boot_id, boot)) {
-            if (value <= e->value)
-                return false;
-            e->value = value; /* more of it in the same boot: still one boot */
-            return true;
-        }
+        if (e->kind != (int32_t)kind || !same_str(e->boot_id, boot))
+            continue;
+        if (now_us >= 0 && (e->uptime_us < 0 || e->uptime_us > now_us ||
+                            state_reset_since(sg, boot, e->uptime_us)))
+            continue; /* another epoch's, or of unknown time: this epoch gets its own */
+        if (value <= e->value && (e->code | code) == e->code)
+            return false;
+        if (value > e->value)
+            e->value = value; /* more of it in the same epoch: still one epoch */
+        e->code |= code;
+        return true;
     }
     e = add_event(sg);
     e->kind = (int32_t)kind;
+    e->code = code;
     e->value = value;
     e->boot_id = xstrdup(boot);
+    e->uptime_us = now_us;
     e->time_ms = s->time_ms;
     return true;
+}
+
+/* ---- GPU resets within a boot (docs/state.md, "A GPU reset without a reboot") ---- */
+
+static bool add_reset(struct state_gpu *sg, const char *boot, int64_t after_us, int64_t at_us,
+                      enum state_reset_how how, int64_t time_ms)
+{
+    struct state_reset *r;
+
+    if (after_us < 0 || at_us <= after_us)
+        return false;
+    for (size_t i = 0; i < sg->n_resets; i++) {
+        r = &sg->resets[i];
+        if (same_str(r->boot_id, boot) && r->how == (int32_t)how && r->uptime_us == at_us)
+            return false; /* recorded by an earlier run */
+    }
+    if (sg->n_resets == STATE_MAX_RESETS) { /* the oldest goes */
+        free(sg->resets[0].boot_id);
+        memmove(sg->resets, sg->resets + 1, (STATE_MAX_RESETS - 1) * sizeof(*sg->resets));
+        sg->n_resets--;
+    }
+    sg->resets = xreallocarray(sg->resets, sg->n_resets + 1, sizeof(*sg->resets));
+    r = &sg->resets[sg->n_resets++];
+    r->boot_id = xstrdup(boot);
+    r->after_us = after_us;
+    r->uptime_us = at_us;
+    r->how = (int32_t)how;
+    r->time_ms = time_ms;
+    return true;
+}
+
+bool state_load_banner(const struct klog_event *ev)
+{
+    return ev->kind == KLOG_OTHER_NVRM && ev->message != NULL &&
+           strstr(ev->message, "loading NVIDIA UNIX") != NULL &&
+           strstr(ev->message, "Kernel Module") != NULL;
+}
+
+/*
+ * The driver's load banner ("NVRM: loading NVIDIA UNIX ... Kernel Module ...") in this boot at
+ * uptime b is a reload when the driver was loaded before b in this boot: an earlier banner of
+ * this boot, or a run that saw the GPU through NVML before b. A reload of the module
+ * reinitialises every GPU it drives: a reset of each.
+ */
+static bool detect_driver_loads(struct state_gpu *sg, const struct snapshot *s, const char *boot)
+{
+    const struct driver_info *d = &s->driver;
+    bool changed = false;
+
+    for (size_t i = 0; i < d->n_events; i++) {
+        const struct klog_event *ev = &d->events[i];
+        bool before = same_str(sg->boot_id, boot) && sg->boot_seen_us >= 0 &&
+                      sg->boot_seen_us < ev->uptime_us;
+
+        if (!state_load_banner(ev) || !HAS(ev, KLOG_S_UPTIME) || !state_event_this_boot(s, ev))
+            continue;
+        for (size_t k = 0; k < d->n_events && !before; k++) {
+            const struct klog_event *o = &d->events[k];
+
+            before = state_load_banner(o) && HAS(o, KLOG_S_UPTIME) && state_event_this_boot(s, o) &&
+                     o->uptime_us < ev->uptime_us;
+        }
+        if (before)
+            changed |= add_reset(sg, boot, ev->uptime_us - 1, ev->uptime_us,
+                                 STATE_RESET_DRIVER_LOAD, s->time_ms);
+    }
+    return changed;
+}
+
+/*
+ * A repair pending in this epoch (recorded, its flags in code) that every one of its flags now
+ * denies was applied by a reset (a row remap at the next GPU reset, a page retirement at the
+ * next driver reload: docs/state.md), after it was first seen and by now.
+ */
+static bool detect_repair_applied(struct state_gpu *sg, const struct gpu *g, const char *boot,
+                                  int64_t now_us, int64_t time_ms)
+{
+    bool remap_clear = gpu_valid(g, GPU_S_REMAP_PENDING) && !g->remapped_rows_pending;
+    bool retire_clear = gpu_valid(g, GPU_S_RETIRED_PENDING) && !g->retired_pages_pending;
+
+    for (size_t i = sg->n_events; i-- > 0;) {
+        const struct state_event *e = &sg->events[i];
+        int32_t code;
+
+        if (e->kind != STATE_EV_REPAIR || !same_str(e->boot_id, boot) || e->uptime_us < 0)
+            continue;
+        if (state_reset_since(sg, boot, e->uptime_us))
+            return false; /* the newest pending repair was already seen applied */
+        code = e->code != 0 ? e->code : STATE_REPAIR_REMAP | STATE_REPAIR_RETIRE;
+        if (((code & STATE_REPAIR_REMAP) && !remap_clear) ||
+            ((code & STATE_REPAIR_RETIRE) && !retire_clear))
+            return false;
+        return add_reset(sg, boot, e->uptime_us, now_us, STATE_RESET_REPAIR_APPLIED, time_ms);
+    }
+    return false;
+}
+
+/* NVML's energy counter counts since the driver was last reloaded: lower than recorded in this
+ * boot, the driver reloaded after that reading. */
+static bool detect_energy_drop(struct state_gpu *sg, const struct gpu *g, const char *boot,
+                               int64_t now_us, int64_t time_ms)
+{
+    if (!gpu_valid(g, GPU_S_ENERGY) || !same_str(sg->boot_id, boot) || sg->energy_mj < 0 ||
+        sg->energy_us < 0 || g->energy_mj >= (uint64_t)sg->energy_mj)
+        return false;
+    return add_reset(sg, boot, sg->energy_us, now_us, STATE_RESET_ENERGY_DROP, time_ms);
+}
+
+/* Detects the resets of this boot that s shows, then notes the boot and the energy counter
+ * (a new boot is news: its first sighting dates later load banners; the counter is not). */
+static bool track_resets(struct state_gpu *sg, const struct gpu *g, const struct snapshot *s)
+{
+    const char *boot = host_valid(&s->host, HOST_S_BOOT_ID) ? s->host.boot_id : NULL;
+    int64_t now_us = state_now_us(s);
+    bool changed = false;
+
+    if (boot == NULL || now_us < 0)
+        return false;
+    changed |= detect_driver_loads(sg, s, boot);
+    changed |= detect_repair_applied(sg, g, boot, now_us, s->time_ms);
+    changed |= detect_energy_drop(sg, g, boot, now_us, s->time_ms);
+    if (!same_str(sg->boot_id, boot)) {
+        free(sg->boot_id);
+        sg->boot_id = xstrdup(boot);
+        sg->boot_seen_us = now_us;
+        sg->energy_mj = sg->energy_us = -1;
+        changed = true;
+    } else if (sg->boot_seen_us < 0 || sg->boot_seen_us > now_us) {
+        sg->boot_seen_us = now_us;
+        changed = true;
+    }
+    if (gpu_valid(g, GPU_S_ENERGY) && g->energy_mj <= (uint64_t)INT64_MAX) {
+        sg->energy_mj = (int64_t)g->energy_mj;
+        sg->energy_us = now_us;
+    }
+    return changed;
 }
 
 /* The GPU's record, added when new, with where it is now; *changed when any of that is new. */
@@ -345,6 +549,7 @@ static struct state_gpu *gpu_for(struct state_info *st, const struct gpu *g, int
         sg = &st->gpus[st->n_gpus++];
         memset(sg, 0, sizeof(*sg));
         sg->serial = state_serial_known(serial) ? xstrdup(serial) : NULL;
+        sg->boot_seen_us = sg->energy_mj = sg->energy_us = -1;
         *changed = true;
     }
     if ((uuid != NULL && !same_str(sg->uuid, uuid)) || !(pci ? same_str(sg->pci, pci) : !sg->pci) ||
@@ -384,9 +589,11 @@ bool state_merge(struct state_info *st, const struct snapshot *s, int64_t now_ms
     for (size_t i = 0; i < s->n_gpus; i++) {
         const struct gpu *g = &s->gpus[i];
         struct state_gpu *sg = gpu_for(st, g, now_ms, &changed);
+        int32_t repair;
 
         if (sg == NULL)
             continue;
+        changed |= track_resets(sg, g, s); /* first: what is seen now is in the new epoch */
         for (size_t k = 0; k < d->n_events; k++) {
             const struct klog_event *ev = &d->events[k];
 
@@ -401,12 +608,16 @@ bool state_merge(struct state_info *st, const struct snapshot *s, int64_t now_ms
         if (gpu_valid(g, GPU_S_REMAP_UNCORR))
             changed |= record_counter(sg, s, STATE_EV_REMAP, g->remapped_rows_uncorrectable);
         if (gpu_valid(g, GPU_S_ECC_VOL_UNCORR) && g->ecc_volatile_uncorrected > 0)
-            changed |= record_in_boot(sg, s, STATE_EV_ECC_VOL, g->ecc_volatile_uncorrected);
+            changed |= record_in_epoch(sg, s, STATE_EV_ECC_VOL, g->ecc_volatile_uncorrected, 0);
         if (gpu_valid(g, GPU_S_REMAP_FAILURE) && g->remapped_rows_failure)
-            changed |= record_in_boot(sg, s, STATE_EV_REMAP_FAIL, 1);
-        if ((gpu_valid(g, GPU_S_REMAP_PENDING) && g->remapped_rows_pending) ||
-            (gpu_valid(g, GPU_S_RETIRED_PENDING) && g->retired_pages_pending))
-            changed |= record_in_boot(sg, s, STATE_EV_REPAIR, 1);
+            changed |= record_in_epoch(sg, s, STATE_EV_REMAP_FAIL, 1, 0);
+        repair =
+            (gpu_valid(g, GPU_S_REMAP_PENDING) && g->remapped_rows_pending ? STATE_REPAIR_REMAP
+                                                                           : 0) |
+            (gpu_valid(g, GPU_S_RETIRED_PENDING) && g->retired_pages_pending ? STATE_REPAIR_RETIRE
+                                                                             : 0);
+        if (repair != 0)
+            changed |= record_in_epoch(sg, s, STATE_EV_REPAIR, 1, repair);
     }
     changed |= prune_acks(st, now_ms);
     return changed;

@@ -50,13 +50,16 @@ char *state_format(const struct state_info *st);
 
 /*
  * Adds what the snapshot shows to st: each GPU (by serial, else UUID) with where it is now, the
- * Xid events of the kernel log that happened in this boot (by boot id and kernel stamp, each
- * once), a rise of its uncorrectable ECC count or of its uncorrectable remapped rows, and once per
- * boot (by its id) uncorrectable ECC errors since the driver loaded, a row remapping failure, a
- * memory repair pending a reset (the most volatile errors seen in the boot kept); drops
+ * GPU resets of this boot it shows (a pending repair recorded in this epoch now cleared, the
+ * energy counter lower than recorded in this boot, the driver's load banner after the driver was
+ * loaded), the Xid events of the kernel log that happened in this boot (by boot id and kernel
+ * stamp, each once), a rise of its uncorrectable ECC count or of its uncorrectable remapped rows,
+ * and once per epoch (a boot, or the part of it after a reset) uncorrectable ECC errors since
+ * the driver loaded, a row remapping failure, a memory repair pending a reset (the most volatile
+ * errors seen in the epoch kept); drops
  * acknowledgements that expired before now_ms, and keeps the bounds (the oldest go). Returns
- * whether anything but the GPUs' last_seen_ms changed: a GPU new or moved, an event, an
- * acknowledgement dropped.
+ * whether anything but the GPUs' last_seen_ms and energy readings changed: a GPU new, moved or
+ * seen in a new boot, an event, a reset, an acknowledgement dropped.
  */
 bool state_merge(struct state_info *st, const struct snapshot *s, int64_t now_ms);
 
@@ -99,6 +102,29 @@ bool state_has_news(const struct snapshot *s, int64_t now_ms);
  */
 int state_recorder_record(struct state_recorder *r, const struct snapshot *s, int64_t now_ms,
                           char **cause);
+
+/* ---- epochs: a boot split by the GPU resets detected in it (docs/state.md) ---- */
+
+/* The snapshot's kernel uptime in microseconds (host.uptime_s), or -1 unknown. */
+int64_t state_now_us(const struct snapshot *s);
+
+/* Whether sg has a reset of boot surely between uptimes t_us and u_us: t at or before the last
+ * moment it had not happened, u at or after it was seen done. False when either is unknown. */
+bool state_reset_between(const struct state_gpu *sg, const char *boot, int64_t t_us, int64_t u_us);
+
+/* Whether sg has a reset of boot that may have happened after uptime t_us (all, t_us < 0). */
+bool state_reset_since(const struct state_gpu *sg, const char *boot, int64_t t_us);
+
+/*
+ * In how many epochs of boot the uptimes (n of them, sorted in place; negative ones, unknown,
+ * ignored) surely fall: the longest chain of them each separated from the one before by a reset
+ * of sg (state_reset_between). 0 when none is known.
+ */
+size_t state_epochs(const struct state_gpu *sg, const char *boot, int64_t *times, size_t n);
+
+/* Whether the kernel-log event is the driver's load banner ("NVRM: loading NVIDIA UNIX ...
+ * Kernel Module ..."). */
+bool state_load_banner(const struct klog_event *ev);
 
 /* The kernel-log event's GPU in the snapshot (by PCI address, else UUID), or NULL. */
 const struct gpu *state_event_gpu(const struct snapshot *s, const struct klog_event *ev);
