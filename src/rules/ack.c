@@ -2,8 +2,9 @@
  * Acknowledgements: a finding an operator acknowledged with `gpudoctor ack` (kept in the state
  * file, read into the snapshot's state section) is marked, shown apart and not counted, until
  * it expires or the same GPU has a new event: an Xid logged after the acknowledgement, a higher
- * uncorrectable ECC count or more uncorrectable remapped rows than it covered. An
- * acknowledgement never hides a new event (docs/state.md).
+ * uncorrectable ECC count or more uncorrectable remapped rows than it covered, a row remap
+ * failure or a memory repair pending that appeared after it. An acknowledgement never hides a
+ * new event (docs/state.md).
  */
 #include "rules/rules.h"
 #include "state/state.h"
@@ -35,6 +36,53 @@ static bool counter_rose(const struct gpu *g, enum gpu_slot slot, uint64_t now, 
     return covered < 0 ? now > 0 : now > (uint64_t)covered;
 }
 
+/* Whether the state file's event e was first seen at or before the acknowledgement: in its boot
+ * by the kernel's uptime, else (another boot, or an uptime unknown) by the wall clock. */
+static bool seen_by_ack(const struct state_event *e, const struct state_ack *a)
+{
+    if (a->boot_id && e->boot_id && strcmp(a->boot_id, e->boot_id) == 0 && a->uptime_us >= 0 &&
+        e->uptime_us >= 0)
+        return e->uptime_us <= a->uptime_us;
+    return e->time_ms <= a->time_ms;
+}
+
+/*
+ * Whether a memory fault the GPU shows now appeared after the acknowledgement (docs/state.md,
+ * "new event"). A repair pending now is covered only by a record of this epoch (this boot, no
+ * reset detected since it) with its flags, first seen at or before the acknowledgement: a reset
+ * applies a pending repair, so one pending after a reset, or in a later boot, is new. NVML's
+ * remapping failure flag says a remapping "ever failed", so it is covered by any record of it
+ * first seen at or before the acknowledgement. Without such a record (none, or only later ones)
+ * the fault is new: an acknowledgement never hides what it may not have seen.
+ */
+static bool memory_fault_after(const struct snapshot *s, const struct gpu *g,
+                               const struct state_ack *a)
+{
+    const char *boot = host_valid(&s->host, HOST_S_BOOT_ID) ? s->host.boot_id : NULL;
+    const struct state_gpu *sg =
+        state_find_gpu(&s->state, gpu_valid(g, GPU_S_SERIAL) ? g->serial : NULL,
+                       gpu_valid(g, GPU_S_UUID) ? g->uuid : NULL);
+    int32_t repair =
+        (gpu_valid(g, GPU_S_REMAP_PENDING) && g->remapped_rows_pending ? STATE_REPAIR_REMAP : 0) |
+        (gpu_valid(g, GPU_S_RETIRED_PENDING) && g->retired_pages_pending ? STATE_REPAIR_RETIRE : 0);
+    bool failure = gpu_valid(g, GPU_S_REMAP_FAILURE) && g->remapped_rows_failure;
+    bool repair_covered = false, failure_covered = false;
+
+    if (repair == 0 && !failure)
+        return false;
+    for (size_t i = 0; sg && i < sg->n_events; i++) {
+        const struct state_event *e = &sg->events[i];
+
+        if (e->kind == STATE_EV_REMAP_FAIL && seen_by_ack(e, a))
+            failure_covered = true;
+        if (e->kind == STATE_EV_REPAIR && boot && e->boot_id && strcmp(e->boot_id, boot) == 0 &&
+            e->uptime_us >= 0 && !state_reset_since(sg, boot, e->uptime_us) &&
+            (e->code == 0 || (repair & ~e->code) == 0) && seen_by_ack(e, a))
+            repair_covered = true;
+    }
+    return (repair != 0 && !repair_covered) || (failure && !failure_covered);
+}
+
 static bool new_event(const struct snapshot *s, const struct gpu *g, const struct state_ack *a)
 {
     const struct driver_info *d = &s->driver;
@@ -48,7 +96,8 @@ static bool new_event(const struct snapshot *s, const struct gpu *g, const struc
     }
     return counter_rose(g, GPU_S_ECC_AGG_UNCORR, g->ecc_aggregate_uncorrected,
                         a->ecc_uncorrected) ||
-           counter_rose(g, GPU_S_REMAP_UNCORR, g->remapped_rows_uncorrectable, a->remapped_rows);
+           counter_rose(g, GPU_S_REMAP_UNCORR, g->remapped_rows_uncorrectable, a->remapped_rows) ||
+           memory_fault_after(s, g, a);
 }
 
 static const struct gpu *gpu_by_uuid(const struct snapshot *s, const char *uuid)
