@@ -480,12 +480,21 @@ static bool detect_repair_applied(struct state_gpu *sg, const struct gpu *g, con
     return false;
 }
 
+/* Whether the GPU stays initialised between clients (persistence mode): without it the driver
+ * deinitialises the GPU when its last client exits, and NVML does not say whether the energy
+ * counter survives that, so its readings are neither kept nor compared. */
+static bool energy_usable(const struct gpu *g)
+{
+    return gpu_valid(g, GPU_S_ENERGY) && gpu_valid(g, GPU_S_PERSISTENCE) && g->persistence_mode &&
+           g->energy_mj <= (uint64_t)INT64_MAX;
+}
+
 /* NVML's energy counter counts since the driver was last reloaded: lower than recorded in this
- * boot, the driver reloaded after that reading. */
+ * boot (both in persistence mode), the driver reloaded after that reading. */
 static bool detect_energy_drop(struct state_gpu *sg, const struct gpu *g, const char *boot,
                                int64_t now_us, int64_t time_ms)
 {
-    if (!gpu_valid(g, GPU_S_ENERGY) || !same_str(sg->boot_id, boot) || sg->energy_mj < 0 ||
+    if (!energy_usable(g) || !same_str(sg->boot_id, boot) || sg->energy_mj < 0 ||
         sg->energy_us < 0 || g->energy_mj >= (uint64_t)sg->energy_mj)
         return false;
     return add_reset(sg, boot, sg->energy_us, now_us, STATE_RESET_ENERGY_DROP, time_ms);
@@ -514,9 +523,11 @@ static bool track_resets(struct state_gpu *sg, const struct gpu *g, const struct
         sg->boot_seen_us = now_us;
         changed = true;
     }
-    if (gpu_valid(g, GPU_S_ENERGY) && g->energy_mj <= (uint64_t)INT64_MAX) {
+    if (energy_usable(g)) {
         sg->energy_mj = (int64_t)g->energy_mj;
         sg->energy_us = now_us;
+    } else {
+        sg->energy_mj = sg->energy_us = -1;
     }
     return changed;
 }

@@ -8,6 +8,9 @@
 . "$SRC/tests/fixtures/serve/common.bash"
 unset GPUDOCTOR_STATE_DIR
 export NO_COLOR=1 LC_ALL=C.UTF-8
+# The simulator's clock from one fixed moment, not from each process's start: its energy counter
+# then rises from run to run as a real one does (docs/state.md: a lower reading is a reload).
+export NVML_SIM_EPOCH=$(date +%s)
 KIDS=()
 kill_kids() { for k in "${KIDS[@]}"; do kill -KILL "$k" 2>/dev/null || true; done; }
 CLEANUPS+=(kill_kids)

@@ -10,6 +10,9 @@ command -v jq >/dev/null || { echo "jq not installed"; exit 77; }
 T=$(mktemp -d)
 trap 'umount "$T/tiny" 2>/dev/null || true; rm -rf "$T"' EXIT
 export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 LC_ALL=C.UTF-8
+# The simulator's clock from one fixed moment, not from each process's start: its energy counter
+# then rises from run to run as a real one does (docs/state.md: a lower reading is a reload).
+export NVML_SIM_EPOCH=$(date +%s)
 unset GPUDOCTOR_STATE_DIR
 fail=0
 R=$T/root S=$T/state

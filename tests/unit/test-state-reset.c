@@ -57,10 +57,13 @@ static void set_remap(struct snapshot *s, bool pending, bool failure)
     jfield_set_rc(&gpu_table, &s->gpus[0], GPU_S_REMAP_FAILURE, 0);
 }
 
+/* The energy counter, the GPU in persistence mode. */
 static void set_energy(struct snapshot *s, uint64_t mj)
 {
     s->gpus[0].energy_mj = mj;
+    s->gpus[0].persistence_mode = true;
     jfield_set_rc(&gpu_table, &s->gpus[0], GPU_S_ENERGY, 0);
+    jfield_set_rc(&gpu_table, &s->gpus[0], GPU_S_PERSISTENCE, 0);
 }
 
 static void set_volatile(struct snapshot *s, uint64_t n)
@@ -226,6 +229,16 @@ static void test_energy_drop(void **state)
     assert_int_equal(st.gpus[0].resets[0].how, STATE_RESET_ENERGY_DROP);
     assert_int_equal(st.gpus[0].resets[0].after_us, S(500));
     assert_int_equal(st.gpus[0].resets[0].uptime_us, S(600));
+    snapshot_free(s);
+
+    /* Without persistence mode the driver deinitialises an idle GPU: a lower reading proves
+     * nothing, and none is kept to compare with. */
+    s = seen("S1", "boot-a", 610);
+    set_energy(s, 500);
+    s->gpus[0].persistence_mode = false;
+    state_merge(&st, s, s->time_ms);
+    assert_int_equal(st.gpus[0].n_resets, 1);
+    assert_int_equal(st.gpus[0].energy_mj, -1);
     snapshot_free(s);
 
     /* The old line alone: the same epoch, nothing claimed. */
