@@ -699,9 +699,9 @@ const struct rule rule_health_no_gpu_found = {
 /* ---- memory faults that return after a reboot (the state file, docs/state.md) ---- */
 
 /*
- * A memory fault of g (f, its title set) that the state file remembers in earlier boots: the
- * evidence, and the escalation policy of past_escalate, its words appended to the title. Nothing
- * when the past is unknown or clean.
+ * A memory fault of g (f, its title set) that the state file remembers in earlier epochs (boots, or
+ * before a GPU reset): the evidence, and the escalation policy of past_escalate, its words appended
+ * to the title. Nothing when the past is unknown or clean.
  */
 static void memory_past(const struct rule_ctx *ctx, struct finding *f, const struct gpu *g,
                         enum state_event_kind kind, const char *what)
@@ -804,8 +804,9 @@ const struct rule rule_health_ecc_uncorrectable = {
     .detection = "ECC enabled and nvmlDeviceGetTotalEccErrors(UNCORRECTED) above zero: volatile "
                  "(since driver load) is critical, aggregate (lifetime) alone a warning. The "
                  "state file (docs/state.md) adds the past: volatile errors on the same GPU (by "
-                 "serial, else UUID) in earlier boots (boot ids) mean the fault returned after a "
-                 "reboot, which resets the GPU and the count: inspect or replace the GPU.",
+                 "serial, else UUID) in earlier boots (boot ids), or before a GPU reset detected "
+                 "in this boot, mean the fault returned after a reboot or reset, which resets the "
+                 "GPU: inspect or replace the GPU.",
     .fix = "Drain the GPU, rerun the jobs that ran on it, reset it (nvidia-smi -r -i N) so the "
            "retirement or remap takes effect, run memory diagnostics (dcgmi diag -r 3). Errors "
            "that return after a reset: contact the vendor.",
@@ -852,8 +853,8 @@ const struct rule rule_health_row_remap_failure = {
         "treats this as a reason to replace the GPU.",
     .detection = "nvmlDeviceGetRemappedRows reports isFailureOccurred. The state file "
                  "(docs/state.md) adds the past: a failure reported on the same GPU (by serial, "
-                 "else UUID) in earlier boots (boot ids) is named, the reboots it survived "
-                 "counted.",
+                 "else UUID) in earlier boots (boot ids) or before a GPU reset detected in a boot "
+                 "is named, the reboots and resets it survived counted.",
     .fix = "Drain the GPU and contact the vendor for a replacement.",
     .thresholds = NO_THRESHOLDS,
     .check = check_remap_failure,
@@ -904,9 +905,10 @@ const struct rule rule_health_memory_repair_pending = {
     .detection = "nvmlDeviceGetRetiredPagesPendingStatus or the pending flag of "
                  "nvmlDeviceGetRemappedRows set. The state file (docs/state.md) adds the past: "
                  "a repair pending on the same GPU (by serial, else UUID) in earlier boots (boot "
-                 "ids), each cleared by the reboot's reset, means the GPU keeps finding bad "
-                 "memory: a warning after one reboot, critical after two (inspect or replace "
-                 "the GPU).",
+                 "ids) or before a GPU reset detected in a boot, each cleared by that reset, "
+                 "means the GPU keeps finding bad memory: a warning after one reboot or reset, "
+                 "critical after two (inspect or replace the GPU). A pending repair seen cleared "
+                 "within a boot is itself recorded as a reset.",
     .fix = "Reset the GPU when it is free (nvidia-smi -r -i N), or reboot at the next "
            "opportunity; drain it first if it keeps getting errors.",
     .thresholds = NO_THRESHOLDS,

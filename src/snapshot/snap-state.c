@@ -36,7 +36,8 @@ const char *const state_reset_how_names[] = {
 static const struct jfield event_fields[] = {
     E("kind", JF_ENUM, kind, state_event_kind_names,
       "xid, ecc_uncorrected (the aggregate count rose), remapped_rows (uncorrectable rows rose); "
-      "once per boot: ecc_volatile (uncorrectable errors since the driver loaded), remap_failure, "
+      "once per epoch (a boot, or its part after a detected GPU reset): ecc_volatile "
+      "(uncorrectable errors since the driver loaded), remap_failure, "
       "repair_pending (a row remap or page retirement waits for a reset)"),
     E("code", JF_I32, code, NULL,
       "the Xid (kind xid); repair_pending: 1 a row remap, 2 a page retirement, 3 both (0: not "
