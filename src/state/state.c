@@ -430,22 +430,23 @@ bool state_load_banner(const struct klog_event *ev)
 static bool detect_driver_loads(struct state_gpu *sg, const struct snapshot *s, const char *boot)
 {
     const struct driver_info *d = &s->driver;
+    int64_t first = -1; /* the earliest banner of this boot */
     bool changed = false;
 
     for (size_t i = 0; i < d->n_events; i++) {
         const struct klog_event *ev = &d->events[i];
-        bool before = same_str(sg->boot_id, boot) && sg->boot_seen_us >= 0 &&
-                      sg->boot_seen_us < ev->uptime_us;
+
+        if (state_load_banner(ev) && HAS(ev, KLOG_S_UPTIME) && state_event_this_boot(s, ev) &&
+            (first < 0 || ev->uptime_us < first))
+            first = ev->uptime_us;
+    }
+    for (size_t i = 0; first >= 0 && i < d->n_events; i++) {
+        const struct klog_event *ev = &d->events[i];
 
         if (!state_load_banner(ev) || !HAS(ev, KLOG_S_UPTIME) || !state_event_this_boot(s, ev))
             continue;
-        for (size_t k = 0; k < d->n_events && !before; k++) {
-            const struct klog_event *o = &d->events[k];
-
-            before = state_load_banner(o) && HAS(o, KLOG_S_UPTIME) && state_event_this_boot(s, o) &&
-                     o->uptime_us < ev->uptime_us;
-        }
-        if (before)
+        if (ev->uptime_us > first || (same_str(sg->boot_id, boot) && sg->boot_seen_us >= 0 &&
+                                      sg->boot_seen_us < ev->uptime_us))
             changed |= add_reset(sg, boot, ev->uptime_us - 1, ev->uptime_us,
                                  STATE_RESET_DRIVER_LOAD, s->time_ms);
     }
