@@ -79,6 +79,7 @@ static struct csim_alloc *allocs;
 static size_t n_allocs;
 static uint64_t allocated_total;
 static _Thread_local struct CUctx_st *current;
+static double epoch_s; /* CLOCK_MONOTONIC at cuInit: simulated time 0 of real_time scenarios */
 
 /* ---- entry and exit of every call ---- */
 
@@ -175,6 +176,37 @@ static bool dev_ok(CUdevice d)
 
 /* ---- time ---- */
 
+static double mono_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The simulated clock's "now": the wall clock since cuInit with real_time, else 0 (work is
+ * queued back to back whatever the host does). */
+static double sim_now(void)
+{
+    return scn->real_time ? mono_s() - epoch_s : 0;
+}
+
+/* With real_time, returns once the wall clock has reached simulated time t; call without the
+ * lock, so that other threads go on meanwhile. */
+static void wait_until(double t)
+{
+    for (;;) {
+        double left = t - sim_now();
+        struct timespec ts;
+
+        if (!scn->real_time || left <= 0)
+            return;
+        ts.tv_sec = (time_t)left;
+        ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* How fast device d runs now: after throttle_after_s of work, at throttle_share. */
 static double speed(int d)
 {
@@ -188,6 +220,8 @@ static void schedule(struct CUstream_st *s, double *engine, double duration, int
 {
     double start = s->t > *engine ? s->t : *engine;
 
+    if (start < sim_now())
+        start = sim_now();
     s->t = start + duration;
     *engine = s->t;
     if (work_dev >= 0)
@@ -282,6 +316,7 @@ CUresult cuInit(unsigned int Flags)
             return CUDA_ERROR_INVALID_VALUE;
         }
         states = xcalloc(scn->n_devs + 1, sizeof(*states));
+        epoch_s = mono_s();
         for (size_t i = 0; i < scn->n_devs; i++) {
             states[i].ctx.dev = (int)i;
             states[i].ctx.null_stream.dev = (int)i;
@@ -473,8 +508,20 @@ CUresult cuCtxSetCurrent(CUcontext ctx)
 
 CUresult cuCtxSynchronize(void)
 {
+    const struct csim_state *st;
+    double until;
+
     ENTER(cur_dev());
-    return leave(current == NULL ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS);
+    if (current == NULL)
+        return leave(CUDA_ERROR_INVALID_CONTEXT);
+    st = &states[current->dev];
+    until = current->null_stream.t;
+    until = st->h2d_busy > until ? st->h2d_busy : until;
+    until = st->d2h_busy > until ? st->d2h_busy : until;
+    until = st->compute_busy > until ? st->compute_busy : until;
+    leave(CUDA_SUCCESS);
+    wait_until(until);
+    return CUDA_SUCCESS;
 }
 
 CUresult cuCtxEnablePeerAccess(CUcontext peerContext, unsigned int Flags)
@@ -717,8 +764,17 @@ CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
 
 CUresult cuStreamSynchronize(CUstream hStream)
 {
+    struct CUstream_st *s;
+    double until;
+
     ENTER(cur_dev());
-    return leave(stream_of(hStream) == NULL ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS);
+    s = stream_of(hStream);
+    if (s == NULL)
+        return leave(CUDA_ERROR_INVALID_CONTEXT);
+    until = s->t;
+    leave(CUDA_SUCCESS);
+    wait_until(until);
+    return CUDA_SUCCESS;
 }
 
 CUresult cuStreamDestroy_v2(CUstream hStream)
@@ -754,14 +810,24 @@ CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
     if (s == NULL)
         return leave(CUDA_ERROR_INVALID_CONTEXT);
     hEvent->recorded = true;
+    /* an idle stream reaches the event now, not when its last work ended */
+    if (s->t < sim_now())
+        s->t = sim_now();
     hEvent->t = s->t;
     return leave(CUDA_SUCCESS);
 }
 
 CUresult cuEventSynchronize(CUevent hEvent)
 {
+    double until;
+
     ENTER(cur_dev());
-    return leave(hEvent == NULL ? CUDA_ERROR_INVALID_HANDLE : CUDA_SUCCESS);
+    if (hEvent == NULL)
+        return leave(CUDA_ERROR_INVALID_HANDLE);
+    until = hEvent->recorded ? hEvent->t : 0;
+    leave(CUDA_SUCCESS);
+    wait_until(until);
+    return CUDA_SUCCESS;
 }
 
 static CUresult elapsed(float *ms, CUevent a, CUevent b)

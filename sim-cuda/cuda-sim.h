@@ -68,6 +68,10 @@ struct csim_scenario {
     struct csim_pair *pairs;
     size_t n_pairs;
     struct csim_inject inject;
+    /* Work starts no earlier than the wall clock (seconds since cuInit) and a synchronising call
+     * returns once the wall clock has reached the end of what it waits for, as on a GPU: a
+     * sustained load then lasts its duration, so that NVML can be sampled while it runs. */
+    bool real_time;
 };
 
 /* Reads the scenario at path: the NVML part for the devices, then "cuda". NULL with *cause. */

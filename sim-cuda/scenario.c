@@ -306,6 +306,7 @@ static int read_cuda(struct csim_scenario *s, const json_t *c, const char *file,
         "hang",
         "gpus",
         "pairs",
+        "real_time",
         NULL,
     };
     const json_t *gpus = json_object_get(c, "gpus"), *pairs = json_object_get(c, "pairs");
@@ -331,6 +332,7 @@ static int read_cuda(struct csim_scenario *s, const json_t *c, const char *file,
     if (get_num(c, "memory_limit_bytes", file, "", &limit, cause) != 0 ||
         get_num(c, "p2p_bytes_per_s", file, "", &s->p2p_bps, cause) != 0 ||
         get_num(c, "p2p_latency_us", file, "", &lat, cause) != 0 ||
+        get_bool(c, "real_time", file, "", &s->real_time, cause) != 0 ||
         read_inject(&s->inject, c, file, "", cause) != 0)
         return -1;
     s->memory_limit_bytes = (uint64_t)limit;

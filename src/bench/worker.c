@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,19 +39,20 @@ struct worker {
 static void step(struct worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void step(struct worker *w, const char *fmt, ...)
 {
-    char line[256];
+    char line[256] = "step ";
     va_list ap;
     int n;
 
+    /* one write per line (shorter than PIPE_BUF): lines never interleave */
     va_start(ap, fmt);
-    n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+    n = vsnprintf(line + 5, sizeof(line) - 6, fmt, ap);
     va_end(ap);
     if (n < 0)
         return;
+    n += 5;
     if ((size_t)n > sizeof(line) - 2)
         n = (int)sizeof(line) - 2;
     line[n++] = '\n';
-    (void)!write(w->fd, "step ", 5);
     (void)!write(w->fd, line, (size_t)n);
 }
 
@@ -168,7 +170,7 @@ static void measure_gpu(struct worker *w, int dev, struct bench_gpu *g)
     CUevent e0 = NULL, e1 = NULL, e2 = NULL, e3 = NULL;
     CUfunction ftriad, ffma, fsum;
     size_t free_b = 0, total_b = 0, need;
-    double s, s2;
+    double s;
     uint64_t gsum = 0;
 
     step(w, "gpu %d: context", dev);
@@ -344,16 +346,14 @@ static void measure_gpu(struct worker *w, int dev, struct bench_gpu *g)
         bench_gpu_set(g, BG_CHECKSUM);
     }
 
-    /* ---- compute: one timed burst, then the sustained load ---- */
+    /* ---- compute: one timed burst (the sustained load runs later, on every GPU at once) ---- */
     step(w, "gpu %d: FMA kernel (cuLaunchKernel)", dev);
     {
         int sms = 0;
         unsigned blocks, iters = w->fma_iters;
         float m = 0.999f, k = 0.001f;
         void *args[] = { &fout, &m, &k, &iters };
-        double flop, first = 0, last = 0, total = 0;
-        unsigned launches = 0, max_launches = w->o->full ? 20000 : 4000;
-        double *times;
+        double flop;
 
         TRY(g, cuDeviceGetAttribute, (&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
         blocks = (unsigned)(sms > 0 ? sms : 1) * 4;
@@ -376,40 +376,6 @@ static void measure_gpu(struct worker *w, int dev, struct bench_gpu *g)
             g->fma_flops = flop * w->reps / s;
             bench_gpu_set(g, BG_FMA);
         }
-        step(w, "gpu %d: sustained load (%.1f s)", dev, w->o->duration_s);
-        times = xcalloc(max_launches, sizeof(*times));
-        while (total < w->o->duration_s && launches < max_launches) {
-            TRY(g, cuEventRecord, (e0, st));
-            TRY(g, cuLaunchKernel, (ffma, blocks, 1, 1, 256, 1, 1, 0, st, args, NULL));
-            TRY(g, cuEventRecord, (e1, st));
-            {
-                CUresult rc = elapsed(w, e0, e1, &s2);
-
-                if (rc != CUDA_SUCCESS) {
-                    free(times);
-                    g->error = failure(w, "cuLaunchKernel (sustained)", rc);
-                    goto out;
-                }
-            }
-            times[launches++] = s2;
-            total += s2;
-        }
-        if (launches >= 10) {
-            unsigned tenth = launches / 10;
-            double t0 = 0, t1 = 0;
-
-            for (unsigned i = 0; i < tenth; i++) {
-                t0 += times[i];
-                t1 += times[launches - 1 - i];
-            }
-            first = t0 > 0 ? flop * tenth / t0 : 0;
-            last = t1 > 0 ? flop * tenth / t1 : 0;
-            g->sustained_first_flops = first;
-            g->sustained_last_flops = last;
-            g->sustained_s = total;
-            bench_gpu_set(g, BG_SUSTAINED);
-        }
-        free(times);
     }
 out:
     if (w->ctx[dev] != NULL && w->cu.cuCtxSetCurrent(w->ctx[dev]) == CUDA_SUCCESS) {
@@ -436,6 +402,128 @@ out:
     free(pageable);
     free(hb);
     free(hc);
+}
+
+/*
+ * The sustained load runs on every measured GPU at the same time, so that the GPUs heat and draw
+ * power together, as under a training job: neighbours' exhaust, a shared power supply and a
+ * common power budget show, and a GPU that falls behind its siblings under the same load is
+ * seen. One thread per GPU, each with the GPU's context current: each thread times its own
+ * launches with events and waits on them, so a GPU that is slow (or wedged) holds up only its
+ * own thread, never the others' queues. Streams driven round-robin from one thread would have
+ * to wait on one GPU's event while the others ran dry, or give up timing each launch.
+ */
+struct load_job {
+    struct worker *w;
+    int dev;
+    struct bench_gpu *g;
+    double measured_s; /* device seconds this thread timed (added up after the join) */
+    pthread_t thread;
+    bool started;
+};
+
+static void *load_gpu(void *arg)
+{
+    struct load_job *job = arg;
+    struct worker *w = job->w;
+    struct bench_gpu *g = job->g;
+    int dev = job->dev, sms = 0;
+    CUdeviceptr fout = 0;
+    CUstream st = NULL;
+    CUevent e0 = NULL, e1 = NULL;
+    CUfunction ffma;
+    unsigned blocks, iters = w->fma_iters, launches = 0;
+    unsigned max_launches = w->o->full ? 20000 : 4000;
+    float m = 0.999f, k = 0.001f;
+    void *args[] = { &fout, &m, &k, &iters };
+    double flop, total = 0, *times = xcalloc(max_launches, sizeof(*times));
+
+    TRY(g, cuCtxSetCurrent, (w->ctx[dev]));
+    TRY(g, cuModuleGetFunction, (&ffma, w->mods[3 * dev + 1], "gd_fma"));
+    TRY(g, cuDeviceGetAttribute, (&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+    blocks = (unsigned)(sms > 0 ? sms : 1) * 4;
+    flop = 16.0 * iters * blocks * 256.0;
+    TRY(g, cuMemAlloc_v2, (&fout, (size_t)blocks * 256 * 4));
+    TRY(g, cuStreamCreate, (&st, CU_STREAM_NON_BLOCKING));
+    TRY(g, cuEventCreate, (&e0, CU_EVENT_DEFAULT));
+    TRY(g, cuEventCreate, (&e1, CU_EVENT_DEFAULT));
+    while (total < w->o->duration_s && launches < max_launches) {
+        float ms = 0;
+
+        TRY(g, cuEventRecord, (e0, st));
+        TRY(g, cuLaunchKernel, (ffma, blocks, 1, 1, 256, 1, 1, 0, st, args, NULL));
+        TRY(g, cuEventRecord, (e1, st));
+        TRY(g, cuEventSynchronize, (e1));
+        TRY(g, cuEventElapsedTime, (&ms, e0, e1));
+        times[launches++] = ms / 1e3;
+        total += ms / 1e3;
+    }
+    job->measured_s = total;
+    if (launches >= 10 && total > 0) {
+        unsigned tenth = launches / 10;
+        double t0 = 0, t1 = 0;
+
+        for (unsigned i = 0; i < tenth; i++) {
+            t0 += times[i];
+            t1 += times[launches - 1 - i];
+        }
+        g->sustained_first_flops = t0 > 0 ? flop * tenth / t0 : 0;
+        g->sustained_last_flops = t1 > 0 ? flop * tenth / t1 : 0;
+        g->sustained_flops = flop * launches / total;
+        g->sustained_s = total;
+        bench_gpu_set(g, BG_SUSTAINED);
+    }
+out:
+    if (fout != 0)
+        w->cu.cuMemFree_v2(fout);
+    if (st != NULL)
+        w->cu.cuStreamDestroy_v2(st);
+    if (e0 != NULL)
+        w->cu.cuEventDestroy_v2(e0);
+    if (e1 != NULL)
+        w->cu.cuEventDestroy_v2(e1);
+    free(times);
+    return NULL;
+}
+
+/* The sustained load on the n GPUs of gpus (CUDA ordinals devs) whose measurement went through.
+ * "load start" and "load end" lines tell the parent when to sample NVML (run.c). */
+static void load_all(struct worker *w, const int *devs, struct bench_gpu *gpus, size_t n)
+{
+    struct load_job *jobs = xcalloc(n + 1, sizeof(*jobs));
+    char list[160] = "";
+    size_t used = 0, k = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (gpus[i].error != NULL)
+            continue;
+        jobs[k] = (struct load_job){ .w = w, .dev = devs[i], .g = &gpus[i] };
+        if (used < sizeof(list))
+            used +=
+                (size_t)snprintf(list + used, sizeof(list) - used, "%s%d", k ? "," : "", devs[i]);
+        k++;
+    }
+    if (k == 0) {
+        free(jobs);
+        return;
+    }
+    step(w, "sustained load on GPU%s %s at once (%.1f s)", k == 1 ? "" : "s", list,
+         w->o->duration_s);
+    (void)!write(w->fd, "load start\n", 11);
+    for (size_t i = 0; i < k; i++) {
+        int rc = pthread_create(&jobs[i].thread, NULL, load_gpu, &jobs[i]);
+
+        jobs[i].started = rc == 0;
+        if (rc != 0)
+            jobs[i].g->error = xasprintf("cannot start the load thread: %s", strerror(rc));
+    }
+    for (size_t i = 0; i < k; i++) {
+        if (jobs[i].started)
+            pthread_join(jobs[i].thread, NULL);
+        w->measured_s += jobs[i].measured_s;
+    }
+    (void)!write(w->fd, "load end\n", 9);
+    free(jobs);
 }
 
 /* Peer copies from a to b: bandwidth and the latency of a 4-byte copy. */
@@ -598,6 +686,7 @@ int bench_worker(const struct bench_opts *o, int fd)
         b.n_gpus = n;
         measure_gpu(&w, d, g);
     }
+    load_all(&w, devs, b.gpus, n);
     /* every ordered pair of GPUs whose own measurement went through */
     b.pairs = xcalloc(n * n + 1, sizeof(*b.pairs));
     for (size_t i = 0; i < n; i++) {

@@ -34,6 +34,12 @@ enum bench_gpu_slot {
     BG_BASE_TRIAD,
     BG_BASE_FMA,
     BG_PCIE_LINK,
+    BG_LOAD_SAMPLES, /* NVML was sampled during the load (load_samples readings) */
+    BG_LOAD_CLOCK_SM,
+    BG_LOAD_CLOCK_MEM,
+    BG_LOAD_TEMP,
+    BG_LOAD_POWER,
+    BG_LOAD_REASONS,
 };
 
 struct bench_gpu {
@@ -49,6 +55,14 @@ struct bench_gpu {
     char *compute_method;                               /* "fma-kernel" */
     double sustained_first_flops, sustained_last_flops; /* first and last tenth of the load */
     double sustained_s;
+    double sustained_flops; /* the whole load: FLOP over device seconds */
+    /* NVML read by the parent while every selected GPU ran the load at once (sample.c) */
+    uint32_t load_samples;
+    uint32_t load_clock_sm_min_mhz, load_clock_sm_max_mhz;
+    uint32_t load_clock_mem_min_mhz, load_clock_mem_max_mhz;
+    uint32_t load_temp_max_c;
+    uint32_t load_power_max_mw, load_power_mean_mw;
+    uint64_t load_clocks_event_reasons; /* every NVML_CLOCKS_EVENT_* bit seen, OR-ed */
     uint64_t checksum;
     bool checksum_ok; /* equals the host's computation of the same triad */
     uint32_t pcie_gen, pcie_width;
@@ -79,6 +93,7 @@ struct bench_info {
     double elapsed_s;  /* wall time of the whole bench */
     double measured_s; /* device time the measurements took (events) */
     char *baseline;    /* the baseline file compared with, NULL: none */
+    char *load_note;   /* why NVML was not sampled during the load, or stopped; NULL: it was */
     struct bench_gpu *gpus;
     size_t n_gpus;
     struct bench_pair *pairs;
