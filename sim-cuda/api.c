@@ -69,6 +69,7 @@ struct csim_state {
     struct CUctx_st ctx;
     double h2d_busy, d2h_busy, compute_busy;
     double work_s;
+    double lag; /* real_time: simulated time 0 of this device is wall time epoch_s + lag */
     uint64_t allocated, next_offset;
 };
 
@@ -184,22 +185,36 @@ static double mono_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The simulated clock's "now": the wall clock since cuInit with real_time, else 0 (work is
- * queued back to back whatever the host does). */
-static double sim_now(void)
+/*
+ * real_time: a device's simulated time t happens at wall time epoch_s + lag + t. A call that
+ * waits for t while the wall clock is already past it finds the device idle, as the host was
+ * slower than the device: the device's lag moves up so that t is now. Otherwise it waits until
+ * the wall clock gets there, as a host waits for a busy GPU. Durations (events) stay the
+ * simulated ones; only waiting follows the wall clock. With the lock held; returns the wall
+ * time (since epoch_s) to wait for, or a negative number.
+ */
+static double pace(int dev, double t)
 {
-    return scn->real_time ? mono_s() - epoch_s : 0;
+    double wall;
+
+    if (!scn->real_time || dev < 0 || (size_t)dev >= scn->n_devs)
+        return -1;
+    wall = mono_s() - epoch_s;
+    if (states[dev].lag + t <= wall) {
+        states[dev].lag = wall - t;
+        return -1;
+    }
+    return states[dev].lag + t;
 }
 
-/* With real_time, returns once the wall clock has reached simulated time t; call without the
- * lock, so that other threads go on meanwhile. */
-static void wait_until(double t)
+/* Sleeps until the wall time until (since epoch_s); call without the lock. */
+static void wait_until(double until)
 {
     for (;;) {
-        double left = t - sim_now();
+        double left = until - (mono_s() - epoch_s);
         struct timespec ts;
 
-        if (!scn->real_time || left <= 0)
+        if (until < 0 || left <= 0)
             return;
         ts.tv_sec = (time_t)left;
         ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
@@ -220,8 +235,6 @@ static void schedule(struct CUstream_st *s, double *engine, double duration, int
 {
     double start = s->t > *engine ? s->t : *engine;
 
-    if (start < sim_now())
-        start = sim_now();
     s->t = start + duration;
     *engine = s->t;
     if (work_dev >= 0)
@@ -519,6 +532,7 @@ CUresult cuCtxSynchronize(void)
     until = st->h2d_busy > until ? st->h2d_busy : until;
     until = st->d2h_busy > until ? st->d2h_busy : until;
     until = st->compute_busy > until ? st->compute_busy : until;
+    until = pace(current->dev, until);
     leave(CUDA_SUCCESS);
     wait_until(until);
     return CUDA_SUCCESS;
@@ -771,7 +785,7 @@ CUresult cuStreamSynchronize(CUstream hStream)
     s = stream_of(hStream);
     if (s == NULL)
         return leave(CUDA_ERROR_INVALID_CONTEXT);
-    until = s->t;
+    until = pace(s->dev, s->t);
     leave(CUDA_SUCCESS);
     wait_until(until);
     return CUDA_SUCCESS;
@@ -810,9 +824,6 @@ CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
     if (s == NULL)
         return leave(CUDA_ERROR_INVALID_CONTEXT);
     hEvent->recorded = true;
-    /* an idle stream reaches the event now, not when its last work ended */
-    if (s->t < sim_now())
-        s->t = sim_now();
     hEvent->t = s->t;
     return leave(CUDA_SUCCESS);
 }
@@ -824,7 +835,7 @@ CUresult cuEventSynchronize(CUevent hEvent)
     ENTER(cur_dev());
     if (hEvent == NULL)
         return leave(CUDA_ERROR_INVALID_HANDLE);
-    until = hEvent->recorded ? hEvent->t : 0;
+    until = hEvent->recorded ? pace(hEvent->dev, hEvent->t) : -1;
     leave(CUDA_SUCCESS);
     wait_until(until);
     return CUDA_SUCCESS;

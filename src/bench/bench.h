@@ -9,6 +9,7 @@
 #define GPUDOCTOR_BENCH_H
 
 #include "snapshot/snapshot.h"
+#include "util/timeutil.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -21,6 +22,8 @@ struct bench_opts {
     double mem_share;     /* the most of a GPU's free memory the bench allocates */
     char **pci_bus_ids;   /* the GPUs to measure, by PCI address; NULL: every one */
     size_t n_pci_bus_ids;
+    bool sample_nvml;     /* read NVML during the sustained load (sample.c) */
+    const char *nvml_lib; /* NULL: $GPUDOCTOR_NVML_LIB, else libnvidia-ml.so.1 */
 };
 
 /*
@@ -40,6 +43,38 @@ void bench_expect(struct bench_info *b, const struct snapshot *s);
 
 /* Two PCI addresses are the same device ("00000000:18:00.0" from NVML, "0000:18:00.0" CUDA). */
 bool bench_same_pci(const char *a, const char *b);
+
+/* ---- NVML during the sustained load (sample.c) ---- */
+
+/* How often the parent reads NVML while the load runs. */
+#define BENCH_SAMPLE_INTERVAL_MS 150
+/* The most one reading may take before the sampling is given up (and its helper killed). */
+#define BENCH_SAMPLE_DEADLINE_MS 5000
+
+/* One GPU's readings so far. */
+struct bench_load {
+    uint32_t samples; /* readings in which the GPU answered */
+    bool sm, mem, temp, reasons_valid;
+    uint32_t sm_min, sm_max, mem_min, mem_max, temp_max, power_max, n_power;
+    uint64_t power_sum, reasons;
+};
+
+/* Adds one reading of a GPU (the dynamic fields NVML gave; invalid ones are left out). */
+void bench_load_add(struct bench_load *a, const struct gpu *g);
+/* Writes the readings into the GPU's load_* fields (each valid when some reading had it). */
+void bench_load_fill(struct bench_gpu *g, const struct bench_load *a);
+
+struct bench_sampler;
+/* Opens an NVML session and learns each GPU's PCI address. Never NULL: a sampler that could
+ * not start keeps the reason for load_note and takes no readings. */
+struct bench_sampler *bench_sampler_open(const char *nvml_lib, int64_t deadline_mono_ms);
+/* Whether readings can still be taken. */
+bool bench_sampler_live(const struct bench_sampler *sp);
+/* One reading of every GPU; a timeout or a dead helper ends the sampling (its reason kept). */
+void bench_sampler_take(struct bench_sampler *sp, int64_t deadline_mono_ms);
+/* Ends the session; when loaded, fills the load_* fields of b's GPUs that ran the load (matched
+ * by PCI address), and load_note with the reason sampling did not run or stopped. Frees sp. */
+void bench_sampler_close(struct bench_sampler *sp, struct bench_info *b, bool loaded);
 
 /* ---- the baseline (baseline.c) ---- */
 

@@ -35,6 +35,15 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* An NVML request's deadline: the worker's, at most most_ms from now. */
+static int64_t nvml_deadline(double worker_deadline, int64_t most_ms)
+{
+    int64_t now = time_mono_ms();
+    int64_t d = now + (int64_t)((worker_deadline - now_s()) * 1000);
+
+    return d < now + most_ms ? d : now + most_ms;
+}
+
 bool bench_same_pci(const char *a, const char *b)
 {
     unsigned long long da, db;
@@ -48,8 +57,12 @@ bool bench_same_pci(const char *a, const char *b)
     return da == db && ba == bb && va == vb && fa == fb;
 }
 
-/* Takes the complete lines of buf: the last "step" into *last_step, the "result" parsed. */
-static int take_lines(char *buf, size_t *len, char **last_step, char **result)
+enum load_phase { LOAD_BEFORE, LOAD_RUNNING, LOAD_DONE };
+
+/* Takes the complete lines of buf: the last "step" into *last_step, the "result" parsed,
+ * "load start" and "load end" into *phase. */
+static int take_lines(char *buf, size_t *len, char **last_step, char **result,
+                      enum load_phase *phase)
 {
     char *start = buf, *nl;
 
@@ -61,6 +74,10 @@ static int take_lines(char *buf, size_t *len, char **last_step, char **result)
         } else if (strncmp(start, "result ", 7) == 0) {
             free(*result);
             *result = xstrdup(start + 7);
+        } else if (strcmp(start, "load start") == 0 && *phase == LOAD_BEFORE) {
+            *phase = LOAD_RUNNING;
+        } else if (strcmp(start, "load end") == 0 && *phase == LOAD_RUNNING) {
+            *phase = LOAD_DONE;
         }
         start = nl + 1;
     }
@@ -78,6 +95,9 @@ int bench_run(const struct bench_opts *o, struct bench_info *b)
     char *buf = xmalloc(cap);
     int fds[2], status = 0, r = -1;
     bool timed_out = false;
+    enum load_phase phase = LOAD_BEFORE;
+    struct bench_sampler *sampler = NULL;
+    int64_t next_sample = 0;
     pid_t pid;
 
     if (pipe2(fds, O_CLOEXEC) != 0) {
@@ -106,9 +126,14 @@ int bench_run(const struct bench_opts *o, struct bench_info *b)
         _exit(bench_worker(o, fds[1]));
     }
     close(fds[1]);
+    /* NVML's session starts while the worker measures the GPUs one by one, ready for the load */
+    if (o->sample_nvml)
+        sampler =
+            bench_sampler_open(o->nvml_lib, nvml_deadline(deadline, 2 * BENCH_SAMPLE_DEADLINE_MS));
     for (;;) {
         struct pollfd p = { fds[0], POLLIN, 0 };
         double left = deadline - now_s();
+        int wait_ms = (int)(left * 1000) + 1;
         ssize_t n;
         int pr;
 
@@ -118,7 +143,22 @@ int bench_run(const struct bench_opts *o, struct bench_info *b)
             timed_out = true;
             break;
         }
-        pr = poll(&p, 1, (int)(left * 1000) + 1);
+        if (phase == LOAD_RUNNING && bench_sampler_live(sampler)) {
+            int64_t t = time_mono_ms();
+
+            if (next_sample == 0)
+                next_sample = t + BENCH_SAMPLE_INTERVAL_MS;
+            if (t >= next_sample) {
+                bench_sampler_take(sampler, nvml_deadline(deadline, BENCH_SAMPLE_DEADLINE_MS));
+                t = time_mono_ms();
+                next_sample += BENCH_SAMPLE_INTERVAL_MS;
+                if (next_sample <= t)
+                    next_sample = t + BENCH_SAMPLE_INTERVAL_MS;
+            }
+            if (next_sample - t < wait_ms)
+                wait_ms = (int)(next_sample - t);
+        }
+        pr = poll(&p, 1, wait_ms);
         if (pr < 0 && errno == EINTR)
             continue;
         if (pr <= 0)
@@ -133,7 +173,7 @@ int bench_run(const struct bench_opts *o, struct bench_info *b)
         if (n <= 0)
             break;
         len += (size_t)n;
-        take_lines(buf, &len, &last_step, &result);
+        take_lines(buf, &len, &last_step, &result, &phase);
     }
     if (timed_out || interrupted)
         kill(pid, SIGKILL);
@@ -169,11 +209,14 @@ int bench_run(const struct bench_opts *o, struct bench_info *b)
             b->detail = xasprintf("the CUDA worker's result is unreadable: %s",
                                   j == NULL ? je.text : err.msg);
         } else {
+            bench_sampler_close(sampler, b, phase != LOAD_BEFORE);
+            sampler = NULL;
             r = 0;
         }
         b->elapsed_s = elapsed;
         json_decref(j);
     }
+    bench_sampler_close(sampler, NULL, false);
 restore:
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);

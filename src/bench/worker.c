@@ -413,6 +413,8 @@ out:
  * own thread, never the others' queues. Streams driven round-robin from one thread would have
  * to wait on one GPU's event while the others ran dry, or give up timing each launch.
  */
+#define LOAD_MAX_LAUNCHES 4000000u
+
 struct load_job {
     struct worker *w;
     int dev;
@@ -432,11 +434,10 @@ static void *load_gpu(void *arg)
     CUstream st = NULL;
     CUevent e0 = NULL, e1 = NULL;
     CUfunction ffma;
-    unsigned blocks, iters = w->fma_iters, launches = 0;
-    unsigned max_launches = w->o->full ? 20000 : 4000;
+    unsigned blocks, iters = w->fma_iters, launches = 0, cap = 1024;
     float m = 0.999f, k = 0.001f;
     void *args[] = { &fout, &m, &k, &iters };
-    double flop, total = 0, *times = xcalloc(max_launches, sizeof(*times));
+    double flop, total = 0, *times = xcalloc(cap, sizeof(*times));
 
     TRY(g, cuCtxSetCurrent, (w->ctx[dev]));
     TRY(g, cuModuleGetFunction, (&ffma, w->mods[3 * dev + 1], "gd_fma"));
@@ -447,9 +448,15 @@ static void *load_gpu(void *arg)
     TRY(g, cuStreamCreate, (&st, CU_STREAM_NON_BLOCKING));
     TRY(g, cuEventCreate, (&e0, CU_EVENT_DEFAULT));
     TRY(g, cuEventCreate, (&e1, CU_EVENT_DEFAULT));
-    while (total < w->o->duration_s && launches < max_launches) {
+    /* until the duration is reached in device time; the cap only guards against a timer
+     * that reads 0 (the deadline ends a worker that loops anyway) */
+    while (total < w->o->duration_s && launches < LOAD_MAX_LAUNCHES) {
         float ms = 0;
 
+        if (launches == cap) {
+            cap *= 2;
+            times = xreallocarray(times, cap, sizeof(*times));
+        }
         TRY(g, cuEventRecord, (e0, st));
         TRY(g, cuLaunchKernel, (ffma, blocks, 1, 1, 256, 1, 1, 0, st, args, NULL));
         TRY(g, cuEventRecord, (e1, st));

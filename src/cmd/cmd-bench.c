@@ -282,6 +282,9 @@ static int exec(int argc, char **argv)
         a.deadline_ms > 0 ? (double)a.deadline_ms / 1e3 : (a.full ? 600 : 120) + o.duration_s * 4;
     o.cuda_lib = a.cuda_lib;
     o.mem_share = 0.25;
+    o.nvml_lib = f.collect.nvml_lib;
+    o.sample_nvml =
+        s->nvml.attempted && s->nvml.load_error == 0 && s->nvml.init_rc == 0 && s->n_gpus > 0;
     if (refusal != NULL && o.pci_bus_ids != NULL && o.n_pci_bus_ids == 0) {
         s->bench.state = BENCH_REFUSED;
         s->bench.detail = refusal;
@@ -295,6 +298,9 @@ static int exec(int argc, char **argv)
                       s->n_gpus, s->n_gpus == 1 ? "" : "s", s->n_gpus == 1 ? "it" : "them");
     } else {
         bench_run(&o, &s->bench);
+        if (!o.sample_nvml && s->bench.state == BENCH_OK && s->bench.load_note == NULL)
+            s->bench.load_note = xstrdup("NVML was not sampled during the load: NVML gave "
+                                         "no GPU (see gpudoctor check)");
         if (s->bench.state == BENCH_OK && s->bench.n_gpus == 0) {
             s->bench.state = BENCH_NOT_RUN;
             s->bench.detail =
