@@ -150,6 +150,34 @@ static int status_of(const struct bench_info *b, const struct findings *f)
     return worst == SEV_WARNING ? EXIT_WARNING : EXIT_HEALTHY;
 }
 
+/* What NVML read during the load: "under load    SM 1410-1980 MHz, ..." */
+static void print_load(const struct bench_gpu *g)
+{
+    printf("  under load    %u NVML readings", g->load_samples);
+    if (bench_gpu_valid(g, BG_LOAD_CLOCK_SM))
+        printf(", SM %u-%u MHz", g->load_clock_sm_min_mhz, g->load_clock_sm_max_mhz);
+    if (bench_gpu_valid(g, BG_LOAD_CLOCK_MEM))
+        printf(", memory %u-%u MHz", g->load_clock_mem_min_mhz, g->load_clock_mem_max_mhz);
+    if (bench_gpu_valid(g, BG_LOAD_TEMP))
+        printf(", up to %u °C", g->load_temp_max_c);
+    if (bench_gpu_valid(g, BG_LOAD_POWER))
+        printf(", %.0f W mean, %.0f W peak", g->load_power_mean_mw / 1000.0,
+               g->load_power_max_mw / 1000.0);
+    if (bench_gpu_valid(g, BG_LOAD_REASONS)) {
+        const char *sep = ", reasons: ";
+
+        for (size_t i = 0; i < n_clock_reasons; i++) {
+            if (g->load_clocks_event_reasons & clock_reasons[i].bit) {
+                printf("%s%s", sep, clock_reasons[i].name);
+                sep = " ";
+            }
+        }
+        if (g->load_clocks_event_reasons == 0)
+            printf(", no clock event reason");
+    }
+    putchar('\n');
+}
+
 static void print_text(const struct bench_info *b, const struct findings *f)
 {
     printf("bench (%s): %s%s%s\n", b->mode ? b->mode : "quick", bench_state_names[b->state],
@@ -196,8 +224,12 @@ static void print_text(const struct bench_info *b, const struct findings *f)
             putchar('\n');
         }
         if (bench_gpu_valid(g, BG_SUSTAINED))
-            printf("  sustained     %.2f -> %.2f TFLOPS over %.1f s\n",
-                   g->sustained_first_flops / 1e12, g->sustained_last_flops / 1e12, g->sustained_s);
+            printf("  sustained     %.2f -> %.2f TFLOPS over %.1f s (%.2f TFLOPS mean), every GPU "
+                   "at once\n",
+                   g->sustained_first_flops / 1e12, g->sustained_last_flops / 1e12, g->sustained_s,
+                   g->sustained_flops / 1e12);
+        if (bench_gpu_valid(g, BG_LOAD_SAMPLES))
+            print_load(g);
         if (bench_gpu_valid(g, BG_CHECKSUM))
             printf("  checksum      %016llx %s\n", (unsigned long long)g->checksum,
                    g->checksum_ok ? "ok" : "WRONG");
@@ -206,6 +238,8 @@ static void print_text(const struct bench_info *b, const struct findings *f)
         printf("peer GPU %u -> GPU %u  %7.1f GB/s  %.1f us%s\n", b->pairs[i].src, b->pairs[i].dst,
                b->pairs[i].bytes_per_s / 1e9, b->pairs[i].latency_us,
                b->pairs[i].peer_access ? "" : "  (no peer access)");
+    if (b->load_note != NULL)
+        printf("%s\n", b->load_note);
     printf("measured %.3f s of device time in %.3f s\n", b->measured_s, b->elapsed_s);
     for (size_t i = 0; i < f->n; i++) {
         const struct finding *x = &f->items[i];

@@ -224,6 +224,7 @@ static const struct {
     { "bench.compute-low", true },         /* measured hardware */
     { "bench.p2p-slow", true },            /* measured hardware */
     { "bench.throttle-under-load", true }, /* measured hardware */
+    { "bench.behind-under-load", true },   /* measured hardware */
     { "bench.regression", true },          /* measured hardware */
 };
 

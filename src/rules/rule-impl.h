@@ -88,6 +88,7 @@ struct rule_ctx {
     X(bench_compute_low)                                                                           \
     X(bench_p2p_slow)                                                                              \
     X(bench_throttle_under_load)                                                                   \
+    X(bench_behind_under_load)                                                                     \
     X(bench_regression)
 
 #define RULE_DECLARE(name) extern const struct rule rule_##name;

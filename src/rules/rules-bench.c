@@ -3,6 +3,7 @@
  * fills it. A figure nobody could measure, or an expectation nobody knows, is skipped, never
  * taken as 0. The fractions are gpudoctor's judgement, written here once.
  */
+#include "nvml/nvml-abi.h"
 #include "rules/rule-impl.h"
 #include "util/xalloc.h"
 
@@ -316,32 +317,139 @@ const struct rule rule_bench_p2p_slow = {
 
 /* ---- bench.throttle-under-load ---- */
 
+/* Reasons that slow a GPU down because something is wrong or at its limit (not idle, not a
+ * setting, not the display). */
+#define LOAD_THERMAL (NVML_CLOCKS_EVENT_SW_THERMAL | NVML_CLOCKS_EVENT_HW_THERMAL)
+#define LOAD_HW      (NVML_CLOCKS_EVENT_HW_SLOWDOWN | NVML_CLOCKS_EVENT_HW_POWER_BRAKE)
+#define LOAD_POWER   NVML_CLOCKS_EVENT_SW_POWER_CAP
+
+/* "software thermal slowdown, hardware slowdown" for the bits of mask among want. */
+static void reason_labels(char *buf, size_t size, uint64_t mask)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < n_clock_reasons && used < size; i++) {
+        if (mask & clock_reasons[i].bit)
+            used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? ", " : "",
+                                     clock_reasons[i].label);
+    }
+}
+
+/* The NVML GPU at the bench GPU's PCI address, NULL when the snapshot has none. */
+static const struct gpu *nvml_twin(const struct rule_ctx *ctx, const struct bench_gpu *g)
+{
+    const struct snapshot *s = ctx->facts->snap;
+
+    for (size_t i = 0; g->pci_bus_id != NULL && i < s->n_gpus; i++) {
+        if (gpu_valid(&s->gpus[i], GPU_S_PCI_BUS_ID) &&
+            driver_pci_same(s->gpus[i].pci_bus_id, g->pci_bus_id))
+            return &s->gpus[i];
+    }
+    return NULL;
+}
+
+/* What NVML read during the load, as evidence. */
+static void load_evidence(struct finding *f, const struct bench_gpu *g)
+{
+    char buf[256] = "";
+    size_t used = 0;
+
+    if (!bench_gpu_valid(g, BG_LOAD_SAMPLES) || g->load_samples == 0)
+        return;
+    if (bench_gpu_valid(g, BG_LOAD_CLOCK_SM))
+        used +=
+            (size_t)snprintf(buf + used, sizeof(buf) - used, "SM clock %" PRIu32 "-%" PRIu32 " MHz",
+                             g->load_clock_sm_min_mhz, g->load_clock_sm_max_mhz);
+    if (bench_gpu_valid(g, BG_LOAD_TEMP) && used < sizeof(buf))
+        used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%sup to %" PRIu32 " °C",
+                                 used ? ", " : "", g->load_temp_max_c);
+    if (bench_gpu_valid(g, BG_LOAD_POWER) && used < sizeof(buf))
+        used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%.0f W mean, %.0f W peak",
+                                 used ? ", " : "", g->load_power_mean_mw / 1000.0,
+                                 g->load_power_max_mw / 1000.0);
+    finding_evidence(f, "during the load (%" PRIu32 " NVML readings): %s", g->load_samples,
+                     used ? buf : "no clock, temperature or power figure");
+}
+
 static void check_throttle(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct bench_info *b = bench_of(ctx);
 
     for (size_t i = 0; b != NULL && i < b->n_gpus; i++) {
         const struct bench_gpu *g = &b->gpus[i];
+        const struct gpu *nv = nvml_twin(ctx, g);
+        uint64_t seen = bench_gpu_valid(g, BG_LOAD_REASONS) ? g->load_clocks_event_reasons : 0;
+        uint64_t bad = seen & (LOAD_THERMAL | LOAD_HW | LOAD_POWER);
+        bool slowed = bench_gpu_valid(g, BG_SUSTAINED) &&
+                      g->sustained_last_flops < SUSTAINED_MIN_SHARE * g->sustained_first_flops;
+        char labels[256];
         struct finding *f;
 
-        if (!bench_gpu_valid(g, BG_SUSTAINED) ||
-            g->sustained_last_flops >= SUSTAINED_MIN_SHARE * g->sustained_first_flops)
+        /* at the power limit under a full load is how GPUs run: only with a slowdown */
+        if (!slowed && !(bad & (LOAD_THERMAL | LOAD_HW)))
             continue;
         f = finding_new(ctx, out, (int32_t)g->index, -1);
-        finding_title(f, "GPU %" PRIu32 " slowed to %.0f %% under sustained load", g->index,
-                      pct(g->sustained_last_flops, g->sustained_first_flops));
-        finding_evidence(f,
-                         "FMA rate %.1f TFLOPS in the first tenth, %.1f TFLOPS in the last "
-                         "of %.1f s",
-                         g->sustained_first_flops / 1e12, g->sustained_last_flops / 1e12,
-                         g->sustained_s);
-        finding_fix(f,
-                    "nvidia-smi -i %" PRIu32 " -q -d TEMPERATURE,POWER,PERFORMANCE   # "
-                    "clock-event reasons while it runs",
-                    g->index);
-        finding_fix(f, "# check fans, air flow and the power supply; the thermal and power "
-                       "findings of gpudoctor check during a load say which");
-        f->impact = 0.5;
+        reason_labels(labels, sizeof(labels), bad);
+        if (slowed && bad)
+            finding_title(f, "GPU %" PRIu32 " slowed to %.0f %% under load: %s", g->index,
+                          pct(g->sustained_last_flops, g->sustained_first_flops), labels);
+        else if (slowed)
+            finding_title(f, "GPU %" PRIu32 " slowed to %.0f %% under sustained load", g->index,
+                          pct(g->sustained_last_flops, g->sustained_first_flops));
+        else
+            finding_title(f, "GPU %" PRIu32 " throttled under load: %s", g->index, labels);
+        if (bench_gpu_valid(g, BG_SUSTAINED))
+            finding_evidence(f,
+                             "FMA rate %.1f TFLOPS in the first tenth, %.1f TFLOPS in the last "
+                             "of %.1f s",
+                             g->sustained_first_flops / 1e12, g->sustained_last_flops / 1e12,
+                             g->sustained_s);
+        if (bad)
+            finding_evidence(f, "clock event reasons seen during the load: %s (0x%" PRIx64 ")",
+                             labels, seen);
+        else if (bench_gpu_valid(g, BG_LOAD_REASONS))
+            finding_evidence(f, "no thermal, power or hardware clock event reason was seen "
+                                "during the load");
+        else
+            finding_evidence(f, "%s",
+                             b->load_note ? b->load_note
+                                          : "the clock event reasons were not read during "
+                                            "the load");
+        load_evidence(f, g);
+        if (bad & LOAD_THERMAL) {
+            finding_fix(f,
+                        "nvidia-smi -i %" PRIu32 " -q -d TEMPERATURE   # slowdown and "
+                        "maximum operating temperatures",
+                        g->index);
+            finding_fix(f, "# thermal: check the fans, air flow, blanking panels and the "
+                           "inlet temperature (ipmitool sdr type Temperature)");
+        }
+        if (bad & LOAD_HW) {
+            finding_fix(f, "sudo ipmitool sel list | tail -30   # BMC events: PSU faults, power "
+                           "capping, brake assertions");
+            finding_fix(f, "# hardware slowdown or power brake: check the GPU's power cables, "
+                           "connectors and the PSUs");
+        }
+        if (bad & LOAD_POWER) {
+            finding_fix(f,
+                        "nvidia-smi -i %" PRIu32 " -q -d POWER   # the power limit against "
+                        "the default and the maximum",
+                        g->index);
+            if (nv != NULL && gpu_valid(nv, GPU_S_POWER_LIMIT) &&
+                gpu_valid(nv, GPU_S_POWER_DEFAULT_LIMIT) &&
+                nv->power_limit_mw < nv->power_default_limit_mw)
+                finding_fix(f,
+                            "sudo nvidia-smi -i %" PRIu32 " -pl %" PRIu32 "   # back to the "
+                            "default limit, if the power budget allows",
+                            nv->index, nv->power_default_limit_mw / 1000);
+        }
+        if (!bad)
+            finding_fix(f,
+                        "nvidia-smi -i %" PRIu32 " -q -d TEMPERATURE,POWER,PERFORMANCE   # "
+                        "clock event reasons while a load runs",
+                        g->index);
+        f->impact = (bad & (LOAD_THERMAL | LOAD_HW)) ? 1.0 : 0.5;
     }
 }
 
@@ -351,15 +459,103 @@ const struct rule rule_bench_throttle_under_load = {
     .category = CAT_THROUGHPUT,
     .title = "Throttling that appears only under load",
     .explanation =
-        "A GPU that starts fast and slows down as the load goes on is hitting a thermal or power "
-        "limit it does not reach when idle: failing fans, blocked air flow, a power supply or "
-        "cap too low. Short jobs do not see it; long training runs do.",
-    .detection = "over the sustained load (--duration), the FMA rate of the last tenth below "
-                 "85 % of the first tenth's.",
-    .fix = "Watch temperatures, power and clock-event reasons during a load; fix cooling or "
-           "power; compare with the GPU's siblings.",
+        "A GPU that starts fast and slows down as the load goes on, or whose clocks are cut by "
+        "heat or its power delivery while every GPU of the node is loaded, is hitting a limit it "
+        "does not reach when idle: failing fans, blocked air flow, a neighbour's exhaust, a power "
+        "supply or cap too low. Short jobs do not see it; long training runs do. The clock event "
+        "reasons NVML reported during the load say which limit it was.",
+    .detection = "over the sustained load (--duration, every selected GPU at once), the FMA rate "
+                 "of the last tenth below 85 % of the first tenth's, or a thermal or hardware "
+                 "clock event reason (sw_thermal, hw_thermal, hw_slowdown, hw_power_brake) in "
+                 "NVML's readings during the load. The software power cap alone is not a "
+                 "finding: a GPU at its power limit under a full load works as designed; with a "
+                 "slowdown it is named as its reason.",
+    .fix = "Follow the reason: thermal, the cooling (fans, air flow, inlet temperature); hardware "
+           "slowdown or power brake, the power supply, cables and BMC events; power cap, the "
+           "power limit against the default.",
     .thresholds = NO_THRESHOLDS,
     .check = check_throttle,
+};
+
+/* ---- bench.behind-under-load ---- */
+
+static void check_behind(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct bench_info *b = bench_of(ctx);
+
+    for (size_t i = 0; b != NULL && i < b->n_gpus; i++) {
+        const struct bench_gpu *g = &b->gpus[i], *best = NULL, *best_burst = NULL;
+        struct finding *f;
+
+        if (!bench_gpu_valid(g, BG_SUSTAINED) || g->name == NULL)
+            continue;
+        for (size_t k = 0; k < b->n_gpus; k++) {
+            const struct bench_gpu *o = &b->gpus[k];
+
+            if (k == i || o->name == NULL || strcmp(o->name, g->name) != 0)
+                continue;
+            if (bench_gpu_valid(o, BG_SUSTAINED) &&
+                (best == NULL || o->sustained_flops > best->sustained_flops))
+                best = o;
+            if (bench_gpu_valid(o, BG_FMA) &&
+                (best_burst == NULL || o->fma_flops > best_burst->fma_flops))
+                best_burst = o;
+        }
+        if (best == NULL || g->sustained_flops >= BEHIND_SIBLINGS * best->sustained_flops)
+            continue;
+        /* behind already when measured alone: that is bench.compute-low's finding */
+        if (bench_gpu_valid(g, BG_FMA) && best_burst != NULL &&
+            g->fma_flops < BEHIND_SIBLINGS * best_burst->fma_flops)
+            continue;
+        f = finding_new(ctx, out, (int32_t)g->index, -1);
+        finding_title(
+            f, "GPU %" PRIu32 " fell behind its siblings under load: %.0f %% of GPU %" PRIu32,
+            g->index, pct(g->sustained_flops, best->sustained_flops), best->index);
+        finding_evidence(f,
+                         "every GPU ran the same load at once for %.1f s: %.1f TFLOPS here, "
+                         "%.1f TFLOPS on GPU %" PRIu32 " (%s)",
+                         g->sustained_s, g->sustained_flops / 1e12, best->sustained_flops / 1e12,
+                         best->index, g->name);
+        if (bench_gpu_valid(g, BG_FMA) && best_burst != NULL)
+            finding_evidence(f, "alone it kept up: %.1f TFLOPS against %.1f TFLOPS",
+                             g->fma_flops / 1e12, best_burst->fma_flops / 1e12);
+        load_evidence(f, g);
+        if (bench_gpu_valid(best, BG_LOAD_CLOCK_SM) && bench_gpu_valid(g, BG_LOAD_CLOCK_SM))
+            finding_evidence(
+                f, "GPU %" PRIu32 " held its SM clock at %" PRIu32 "-%" PRIu32 " MHz meanwhile",
+                best->index, best->load_clock_sm_min_mhz, best->load_clock_sm_max_mhz);
+        if (bench_gpu_valid(best, BG_LOAD_TEMP) && bench_gpu_valid(g, BG_LOAD_TEMP))
+            finding_evidence(
+                f, "top temperatures: %" PRIu32 " °C here, %" PRIu32 " °C on GPU %" PRIu32,
+                g->load_temp_max_c, best->load_temp_max_c, best->index);
+        finding_fix(f, "nvidia-smi -q -d TEMPERATURE,POWER,PERFORMANCE   # every GPU side by side, "
+                       "while a load runs");
+        finding_fix(f, "# a GPU that falls behind only when its neighbours run too shares their "
+                       "heat or power: check its slot's air flow and the PSU that feeds it");
+        bench_fix(f, g);
+        f->impact = 0.5;
+    }
+}
+
+const struct rule rule_bench_behind_under_load = {
+    .id = "bench.behind-under-load",
+    .severity = SEV_WARNING,
+    .category = CAT_THROUGHPUT,
+    .title = "A GPU fell behind its siblings under load",
+    .explanation =
+        "bench runs the same sustained load on every selected GPU at the same time. A GPU that "
+        "kept up with the others when measured alone but falls behind when they all run is "
+        "limited by what it shares with them: the air its neighbours heat, a power supply or "
+        "power budget, a slot with less cooling. Data-parallel training runs at the pace of its "
+        "slowest GPU, so the whole job slows with it.",
+    .detection = "the FMA rate over the whole simultaneous load below 80 % of the fastest GPU "
+                 "of the same name, while its rate measured alone (fma_flops) was within 80 % "
+                 "of the fastest sibling's (else bench.compute-low reports it).",
+    .fix = "Compare temperatures, power and clocks of the GPUs during a load; fix the cooling "
+           "or power of the slow GPU's position; swap it with a sibling to tell the GPU from the "
+           "slot.",
+    .thresholds = NO_THRESHOLDS,
+    .check = check_behind,
 };
 
 /* ---- bench.checksum-mismatch ---- */
@@ -367,19 +563,54 @@ const struct rule rule_bench_throttle_under_load = {
 static void check_checksum(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct bench_info *b = bench_of(ctx);
+    size_t measured = 0, wrong = 0, agree_first = 0;
+    const struct bench_gpu *first = NULL;
+    struct finding *f;
 
     for (size_t i = 0; b != NULL && i < b->n_gpus; i++) {
         const struct bench_gpu *g = &b->gpus[i];
-        size_t same = 0, others = 0;
-        struct finding *f;
+
+        if (!bench_gpu_valid(g, BG_CHECKSUM))
+            continue;
+        if (first == NULL)
+            first = g;
+        measured++;
+        wrong += !g->checksum_ok;
+        agree_first += g->checksum == first->checksum;
+    }
+    /* Every GPU gives the same result and the host another: corruption that struck every GPU
+     * alike is far less likely than the host and the driver's compiled kernel rounding the
+     * triad differently. Still said, milder, so that it is looked into. */
+    if (measured >= 2 && wrong == measured && agree_first == measured) {
+        f = finding_new(ctx, out, -1, -1);
+        f->severity = SEV_WARNING;
+        finding_title(f, "Every GPU computed checksum 0x%016" PRIx64 ", the host another",
+                      first->checksum);
+        finding_evidence(f,
+                         "the %zu GPUs agree with each other on the triad: the same fault on "
+                         "every GPU at once is unlikely; the driver's compiled kernel may round "
+                         "differently from the host",
+                         measured);
+        finding_fix(f, "gpudoctor bench --full   # measure again");
+        finding_fix(f, "# if other nodes with this driver show the same, it is the driver's "
+                       "arithmetic, not the GPUs: report it with the driver version");
+        f->impact = 0.5;
+        return;
+    }
+    for (size_t i = 0; b != NULL && i < b->n_gpus; i++) {
+        const struct bench_gpu *g = &b->gpus[i];
+        size_t right = 0, others = 0, same = 0;
 
         if (!bench_gpu_valid(g, BG_CHECKSUM) || g->checksum_ok)
             continue;
         for (size_t k = 0; k < b->n_gpus; k++) {
-            if (k == i || !bench_gpu_valid(&b->gpus[k], BG_CHECKSUM))
+            const struct bench_gpu *o = &b->gpus[k];
+
+            if (k == i || !bench_gpu_valid(o, BG_CHECKSUM))
                 continue;
             others++;
-            same += b->gpus[k].checksum_ok;
+            right += o->checksum_ok;
+            same += o->checksum == g->checksum;
         }
         f = finding_new(ctx, out, (int32_t)g->index, -1);
         finding_title(f, "GPU %" PRIu32 " computed a wrong result (silent data corruption)",
@@ -389,7 +620,10 @@ static void check_checksum(const struct rule_ctx *ctx, struct findings *out)
                          "of the same data",
                          g->checksum);
         if (others > 0)
-            finding_evidence(f, "%zu of the %zu other GPUs computed it right", same, others);
+            finding_evidence(f,
+                             "%zu of the %zu other GPUs computed the host's result; %zu "
+                             "computed the same as this one",
+                             right, others, same);
         finding_fix(f, "nvidia-smi -i %" PRIu32 " -q -d ECC,ROW_REMAPPER   # memory errors",
                     g->index);
         finding_fix(f, "# take the GPU out of service (drain the node) until it passes a "
@@ -408,7 +642,9 @@ const struct rule rule_bench_checksum_mismatch = {
         "too. A GPU whose checksum differs corrupted data silently: bad memory cells, a failing "
         "chip, or an unstable clock. Work run on it gives wrong answers without any error.",
     .detection = "the checksum of the triad's output on the GPU differs from the host's "
-                 "computation of the same triad.",
+                 "computation of the same triad; the checksums are compared across GPUs too. "
+                 "When two or more GPUs all agree with each other and not with the host, one "
+                 "warning (not critical) says so: the same fault on every GPU is unlikely.",
     .fix = "Drain the GPU, check ECC and remapped rows, run NVIDIA's diagnostic (dcgmi diag); "
            "a GPU that miscomputes is a hardware case.",
     .thresholds = NO_THRESHOLDS,
