@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MIB (1024.0 * 1024.0)
@@ -493,10 +494,13 @@ out:
     return NULL;
 }
 
-/* The sustained load on the n GPUs of gpus (CUDA ordinals devs) whose measurement went through.
- * "load start" and "load end" lines tell the parent when to sample NVML (run.c). */
-static void load_all(struct worker *w, const int *devs, struct bench_gpu *gpus, size_t n)
+/* The sustained load on the n GPUs of gpus (CUDA ordinals devs) whose measurement went
+ * through; *wall_s its wall time. "load start" and "load end" lines tell the parent when to
+ * sample NVML (run.c). */
+static void load_all(struct worker *w, const int *devs, struct bench_gpu *gpus, size_t n,
+                     double *wall_s)
 {
+    struct timespec t0, t1;
     struct load_job *jobs = xcalloc(n + 1, sizeof(*jobs));
     char list[160] = "";
     size_t used = 0, k = 0;
@@ -517,6 +521,7 @@ static void load_all(struct worker *w, const int *devs, struct bench_gpu *gpus, 
     step(w, "sustained load on GPU%s %s at once (%.1f s)", k == 1 ? "" : "s", list,
          w->o->duration_s);
     (void)!write(w->fd, "load start\n", 11);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (size_t i = 0; i < k; i++) {
         int rc = pthread_create(&jobs[i].thread, NULL, load_gpu, &jobs[i]);
 
@@ -529,6 +534,8 @@ static void load_all(struct worker *w, const int *devs, struct bench_gpu *gpus, 
             pthread_join(jobs[i].thread, NULL);
         w->measured_s += jobs[i].measured_s;
     }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    *wall_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     (void)!write(w->fd, "load end\n", 9);
     free(jobs);
 }
@@ -693,7 +700,7 @@ int bench_worker(const struct bench_opts *o, int fd)
         b.n_gpus = n;
         measure_gpu(&w, d, g);
     }
-    load_all(&w, devs, b.gpus, n);
+    load_all(&w, devs, b.gpus, n, &b.load_elapsed_s);
     /* every ordered pair of GPUs whose own measurement went through */
     b.pairs = xcalloc(n * n + 1, sizeof(*b.pairs));
     for (size_t i = 0; i < n; i++) {

@@ -126,6 +126,8 @@ static const struct jfield bench_info_fields[] = {
     B("driver_version", JF_I32, driver_version, "cuDriverGetVersion (13000 = 13.0)"),
     B("elapsed_s", JF_DOUBLE, elapsed_s, "wall time of the bench"),
     B("measured_s", JF_DOUBLE, measured_s, "device time inside the measurements (events)"),
+    B("load_elapsed_s", JF_DOUBLE, load_elapsed_s,
+      "wall time of the sustained load, which runs on every selected GPU at once"),
     B("baseline", JF_STR, baseline, "the baseline file compared with"),
     B("load_note", JF_STR, load_note,
       "why NVML was not sampled during the load, or stopped being sampled"),

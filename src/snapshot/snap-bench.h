@@ -90,10 +90,11 @@ struct bench_info {
     char *mode;      /* "quick" or "full" */
     char *library;   /* the CUDA driver library used */
     int32_t driver_version;
-    double elapsed_s;  /* wall time of the whole bench */
-    double measured_s; /* device time the measurements took (events) */
-    char *baseline;    /* the baseline file compared with, NULL: none */
-    char *load_note;   /* why NVML was not sampled during the load, or stopped; NULL: it was */
+    double elapsed_s;      /* wall time of the whole bench */
+    double measured_s;     /* device time the measurements took (events) */
+    double load_elapsed_s; /* wall time of the sustained load, every GPU at once */
+    char *baseline;        /* the baseline file compared with, NULL: none */
+    char *load_note;       /* why NVML was not sampled during the load, or stopped; NULL: it was */
     struct bench_gpu *gpus;
     size_t n_gpus;
     struct bench_pair *pairs;
