@@ -408,11 +408,11 @@ out:
 }
 
 static const struct cmd_option options[] = {
-    { "quick", OPT_QUICK, no_argument, NULL, "Short transfers and a 2 s load per GPU (default)." },
+    { "quick", OPT_QUICK, no_argument, NULL, "Short transfers and a 2 s load (default)." },
     { "full", OPT_FULL, no_argument, NULL, "Larger transfers, more repetitions, a 30 s load." },
     { "gpus", OPT_GPUS, required_argument, "LIST", "Measure these GPUs (NVML indices, \"0,2\")." },
     { "duration", OPT_DURATION, required_argument, "DUR",
-      "Sustained load per GPU, in device time (\"10\", \"2m\")." },
+      "Sustained load on every GPU at once, in device time (\"10\", \"2m\")." },
     { "save", OPT_SAVE, no_argument, NULL,
       "Keep the result as this node's baseline (docs/bench.md says where)." },
     { "compare", OPT_COMPARE, required_argument, "FILE",
@@ -430,11 +430,11 @@ const struct cmd cmd_bench = {
     .synopsis = "[--quick | --full] [--gpus LIST] [--duration DUR] [--save] [--compare FILE] "
                 "[options]",
     .summary = "measure what the GPUs deliver against what they should",
-    .about = "Measure host copies, device memory, peer copies, compute, a sustained load and a\n"
-             "checksum on each GPU, next to what its PCIe link should carry and this node's\n"
-             "saved baseline, and judge them with the bench.* rules. The CUDA work runs in a\n"
-             "worker process with a deadline. GPUs other processes use are refused unless\n"
-             "--force.\n",
+    .about = "Measure host copies, device memory, peer copies, compute, a sustained load (every\n"
+             "GPU at once, NVML read while it runs) and a checksum on each GPU, next to what its\n"
+             "PCIe link should carry and this node's saved baseline, and judge them with the\n"
+             "bench.* rules. The CUDA work runs in a worker process with a deadline. GPUs other\n"
+             "processes use are refused unless --force.\n",
     .options = options,
     .groups = CMD_G_COLLECT | CMD_G_CONFIG | CMD_G_JSON | CMD_G_STATE,
     .window_ms = 0,
