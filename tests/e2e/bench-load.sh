@@ -45,15 +45,14 @@ q() { python3 -c "import json,sys; d=json.load(open('$tmp/out.json')); g=d['benc
 scenario '
 s["timeline"] = [
     {"gpu": 1, "field": "clocks_event_reasons", "value": "0x0000000000000060"},
-    {"gpu": 1, "field": "clock_sm_mhz", "rate_per_s": -100, "min": 1100},
+    {"gpu": 1, "field": "clock_sm_mhz", "rate_per_s": -10, "min": 1100},
     {"gpu": 1, "field": "temp_c", "rate_per_s": 5, "max": 90},
-    {"gpu": 1, "field": "power_mw", "rate_per_s": 2000, "max": 200000}]'
-start=$(date +%s.%N)
+    {"gpu": 1, "field": "power_mw", "rate_per_s": 1000, "max": 200000}]'
 rc=$(bench)
 [ "$rc" = 1 ] || die "thermal: status $rc: $(cat "$tmp/err")"
 # the load lasted its duration in wall time: it ran on all three at once, not one after the other
 # (one after the other, three 2 s loads would take 6 s)
-[ "$(q "2 <= d['bench']['load_elapsed_s'] < 4")" = True ] ||
+[ "$(q "2 <= d['bench']['load_elapsed_s'] < 5")" = True ] ||
     die "thermal: the loads did not run at once: $(q "d['bench']['load_elapsed_s']") s"
 for i in 0 2; do
     [ "$(q "g[$i]['load_samples'] >= 3")" = True ] || die "GPU $i: readings $(q "g[$i]['load_samples']")"
@@ -63,7 +62,8 @@ for i in 0 2; do
         die "GPU $i: temperature, power, reasons $(q "g[$i]")"
 done
 [ "$(q "g[1]['load_clocks_event_reasons']")" = 0x0000000000000060 ] || die "GPU 1: reasons $(q "g[1]['load_clocks_event_reasons']")"
-# readings 150 ms apart on a clock falling 100 MHz/s: the range is seen, within the timeline's
+# readings 150 ms apart on a clock falling 10 MHz/s (its floor a minute away, so a slow start
+# of the load on a busy machine still sees it fall): the range is seen, within the timeline's
 [ "$(q "1100 <= g[1]['load_clock_sm_min_mhz'] < g[1]['load_clock_sm_max_mhz'] < 1695")" = True ] ||
     die "GPU 1: SM clock range $(q "(g[1]['load_clock_sm_min_mhz'], g[1]['load_clock_sm_max_mhz'])")"
 [ "$(q "50 < g[1]['load_temp_max_c'] <= 90")" = True ] || die "GPU 1: temperature $(q "g[1]['load_temp_max_c']")"
