@@ -1095,3 +1095,75 @@ CUresult cuGetErrorString(CUresult error, const char **pStr)
 {
     return cuGetErrorName(error, pStr);
 }
+
+/* ---- what the fake libcublasLt calls (cuda-sim.h) ---- */
+
+int gpudoctor_csim_cublaslt_enter(const char *fn)
+{
+    const struct csim_rule *r;
+    int dev;
+
+    pthread_mutex_lock(&lock);
+    if (scn == NULL || current == NULL) {
+        pthread_mutex_unlock(&lock);
+        return -1;
+    }
+    dev = current->dev;
+    r = csim_cublaslt_rule(scn, dev, fn);
+    pthread_mutex_unlock(&lock);
+    if (r != NULL && r->hang)
+        hang_forever();
+    return r != NULL ? r->error : 0;
+}
+
+/* The rate of precision prec on device d: 0 where it has none. */
+static double gemm_rate(int d, int prec)
+{
+    const struct csim_dev *dv = &scn->devs[d];
+    int cc = dv->cc_major * 10 + dv->cc_minor;
+    static const int since[CSIM_PRECS] = {
+        [CSIM_TF32] = 80, [CSIM_FP16] = 70, [CSIM_BF16] = 80, [CSIM_FP8] = 89
+    };
+
+    if (prec < 0 || prec >= CSIM_PRECS || cc < since[prec])
+        return 0;
+    return dv->gemm_flops[prec];
+}
+
+double gpudoctor_csim_gemm_rate(int prec)
+{
+    double r = 0;
+
+    pthread_mutex_lock(&lock);
+    if (scn != NULL && current != NULL)
+        r = gemm_rate(current->dev, prec);
+    pthread_mutex_unlock(&lock);
+    return r;
+}
+
+int gpudoctor_csim_gemm(CUstream hs, int prec, uint64_t n, CUdeviceptr a, size_t a_bytes,
+                        CUdeviceptr b, size_t b_bytes, CUdeviceptr d, size_t d_bytes)
+{
+    const struct csim_alloc *x, *y, *z;
+    struct CUstream_st *s;
+    void *unused;
+    double rate;
+    int dev;
+
+    ENTER(cur_dev());
+    s = stream_of(hs);
+    if (s == NULL || current == NULL)
+        return leave(CUDA_ERROR_INVALID_CONTEXT);
+    dev = current->dev;
+    x = find_dptr(a, a_bytes, &unused);
+    y = find_dptr(b, b_bytes, &unused);
+    z = find_dptr(d, d_bytes, &unused);
+    if (x == NULL || y == NULL || z == NULL || x->dev != dev || y->dev != dev || z->dev != dev ||
+        s->dev != dev)
+        return leave(CUDA_ERROR_ILLEGAL_ADDRESS);
+    rate = gemm_rate(dev, prec);
+    if (rate <= 0)
+        return leave(CUDA_ERROR_NOT_SUPPORTED);
+    schedule(s, &states[dev].compute_busy, 2.0 * (double)n * n * n / (rate * speed(dev)), dev);
+    return leave(CUDA_SUCCESS);
+}

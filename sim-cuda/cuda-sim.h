@@ -34,6 +34,9 @@ struct csim_inject {
     size_t n;
 };
 
+/* The GEMM precisions of the fake cuBLASLt (sim-cuda/cublaslt/), in bench's order. */
+enum { CSIM_TF32, CSIM_FP16, CSIM_BF16, CSIM_FP8, CSIM_PRECS };
+
 /* One device, with the figures its operations take time by (bytes or FLOP per second). */
 struct csim_dev {
     char *name;
@@ -49,6 +52,8 @@ struct csim_dev {
     double throttle_after_s, throttle_factor; /* after that much simulated busy time */
     bool corrupt;                             /* the triad's results come out wrong here */
     struct csim_inject inject;
+    double gemm_flops[CSIM_PRECS]; /* the fake cuBLASLt's GEMM rates; 0: none */
+    struct csim_inject cublaslt;   /* cublasStatus_t errors and hangs, by function */
 };
 
 /* A pair of devices whose peer copies run at their own rate (both directions). */
@@ -72,6 +77,7 @@ struct csim_scenario {
      * returns once the wall clock has reached the end of what it waits for, as on a GPU: a
      * sustained load then lasts its duration, so that NVML can be sampled while it runs. */
     bool real_time;
+    struct csim_inject cublaslt; /* for every device */
 };
 
 /* Reads the scenario at path: the NVML part for the devices, then "cuda". NULL with *cause. */
@@ -84,5 +90,26 @@ const struct csim_rule *csim_rule(const struct csim_scenario *s, int dev, const 
 /* The usable host-link rate of PCIe generation gen, width lanes (bytes/s, one direction):
  * the raw rate times the encoding, times efficiency. 0 for an unknown generation. */
 double csim_pcie_bps(uint32_t gen, uint32_t width, double efficiency);
+
+/* The injected cublasStatus_t rule for fn on device dev, the device's before the scenario's. */
+const struct csim_rule *csim_cublaslt_rule(const struct csim_scenario *s, int dev, const char *fn);
+
+/*
+ * What the fake libcublasLt (sim-cuda/cublaslt/) calls in this library, exported beside the cu*
+ * functions (exports.map). Both act on the calling thread's current context.
+ *   gpudoctor_csim_cublaslt_enter: -1 when the simulator is not initialised (no cuInit) or no
+ *     context is current, else the cublasStatus_t the scenario injects into fn (0: none); a
+ *     function the scenario hangs never returns.
+ *   gpudoctor_csim_gemm_rate: the current device's rate for precision prec (FLOP/s), 0 when it
+ *     has none (the scenario's 0, or FP8 below compute capability 8.9, TF32 and BF16 below 8.0).
+ *   gpudoctor_csim_gemm: queues an n x n x n GEMM on stream hs (NULL: the context's) after
+ *     checking that a, b and d are allocations of the current device holding the bytes given;
+ *     its time is 2 n^3 / rate, slowed by throttling like the FMA kernel. A CUresult.
+ */
+CUDA_SIM_API int gpudoctor_csim_cublaslt_enter(const char *fn);
+CUDA_SIM_API double gpudoctor_csim_gemm_rate(int prec);
+CUDA_SIM_API int gpudoctor_csim_gemm(CUstream hs, int prec, uint64_t n, CUdeviceptr a,
+                                     size_t a_bytes, CUdeviceptr b, size_t b_bytes, CUdeviceptr d,
+                                     size_t d_bytes);
 
 #endif

@@ -5,6 +5,7 @@
  */
 #include "bench/bench-pcie.h"
 #include "cuda-sim.h"
+#include "cuda/cublaslt-lib.h"
 #include "cuda/cuda-lib.h"
 #include "sim/sim.h"
 #include "util/xalloc.h"
@@ -35,10 +36,12 @@ void csim_scenario_free(struct csim_scenario *s)
     for (size_t i = 0; i < s->n_devs; i++) {
         free(s->devs[i].name);
         inject_free(&s->devs[i].inject);
+        inject_free(&s->devs[i].cublaslt);
     }
     free(s->devs);
     free(s->pairs);
     inject_free(&s->inject);
+    inject_free(&s->cublaslt);
     free(s);
 }
 
@@ -58,6 +61,15 @@ const struct csim_rule *csim_rule(const struct csim_scenario *s, int dev, const 
     if (dev >= 0 && (size_t)dev < s->n_devs)
         r = inject_find(&s->devs[dev].inject, fn);
     return r != NULL ? r : inject_find(&s->inject, fn);
+}
+
+const struct csim_rule *csim_cublaslt_rule(const struct csim_scenario *s, int dev, const char *fn)
+{
+    const struct csim_rule *r = NULL;
+
+    if (dev >= 0 && (size_t)dev < s->n_devs)
+        r = inject_find(&s->devs[dev].cublaslt, fn);
+    return r != NULL ? r : inject_find(&s->cublaslt, fn);
 }
 
 /* An error message "path: what" into *cause. */
@@ -190,6 +202,87 @@ static int read_inject(struct csim_inject *in, const json_t *obj, const char *fi
     return 0;
 }
 
+static bool known_cublaslt_fn(const char *fn)
+{
+    static const char *const names[] = {
+#define CSIM_NAME(name, params) #name,
+        CUBLASLT_FUNCTIONS(CSIM_NAME)
+#undef CSIM_NAME
+    };
+
+    for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+        if (strcmp(names[i], fn) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* "cublaslt_errors": { "cublasLtMatmul": "EXECUTION_FAILED" }, "cublaslt_hang": [ ... ] */
+static int read_cublaslt_inject(struct csim_inject *in, const json_t *obj, const char *file,
+                                const char *path, char **cause)
+{
+    const json_t *errors = json_object_get(obj, "cublaslt_errors");
+    const json_t *hang = json_object_get(obj, "cublaslt_hang");
+    const char *fn;
+    json_t *v;
+    size_t i;
+
+    if (errors != NULL) {
+        if (!json_is_object(errors))
+            return fail(cause, file, path, "\"cublaslt_errors\": expected an object");
+        json_object_foreach((json_t *)errors, fn, v)
+        {
+            int st = json_is_string(v)    ? cublaslt_status_parse(json_string_value(v))
+                     : json_is_integer(v) ? (int)json_integer_value(v)
+                                          : -1;
+
+            if (!known_cublaslt_fn(fn))
+                return fail(cause, file, path, "\"cublaslt_errors\": no cuBLASLt function \"%s\"",
+                            fn);
+            if (st <= 0)
+                return fail(cause, file, path,
+                            "\"cublaslt_errors\".\"%s\": expected a cublasStatus_t name "
+                            "(\"EXECUTION_FAILED\", \"CUBLAS_STATUS_NOT_SUPPORTED\") or a "
+                            "non-zero number",
+                            fn);
+            rule_for(in, fn)->error = st;
+        }
+    }
+    if (hang != NULL) {
+        if (!json_is_array(hang))
+            return fail(cause, file, path,
+                        "\"cublaslt_hang\": expected an array of function names");
+        json_array_foreach(hang, i, v)
+        {
+            if (!json_is_string(v) || !known_cublaslt_fn(json_string_value(v)))
+                return fail(cause, file, path,
+                            "\"cublaslt_hang\"[%zu]: expected a cuBLASLt function name", i);
+            rule_for(in, json_string_value(v))->hang = true;
+        }
+    }
+    return 0;
+}
+
+/* "gemm_flops": { "tf32": 4e14, "fp16": 8e14, "bf16": 8e14, "fp8": 0 } (absent: unchanged) */
+static int read_gemm(struct csim_dev *d, const json_t *j, const char *file, const char *path,
+                     char **cause)
+{
+    static const char *const keys[] = { "tf32", "fp16", "bf16", "fp8", NULL };
+    const json_t *g = json_object_get(j, "gemm_flops");
+    char sub[96];
+
+    if (g == NULL)
+        return 0;
+    snprintf(sub, sizeof(sub), "%s.gemm_flops", path);
+    if (check_keys(g, keys, file, sub, cause) != 0)
+        return -1;
+    for (int p = 0; p < CSIM_PRECS; p++) {
+        if (get_num(g, keys[p], file, sub, &d->gemm_flops[p], cause) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int read_dev(struct csim_dev *d, const json_t *j, const char *file, const char *path,
                     char **cause)
 {
@@ -205,6 +298,9 @@ static int read_dev(struct csim_dev *d, const json_t *j, const char *file, const
         "corrupt",
         "errors",
         "hang",
+        "gemm_flops",
+        "cublaslt_errors",
+        "cublaslt_hang",
         NULL,
     };
     double share = -1, host = -1, sm = d->sm_count;
@@ -219,7 +315,9 @@ static int read_dev(struct csim_dev *d, const json_t *j, const char *file, const
         get_num(j, "throttle_after_s", file, path, &d->throttle_after_s, cause) != 0 ||
         get_num(j, "throttle_share", file, path, &d->throttle_factor, cause) != 0 ||
         get_bool(j, "corrupt", file, path, &d->corrupt, cause) != 0 ||
-        read_inject(&d->inject, j, file, path, cause) != 0)
+        read_inject(&d->inject, j, file, path, cause) != 0 ||
+        read_cublaslt_inject(&d->cublaslt, j, file, path, cause) != 0 ||
+        read_gemm(d, j, file, path, cause) != 0)
         return -1;
     if (share >= 0) {
         d->h2d_pinned_bps *= share / BENCH_PCIE_USABLE_SHARE;
@@ -292,22 +390,19 @@ static void dev_from_nvml(struct csim_dev *d, const struct sim_gpu *sg)
     d->sm_count = 16;
     d->throttle_after_s = INFINITY;
     d->throttle_factor = 1;
+    /* the fake cuBLASLt: 8, 16, 16 and 32 times the default FMA rate (made-up multiples) */
+    d->gemm_flops[CSIM_TF32] = 8e13;
+    d->gemm_flops[CSIM_FP16] = 1.6e14;
+    d->gemm_flops[CSIM_BF16] = 1.6e14;
+    d->gemm_flops[CSIM_FP8] = 3.2e14;
 }
 
 static int read_cuda(struct csim_scenario *s, const json_t *c, const char *file, char **cause)
 {
     static const char *const keys[] = {
-        "driver_version",
-        "init_error",
-        "memory_limit_bytes",
-        "p2p_bytes_per_s",
-        "p2p_latency_us",
-        "errors",
-        "hang",
-        "gpus",
-        "pairs",
-        "real_time",
-        NULL,
+        "driver_version", "init_error", "memory_limit_bytes", "p2p_bytes_per_s", "p2p_latency_us",
+        "errors",         "hang",       "cublaslt_errors",    "cublaslt_hang",   "gpus",
+        "pairs",          "real_time",  NULL,
     };
     const json_t *gpus = json_object_get(c, "gpus"), *pairs = json_object_get(c, "pairs");
     const json_t *v;
@@ -333,7 +428,8 @@ static int read_cuda(struct csim_scenario *s, const json_t *c, const char *file,
         get_num(c, "p2p_bytes_per_s", file, "", &s->p2p_bps, cause) != 0 ||
         get_num(c, "p2p_latency_us", file, "", &lat, cause) != 0 ||
         get_bool(c, "real_time", file, "", &s->real_time, cause) != 0 ||
-        read_inject(&s->inject, c, file, "", cause) != 0)
+        read_inject(&s->inject, c, file, "", cause) != 0 ||
+        read_cublaslt_inject(&s->cublaslt, c, file, "", cause) != 0)
         return -1;
     s->memory_limit_bytes = (uint64_t)limit;
     s->p2p_latency_s = lat / 1e6;

@@ -1,8 +1,9 @@
 /*
  * What each measured GPU should deliver. The host link: the negotiated PCIe generation and width
  * NVML reports for the same PCI address, times the usable share (bench-pcie.h). The model's
- * peak memory bandwidth and FP32 rate: data/gpu-specs.tsv's row for the name CUDA reports, when
- * the table has one and gives the figure (else unknown, and the rules compare with siblings).
+ * peak memory bandwidth, FP32 rate and dense Tensor Core rates (TF32, FP16, BF16, FP8, for the
+ * cuBLASLt GEMMs): data/gpu-specs.tsv's row for the name CUDA reports, when the table has one
+ * and gives the figure (else unknown, and the rules compare with siblings).
  * These are peaks: the rules judge a measurement against a minimum share of them.
  */
 #include "bench/bench-pcie.h"
@@ -22,6 +23,21 @@ void bench_expect(struct bench_info *b, const struct snapshot *s)
         if (spec != NULL && spec->fp32_flops > 0) {
             bg->fp32_expected_flops = spec->fp32_flops;
             bench_gpu_set(bg, BG_FP32_EXPECTED);
+        }
+        if (spec != NULL) {
+            const double tensor[BP_N] = {
+                [BP_TF32] = spec->tf32_flops,
+                [BP_FP16] = spec->fp16_flops,
+                [BP_BF16] = spec->bf16_flops,
+                [BP_FP8] = spec->fp8_flops,
+            };
+
+            for (int p = 0; p < BP_N; p++) {
+                if (tensor[p] > 0) {
+                    bg->tensor_expected_flops[p] = tensor[p];
+                    bench_gpu_set(bg, (enum bench_gpu_slot)(BG_GEMM_EXPECTED + p));
+                }
+            }
         }
         for (size_t k = 0; k < s->n_gpus; k++) {
             const struct gpu *g = &s->gpus[k];

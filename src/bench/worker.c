@@ -5,6 +5,7 @@
  * work on the device (so the simulator's clock and a real GPU's are read the same way).
  */
 #include "bench/bench.h"
+#include "bench/gemm.h"
 #include "cuda/cuda-lib.h"
 #include "cuda/kernels.h"
 #include "util/xalloc.h"
@@ -35,6 +36,7 @@ struct worker {
     CUcontext *ctx;     /* per device */
     CUmodule *mods;     /* per device: triad, fma, checksum in one array of 3 */
     double measured_s;
+    struct bench_gemm gemm; /* cuBLASLt, when it is installed */
 };
 
 static void step(struct worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -347,7 +349,13 @@ static void measure_gpu(struct worker *w, int dev, struct bench_gpu *g)
         bench_gpu_set(g, BG_CHECKSUM);
     }
 
-    /* ---- compute: one timed burst (the sustained load runs later, on every GPU at once) ---- */
+    /* ---- compute: the cuBLASLt GEMMs and one timed FMA burst (the sustained load runs later,
+     * on every GPU at once) ---- */
+    /* within the memory share, less what the triad still holds */
+    if (bench_gemm_measure(&w->gemm, dev, g, st, e0, e1,
+                           w->o->mem_share * (double)free_b - (3.0 * (double)w->triad_n * 4 + 8),
+                           &w->measured_s) != 0)
+        goto out;
     step(w, "gpu %d: FMA kernel (cuLaunchKernel)", dev);
     {
         int sms = 0;
@@ -372,7 +380,8 @@ static void measure_gpu(struct worker *w, int dev, struct bench_gpu *g)
                 goto out;
             }
         }
-        g->compute_method = xstrdup("fma-kernel");
+        if (g->compute_method == NULL) /* the GEMMs' method when they ran */
+            g->compute_method = xstrdup("fma-kernel");
         if (s > 0) {
             g->fma_flops = flop * w->reps / s;
             bench_gpu_set(g, BG_FMA);
@@ -674,6 +683,7 @@ int bench_worker(const struct bench_opts *o, int fd)
         b.detail = failure(&w, "cuInit", rc);
         goto done;
     }
+    bench_gemm_open(&w.gemm, &w.cu, fd, o->full, &b);
     w.ctx = xcalloc((size_t)count + 1, sizeof(*w.ctx));
     w.mods = xcalloc(3 * (size_t)count + 1, sizeof(*w.mods));
     devs = xcalloc((size_t)count + 1, sizeof(*devs));
@@ -735,6 +745,7 @@ done:
     free(w.ctx);
     free(w.mods);
     free(devs);
+    bench_gemm_close(&w.gemm);
     cuda_lib_close(&w.cu);
     return status;
 }

@@ -178,6 +178,25 @@ static void print_load(const struct bench_gpu *g)
     putchar('\n');
 }
 
+/* The cuBLASLt GEMMs: one line per precision measured, and why others were not. */
+static void print_gemm(const struct bench_gpu *g)
+{
+    static const char *const labels[BP_N] = { "TF32", "FP16", "BF16", "FP8" };
+
+    for (int p = 0; p < BP_N; p++) {
+        if (!bench_gpu_valid(g, (enum bench_gpu_slot)(BG_GEMM + p)))
+            continue;
+        printf("  GEMM %-4s     %.1f TFLOPS (cuBLASLt, %u x %u)", labels[p],
+               g->gemm_flops[p] / 1e12, g->gemm_n, g->gemm_n);
+        if (bench_gpu_valid(g, (enum bench_gpu_slot)(BG_GEMM_EXPECTED + p)))
+            printf("  model's peak %.1f TFLOPS, %.0f %%", g->tensor_expected_flops[p] / 1e12,
+                   100 * g->gemm_flops[p] / g->tensor_expected_flops[p]);
+        putchar('\n');
+    }
+    if (g->gemm_note != NULL)
+        printf("  GEMM          %s\n", g->gemm_note);
+}
+
 static void print_text(const struct bench_info *b, const struct findings *f)
 {
     printf("bench (%s): %s%s%s\n", b->mode ? b->mode : "quick", bench_state_names[b->state],
@@ -216,13 +235,13 @@ static void print_text(const struct bench_info *b, const struct findings *f)
             putchar('\n');
         }
         if (bench_gpu_valid(g, BG_FMA)) {
-            printf("  compute       %.2f TFLOPS FP32 (%s)", g->fma_flops / 1e12,
-                   g->compute_method ? g->compute_method : "?");
+            printf("  compute       %.2f TFLOPS FP32 (FMA kernel)", g->fma_flops / 1e12);
             if (bench_gpu_valid(g, BG_FP32_EXPECTED))
                 printf("  model's peak %.1f TFLOPS, %.0f %%", g->fp32_expected_flops / 1e12,
                        100 * g->fma_flops / g->fp32_expected_flops);
             putchar('\n');
         }
+        print_gemm(g);
         if (bench_gpu_valid(g, BG_SUSTAINED))
             printf("  sustained     %.2f -> %.2f TFLOPS over %.1f s (%.2f TFLOPS mean), every GPU "
                    "at once\n",

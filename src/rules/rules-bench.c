@@ -15,6 +15,7 @@
 #define HOST_COPY_MIN_SHARE 0.60 /* of what the negotiated link should carry */
 #define MEM_MIN_SHARE       0.70 /* of the model's memory bandwidth */
 #define COMPUTE_MIN_SHARE   0.60 /* of the model's FP32 rate */
+#define GEMM_MIN_SHARE      0.50 /* of the model's dense Tensor Core rate, per precision */
 #define BEHIND_SIBLINGS     0.80 /* of the fastest GPU of the same model */
 #define P2P_MIN_SHARE       0.50 /* of the median pair */
 #define SUSTAINED_MIN_SHARE 0.85 /* last tenth of the load against the first */
@@ -211,9 +212,104 @@ static void check_mem_low(const struct rule_ctx *ctx, struct findings *out)
     check_low(ctx, out, true);
 }
 
+/* One compute figure of a GPU: the FMA kernel's (p = -1) or a GEMM precision's. */
+static bool compute_figure(const struct bench_gpu *g, int p, double *v, double *e, bool *known)
+{
+    if (p < 0) {
+        *v = g->fma_flops;
+        *e = g->fp32_expected_flops;
+        *known = bench_gpu_valid(g, BG_FP32_EXPECTED);
+        return bench_gpu_valid(g, BG_FMA);
+    }
+    *v = g->gemm_flops[p];
+    *e = g->tensor_expected_flops[p];
+    *known = bench_gpu_valid(g, (enum bench_gpu_slot)(BG_GEMM_EXPECTED + p));
+    return bench_gpu_valid(g, (enum bench_gpu_slot)(BG_GEMM + p));
+}
+
+/*
+ * Each compute figure (the FMA kernel, then every cuBLASLt GEMM precision) against the model's
+ * rate when known, else against the fastest GPU of the same name; one finding per GPU, titled
+ * by its lowest share, with a line of evidence per figure that is low.
+ */
 static void check_compute_low(const struct rule_ctx *ctx, struct findings *out)
 {
-    check_low(ctx, out, false);
+    static const char *const labels[BP_N] = { "TF32", "FP16", "BF16", "FP8" };
+    const struct bench_info *b = bench_of(ctx);
+
+    for (size_t i = 0; b != NULL && i < b->n_gpus; i++) {
+        const struct bench_gpu *g = &b->gpus[i];
+        const char *model = g->name ? g->name : "model";
+        char *lines[1 + BP_N];
+        size_t n_lines = 0;
+        double worst = 2;
+        int worst_p = -1;
+        bool worst_model = false;
+        struct finding *f;
+
+        for (int p = -1; p < BP_N; p++) {
+            double v, e, best = 0, ov, oe, share = p < 0 ? COMPUTE_MIN_SHARE : GEMM_MIN_SHARE;
+            bool known, oknown;
+            const char *what = p < 0 ? "" : labels[p];
+
+            if (!compute_figure(g, p, &v, &e, &known))
+                continue;
+            for (size_t k = 0; k < b->n_gpus; k++) {
+                const struct bench_gpu *o = &b->gpus[k];
+
+                if (k != i && compute_figure(o, p, &ov, &oe, &oknown) && o->name && g->name &&
+                    strcmp(o->name, g->name) == 0 && ov > best)
+                    best = ov;
+            }
+            if (known && v < share * e) {
+                lines[n_lines++] =
+                    p < 0 ? xasprintf("measured %.1f TFLOPS, the %s should reach %.1f TFLOPS",
+                                      v / 1e12, model, e / 1e12)
+                          : xasprintf("%s GEMM (cuBLASLt): measured %.1f TFLOPS, %.0f %% of the "
+                                      "%s's dense Tensor Core %.1f TFLOPS (below %.0f %%)",
+                                      what, v / 1e12, pct(v, e), model, e / 1e12, share * 100);
+                if (v / e < worst) {
+                    worst = v / e;
+                    worst_p = p;
+                    worst_model = true;
+                }
+            } else if (best > 0 && v < BEHIND_SIBLINGS * best) {
+                lines[n_lines++] =
+                    p < 0
+                        ? xasprintf("measured %.1f TFLOPS, the fastest %s here %.1f TFLOPS",
+                                    v / 1e12, g->name ? g->name : "GPU of this model", best / 1e12)
+                        : xasprintf("%s GEMM (cuBLASLt): measured %.1f TFLOPS, the fastest %s "
+                                    "here %.1f TFLOPS",
+                                    what, v / 1e12, g->name ? g->name : "GPU of this model",
+                                    best / 1e12);
+                if (v / best < worst) {
+                    worst = v / best;
+                    worst_p = p;
+                    worst_model = false;
+                }
+            }
+        }
+        if (n_lines == 0)
+            continue;
+        f = finding_new(ctx, out, (int32_t)g->index, -1);
+        if (worst_p < 0)
+            finding_title(f, "GPU %" PRIu32 " compute rate at %.0f %% of its %s", g->index,
+                          worst * 100, worst_model ? "model's" : "fastest sibling");
+        else
+            finding_title(f, "GPU %" PRIu32 " %s GEMM at %.0f %% of its %s", g->index,
+                          labels[worst_p], worst * 100,
+                          worst_model ? "model's" : "fastest sibling");
+        for (size_t k = 0; k < n_lines; k++) {
+            finding_evidence(f, "%s", lines[k]);
+            free(lines[k]);
+        }
+        finding_fix(f,
+                    "nvidia-smi -i %" PRIu32 " -q -d CLOCK,PERFORMANCE   # clocks and why "
+                    "they are held down",
+                    g->index);
+        bench_fix(f, g);
+        f->impact = 0.5;
+    }
 }
 
 const struct rule rule_bench_mem_bandwidth_low = {
@@ -241,9 +337,12 @@ const struct rule rule_bench_compute_low = {
     .title = "Compute rate below the model's or its siblings'",
     .explanation =
         "The FMA kernel keeps every SM busy with independent fused multiply-adds; its rate follows "
-        "the SM clock. Below the model's figure or behind the same model's siblings means clocks "
-        "held down (power cap, thermal, application clocks) or a GPU that falls behind.",
-    .detection = "fma_flops below 60 % of the model's FP32 rate when it is known, else below "
+        "the SM clock. The cuBLASLt GEMMs (when cuBLASLt is installed) load the Tensor Cores in "
+        "each precision the GPU supports. Below the model's figure or behind the same model's "
+        "siblings means clocks held down (power cap, thermal, application clocks) or a GPU that "
+        "falls behind.",
+    .detection = "fma_flops below 60 % of the model's FP32 rate, or a gemm_*_flops below 50 % of "
+                 "the model's dense Tensor Core rate in that precision, when known; else below "
                  "80 % of the fastest GPU of the same name.",
     .fix = "Check clocks, power limit and clock-event reasons while loaded (gpudoctor check "
            "during a bench), cooling and power delivery.",

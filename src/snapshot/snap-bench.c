@@ -6,6 +6,7 @@
 #include <string.h>
 
 const char *const bench_state_names[] = { "not_run", "ok", "failed", "timeout", "refused", NULL };
+const char *const bench_prec_names[] = { "tf32", "fp16", "bf16", "fp8", NULL };
 
 #define G(key, type, member, slot, doc)                                                            \
     {                                                                                              \
@@ -36,7 +37,21 @@ static const struct jfield bench_gpu_fields[] = {
       "STREAM triad kernel: bytes read and written per second"),
     G("fma_flops", JF_DOUBLE, fma_flops, BG_FMA, "FP32 fused multiply-add rate (2 FLOP per FMA)"),
     G("compute_method", JF_STR, compute_method, -1,
-      "how fma_flops was measured: \"fma-kernel\" (gpudoctor's PTX)"),
+      "\"cublaslt\": the gemm_*_flops were measured through cuBLASLt; \"fma-kernel\": "
+      "cuBLASLt was not there or measured nothing, fma_flops (gpudoctor's PTX) is the compute "
+      "figure"),
+    G("gemm_tf32_flops", JF_DOUBLE, gemm_flops[BP_TF32], BG_GEMM + BP_TF32,
+      "cuBLASLt GEMM, FP32 data with TF32 Tensor Cores (compute capability 8.0 on)"),
+    G("gemm_fp16_flops", JF_DOUBLE, gemm_flops[BP_FP16], BG_GEMM + BP_FP16,
+      "cuBLASLt GEMM, FP16 data, FP32 accumulation (7.0 on)"),
+    G("gemm_bf16_flops", JF_DOUBLE, gemm_flops[BP_BF16], BG_GEMM + BP_BF16,
+      "cuBLASLt GEMM, BF16 data, FP32 accumulation (8.0 on)"),
+    G("gemm_fp8_flops", JF_DOUBLE, gemm_flops[BP_FP8], BG_GEMM + BP_FP8,
+      "cuBLASLt GEMM, FP8 E4M3 inputs, BF16 output (8.9 on)"),
+    G("gemm_n", JF_U32, gemm_n, BG_GEMM_N,
+      "the GEMMs' size n (n x n times n x n), bounded by the memory share"),
+    G("gemm_note", JF_STR, gemm_note, -1,
+      "why cuBLASLt, or a precision the GPU supports, was not measured"),
     G("sustained_first_flops", JF_DOUBLE, sustained_first_flops, BG_SUSTAINED,
       "FMA rate over the first tenth of the sustained load"),
     G("sustained_last_flops", JF_DOUBLE, sustained_last_flops, BG_SUSTAINED,
@@ -75,6 +90,14 @@ static const struct jfield bench_gpu_fields[] = {
       "the model's memory bandwidth (data/gpu-specs.tsv)"),
     G("fp32_expected_flops", JF_DOUBLE, fp32_expected_flops, BG_FP32_EXPECTED,
       "the model's FP32 rate (data/gpu-specs.tsv)"),
+    G("tf32_expected_flops", JF_DOUBLE, tensor_expected_flops[BP_TF32], BG_GEMM_EXPECTED + BP_TF32,
+      "the model's dense TF32 Tensor Core rate (data/gpu-specs.tsv)"),
+    G("fp16_expected_flops", JF_DOUBLE, tensor_expected_flops[BP_FP16], BG_GEMM_EXPECTED + BP_FP16,
+      "the model's dense FP16 Tensor Core rate (data/gpu-specs.tsv)"),
+    G("bf16_expected_flops", JF_DOUBLE, tensor_expected_flops[BP_BF16], BG_GEMM_EXPECTED + BP_BF16,
+      "the model's dense BF16 Tensor Core rate (data/gpu-specs.tsv)"),
+    G("fp8_expected_flops", JF_DOUBLE, tensor_expected_flops[BP_FP8], BG_GEMM_EXPECTED + BP_FP8,
+      "the model's dense FP8 Tensor Core rate (data/gpu-specs.tsv)"),
     G("baseline_h2d_bytes_per_s", JF_DOUBLE, base_h2d_bytes_per_s, BG_BASE_H2D,
       "h2d_pinned_bytes_per_s of the saved baseline"),
     G("baseline_triad_bytes_per_s", JF_DOUBLE, base_triad_bytes_per_s, BG_BASE_TRIAD,
@@ -123,6 +146,10 @@ static const struct jfield bench_info_fields[] = {
     B("hung_step", JF_STR, hung_step, "timeout: what the worker was doing"),
     B("mode", JF_STR, mode, "\"quick\" or \"full\""),
     B("library", JF_STR, library, "the CUDA driver library loaded"),
+    B("cublaslt_library", JF_STR, cublaslt_library,
+      "the cuBLASLt library loaded for the GEMMs; null: none (compute_method \"fma-kernel\")"),
+    B("cublaslt_version", JF_U32, cublaslt_version,
+      "cublasLtGetVersion (130100 = 13.1.0); 0: none loaded"),
     B("driver_version", JF_I32, driver_version, "cuDriverGetVersion (13000 = 13.0)"),
     B("elapsed_s", JF_DOUBLE, elapsed_s, "wall time of the bench"),
     B("measured_s", JF_DOUBLE, measured_s, "device time inside the measurements (events)"),

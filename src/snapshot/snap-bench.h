@@ -40,7 +40,15 @@ enum bench_gpu_slot {
     BG_LOAD_TEMP,
     BG_LOAD_POWER,
     BG_LOAD_REASONS,
+    BG_GEMM,                          /* + enum bench_prec: gemm_flops[p] */
+    BG_GEMM_EXPECTED = BG_GEMM + 4,   /* + enum bench_prec: tensor_expected_flops[p] */
+    BG_GEMM_N = BG_GEMM_EXPECTED + 4, /* gemm_n */
 };
+
+/* The GEMM precisions, in the order bench measures them (docs/bench.md). */
+enum bench_prec { BP_TF32, BP_FP16, BP_BF16, BP_FP8, BP_N };
+/* "tf32", "fp16", "bf16", "fp8" (the JSON keys' infix); NULL-terminated. */
+extern const char *const bench_prec_names[];
 
 struct bench_gpu {
     uint32_t index; /* CUDA ordinal (the bench orders devices by PCI address, as NVML does) */
@@ -52,7 +60,7 @@ struct bench_gpu {
     int32_t host_numa_node, gpu_numa_node;
     double dtod_bytes_per_s, triad_bytes_per_s;         /* bytes read and written per second */
     double fma_flops;                                   /* FP32, 2 FLOP per FMA */
-    char *compute_method;                               /* "fma-kernel" */
+    char *compute_method;                               /* "cublaslt" or "fma-kernel" */
     double sustained_first_flops, sustained_last_flops; /* first and last tenth of the load */
     double sustained_s;
     double sustained_flops; /* the whole load: FLOP over device seconds */
@@ -70,6 +78,13 @@ struct bench_gpu {
     double mem_expected_bytes_per_s;  /* data/gpu-specs.tsv */
     double fp32_expected_flops;       /* data/gpu-specs.tsv */
     double base_h2d_bytes_per_s, base_triad_bytes_per_s, base_fma_flops; /* the baseline */
+
+    /* the cuBLASLt GEMMs (src/bench/gemm.c); compute_method "cublaslt" when one was measured */
+    double gemm_flops[BP_N];            /* per precision, 2 FLOP per multiply-add */
+    uint32_t gemm_n;                    /* their size: n x n times n x n */
+    char *gemm_note;                    /* why cuBLASLt, or a precision, was not measured */
+    double tensor_expected_flops[BP_N]; /* data/gpu-specs.tsv's dense Tensor Core rates */
+
     uint64_t valid;
 };
 
@@ -95,6 +110,10 @@ struct bench_info {
     double load_elapsed_s; /* wall time of the sustained load, every GPU at once */
     char *baseline;        /* the baseline file compared with, NULL: none */
     char *load_note;       /* why NVML was not sampled during the load, or stopped; NULL: it was */
+
+    char *cublaslt_library;    /* the cuBLASLt loaded for the GEMMs, NULL: none */
+    uint32_t cublaslt_version; /* cublasLtGetVersion (130100 = 13.1.0) */
+
     struct bench_gpu *gpus;
     size_t n_gpus;
     struct bench_pair *pairs;

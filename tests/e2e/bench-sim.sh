@@ -7,6 +7,8 @@ CUDA_SIM=$BUILD/sim-cuda/libcuda.so.1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export GPUDOCTOR_STATE_DIR=$tmp/state NVML_SIM_QUIET=1
+# no cuBLASLt: the FMA kernel is the compute figure here (e2e/bench-gemm runs the GEMMs)
+export GPUDOCTOR_CUBLASLT_LIB=$tmp/no-libcublasLt.so.13
 fail=0
 die() { echo "FAIL: $*"; fail=1; }
 

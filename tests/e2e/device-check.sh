@@ -9,7 +9,8 @@ fail=0
 die() { echo "FAIL: $*"; fail=1; }
 export NVML_SIM_QUIET=1 NVML_SIM_SCENARIO=$tmp/s.json GPUDOCTOR_NVML_LIB=$SIM_LIB \
     GPUDOCTOR_CUDA_LIB=$BUILD/sim-cuda/libcuda.so.1 GPUDOCTOR_CONFIG=/dev/null \
-    GPUDOCTOR_STATE_DIR=$tmp/state DEVICE_CHECK_DURATION=0.1
+    GPUDOCTOR_STATE_DIR=$tmp/state DEVICE_CHECK_DURATION=0.1 \
+    GPUDOCTOR_CUBLASLT_LIB=$tmp/no-libcublasLt.so.13 # the FMA kernel only (e2e/bench-gemm: GEMMs)
 script=$SRC/scripts/device-check.sh
 
 scenario() { # $1: python changing s
