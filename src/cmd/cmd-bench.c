@@ -458,6 +458,8 @@ const struct cmd cmd_bench = {
     .groups = CMD_G_COLLECT | CMD_G_CONFIG | CMD_G_JSON | CMD_G_STATE,
     .window_ms = 0,
     .epilogue = "Exit status: 0 healthy, 1 warning, 2 critical, 3 could not measure, 64 usage\n"
-                "error. Environment: GPUDOCTOR_CUDA_LIB, GPUDOCTOR_STATE_DIR. docs/bench.md.\n",
+                "error. Environment: GPUDOCTOR_CUDA_LIB, GPUDOCTOR_CUBLASLT_LIB (cuBLASLt for\n"
+                "the GEMMs; default libcublasLt.so.13, .12, .11), GPUDOCTOR_STATE_DIR.\n"
+                "docs/bench.md.\n",
     .exec = exec,
 };
