@@ -6,7 +6,6 @@
 #include <string.h>
 
 const char *const bench_state_names[] = { "not_run", "ok", "failed", "timeout", "refused", NULL };
-const char *const bench_prec_names[] = { "tf32", "fp16", "bf16", "fp8", NULL };
 
 #define G(key, type, member, slot, doc)                                                            \
     {                                                                                              \

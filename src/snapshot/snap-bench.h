@@ -47,8 +47,6 @@ enum bench_gpu_slot {
 
 /* The GEMM precisions, in the order bench measures them (docs/bench.md). */
 enum bench_prec { BP_TF32, BP_FP16, BP_BF16, BP_FP8, BP_N };
-/* "tf32", "fp16", "bf16", "fp8" (the JSON keys' infix); NULL-terminated. */
-extern const char *const bench_prec_names[];
 
 struct bench_gpu {
     uint32_t index; /* CUDA ordinal (the bench orders devices by PCI address, as NVML does) */

@@ -154,10 +154,11 @@ NVML_SIM_SCENARIO=$tmp/s.json GPUDOCTOR_CUDA_LIB=$CUDA_SIM GPUDOCTOR_CUBLASLT_LI
 echo "ok: injected cublasStatus_t errors"
 
 # ---- a cublasLtMatmul that never returns: a timeout naming the GEMM ----
-scenario 's["cuda"]["gpus"][1]["cublaslt_hang"] = ["cublasLtMatmul"]'
-rc=$(bench --json --deadline 5)
+# (on GPU 0, the first measured: the deadline leaves room for a loaded machine's slow start)
+scenario 's["cuda"]["gpus"][0]["cublaslt_hang"] = ["cublasLtMatmul"]'
+rc=$(bench --json --deadline 15)
 [ "$rc" = 2 ] || die "hang: status $rc"
-[ "$(q "(d['bench']['state'], d['bench']['hung_step'])")" = "('timeout', 'gpu 1: cuBLASLt TF32 GEMM (cublasLtMatmul)')" ] ||
+[ "$(q "(d['bench']['state'], d['bench']['hung_step'])")" = "('timeout', 'gpu 0: cuBLASLt TF32 GEMM (cublasLtMatmul)')" ] ||
     die "hang: $(q "(d['bench']['state'], d['bench']['hung_step'])")"
 echo "ok: hung cublasLtMatmul"
 
