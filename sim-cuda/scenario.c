@@ -400,9 +400,19 @@ static void dev_from_nvml(struct csim_dev *d, const struct sim_gpu *sg)
 static int read_cuda(struct csim_scenario *s, const json_t *c, const char *file, char **cause)
 {
     static const char *const keys[] = {
-        "driver_version", "init_error", "memory_limit_bytes", "p2p_bytes_per_s", "p2p_latency_us",
-        "errors",         "hang",       "cublaslt_errors",    "cublaslt_hang",   "gpus",
-        "pairs",          "real_time",  NULL,
+        "driver_version",
+        "init_error",
+        "memory_limit_bytes",
+        "p2p_bytes_per_s",
+        "p2p_latency_us",
+        "errors",
+        "hang",
+        "cublaslt_errors",
+        "cublaslt_hang",
+        "gpus",
+        "pairs",
+        "real_time",
+        NULL,
     };
     const json_t *gpus = json_object_get(c, "gpus"), *pairs = json_object_get(c, "pairs");
     const json_t *v;
