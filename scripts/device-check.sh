@@ -148,7 +148,8 @@ if b is not None:
     wall = float(read("bench.wall"))
     print(f"- bench --quick: status {b.get('status')}, state {x.get('state')}"
           f"{': ' + x['detail'] if x.get('detail') else ''}; CUDA driver {x.get('driver_version')}, "
-          f"library {x.get('library')}")
+          f"library {x.get('library')}, cuBLASLt {x.get('cublaslt_library')} "
+          f"({x.get('cublaslt_version')})")
     if x.get("hung_step"):
         print(f"  - hung in: {x['hung_step']}")
     if x.get("elapsed_s"):
@@ -173,14 +174,26 @@ if b is not None:
             ("device copy", d.get("dtod_bytes_per_s"), d.get("mem_expected_bytes_per_s"),
              "GB/s", 1e9),
             ("triad", d.get("triad_bytes_per_s"), d.get("mem_expected_bytes_per_s"), "GB/s", 1e9),
-            (f"compute ({d.get('compute_method')})", d.get("fma_flops"),
+            ("compute, FMA kernel (FP32)", d.get("fma_flops"),
              d.get("fp32_expected_flops"), "TFLOPS", 1e12),
+        ] + [
+            (f"GEMM {p.upper()} (cuBLASLt, n={d.get('gemm_n')})", d.get(f"gemm_{p}_flops"),
+             d.get(f"{p}_expected_flops"), "TFLOPS", 1e12)
+            for p in ("tf32", "fp16", "bf16", "fp8") if d.get(f"gemm_{p}_flops") is not None
+        ] + [
             ("sustained, first tenth", d.get("sustained_first_flops"), None, "TFLOPS", 1e12),
             ("sustained, last tenth", d.get("sustained_last_flops"),
              d.get("sustained_first_flops"), "TFLOPS", 1e12),
         ]
         for label, v, ref, unit, scale in rows:
             print(f"| {gpu} | {label} | {g(v, unit, scale)} | {g(ref, unit, scale)} | {pct(v, ref)} |")
+        if d.get("gemm_note"):
+            print(f"| {gpu} | GEMM | {d['gemm_note']} | | |")
+        if d.get("load_samples"):
+            print(f"| {gpu} | under load (NVML, {d['load_samples']} readings) | SM "
+                  f"{d.get('load_clock_sm_min_mhz')}-{d.get('load_clock_sm_max_mhz')} MHz, up to "
+                  f"{d.get('load_temp_max_c')} C, {(d.get('load_power_max_mw') or 0) / 1000:.0f} W peak, "
+                  f"reasons {d.get('load_clocks_event_reasons')} | | |")
         numa = d.get("host_numa_node")
         print(f"| {gpu} | checksum | {d.get('checksum')} "
               f"{'ok' if d.get('checksum_ok') else 'WRONG'} | | |")

@@ -41,7 +41,9 @@ grep -qF '| 0 NVIDIA H100 80GB HBM3 | host->device pinned (Gen4 x16) | 25.2 GB/s
     "$tmp/ok.txt" || die "h2d row: $(grep 'host->device pinned' "$tmp/ok.txt")"
 # the model's peaks from data/gpu-specs.tsv
 grep -qF '| 1 NVIDIA H100 80GB HBM3 | triad | 3000.0 GB/s | 3350.0 GB/s | 90 % |' "$tmp/ok.txt" || die "triad row"
-grep -qF '| 1 NVIDIA H100 80GB HBM3 | compute (fma-kernel) | 50.0 TFLOPS | 67.0 TFLOPS | 75 % |' "$tmp/ok.txt" || die "compute row"
+grep -qF '| 1 NVIDIA H100 80GB HBM3 | compute, FMA kernel (FP32) | 50.0 TFLOPS | 67.0 TFLOPS | 75 % |' "$tmp/ok.txt" || die "compute row"
+grep -qE '^\| 1 NVIDIA H100 80GB HBM3 \| GEMM \| .*cuBLASLt' "$tmp/ok.txt" || die "GEMM note row (no cuBLASLt)"
+grep -qE '^\| 1 NVIDIA H100 80GB HBM3 \| under load \(NVML, [0-9]+ readings\) \| SM ' "$tmp/ok.txt" || die "under-load row"
 grep -qF '| 0 -> 1 | peer copy |' "$tmp/ok.txt" || die "no peer row"
 grep -q '^- NVML: driver 580.65.06, 2 GPU(s)' "$tmp/ok.txt" || die "NVML line: $(grep NVML "$tmp/ok.txt")"
 grep -q '^- bench --quick: status 0, state ok; CUDA driver 13000' "$tmp/ok.txt" || die "bench line"
