@@ -470,7 +470,7 @@ static void fs_fill(struct host_fs *f, const struct hostfs_mount *m, const struc
     if (mul_bytes(v->f_blocks, unit, &f->total_bytes) &&
         mul_bytes(v->f_bavail, unit, &f->avail_bytes)) {
         f->readonly = (v->f_flag & ST_RDONLY) != 0;
-        f->valid |= UINT64_C(1) << FS_S_SPACE;
+        f->valid |= UINT64_C(1) << FS_S_SPACE | UINT64_C(1) << FS_S_AVAIL;
     }
     /* Some filesystems (btrfs, vfat, network ones) do not count inodes: 0 means unknown. */
     if (v->f_files > 0 && v->f_files <= INT64_MAX && v->f_favail <= INT64_MAX) {

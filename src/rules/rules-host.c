@@ -519,15 +519,19 @@ static void check_fs(const struct rule_ctx *ctx, struct findings *out)
     }
     for (size_t i = 0; i < h->n_fs; i++) {
         const struct host_fs *fs = &h->fs[i];
-        double used;
+        bool total = (fs->valid & (UINT64_C(1) << FS_S_SPACE)) && fs->total_bytes > 0;
+        double used = 0;
         char a[16], t[16], paths[160], *dir;
         size_t len = 0;
         struct finding *f;
 
-        if (!(fs->valid & (UINT64_C(1) << FS_S_SPACE)) || fs->total_bytes == 0)
+        /* The free space alone says "full" (none left) and "nearly full" (under the floor); the
+         * share used needs the size too. */
+        if (!(fs->valid & (UINT64_C(1) << FS_S_AVAIL)))
             continue;
-        used = 100.0 - pct((double)fs->avail_bytes, (double)fs->total_bytes);
-        if (used < th(ctx, TH_FS_FULL_PCT) &&
+        if (total)
+            used = 100.0 - pct((double)fs->avail_bytes, (double)fs->total_bytes);
+        if ((!total || used < th(ctx, TH_FS_FULL_PCT)) &&
             (double)fs->avail_bytes >= th(ctx, TH_FS_MIN_FREE_MIB) * MIB)
             continue;
         paths[0] = '\0';
@@ -535,16 +539,27 @@ static void check_fs(const struct rule_ctx *ctx, struct findings *out)
             len += (size_t)snprintf(paths + len, sizeof(paths) - len, "%s%s", k ? ", " : "",
                                     fs->paths[k]);
         render_bytes(a, sizeof(a), fs->avail_bytes);
-        render_bytes(t, sizeof(t), fs->total_bytes);
         f = finding_new(ctx, out, -1, -1);
         finding_object(f, "%s", fs->mount ? fs->mount : (fs->n_paths ? fs->paths[0] : "?"));
         if (fs->avail_bytes == 0 || used >= 99.5)
             f->severity = SEV_CRITICAL;
-        finding_title(f, "%s nearly full: %.0f%% used, %s free", paths[0] ? paths : fs->mount, used,
-                      a);
-        finding_evidence(f, "file system %s (%s) mounted at %s: %s free of %s",
-                         fs->device ? fs->device : "?", fs->fstype ? fs->fstype : "?",
-                         fs->mount ? fs->mount : "?", a, t);
+        if (total) {
+            render_bytes(t, sizeof(t), fs->total_bytes);
+            finding_title(f, "%s nearly full: %.0f%% used, %s free",
+                          paths[0] ? paths : (fs->mount ? fs->mount : "?"), used, a);
+            finding_evidence(f, "file system %s (%s) mounted at %s: %s free of %s",
+                             fs->device ? fs->device : "?", fs->fstype ? fs->fstype : "?",
+                             fs->mount ? fs->mount : "?", a, t);
+        } else {
+            finding_title(f, "%s %s: %s free", paths[0] ? paths : (fs->mount ? fs->mount : "?"),
+                          fs->avail_bytes == 0 ? "full" : "nearly full", a);
+            if (fs->mount)
+                finding_evidence(f, "file system %s (%s) mounted at %s: %s free, size unknown",
+                                 fs->device ? fs->device : "?", fs->fstype ? fs->fstype : "?",
+                                 fs->mount, a);
+            else
+                finding_evidence(f, "its file system: %s free (its mount and size unknown)", a);
+        }
         if (paths[0])
             finding_evidence(f, "holds %s", paths);
         if ((fs->valid & (UINT64_C(1) << FS_S_INODES)) && fs->inodes_total)
@@ -582,8 +597,8 @@ const struct rule rule_host_disk_full = {
         "when it is (practically) full.",
     .detection = "free space (statvfs, what an unprivileged user may still write) of the file "
                  "systems holding /, /tmp and the GPU processes' working directories: used at or "
-                 "above fs_full_pct, or less than fs_min_free_mib free; critical at 99.5 % or no "
-                 "space left.",
+                 "above fs_full_pct, or less than fs_min_free_mib free (judged alone when the "
+                 "size is unknown); critical at 99.5 % or no space left.",
     .fix = "Find what fills it (du -xh | sort -h), clean old checkpoints, caches and temporary "
            "files (ask owners), prune container images; put checkpoints and scratch on a larger "
            "volume.",

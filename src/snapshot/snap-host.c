@@ -124,7 +124,7 @@ static const struct jfield fs_fields[] = {
       "mount source (/dev/nvme0n1p2)"),
     F("fstype", JF_STR, fstype, FS_S_MOUNT, "/proc/self/mountinfo", "filesystem type"),
     F("total_bytes", JF_U64, total_bytes, FS_S_SPACE, "statvfs", "size of the filesystem"),
-    F("avail_bytes", JF_U64, avail_bytes, FS_S_SPACE, "statvfs",
+    F("avail_bytes", JF_U64, avail_bytes, FS_S_AVAIL, "statvfs",
       "space an unprivileged user can still write (reserved blocks excluded)"),
     F("inodes_total", JF_U64, inodes_total, FS_S_INODES, "statvfs", "inodes (files) it can hold"),
     F("inodes_avail", JF_U64, inodes_avail, FS_S_INODES, "statvfs",

@@ -55,8 +55,9 @@ struct host_disk {
 /* Validity bits of struct host_fs. */
 enum host_fs_slot {
     FS_S_MOUNT,  /* mount, device, fstype: from mountinfo */
-    FS_S_SPACE,  /* total_bytes, avail_bytes, readonly: from statvfs */
+    FS_S_SPACE,  /* total_bytes, readonly: from statvfs */
     FS_S_INODES, /* inodes_total, inodes_avail: the filesystem counts inodes */
+    FS_S_AVAIL,  /* avail_bytes: from statvfs; known alone from evidence ("No space left") */
 };
 
 /* One filesystem that a directory of interest lives on; one entry per filesystem. */
