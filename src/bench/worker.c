@@ -23,7 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define MIB (1024.0 * 1024.0)
+#define MIB          (1024.0 * 1024.0)
+#define TRIAD_SCALAR 3.0f /* a = b + s * c */
 
 struct worker {
     struct cuda_lib cu;
@@ -37,6 +38,15 @@ struct worker {
     CUmodule *mods;     /* per device: triad, fma, checksum in one array of 3 */
     double measured_s;
     struct bench_gemm gemm; /* cuBLASLt, when it is installed */
+    /*
+     * The host side, made once for every GPU: the copies' buffers (pinned ones portable to
+     * every context), the triad's inputs and the checksum the host computes of the triad's
+     * output. Filling them costs more host time than anything else bench does itself; made per
+     * GPU it grew with the GPU count for nothing.
+     */
+    void *pinned, *pinned2, *pageable;
+    float *hb, *hc;
+    uint64_t host_sum;
 };
 
 static void step(struct worker *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -167,8 +177,7 @@ static uint64_t host_checksum(const float *b, const float *c, float s, size_t n)
 static void measure_gpu(struct worker *w, int dev, struct bench_gpu *g)
 {
     CUdeviceptr d1 = 0, d2 = 0, ta = 0, tb = 0, tc = 0, sum = 0, fout = 0;
-    void *pinned = NULL, *pageable = NULL, *pinned2 = NULL;
-    float *hb = NULL, *hc = NULL;
+    void *pinned, *pageable, *pinned2;
     CUstream st = NULL, st2 = NULL;
     CUevent e0 = NULL, e1 = NULL, e2 = NULL, e3 = NULL;
     CUfunction ftriad, ffma, fsum;
@@ -198,12 +207,21 @@ static void measure_gpu(struct worker *w, int dev, struct bench_gpu *g)
     step(w, "gpu %d: cuMemAlloc_v2 and cuMemHostAlloc", dev);
     TRY(g, cuMemAlloc_v2, (&d1, w->copy_bytes));
     TRY(g, cuMemAlloc_v2, (&d2, w->copy_bytes));
-    TRY(g, cuMemHostAlloc, (&pinned, w->copy_bytes, CU_MEMHOSTALLOC_PORTABLE));
-    TRY(g, cuMemHostAlloc, (&pinned2, w->copy_bytes, CU_MEMHOSTALLOC_PORTABLE));
-    memset(pinned, 0x5a, w->copy_bytes);
-    memset(pinned2, 0xa5, w->copy_bytes);
-    pageable = xmalloc(w->copy_bytes);
-    memset(pageable, 0x3c, w->copy_bytes);
+    if (w->pinned == NULL) {
+        TRY(g, cuMemHostAlloc, (&w->pinned, w->copy_bytes, CU_MEMHOSTALLOC_PORTABLE));
+        memset(w->pinned, 0x5a, w->copy_bytes);
+    }
+    if (w->pinned2 == NULL) {
+        TRY(g, cuMemHostAlloc, (&w->pinned2, w->copy_bytes, CU_MEMHOSTALLOC_PORTABLE));
+        memset(w->pinned2, 0xa5, w->copy_bytes);
+    }
+    if (w->pageable == NULL) {
+        w->pageable = xmalloc(w->copy_bytes);
+        memset(w->pageable, 0x3c, w->copy_bytes);
+    }
+    pinned = w->pinned;
+    pinned2 = w->pinned2;
+    pageable = w->pageable;
     g->host_numa_node = numa_node_of(pinned);
     if (g->host_numa_node >= 0)
         bench_gpu_set(g, BG_HOST_NUMA);
@@ -303,16 +321,19 @@ static void measure_gpu(struct worker *w, int dev, struct bench_gpu *g)
     TRY(g, cuMemAlloc_v2, (&tb, w->triad_n * 4));
     TRY(g, cuMemAlloc_v2, (&tc, w->triad_n * 4));
     TRY(g, cuMemAlloc_v2, (&sum, 8));
-    hb = xmalloc(w->triad_n * 4);
-    hc = xmalloc(w->triad_n * 4);
-    for (size_t i = 0; i < w->triad_n; i++) {
-        hb[i] = (float)(i % 1000) * 0.5f;
-        hc[i] = (float)(i % 777) * 0.25f + 1.0f;
+    if (w->hb == NULL) {
+        w->hb = xmalloc(w->triad_n * 4);
+        w->hc = xmalloc(w->triad_n * 4);
+        for (size_t i = 0; i < w->triad_n; i++) {
+            w->hb[i] = (float)(i % 1000) * 0.5f;
+            w->hc[i] = (float)(i % 777) * 0.25f + 1.0f;
+        }
+        w->host_sum = host_checksum(w->hb, w->hc, TRIAD_SCALAR, w->triad_n);
     }
-    TRY(g, cuMemcpyHtoD_v2, (tb, hb, w->triad_n * 4));
-    TRY(g, cuMemcpyHtoD_v2, (tc, hc, w->triad_n * 4));
+    TRY(g, cuMemcpyHtoD_v2, (tb, w->hb, w->triad_n * 4));
+    TRY(g, cuMemcpyHtoD_v2, (tc, w->hc, w->triad_n * 4));
     {
-        float scalar = 3.0f;
+        float scalar = TRIAD_SCALAR;
         unsigned long long n = w->triad_n;
         void *args[] = { &ta, &tb, &tc, &scalar, &n };
         unsigned blocks = (unsigned)((w->triad_n + 255) / 256);
@@ -345,7 +366,7 @@ static void measure_gpu(struct worker *w, int dev, struct bench_gpu *g)
             TRY(g, cuMemcpyDtoH_v2, (&gsum, sum, 8));
         }
         g->checksum = gsum;
-        g->checksum_ok = gsum == host_checksum(hb, hc, scalar, w->triad_n);
+        g->checksum_ok = gsum == w->host_sum;
         bench_gpu_set(g, BG_CHECKSUM);
     }
 
@@ -395,10 +416,6 @@ out:
             if (ptrs[i] != 0)
                 w->cu.cuMemFree_v2(ptrs[i]);
         }
-        if (pinned != NULL)
-            w->cu.cuMemFreeHost(pinned);
-        if (pinned2 != NULL)
-            w->cu.cuMemFreeHost(pinned2);
         if (st != NULL)
             w->cu.cuStreamDestroy_v2(st);
         if (st2 != NULL)
@@ -409,9 +426,20 @@ out:
                 w->cu.cuEventDestroy_v2(evs[i]);
         }
     }
-    free(pageable);
-    free(hb);
-    free(hc);
+}
+
+/* Frees the host side; a context must be current for the pinned buffers. */
+static void free_host(struct worker *w)
+{
+    if (w->pinned != NULL)
+        w->cu.cuMemFreeHost(w->pinned);
+    if (w->pinned2 != NULL)
+        w->cu.cuMemFreeHost(w->pinned2);
+    free(w->pageable);
+    free(w->hb);
+    free(w->hc);
+    w->pinned = w->pinned2 = w->pageable = NULL;
+    w->hb = w->hc = NULL;
 }
 
 /*
@@ -733,11 +761,13 @@ int bench_worker(const struct bench_opts *o, int fd)
             b.n_pairs++;
         }
     }
+    free_host(&w); /* while the last GPU's context is current */
     for (int d = 0; d < count; d++) {
         if (w.ctx[d] != NULL)
             w.cu.cuDevicePrimaryCtxRelease_v2(d);
     }
 done:
+    free_host(&w); /* when the loop above ended early; else done already */
     b.measured_s = w.measured_s;
     step(&w, "reporting");
     status = report(fd, &b);

@@ -436,6 +436,7 @@ static void test_file_format(void **state)
     set_energy(s, 50);
     state_merge(&st, s, s->time_ms);
     assert_int_equal(st.gpus[0].n_resets, 1);
+    snapshot_free(s);
     text = state_format(&st);
     state_parse(text, strlen(text), "again.json", &again);
     assert_int_equal(again.status, STATE_OK);
