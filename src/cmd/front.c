@@ -85,7 +85,7 @@ static const struct shared_option {
     { CMD_G_ONLY,
       { "only", OPT_ONLY, required_argument, "LIST",
         "run only these collectors (comma-separated: nvml, processes, host, pcie, driver, "
-        "kernel_log, stack)" } },
+        "kernel_log, stack, ib)" } },
 };
 
 static const struct cmd_option help_option = { "help", 'h', no_argument, NULL, "show this help" };

@@ -56,7 +56,7 @@ bool ib_parse_state(const char *text, uint32_t *code, char name[IB_NAME_SIZE])
 bool ib_parse_rate(const char *text, double *gbps, uint32_t *width, char speed[IB_NAME_SIZE])
 {
     const char *p = str_ltrim(text), *end;
-    size_t digits = strspn(p, "0123456789"), len;
+    size_t digits = strspn(p, "0123456789");
     double v = 0;
     uint32_t w = 0;
 
@@ -118,8 +118,8 @@ bool ib_parse_counter(const char *text, uint64_t *value)
 
 static bool is_name_char(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '-';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '-';
 }
 
 int ib_parse_modules(const char *text, const char *const *names, bool *loaded, size_t n)

@@ -77,6 +77,16 @@ static const struct doc_section sections[] = {
       &bench_info_table },
     { "bench.gpus[]", "One GPU's figures, expectations and baseline.", &bench_gpu_table },
     { "bench.pairs[]", "One ordered pair of GPUs: peer-to-peer copies.", &bench_pair_table },
+    { "ib",
+      "InfiniBand and RoCE ports from /sys/class/infiniband, and the GPUDirect RDMA module "
+      "(docs/fabric.md). Written when the `ib` collector read something; a machine without "
+      "InfiniBand has `devices` 0 and no ports.",
+      &ib_info_table },
+    { "ib.ports[]",
+      "One port of one RDMA device. Counters are since they were last reset (and saturate at "
+      "their width); `_window` values are their growth over the sampling window and `null` with "
+      "`--window 0`.",
+      &ib_port_table },
     { "samples[].host", "The host part of each sample.", &host_sample_table },
     { "samples[].processes[]", "Each table process's CPU time at the sample.",
       &proc_sample_jtable },
@@ -214,12 +224,13 @@ void snapshot_describe(FILE *out)
         "| `pcie` | object | NVIDIA PCI devices from sysfs: links, upstream chain, peers, AER |\n"
         "| `driver` | object | kernel module version and kernel-log events (XIDs, ...) |\n"
         "| `stack` | object | CUDA toolkits, libraries, framework builds |\n"
+        "| `ib` | object | InfiniBand / RoCE ports, counters, GPUDirect RDMA module (when read) |\n"
         "| `samples` | array | the history over the window (below) |\n"
         "\n"
         "## `collectors.<name>`\n"
         "\n"
         "One object for each collector: `nvml`, `processes`, `host`, `pcie`, `driver`, "
-        "`kernel_log`,\n`stack`.\n"
+        "`kernel_log`,\n`stack`, `ib`.\n"
         "\n"
         "| key | type | meaning |\n"
         "|---|---|---|\n"

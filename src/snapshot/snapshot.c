@@ -17,7 +17,7 @@
 const char *const collector_names[COLLECTOR__COUNT] = {
     [COLLECTOR_NVML] = "nvml",   [COLLECTOR_PROCS] = "processes", [COLLECTOR_HOST] = "host",
     [COLLECTOR_PCIE] = "pcie",   [COLLECTOR_DRIVER] = "driver",   [COLLECTOR_KLOG] = "kernel_log",
-    [COLLECTOR_STACK] = "stack",
+    [COLLECTOR_STACK] = "stack", [COLLECTOR_IB] = "ib",
 };
 
 const char *const collector_state_names[] = {
@@ -75,6 +75,7 @@ void snapshot_free(struct snapshot *s)
     stack_info_free(&s->stack);
     state_info_free(&s->state);
     bench_info_free(&s->bench);
+    ib_info_free(&s->ib);
     for (size_t i = 0; i < COLLECTOR__COUNT; i++)
         collector_status_free(&s->collectors[i]);
     for (size_t i = 0; i < s->n_samples; i++)
@@ -199,6 +200,8 @@ json_t *snapshot_to_jansson(const struct snapshot *s)
     if (s->bench.state !=
         BENCH_NOT_RUN) /* only bench measures: other snapshots stay as they were */
         json_object_set_new(j, "bench", bench_info_to_json(&s->bench));
+    if (s->ib.valid != 0) /* read by the ib collector: snapshots before it stay as they were */
+        json_object_set_new(j, "ib", ib_info_to_json(&s->ib));
     for (size_t i = 0; i < s->n_samples; i++)
         json_array_append_new(samples, sample_to_json(&s->samples[i]));
     json_object_set_new(j, "samples", samples);
@@ -404,6 +407,7 @@ SECTION_READER(driver_info, struct driver_info)
 SECTION_READER(stack_info, struct stack_info)
 SECTION_READER(state_info, struct state_info)
 SECTION_READER(bench_info, struct bench_info)
+SECTION_READER(ib_info, struct ib_info)
 #undef SECTION_READER
 
 static const char *const top_keys[] = { "schema",    "gpudoctor_version",
@@ -415,7 +419,7 @@ static const char *const top_keys[] = { "schema",    "gpudoctor_version",
                                         "pcie",      "driver",
                                         "stack",     "samples",
                                         "state",     "bench",
-                                        NULL };
+                                        "ib",        NULL };
 
 static int snapshot_read(struct snapshot *s, const json_t *root, struct jerr *err)
 {
@@ -466,6 +470,7 @@ static int snapshot_read(struct snapshot *s, const json_t *root, struct jerr *er
         read_section(root, "stack", err, read_stack_info, &s->stack) != 0 ||
         read_section(root, "state", err, read_state_info, &s->state) != 0 ||
         read_section(root, "bench", err, read_bench_info, &s->bench) != 0 ||
+        read_section(root, "ib", err, read_ib_info, &s->ib) != 0 ||
         read_samples(s, json_object_get(root, "samples"), err) != 0)
         return -1;
     return 0;
