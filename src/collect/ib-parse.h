@@ -7,6 +7,8 @@
 #ifndef GPUDOCTOR_IB_PARSE_H
 #define GPUDOCTOR_IB_PARSE_H
 
+#include "snapshot/snap-ib.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,11 +28,6 @@ bool ib_parse_state(const char *text, uint32_t *code, char name[IB_NAME_SIZE]);
  * ("NDR", "" when the kernel wrote none). False on anything else.
  */
 bool ib_parse_rate(const char *text, double *gbps, uint32_t *width, char speed[IB_NAME_SIZE]);
-
-enum ib_link_layer {
-    IB_LL_INFINIBAND,
-    IB_LL_ETHERNET, /* RoCE */
-};
 
 /* link_layer: "InfiniBand" or "Ethernet"; -1 for anything else. */
 int ib_parse_link_layer(const char *text);

@@ -103,6 +103,14 @@ const struct threshold_def threshold_defs[TH__COUNT] = {
     [TH_CONTEXT_MIN_MIB] = { "context_min_mib", 40, "MiB", 0, 1e9,
         "memory used on a GPU at or above this, with no process visible, means a CUDA context is "
         "there (a GPU without one shows a few MiB)" },
+    [TH_IB_SYMBOL_ERRORS_PER_MIN] = { "ib_symbol_errors_per_min", 10, "errors/min", 0.01, 1e12,
+        "InfiniBand symbol errors growing at least this fast over the window are a bad link" },
+    [TH_IB_RCV_ERRORS_PER_MIN] = { "ib_rcv_errors_per_min", 10, "errors/min", 0.01, 1e12,
+        "InfiniBand receive errors (bad packets, local integrity, buffer overruns) growing at least "
+        "this fast over the window are a bad link" },
+    [TH_IB_MIN_RATE_GBPS] = { "ib_min_rate_gbps", 0, "Gb/s", 0, 1e6,
+        "every active InfiniBand/RoCE port should run at least this rate (400 for NDR fabrics); "
+        "0 = judge ports only against their neighbours" },
 };
 /* clang-format on */
 

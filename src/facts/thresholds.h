@@ -55,6 +55,10 @@ enum threshold_id {
     TH_TEMP_RISE_ETA_S,
     TH_IDLE_HELD_MIN_S,
     TH_CONTEXT_MIN_MIB,
+    /* InfiniBand / RoCE (rules-ib.c). */
+    TH_IB_SYMBOL_ERRORS_PER_MIN,
+    TH_IB_RCV_ERRORS_PER_MIN,
+    TH_IB_MIN_RATE_GBPS,
     TH__COUNT
 };
 

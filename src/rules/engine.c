@@ -11,8 +11,8 @@
 #include <string.h>
 
 const char *const severity_names[] = { "info", "warning", "critical", NULL };
-const char *const category_names[] = { "health",     "stack",  "memory", "process",
-                                       "throughput", "clocks", "pcie",   NULL };
+const char *const category_names[] = { "health", "stack", "memory", "process", "throughput",
+                                       "clocks", "pcie",  "fabric", NULL };
 
 const struct rule *rule_find(const char *id)
 {

@@ -143,6 +143,7 @@ static const char *const collector_commands[COLLECTOR__COUNT] = {
     [COLLECTOR_HOST] = "gpudoctor check",
     [COLLECTOR_PROCS] = "gpudoctor check",
     [COLLECTOR_STACK] = "gpudoctor check",
+    [COLLECTOR_IB] = "gpudoctor check",
 };
 
 const char *skip_command_gpu(const char *field)

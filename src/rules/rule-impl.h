@@ -89,7 +89,11 @@ struct rule_ctx {
     X(bench_p2p_slow)                                                                              \
     X(bench_throttle_under_load)                                                                   \
     X(bench_behind_under_load)                                                                     \
-    X(bench_regression)
+    X(bench_regression)                                                                            \
+    X(ib_port_down)                                                                                \
+    X(ib_rate_low)                                                                                 \
+    X(ib_errors)                                                                                   \
+    X(ib_peermem_missing)
 
 #define RULE_DECLARE(name) extern const struct rule rule_##name;
 RULE_LIST(RULE_DECLARE)

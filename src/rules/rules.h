@@ -33,6 +33,7 @@ enum rule_category {
     CAT_THROUGHPUT,
     CAT_CLOCKS,
     CAT_PCIE,
+    CAT_FABRIC,
 };
 
 extern const char *const severity_names[]; /* "info", "warning", "critical" */

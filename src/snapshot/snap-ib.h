@@ -52,6 +52,10 @@ enum ib_port_slot {
 #define IB_PHYS_LINKUP       5u
 #define IB_PHYS_ERR_RECOVERY 6u
 
+enum ib_link_layer {
+    IB_LL_INFINIBAND,
+    IB_LL_ETHERNET, /* RoCE */
+};
 extern const char *const ib_link_layer_names[]; /* "infiniband", "ethernet" */
 
 /* One port of one RDMA device; the device's own attributes are repeated on each of its ports. */
