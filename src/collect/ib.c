@@ -35,7 +35,8 @@ static int name_cmp(const void *a, const void *b)
  * The entries of dir (relative to dirfd) that pass ok(), sorted (readdir's order depends on the
  * filesystem). Returns the count, or -errno; *out is the caller's.
  */
-static int list_dir(int dirfd, const char *dir, bool (*ok)(const char *), size_t max, char ***out)
+static int list_dir(int dirfd, const char *dir, bool (*ok)(const char *), size_t max, char ***out,
+                    struct collector_status *st)
 {
     int fd = openat(dirfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     char **names = NULL;
@@ -54,8 +55,17 @@ static int list_dir(int dirfd, const char *dir, bool (*ok)(const char *), size_t
         return -e;
     }
     while ((de = readdir(d)) != NULL && n < max) {
-        if (de->d_name[0] == '.' || !ok(de->d_name))
+        if (de->d_name[0] == '.')
             continue;
+        if (!ok(de->d_name)) {
+            if (st != NULL) {
+                char *text = hostfs_textn(de->d_name, strnlen(de->d_name, 64));
+
+                collector_note(st, "/%s/%s: not a device or port name, skipped", dir, text);
+                free(text);
+            }
+            continue;
+        }
         xgrow(&names, &cap, n + 1, sizeof(*names));
         names[n++] = xstrdup(de->d_name);
     }
@@ -149,7 +159,7 @@ static char *read_netdev(struct collect_ctx *ctx, const char *dev)
     int n;
 
     snprintf(rel, sizeof(rel), CLASS_DIR "/%s/device/net", dev);
-    n = list_dir(ctx->root.fd, rel, any_name, 16, &names);
+    n = list_dir(ctx->root.fd, rel, any_name, 16, &names, NULL);
     if (n > 0)
         out = xstrdup(names[0]);
     free_names(names, n);
@@ -250,7 +260,7 @@ static void read_device(struct collect_ctx *ctx, struct collector_status *st, st
     int n;
 
     snprintf(rel, sizeof(rel), CLASS_DIR "/%s/ports", dev);
-    n = list_dir(ctx->root.fd, rel, port_name, MAX_PORTS, &ports);
+    n = list_dir(ctx->root.fd, rel, port_name, MAX_PORTS, &ports, st);
     if (n < 0) {
         collector_note(st, "/%s: %s", rel, strerror(-n));
         return;
@@ -322,7 +332,7 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
     int n;
 
     collector_set(st, CS_OK, NULL);
-    n = list_dir(ctx->root.fd, CLASS_DIR, any_name, MAX_DEVICES, &devs);
+    n = list_dir(ctx->root.fd, CLASS_DIR, any_name, MAX_DEVICES, &devs, st);
     if (n == -ENOENT) {
         /* No RDMA stack or no device: nothing to judge, and nothing wrong. */
         collector_set(st, CS_OK, "no InfiniBand device (no /" CLASS_DIR ")");
