@@ -138,7 +138,9 @@ static void check_port_down(const struct rule_ctx *ctx, struct findings *out)
                            "UFM) for this fabric");
             continue;
         }
-        if (phys && p->phys_state == IB_PHYS_POLLING)
+        if (eth && p->state == IB_STATE_DOWN)
+            finding_title(f, "%s (RoCE) is down: its interface has no link", label);
+        else if (phys && p->phys_state == IB_PHYS_POLLING)
             finding_title(f, "%s is down: no link (Polling)", label);
         else if (phys &&
                  (p->phys_state == IB_PHYS_TRAINING || p->phys_state == IB_PHYS_ERR_RECOVERY))
