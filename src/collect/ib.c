@@ -337,15 +337,15 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
         /* No RDMA stack or no device: nothing to judge, and nothing wrong. */
         collector_set(st, CS_OK, "no InfiniBand device (no /" CLASS_DIR ")");
         ib->valid |= UINT64_C(1) << IB_I_PORTS;
-        read_modules(ctx, st, ib);
-        return NULL;
+        return NULL; /* GPUDirect RDMA matters only with a device: /proc/modules is not read */
     }
     if (n < 0) {
         collector_set(st, n == -EACCES || n == -EPERM ? CS_NO_PERMISSION : CS_FAILED,
                       "cannot read /" CLASS_DIR ": %s", strerror(-n));
         return NULL;
     }
-    read_modules(ctx, st, ib);
+    if (n > 0)
+        read_modules(ctx, st, ib);
     ib->devices = (uint32_t)n;
     for (int i = 0; i < n; i++)
         read_device(ctx, st, ib, devs[i], &cap);
