@@ -226,6 +226,11 @@ static const struct {
     { "bench.throttle-under-load", true }, /* measured hardware */
     { "bench.behind-under-load", true },   /* measured hardware */
     { "bench.regression", true },          /* measured hardware */
+    /* InfiniBand / RoCE: the node's adapters, cables and modules */
+    { "ib.port-down", true },
+    { "ib.rate-low", true },
+    { "ib.errors", true },
+    { "ib.peermem-missing", true },
 };
 
 int slurm_rule_scope(const struct rule *r)

@@ -109,7 +109,7 @@ const struct threshold_def threshold_defs[TH__COUNT] = {
         "InfiniBand receive errors (bad packets, local integrity, buffer overruns) growing at least "
         "this fast over the window are a bad link" },
     [TH_IB_MIN_RATE_GBPS] = { "ib_min_rate_gbps", 0, "Gb/s", 0, 1e6,
-        "every active InfiniBand/RoCE port should run at least this rate (400 for NDR fabrics); "
+        "every active InfiniBand port should run at least this rate (400 for NDR fabrics); "
         "0 = judge ports only against their neighbours" },
 };
 /* clang-format on */

@@ -225,6 +225,7 @@ static void check_rate_low(const struct rule_ctx *ctx, struct findings *out)
         double best = 0;
         uint32_t best_width = 0;
         size_t n_peers = 0, n_faster = 0;
+        bool below_want;
         char label[160];
         struct finding *f;
 
@@ -242,7 +243,12 @@ static void check_rate_low(const struct rule_ctx *ctx, struct findings *out)
                 best_width = q->width;
             }
         }
-        if (!(n_faster > 0 && best > p->rate_gbps) && !(want > 0 && p->rate_gbps < want))
+        /* The fabric's rate is InfiniBand's: RoCE ports are often storage or management NICs. */
+        if (is_ethernet(p))
+            below_want = false;
+        else
+            below_want = want > 0 && p->rate_gbps < want;
+        if (!(n_faster > 0 && best > p->rate_gbps) && !below_want)
             continue;
         port_label(label, sizeof(label), p);
         f = port_finding(ctx, out, p);
@@ -264,7 +270,7 @@ static void check_rate_low(const struct rule_ctx *ctx, struct findings *out)
                              "%" PRIu32 "X of %" PRIu32 "X lanes: lanes failed to train (a cable, "
                              "transceiver or port fault)",
                              p->width, best_width);
-        if (want > 0 && p->rate_gbps < want)
+        if (below_want)
             finding_evidence(f, "ib_min_rate_gbps is %g Gb/s", want);
         finding_evidence(f, "%.0f %% of the bandwidth",
                          pct(p->rate_gbps, best > want ? best : want));
@@ -282,8 +288,9 @@ const struct rule rule_ib_rate_low = {
     .title = "InfiniBand / RoCE port slower than it should be",
     .explanation =
         "An active port negotiated a lower rate than its neighbours (the other ports of the same "
-        "adapter type and link layer on this machine), or than the rate the fabric is built for "
-        "(ib_min_rate_gbps): fewer lanes (2X or 1X instead of 4X: a lane failed) or a lower "
+        "adapter type and link layer on this machine), or, for an InfiniBand port, than the rate "
+        "the fabric is built for (ib_min_rate_gbps): fewer lanes (2X or 1X instead of 4X: a lane "
+        "failed) or a lower "
         "speed per lane (HDR instead of NDR: a cable, transceiver or switch port that cannot hold "
         "the speed, or a speed setting). Every transfer through the port, and in an all-reduce "
         "every GPU waiting on it, runs at that fraction. sysfs does not tell what the port "
@@ -291,8 +298,8 @@ const struct rule rule_ib_rate_low = {
         "ib_min_rate_gbps set (400 for an NDR fabric). Ports split on purpose (NDR200 2X) can be "
         "told apart by their adapter type or with this rule disabled.",
     .detection = "an ACTIVE port whose /sys/class/infiniband/DEV/ports/N/rate is below that of "
-                 "another active port with the same hca_type and link_layer, or below "
-                 "ib_min_rate_gbps when set.",
+                 "another active port with the same hca_type and link_layer, or (InfiniBand ports) "
+                 "below ib_min_rate_gbps when set.",
     .fix = "Compare with ibstat (ethtool for RoCE); reseat or replace the cable and transceivers, "
            "check the switch port and the firmware of both ends.",
     .thresholds = THRESHOLDS(TH_IB_MIN_RATE_GBPS),

@@ -76,9 +76,12 @@ expect "healthy" "$(rules --root "$IB_FIX/healthy" --only ib,pcie --window 150ms
 expect "port down" "$(rules --root "$IB_FIX/port-down" --only ib,pcie --window 0)" \
     "ib.port-down mlx5_1/1 warning,ib.port-down mlx5_2/1 warning"
 expect "rate low" "$(rules --root "$IB_FIX/rate-low" --only ib,pcie --window 0)" "ib.rate-low mlx5_3/1 warning"
+# ib_min_rate_gbps judges InfiniBand ports only: the 100 Gb/s RoCE port (storage) is not below it.
+expect "rate at ib_min_rate_gbps" \
+    "$(rules --root "$IB_FIX/healthy" --only ib,pcie --window 0 --set ib_min_rate_gbps=400)" ""
 expect "rate below ib_min_rate_gbps" \
-    "$(rules --root "$IB_FIX/healthy" --only ib,pcie --window 0 --set ib_min_rate_gbps=200)" \
-    "ib.rate-low mlx5_4/1 warning"
+    "$(rules --root "$IB_FIX/healthy" --only ib,pcie --window 0 --set ib_min_rate_gbps=800)" \
+    "ib.rate-low mlx5_0/1 warning,ib.rate-low mlx5_1/1 warning,ib.rate-low mlx5_2/1 warning,ib.rate-low mlx5_3/1 warning"
 expect "peermem missing" "$(rules --root "$IB_FIX/peermem-missing" --only ib,pcie --window 0)" \
     "ib.peermem-missing nvidia_peermem warning"
 # Without the ib collector the rules say they could not check, and find nothing.
