@@ -14,6 +14,7 @@
     { name, type, source, NULL, NULL, 1, 1, label_doc, help }
 /* clang-format on */
 #define GPU_LABELS "gpu, uuid, name"
+#define IB_LABELS  "device, port, link_layer"
 /* NVML's labels of the GPU at the same PCI address (else CUDA's name), and the address */
 #define BENCH_LABELS GPU_LABELS ", pci_bus_id"
 #define GAUGE        METRIC_GAUGE
@@ -223,6 +224,22 @@ const struct metric_family metric_families[] = {
     S("gpudoctor_bench_p2p_latency_seconds", GAUGE, MSRC_BENCH_P2P_LATENCY,
       "src_gpu, src_pci_bus_id, dst_gpu, dst_pci_bus_id",
       "last bench: time of a 4-byte peer-to-peer copy"),
+
+    /* InfiniBand / RoCE ports from sysfs (docs/fabric.md) */
+    S("gpudoctor_ib_port_active", GAUGE, MSRC_IB_PORT_ACTIVE, IB_LABELS,
+      "1 when the port is ACTIVE with its physical link up, else 0 (ib.port-down)"),
+    S("gpudoctor_ib_port_rate_bytes_per_second", GAUGE, MSRC_IB_PORT_RATE, IB_LABELS,
+      "the rate the port negotiated, in bytes (5e10 for 4X NDR, 400 Gb/s)"),
+    S("gpudoctor_ib_port_errors_total", COUNTER, MSRC_IB_PORT_ERRORS, IB_LABELS ", counter",
+      "the port's error counters by their sysfs names (symbol_error, link_downed, ...), since "
+      "they were last reset; they saturate instead of wrapping (symbol_error at 65535)"),
+    S("gpudoctor_ib_port_receive_bytes_total", COUNTER, MSRC_IB_PORT_RCV_BYTES, IB_LABELS,
+      "data the port received (port_rcv_data × 4)"),
+    S("gpudoctor_ib_port_transmit_bytes_total", COUNTER, MSRC_IB_PORT_XMIT_BYTES, IB_LABELS,
+      "data the port sent (port_xmit_data × 4)"),
+    S("gpudoctor_ib_peermem_loaded", GAUGE, MSRC_IB_PEERMEM, "",
+      "1 when the GPUDirect RDMA module (nvidia_peermem or nv_peer_mem) is loaded, 0 when not; "
+      "only on a machine with InfiniBand or RoCE ports (ib.peermem-missing)"),
 };
 #undef G
 #undef S

@@ -148,6 +148,14 @@ static void render_family(struct render *r, const struct metric_family *m)
     case MSRC_PROC_DROPPED:
         metrics_proc_memory(r, m, true);
         break;
+    case MSRC_IB_PORT_ACTIVE:
+    case MSRC_IB_PORT_RATE:
+    case MSRC_IB_PORT_ERRORS:
+    case MSRC_IB_PORT_RCV_BYTES:
+    case MSRC_IB_PORT_XMIT_BYTES:
+    case MSRC_IB_PEERMEM:
+        metrics_ib(r, m);
+        break;
     default:
         break;
     }

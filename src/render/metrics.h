@@ -63,6 +63,13 @@ enum metric_source {
     MSRC_BENCH_CHECKSUM,
     MSRC_BENCH_P2P,
     MSRC_BENCH_P2P_LATENCY,
+    /* InfiniBand / RoCE ports (the snapshot's ib section; metrics-ib.c) */
+    MSRC_IB_PORT_ACTIVE,
+    MSRC_IB_PORT_RATE,
+    MSRC_IB_PORT_ERRORS,
+    MSRC_IB_PORT_RCV_BYTES,
+    MSRC_IB_PORT_XMIT_BYTES,
+    MSRC_IB_PEERMEM,
 };
 
 struct metric_family {

@@ -98,4 +98,29 @@ live=$("$GPUDOCTOR" check --root "$IB_FIX/port-down" --only ib,pcie --window 0 2
 from=$("$GPUDOCTOR" check --from "$TMP/pd.json" 2>&1 || true)
 expect "check --from equals the live check" "$from" "$live"
 
+# serve exports each port: active, rate, counters; the module where it matters. promtool-clean.
+prom=$TMP/ib.prom
+GPUDOCTOR_STATE_DIR=off "$GPUDOCTOR" serve --once --root "$IB_FIX/port-down" --only ib,pcie --window 0 >"$prom" 2>"$TMP/err" ||
+    { echo "FAIL: serve --once exited with $?"; cat "$TMP/err"; failures=$((failures + 1)); }
+series() {
+    local got
+    got=$(grep -E "^$1" "$prom" | tr '\n' ';' || true)
+    expect "series $1" "$got" "$2"
+}
+series 'gpudoctor_ib_port_active\{device="mlx5_[12]"' \
+    'gpudoctor_ib_port_active{device="mlx5_1",port="1",link_layer="infiniband"} 0;gpudoctor_ib_port_active{device="mlx5_2",port="1",link_layer="infiniband"} 0;'
+series 'gpudoctor_ib_port_rate_bytes_per_second\{device="mlx5_[04]"' \
+    'gpudoctor_ib_port_rate_bytes_per_second{device="mlx5_0",port="1",link_layer="infiniband"} 5e+10;gpudoctor_ib_port_rate_bytes_per_second{device="mlx5_4",port="1",link_layer="ethernet"} 1.25e+10;'
+series 'gpudoctor_ib_port_errors_total\{device="mlx5_0",port="1",link_layer="infiniband",counter="symbol_error"\}' \
+    'gpudoctor_ib_port_errors_total{device="mlx5_0",port="1",link_layer="infiniband",counter="symbol_error"} 3;'
+series 'gpudoctor_ib_port_receive_bytes_total\{device="mlx5_0"' \
+    'gpudoctor_ib_port_receive_bytes_total{device="mlx5_0",port="1",link_layer="infiniband"} 493827156048;'
+series 'gpudoctor_ib_peermem_loaded' 'gpudoctor_ib_peermem_loaded 1;'
+if command -v promtool >/dev/null; then
+    promtool check metrics <"$prom" || { echo "FAIL: promtool check metrics"; failures=$((failures + 1)); }
+fi
+# Without InfiniBand there is no ib series at all.
+GPUDOCTOR_STATE_DIR=off "$GPUDOCTOR" serve --once --root "$TMP/empty" --only ib --window 0 >"$prom" 2>/dev/null || true
+series 'gpudoctor_ib_' ''
+
 finish
