@@ -359,20 +359,27 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
 /* With a window, the counters are read again: errors that grow now are what matters. */
 static void finish(struct collect_ctx *ctx, void *state, struct snapshot *s)
 {
-    struct collector_status *st = &s->collectors[COLLECTOR_IB];
-
     (void)state;
     if (ctx->opts->window_ms <= 0)
         return;
     for (size_t i = 0; i < s->ib.n_ports; i++) {
         struct ib_port *p = &s->ib.ports[i];
+        struct collector_status quiet;
         uint64_t now[IB_C__COUNT], got;
         char dir[96];
 
-        if (p->device == NULL)
+        /* Ports whose counters could not be read at the start were noted then. */
+        if (p->device == NULL ||
+            ((p->valid >> IB_S_COUNTER) & ((UINT64_C(1) << IB_C__COUNT) - 1)) == 0)
             continue;
         snprintf(dir, sizeof(dir), CLASS_DIR "/%s/ports/%u", p->device, p->port);
-        read_counters(ctx, st, dir, now, &got);
+        /* What was wrong with a counter was noted at the start: say it once. */
+        memset(&quiet, 0, sizeof(quiet));
+        read_counters(ctx, &quiet, dir, now, &got);
+        for (size_t k = 0; k < quiet.n_notes; k++)
+            free(quiet.notes[k]);
+        free(quiet.notes);
+        free(quiet.detail);
         for (int c = 0; c < IB_C__COUNT; c++) {
             if (!ib_port_valid(p, IB_S_COUNTER + c) || !((got >> c) & 1u))
                 continue;

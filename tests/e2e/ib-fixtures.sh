@@ -38,6 +38,10 @@ check '.ib.ports[0] | [.state, .phys_state, .rate_gbps, .link_layer, .symbol_err
 check '.ib.ports[1] | [.state, .rate_gbps, .symbol_error]' '[4, null, null]'
 check '.ib.ports[2] | [.device, .pci_address, .hca_type, .link_layer, .rate_gbps, .width, .speed]' \
     '["rxe0", null, null, "ethernet", 10, 1, "QDR"]'
+# With a window the ports without counters are not noted twice.
+snap "$IB_FIX/garbage" --only ib --window 150ms
+check '.collectors.ib.notes | length' '10'
+check '.ib.ports[0] | [.port_rcv_errors_window, .symbol_error_window]' '[0, null]'
 
 mkdir -p "$TMP/empty"  # no /proc/modules either: without a device it is not looked at
 snap "$TMP/empty" --only ib
