@@ -75,6 +75,44 @@ static void state_evidence(struct finding *f, const struct ib_port *p)
                          p->fw_ver ? p->fw_ver : "?");
 }
 
+/*
+ * The GPUs whose PCIe switch the port's adapter shares (the pcie section's peers): their
+ * GPUDirect RDMA traffic goes through this port, so they are the ones a fault here slows.
+ */
+static void near_gpus_evidence(const struct rule_ctx *ctx, struct finding *f,
+                               const struct ib_port *p)
+{
+    char list[256];
+    size_t len = 0, n = 0;
+
+    list[0] = '\0';
+    if (p->pci_address == NULL)
+        return;
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
+
+        for (size_t k = 0; v->pcie && k < v->pcie->n_peers; k++) {
+            const struct pcie_peer *q = &v->pcie->peers[k];
+            int w;
+
+            if (q->kind != PCIE_PEER_NETWORK || q->address == NULL ||
+                strcmp(q->address, p->pci_address) != 0)
+                continue;
+            w = snprintf(list + len, sizeof(list) - len, "%sGPU %" PRIu32, n ? ", " : "",
+                         v->g->index);
+            if (w > 0 && (size_t)w < sizeof(list) - len) {
+                len += (size_t)w;
+                n++;
+            }
+        }
+    }
+    if (n > 0)
+        finding_evidence(f,
+                         "%s under the same PCIe switch as this adapter: %s GPUDirect RDMA "
+                         "traffic goes through it",
+                         list, n == 1 ? "its" : "their");
+}
+
 /* ibstat for the port, ip/ethtool for its interface (RoCE). */
 static void port_fixes(struct finding *f, const struct ib_port *p)
 {
@@ -132,6 +170,7 @@ static void check_port_down(const struct rule_ctx *ctx, struct findings *out)
             state_evidence(f, p);
             finding_evidence(f, "the cable and the far end are fine (LinkUp); an InfiniBand port "
                                 "carries traffic only once a subnet manager makes it ACTIVE");
+            near_gpus_evidence(ctx, f, p);
             port_fixes(f, p);
             finding_fix(f, "sudo sminfo   # is a subnet manager answering on this fabric?");
             finding_fix(f, "# start a subnet manager (opensm, or the one on the managed switch / "
@@ -156,6 +195,7 @@ static void check_port_down(const struct rule_ctx *ctx, struct findings *out)
         else
             finding_evidence(f, "Polling: the port looks for a peer and finds none (no cable, far "
                                 "end down, or a bad cable or transceiver)");
+        near_gpus_evidence(ctx, f, p);
         port_fixes(f, p);
         if (eth && p->netdev) {
             char *nd = fix_arg(f, "interface name", p->netdev);
@@ -274,6 +314,7 @@ static void check_rate_low(const struct rule_ctx *ctx, struct findings *out)
             finding_evidence(f, "ib_min_rate_gbps is %g Gb/s", want);
         finding_evidence(f, "%.0f %% of the bandwidth",
                          pct(p->rate_gbps, best > want ? best : want));
+        near_gpus_evidence(ctx, f, p);
         port_fixes(f, p);
         finding_fix(f, "# reseat or replace the cable and transceivers; check the switch port's "
                        "speed settings and both ends' firmware");
@@ -389,6 +430,7 @@ static void check_errors(const struct rule_ctx *ctx, struct findings *out)
                              ", link_downed %" PRIu64,
                              p->counter[IB_C_SYMBOL_ERROR], p->counter[IB_C_LINK_DOWNED]);
         state_evidence(f, p);
+        near_gpus_evidence(ctx, f, p);
         port_fixes(f, p);
         finding_fix(f, "# reseat or replace the cable and transceivers at both ends; check the "
                        "switch port's counters too (ibqueryerrors)");

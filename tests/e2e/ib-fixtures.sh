@@ -14,7 +14,7 @@ check '.ib.ports[0] | [.pci_address, .hca_type, .fw_ver, .netdev, .link_layer, .
 check '.ib.ports[0] | [.rate_gbps, .width, .speed, .symbol_error, .port_rcv_data, .symbol_error_window]' \
     '[400, 4, "NDR", 3, 123456789012, null]'
 check '.ib.ports[4] | [.link_layer, .rate_gbps, .speed, .hca_type, .netdev]' \
-    '["ethernet", 100, "EDR", "MT4125", "enp154s0f0np0"]'
+    '["ethernet", 100, "EDR", "MT4125", "enp155s0f0np0"]'
 
 # A window reads the counters twice: nothing changes in a fixture.
 snap "$IB_FIX/healthy" --only ib --window 150ms

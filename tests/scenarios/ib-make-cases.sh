@@ -68,8 +68,8 @@ exit 1
 X
 
 t=$(copy healthy roce-down)
-port_file "$t" mlx5_4 0000:9a:00.0 state '1: DOWN'
-port_file "$t" mlx5_4 0000:9a:00.0 phys_state '2: Polling'
+port_file "$t" mlx5_4 0000:9b:00.0 state '1: DOWN'
+port_file "$t" mlx5_4 0000:9b:00.0 phys_state '2: Polling'
 write ib-roce-down "$t"
 cat >"$here/ib-roce-down/expect" <<'X'
 # the RoCE port (link layer Ethernet) of the storage NIC has no carrier; the InfiniBand ports are fine
@@ -92,7 +92,7 @@ X
 
 t=$(copy errors errors)
 cnt2=$t/$pci/0000:41:00.0/infiniband/mlx5_2/ports/1/counters
-cnt3=$t/$pci/0000:5d:00.0/infiniband/mlx5_3/ports/1/counters
+cnt3=$t/$pci/0000:5e:00.0/infiniband/mlx5_3/ports/1/counters
 write ib-errors "$t" 2000 "printf '250\n' >'$cnt2/symbol_error'; printf '1\n' >'$cnt3/link_downed'"
 cat >"$here/ib-errors/expect" <<'X'
 # during a 2 s window mlx5_2 counted 250 symbol errors and mlx5_3's link went down once

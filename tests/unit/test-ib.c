@@ -5,6 +5,8 @@
  */
 #include "collect/collect.h"
 #include "collect/ib-parse.h"
+#include "rules/config.h"
+#include "rules/rules.h"
 #include "util/xalloc.h"
 
 #include <setjmp.h>
@@ -341,6 +343,65 @@ static void test_bad_json(void **state)
     }
 }
 
+static const struct finding *find_object(const struct findings *f, const char *id,
+                                         const char *object)
+{
+    for (size_t i = 0; i < f->n; i++) {
+        if (strcmp(f->items[i].rule->id, id) == 0 && f->items[i].subject.object &&
+            strcmp(f->items[i].subject.object, object) == 0)
+            return &f->items[i];
+    }
+    return NULL;
+}
+
+static bool evidence_has(const struct finding *x, const char *text)
+{
+    for (size_t i = 0; x && i < x->n_evidence; i++) {
+        if (strstr(x->evidence[i], text))
+            return true;
+    }
+    return false;
+}
+
+/* A port down names the GPUs under its PCIe switch (the pcie section's network peers). */
+static void test_port_near_gpu(void **state)
+{
+    char *cause = NULL;
+    struct snapshot *s =
+        snapshot_load(TEST_SOURCE_DIR "/tests/scenarios/ib-port-down/snapshot.json", &cause);
+    struct pcie_device *d;
+    struct findings f;
+    struct config cfg;
+    const struct finding *down1, *down2;
+
+    (void)state;
+    if (s == NULL)
+        fail_msg("%s", cause);
+    assert_true(s->pcie.n_gpus >= 3);
+    assert_string_equal(s->ib.ports[1].pci_address, "0000:2b:00.0");
+    /* GPU 2's switch holds mlx5_1's adapter. */
+    d = &s->pcie.gpus[2];
+    d->peers = xcalloc(1, sizeof(*d->peers));
+    d->n_peers = 1;
+    d->peers[0].address = xstrdup("0000:2b:00.0");
+    d->peers[0].kind = PCIE_PEER_NETWORK;
+    d->valid |= UINT64_C(1) << PCIE_S_PEERS;
+    config_init(&cfg);
+    memset(&f, 0, sizeof(f));
+    rules_run(s, NULL, &cfg.rules, &f);
+    down1 = find_object(&f, "ib.port-down", "mlx5_1/1");
+    down2 = find_object(&f, "ib.port-down", "mlx5_2/1");
+    assert_non_null(down1);
+    assert_non_null(down2);
+    if (!evidence_has(down1, "GPU 2 under the same PCIe switch as this adapter"))
+        fail_msg("mlx5_1's finding does not name GPU 2");
+    assert_false(evidence_has(down2, "under the same PCIe switch"));
+    assert_null(down1->subject.gpu_uuid); /* about the port, not the GPU */
+    findings_free(&f);
+    config_free(&cfg);
+    snapshot_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -353,6 +414,7 @@ int main(void)
         cmocka_unit_test(test_garbage_and_absent),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_bad_json),
+        cmocka_unit_test(test_port_near_gpu),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
