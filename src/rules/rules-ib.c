@@ -186,15 +186,22 @@ static void check_port_down(const struct rule_ctx *ctx, struct findings *out)
             finding_title(f, "%s is %s: the link is %s", label, p->state_name,
                           p->phys_state == IB_PHYS_TRAINING ? "still training"
                                                             : "recovering from errors");
+        else if (phys)
+            finding_title(f, "%s is %s, physical state %s", label, p->state_name,
+                          p->phys_state_name);
         else
             finding_title(f, "%s is %s", label, p->state_name);
         state_evidence(f, p);
         if (eth)
             finding_evidence(f, "a RoCE port follows its network interface: down when the "
                                 "interface is down or has no carrier");
-        else
+        else if (phys && p->phys_state == IB_PHYS_POLLING)
             finding_evidence(f, "Polling: the port looks for a peer and finds none (no cable, far "
                                 "end down, or a bad cable or transceiver)");
+        else if (phys &&
+                 (p->phys_state == IB_PHYS_TRAINING || p->phys_state == IB_PHYS_ERR_RECOVERY))
+            finding_evidence(f, "a link that keeps training or recovering is marginal: a cable, "
+                                "transceiver or switch port");
         near_gpus_evidence(ctx, f, p);
         port_fixes(f, p);
         if (eth && p->netdev) {

@@ -402,6 +402,57 @@ static void test_port_near_gpu(void **state)
     snapshot_free(s);
 }
 
+/* The states between up and down: recovering, disabled on purpose, unknown. */
+static void test_port_states(void **state)
+{
+    char *cause = NULL;
+    struct snapshot *s =
+        snapshot_load(TEST_SOURCE_DIR "/tests/scenarios/healthy-8gpu-ib/snapshot.json", &cause);
+    struct findings f;
+    struct config cfg;
+    const struct finding *x;
+
+    (void)state;
+    if (s == NULL)
+        fail_msg("%s", cause);
+    s->ib.ports[0].phys_state = IB_PHYS_ERR_RECOVERY;
+    free(s->ib.ports[0].phys_state_name);
+    s->ib.ports[0].phys_state_name = xstrdup("LinkErrorRecovery");
+    s->ib.ports[3].state = IB_STATE_DOWN;
+    free(s->ib.ports[3].state_name);
+    s->ib.ports[3].state_name = xstrdup("DOWN");
+    s->ib.ports[3].phys_state = IB_PHYS_DISABLED;
+    s->ib.ports[2].valid &= ~(UINT64_C(1) << IB_S_STATE);
+    config_init(&cfg);
+    memset(&f, 0, sizeof(f));
+    rules_run(s, NULL, &cfg.rules, &f);
+    x = find_object(&f, "ib.port-down", "mlx5_0/1");
+    assert_non_null(x);
+    assert_int_equal(x->severity, SEV_WARNING);
+    assert_non_null(strstr(x->title, "is ACTIVE: the link is recovering from errors"));
+    assert_true(evidence_has(x, "marginal"));
+    assert_false(evidence_has(x, "Polling:"));
+    x = find_object(&f, "ib.port-down", "mlx5_3/1");
+    assert_non_null(x);
+    assert_int_equal(x->severity, SEV_INFO);
+    assert_non_null(strstr(x->title, "is disabled"));
+    assert_null(find_object(&f, "ib.port-down", "mlx5_2/1"));
+    assert_null(find_object(&f, "ib.port-down", "mlx5_1/1"));
+    {
+        bool skipped = false;
+
+        for (size_t i = 0; i < f.n_skips; i++)
+            skipped |= strcmp(f.skips[i].rule->id, "ib.port-down") == 0 &&
+                       strstr(f.skips[i].reason, "mlx5_2 port 1: state not read") != NULL;
+        assert_true(skipped);
+    }
+    /* A disabled port is not active: its rate is no neighbour's measure. */
+    assert_null(find_object(&f, "ib.rate-low", "mlx5_0/1"));
+    findings_free(&f);
+    config_free(&cfg);
+    snapshot_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -415,6 +466,7 @@ int main(void)
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_bad_json),
         cmocka_unit_test(test_port_near_gpu),
+        cmocka_unit_test(test_port_states),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
