@@ -1,9 +1,9 @@
 /* gpudoctor: why is this GPU server busy or slow, and what to do about it. */
 #include "cmd/cmd.h"
 #include "util/fileio.h"
+#include "util/i18n.h"
 #include "util/xalloc.h"
 
-#include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,16 +16,16 @@ static const struct cmd *const cmd_table[] = {
 
 static void usage(FILE *out)
 {
-    fputs("Usage: gpudoctor [COMMAND] [options]\n"
+    fputs(_("Usage: gpudoctor [COMMAND] [options]\n"
           "\n"
           "Tells why a GPU server is busy or slow, with the evidence and the command that\n"
           "fixes it. Without a command, runs 'check'.\n"
           "\n"
-          "Commands:\n",
+          "Commands:\n"),
           out);
     for (size_t i = 0; i < ARRAY_SIZE(cmd_table); i++)
-        fprintf(out, "  %-13s %s\n", cmd_table[i]->name, cmd_table[i]->summary);
-    fputs("\n"
+        fprintf(out, "  %-13s %s\n", cmd_table[i]->name, _(cmd_table[i]->summary));
+    fputs(_("\n"
           "Run 'gpudoctor help COMMAND' (or 'gpudoctor COMMAND --help') for a command's\n"
           "options.\n"
           "\n"
@@ -39,7 +39,9 @@ static void usage(FILE *out)
           "  NO_COLOR            do not colour the output (unless --color=always)\n"
           "  COLUMNS             width of the text off a terminal (default 80)\n"
           "  LC_ALL, LC_CTYPE, LANG\n"
-          "                      ASCII output unless their character set is UTF-8\n",
+          "                      ASCII output unless their character set is UTF-8\n"
+          "  LANGUAGE, LC_MESSAGES\n"
+          "                      the language of the text (zh_CN: Chinese; default English)\n"),
           out);
 }
 
@@ -88,8 +90,8 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
     /* A closed stdout must stay closed, not become the first file or pipe the command opens. */
     file_reserve_std_fds();
-    /* The character set only: whether text may be UTF-8. Numbers keep the C locale's '.'. */
-    setlocale(LC_CTYPE, "");
+    /* The character set and the language of the texts; numbers keep the C locale's '.'. */
+    i18n_init();
 
     if (argc >= 2 && argv[1][0] != '-') {
         if (strcmp(argv[1], "help") == 0)

@@ -305,7 +305,7 @@ const struct cmd cmd_ack = {
     .name = "ack",
     .synopsis = "RULE --gpu GPU [--note TEXT] [--expires DUR]\n--list\n--clear RULE --gpu GPU\n"
                 "--clear --all",
-    .summary = "acknowledge a GPU's finding until it expires or a new event",
+    .summary = N_("acknowledge a GPU's finding until it expires or a new event"),
     .about = "Acknowledge a finding (a rule id, as 'check' shows it) about one GPU: check,\n"
              "watch, serve and slurm-check show it apart and stop counting it, until it\n"
              "expires or the GPU has a new event (a new Xid, more ECC errors, more remapped\n"

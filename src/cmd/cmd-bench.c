@@ -448,7 +448,7 @@ const struct cmd cmd_bench = {
     .name = "bench",
     .synopsis = "[--quick | --full] [--gpus LIST] [--duration DUR] [--save] [--compare FILE] "
                 "[options]",
-    .summary = "measure what the GPUs deliver against what they should",
+    .summary = N_("measure what the GPUs deliver against what they should"),
     .about = "Measure host copies, device memory, peer copies, compute, a sustained load (every\n"
              "GPU at once, NVML read while it runs) and a checksum on each GPU, next to what its\n"
              "PCIe link should carry and this node's saved baseline, and judge them with the\n"

@@ -61,15 +61,15 @@ out:
 const struct cmd cmd_check = {
     .name = "check",
     .synopsis = "[options]",
-    .summary = "diagnose this machine now: ranked findings, evidence, fixes",
-    .about = "Diagnose this machine: collect the evidence (NVML, GPU processes, host pressure,\n"
-             "PCIe, driver and kernel log, CUDA stack), then print what is wrong, the evidence\n"
-             "and the fix.\n",
+    .summary = N_("diagnose this machine now: ranked findings, evidence, fixes"),
+    .about = N_("Diagnose this machine: collect the evidence (NVML, GPU processes, host pressure,\n"
+                "PCIe, driver and kernel log, CUDA stack), then print what is wrong, the evidence\n"
+                "and the fix.\n"),
     .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_FROM | CMD_G_CONFIG | CMD_G_JSON | CMD_G_COLOR |
               CMD_G_WIDTH | CMD_G_ASCII | CMD_G_STATE,
     .window_ms = 2000,
-    .epilogue = "Exit status: 0 healthy, 1 warning, 2 critical, 3 could not check (or write the\n"
-                "report), 64 usage error. 'gpudoctor explain ID' tells what a finding means;\n"
-                "'explain --list' lists them all.\n",
+    .epilogue = N_("Exit status: 0 healthy, 1 warning, 2 critical, 3 could not check (or write the\n"
+                   "report), 64 usage error. 'gpudoctor explain ID' tells what a finding means;\n"
+                   "'explain --list' lists them all.\n"),
     .exec = exec,
 };

@@ -217,7 +217,7 @@ out:
 const struct cmd cmd_explain = {
     .name = "explain",
     .synopsis = "[options] ID\n--list\n--thresholds\n--markdown",
-    .summary = "what a finding means, how it is detected, how to fix it",
+    .summary = N_("what a finding means, how it is detected, how to fix it"),
     .about = "Explain a finding of 'gpudoctor check': what it means, how it is detected and\n"
              "with which thresholds (their values now, after the config file), and how to fix\n"
              "it.\n",

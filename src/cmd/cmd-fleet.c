@@ -253,7 +253,7 @@ out:
 const struct cmd cmd_fleet = {
     .name = "fleet",
     .synopsis = "[options] FILE|DIR|- ...\n[options] --prometheus URL",
-    .summary = "many nodes: which is the odd one out, and why",
+    .summary = N_("many nodes: which is the odd one out, and why"),
     .about = "Compare many nodes: snapshots ('gpudoctor snapshot', 'check --json', 'watch\n"
              "--record') in files, directories or a stream on standard input ('-'), or what a\n"
              "Prometheus server scraping 'gpudoctor serve' holds. Nodes are grouped by GPU\n"

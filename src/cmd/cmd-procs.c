@@ -146,7 +146,7 @@ out:
 const struct cmd cmd_procs = {
     .name = "procs",
     .synopsis = "[options]",
-    .summary = "every GPU process: who, where, how much, what it does, a verdict",
+    .summary = N_("every GPU process: who, where, how much, what it does, a verdict"),
     .about = "Every process using a GPU: pid, user, container or job, GPUs, GPU memory, SM %,\n"
              "CPU %, state, age, and a verdict (active, idle, idle-holder, stopped, defunct,\n"
              "orphaned, not-visible, unknown) from the same tests as 'gpudoctor check'.\n"

@@ -157,7 +157,7 @@ out:
 const struct cmd cmd_profile = {
     .name = "profile",
     .synopsis = "save [-o FILE] [--from SNAPSHOT] [options]\nshow [--config FILE]",
-    .summary = "the node's expected hardware: save it from a good node, show it",
+    .summary = N_("the node's expected hardware: save it from a good node, show it"),
     .about = "An expected-hardware profile says what a node must have: GPU count and model,\n"
              "memory per GPU, PCIe generation and width, driver and CUDA versions, VBIOS\n"
              "(NVLink, InfiniBand and Fabric Manager keys are accepted; they are checked once\n"

@@ -557,7 +557,7 @@ out:
 const struct cmd cmd_reap = {
     .name = "reap",
     .synopsis = "[selection] [--kill [--yes | --interactive]] [options]",
-    .summary = "find stale GPU processes, end them safely (dry run by default)",
+    .summary = N_("find stale GPU processes, end them safely (dry run by default)"),
     .about = "Find stale GPU processes and, with --kill, end them safely: SIGTERM, then\n"
              "SIGKILL after a grace period. Without --kill it is a dry run that shows exactly\n"
              "what would be signalled and why. Afterwards it reports the GPU memory freed.\n",

@@ -308,7 +308,7 @@ out:
 const struct cmd cmd_serve = {
     .name = "serve",
     .synopsis = "[options]",
-    .summary = "Prometheus exporter: /metrics, /findings, /healthz",
+    .summary = N_("Prometheus exporter: /metrics, /findings, /healthz"),
     .about = "Prometheus exporter: collects every --interval in the background and answers\n"
              "  /metrics   the Prometheus text format (docs/prometheus.md lists every metric)\n"
              "  /findings  the findings as JSON, with the age of the data\n"

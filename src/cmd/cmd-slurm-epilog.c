@@ -340,7 +340,7 @@ out:
 const struct cmd cmd_slurm_epilog = {
     .name = "slurm-epilog",
     .synopsis = "[--reap] [options]",
-    .summary = "Slurm Epilog: reap a job's leftovers, drain if memory stays held",
+    .summary = N_("Slurm Epilog: reap a job's leftovers, drain if memory stays held"),
     .about = "Slurm Epilog for GPU nodes: after job $SLURM_JOB_ID ends, finds its own\n"
              "processes (their cgroup names the job) still holding its GPUs ($SLURM_JOB_GPUS)\n"
              "and, with --reap, ends them with gpudoctor reap's safety checks (pinned with\n"

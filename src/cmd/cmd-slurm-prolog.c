@@ -169,7 +169,7 @@ out:
 const struct cmd cmd_slurm_prolog = {
     .name = "slurm-prolog",
     .synopsis = "[options]",
-    .summary = "Slurm Prolog: refuse a job whose GPU a leftover holds",
+    .summary = N_("Slurm Prolog: refuse a job whose GPU a leftover holds"),
     .about = "Slurm Prolog for GPU nodes: before job $SLURM_JOB_ID starts, looks at its GPUs\n"
              "($SLURM_JOB_GPUS). A process NVML lists there that belongs to no running job (an\n"
              "ended job's leftover, or a process outside Slurm), or memory no process accounts\n"

@@ -728,7 +728,7 @@ out:
 const struct cmd cmd_slurm_check = {
     .name = "slurm-check",
     .synopsis = "[options]",
-    .summary = "Slurm health check: drain on a node fault, resume after",
+    .summary = N_("Slurm health check: drain on a node fault, resume after"),
     .about = "Slurm health check: diagnoses this node as 'gpudoctor check' does; on a critical\n"
              "node fault (hardware, driver, fabric, cooling, a lost GPU) drains it with the\n"
              "finding as reason (\"" SLURM_REASON_PREFIX "...\"). A job's problem (a stopped\n"

@@ -67,7 +67,7 @@ out:
 const struct cmd cmd_snapshot = {
     .name = "snapshot",
     .synopsis = "[-o FILE] [options]",
-    .summary = "capture everything gpudoctor sees into one JSON document",
+    .summary = N_("capture everything gpudoctor sees into one JSON document"),
     .about = "Capture everything gpudoctor sees (NVML, GPU processes, host pressure, PCIe,\n"
              "driver and kernel log, CUDA stack) into one JSON document, schema\n"
              "gpudoctor.snapshot/1.\n"

@@ -156,7 +156,7 @@ out:
 const struct cmd cmd_watch = {
     .name = "watch",
     .synopsis = "[options]",
-    .summary = "live view with history, trends, findings as they appear, alerts",
+    .summary = N_("live view with history, trends, findings as they appear, alerts"),
     .about = "Live view: per GPU utilisation, memory, temperature, power, clocks and throttle\n"
              "reasons with history graphs, the GPU processes, and the findings as they appear\n"
              "and clear. Trends over the history: leaks (with slope and time-to-full),\n"

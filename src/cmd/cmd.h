@@ -8,6 +8,7 @@
 #ifndef GPUDOCTOR_CMD_H
 #define GPUDOCTOR_CMD_H
 
+#include "util/i18n.h"
 #include "collect/collect.h"
 #include "render/text.h"
 #include "rules/config.h"

@@ -182,7 +182,7 @@ static void option_help(FILE *out, const struct cmd *c, const struct cmd_option 
     size_t n;
 
     if (o->name == NULL) {
-        fprintf(out, "%s\n", o->help);
+        fprintf(out, "%s\n", _(o->help));
         return;
     }
     /* "  -n, --interval DUR", "  --color[=WHEN]" */
@@ -202,13 +202,13 @@ static void option_help(FILE *out, const struct cmd *c, const struct cmd_option 
             snprintf(window, sizeof(window), "0");
         else
             render_duration(window, sizeof(window), (double)c->window_ms / 1000.0);
-        text = fill(o->help, window);
+        text = fill(_(o->help), window);
     } else if (o->key == OPT_JSON) {
-        text = fill(o->help, c->name);
+        text = fill(_(o->help), c->name);
     } else if (o->key == OPT_FORMAT) {
-        text = fill(o->help, import_format_names());
+        text = fill(_(o->help), import_format_names());
     }
-    wrap(out, HELP_COLUMN, HELP_COLUMN, text ? text : o->help);
+    wrap(out, HELP_COLUMN, HELP_COLUMN, text ? text : _(o->help));
     free(text);
 }
 
@@ -225,9 +225,9 @@ void cmd_usage(const struct cmd *c, FILE *out)
         syn += len + (syn[len] == '\n');
         first = false;
     }
-    fprintf(out, "\n%s", c->about);
+    fprintf(out, "\n%s", _(c->about));
     if (c->options == NULL || c->options[0].name != NULL)
-        fputs("\nOptions:\n", out);
+        fputs(_("\nOptions:\n"), out);
     else
         fputc('\n', out);
     for (const struct cmd_option *o = c->options; o && !is_end(o); o++)
@@ -238,7 +238,7 @@ void cmd_usage(const struct cmd *c, FILE *out)
     }
     option_help(out, c, &help_option);
     if (c->epilogue)
-        fprintf(out, "\n%s", c->epilogue);
+        fprintf(out, "\n%s", _(c->epilogue));
 }
 
 /* ---- parsing ---- */

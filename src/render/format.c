@@ -5,6 +5,7 @@
 #include <langinfo.h>
 #include <stdio.h>
 #include <string.h>
+#include <wchar.h>
 
 void render_bytes(char *buf, size_t size, uint64_t bytes)
 {
@@ -98,6 +99,46 @@ void render_ranges(char *buf, size_t size, const int32_t *v, size_t n)
         len += w;
         i = j + 1;
     }
+}
+
+size_t render_char(const char *s, size_t n, size_t *cols)
+{
+    mbstate_t st;
+    wchar_t wc;
+    size_t len;
+    int w;
+
+    memset(&st, 0, sizeof(st));
+    if ((unsigned char)s[0] < 0x80) {
+        *cols = 1;
+        return 1;
+    }
+    len = mbrtowc(&wc, s, n, &st);
+    if (len == 0 || len > n) {
+        /* Not decodable here (not UTF-8, or the C locale): the lead byte and its continuations
+         * count one column, as the ASCII stand-ins do. */
+        len = 1;
+        while (len < n && ((unsigned char)s[len] & 0xC0) == 0x80)
+            len++;
+        *cols = 1;
+        return len;
+    }
+    w = wcwidth(wc);
+    *cols = w < 0 ? 1 : (size_t)w;
+    return len;
+}
+
+size_t render_width(const char *s, size_t n)
+{
+    size_t cols = 0;
+
+    for (size_t i = 0; i < n && s[i];) {
+        size_t c;
+
+        i += render_char(s + i, n - i, &c);
+        cols += c;
+    }
+    return cols;
 }
 
 bool render_locale_utf8(void)

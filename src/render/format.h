@@ -25,6 +25,17 @@ void render_ranges(char *buf, size_t size, const int32_t *v, size_t n);
  * Otherwise the text renderers and watch's view write ASCII (render_ascii).
  */
 bool render_locale_utf8(void);
+
+/*
+ * One character of UTF-8 text at s (n bytes left): its length in bytes, and the columns it takes
+ * on a terminal in *cols (wcwidth: 2 for Chinese and other wide characters, 0 for a combining
+ * one). A byte that is not valid UTF-8 in the locale is 1 byte of 1 column; so is every
+ * continuation of a character the locale cannot decode (the ASCII fallback's count).
+ */
+size_t render_char(const char *s, size_t n, size_t *cols);
+
+/* The columns the first n bytes of s take on a terminal (render_char). */
+size_t render_width(const char *s, size_t n);
 /*
  * An ASCII copy of UTF-8 text: the characters reports use get ASCII stand-ins ("—" "-",
  * "°" nothing, so "88 °C" reads "88 C", "…" "...", "→" "->", "×" "x"), any other non-ASCII

@@ -59,7 +59,7 @@ json_t *render_findings_json(const char *schema, const struct snapshot *s, const
                              int exit_code)
 {
     json_t *j = json_object(), *v = json_object(), *list = json_array(), *skips = json_array();
-    char *text = render_verdict(s, f);
+    char *text = render_verdict(s, f, false);
 
     json_object_set_new(j, "schema", json_string(schema));
     json_object_set_new(j, "hostname", s->hostname ? json_string(s->hostname) : json_null());

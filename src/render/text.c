@@ -2,6 +2,7 @@
 #include "nvml/nvml-abi.h"
 #include "util/xalloc.h"
 
+#include "util/i18n.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 
@@ -104,6 +105,54 @@ static const char *severity_color(const struct render_opts *ro, enum severity se
     }
 }
 
+/* Punctuation that closes a phrase: never the first thing on a line (it stays with the word before). */
+static bool no_break_before(const char *p, size_t len)
+{
+    static const char *const closing[] = { "，", "。", "、", "；", "：", "！", "？", "）", "」",
+                                           "』", "》", "”", "’", "…", "—" };
+
+    if (len == 1)
+        return strchr(",.;:!?)]}%", *p) != NULL;
+    for (size_t i = 0; i < ARRAY_SIZE(closing); i++) {
+        if (strlen(closing[i]) == len && memcmp(p, closing[i], len) == 0)
+            return true;
+    }
+    return false;
+}
+
+/*
+ * The next piece of text at p that may not be split, and its columns: a run of characters up to
+ * a space (an English word), or one wide character (Chinese is written without spaces and may
+ * break between any two characters). Closing punctuation stays with what it follows.
+ */
+static size_t next_piece(const char *p, size_t *cols)
+{
+    size_t i = 0, c, len;
+
+    *cols = 0;
+    len = render_char(p, strlen(p), &c);
+    if (c == 2) {
+        i = len;
+        *cols = c;
+    } else {
+        while (p[i] && p[i] != ' ') {
+            len = render_char(p + i, strlen(p + i), &c);
+            if (c == 2 && i > 0)
+                break;
+            i += len;
+            *cols += c;
+        }
+    }
+    while (p[i] && p[i] != ' ') {
+        len = render_char(p + i, strlen(p + i), &c);
+        if (!no_break_before(p + i, len))
+            break;
+        i += len;
+        *cols += c;
+    }
+    return i;
+}
+
 /* render_wrap, with cont printed after the indent of every continuation line. */
 static void wrap_lines(FILE *out, const struct render_opts *ro, size_t first_len, size_t indent,
                        const char *cont, const char *text)
@@ -116,25 +165,25 @@ static void wrap_lines(FILE *out, const struct render_opts *ro, size_t first_len
     while (*p == ' ')
         p++;
     while (*p) {
-        const char *word = p;
-        size_t len, chars = 0;
+        bool spaced = p > text && p[-1] == ' ';
+        size_t cols, len = next_piece(p, &cols);
+        size_t gap = !empty && spaced ? 1 : 0;
 
-        while (*p && *p != ' ')
-            chars += ((unsigned char)*p++ & 0xC0) != 0x80; /* UTF-8: lead bytes only */
-        len = (size_t)(p - word);
-        /* A word that does not fit goes to the next line, unless the line is still empty. */
-        if (!empty && col + 1 + chars > width) {
+        /* A piece that does not fit goes to the next line, unless the line is still empty. */
+        if (!empty && col + gap + cols > width) {
             fprintf(out, "\n%*s%s", (int)indent, "", cont);
             col = indent + strlen(cont);
             empty = true;
+            gap = 0;
         }
-        if (!empty) {
+        if (gap) {
             fputc(' ', out);
             col++;
         }
-        fwrite(word, 1, len, out);
-        col += chars;
+        fwrite(p, 1, len, out);
+        col += cols;
         empty = false;
+        p += len;
         while (*p == ' ')
             p++;
     }
@@ -165,7 +214,7 @@ const char *render_status(int exit_code)
  * The top finding's title; when it is the cause of others, what it explains too: "GPU 2: Xid 48
  * (...), which explains: NVML did not answer: the NVIDIA driver is wedged (and 1 more)".
  */
-static char *root_cause_line(const struct findings *f, const struct finding *lead)
+static char *root_cause_line(const struct findings *f, const struct finding *lead, bool people)
 {
     size_t i = (size_t)(lead - f->items), n = finding_n_explained(f, i);
     const struct finding *first = NULL;
@@ -174,14 +223,18 @@ static char *root_cause_line(const struct findings *f, const struct finding *lea
         if (k != i && finding_cause(f, k) == lead)
             first = &f->items[k];
     }
+    const char *lt = people ? finding_title_text(lead) : lead->title;
+
     if (n == 0 || first == NULL)
-        return xstrdup(lead->title);
+        return xstrdup(lt);
     if (n == 1)
-        return xasprintf("%s, which explains: %s", lead->title, first->title);
-    return xasprintf("%s, which explains: %s (and %zu more)", lead->title, first->title, n - 1);
+        return xasprintf(L_(people, "%s, which explains: %s"), lt,
+                         people ? finding_title_text(first) : first->title);
+    return xasprintf(L_(people, "%s, which explains: %s (and %zu more)"), lt,
+                     people ? finding_title_text(first) : first->title, n - 1);
 }
 
-char *render_verdict(const struct snapshot *s, const struct findings *f)
+char *render_verdict(const struct snapshot *s, const struct findings *f, bool people)
 {
     size_t crit = findings_count(f, SEV_CRITICAL), warn = findings_count(f, SEV_WARNING);
     size_t info = findings_count(f, SEV_INFO);
@@ -190,19 +243,25 @@ char *render_verdict(const struct snapshot *s, const struct findings *f)
     if (why != NULL)
         return why;
     if (crit == 0 && warn == 0) {
-        out = xasprintf("healthy — %zu GPU%s checked, no problems found%s", s->n_gpus,
-                        s->n_gpus == 1 ? "" : "s",
-                        info ? (info == 1 ? " (1 note)" : " (notes below)") : "");
-        return out;
+        const char *notes = info == 0   ? ""
+                            : info == 1 ? L_(people, " (1 note)")
+                                        : L_(people, " (notes below)");
+
+        if (s->n_gpus == 1)
+            return xasprintf(L_(people, "healthy — 1 GPU checked, no problems found%s"), notes);
+        return xasprintf(L_(people, "healthy — %zu GPUs checked, no problems found%s"), s->n_gpus,
+                         notes);
     }
     /* The first finding not acknowledged: not NULL, a critical or warning one counts. */
-    top = root_cause_line(f, findings_lead(f));
+    top = root_cause_line(f, findings_lead(f), people);
     if (crit && warn)
-        out = xasprintf("%zu critical, %zu warning%s — %s", crit, warn, warn == 1 ? "" : "s", top);
+        out = warn == 1 ? xasprintf(L_(people, "%zu critical, 1 warning — %s"), crit, top)
+                        : xasprintf(L_(people, "%zu critical, %zu warnings — %s"), crit, warn, top);
     else if (crit)
-        out = xasprintf("%zu critical — %s", crit, top);
+        out = xasprintf(L_(people, "%zu critical — %s"), crit, top);
     else
-        out = xasprintf("%zu warning%s — %s", warn, warn == 1 ? "" : "s", top);
+        out = warn == 1 ? xasprintf(L_(people, "1 warning — %s"), top)
+                        : xasprintf(L_(people, "%zu warnings — %s"), warn, top);
     free(top);
     return out;
 }
@@ -210,7 +269,7 @@ char *render_verdict(const struct snapshot *s, const struct findings *f)
 static void verdict_line(FILE *out, const struct snapshot *s, const struct findings *f,
                          const struct render_opts *ro)
 {
-    char *v = render_verdict(s, f);
+    char *v = render_verdict(s, f, true);
     int worst = findings_worst(f);
     const char *color = worst == SEV_CRITICAL  ? render_red(ro)
                         : worst == SEV_WARNING ? render_yellow(ro)
@@ -298,8 +357,8 @@ static void cause_lines(FILE *out, const struct findings *all, size_t i,
     char *line;
 
     if (cause != NULL) {
-        line = xasprintf("caused by #%zu: %s [%s]", (size_t)(cause - all->items) + 1, cause->title,
-                         cause->rule->id);
+        line = xasprintf(_("caused by #%zu: %s [%s]"), (size_t)(cause - all->items) + 1,
+                         finding_title_text(cause), cause->rule->id);
         fprintf(out, "%*s", FINDING_INDENT, "");
         render_wrap(out, ro, FINDING_INDENT, FINDING_INDENT + 2, line);
         free(line);
@@ -313,7 +372,7 @@ static void cause_lines(FILE *out, const struct findings *all, size_t i,
                 len += (size_t)snprintf(list + len, sizeof(list) - len, "%s#%zu [%s]",
                                         len ? ", " : "", k + 1, all->items[k].rule->id);
         }
-        line = xasprintf("explains %s", list);
+        line = xasprintf(_("explains %s"), list);
         fprintf(out, "%*s", FINDING_INDENT, "");
         render_wrap(out, ro, FINDING_INDENT, FINDING_INDENT + 2, line);
         free(line);
@@ -343,7 +402,7 @@ static void render_finding(FILE *out, const struct findings *all, size_t i,
                 render_reset(ro));
     }
     fputs(render_bold(ro), out);
-    render_wrap(out, ro, col, FINDING_INDENT, f->title);
+    render_wrap(out, ro, col, FINDING_INDENT, finding_title_text(f));
     fputs(render_reset(ro), out);
     subject_line(subject, sizeof(subject), &f->subject);
     fprintf(out, "%*s%s[%s]%s%s%s\n", FINDING_INDENT, "", render_dim(ro), f->rule->id,
@@ -351,10 +410,10 @@ static void render_finding(FILE *out, const struct findings *all, size_t i,
     cause_lines(out, all, i, ro);
     for (size_t k = 0; k < f->n_evidence; k++) {
         fprintf(out, "%*s- ", FINDING_INDENT, "");
-        render_wrap(out, ro, FINDING_INDENT + 2, FINDING_INDENT + 2, f->evidence[k]);
+        render_wrap(out, ro, FINDING_INDENT + 2, FINDING_INDENT + 2, finding_evidence_text(f, k));
     }
     for (size_t k = 0; k < f->n_fix; k++)
-        fix_line(out, ro, f->fix[k], k == 0);
+        fix_line(out, ro, finding_fix_text(f, k), k == 0);
 }
 
 void render_findings(FILE *out, const struct findings *f, const struct render_opts *ro)

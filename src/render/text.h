@@ -68,7 +68,7 @@ const char *render_reset(const struct render_opts *ro);
  * "healthy — 8 GPUs checked, no problems found", or why nothing could be checked.
  * The caller frees it.
  */
-char *render_verdict(const struct snapshot *s, const struct findings *f);
+char *render_verdict(const struct snapshot *s, const struct findings *f, bool people);
 /* "critical", "warning", "healthy" or "unknown": the exit status in words. */
 const char *render_status(int exit_code);
 

@@ -47,12 +47,21 @@ static void finding_free(struct finding *f)
 {
     subject_free(&f->subject);
     free(f->title);
-    for (size_t i = 0; i < f->n_evidence; i++)
+    free(f->title_l);
+    for (size_t i = 0; i < f->n_evidence; i++) {
         free(f->evidence[i]);
+        if (f->evidence_l != NULL)
+            free(f->evidence_l[i]);
+    }
     free(f->evidence);
-    for (size_t i = 0; i < f->n_fix; i++)
+    free(f->evidence_l);
+    for (size_t i = 0; i < f->n_fix; i++) {
         free(f->fix[i]);
+        if (f->fix_l != NULL)
+            free(f->fix_l[i]);
+    }
     free(f->fix);
+    free(f->fix_l);
     if (f->ack) {
         free(f->ack->note);
         free(f->ack->by);

@@ -1,6 +1,7 @@
 /* Making findings and skips, and the small descriptions of processes that titles need. */
 #include "nvml/nvml-abi.h"
 #include "rules/rule-impl.h"
+#include "util/i18n.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
@@ -227,23 +228,57 @@ struct finding *finding_new(const struct rule_ctx *ctx, struct findings *out, in
     return f;
 }
 
+/*
+ * The translation of fmt formatted with ap, or NULL when no translation is in use or fmt has
+ * none. msgfmt --check holds every translation's conversions to its msgid's (tests/e2e/i18n.sh).
+ */
+static char *localized(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+static char *localized(const char *fmt, va_list ap)
+{
+    if (!i18n_active() || _(fmt) == fmt)
+        return NULL;
+    return xvasprintf(_(fmt), ap);
+}
+
 void finding_title(struct finding *f, const char *fmt, ...)
 {
-    va_list ap;
+    va_list ap, aq;
 
     free(f->title);
+    free(f->title_l);
     va_start(ap, fmt);
+    va_copy(aq, ap);
     f->title = xvasprintf(fmt, ap);
+    f->title_l = localized(fmt, aq);
+    va_end(aq);
     va_end(ap);
 }
 
-static void append(char ***items, size_t *n, size_t *cap, const char *fmt, va_list ap)
-    __attribute__((format(printf, 4, 0)));
+/* Appends the English text to *items and the translation (or NULL) to *items_l, in step. */
+static void append(char ***items, char ***items_l, size_t *n, size_t *cap, const char *fmt,
+                   va_list ap) __attribute__((format(printf, 5, 0)));
 
-static void append(char ***items, size_t *n, size_t *cap, const char *fmt, va_list ap)
+static void append(char ***items, char ***items_l, size_t *n, size_t *cap, const char *fmt,
+                   va_list ap)
 {
+    size_t old_cap = *cap;
+    char *l;
+    va_list aq;
+
+    va_copy(aq, ap);
     xgrow(items, cap, *n + 1, sizeof(**items));
-    (*items)[(*n)++] = xvasprintf(fmt, ap);
+    (*items)[*n] = xvasprintf(fmt, ap);
+    l = localized(fmt, aq);
+    va_end(aq);
+    if (l != NULL || *items_l != NULL) {
+        size_t had = *items_l != NULL ? old_cap : 0;
+
+        *items_l = xrealloc(*items_l, *cap * sizeof(**items_l));
+        memset(*items_l + had, 0, (*cap - had) * sizeof(**items_l));
+        (*items_l)[*n] = l;
+    }
+    (*n)++;
 }
 
 void finding_evidence(struct finding *f, const char *fmt, ...)
@@ -251,8 +286,23 @@ void finding_evidence(struct finding *f, const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
-    append(&f->evidence, &f->n_evidence, &f->cap_evidence, fmt, ap);
+    append(&f->evidence, &f->evidence_l, &f->n_evidence, &f->cap_evidence, fmt, ap);
     va_end(ap);
+}
+
+const char *finding_title_text(const struct finding *f)
+{
+    return f->title_l != NULL ? f->title_l : f->title;
+}
+
+const char *finding_evidence_text(const struct finding *f, size_t k)
+{
+    return f->evidence_l != NULL && f->evidence_l[k] != NULL ? f->evidence_l[k] : f->evidence[k];
+}
+
+const char *finding_fix_text(const struct finding *f, size_t k)
+{
+    return f->fix_l != NULL && f->fix_l[k] != NULL ? f->fix_l[k] : f->fix[k];
 }
 
 /*
@@ -329,14 +379,36 @@ static char *fix_safe(char *line)
     return out;
 }
 
+/* Whether two fix lines run the same command: the same text before their comments. */
+static bool same_command(const char *a, const char *b)
+{
+    size_t na = fix_comment_start(a), nb = fix_comment_start(b);
+
+    while (na > 0 && a[na - 1] == ' ')
+        na--;
+    while (nb > 0 && b[nb - 1] == ' ')
+        nb--;
+    return na == nb && memcmp(a, b, na) == 0;
+}
+
 void finding_fix(struct finding *f, const char *fmt, ...)
 {
     va_list ap;
 
     va_start(ap, fmt);
-    append(&f->fix, &f->n_fix, &f->cap_fix, fmt, ap);
+    append(&f->fix, &f->fix_l, &f->n_fix, &f->cap_fix, fmt, ap);
     va_end(ap);
     f->fix[f->n_fix - 1] = fix_safe(f->fix[f->n_fix - 1]);
+    if (f->fix_l != NULL && f->fix_l[f->n_fix - 1] != NULL) {
+        char **l = &f->fix_l[f->n_fix - 1];
+
+        *l = fix_safe(*l);
+        /* A translation changes the comment only: one whose command differs is not used. */
+        if (!same_command(f->fix[f->n_fix - 1], *l)) {
+            free(*l);
+            *l = NULL;
+        }
+    }
 }
 
 char *fix_arg(struct finding *f, const char *what, const char *value)

@@ -75,9 +75,22 @@ struct finding {
     size_t n_evidence, cap_evidence;
     char **fix; /* commands, with "# why" comments */
     size_t n_fix, cap_fix;
+    /*
+     * The same texts for people in the locale's language (i18n.h), made beside the English when a
+     * translation is in use: NULL (or a NULL item) where there is none. --json and the exporters
+     * keep the English; finding_text() picks.
+     */
+    char *title_l;
+    char **evidence_l; /* cap_evidence items */
+    char **fix_l;      /* cap_fix items */
     double impact; /* ranks findings of one severity: roughly GPUs' worth of capacity lost */
     struct finding_ack *ack; /* acknowledged: shown apart, not counted; NULL when not */
 };
+
+/* A finding's title, evidence line k or fix line k for people: the translation when there is one. */
+const char *finding_title_text(const struct finding *f);
+const char *finding_evidence_text(const struct finding *f, size_t k);
+const char *finding_fix_text(const struct finding *f, size_t k);
 
 /* Something a rule could not check, and why. */
 struct skip {

@@ -78,6 +78,19 @@ static char **dup_list(char *const *v, size_t n)
     return out;
 }
 
+/* A copy of a list of translations (finding.evidence_l, fix_l): NULL items stay NULL. */
+static char **dup_list_l(char *const *v, size_t n)
+{
+    char **out;
+
+    if (v == NULL)
+        return NULL;
+    out = xcalloc(n ? n : 1, sizeof(*out));
+    for (size_t i = 0; i < n; i++)
+        out[i] = dup_or_null(v[i]);
+    return out;
+}
+
 /* Appends a deep copy of f to out. */
 static void add_copy(struct findings *out, const struct finding *f)
 {
@@ -92,9 +105,12 @@ static void add_copy(struct findings *out, const struct finding *f)
     d->subject.container = dup_or_null(f->subject.container);
     d->subject.object = dup_or_null(f->subject.object);
     d->title = dup_or_null(f->title);
+    d->title_l = dup_or_null(f->title_l);
     d->evidence = dup_list(f->evidence, f->n_evidence);
+    d->evidence_l = dup_list_l(f->evidence_l, f->n_evidence);
     d->cap_evidence = f->n_evidence;
     d->fix = dup_list(f->fix, f->n_fix);
+    d->fix_l = dup_list_l(f->fix_l, f->n_fix);
     d->cap_fix = f->n_fix;
     d->ack = finding_ack_dup(f->ack);
 }

@@ -183,7 +183,7 @@ static int draw(struct watch_ui *ui, const struct watch_view *v)
         return finish(p);
     last = &v->hist->samples[v->hist->n - 1];
     if (last->n_gpus == 0) {
-        char *verdict = render_verdict(v->snap, v->findings);
+        char *verdict = render_verdict(v->snap, v->findings, true);
 
         fprintf(p->out, "# %s no GPU: %s\n", when, verdict);
         free(verdict);

@@ -14,7 +14,6 @@
 #include "watch/tui-internal.h"
 
 #include <errno.h>
-#include <locale.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -115,7 +114,6 @@ int watch_tui_start(struct watch_ui *ui, const struct watch_opts *o, char **caus
         *cause = xstrdup("the live view needs a terminal: use --plain for logs and pipes");
         return -1;
     }
-    setlocale(LC_ALL, "");
     t = xcalloc(1, sizeof(*t));
     t->o = o;
     t->sel_pid = -1;

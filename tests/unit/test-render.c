@@ -94,28 +94,28 @@ static void test_verdicts(void **state)
 
     (void)state;
     report_load(&r, "stopped-holder");
-    v = render_verdict(r.s, &r.f);
+    v = render_verdict(r.s, &r.f, false);
     assert_string_equal(v, "1 critical — GPU 3 memory (71.2 GiB) held by stopped process 4121 "
                            "(alice: python train.py --lr 3e-4)");
     free(v);
     report_free(&r);
 
     report_load(&r, "ecc-uncorrectable");
-    v = render_verdict(r.s, &r.f);
+    v = render_verdict(r.s, &r.f, false);
     assert_true(strncmp(v, "1 critical, 1 warning — GPU 2 had 2 uncorrectable ECC errors", 61) ==
                 0);
     free(v);
     report_free(&r);
 
     report_load(&r, "healthy-8gpu-busy");
-    v = render_verdict(r.s, &r.f);
+    v = render_verdict(r.s, &r.f, false);
     assert_string_equal(v, "healthy — 8 GPUs checked, no problems found (notes below)");
     free(v);
     assert_string_equal(render_status(rules_exit_status(r.s, &r.f)), "healthy");
     report_free(&r);
 
     report_load(&r, "no-gpu");
-    v = render_verdict(r.s, &r.f);
+    v = render_verdict(r.s, &r.f, false);
     assert_non_null(strstr(v, "No NVIDIA GPU found"));
     assert_string_equal(render_status(rules_exit_status(r.s, &r.f)), "unknown");
     free(v);

@@ -1,0 +1,29 @@
+/*
+ * Translations for people, through GNU gettext (po/, docs/i18n.md). Text for people goes through
+ * _() (or N_() where a table holds it and the reader translates); what machines read (--json,
+ * /metrics, snapshots, rule ids, fix commands) never does.
+ */
+#ifndef GPUDOCTOR_I18N_H
+#define GPUDOCTOR_I18N_H
+
+#include <libintl.h>
+#include <stdbool.h>
+
+#define I18N_DOMAIN "gpudoctor"
+#define _(s) dgettext(I18N_DOMAIN, s)
+#define N_(s) s
+/* The translation for people, the English for machines (--json keeps it). */
+#define L_(people, s) ((people) ? _(s) : (s))
+
+/*
+ * Takes the character set (LC_CTYPE) and the language (LC_MESSAGES, LANGUAGE) from the
+ * environment; numbers and times keep the C locale. Translations are used only where the
+ * character set is UTF-8 (every catalogue is written in it). The catalogues are looked for in
+ * $GPUDOCTOR_LOCALEDIR when set (the build tree's tests), else in the install's locale directory.
+ */
+void i18n_init(void);
+
+/* Whether a translation other than the English is in use (then findings keep both texts). */
+bool i18n_active(void);
+
+#endif

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Translations (issue 15, docs/i18n.md): the catalogues are complete and sound, the text for people
+# follows the language while what machines read does not, and Chinese lays out by display width.
+#  - po/gpudoctor.pot is what po/update-pot.sh writes from today's sources;
+#  - every po/*.po: msgfmt --check clean (printf conversions match), nothing untranslated or fuzzy,
+#    every msgid of the .pot present; a fix line's translation keeps its command byte for byte;
+#  - check --json is byte-identical under LANG=zh_CN.UTF-8 and LANG=C (same snapshot);
+#  - the demo's report in zh_CN: Chinese verdict, titles and fix comments, every line at most 80
+#    display columns (a Chinese character takes two), valid UTF-8, the same fix commands as the
+#    English report; --help in zh_CN likewise;
+#  - LANGUAGE=zh_CN in a locale that is not UTF-8 (LANG=C) stays English.
+set -uo pipefail
+: "${GPUDOCTOR:?}" "${SRC:?}" "${BUILD:?}"
+[ -e "${SIM_LIB:-}" ] || { echo "SKIP: the NVML simulator is not built"; exit 77; }
+command -v msgfmt >/dev/null || { echo "SKIP: gettext (msgfmt) is not installed"; exit 77; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+bad() {
+    echo "FAIL: $*"
+    fail=1
+}
+unset LC_ALL LC_MESSAGES LANGUAGE COLUMNS NVML_SIM_EPOCH
+export NO_COLOR=1 NVML_SIM_QUIET=1 GPUDOCTOR_LOCALEDIR="$BUILD/locale"
+
+# A zh_CN.UTF-8 locale of our own (the machine need not have generated one): glibc's LOCPATH.
+localedef -i zh_CN -f UTF-8 "$tmp/zh_CN.UTF-8" 2>"$tmp/localedef.err" ||
+    { echo "SKIP: cannot build the zh_CN.UTF-8 locale: $(head -c 200 "$tmp/localedef.err")"; exit 77; }
+zh() { LOCPATH="$tmp" LANG=zh_CN.UTF-8 "$@"; }
+en() { LANG=C.UTF-8 "$@"; }
+
+# ---- the catalogues
+"$SRC/po/update-pot.sh" "$tmp/fresh.pot" 2>"$tmp/xgettext.err" || bad "po/update-pot.sh failed: $(cat "$tmp/xgettext.err")"
+if ! diff <(grep -v '^"POT-Creation-Date' "$SRC/po/gpudoctor.pot") \
+    <(grep -v '^"POT-Creation-Date' "$tmp/fresh.pot") >"$tmp/pot.diff"; then
+    bad "po/gpudoctor.pot is stale: run po/update-pot.sh and msgmerge -U po/LANG.po po/gpudoctor.pot"
+    head -20 "$tmp/pot.diff"
+fi
+n_po=0
+for po in "$SRC"/po/*.po; do
+    n_po=$((n_po + 1))
+    lang=$(basename "$po" .po)
+    msgfmt --check -o /dev/null "$po" 2>"$tmp/msgfmt.err" || bad "$lang: msgfmt --check: $(head -5 "$tmp/msgfmt.err")"
+    [ -z "$(msgattrib --untranslated --no-obsolete "$po" | grep '^msgid' | grep -v '^msgid ""$')" ] ||
+        bad "$lang: untranslated entries: $(msgattrib --untranslated --no-obsolete "$po" | grep '^msgid' | sed -n 2,4p)"
+    [ -z "$(msgattrib --only-fuzzy --no-obsolete "$po" | grep '^msgid')" ] ||
+        bad "$lang: fuzzy entries: $(msgattrib --only-fuzzy --no-obsolete "$po" | grep '^msgid' | head -3)"
+    msgcmp "$po" "$SRC/po/gpudoctor.pot" 2>"$tmp/msgcmp.err" || bad "$lang: not in step with the .pot: $(head -3 "$tmp/msgcmp.err")"
+    # Fix lines: "command   # comment" keeps the command; "# comment" stays a comment.
+    python3 - "$po" >"$tmp/fixes.out" <<'PY' || bad "$lang: $(cat "$tmp/fixes.out")"
+import re, sys
+
+def entries(path):
+    cur, key = {}, None
+    for line in open(path, encoding="utf-8"):
+        line = line.rstrip("\n")
+        m = re.match(r'^(msgid|msgstr) "(.*)"$', line)
+        if m:
+            if m.group(1) == "msgid" and cur:
+                yield cur
+                cur = {}
+            key = m.group(1)
+            cur[key] = m.group(2)
+        elif line.startswith('"') and key:
+            cur[key] += line[1:-1]
+        elif not line.strip():
+            key = None
+    if cur:
+        yield cur
+
+def command(s):
+    m = re.search(r"(^| )# ", s)
+    return (s[: m.start()] if m else s).rstrip()
+
+bad = []
+for e in entries(sys.argv[1]):
+    mid, mstr = e.get("msgid", ""), e.get("msgstr", "")
+    if not mid or not mstr:
+        continue
+    if re.search(r"\S {2,}# ", mid) and command(mid) != command(mstr):
+        bad.append("command changed: %r -> %r" % (mid, mstr))
+    if mid.startswith("# ") and not mstr.startswith("# "):
+        bad.append("comment no longer a comment: %r -> %r" % (mid, mstr))
+    if mid.endswith("\\n") != mstr.endswith("\\n") or mid.startswith("\\n") != mstr.startswith("\\n"):
+        bad.append("line ends differ: %r" % mid[:60])
+    if mid.startswith(" ") != mstr.startswith(" "):
+        bad.append("leading space differs: %r" % mid[:60])
+if bad:
+    print("\n".join(bad[:5]))
+    sys.exit(1)
+PY
+done
+[ "$n_po" -ge 1 ] || bad "no translation in po/"
+[ -f "$BUILD/locale/zh_CN/LC_MESSAGES/gpudoctor.mo" ] || bad "the build made no zh_CN catalogue"
+
+# Display columns of every line that holds wide characters (East Asian wide and full-width ones
+# take two); exit 1 and the offending line when one is wider than $1, or the text is not UTF-8.
+# (Lines without any are the English renderer's: fix commands, for one, are never wrapped.)
+widths() {
+    python3 -c '
+import sys, unicodedata
+limit = int(sys.argv[1])
+data = sys.stdin.buffer.read()
+try:
+    text = data.decode("utf-8")
+except UnicodeDecodeError as e:
+    print("not UTF-8:", e); sys.exit(1)
+for n, line in enumerate(text.split("\n"), 1):
+    wide = [unicodedata.east_asian_width(c) in "WF" for c in line]
+    w = sum(2 if x else 0 if unicodedata.combining(c) else 1 for c, x in zip(line, wide))
+    if any(wide) and w > limit:
+        print("line %d is %d columns: %s" % (n, w, line)); sys.exit(1)
+' "$1"
+}
+
+# ---- machines read the same bytes in every language
+GPUDOCTOR_CONFIG=/dev/null GPUDOCTOR_NVML_LIB="$SIM_LIB" \
+    NVML_SIM_SCENARIO="$SRC/tests/scenarios/troubled-8xh100/scenario.json" \
+    NVML_SIM_PROC="$SRC/tests/scenarios/troubled-8xh100/root/proc" \
+    "$GPUDOCTOR" snapshot --root "$SRC/tests/scenarios/troubled-8xh100/root" --window 0 -o "$tmp/snap.json" ||
+    bad "snapshot of the demo failed"
+en "$GPUDOCTOR" check --from "$tmp/snap.json" --json >"$tmp/c.json"
+zh "$GPUDOCTOR" check --from "$tmp/snap.json" --json >"$tmp/zh.json"
+[ -s "$tmp/c.json" ] || bad "check --json wrote nothing"
+cmp -s "$tmp/c.json" "$tmp/zh.json" || { bad "check --json differs under zh_CN.UTF-8"; diff "$tmp/c.json" "$tmp/zh.json" | head -5; }
+jq -e '.verdict.text | test("^4 critical, 7 warnings — ")' "$tmp/zh.json" >/dev/null ||
+    bad "the JSON verdict is not the English one: $(jq -r .verdict.text "$tmp/zh.json")"
+
+# ---- people read their language, laid out by display width
+en "$GPUDOCTOR" check --from "$tmp/snap.json" --width 80 >"$tmp/en.txt"
+zh "$GPUDOCTOR" check --from "$tmp/snap.json" --width 80 >"$tmp/zh.txt"
+head -1 "$tmp/zh.txt" | grep -q '^4 个严重，7 个告警 — ' || bad "zh_CN verdict: $(head -1 "$tmp/zh.txt")"
+grep -q '停止' "$tmp/zh.txt" || bad "the stopped holder's title is not in Chinese"
+widths 80 <"$tmp/zh.txt" >"$tmp/w.out" || bad "zh_CN report: $(cat "$tmp/w.out")"
+# The commands of the fixes, as people copy them: the same in both languages.
+fix_commands() {
+    awk '/^          fix: / { inside = 1; sub(/^          fix: /, "") ; print; next }
+         inside && /^               / { sub(/^               /, ""); print; next }
+         { inside = 0 }' "$1" | grep -v '^#' | sed 's/  *# .*$//'
+}
+fix_commands "$tmp/en.txt" >"$tmp/en.cmds"
+fix_commands "$tmp/zh.txt" >"$tmp/zh.cmds"
+[ "$(wc -l <"$tmp/en.cmds")" -ge 10 ] || bad "the English report shows too few fix commands ($(wc -l <"$tmp/en.cmds"))"
+diff "$tmp/en.cmds" "$tmp/zh.cmds" >"$tmp/cmds.diff" || { bad "the fix commands differ in zh_CN:"; head -10 "$tmp/cmds.diff"; }
+# At a narrow width too: wrapped Chinese never splits a character and keeps within the width.
+zh "$GPUDOCTOR" check --from "$tmp/snap.json" --width 60 >"$tmp/zh60.txt"
+widths 60 <"$tmp/zh60.txt" >"$tmp/w.out" || bad "zh_CN report at 60 columns: $(cat "$tmp/w.out")"
+
+zh "$GPUDOCTOR" --help >"$tmp/help.zh"
+grep -q '用法' "$tmp/help.zh" || bad "zh_CN --help is not in Chinese: $(head -1 "$tmp/help.zh")"
+widths 80 <"$tmp/help.zh" >"$tmp/w.out" || bad "zh_CN --help: $(cat "$tmp/w.out")"
+zh "$GPUDOCTOR" help check >"$tmp/help-check.zh"
+widths 80 <"$tmp/help-check.zh" >"$tmp/w.out" || bad "zh_CN help check: $(cat "$tmp/w.out")"
+
+# ---- not UTF-8: English (every catalogue is UTF-8; the ASCII renderer could not show it)
+LANG=C LANGUAGE=zh_CN "$GPUDOCTOR" --help >"$tmp/help.langc"
+LANG=C "$GPUDOCTOR" --help >"$tmp/help.c"
+cmp -s "$tmp/help.langc" "$tmp/help.c" || bad "LANGUAGE=zh_CN under LANG=C changed --help"
+LANGUAGE=zh_CN LOCPATH="$tmp" LANG=C "$GPUDOCTOR" check --from "$tmp/snap.json" --width 80 >"$tmp/c.txt"
+head -1 "$tmp/c.txt" | grep -q '^4 critical, 7 warnings - ' || bad "LANG=C verdict: $(head -1 "$tmp/c.txt")"
+
+[ "$fail" = 0 ] && echo "translations: $n_po catalogue(s) complete; zh_CN report and help laid out; JSON unchanged"
+exit "$fail"
