@@ -9,8 +9,8 @@
 set -euo pipefail
 
 # build_pkgs stays on one line: e2e/deb compares it with debian/control's Build-Depends.
-build_pkgs=(gcc make cmake pkg-config libjansson-dev libmicrohttpd-dev libncurses-dev libcmocka-dev libxml2-dev zlib1g-dev libcurl4-openssl-dev)
-test_pkgs=(jq tmux lsof procps psmisc util-linux passwd findutils clang-format valgrind
+build_pkgs=(gcc make cmake pkg-config gettext libjansson-dev libmicrohttpd-dev libncurses-dev libcmocka-dev libxml2-dev zlib1g-dev libcurl4-openssl-dev)
+test_pkgs=(jq tmux lsof procps psmisc util-linux passwd findutils clang-format valgrind locales
     curl prometheus prometheus-node-exporter wrk slurmd slurmctld slurm-client munge systemd python3-yaml chromium)
 fuzz_pkgs=(clang libclang-rt-dev)
 deb_pkgs=(build-essential debhelper dpkg-dev lintian) # dpkg-buildpackage checks build-essential

@@ -17,31 +17,31 @@ static const struct cmd *const cmd_table[] = {
 static void usage(FILE *out)
 {
     fputs(_("Usage: gpudoctor [COMMAND] [options]\n"
-          "\n"
-          "Tells why a GPU server is busy or slow, with the evidence and the command that\n"
-          "fixes it. Without a command, runs 'check'.\n"
-          "\n"
-          "Commands:\n"),
+            "\n"
+            "Tells why a GPU server is busy or slow, with the evidence and the command that\n"
+            "fixes it. Without a command, runs 'check'.\n"
+            "\n"
+            "Commands:\n"),
           out);
     for (size_t i = 0; i < ARRAY_SIZE(cmd_table); i++)
         fprintf(out, "  %-13s %s\n", cmd_table[i]->name, _(cmd_table[i]->summary));
     fputs(_("\n"
-          "Run 'gpudoctor help COMMAND' (or 'gpudoctor COMMAND --help') for a command's\n"
-          "options.\n"
-          "\n"
-          "Exit status: 0 healthy, 1 warning, 2 critical, 3 could not check, 64 usage\n"
-          "error.\n"
-          "\n"
-          "Environment:\n"
-          "  GPUDOCTOR_NVML_LIB  NVML library to load instead of libnvidia-ml.so.1\n"
-          "  GPUDOCTOR_CONFIG    configuration file instead of /etc/gpudoctor.conf\n"
-          "  GPUDOCTOR_STATE_DIR state directory ('off': none; docs/state.md)\n"
-          "  NO_COLOR            do not colour the output (unless --color=always)\n"
-          "  COLUMNS             width of the text off a terminal (default 80)\n"
-          "  LC_ALL, LC_CTYPE, LANG\n"
-          "                      ASCII output unless their character set is UTF-8\n"
-          "  LANGUAGE, LC_MESSAGES\n"
-          "                      the language of the text (zh_CN: Chinese; default English)\n"),
+            "Run 'gpudoctor help COMMAND' (or 'gpudoctor COMMAND --help') for a command's\n"
+            "options.\n"
+            "\n"
+            "Exit status: 0 healthy, 1 warning, 2 critical, 3 could not check, 64 usage\n"
+            "error.\n"
+            "\n"
+            "Environment:\n"
+            "  GPUDOCTOR_NVML_LIB  NVML library to load instead of libnvidia-ml.so.1\n"
+            "  GPUDOCTOR_CONFIG    configuration file instead of /etc/gpudoctor.conf\n"
+            "  GPUDOCTOR_STATE_DIR state directory ('off': none; docs/state.md)\n"
+            "  NO_COLOR            do not colour the output (unless --color=always)\n"
+            "  COLUMNS             width of the text off a terminal (default 80)\n"
+            "  LC_ALL, LC_CTYPE, LANG\n"
+            "                      ASCII output unless their character set is UTF-8\n"
+            "  LANGUAGE, LC_MESSAGES\n"
+            "                      the language of the text (zh_CN: Chinese; default English)\n"),
           out);
 }
 

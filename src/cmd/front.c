@@ -135,22 +135,23 @@ static void wrap(FILE *out, size_t col, size_t indent, const char *text)
         p += lead;
         while (*p && *p != '\n') {
             const char *w = p;
-            size_t len;
+            bool spaced = w > text && w[-1] == ' ';
+            size_t cols, len = render_piece(w, &cols), gap = !empty && spaced ? 1 : 0;
 
-            while (*p && *p != ' ' && *p != '\n')
-                p++;
-            len = (size_t)(p - w);
-            if (!empty && at + 1 + len > HELP_WIDTH) {
+            /* display columns: a Chinese character takes two, and may start a line */
+            p += len;
+            if (!empty && at + gap + cols > HELP_WIDTH) {
                 fprintf(out, "\n%*s", (int)indent, "");
                 at = indent;
                 empty = true;
+                gap = 0;
             }
-            if (!empty) {
+            if (gap) {
                 fputc(' ', out);
                 at++;
             }
             fwrite(w, 1, len, out);
-            at += len;
+            at += cols;
             empty = false;
             while (*p == ' ')
                 p++;

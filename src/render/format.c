@@ -141,6 +141,50 @@ size_t render_width(const char *s, size_t n)
     return cols;
 }
 
+/* Punctuation that closes a phrase: never the first thing on a line (it stays with the word
+ * before). */
+static bool no_break_before(const char *p, size_t len)
+{
+    static const char *const closing[] = { "，", "。", "、", "；", "：", "！", "？", "）",
+                                           "」", "』", "》", "”",  "’",  "…",  "—" };
+
+    if (len == 1)
+        return strchr(",.;:!?)]}%", *p) != NULL;
+    for (size_t i = 0; i < ARRAY_SIZE(closing); i++) {
+        if (strlen(closing[i]) == len && memcmp(p, closing[i], len) == 0)
+            return true;
+    }
+    return false;
+}
+
+size_t render_piece(const char *p, size_t *cols)
+{
+    size_t i = 0, c, len;
+
+    *cols = 0;
+    len = render_char(p, strlen(p), &c);
+    if (c == 2) {
+        i = len;
+        *cols = c;
+    } else {
+        while (p[i] && p[i] != ' ' && p[i] != '\n') {
+            len = render_char(p + i, strlen(p + i), &c);
+            if (c == 2 && i > 0)
+                break;
+            i += len;
+            *cols += c;
+        }
+    }
+    while (p[i] && p[i] != ' ' && p[i] != '\n') {
+        len = render_char(p + i, strlen(p + i), &c);
+        if (!no_break_before(p + i, len))
+            break;
+        i += len;
+        *cols += c;
+    }
+    return i;
+}
+
 bool render_locale_utf8(void)
 {
     const char *cs = nl_langinfo(CODESET);

@@ -36,6 +36,14 @@ size_t render_char(const char *s, size_t n, size_t *cols);
 
 /* The columns the first n bytes of s take on a terminal (render_char). */
 size_t render_width(const char *s, size_t n);
+
+/*
+ * The next piece of text at p (not a space) that a wrapped line may not split, in bytes, and its
+ * columns in *cols: a run of characters up to a space or a newline (an English word), or one wide
+ * character (Chinese is written without spaces and may break between any two characters).
+ * Closing punctuation stays with what it follows, so no line starts with it.
+ */
+size_t render_piece(const char *p, size_t *cols);
 /*
  * An ASCII copy of UTF-8 text: the characters reports use get ASCII stand-ins ("—" "-",
  * "°" nothing, so "88 °C" reads "88 C", "…" "...", "→" "->", "×" "x"), any other non-ASCII

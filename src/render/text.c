@@ -105,54 +105,6 @@ static const char *severity_color(const struct render_opts *ro, enum severity se
     }
 }
 
-/* Punctuation that closes a phrase: never the first thing on a line (it stays with the word before). */
-static bool no_break_before(const char *p, size_t len)
-{
-    static const char *const closing[] = { "，", "。", "、", "；", "：", "！", "？", "）", "」",
-                                           "』", "》", "”", "’", "…", "—" };
-
-    if (len == 1)
-        return strchr(",.;:!?)]}%", *p) != NULL;
-    for (size_t i = 0; i < ARRAY_SIZE(closing); i++) {
-        if (strlen(closing[i]) == len && memcmp(p, closing[i], len) == 0)
-            return true;
-    }
-    return false;
-}
-
-/*
- * The next piece of text at p that may not be split, and its columns: a run of characters up to
- * a space (an English word), or one wide character (Chinese is written without spaces and may
- * break between any two characters). Closing punctuation stays with what it follows.
- */
-static size_t next_piece(const char *p, size_t *cols)
-{
-    size_t i = 0, c, len;
-
-    *cols = 0;
-    len = render_char(p, strlen(p), &c);
-    if (c == 2) {
-        i = len;
-        *cols = c;
-    } else {
-        while (p[i] && p[i] != ' ') {
-            len = render_char(p + i, strlen(p + i), &c);
-            if (c == 2 && i > 0)
-                break;
-            i += len;
-            *cols += c;
-        }
-    }
-    while (p[i] && p[i] != ' ') {
-        len = render_char(p + i, strlen(p + i), &c);
-        if (!no_break_before(p + i, len))
-            break;
-        i += len;
-        *cols += c;
-    }
-    return i;
-}
-
 /* render_wrap, with cont printed after the indent of every continuation line. */
 static void wrap_lines(FILE *out, const struct render_opts *ro, size_t first_len, size_t indent,
                        const char *cont, const char *text)
@@ -166,7 +118,7 @@ static void wrap_lines(FILE *out, const struct render_opts *ro, size_t first_len
         p++;
     while (*p) {
         bool spaced = p > text && p[-1] == ' ';
-        size_t cols, len = next_piece(p, &cols);
+        size_t cols, len = render_piece(p, &cols);
         size_t gap = !empty && spaced ? 1 : 0;
 
         /* A piece that does not fit goes to the next line, unless the line is still empty. */

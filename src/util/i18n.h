@@ -10,8 +10,8 @@
 #include <stdbool.h>
 
 #define I18N_DOMAIN "gpudoctor"
-#define _(s) dgettext(I18N_DOMAIN, s)
-#define N_(s) s
+#define _(s)        dgettext(I18N_DOMAIN, s)
+#define N_(s)       s
 /* The translation for people, the English for machines (--json keeps it). */
 #define L_(people, s) ((people) ? _(s) : (s))
 

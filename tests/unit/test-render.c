@@ -8,6 +8,7 @@
 #include "rules/config.h"
 #include "util/xalloc.h"
 
+#include <locale.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -368,6 +369,54 @@ static void test_wrap(void **state)
     free(buf);
 }
 
+/* Chinese: two columns a character, breaks between any two, closing punctuation never first. */
+static void test_wrap_wide(void **state)
+{
+    struct render_opts ro = { false, 30, false };
+    char *buf = NULL, *line;
+    size_t len = 0, cols;
+    FILE *out;
+
+    (void)state;
+    if (setlocale(LC_CTYPE, "C.UTF-8") == NULL) {
+        skip();
+        return;
+    }
+    assert_int_equal(render_width("显存 GPU", strlen("显存 GPU")), 8);
+    assert_int_equal(render_char("显", 3, &cols), 3);
+    assert_int_equal(cols, 2);
+    out = open_memstream(&buf, &len);
+    render_wrap(out, &ro, 0, 0, "显存显存显存显存显存显存显存显存显存显存显存显存");
+    fclose(out);
+    /* 24 characters, 48 columns: 15 fill 30 columns, 9 go on */
+    assert_string_equal(buf, "显存显存显存显存显存显存显存显\n存显存显存显存显存\n");
+    free(buf);
+
+    buf = NULL;
+    out = open_memstream(&buf, &len);
+    fputs("- ", out);
+    render_wrap(out, &ro, 2, 2,
+                "GPU 3 的显存（78.7 GiB）被已停止的进程 39104 "
+                "占用，请先恢复它，或者在确认不再需要后结束它。");
+    fclose(out);
+    line = buf;
+    for (char *nl; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+        assert_true(render_width(line, (size_t)(nl - line)) <= 30);
+        /* continuation lines: the indent, then never closing punctuation */
+        if (line != buf) {
+            assert_memory_equal(line, "  ", 2);
+            assert_true(strncmp(line + 2, "，", strlen("，")) != 0);
+            assert_true(strncmp(line + 2, "。", strlen("。")) != 0);
+            assert_true(strncmp(line + 2, "）", strlen("）")) != 0);
+        }
+    }
+    /* nothing lost or added but the breaks: no space appears between Chinese characters */
+    assert_non_null(strstr(buf, "39104"));
+    assert_null(strstr(buf, "进 程"));
+    free(buf);
+    setlocale(LC_CTYPE, "C");
+}
+
 static void test_formats(void **state)
 {
     char b[64];
@@ -414,6 +463,7 @@ int main(void)
         cmocka_unit_test(test_width_choice),
         cmocka_unit_test(test_ascii),
         cmocka_unit_test(test_wrap),
+        cmocka_unit_test(test_wrap_wide),
         cmocka_unit_test(test_formats),
     };
 
