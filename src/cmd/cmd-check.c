@@ -68,8 +68,9 @@ const struct cmd cmd_check = {
     .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_FROM | CMD_G_CONFIG | CMD_G_JSON | CMD_G_COLOR |
               CMD_G_WIDTH | CMD_G_ASCII | CMD_G_STATE,
     .window_ms = 2000,
-    .epilogue = N_("Exit status: 0 healthy, 1 warning, 2 critical, 3 could not check (or write the\n"
-                   "report), 64 usage error. 'gpudoctor explain ID' tells what a finding means;\n"
-                   "'explain --list' lists them all.\n"),
+    .epilogue =
+        N_("Exit status: 0 healthy, 1 warning, 2 critical, 3 could not check (or write the\n"
+           "report), 64 usage error. 'gpudoctor explain ID' tells what a finding means;\n"
+           "'explain --list' lists them all.\n"),
     .exec = exec,
 };

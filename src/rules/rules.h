@@ -83,11 +83,12 @@ struct finding {
     char *title_l;
     char **evidence_l; /* cap_evidence items */
     char **fix_l;      /* cap_fix items */
-    double impact; /* ranks findings of one severity: roughly GPUs' worth of capacity lost */
+    double impact;     /* ranks findings of one severity: roughly GPUs' worth of capacity lost */
     struct finding_ack *ack; /* acknowledged: shown apart, not counted; NULL when not */
 };
 
-/* A finding's title, evidence line k or fix line k for people: the translation when there is one. */
+/* A finding's title, evidence line k or fix line k for people: the translation when there is one.
+ */
 const char *finding_title_text(const struct finding *f);
 const char *finding_evidence_text(const struct finding *f, size_t k);
 const char *finding_fix_text(const struct finding *f, size_t k);
