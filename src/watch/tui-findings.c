@@ -170,9 +170,9 @@ int tui_draw_finds(struct tui *t, const struct watch_view *v, int y, int rows)
         if (acked)
             tui_putf(t, row, title_x, COLS - title_x, true, "acknowledged%s%s: %s",
                      r->f->ack->note ? " " : "", r->f->ack->note ? r->f->ack->note : "",
-                     r->f->title ? r->f->title : r->f->rule->title);
+                     r->f->title ? finding_title_text(r->f) : r->f->rule->title);
         else if (r->f)
-            tui_put(t, row, title_x, COLS - title_x, r->f->title ? r->f->title : r->f->rule->title,
+            tui_put(t, row, title_x, COLS - title_x, r->f->title ? finding_title_text(r->f) : r->f->rule->title,
                     true);
         else
             tui_putf(t, row, title_x, COLS - title_x, true, "cleared %.0fs ago: %s",
