@@ -172,8 +172,8 @@ int tui_draw_finds(struct tui *t, const struct watch_view *v, int y, int rows)
                      r->f->ack->note ? " " : "", r->f->ack->note ? r->f->ack->note : "",
                      r->f->title ? finding_title_text(r->f) : r->f->rule->title);
         else if (r->f)
-            tui_put(t, row, title_x, COLS - title_x, r->f->title ? finding_title_text(r->f) : r->f->rule->title,
-                    true);
+            tui_put(t, row, title_x, COLS - title_x,
+                    r->f->title ? finding_title_text(r->f) : r->f->rule->title, true);
         else
             tui_putf(t, row, title_x, COLS - title_x, true, "cleared %.0fs ago: %s",
                      (double)(v->now_ms - r->mk->cleared_ms) / 1000.0, r->mk->title);
