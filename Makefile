@@ -26,7 +26,7 @@ deps-test:
 	@scripts/deps.sh test
 
 build: deps
-	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX) $(CMAKE_FLAGS)
 	cmake --build $(BUILD) -j$(JOBS)
 
 # gpudoctor's exit status is its verdict (0-3); only a usage error or a crash fails make.

@@ -24,6 +24,7 @@ want share/doc/gpudoctor/README.md
 want share/doc/gpudoctor/snapshot.md
 want share/gpudoctor/scenarios/troubled-8xh100.json
 want share/gpudoctor/prometheus/gpudoctor-rules.yml
+want share/locale/zh_CN/LC_MESSAGES/gpudoctor.mo
 grep -q '^ExecStart=/opt/gd/bin/gpudoctor serve' "$dest/opt/gd/lib/systemd/system/gpudoctor-serve.service" ||
     { echo "FAIL: the unit does not run the installed binary" >&2; fail=1; }
 grep -q '^exec /opt/gd/bin/gpudoctor slurm-check' "$dest/opt/gd/sbin/gpudoctor-slurm-check" ||
