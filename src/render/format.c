@@ -157,12 +157,30 @@ static bool no_break_before(const char *p, size_t len)
     return false;
 }
 
+/* Punctuation that opens a phrase: never the last thing on a line. */
+static bool no_break_after(const char *p, size_t len)
+{
+    static const char *const opening[] = { "（", "「", "『", "《", "“", "‘", "【" };
+
+    for (size_t i = 0; i < ARRAY_SIZE(opening); i++) {
+        if (strlen(opening[i]) == len && memcmp(p, opening[i], len) == 0)
+            return true;
+    }
+    return false;
+}
+
 size_t render_piece(const char *p, size_t *cols)
 {
     size_t i = 0, c, len;
 
     *cols = 0;
     len = render_char(p, strlen(p), &c);
+    if (c == 2 && no_break_after(p, len) && p[len] && p[len] != ' ' && p[len] != '\n') {
+        /* An opening bracket or quote goes with what it opens. */
+        i = len + render_piece(p + len, cols);
+        *cols += c;
+        return i;
+    }
     if (c == 2) {
         i = len;
         *cols = c;

@@ -334,25 +334,24 @@ static void cause_lines(FILE *out, const struct findings *all, size_t i,
 static void render_finding(FILE *out, const struct findings *all, size_t i,
                            const struct render_opts *ro)
 {
-    static const char *const tags[] = { "INFO", "WARNING", "CRITICAL" };
+    /* TRANSLATORS: severity tags before a finding's title: at most 8 columns (4 Chinese characters)
+     */
+    static const char *const tags[] = { N_("INFO"), N_("WARNING"), N_("CRITICAL") };
     const struct finding *f = &all->items[i];
-    char subject[256];
+    char subject[256], tag[64];
     bool linked = finding_cause(all, i) != NULL || finding_n_explained(all, i) > 0;
-    size_t col = FINDING_INDENT;
+    size_t col, w;
 
     /* Numbered when causes link findings, so "caused by #1" has something to point at. */
-    if (linked) {
-        char tag[32];
-
-        snprintf(tag, sizeof(tag), "%s #%zu", tags[f->severity], i + 1);
-        fprintf(out, "%s%-*s%s", severity_color(ro, f->severity), FINDING_INDENT - 1, tag,
-                render_reset(ro));
-        fputc(' ', out);
-        col = strlen(tag) + 1 > FINDING_INDENT ? strlen(tag) + 1 : FINDING_INDENT;
-    } else {
-        fprintf(out, "%s%-*s%s", severity_color(ro, f->severity), FINDING_INDENT, tags[f->severity],
-                render_reset(ro));
-    }
+    if (linked)
+        snprintf(tag, sizeof(tag), "%s #%zu", _(tags[f->severity]), i + 1);
+    else
+        snprintf(tag, sizeof(tag), "%s", _(tags[f->severity]));
+    /* Padded by display columns (a translated tag may hold wide characters), one blank at least. */
+    w = render_width(tag, strlen(tag));
+    col = w + 1 > FINDING_INDENT ? w + 1 : FINDING_INDENT;
+    fprintf(out, "%s%s%s%*s", severity_color(ro, f->severity), tag, render_reset(ro),
+            (int)(col - w), "");
     fputs(render_bold(ro), out);
     render_wrap(out, ro, col, FINDING_INDENT, finding_title_text(f));
     fputs(render_reset(ro), out);

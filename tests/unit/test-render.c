@@ -409,6 +409,10 @@ static void test_wrap_wide(void **state)
             assert_true(strncmp(line + 2, "。", strlen("。")) != 0);
             assert_true(strncmp(line + 2, "）", strlen("）")) != 0);
         }
+        /* nor does one end with an opening bracket */
+        if (nl - line >= (ptrdiff_t)strlen("（")) {
+            assert_true(strncmp(nl - strlen("（"), "（", strlen("（")) != 0);
+        }
     }
     /* nothing lost or added but the breaks: no space appears between Chinese characters */
     assert_non_null(strstr(buf, "39104"));
