@@ -334,8 +334,7 @@ static void cause_lines(FILE *out, const struct findings *all, size_t i,
 static void render_finding(FILE *out, const struct findings *all, size_t i,
                            const struct render_opts *ro)
 {
-    /* TRANSLATORS: severity tags before a finding's title: at most 8 columns (4 Chinese characters)
-     */
+    /* TRANSLATORS: severity tags before a title: at most 8 columns (4 Chinese characters) */
     static const char *const tags[] = { N_("INFO"), N_("WARNING"), N_("CRITICAL") };
     const struct finding *f = &all->items[i];
     char subject[256], tag[64];
