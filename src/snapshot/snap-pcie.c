@@ -118,6 +118,14 @@ static const struct jfield info_fields[] = {
       "/sys/bus/pci/devices", "PCI functions looked at" },
     { "gpus", JF_NONE, 0, PCIE_I_GPUS, 0, NULL, "/sys/bus/pci/devices",
       "every NVIDIA display-class device (vendor 0x10de, class 0x03xxxx), driver or not" },
+    { "iommu_present", JF_BOOL, offsetof(struct pcie_info, iommu_present), PCIE_I_IOMMU, 0, NULL,
+      "/sys/class/iommu", "an IOMMU is active (the directory has an entry)" },
+    { "iommu_pt", JF_BOOL, offsetof(struct pcie_info, iommu_pt), PCIE_I_CMDLINE, 0, NULL,
+      "/proc/cmdline", "iommu=pt: DMA of host devices bypasses translation" },
+    { "intel_iommu", JF_I32, offsetof(struct pcie_info, intel_iommu), PCIE_I_CMDLINE, 0, NULL,
+      "/proc/cmdline", "intel_iommu=: -1 not given, 0 off, 1 on" },
+    { "amd_iommu", JF_I32, offsetof(struct pcie_info, amd_iommu), PCIE_I_CMDLINE, 0, NULL,
+      "/proc/cmdline", "amd_iommu=: -1 not given, 0 off, 1 on" },
 };
 
 const struct jtable pcie_info_table = {

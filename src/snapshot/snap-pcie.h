@@ -78,8 +78,10 @@ struct pcie_device {
 
 /* Validity bits of struct pcie_info. */
 enum pcie_info_slot {
-    PCIE_I_MODULE, /* /sys/module was looked at */
-    PCIE_I_GPUS,   /* /sys/bus/pci/devices was read: the list of GPUs is complete */
+    PCIE_I_MODULE,  /* /sys/module was looked at */
+    PCIE_I_GPUS,    /* /sys/bus/pci/devices was read: the list of GPUs is complete */
+    PCIE_I_IOMMU,   /* /sys/class/iommu was looked at */
+    PCIE_I_CMDLINE, /* /proc/cmdline was read for IOMMU options */
 };
 
 struct pcie_info {
@@ -87,7 +89,11 @@ struct pcie_info {
     uint32_t devices_scanned;  /* PCI functions looked at */
     struct pcie_device *gpus;  /* every NVIDIA display-class device */
     size_t n_gpus;
-    uint64_t valid; /* bits of enum pcie_info_slot */
+    bool iommu_present;  /* /sys/class/iommu has an entry: an IOMMU is active */
+    bool iommu_pt;       /* iommu=pt on the kernel command line (passthrough for the host) */
+    int32_t intel_iommu; /* intel_iommu= on the command line: -1 not given, 0 off, 1 on */
+    int32_t amd_iommu;   /* amd_iommu= on the command line: -1 not given, 0 off, 1 on */
+    uint64_t valid;      /* bits of enum pcie_info_slot */
 };
 
 extern const struct jtable pcie_info_table;
