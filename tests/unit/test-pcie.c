@@ -191,6 +191,13 @@ static void test_server(void **state)
     assert_true(r.s->pcie.nvidia_module_loaded);
     assert_true(r.s->pcie.valid & (1u << PCIE_I_MODULE));
     assert_int_equal(r.s->pcie.devices_scanned, 18);
+    /* IOMMU context: dmar0 under /sys/class/iommu, intel_iommu=on iommu=pt. */
+    assert_true(r.s->pcie.valid & (1u << PCIE_I_IOMMU));
+    assert_true(r.s->pcie.iommu_present);
+    assert_true(r.s->pcie.valid & (1u << PCIE_I_CMDLINE));
+    assert_true(r.s->pcie.iommu_pt);
+    assert_int_equal(r.s->pcie.intel_iommu, 1);
+    assert_int_equal(r.s->pcie.amd_iommu, -1);
     /* Four GPUs: not the ASPEED VGA, not the NVSwitch, not the GPU's audio function. */
     assert_int_equal(r.s->pcie.n_gpus, 4);
 
@@ -339,6 +346,8 @@ static void test_no_driver_no_gpu_no_sysfs(void **state)
     (void)state;
     run_pcie(&r, FIX "nodriver", 0, NULL);
     assert_int_equal(status(&r)->state, CS_OK);
+    /* No /proc/cmdline in the tree: the IOMMU options are unknown, not "none given". */
+    assert_false(r.s->pcie.valid & (1u << PCIE_I_CMDLINE));
     assert_string_equal(status(&r)->detail,
                         "1 NVIDIA GPU in sysfs but the nvidia kernel module is not loaded");
     assert_false(r.s->pcie.nvidia_module_loaded);
