@@ -381,6 +381,11 @@ static void test_port_near_gpu(void **state)
     assert_string_equal(s->ib.ports[1].pci_address, "0000:2b:00.0");
     /* GPU 2's switch holds mlx5_1's adapter. */
     d = &s->pcie.gpus[2];
+    for (size_t k = 0; k < d->n_peers; k++) {
+        free(d->peers[k].address);
+        free(d->peers[k].driver);
+    }
+    free(d->peers); /* the snapshot's own list (empty): replaced, not leaked */
     d->peers = xcalloc(1, sizeof(*d->peers));
     d->n_peers = 1;
     d->peers[0].address = xstrdup("0000:2b:00.0");
