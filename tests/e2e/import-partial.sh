@@ -10,6 +10,8 @@
 # Also: the report on imported evidence says which command would supply what is missing; and the
 # round trip: the converted snapshot gives the same findings as the evidence itself, and every key
 # it holds is one `snapshot --describe` documents.
+# Hundreds of checks: under the sanitizers on two cores they take minutes.
+# ctest: timeout 600
 set -uo pipefail
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 : "${GPUDOCTOR:?}" "${SRC:?}"
