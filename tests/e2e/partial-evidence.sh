@@ -10,6 +10,8 @@
 #    to appear are those a more specific finding had replaced (the rule's yields_to, from
 #    `explain --markdown`), and, without NVML, a finding about a GPU that can then only be
 #    named by its PCI address.
+# Hundreds of runs: under the sanitizers on two cores they take minutes.
+# ctest: timeout 600
 set -uo pipefail
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 : "${GPUDOCTOR:?}" "${SRC:?}"
