@@ -24,14 +24,14 @@ enum { OPT_GPU = OPT__COMMON_END, OPT_NOTE, OPT_EXPIRES, OPT_LIST, OPT_CLEAR, OP
 
 static const struct cmd_option options[] = {
     { "gpu", OPT_GPU, required_argument, "GPU",
-      "the GPU: its UUID (GPU-...), or its index as the last check saw it" },
-    { "note", OPT_NOTE, required_argument, "TEXT", "why: shown beside the finding" },
+      N_("the GPU: its UUID (GPU-...), or its index as the last check saw it") },
+    { "note", OPT_NOTE, required_argument, "TEXT", N_("why: shown beside the finding") },
     { "expires", OPT_EXPIRES, required_argument, "DUR",
-      "end the acknowledgement after DUR (7d, 12h); default: until a new event" },
-    { "list", OPT_LIST, no_argument, NULL, "list the acknowledgements" },
+      N_("end the acknowledgement after DUR (7d, 12h); default: until a new event") },
+    { "list", OPT_LIST, no_argument, NULL, N_("list the acknowledgements") },
     { "clear", OPT_CLEAR, no_argument, NULL,
-      "remove the acknowledgement of RULE on --gpu, or every one with --all" },
-    { "all", OPT_ALL, no_argument, NULL, "with --clear: all of them" },
+      N_("remove the acknowledgement of RULE on --gpu, or every one with --all") },
+    { "all", OPT_ALL, no_argument, NULL, N_("with --clear: all of them") },
     { NULL, 0, 0, NULL, NULL },
 };
 
@@ -306,14 +306,15 @@ const struct cmd cmd_ack = {
     .synopsis = "RULE --gpu GPU [--note TEXT] [--expires DUR]\n--list\n--clear RULE --gpu GPU\n"
                 "--clear --all",
     .summary = N_("acknowledge a GPU's finding until it expires or a new event"),
-    .about = "Acknowledge a finding (a rule id, as 'check' shows it) about one GPU: check,\n"
-             "watch, serve and slurm-check show it apart and stop counting it, until it\n"
-             "expires or the GPU has a new event (a new Xid, more ECC errors, more remapped\n"
-             "rows). Kept in the state file (docs/state.md).\n",
+    .about = N_("Acknowledge a finding (a rule id, as 'check' shows it) about one GPU: check,\n"
+                "watch, serve and slurm-check show it apart and stop counting it, until it\n"
+                "expires or the GPU has a new event (a new Xid, more ECC errors, more remapped\n"
+                "rows). Kept in the state file (docs/state.md).\n"),
     .options = options,
     .groups = CMD_G_STATE,
     .max_operands = 1,
-    .epilogue = "Exit status: 0 done, 1 nothing to clear, 3 the state file could not be written,\n"
-                "64 usage error.\n",
+    .epilogue =
+        N_("Exit status: 0 done, 1 nothing to clear, 3 the state file could not be written,\n"
+           "64 usage error.\n"),
     .exec = exec,
 };

@@ -427,20 +427,21 @@ out:
 }
 
 static const struct cmd_option options[] = {
-    { "quick", OPT_QUICK, no_argument, NULL, "Short transfers and a 2 s load (default)." },
-    { "full", OPT_FULL, no_argument, NULL, "Larger transfers, more repetitions, a 30 s load." },
-    { "gpus", OPT_GPUS, required_argument, "LIST", "Measure these GPUs (NVML indices, \"0,2\")." },
+    { "quick", OPT_QUICK, no_argument, NULL, N_("Short transfers and a 2 s load (default).") },
+    { "full", OPT_FULL, no_argument, NULL, N_("Larger transfers, more repetitions, a 30 s load.") },
+    { "gpus", OPT_GPUS, required_argument, "LIST",
+      N_("Measure these GPUs (NVML indices, \"0,2\").") },
     { "duration", OPT_DURATION, required_argument, "DUR",
-      "Sustained load on every GPU at once, in device time (\"10\", \"2m\")." },
+      N_("Sustained load on every GPU at once, in device time (\"10\", \"2m\").") },
     { "save", OPT_SAVE, no_argument, NULL,
-      "Keep the result as this node's baseline (docs/bench.md says where)." },
+      N_("Keep the result as this node's baseline (docs/bench.md says where).") },
     { "compare", OPT_COMPARE, required_argument, "FILE",
-      "Compare with this baseline instead of the saved one." },
-    { "force", OPT_FORCE, no_argument, NULL, "Measure GPUs that other processes use too." },
+      N_("Compare with this baseline instead of the saved one.") },
+    { "force", OPT_FORCE, no_argument, NULL, N_("Measure GPUs that other processes use too.") },
     { "cuda-lib", OPT_CUDA_LIB, required_argument, "PATH",
-      "CUDA driver library to load instead of libcuda.so.1." },
+      N_("CUDA driver library to load instead of libcuda.so.1.") },
     { "deadline", OPT_DEADLINE, required_argument, "DUR",
-      "End the CUDA worker after this long (a hang becomes a finding)." },
+      N_("End the CUDA worker after this long (a hang becomes a finding).") },
     { NULL, 0, 0, NULL, NULL },
 };
 
@@ -449,17 +450,18 @@ const struct cmd cmd_bench = {
     .synopsis = "[--quick | --full] [--gpus LIST] [--duration DUR] [--save] [--compare FILE] "
                 "[options]",
     .summary = N_("measure what the GPUs deliver against what they should"),
-    .about = "Measure host copies, device memory, peer copies, compute, a sustained load (every\n"
-             "GPU at once, NVML read while it runs) and a checksum on each GPU, next to what its\n"
-             "PCIe link should carry and this node's saved baseline, and judge them with the\n"
-             "bench.* rules. The CUDA work runs in a worker process with a deadline. GPUs other\n"
-             "processes use are refused unless --force.\n",
+    .about =
+        N_("Measure host copies, device memory, peer copies, compute, a sustained load (every\n"
+           "GPU at once, NVML read while it runs) and a checksum on each GPU, next to what its\n"
+           "PCIe link should carry and this node's saved baseline, and judge them with the\n"
+           "bench.* rules. The CUDA work runs in a worker process with a deadline. GPUs other\n"
+           "processes use are refused unless --force.\n"),
     .options = options,
     .groups = CMD_G_COLLECT | CMD_G_CONFIG | CMD_G_JSON | CMD_G_STATE,
     .window_ms = 0,
-    .epilogue = "Exit status: 0 healthy, 1 warning, 2 critical, 3 could not measure, 64 usage\n"
-                "error. Environment: GPUDOCTOR_CUDA_LIB, GPUDOCTOR_CUBLASLT_LIB (cuBLASLt for\n"
-                "the GEMMs; default libcublasLt.so.13, .12, .11), GPUDOCTOR_STATE_DIR.\n"
-                "docs/bench.md.\n",
+    .epilogue = N_("Exit status: 0 healthy, 1 warning, 2 critical, 3 could not measure, 64 usage\n"
+                   "error. Environment: GPUDOCTOR_CUDA_LIB, GPUDOCTOR_CUBLASLT_LIB (cuBLASLt for\n"
+                   "the GEMMs; default libcublasLt.so.13, .12, .11), GPUDOCTOR_STATE_DIR.\n"
+                   "docs/bench.md.\n"),
     .exec = exec,
 };

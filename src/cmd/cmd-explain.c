@@ -16,12 +16,12 @@
 enum { OPT_LIST = OPT__COMMON_END, OPT_MARKDOWN, OPT_THRESHOLDS };
 
 static const struct cmd_option options[] = {
-    { "list", OPT_LIST, no_argument, NULL, "every rule: id, severity, title" },
+    { "list", OPT_LIST, no_argument, NULL, N_("every rule: id, severity, title") },
     { "thresholds", OPT_THRESHOLDS, no_argument, NULL,
-      "every threshold: value now, default, meaning" },
+      N_("every threshold: value now, default, meaning") },
     { "markdown", OPT_MARKDOWN, no_argument, NULL,
-      "the whole catalogue as Markdown (docs/rules.md); with --thresholds, the threshold table "
-      "of docs/config.md" },
+      N_("the whole catalogue as Markdown (docs/rules.md); with --thresholds, the threshold table "
+         "of docs/config.md") },
     { NULL, 0, 0, NULL, NULL },
 };
 
@@ -39,16 +39,18 @@ static void threshold_line(FILE *out, const struct thresholds *th, int id)
     threshold_format(def, sizeof(def), id, threshold_defs[id].def);
     fprintf(out, "  %s = %s", threshold_defs[id].name, now);
     if (th->origin[id])
-        fprintf(out, " (set in %s; default %s)\n", th->origin[id], def);
+        fprintf(out, _(" (set in %s; default %s)\n"), th->origin[id], def);
     else
-        fprintf(out, " (default)\n");
+        fputs(_(" (default)\n"), out);
 }
 
 static void link_line(FILE *out, const struct render_opts *ro, const char *id,
                       const struct rule_link *l)
 {
-    char *text = xasprintf("%s (%s%s%s): %s", id, link_scope_names[l->scope],
-                           l->when ? ", when " : "", l->when ? l->when : "", l->how);
+    char *text = l->when
+                     ? xasprintf(_("%s (%s, when %s): %s"), id, _(link_scope_names[l->scope]),
+                                 _(l->when), _(l->how))
+                     : xasprintf(_("%s (%s): %s"), id, _(link_scope_names[l->scope]), _(l->how));
 
     fputs("  ", out);
     render_wrap(out, ro, 2, 4, text);
@@ -64,7 +66,7 @@ static void explain_links(FILE *out, const struct render_opts *ro, const struct 
         const struct rule_link *l = &r->explains[k];
 
         if (!head)
-            fprintf(out, "\n%sExplains%s (ranked after this one, marked \"caused by\")\n",
+            fprintf(out, _("\n%sExplains%s (ranked after this one, marked \"caused by\")\n"),
                     render_bold(ro), render_reset(ro));
         head = true;
         link_line(out, ro, l->rule_id, l);
@@ -76,7 +78,7 @@ static void explain_links(FILE *out, const struct render_opts *ro, const struct 
         if (l == NULL)
             continue;
         if (!head)
-            fprintf(out, "\n%sCan be caused by%s\n", render_bold(ro), render_reset(ro));
+            fprintf(out, _("\n%sCan be caused by%s\n"), render_bold(ro), render_reset(ro));
         head = true;
         link_line(out, ro, rule_table[i]->id, l);
     }
@@ -85,27 +87,27 @@ static void explain_links(FILE *out, const struct render_opts *ro, const struct 
 static void explain_rule(FILE *out, const struct render_opts *ro, const struct rule *r,
                          const struct config *cfg)
 {
-    fprintf(out, "%s%s%s — %s\n", render_bold(ro), r->id, render_reset(ro), r->title);
-    fprintf(out, "severity: %s, category: %s%s\n", severity_names[r->severity],
+    fprintf(out, "%s%s%s — %s\n", render_bold(ro), r->id, render_reset(ro), _(r->title));
+    fprintf(out, _("severity: %s, category: %s%s\n"), severity_names[r->severity],
             category_names[r->category],
             cfg->rules.disabled && cfg->rules.disabled[rule_position(r)]
-                ? " (disabled by the configuration)"
+                ? _(" (disabled by the configuration)")
                 : "");
-    section(out, ro, "What it means", r->explanation);
-    section(out, ro, "How it is detected", r->detection);
+    section(out, ro, _("What it means"), _(r->explanation));
+    section(out, ro, _("How it is detected"), _(r->detection));
     if (r->thresholds[0] != TH__COUNT) {
-        fprintf(out, "\n%sThresholds%s\n", render_bold(ro), render_reset(ro));
+        fprintf(out, _("\n%sThresholds%s\n"), render_bold(ro), render_reset(ro));
         for (size_t k = 0; r->thresholds[k] != TH__COUNT; k++)
             threshold_line(out, &cfg->rules.th, r->thresholds[k]);
     }
     if (r->yields_to) {
-        fprintf(out, "\n%sGives way to%s\n", render_bold(ro), render_reset(ro));
+        fprintf(out, _("\n%sGives way to%s\n"), render_bold(ro), render_reset(ro));
         for (size_t k = 0; r->yields_to[k]; k++)
             fprintf(out, "  %s\n", r->yields_to[k]);
-        fprintf(out, "  (a finding of one of those about the same GPU replaces this one)\n");
+        fputs(_("  (a finding of one of those about the same GPU replaces this one)\n"), out);
     }
     explain_links(out, ro, r);
-    section(out, ro, "How to fix it", r->fix);
+    section(out, ro, _("How to fix it"), _(r->fix));
 }
 
 static void list_rules(FILE *out, const struct render_opts *ro)
@@ -123,7 +125,7 @@ static void list_rules(FILE *out, const struct render_opts *ro)
             fprintf(out, "%s%s%s%s\n", i ? "\n" : "", render_bold(ro), cat, render_reset(ro));
         }
         fprintf(out, "  %-*s %-8s ", (int)idw, r->id, severity_names[r->severity]);
-        render_wrap(out, ro, idw + 12, idw + 12, r->title);
+        render_wrap(out, ro, idw + 12, idw + 12, _(r->title));
     }
 }
 
@@ -145,11 +147,11 @@ static int unknown_rule(const char *id)
     k = suggest_pick(id, ids, n, near, ARRAY_SIZE(near));
     cmd_error("explain", "no rule '%s'", id);
     if (k > 0) {
-        fputs("Did you mean:\n", stderr);
+        fputs(_("Did you mean:\n"), stderr);
         for (size_t i = 0; i < k; i++)
             fprintf(stderr, "  %s\n", near[i]);
     }
-    fputs("'gpudoctor explain --list' lists every rule.\n", stderr);
+    fputs(_("'gpudoctor explain --list' lists every rule.\n"), stderr);
     return EXIT_USAGE;
 }
 
@@ -218,13 +220,14 @@ const struct cmd cmd_explain = {
     .name = "explain",
     .synopsis = "[options] ID\n--list\n--thresholds\n--markdown",
     .summary = N_("what a finding means, how it is detected, how to fix it"),
-    .about = "Explain a finding of 'gpudoctor check': what it means, how it is detected and\n"
-             "with which thresholds (their values now, after the config file), and how to fix\n"
-             "it.\n",
+    .about = N_("Explain a finding of 'gpudoctor check': what it means, how it is detected and\n"
+                "with which thresholds (their values now, after the config file), and how to fix\n"
+                "it.\n"),
     .options = options,
     .groups = CMD_G_CONFIG | CMD_G_COLOR | CMD_G_WIDTH | CMD_G_ASCII,
     .max_operands = 1,
-    .epilogue = "Exit status: 0 explained, 3 output could not be written, 64 unknown id or usage\n"
-                "error.\n",
+    .epilogue =
+        N_("Exit status: 0 explained, 3 output could not be written, 64 unknown id or usage\n"
+           "error.\n"),
     .exec = exec,
 };

@@ -31,20 +31,20 @@ enum {
 
 static const struct cmd_option options[] = {
     { "prometheus", OPT_PROMETHEUS, required_argument, "URL",
-      "read the nodes from a Prometheus server that scrapes gpudoctor serve (its HTTP API, "
-      "/api/v1/query) instead of snapshots" },
+      N_("read the nodes from a Prometheus server that scrapes gpudoctor serve (its HTTP API, "
+         "/api/v1/query) instead of snapshots") },
     { "profile", OPT_PROFILE, required_argument, "FILE",
-      "judge nodes of the GPU model of FILE's [profile] section by it (one without gpu_model "
-      "applies to the other nodes; repeatable)" },
+      N_("judge nodes of the GPU model of FILE's [profile] section by it (one without gpu_model "
+         "applies to the other nodes; repeatable)") },
     { "html", OPT_HTML, required_argument, "FILE",
-      "also write a self-contained HTML page (node table, outliers, plots) to FILE" },
-    { "outliers", OPT_OUTLIERS, no_argument, NULL, "list only the outliers in the node table" },
+      N_("also write a self-contained HTML page (node table, outliers, plots) to FILE") },
+    { "outliers", OPT_OUTLIERS, no_argument, NULL, N_("list only the outliers in the node table") },
     { "threshold", OPT_Z, required_argument, "Z",
-      "the modified z-score beyond which a figure is an outlier (default 3.5)" },
+      N_("the modified z-score beyond which a figure is an outlier (default 3.5)") },
     { "min-group", OPT_MIN_GROUP, required_argument, "N",
-      "the fewest nodes of one GPU model compared with each other (default 5)" },
+      N_("the fewest nodes of one GPU model compared with each other (default 5)") },
     { "timeout", OPT_PROM_TIMEOUT, required_argument, "DUR",
-      "with --prometheus: how long one query may take (default 30s)" },
+      N_("with --prometheus: how long one query may take (default 30s)") },
     { NULL, 0, 0, NULL, NULL },
 };
 
@@ -254,20 +254,21 @@ const struct cmd cmd_fleet = {
     .name = "fleet",
     .synopsis = "[options] FILE|DIR|- ...\n[options] --prometheus URL",
     .summary = N_("many nodes: which is the odd one out, and why"),
-    .about = "Compare many nodes: snapshots ('gpudoctor snapshot', 'check --json', 'watch\n"
-             "--record') in files, directories or a stream on standard input ('-'), or what a\n"
-             "Prometheus server scraping 'gpudoctor serve' holds. Nodes are grouped by GPU\n"
-             "model; a node whose clocks, temperature at equal load, PCIe link, XIDs, ECC,\n"
-             "versions or findings differ from most of its group (median and MAD, a modified\n"
-             "z-score; the majority for counts and versions), or from the --profile of its\n"
-             "model, is an outlier. Prints one row per node, then the outliers, ranked, with\n"
-             "their figures beside the group's.\n",
+    .about = N_("Compare many nodes: snapshots ('gpudoctor snapshot', 'check --json', 'watch\n"
+                "--record') in files, directories or a stream on standard input ('-'), or what a\n"
+                "Prometheus server scraping 'gpudoctor serve' holds. Nodes are grouped by GPU\n"
+                "model; a node whose clocks, temperature at equal load, PCIe link, XIDs, ECC,\n"
+                "versions or findings differ from most of its group (median and MAD, a modified\n"
+                "z-score; the majority for counts and versions), or from the --profile of its\n"
+                "model, is an outlier. Prints one row per node, then the outliers, ranked, with\n"
+                "their figures beside the group's.\n"),
     .options = options,
     .groups = CMD_G_CONFIG | CMD_G_JSON | CMD_G_COLOR | CMD_G_WIDTH | CMD_G_ASCII,
     .max_operands = UINT_MAX,
-    .epilogue = "Exit status: 0 no outlier, 1 outliers, 2 an outlier with a critical deviation (a\n"
-                "GPU missing, a critical finding the group does not share), 3 no node could be\n"
-                "read or an input could not be read (unless 2), 64 usage error. docs/fleet.md\n"
-                "lists every figure, the PromQL queries and the JSON.\n",
+    .epilogue =
+        N_("Exit status: 0 no outlier, 1 outliers, 2 an outlier with a critical deviation (a\n"
+           "GPU missing, a critical finding the group does not share), 3 no node could be\n"
+           "read or an input could not be read (unless 2), 64 usage error. docs/fleet.md\n"
+           "lists every figure, the PromQL queries and the JSON.\n"),
     .exec = exec,
 };

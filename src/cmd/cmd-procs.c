@@ -23,16 +23,16 @@ enum {
 
 static const struct cmd_option options[] = {
     { "tree", OPT_TREE, no_argument, NULL,
-      "each GPU process under what started it (launcher, shell, sshd: rows marked "
-      "'(no GPU)') and above its workers" },
-    { "user", OPT_USER, required_argument, "NAME", "only processes of NAME (or uid)" },
+      N_("each GPU process under what started it (launcher, shell, sshd: rows marked "
+         "'(no GPU)') and above its workers") },
+    { "user", OPT_USER, required_argument, "NAME", N_("only processes of NAME (or uid)") },
     { "gpu", OPT_GPU, required_argument, "N[,N]",
-      "only processes using GPU N (NVML index; repeatable)" },
+      N_("only processes using GPU N (NVML index; repeatable)") },
     { "container", OPT_CONTAINER, required_argument, "ID",
-      "only this container (id prefix), pod (UID prefix) or Slurm job (id); 'host' for "
-      "processes in none" },
-    { "sort", OPT_SORT, required_argument, "KEY", "mem (default), sm, cpu, age or pid" },
-    { "wide", 'w', no_argument, NULL, "do not cut command lines to the width" },
+      N_("only this container (id prefix), pod (UID prefix) or Slurm job (id); 'host' for "
+         "processes in none") },
+    { "sort", OPT_SORT, required_argument, "KEY", N_("mem (default), sm, cpu, age or pid") },
+    { "wide", 'w', no_argument, NULL, N_("do not cut command lines to the width") },
     { NULL, 0, 0, NULL, NULL },
 };
 
@@ -147,15 +147,15 @@ const struct cmd cmd_procs = {
     .name = "procs",
     .synopsis = "[options]",
     .summary = N_("every GPU process: who, where, how much, what it does, a verdict"),
-    .about = "Every process using a GPU: pid, user, container or job, GPUs, GPU memory, SM %,\n"
-             "CPU %, state, age, and a verdict (active, idle, idle-holder, stopped, defunct,\n"
-             "orphaned, not-visible, unknown) from the same tests as 'gpudoctor check'.\n"
-             "--window is what CPU % and idleness are measured over (0: neither).\n",
+    .about = N_("Every process using a GPU: pid, user, container or job, GPUs, GPU memory, SM %,\n"
+                "CPU %, state, age, and a verdict (active, idle, idle-holder, stopped, defunct,\n"
+                "orphaned, not-visible, unknown) from the same tests as 'gpudoctor check'.\n"
+                "--window is what CPU % and idleness are measured over (0: neither).\n"),
     .options = options,
     .groups = CMD_G_COLLECT | CMD_G_FROM | CMD_G_CONFIG | CMD_G_JSON | CMD_G_COLOR | CMD_G_WIDTH |
               CMD_G_ASCII,
     .window_ms = 1000, /* enough for CPU % and idleness, short enough to wait for */
-    .epilogue = "Exit status: 0 listed (even when nothing uses a GPU), 3 could not collect or\n"
-                "write, 64 usage error. 'gpudoctor reap' ends stale processes safely.\n",
+    .epilogue = N_("Exit status: 0 listed (even when nothing uses a GPU), 3 could not collect or\n"
+                   "write, 64 usage error. 'gpudoctor reap' ends stale processes safely.\n"),
     .exec = exec,
 };

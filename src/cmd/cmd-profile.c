@@ -18,7 +18,7 @@ enum { OPT_OUTPUT = 'o' };
 
 static const struct cmd_option options[] = {
     { "output", OPT_OUTPUT, required_argument, "FILE",
-      "save: write the profile to FILE (atomically) instead of standard output" },
+      N_("save: write the profile to FILE (atomically) instead of standard output") },
     { NULL, 0, 0, NULL, NULL },
 };
 
@@ -58,7 +58,7 @@ static int save(struct cmd_front *f, const struct opts *o)
     profile_facts_free(&facts);
     if (p == NULL) {
         struct findings none = { 0 };
-        char *why = rules_cannot_check(s, &none);
+        char *why = rules_cannot_check(s, &none, true);
 
         cmd_error("profile", "nothing to save: no GPU could be read%s%s", why ? ": " : "",
                   why ? why : "");
@@ -158,19 +158,19 @@ const struct cmd cmd_profile = {
     .name = "profile",
     .synopsis = "save [-o FILE] [--from SNAPSHOT] [options]\nshow [--config FILE]",
     .summary = N_("the node's expected hardware: save it from a good node, show it"),
-    .about = "An expected-hardware profile says what a node must have: GPU count and model,\n"
-             "memory per GPU, PCIe generation and width, driver and CUDA versions, VBIOS\n"
-             "(NVLink, InfiniBand and Fabric Manager keys are accepted; they are checked once\n"
-             "snapshots hold them). 'save' writes what this node (or --from a snapshot) has as\n"
-             "a [profile] section; 'show' prints the profile of the configuration. With a\n"
-             "profile in /etc/gpudoctor.conf, 'gpudoctor check' reports every deviation as a\n"
-             "profile.* finding (a missing GPU is critical); 'gpudoctor fleet --profile FILE'\n"
-             "judges nodes by it.\n",
+    .about = N_("An expected-hardware profile says what a node must have: GPU count and model,\n"
+                "memory per GPU, PCIe generation and width, driver and CUDA versions, VBIOS\n"
+                "(NVLink, InfiniBand and Fabric Manager keys are accepted; they are checked once\n"
+                "snapshots hold them). 'save' writes what this node (or --from a snapshot) has as\n"
+                "a [profile] section; 'show' prints the profile of the configuration. With a\n"
+                "profile in /etc/gpudoctor.conf, 'gpudoctor check' reports every deviation as a\n"
+                "profile.* finding (a missing GPU is critical); 'gpudoctor fleet --profile FILE'\n"
+                "judges nodes by it.\n"),
     .options = options,
     .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_FROM | CMD_G_CONFIG,
     .window_ms = 0,
     .max_operands = 1,
-    .epilogue = "Exit status: 0 saved or shown, 3 nothing could be read (or written), 64 usage\n"
-                "error. docs/config.md describes the [profile] keys.\n",
+    .epilogue = N_("Exit status: 0 saved or shown, 3 nothing could be read (or written), 64 usage\n"
+                   "error. docs/config.md describes the [profile] keys.\n"),
     .exec = exec,
 };

@@ -55,40 +55,40 @@ enum {
 #define HISTORY_MAX_GAP_MS 60000
 
 static const struct cmd_option options[] = {
-    { NULL, 0, 0, NULL, "Selection (any of; without one: --stopped --defunct --orphaned):" },
+    { NULL, 0, 0, NULL, N_("Selection (any of; without one: --stopped --defunct --orphaned):") },
     { "stopped", OPT_STOPPED, no_argument, NULL,
-      "processes stopped by Ctrl-Z, SIGSTOP or a debugger" },
+      N_("processes stopped by Ctrl-Z, SIGSTOP or a debugger") },
     { "defunct", OPT_DEFUNCT, no_argument, NULL,
-      "defunct (zombie) processes: signals their parent or the workers that still hold the "
-      "GPU; says when nothing helps" },
+      N_("defunct (zombie) processes: signals their parent or the workers that still hold the "
+         "GPU; says when nothing helps") },
     { "orphaned", OPT_ORPHANED, no_argument, NULL,
-      "idle processes whose parent exited (re-parented to init)" },
+      N_("idle processes whose parent exited (re-parented to init)") },
     { "idle", OPT_IDLE, required_argument, "DUR",
-      "processes proven idle (no GPU work, CPU near 0) for DUR; the sampling window is the "
-      "proof: it defaults to DUR, or to 2s with --history" },
+      N_("processes proven idle (no GPU work, CPU near 0) for DUR; the sampling window is the "
+         "proof: it defaults to DUR, or to 2s with --history") },
     { "history", OPT_HISTORY, required_argument, "FILE",
-      "a recording of 'gpudoctor watch --record FILE', still running or ended within 60s: "
-      "idleness through it counts toward --idle, for the same processes" },
+      N_("a recording of 'gpudoctor watch --record FILE', still running or ended within 60s: "
+         "idleness through it counts toward --idle, for the same processes") },
     { "pid", OPT_PID, required_argument, "PID[,PID]",
-      "these processes, whatever their state (repeatable)" },
-    { NULL, 0, 0, NULL, "Filters (all must hold):" },
+      N_("these processes, whatever their state (repeatable)") },
+    { NULL, 0, 0, NULL, N_("Filters (all must hold):") },
     { "min-mem", OPT_MIN_MEM, required_argument, "SIZE",
-      "holding at least SIZE of GPU memory (10G, 512M)" },
+      N_("holding at least SIZE of GPU memory (10G, 512M)") },
     { "name", OPT_NAME, required_argument, "GLOB",
-      "command name, program or command line matches GLOB (repeatable)" },
+      N_("command name, program or command line matches GLOB (repeatable)") },
     { "match", OPT_MATCH, required_argument, "REGEX",
-      "command line matches the extended regular expression" },
-    { "user", OPT_USER, required_argument, "NAME", "owned by NAME (or uid)" },
-    { "gpu", OPT_GPU, required_argument, "N[,N]", "using GPU N (NVML index; repeatable)" },
-    { NULL, 0, 0, NULL, "Acting:" },
-    { "kill", OPT_KILL, no_argument, NULL, "send the signals (default: dry run)" },
-    { "interactive", 'i', no_argument, NULL, "ask before each process (y/N); implies --kill" },
+      N_("command line matches the extended regular expression") },
+    { "user", OPT_USER, required_argument, "NAME", N_("owned by NAME (or uid)") },
+    { "gpu", OPT_GPU, required_argument, "N[,N]", N_("using GPU N (NVML index; repeatable)") },
+    { NULL, 0, 0, NULL, N_("Acting:") },
+    { "kill", OPT_KILL, no_argument, NULL, N_("send the signals (default: dry run)") },
+    { "interactive", 'i', no_argument, NULL, N_("ask before each process (y/N); implies --kill") },
     { "yes", 'y', no_argument, NULL,
-      "do not ask (needed with --kill when stdin is not a terminal)" },
+      N_("do not ask (needed with --kill when stdin is not a terminal)") },
     { "grace", OPT_GRACE, required_argument, "DUR",
-      "wait DUR after SIGTERM before SIGKILL (default 10s)" },
-    { "all-users", OPT_ALL_USERS, no_argument, NULL, "as root, also other users' processes" },
-    { NULL, 0, 0, NULL, "Output and collection:" },
+      N_("wait DUR after SIGTERM before SIGKILL (default 10s)") },
+    { "all-users", OPT_ALL_USERS, no_argument, NULL, N_("as root, also other users' processes") },
+    { NULL, 0, 0, NULL, N_("Output and collection:") },
     { NULL, 0, 0, NULL, NULL },
 };
 
@@ -558,23 +558,24 @@ const struct cmd cmd_reap = {
     .name = "reap",
     .synopsis = "[selection] [--kill [--yes | --interactive]] [options]",
     .summary = N_("find stale GPU processes, end them safely (dry run by default)"),
-    .about = "Find stale GPU processes and, with --kill, end them safely: SIGTERM, then\n"
-             "SIGKILL after a grace period. Without --kill it is a dry run that shows exactly\n"
-             "what would be signalled and why. Afterwards it reports the GPU memory freed.\n",
+    .about = N_("Find stale GPU processes and, with --kill, end them safely: SIGTERM, then\n"
+                "SIGKILL after a grace period. Without --kill it is a dry run that shows exactly\n"
+                "what would be signalled and why. Afterwards it reports the GPU memory freed.\n"),
     .options = options,
     .groups = CMD_G_COLLECT | CMD_G_FROM | CMD_G_CONFIG | CMD_G_JSON,
     .window_ms = DEFAULT_WINDOW_MS,
-    .epilogue = "Never signalled: PID 1, kernel threads, gpudoctor and its ancestors, other\n"
-                "users' processes (unless root with --all-users), and protected programs\n"
-                "(display servers, nvidia-persistenced, DCGM, fabric manager, MPS, sshd,\n"
-                "container runtimes, Slurm) unless named with --pid. Each target is pinned with\n"
-                "pidfd_open and its start time checked before any signal. Every action is\n"
-                "logged to syslog (authpriv) and stderr. With --root, /proc is read there and\n"
-                "signals still go to this machine's pids, after their start time is checked;\n"
-                "--from plans only. docs/reap.md has the details.\n"
-                "\n"
-                "Exit status: 0 nothing to do or all done, 1 something could not be reaped,\n"
-                "2 something was refused for safety, 3 could not collect or write, 64 usage\n"
-                "error.\n",
+    .epilogue =
+        N_("Never signalled: PID 1, kernel threads, gpudoctor and its ancestors, other\n"
+           "users' processes (unless root with --all-users), and protected programs\n"
+           "(display servers, nvidia-persistenced, DCGM, fabric manager, MPS, sshd,\n"
+           "container runtimes, Slurm) unless named with --pid. Each target is pinned with\n"
+           "pidfd_open and its start time checked before any signal. Every action is\n"
+           "logged to syslog (authpriv) and stderr. With --root, /proc is read there and\n"
+           "signals still go to this machine's pids, after their start time is checked;\n"
+           "--from plans only. docs/reap.md has the details.\n"
+           "\n"
+           "Exit status: 0 nothing to do or all done, 1 something could not be reaped,\n"
+           "2 something was refused for safety, 3 could not collect or write, 64 usage\n"
+           "error.\n"),
     .exec = exec,
 };

@@ -38,23 +38,23 @@ static const struct cmd_option options[] = {
       "where to listen (default " SERVE_DEFAULT_LISTEN "; [::1]:9464 for IPv6, :9464 for every "
       "address; port 0: the system chooses)" },
     { "interval", OPT_INTERVAL, required_argument, "DUR",
-      "time between collections (default 15s, at least 1s; longer than --window)" },
+      N_("time between collections (default 15s, at least 1s; longer than --window)") },
     { "history", OPT_HISTORY, required_argument, "DUR",
-      "how far back rules look for trends (default 10m)" },
+      N_("how far back rules look for trends (default 10m)") },
     { "top-processes", OPT_TOP_PROCESSES, required_argument, "N",
-      "per-process GPU memory series for the N largest (default 20)" },
+      N_("per-process GPU memory series for the N largest (default 20)") },
     { "textfile", OPT_TEXTFILE, required_argument, "DIR",
-      "also write DIR/gpudoctor.prom (atomically) after each collection, for node_exporter's "
-      "textfile collector" },
+      N_("also write DIR/gpudoctor.prom (atomically) after each collection, for node_exporter's "
+         "textfile collector") },
     { "once", OPT_ONCE, no_argument, NULL,
-      "collect once, write the metrics (stdout or --textfile), exit" },
-    { "threads", OPT_THREADS, required_argument, "N", "HTTP threads (default 2)" },
+      N_("collect once, write the metrics (stdout or --textfile), exit") },
+    { "threads", OPT_THREADS, required_argument, "N", N_("HTTP threads (default 2)") },
     { "max-connections", OPT_MAX_CONN, required_argument, "N",
-      "open connections at most (default 512)" },
+      N_("open connections at most (default 512)") },
     { "connection-timeout", OPT_CONN_TIMEOUT, required_argument, "DUR",
-      "close a connection idle this long (default 10s)" },
+      N_("close a connection idle this long (default 10s)") },
     { "describe-metrics", OPT_DESCRIBE, no_argument, NULL,
-      "print the table of metrics (Markdown) and exit" },
+      N_("print the table of metrics (Markdown) and exit") },
     { NULL, 0, 0, NULL, NULL },
 };
 
@@ -309,16 +309,17 @@ const struct cmd cmd_serve = {
     .name = "serve",
     .synopsis = "[options]",
     .summary = N_("Prometheus exporter: /metrics, /findings, /healthz"),
-    .about = "Prometheus exporter: collects every --interval in the background and answers\n"
-             "  /metrics   the Prometheus text format (docs/prometheus.md lists every metric)\n"
-             "  /findings  the findings as JSON, with the age of the data\n"
-             "  /healthz   200 when the last collection is recent, 503 otherwise\n"
-             "from the last collection, so a scrape never waits for one.\n",
+    .about = N_("Prometheus exporter: collects every --interval in the background and answers\n"
+                "  /metrics   the Prometheus text format (docs/prometheus.md lists every metric)\n"
+                "  /findings  the findings as JSON, with the age of the data\n"
+                "  /healthz   200 when the last collection is recent, 503 otherwise\n"
+                "from the last collection, so a scrape never waits for one.\n"),
     .options = options,
     .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_CONFIG | CMD_G_STATE,
     .window_ms = SERVE_DEFAULT_WINDOW,
-    .epilogue = "Stops cleanly on SIGINT or SIGTERM.\n"
-                "Exit status: 0 after a clean stop (--once: the metrics were written), 3 when it\n"
-                "could not serve or collect, 64 usage error.\n",
+    .epilogue =
+        N_("Stops cleanly on SIGINT or SIGTERM.\n"
+           "Exit status: 0 after a clean stop (--once: the metrics were written), 3 when it\n"
+           "could not serve or collect, 64 usage error.\n"),
     .exec = exec,
 };

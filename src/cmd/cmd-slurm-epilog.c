@@ -43,24 +43,25 @@ enum {
 };
 
 static const struct cmd_option options[] = {
-    { "job", OPT_JOB, required_argument, "ID", "the job that ended (default $SLURM_JOB_ID)" },
+    { "job", OPT_JOB, required_argument, "ID", N_("the job that ended (default $SLURM_JOB_ID)") },
     { "gpus", OPT_GPUS, required_argument, "LIST",
-      "the job's GPUs: device numbers (/dev/nvidiaN) or GPU UUIDs, comma-separated (default "
-      "$SLURM_JOB_GPUS, else $CUDA_VISIBLE_DEVICES, else every GPU)" },
+      N_("the job's GPUs: device numbers (/dev/nvidiaN) or GPU UUIDs, comma-separated (default "
+         "$SLURM_JOB_GPUS, else $CUDA_VISIBLE_DEVICES, else every GPU)") },
     { "reap", OPT_REAP, no_argument, NULL,
-      "end the job's own leftover GPU processes (SIGTERM, then SIGKILL after --grace) with "
-      "gpudoctor reap's safety checks" },
+      N_("end the job's own leftover GPU processes (SIGTERM, then SIGKILL after --grace) with "
+         "gpudoctor reap's safety checks") },
     { "grace", OPT_GRACE, required_argument, "DUR",
-      "with --reap: how long a process has after SIGTERM (default 5s)" },
+      N_("with --reap: how long a process has after SIGTERM (default 5s)") },
     { "wait", OPT_WAIT, required_argument, "DUR",
-      "how long GPU memory may take to come back before the node is drained (default 10s)" },
+      N_("how long GPU memory may take to come back before the node is drained (default 10s)") },
     { "node", OPT_NODE, required_argument, "NAME",
-      "Slurm node name (default $SLURMD_NODENAME, else the short host name)" },
+      N_("Slurm node name (default $SLURMD_NODENAME, else the short host name)") },
     { "scontrol", OPT_SCONTROL, required_argument, "PATH",
-      "scontrol to run (default: the first in $PATH, /usr/bin, /usr/local/bin)" },
-    { "dry-run", OPT_DRY_RUN, no_argument, NULL, "say what would be done; reap and drain nothing" },
+      N_("scontrol to run (default: the first in $PATH, /usr/bin, /usr/local/bin)") },
+    { "dry-run", OPT_DRY_RUN, no_argument, NULL,
+      N_("say what would be done; reap and drain nothing") },
     { "warn-only", OPT_WARN_ONLY, no_argument, NULL,
-      "report what stays held (stdout, syslog) but drain nothing" },
+      N_("report what stays held (stdout, syslog) but drain nothing") },
     { NULL, 0, 0, NULL, NULL },
 };
 
@@ -341,18 +342,19 @@ const struct cmd cmd_slurm_epilog = {
     .name = "slurm-epilog",
     .synopsis = "[--reap] [options]",
     .summary = N_("Slurm Epilog: reap a job's leftovers, drain if memory stays held"),
-    .about = "Slurm Epilog for GPU nodes: after job $SLURM_JOB_ID ends, finds its own\n"
-             "processes (their cgroup names the job) still holding its GPUs ($SLURM_JOB_GPUS)\n"
-             "and, with --reap, ends them with gpudoctor reap's safety checks (pinned with\n"
-             "pidfd, never PID 1 or a protected process). Memory that stays held after --wait\n"
-             "(the job's leftovers, another ended job's, or memory no process accounts for)\n"
-             "drains the node with a reason naming it; slurm-check resumes it once it is free.\n"
-             "In slurm.conf: Epilog=/usr/local/sbin/gpudoctor-slurm-epilog (docs/slurm.md).\n",
+    .about = N_("Slurm Epilog for GPU nodes: after job $SLURM_JOB_ID ends, finds its own\n"
+                "processes (their cgroup names the job) still holding its GPUs ($SLURM_JOB_GPUS)\n"
+                "and, with --reap, ends them with gpudoctor reap's safety checks (pinned with\n"
+                "pidfd, never PID 1 or a protected process). Memory that stays held after --wait\n"
+                "(the job's leftovers, another ended job's, or memory no process accounts for)\n"
+                "drains the node with a reason naming it; slurm-check resumes it once it is free.\n"
+                "In slurm.conf: Epilog=/usr/local/sbin/gpudoctor-slurm-epilog (docs/slurm.md).\n"),
     .options = options,
     .groups = CMD_G_COLLECT | CMD_G_CONFIG,
     .window_ms = 0,
-    .epilogue = "Exit status: 0 the GPUs are free, or gpudoctor drained the node itself (also\n"
-                "when it could not look); 1 memory stays held and the node could not be drained\n"
-                "(Slurm then drains it for the failed epilog); 64 usage error.\n",
+    .epilogue =
+        N_("Exit status: 0 the GPUs are free, or gpudoctor drained the node itself (also\n"
+           "when it could not look); 1 memory stays held and the node could not be drained\n"
+           "(Slurm then drains it for the failed epilog); 64 usage error.\n"),
     .exec = exec,
 };

@@ -28,18 +28,18 @@ enum {
 };
 
 static const struct cmd_option options[] = {
-    { "job", OPT_JOB, required_argument, "ID", "the job (default $SLURM_JOB_ID)" },
+    { "job", OPT_JOB, required_argument, "ID", N_("the job (default $SLURM_JOB_ID)") },
     { "gpus", OPT_GPUS, required_argument, "LIST",
-      "the job's GPUs: device numbers (/dev/nvidiaN) or GPU UUIDs, comma-separated (default "
-      "$SLURM_JOB_GPUS, else $CUDA_VISIBLE_DEVICES, else every GPU)" },
+      N_("the job's GPUs: device numbers (/dev/nvidiaN) or GPU UUIDs, comma-separated (default "
+         "$SLURM_JOB_GPUS, else $CUDA_VISIBLE_DEVICES, else every GPU)") },
     { "node", OPT_NODE, required_argument, "NAME",
-      "Slurm node name (default $SLURMD_NODENAME, else the short host name)" },
+      N_("Slurm node name (default $SLURMD_NODENAME, else the short host name)") },
     { "scontrol", OPT_SCONTROL, required_argument, "PATH",
-      "scontrol to run (default: the first in $PATH, /usr/bin, /usr/local/bin)" },
+      N_("scontrol to run (default: the first in $PATH, /usr/bin, /usr/local/bin)") },
     { "dry-run", OPT_DRY_RUN, no_argument, NULL,
-      "say what would be done and exit as it would; drain nothing" },
+      N_("say what would be done and exit as it would; drain nothing") },
     { "warn-only", OPT_WARN_ONLY, no_argument, NULL,
-      "report leftovers (stdout, syslog) but let the job start and drain nothing" },
+      N_("report leftovers (stdout, syslog) but let the job start and drain nothing") },
     { NULL, 0, 0, NULL, NULL },
 };
 
@@ -181,9 +181,10 @@ const struct cmd cmd_slurm_prolog = {
     .options = options,
     .groups = CMD_G_COLLECT | CMD_G_CONFIG,
     .window_ms = 0,
-    .epilogue = "Exit status: 0 the job may start (also when gpudoctor could not look, and with\n"
-                "--warn-only), 1 refused: a leftover holds one of its GPUs (Slurm drains the node\n"
-                "and requeues the job, held unless SchedulerParameters has\n"
-                "nohold_on_prolog_fail), 64 usage error.\n",
+    .epilogue =
+        N_("Exit status: 0 the job may start (also when gpudoctor could not look, and with\n"
+           "--warn-only), 1 refused: a leftover holds one of its GPUs (Slurm drains the node\n"
+           "and requeues the job, held unless SchedulerParameters has\n"
+           "nohold_on_prolog_fail), 64 usage error.\n"),
     .exec = exec,
 };

@@ -39,10 +39,10 @@ enum { OPT_NODE = OPT__COMMON_END, OPT_SCONTROL, OPT_DRY_RUN };
 
 static const struct cmd_option options[] = {
     { "node", OPT_NODE, required_argument, "NAME",
-      "Slurm node name (default $SLURMD_NODENAME, else the short host name)" },
+      N_("Slurm node name (default $SLURMD_NODENAME, else the short host name)") },
     { "scontrol", OPT_SCONTROL, required_argument, "PATH",
-      "scontrol to run (default: the first in $PATH, /usr/bin, /usr/local/bin)" },
-    { "dry-run", OPT_DRY_RUN, no_argument, NULL, "say what would be done; change nothing" },
+      N_("scontrol to run (default: the first in $PATH, /usr/bin, /usr/local/bin)") },
+    { "dry-run", OPT_DRY_RUN, no_argument, NULL, N_("say what would be done; change nothing") },
     { NULL, 0, 0, NULL, NULL },
 };
 
@@ -740,7 +740,8 @@ const struct cmd cmd_slurm_check = {
     .options = options,
     .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_CONFIG | CMD_G_STATE,
     .window_ms = SLURM_DEFAULT_WINDOW_MS,
-    .epilogue = "Exit status: the check's (0 healthy, 1 warning, 2 critical, 3 could not check),\n"
-                "3 also when scontrol failed; 64 usage error.\n",
+    .epilogue =
+        N_("Exit status: the check's (0 healthy, 1 warning, 2 critical, 3 could not check),\n"
+           "3 also when scontrol failed; 64 usage error.\n"),
     .exec = exec,
 };

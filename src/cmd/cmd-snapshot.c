@@ -10,10 +10,10 @@ enum { OPT_DESCRIBE = OPT__COMMON_END };
 
 static const struct cmd_option options[] = {
     { "output", 'o', required_argument, "FILE",
-      "write to FILE (atomically, mode 0600: it holds every user's command lines) instead of "
-      "standard output" },
+      N_("write to FILE (atomically, mode 0600: it holds every user's command lines) instead of "
+         "standard output") },
     { "describe", OPT_DESCRIBE, no_argument, NULL,
-      "print every field of the snapshot as Markdown (docs/snapshot.md) and exit" },
+      N_("print every field of the snapshot as Markdown (docs/snapshot.md) and exit") },
     { NULL, 0, 0, NULL, NULL },
 };
 
@@ -68,16 +68,16 @@ const struct cmd cmd_snapshot = {
     .name = "snapshot",
     .synopsis = "[-o FILE] [options]",
     .summary = N_("capture everything gpudoctor sees into one JSON document"),
-    .about = "Capture everything gpudoctor sees (NVML, GPU processes, host pressure, PCIe,\n"
-             "driver and kernel log, CUDA stack) into one JSON document, schema\n"
-             "gpudoctor.snapshot/1.\n"
-             "Analyse it later, anywhere, with 'gpudoctor check --from FILE'. With --from,\n"
-             "convert evidence from elsewhere (nvidia-smi output, a kernel log, an\n"
-             "nvidia-bug-report.log) into a snapshot instead (docs/import.md).\n",
+    .about = N_("Capture everything gpudoctor sees (NVML, GPU processes, host pressure, PCIe,\n"
+                "driver and kernel log, CUDA stack) into one JSON document, schema\n"
+                "gpudoctor.snapshot/1.\n"
+                "Analyse it later, anywhere, with 'gpudoctor check --from FILE'. With --from,\n"
+                "convert evidence from elsewhere (nvidia-smi output, a kernel log, an\n"
+                "nvidia-bug-report.log) into a snapshot instead (docs/import.md).\n"),
     .options = options,
     .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_FROM |
               CMD_G_STATE, /* reads the state, never writes it */
     .window_ms = 0,
-    .epilogue = "Exit status: 0 written, 3 could not collect or write, 64 usage error.\n",
+    .epilogue = N_("Exit status: 0 written, 3 could not collect or write, 64 usage error.\n"),
     .exec = exec,
 };

@@ -30,28 +30,28 @@ enum {
 
 static const struct cmd_option options[] = {
     { "interval", 'n', required_argument, "DUR",
-      "time between readings (default 1s, at least 100ms)" },
+      N_("time between readings (default 1s, at least 100ms)") },
     { "count", 'c', required_argument, "N",
-      "stop after N readings (default: until q or a signal)" },
+      N_("stop after N readings (default: until q or a signal)") },
     { "plain", OPT_PLAIN, no_argument, NULL,
-      "one line per GPU per interval, for logs and pipes (the default when standard output is "
-      "not a terminal)" },
+      N_("one line per GPU per interval, for logs and pipes (the default when standard output is "
+         "not a terminal)") },
     { "record", OPT_RECORD, required_argument, "FILE",
-      "also write every reading to FILE as JSON Lines; 'gpudoctor check --from FILE' analyses "
-      "it, trends included" },
+      N_("also write every reading to FILE as JSON Lines; 'gpudoctor check --from FILE' analyses "
+         "it, trends included") },
     { "alert", OPT_ALERT, required_argument, "SPEC",
-      "run a command when a finding or a reading fires (repeatable); SPEC is one of\n"
-      " RULE-ID|GLOB|critical|warning|info[ for DUR][:COMMAND ARGS]\n"
-      " READING>VALUE[ for DUR][:COMMAND ARGS]   (> >= < <=)\n"
-      "e.g. 'mem.leak:/usr/local/bin/page' or 'mem_used_pct>95 for 60s:/usr/local/bin/page "
-      "gpu-memory'; the command runs without a shell, the alert in GPUDOCTOR_ALERT_* variables "
-      "(docs/watch.md)" },
+      N_("run a command when a finding or a reading fires (repeatable); SPEC is one of\n"
+         " RULE-ID|GLOB|critical|warning|info[ for DUR][:COMMAND ARGS]\n"
+         " READING>VALUE[ for DUR][:COMMAND ARGS]   (> >= < <=)\n"
+         "e.g. 'mem.leak:/usr/local/bin/page' or 'mem_used_pct>95 for 60s:/usr/local/bin/page "
+         "gpu-memory'; the command runs without a shell, the alert in GPUDOCTOR_ALERT_* variables "
+         "(docs/watch.md)") },
     { "alert-timeout", OPT_ALERT_TIMEOUT, required_argument, "DUR",
-      "kill an alert command still running after DUR (default 10s)" },
+      N_("kill an alert command still running after DUR (default 10s)") },
     { "history", OPT_HISTORY, required_argument, "DUR",
-      "how far back the trend rules look (default 30m)" },
+      N_("how far back the trend rules look (default 30m)") },
     { "window", OPT_RULES_WINDOW, required_argument, "DUR",
-      "the other rules judge the last DUR of readings (default 10s)" },
+      N_("the other rules judge the last DUR of readings (default 10s)") },
     { NULL, 0, 0, NULL, NULL },
 };
 
@@ -157,17 +157,17 @@ const struct cmd cmd_watch = {
     .name = "watch",
     .synopsis = "[options]",
     .summary = N_("live view with history, trends, findings as they appear, alerts"),
-    .about = "Live view: per GPU utilisation, memory, temperature, power, clocks and throttle\n"
-             "reasons with history graphs, the GPU processes, and the findings as they appear\n"
-             "and clear. Trends over the history: leaks (with slope and time-to-full),\n"
-             "utilisation swinging, repeated throttling, temperature climbing, GPUs idle while\n"
-             "memory is held.\n",
+    .about = N_("Live view: per GPU utilisation, memory, temperature, power, clocks and throttle\n"
+                "reasons with history graphs, the GPU processes, and the findings as they appear\n"
+                "and clear. Trends over the history: leaks (with slope and time-to-full),\n"
+                "utilisation swinging, repeated throttling, temperature climbing, GPUs idle while\n"
+                "memory is held.\n"),
     .options = options,
     .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_CONFIG | CMD_G_COLOR | CMD_G_ASCII | CMD_G_STATE,
     .window_ms = 0, /* each reading is one instant; --window is the rules' */
-    .epilogue = "Keys: q quit, s sort processes, Tab switch list, arrows or j/k select, e or\n"
-                "Enter explain the finding, r end the selected process (asks first), ? help.\n"
-                "Exit status: 0 after q, --count or a signal; 3 when it could not start or its\n"
-                "output (--plain, --record) could not be written; 64 usage error.\n",
+    .epilogue = N_("Keys: q quit, s sort processes, Tab switch list, arrows or j/k select, e or\n"
+                   "Enter explain the finding, r end the selected process (asks first), ? help.\n"
+                   "Exit status: 0 after q, --count or a signal; 3 when it could not start or its\n"
+                   "output (--plain, --record) could not be written; 64 usage error.\n"),
     .exec = exec,
 };

@@ -32,63 +32,65 @@ static const struct shared_option {
 } shared[] = {
     { CMD_G_FROM,
       { "from", OPT_FROM, required_argument, "FILE",
-        "judge FILE instead of this machine: a snapshot ('gpudoctor snapshot'), a recording "
-        "('gpudoctor watch --record'), a report ('gpudoctor check --json'), or evidence from "
-        "elsewhere: nvidia-smi output (its table, -L, -q, -q -x, topo -m, nvlink -s/-e), lspci "
-        "-vvv, a kernel log (dmesg, journalctl -k, kern.log) or an nvidia-bug-report.log(.gz) "
-        "(docs/import.md); repeat it to merge several files into one snapshot; '-' reads "
-        "standard input" } },
+        N_("judge FILE instead of this machine: a snapshot ('gpudoctor snapshot'), a recording "
+           "('gpudoctor watch --record'), a report ('gpudoctor check --json'), or evidence from "
+           "elsewhere: nvidia-smi output (its table, -L, -q, -q -x, topo -m, nvlink -s/-e), lspci "
+           "-vvv, a kernel log (dmesg, journalctl -k, kern.log) or an nvidia-bug-report.log(.gz) "
+           "(docs/import.md); repeat it to merge several files into one snapshot; '-' reads "
+           "standard input") } },
     { CMD_G_FROM,
       { "format", OPT_FORMAT, required_argument, "FORMAT",
-        "read the --from files as FORMAT instead of recognising each by its content: %s" } },
+        N_("read the --from files as FORMAT instead of recognising each by its content: %s") } },
     { CMD_G_JSON,
-      { "json", OPT_JSON, no_argument, NULL, "write JSON instead of text (docs/%s.md)" } },
+      { "json", OPT_JSON, no_argument, NULL, N_("write JSON instead of text (docs/%s.md)") } },
     { CMD_G_COLOR,
       { "color", OPT_COLOR, optional_argument, "[=WHEN]",
-        "colour the output: auto (the default: on a terminal, unless NO_COLOR is set), always "
-        "(for 'less -R') or never" } },
-    { CMD_G_COLOR, { "no-color", OPT_NO_COLOR, no_argument, NULL, "the same as --color=never" } },
+        N_("colour the output: auto (the default: on a terminal, unless NO_COLOR is set), always "
+           "(for 'less -R') or never") } },
+    { CMD_G_COLOR,
+      { "no-color", OPT_NO_COLOR, no_argument, NULL, N_("the same as --color=never") } },
     { CMD_G_WIDTH,
       { "width", OPT_WIDTH, required_argument, "N",
-        "wrap text at N columns (default: the terminal's width; else $COLUMNS; else 80)" } },
+        N_("wrap text at N columns (default: the terminal's width; else $COLUMNS; else 80)") } },
     { CMD_G_ASCII,
       { "ascii", OPT_ASCII, no_argument, NULL,
-        "ASCII characters only (the default when the locale's character set is not UTF-8)" } },
+        N_("ASCII characters only (the default when the locale's character set is not UTF-8)") } },
     { CMD_G_CONFIG,
       { "config", OPT_CONFIG, required_argument, "FILE",
-        "read thresholds and settings from FILE (default $GPUDOCTOR_CONFIG, else "
-        "/etc/gpudoctor.conf, when it exists)" } },
+        N_("read thresholds and settings from FILE (default $GPUDOCTOR_CONFIG, else "
+           "/etc/gpudoctor.conf, when it exists)") } },
     { CMD_G_CONFIG,
       { "set", OPT_SET, required_argument, "KEY=VALUE",
-        "override one key of the config file, e.g. a threshold or disable=RULE-ID "
-        "(repeatable)" } },
+        N_("override one key of the config file, e.g. a threshold or disable=RULE-ID "
+           "(repeatable)") } },
     { CMD_G_COLLECT,
       { "window", OPT_WINDOW, required_argument, "DUR",
-        "sample over DUR before judging (default %s; 0 = one reading)" } },
+        N_("sample over DUR before judging (default %s; 0 = one reading)") } },
     { CMD_G_COLLECT,
       { "timeout", OPT_TIMEOUT, required_argument, "DUR",
-        "finish within DUR whatever hangs (default: the window + 10s)" } },
+        N_("finish within DUR whatever hangs (default: the window + 10s)") } },
     { CMD_G_COLLECT,
       { "root", OPT_ROOT, required_argument, "DIR",
-        "read /proc, /sys, /dev and logs under DIR (default /)" } },
+        N_("read /proc, /sys, /dev and logs under DIR (default /)") } },
     { CMD_G_COLLECT,
       { "nvml-lib", OPT_NVML_LIB, required_argument, "PATH",
-        "NVML library to load (default $GPUDOCTOR_NVML_LIB, else libnvidia-ml.so.1)" } },
+        N_("NVML library to load (default $GPUDOCTOR_NVML_LIB, else libnvidia-ml.so.1)") } },
     { CMD_G_STATE,
       { "state-dir", OPT_STATE_DIR, required_argument, "DIR",
-        "remember XIDs, ECC and row-remap events and acknowledgements in DIR/state.json "
-        "(default $GPUDOCTOR_STATE_DIR, else the config key state_dir, else /var/lib/gpudoctor "
-        "for root and ~/.local/state/gpudoctor for others; 'off': nowhere)" } },
+        N_("remember XIDs, ECC and row-remap events and acknowledgements in DIR/state.json "
+           "(default $GPUDOCTOR_STATE_DIR, else the config key state_dir, else /var/lib/gpudoctor "
+           "for root and ~/.local/state/gpudoctor for others; 'off': nowhere)") } },
     { CMD_G_STATE,
       { "no-state", OPT_NO_STATE, no_argument, NULL,
-        "neither read nor write the state file: judge this run alone" } },
+        N_("neither read nor write the state file: judge this run alone") } },
     { CMD_G_ONLY,
       { "only", OPT_ONLY, required_argument, "LIST",
-        "run only these collectors (comma-separated: nvml, processes, host, pcie, driver, "
-        "kernel_log, stack, ib)" } },
+        N_("run only these collectors (comma-separated: nvml, processes, host, pcie, driver, "
+           "kernel_log, stack, ib)") } },
 };
 
-static const struct cmd_option help_option = { "help", 'h', no_argument, NULL, "show this help" };
+static const struct cmd_option help_option = { "help", 'h', no_argument, NULL,
+                                               N_("show this help") };
 
 static bool is_end(const struct cmd_option *o)
 {

@@ -190,7 +190,7 @@ char *render_verdict(const struct snapshot *s, const struct findings *f, bool pe
 {
     size_t crit = findings_count(f, SEV_CRITICAL), warn = findings_count(f, SEV_WARNING);
     size_t info = findings_count(f, SEV_INFO);
-    char *why = rules_cannot_check(s, f), *out, *top;
+    char *why = rules_cannot_check(s, f, people), *out, *top;
 
     if (why != NULL)
         return why;
@@ -386,21 +386,23 @@ static void render_acknowledged(FILE *out, const struct findings *f, const struc
 
     for (size_t i = 0; i < f->n; i++) {
         const struct finding *x = &f->items[i];
-        char line[1024], until[40] = "never";
+        char line[1024], until[40];
 
         if (x->ack == NULL)
             continue;
         if (!head) {
             fprintf(out,
-                    "\n%sAcknowledged (not counted; a new event on the GPU brings them back):"
-                    "%s\n",
+                    _("\n%sAcknowledged (not counted; a new event on the GPU brings them back):"
+                      "%s\n"),
                     render_bold(ro), render_reset(ro));
             head = true;
         }
+        snprintf(until, sizeof(until), "%s", _("never"));
         if (x->ack->expires_ms != 0)
             time_format_iso(x->ack->expires_ms, until, sizeof(until));
-        snprintf(line, sizeof(line), "%s %s: %s — by %s%s%s%s, expires %s",
-                 severity_names[x->severity], x->rule->id, x->title ? x->title : x->rule->title,
+        snprintf(line, sizeof(line), _("%s %s: %s — by %s%s%s%s, expires %s"),
+                 severity_names[x->severity], x->rule->id,
+                 x->title ? finding_title_text(x) : _(x->rule->title),
                  x->ack->by ? x->ack->by : "?", x->ack->note ? ": \"" : "",
                  x->ack->note ? x->ack->note : "", x->ack->note ? "\"" : "", until);
         fprintf(out, "%s  ", render_dim(ro));
@@ -414,7 +416,7 @@ static void render_state_note(FILE *out, const struct snapshot *s, const struct 
 {
     if (s->state.note == NULL)
         return;
-    fprintf(out, "\n%sNote: ", render_dim(ro));
+    fprintf(out, _("\n%sNote: "), render_dim(ro));
     render_wrap(out, ro, 6, 2, s->state.note);
     fputs(render_reset(ro), out);
 }
@@ -428,12 +430,51 @@ static void cell_u32(char *buf, size_t size, const struct gpu *g, enum gpu_slot 
         snprintf(buf, size, "-");
 }
 
+/*
+ * A table's header cell: its label (translated), the column's width in display columns, whether
+ * the column is right-aligned, and the spaces after it. A translation wider than its column would
+ * shift every column after it: the English label is used then.
+ */
+struct head_cell {
+    const char *label;
+    int width, gap;
+    bool right;
+};
+
+static void table_header(FILE *out, const struct render_opts *ro, const struct head_cell *c,
+                         size_t n)
+{
+    fputs(render_bold(ro), out);
+    for (size_t i = 0; i < n; i++) {
+        const char *label = _(c[i].label);
+        int w = (int)render_width(label, strlen(label));
+
+        if (w > c[i].width && i + 1 < n) {
+            label = c[i].label;
+            w = (int)strlen(label);
+        }
+        if (i + 1 == n) {
+            fputs(label, out);
+            break;
+        }
+        fprintf(out, "%*s%s%*s", c[i].right ? c[i].width - w : 0, "", label,
+                (c[i].right ? 0 : c[i].width - w) + c[i].gap, "");
+    }
+    fprintf(out, "%s\n", render_reset(ro));
+}
+
+/* TRANSLATORS: the GPU table's column heads; each must fit its column (3, 22, 4, 15, 4, 10). */
+static const struct head_cell gpu_head[] = {
+    { N_("GPU"), 3, 2, false },     { N_("NAME"), 22, 1, false }, { N_("UTIL"), 4, 2, true },
+    { N_("MEMORY"), 15, 1, false }, { N_("TEMP"), 4, 2, false },  { N_("POWER"), 10, 1, false },
+    { N_("PCIE"), 0, 0, false },
+};
+
 void render_gpu_table(FILE *out, const struct snapshot *s, const struct render_opts *ro)
 {
     if (s->n_gpus == 0)
         return;
-    fprintf(out, "%sGPU  NAME                   UTIL  MEMORY          TEMP  POWER      PCIE%s\n",
-            render_bold(ro), render_reset(ro));
+    table_header(out, ro, gpu_head, ARRAY_SIZE(gpu_head));
     for (size_t i = 0; i < s->n_gpus; i++) {
         const struct gpu *g = &s->gpus[i];
         char util[16], mem[40], temp[16], power[32], pcie[32], used[16], total[16];
@@ -532,6 +573,13 @@ static void process_row(FILE *out, const struct snapshot *s, uint32_t gpu, int32
             state_word(p), age, mem, cmd);
 }
 
+/* TRANSLATORS: the process table's column heads; each must fit its column (3, 7, 9, 8, 6, 9). */
+static const struct head_cell proc_head[] = {
+    { N_("GPU"), 3, 2, false },     { N_("PID"), 7, 1, false }, { N_("USER"), 9, 1, false },
+    { N_("STATE"), 8, 1, false },   { N_("AGE"), 6, 1, true },  { N_("MEMORY"), 9, 2, true },
+    { N_("COMMAND"), 0, 0, false },
+};
+
 void render_gpu_processes(FILE *out, const struct snapshot *s, const struct render_opts *ro)
 {
     bool header = false;
@@ -539,8 +587,7 @@ void render_gpu_processes(FILE *out, const struct snapshot *s, const struct rend
 #define HEADER()                                                                                   \
     do {                                                                                           \
         if (!header)                                                                               \
-            fprintf(out, "%sGPU  PID     USER      STATE       AGE    MEMORY  COMMAND%s\n",        \
-                    render_bold(ro), render_reset(ro));                                            \
+            table_header(out, ro, proc_head, ARRAY_SIZE(proc_head));                               \
         header = true;                                                                             \
     } while (0)
     for (size_t i = 0; i < s->n_gpus; i++) {
@@ -574,16 +621,17 @@ void render_gpu_processes(FILE *out, const struct snapshot *s, const struct rend
         for (size_t i = 0; i < s->n_gpus; i++)
             known &= gpu_valid(&s->gpus[i], GPU_S_PROCESSES);
         fprintf(out, "%s\n",
-                known ? "No processes are using the GPUs."
-                      : "Which processes use the GPUs is not known (their process lists were not "
-                        "read).");
+                known ? _("No processes are using the GPUs.")
+                      : _("Which processes use the GPUs is not known (their process lists were "
+                          "not read)."));
     }
 }
 
 /* Skips grouped by (reason, rule): the GPUs each applies to, every one of them. */
 struct skip_group {
-    const char *reason;
-    const char *command; /* what supplies the missing evidence (struct skip), or NULL */
+    const char *reason;      /* the English: what groups skips */
+    const char *reason_text; /* the same for people */
+    const char *command;     /* what supplies the missing evidence (struct skip), or NULL */
     const struct rule *rule;
     int32_t *gpus;
     size_t n_gpus, cap_gpus;
@@ -614,6 +662,7 @@ static size_t group_skips(const struct findings *f, struct skip_group *g, size_t
                 continue;
             memset(&g[n], 0, sizeof(g[n]));
             g[n].reason = k->reason;
+            g[n].reason_text = skip_reason_text(k);
             g[n].command = k->command;
             g[n].rule = k->rule;
             n++;
@@ -651,7 +700,7 @@ void render_not_checked(FILE *out, const struct snapshot *s, const struct findin
                         const struct render_opts *ro)
 {
     /* Nothing about GPUs could be established: which rules did not run is noise then. */
-    char *cannot = rules_cannot_check(s, f);
+    char *cannot = rules_cannot_check(s, f, false);
     size_t n_skips = cannot ? 0 : f->n_skips;
     struct skip_group *groups = xcalloc(n_skips ? n_skips : 1, sizeof(*groups));
     size_t n = group_skips(f, groups, n_skips), lines = 0, more = 0;
@@ -662,7 +711,7 @@ void render_not_checked(FILE *out, const struct snapshot *s, const struct findin
 #define HEADER()                                                                                   \
     do {                                                                                           \
         if (!header)                                                                               \
-            fprintf(out, "\n%sNot checked%s\n", render_bold(ro), render_reset(ro));                \
+            fprintf(out, _("\n%sNot checked%s\n"), render_bold(ro), render_reset(ro));             \
         header = true;                                                                             \
     } while (0)
     /* One line per (reason, GPUs), naming every rule it stopped. */
@@ -681,9 +730,10 @@ void render_not_checked(FILE *out, const struct snapshot *s, const struct findin
             char list[128];
 
             render_ranges(list, sizeof(list), groups[i].gpus, groups[i].n_gpus);
-            snprintf(where, sizeof(where), " on GPU%s %s", groups[i].n_gpus == 1 ? "" : "s", list);
+            snprintf(where, sizeof(where), _(" on GPU%s %s"), groups[i].n_gpus == 1 ? "" : "s",
+                     list);
         }
-        len = (size_t)snprintf(line, sizeof(line), "%s%s:", groups[i].reason, where);
+        len = (size_t)snprintf(line, sizeof(line), _("%s%s:"), groups[i].reason_text, where);
         for (size_t j = i; j < n && len < sizeof(line); j++) {
             if (j == i || (!done[j] && same_scope(&groups[i], &groups[j]))) {
                 len += (size_t)snprintf(line + len, sizeof(line) - len, "%s %s", j == i ? "" : ",",
@@ -695,8 +745,8 @@ void render_not_checked(FILE *out, const struct snapshot *s, const struct findin
         if (s->root == NULL && groups[i].command != NULL && len < sizeof(line))
             snprintf(line + len, sizeof(line) - len,
                      strncmp(groups[i].command, "gpudoctor ", 10) == 0
-                         ? " (needs `%s` run on the server itself)"
-                         : " (run `%s` for it)",
+                         ? _(" (needs `%s` run on the server itself)")
+                         : _(" (run `%s` for it)"),
                      groups[i].command);
         HEADER();
         fprintf(out, "  ");
@@ -704,7 +754,7 @@ void render_not_checked(FILE *out, const struct snapshot *s, const struct findin
         lines++;
     }
     if (more)
-        fprintf(out, "  ... %zu more (gpudoctor check --json lists them all)\n", more);
+        fprintf(out, _("  ... %zu more (gpudoctor check --json lists them all)\n"), more);
     for (size_t i = 0; i < COLLECTOR__COUNT; i++) {
         const struct collector_status *c = &s->collectors[i];
         char line[512];
@@ -712,7 +762,7 @@ void render_not_checked(FILE *out, const struct snapshot *s, const struct findin
         if (c->state == CS_OK || (c->state == CS_NOT_RUN && c->n_notes == 0))
             continue;
         HEADER();
-        snprintf(line, sizeof(line), "collector %s: %s%s%s", collector_names[i],
+        snprintf(line, sizeof(line), _("collector %s: %s%s%s"), collector_names[i],
                  collector_state_names[c->state], c->detail ? ": " : "",
                  c->detail ? c->detail : "");
         fprintf(out, "  ");
@@ -722,7 +772,7 @@ void render_not_checked(FILE *out, const struct snapshot *s, const struct findin
             render_wrap(out, ro, 4, 6, c->notes[k]);
         }
         if (c->n_notes > 3)
-            fprintf(out, "    (%zu more notes in the snapshot)\n", c->n_notes - 3);
+            fprintf(out, _("    (%zu more notes in the snapshot)\n"), c->n_notes - 3);
     }
 #undef HEADER
     for (size_t i = 0; i < n; i++)
@@ -750,7 +800,7 @@ void render_report(FILE *out, const struct snapshot *s, const struct findings *f
     render_state_note(out, s, ro);
     if (f->n > 0)
         fprintf(out,
-                "\n%sgpudoctor explain ID tells what a finding means and how it was "
-                "detected.%s\n",
+                _("\n%sgpudoctor explain ID tells what a finding means and how it was "
+                  "detected.%s\n"),
                 render_dim(ro), render_reset(ro));
 }

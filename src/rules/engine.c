@@ -74,8 +74,10 @@ void findings_free(struct findings *f)
     for (size_t i = 0; i < f->n; i++)
         finding_free(&f->items[i]);
     free(f->items);
-    for (size_t i = 0; i < f->n_skips; i++)
+    for (size_t i = 0; i < f->n_skips; i++) {
         free(f->skips[i].reason);
+        free(f->skips[i].reason_l);
+    }
     free(f->skips);
     memset(f, 0, sizeof(*f));
 }
@@ -147,9 +149,9 @@ static int cmp_finding(const void *a, const void *b)
 
 /* ---- causes and consequences ---- */
 
-const char *const link_scope_names[] = { "same GPU", "same process",
-                                         "another process on the same GPU", "anywhere on the host",
-                                         NULL };
+const char *const link_scope_names[] = { N_("same GPU"), N_("same process"),
+                                         N_("another process on the same GPU"),
+                                         N_("anywhere on the host"), NULL };
 
 const struct rule_link *rule_link_find(const struct rule *cause, const struct rule *consequence)
 {
@@ -374,36 +376,42 @@ int findings_worst(const struct findings *f)
     return worst;
 }
 
-char *rules_cannot_check(const struct snapshot *s, const struct findings *f)
+char *rules_cannot_check(const struct snapshot *s, const struct findings *f, bool people)
 {
     const struct nvml_system *n = &s->nvml;
-    const char *why;
+    const char *why, *lib;
 
     if (s->n_gpus > 0 || findings_worst(f) == SEV_CRITICAL)
         return NULL;
     if (!n->attempted)
-        return xstrdup("NVML was not queried, so nothing is known about GPUs.");
+        return xstrdup(L_(people, "NVML was not queried, so nothing is known about GPUs."));
     if (n->load_error != 0 && n->load_error != NVML_ERROR_LIBRARY_NOT_FOUND)
-        return xasprintf("No GPU could be checked: %s.",
-                         n->load_detail ? n->load_detail : "the NVML library cannot be used");
-    if (n->load_error != 0)
-        return xasprintf("No NVIDIA GPU found: the NVIDIA driver's NVML library (%s) is not "
-                         "installed%s.",
-                         n->library ? n->library : "libnvidia-ml.so.1",
-                         s->pcie.n_gpus == 0 && s->collectors[COLLECTOR_PCIE].state == CS_OK
-                             ? " and no NVIDIA GPU is on the PCI bus"
-                             : "");
+        return xasprintf(L_(people, "No GPU could be checked: %s."),
+                         n->load_detail ? n->load_detail
+                                        : L_(people, "the NVML library cannot be used"));
+    if (n->load_error != 0) {
+        lib = n->library ? n->library : "libnvidia-ml.so.1";
+        if (s->pcie.n_gpus == 0 && s->collectors[COLLECTOR_PCIE].state == CS_OK)
+            return xasprintf(L_(people,
+                                "No NVIDIA GPU found: the NVIDIA driver's NVML library (%s) is not "
+                                "installed and no NVIDIA GPU is on the PCI bus."),
+                             lib);
+        return xasprintf(
+            L_(people,
+               "No NVIDIA GPU found: the NVIDIA driver's NVML library (%s) is not installed."),
+            lib);
+    }
     if (n->init_rc != 0) {
         why = n->init_error ? n->init_error : nvml_rc_name(n->init_rc);
-        return xasprintf("NVML could not start (%s), so nothing is known about GPUs.",
-                         why ? why : "unknown error");
+        return xasprintf(L_(people, "NVML could not start (%s), so nothing is known about GPUs."),
+                         why ? why : L_(people, "unknown error"));
     }
-    return xstrdup("NVML answered but reports no GPU on this machine.");
+    return xstrdup(L_(people, "NVML answered but reports no GPU on this machine."));
 }
 
 int rules_exit_status(const struct snapshot *s, const struct findings *f)
 {
-    char *why = rules_cannot_check(s, f);
+    char *why = rules_cannot_check(s, f, false);
 
     if (why != NULL) {
         free(why);

@@ -454,7 +454,7 @@ void rule_skip(const struct rule_ctx *ctx, struct findings *out, int32_t gpu_ind
                ...)
 {
     struct skip *k;
-    va_list ap;
+    va_list ap, aq;
 
     xgrow(&out->skips, &out->cap_skips, out->n_skips + 1, sizeof(*out->skips));
     k = &out->skips[out->n_skips++];
@@ -462,8 +462,16 @@ void rule_skip(const struct rule_ctx *ctx, struct findings *out, int32_t gpu_ind
     k->gpu_index = gpu_index;
     k->command = NULL;
     va_start(ap, fmt);
+    va_copy(aq, ap);
     k->reason = xvasprintf(fmt, ap);
+    k->reason_l = localized(fmt, aq);
+    va_end(aq);
     va_end(ap);
+}
+
+const char *skip_reason_text(const struct skip *k)
+{
+    return k->reason_l ? k->reason_l : k->reason;
 }
 
 const char *gpu_field_name(enum gpu_slot slot)

@@ -9,6 +9,7 @@
 #include "facts/facts.h"
 #include "render/format.h"
 #include "rules/rules.h"
+#include "util/i18n.h"
 
 #include <stdbool.h>
 #include <stdint.h>

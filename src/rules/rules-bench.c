@@ -78,17 +78,17 @@ const struct rule rule_bench_failed = {
     .id = "bench.failed",
     .severity = SEV_CRITICAL,
     .category = CAT_THROUGHPUT,
-    .title = "The bench could not measure a GPU",
-    .explanation =
+    .title = N_("The bench could not measure a GPU"),
+    .explanation = N_(
         "gpudoctor bench runs its CUDA work in a worker process with a deadline. A worker that "
         "did not finish in time was stuck in a call into the driver: a wedged GPU or driver, "
         "which every CUDA program on the node will meet too. A CUDA call that returned an error "
         "(out of memory, launch failure, ECC error, device unavailable) means the GPU cannot run "
-        "work as it is.",
-    .detection = "the bench section's state is timeout or failed, or a GPU's error is set: the "
-                 "call and its CUresult.",
-    .fix = "Read the kernel log for XIDs and NVRM messages; a hung GPU usually needs a reset "
-           "(nvidia-smi -r) or a reboot; an error that repeats on one GPU is a hardware case.",
+        "work as it is."),
+    .detection = N_("the bench section's state is timeout or failed, or a GPU's error is set: the "
+                    "call and its CUresult."),
+    .fix = N_("Read the kernel log for XIDs and NVRM messages; a hung GPU usually needs a reset "
+              "(nvidia-smi -r) or a reboot; an error that repeats on one GPU is a hardware case."),
     .thresholds = NO_THRESHOLDS,
     .check = check_failed,
 };
@@ -142,17 +142,17 @@ const struct rule rule_bench_host_copy_slow = {
     .id = "bench.host-copy-slow",
     .severity = SEV_WARNING,
     .category = CAT_THROUGHPUT,
-    .title = "Host copies far below what the PCIe link allows",
-    .explanation =
+    .title = N_("Host copies far below what the PCIe link allows"),
+    .explanation = N_(
         "Copies between pinned host memory and the GPU should reach most of what the negotiated "
         "PCIe link carries. Far less means something between them: a buffer on the remote NUMA "
         "node, an IOMMU in translation mode, a PCIe switch shared with busy NICs or drives, "
-        "a link that retrains, or a platform setting (ACS, relaxed ordering, power management).",
-    .detection = "the slower of the pinned host-to-device and device-to-host copy rates below "
-                 "60 % of the expected rate: the link's encoded rate (generation and width "
-                 "reported by NVML) times 0.80.",
-    .fix = "Bind the program to the GPU's NUMA node, check the IOMMU mode (iommu=pt), the "
-           "switch topology and BIOS PCIe settings; measure again.",
+        "a link that retrains, or a platform setting (ACS, relaxed ordering, power management)."),
+    .detection = N_("the slower of the pinned host-to-device and device-to-host copy rates below "
+                    "60 % of the expected rate: the link's encoded rate (generation and width "
+                    "reported by NVML) times 0.80."),
+    .fix = N_("Bind the program to the GPU's NUMA node, check the IOMMU mode (iommu=pt), the "
+              "switch topology and BIOS PCIe settings; measure again."),
     .thresholds = NO_THRESHOLDS,
     .check = check_host_copy,
 };
@@ -316,16 +316,17 @@ const struct rule rule_bench_mem_bandwidth_low = {
     .id = "bench.mem-bandwidth-low",
     .severity = SEV_WARNING,
     .category = CAT_THROUGHPUT,
-    .title = "Memory bandwidth below the model or siblings",
-    .explanation =
+    .title = N_("Memory bandwidth below the model or siblings"),
+    .explanation = N_(
         "The STREAM-style triad kernel reads two arrays and writes one; its rate is what memory-"
         "bound work gets. Far below the model's figure, or below the other GPUs of the same model "
         "in this node, means a memory clock held down, ECC retirement, a power or thermal "
-        "limit, or a GPU that needs service.",
-    .detection = "triad_bytes_per_s below 70 % of the model's memory bandwidth when it is "
-                 "known, else below 80 % of the fastest GPU of the same name.",
-    .fix = "Check the memory clock and clock-event reasons, ECC and remapped rows; compare after "
-           "a reset; a GPU that stays behind is a hardware case.",
+        "limit, or a GPU that needs service."),
+    .detection = N_("triad_bytes_per_s below 70 % of the model's memory bandwidth when it is "
+                    "known, else below 80 % of the fastest GPU of the same name."),
+    .fix =
+        N_("Check the memory clock and clock-event reasons, ECC and remapped rows; compare after "
+           "a reset; a GPU that stays behind is a hardware case."),
     .thresholds = NO_THRESHOLDS,
     .check = check_mem_low,
 };
@@ -334,18 +335,19 @@ const struct rule rule_bench_compute_low = {
     .id = "bench.compute-low",
     .severity = SEV_WARNING,
     .category = CAT_THROUGHPUT,
-    .title = "Compute rate below the model's or its siblings'",
-    .explanation =
+    .title = N_("Compute rate below the model's or its siblings'"),
+    .explanation = N_(
         "The FMA kernel keeps every SM busy with independent fused multiply-adds; its rate follows "
         "the SM clock. The cuBLASLt GEMMs (when cuBLASLt is installed) load the Tensor Cores in "
         "each precision the GPU supports. Below the model's figure or behind the same model's "
         "siblings means clocks held down (power cap, thermal, application clocks) or a GPU that "
-        "falls behind.",
-    .detection = "fma_flops below 60 % of the model's FP32 rate, or a gemm_*_flops below 50 % of "
-                 "the model's dense Tensor Core rate in that precision, when known; else below "
-                 "80 % of the fastest GPU of the same name.",
-    .fix = "Check clocks, power limit and clock-event reasons while loaded (gpudoctor check "
-           "during a bench), cooling and power delivery.",
+        "falls behind."),
+    .detection =
+        N_("fma_flops below 60 % of the model's FP32 rate, or a gemm_*_flops below 50 % of "
+           "the model's dense Tensor Core rate in that precision, when known; else below "
+           "80 % of the fastest GPU of the same name."),
+    .fix = N_("Check clocks, power limit and clock-event reasons while loaded (gpudoctor check "
+              "during a bench), cooling and power delivery."),
     .thresholds = NO_THRESHOLDS,
     .check = check_compute_low,
 };
@@ -401,15 +403,15 @@ const struct rule rule_bench_p2p_slow = {
     .id = "bench.p2p-slow",
     .severity = SEV_WARNING,
     .category = CAT_THROUGHPUT,
-    .title = "A GPU pair's peer copies far slower than others",
-    .explanation =
+    .title = N_("A GPU pair's peer copies far slower than others"),
+    .explanation = N_(
         "Collective communication (NCCL all-reduce) runs at the speed of the slowest link. A pair "
         "much slower than the rest has an NVLink down, crosses the CPU interconnect instead of a "
-        "switch, or lost peer-to-peer access (ACS, IOMMU).",
-    .detection = "with three or more pairs measured, a pair below 50 % of the median pair's "
-                 "cuMemcpyPeerAsync rate.",
-    .fix = "Check nvidia-smi topo -m and the NVLink status; ACS and IOMMU settings for PCIe "
-           "peer-to-peer; reseat or service the NVLink bridge or baseboard.",
+        "switch, or lost peer-to-peer access (ACS, IOMMU)."),
+    .detection = N_("with three or more pairs measured, a pair below 50 % of the median pair's "
+                    "cuMemcpyPeerAsync rate."),
+    .fix = N_("Check nvidia-smi topo -m and the NVLink status; ACS and IOMMU settings for PCIe "
+              "peer-to-peer; reseat or service the NVLink bridge or baseboard."),
     .thresholds = NO_THRESHOLDS,
     .check = check_p2p,
 };
@@ -556,22 +558,24 @@ const struct rule rule_bench_throttle_under_load = {
     .id = "bench.throttle-under-load",
     .severity = SEV_WARNING,
     .category = CAT_THROUGHPUT,
-    .title = "Throttling that appears only under load",
-    .explanation =
+    .title = N_("Throttling that appears only under load"),
+    .explanation = N_(
         "A GPU that starts fast and slows down as the load goes on, or whose clocks are cut by "
         "heat or its power delivery while every GPU of the node is loaded, is hitting a limit it "
         "does not reach when idle: failing fans, blocked air flow, a neighbour's exhaust, a power "
         "supply or cap too low. Short jobs do not see it; long training runs do. The clock event "
-        "reasons NVML reported during the load say which limit it was.",
-    .detection = "over the sustained load (--duration, every selected GPU at once), the FMA rate "
-                 "of the last tenth below 85 % of the first tenth's, or a thermal or hardware "
-                 "clock event reason (sw_thermal, hw_thermal, hw_slowdown, hw_power_brake) in "
-                 "NVML's readings during the load. The software power cap alone is not a "
-                 "finding: a GPU at its power limit under a full load works as designed; with a "
-                 "slowdown it is named as its reason.",
-    .fix = "Follow the reason: thermal, the cooling (fans, air flow, inlet temperature); hardware "
+        "reasons NVML reported during the load say which limit it was."),
+    .detection =
+        N_("over the sustained load (--duration, every selected GPU at once), the FMA rate "
+           "of the last tenth below 85 % of the first tenth's, or a thermal or hardware "
+           "clock event reason (sw_thermal, hw_thermal, hw_slowdown, hw_power_brake) in "
+           "NVML's readings during the load. The software power cap alone is not a "
+           "finding: a GPU at its power limit under a full load works as designed; with a "
+           "slowdown it is named as its reason."),
+    .fix =
+        N_("Follow the reason: thermal, the cooling (fans, air flow, inlet temperature); hardware "
            "slowdown or power brake, the power supply, cables and BMC events; power cap, the "
-           "power limit against the default.",
+           "power limit against the default."),
     .thresholds = NO_THRESHOLDS,
     .check = check_throttle,
 };
@@ -640,19 +644,20 @@ const struct rule rule_bench_behind_under_load = {
     .id = "bench.behind-under-load",
     .severity = SEV_WARNING,
     .category = CAT_THROUGHPUT,
-    .title = "A GPU fell behind its siblings under load",
+    .title = N_("A GPU fell behind its siblings under load"),
     .explanation =
-        "bench runs the same sustained load on every selected GPU at the same time. A GPU that "
-        "kept up with the others when measured alone but falls behind when they all run is "
-        "limited by what it shares with them: the air its neighbours heat, a power supply or "
-        "power budget, a slot with less cooling. Data-parallel training runs at the pace of its "
-        "slowest GPU, so the whole job slows with it.",
-    .detection = "the FMA rate over the whole simultaneous load below 80 % of the fastest GPU "
-                 "of the same name, while its rate measured alone (fma_flops) was within 80 % "
-                 "of the fastest sibling's (else bench.compute-low reports it).",
-    .fix = "Compare temperatures, power and clocks of the GPUs during a load; fix the cooling "
+        N_("bench runs the same sustained load on every selected GPU at the same time. A GPU that "
+           "kept up with the others when measured alone but falls behind when they all run is "
+           "limited by what it shares with them: the air its neighbours heat, a power supply or "
+           "power budget, a slot with less cooling. Data-parallel training runs at the pace of its "
+           "slowest GPU, so the whole job slows with it."),
+    .detection = N_("the FMA rate over the whole simultaneous load below 80 % of the fastest GPU "
+                    "of the same name, while its rate measured alone (fma_flops) was within 80 % "
+                    "of the fastest sibling's (else bench.compute-low reports it)."),
+    .fix =
+        N_("Compare temperatures, power and clocks of the GPUs during a load; fix the cooling "
            "or power of the slow GPU's position; swap it with a sibling to tell the GPU from the "
-           "slot.",
+           "slot."),
     .thresholds = NO_THRESHOLDS,
     .check = check_behind,
 };
@@ -735,17 +740,17 @@ const struct rule rule_bench_checksum_mismatch = {
     .id = "bench.checksum-mismatch",
     .severity = SEV_CRITICAL,
     .category = CAT_THROUGHPUT,
-    .title = "A GPU computed a wrong result",
+    .title = N_("A GPU computed a wrong result"),
     .explanation =
-        "Every GPU runs the same triad on the same data; the host computes the expected result "
-        "too. A GPU whose checksum differs corrupted data silently: bad memory cells, a failing "
-        "chip, or an unstable clock. Work run on it gives wrong answers without any error.",
-    .detection = "the checksum of the triad's output on the GPU differs from the host's "
-                 "computation of the same triad; the checksums are compared across GPUs too. "
-                 "When two or more GPUs all agree with each other and not with the host, one "
-                 "warning (not critical) says so: the same fault on every GPU is unlikely.",
-    .fix = "Drain the GPU, check ECC and remapped rows, run NVIDIA's diagnostic (dcgmi diag); "
-           "a GPU that miscomputes is a hardware case.",
+        N_("Every GPU runs the same triad on the same data; the host computes the expected result "
+           "too. A GPU whose checksum differs corrupted data silently: bad memory cells, a failing "
+           "chip, or an unstable clock. Work run on it gives wrong answers without any error."),
+    .detection = N_("the checksum of the triad's output on the GPU differs from the host's "
+                    "computation of the same triad; the checksums are compared across GPUs too. "
+                    "When two or more GPUs all agree with each other and not with the host, one "
+                    "warning (not critical) says so: the same fault on every GPU is unlikely."),
+    .fix = N_("Drain the GPU, check ECC and remapped rows, run NVIDIA's diagnostic (dcgmi diag); "
+              "a GPU that miscomputes is a hardware case."),
     .thresholds = NO_THRESHOLDS,
     .check = check_checksum,
 };
@@ -793,16 +798,16 @@ const struct rule rule_bench_regression = {
     .id = "bench.regression",
     .severity = SEV_WARNING,
     .category = CAT_THROUGHPUT,
-    .title = "A figure fell below this node's saved baseline",
+    .title = N_("A figure fell below this node's saved baseline"),
     .explanation =
-        "The node's own past is the best yardstick: a figure well below what the same GPU "
-        "measured when the baseline was saved (gpudoctor bench --save) is a regression, from a "
-        "driver or firmware update, a BIOS setting, a hardware fault or cooling that degrades.",
-    .detection = "with a baseline (the saved one, or --compare FILE), a GPU's host-to-device "
-                 "copy, triad bandwidth or FMA rate below 85 % of the baseline's figure for the "
-                 "GPU at the same PCI address.",
-    .fix = "Find what changed since the baseline (driver, firmware, BIOS, cooling) and measure "
-           "again; save a new baseline only for a change you accept.",
+        N_("The node's own past is the best yardstick: a figure well below what the same GPU "
+           "measured when the baseline was saved (gpudoctor bench --save) is a regression, from a "
+           "driver or firmware update, a BIOS setting, a hardware fault or cooling that degrades."),
+    .detection = N_("with a baseline (the saved one, or --compare FILE), a GPU's host-to-device "
+                    "copy, triad bandwidth or FMA rate below 85 % of the baseline's figure for the "
+                    "GPU at the same PCI address."),
+    .fix = N_("Find what changed since the baseline (driver, firmware, BIOS, cooling) and measure "
+              "again; save a new baseline only for a change you accept."),
     .thresholds = NO_THRESHOLDS,
     .check = check_regression,
 };

@@ -199,8 +199,8 @@ const struct rule rule_clock_thermal_slowdown = {
     .id = "clock.thermal-slowdown",
     .severity = SEV_WARNING,
     .category = CAT_CLOCKS,
-    .title = "GPU slowed down by heat",
-    .explanation =
+    .title = N_("GPU slowed down by heat"),
+    .explanation = N_(
         "The GPU lowered its clocks because it is too hot, or is a few degrees from doing so. "
         "Software thermal slowdown trims clocks gradually as the temperature approaches its limit; "
         "hardware thermal slowdown cuts them by half or more to protect the chip (critical), as "
@@ -209,23 +209,24 @@ const struct rule rule_clock_thermal_slowdown = {
         "Either "
         "way jobs run slower, and clocks that fluctuate make step times uneven. Causes: blocked or "
         "failed fans, missing blanking panels, dust, a hot room or rack, or a neighbour GPU's "
-        "exhaust.",
-    .detection = "clock event reasons sw_thermal or hw_thermal set in any reading of the window "
-                 "(nvmlDeviceGetCurrentClocksEventReasons), or the temperature within "
-                 "thermal_margin_c of the slowdown threshold "
-                 "(nvmlDeviceGetTemperatureThreshold SLOWDOWN), or above the maximum operating "
-                 "temperature (GPU_MAX), past which the driver's software slowdown trims the "
-                 "clocks (when the reason bits are unknown; read, they say whether it does). At "
-                 "or past the slowdown "
-                 "threshold, or the shutdown one, it is critical with or without the reason "
-                 "bits. Temperatures and thresholds above 200 °C (or a threshold of 0) are not "
-                 "readings: they are reported as not checked.",
-    .fix = "Confirm with nvidia-smi -q -d TEMPERATURE,PERFORMANCE. Fix the cooling: fans, "
-           "airflow, filters, inlet temperature; compare with neighbour GPUs and nodes. Until "
-           "then, a lower power limit (nvidia-smi -pl) gives less heat and steadier clocks.",
+        "exhaust."),
+    .detection = N_("clock event reasons sw_thermal or hw_thermal set in any reading of the window "
+                    "(nvmlDeviceGetCurrentClocksEventReasons), or the temperature within "
+                    "thermal_margin_c of the slowdown threshold "
+                    "(nvmlDeviceGetTemperatureThreshold SLOWDOWN), or above the maximum operating "
+                    "temperature (GPU_MAX), past which the driver's software slowdown trims the "
+                    "clocks (when the reason bits are unknown; read, they say whether it does). At "
+                    "or past the slowdown "
+                    "threshold, or the shutdown one, it is critical with or without the reason "
+                    "bits. Temperatures and thresholds above 200 °C (or a threshold of 0) are not "
+                    "readings: they are reported as not checked."),
+    .fix = N_("Confirm with nvidia-smi -q -d TEMPERATURE,PERFORMANCE. Fix the cooling: fans, "
+              "airflow, filters, inlet temperature; compare with neighbour GPUs and nodes. Until "
+              "then, a lower power limit (nvidia-smi -pl) gives less heat and steadier clocks."),
     .thresholds = THRESHOLDS(TH_THERMAL_MARGIN_C),
-    .explains = EXPLAINS({ "clock.low-pstate", LINK_SAME_GPU, NULL,
-                           "a thermal slowdown holds the clocks down, and the P-state with them" }),
+    .explains =
+        EXPLAINS({ "clock.low-pstate", LINK_SAME_GPU, NULL,
+                   N_("a thermal slowdown holds the clocks down, and the P-state with them") }),
     .check = check_thermal,
 };
 
@@ -279,23 +280,25 @@ const struct rule rule_clock_hw_slowdown = {
     .id = "clock.hw-slowdown",
     .severity = SEV_CRITICAL,
     .category = CAT_CLOCKS,
-    .title = "Hardware slowdown or power brake",
-    .explanation =
+    .title = N_("Hardware slowdown or power brake"),
+    .explanation = N_(
         "The GPU's hardware cut its clocks by half or more. Without a thermal cause this means the "
         "power delivery asked it to: a power-brake signal from the system (a failing or "
         "insufficient PSU, the chassis over its power budget), a power draw spike beyond what the "
         "cables deliver, or a loose or damaged power connector. Jobs run at a fraction of their "
-        "speed, often on one node only ('one node of the cluster is slow').",
-    .detection = "clock event reason hw_power_brake in any reading, or hw_slowdown in two or more "
-                 "readings or the latest one, without hw_thermal (that is "
-                 "clock.thermal-slowdown).",
-    .fix = "Look at the BMC event log (ipmitool sel list) for PSU and power events, check the "
+        "speed, often on one node only ('one node of the cluster is slow')."),
+    .detection =
+        N_("clock event reason hw_power_brake in any reading, or hw_slowdown in two or more "
+           "readings or the latest one, without hw_thermal (that is "
+           "clock.thermal-slowdown)."),
+    .fix =
+        N_("Look at the BMC event log (ipmitool sel list) for PSU and power events, check the "
            "GPU's power cables and connectors, and the PSUs' health and redundancy. If it persists "
-           "with good power, run the vendor's diagnostics and contact support.",
+           "with good power, run the vendor's diagnostics and contact support."),
     .thresholds = NO_THRESHOLDS,
-    .explains = EXPLAINS(
-        { "clock.low-pstate", LINK_SAME_GPU, NULL,
-          "a hardware slowdown (power brake, overheating) holds the clocks and the P-state down" }),
+    .explains = EXPLAINS({ "clock.low-pstate", LINK_SAME_GPU, NULL,
+                           N_("a hardware slowdown (power brake, overheating) holds the clocks and "
+                              "the P-state down") }),
     .check = check_hw_slowdown,
 };
 
@@ -357,19 +360,20 @@ const struct rule rule_clock_power_limit_low = {
     .id = "clock.power-limit-low",
     .severity = SEV_WARNING,
     .category = CAT_CLOCKS,
-    .title = "Power limit set below the default",
-    .explanation =
+    .title = N_("Power limit set below the default"),
+    .explanation = N_(
         "Someone (a boot script, an earlier experiment, the platform's power management) set the "
         "GPU's power limit below the board's default. Under load the GPU reaches the lower cap "
         "sooner and runs at lower clocks: jobs are slower with no error anywhere. Lower limits are "
         "sometimes deliberate (power budget, heat); then this is the price. A newer driver with a "
-        "different power policy shows the same way.",
-    .detection = "power limit (nvmlDeviceGetPowerManagementLimit) below power_limit_low_pct of "
-                 "the default limit; or an enforced limit (after out-of-band limiters) that low.",
-    .fix =
+        "different power policy shows the same way."),
+    .detection =
+        N_("power limit (nvmlDeviceGetPowerManagementLimit) below power_limit_low_pct of "
+           "the default limit; or an enforced limit (after out-of-band limiters) that low."),
+    .fix = N_(
         "Restore the default with sudo nvidia-smi -i N -pl DEFAULT_WATTS (the default is in "
         "the evidence), and remove whatever sets it at boot. An enforced limit below the set one "
-        "comes from the BMC or chassis: check ipmitool dcmi power get_limit.",
+        "comes from the BMC or chassis: check ipmitool dcmi power get_limit."),
     .thresholds = THRESHOLDS(TH_POWER_LIMIT_LOW_PCT),
     .check = check_power_limit,
 };
@@ -416,17 +420,18 @@ const struct rule rule_clock_power_cap = {
     .id = "clock.power-cap",
     .severity = SEV_INFO,
     .category = CAT_CLOCKS,
-    .title = "GPU at its power limit",
-    .explanation =
+    .title = N_("GPU at its power limit"),
+    .explanation = N_(
         "The GPU draws as much power as its limit allows, so the driver holds its clocks there. "
         "Under a heavy load at the default limit this is normal and expected: the GPU is doing all "
         "the work its power budget permits. It is worth knowing when comparing nodes, or when the "
-        "board allows a higher limit. A limit set below the default is clock.power-limit-low.",
-    .detection = "clock event reason sw_power_cap in a reading while the GPU was busy (utilisation "
-                 "at or above gpu_busy_util_pct) and the limit is not below "
-                 "power_limit_low_pct of the default.",
-    .fix = "Nothing, usually. Where cooling and the power budget allow, the limit can be raised "
-           "up to the board's maximum (nvidia-smi -i N -pl WATTS).",
+        "board allows a higher limit. A limit set below the default is clock.power-limit-low."),
+    .detection =
+        N_("clock event reason sw_power_cap in a reading while the GPU was busy (utilisation "
+           "at or above gpu_busy_util_pct) and the limit is not below "
+           "power_limit_low_pct of the default."),
+    .fix = N_("Nothing, usually. Where cooling and the power budget allow, the limit can be raised "
+              "up to the board's maximum (nvidia-smi -i N -pl WATTS)."),
     .thresholds = THRESHOLDS(TH_GPU_BUSY_UTIL_PCT, TH_POWER_LIMIT_LOW_PCT),
     .check = check_power_cap,
 };
@@ -493,19 +498,20 @@ const struct rule rule_clock_app_clocks = {
     .id = "clock.app-clocks",
     .severity = SEV_WARNING,
     .category = CAT_CLOCKS,
-    .title = "Application clocks locked or reduced",
-    .explanation =
+    .title = N_("Application clocks locked or reduced"),
+    .explanation = N_(
         "The GPU's clocks were pinned below their default with nvidia-smi -ac (application clocks) "
         "or -lgc / -lmc (locked clocks): for a benchmark, for reproducible timings, to save power, "
         "or by a tuning script that was never undone. The GPU then never runs faster than that "
-        "setting, whatever the load.",
-    .detection = "application SM or memory clock below app_clock_low_pct of its default "
-                 "(nvmlDeviceGetApplicationsClock vs nvmlDeviceGetDefaultApplicationsClock); or "
-                 "the applications_clocks event reason while busy (gpu_busy_util_pct) with the SM "
-                 "clock below "
-                 "app_clock_low_pct of its maximum.",
-    .fix = "Reset with sudo nvidia-smi -i N -rac (application clocks), -rgc (locked GPU clocks) "
-           "and -rmc (locked memory clocks), and remove what sets them at boot.",
+        "setting, whatever the load."),
+    .detection =
+        N_("application SM or memory clock below app_clock_low_pct of its default "
+           "(nvmlDeviceGetApplicationsClock vs nvmlDeviceGetDefaultApplicationsClock); or "
+           "the applications_clocks event reason while busy (gpu_busy_util_pct) with the SM "
+           "clock below "
+           "app_clock_low_pct of its maximum."),
+    .fix = N_("Reset with sudo nvidia-smi -i N -rac (application clocks), -rgc (locked GPU clocks) "
+              "and -rmc (locked memory clocks), and remove what sets them at boot."),
     .thresholds = THRESHOLDS(TH_APP_CLOCK_LOW_PCT, TH_GPU_BUSY_UTIL_PCT),
     .check = check_app_clocks,
 };
@@ -578,22 +584,22 @@ const struct rule rule_clock_low_pstate = {
     .id = "clock.low-pstate",
     .severity = SEV_WARNING,
     .category = CAT_CLOCKS,
-    .title = "GPU held in a low P-state while it works",
-    .explanation =
+    .title = N_("GPU held in a low P-state while it works"),
+    .explanation = N_(
         "A GPU drops to a low performance state (P5-P8: idle clocks) when it has nothing to do, "
         "and climbs back to P0-P2 as soon as work arrives. One that stays in P5 or lower while a "
         "job computes on it runs that job at a fraction of its speed: the driver lost track of "
         "the load, application clocks were set low, or a power or thermal policy holds it down. "
         "The operators' usual remedy is persistence mode and default application clocks, and a "
-        "reset when that does not help.",
-    .detection = "performance state (nvmlDeviceGetPerformanceState) P5 or higher-numbered while "
-                 "the GPU works: utilisation over the window at or above gpu_busy_util_pct, or "
-                 "a compute process on it; when the SM clock and its maximum are known, only "
-                 "with the clock at a third of the maximum or less. Not checked when neither "
-                 "utilisation nor a process list is known.",
-    .fix = "Look at the clock event reasons (nvidia-smi -q -d PERFORMANCE). Enable persistence "
-           "mode, reset the application clocks (nvidia-smi -rac); if the GPU stays low, drain "
-           "and reset it or reboot.",
+        "reset when that does not help."),
+    .detection = N_("performance state (nvmlDeviceGetPerformanceState) P5 or higher-numbered while "
+                    "the GPU works: utilisation over the window at or above gpu_busy_util_pct, or "
+                    "a compute process on it; when the SM clock and its maximum are known, only "
+                    "with the clock at a third of the maximum or less. Not checked when neither "
+                    "utilisation nor a process list is known."),
+    .fix = N_("Look at the clock event reasons (nvidia-smi -q -d PERFORMANCE). Enable persistence "
+              "mode, reset the application clocks (nvidia-smi -rac); if the GPU stays low, drain "
+              "and reset it or reboot."),
     .thresholds = THRESHOLDS(TH_GPU_BUSY_UTIL_PCT),
     .check = check_low_pstate,
 };
@@ -643,18 +649,18 @@ const struct rule rule_clock_persistence_off = {
     .id = "clock.persistence-off",
     .severity = SEV_INFO,
     .category = CAT_CLOCKS,
-    .title = "Persistence mode off",
-    .explanation =
+    .title = N_("Persistence mode off"),
+    .explanation = N_(
         "Without persistence mode (or the nvidia-persistenced daemon) the driver tears a GPU's "
         "state down when its last client exits and builds it up again for the next: every job and "
         "every nvidia-smi call pays an initialisation of seconds on a large server, first kernels "
         "start slow, and settings such as application clocks or compute mode are forgotten. "
         "NVIDIA recommends nvidia-persistenced on Linux servers. GPUs that drive a display are not "
-        "reported: the display keeps the driver loaded.",
-    .detection = "persistence mode disabled (nvmlDeviceGetPersistenceMode) on a GPU without an "
-                 "active display; one finding for all such GPUs.",
-    .fix = "Enable the daemon: sudo systemctl enable --now nvidia-persistenced. The legacy "
-           "switch nvidia-smi -pm 1 also works until the next reboot.",
+        "reported: the display keeps the driver loaded."),
+    .detection = N_("persistence mode disabled (nvmlDeviceGetPersistenceMode) on a GPU without an "
+                    "active display; one finding for all such GPUs."),
+    .fix = N_("Enable the daemon: sudo systemctl enable --now nvidia-persistenced. The legacy "
+              "switch nvidia-smi -pm 1 also works until the next reboot."),
     .thresholds = NO_THRESHOLDS,
     .check = check_persistence,
 };

@@ -117,19 +117,19 @@ const struct rule rule_health_nvml_hung = {
     .id = "health.nvml-hung",
     .severity = SEV_CRITICAL,
     .category = CAT_HEALTH,
-    .title = "NVML not answering: wedged driver",
-    .explanation =
+    .title = N_("NVML not answering: wedged driver"),
+    .explanation = N_(
         "A call into NVML (the library under nvidia-smi) did not return before gpudoctor's "
         "deadline. That happens when the kernel driver is stuck: after a GPU fault, a hung GPU "
         "reset, a GSP firmware timeout (XID 119/120) or a deadlock in the driver. nvidia-smi then "
         "hangs forever, often uninterruptibly, and so does every CUDA program that starts. "
-        "gpudoctor ran NVML in a child process, so it could report this instead of hanging.",
-    .detection = "the NVML collector ended by its deadline (collectors.nvml.state = timeout) or "
-                 "recorded the call that hung (nvml.hung_call); XIDs and hung-task messages "
-                 "from the kernel log within klog_max_age_h are added as evidence.",
-    .fix = "Read the kernel log for XIDs and hung tasks; stop polling tools (nvidia-smi loops, "
-           "exporters) so they do not pile up; drain the node and reboot. If it recurs, record "
-           "nvidia-bug-report.sh output and check the driver version for known problems.",
+        "gpudoctor ran NVML in a child process, so it could report this instead of hanging."),
+    .detection = N_("the NVML collector ended by its deadline (collectors.nvml.state = timeout) or "
+                    "recorded the call that hung (nvml.hung_call); XIDs and hung-task messages "
+                    "from the kernel log within klog_max_age_h are added as evidence."),
+    .fix = N_("Read the kernel log for XIDs and hung tasks; stop polling tools (nvidia-smi loops, "
+              "exporters) so they do not pile up; drain the node and reboot. If it recurs, record "
+              "nvidia-bug-report.sh output and check the driver version for known problems."),
     .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),
     .check = check_nvml_hung,
 };
@@ -185,18 +185,18 @@ const struct rule rule_health_nvml_failed = {
     .id = "health.nvml-failed",
     .severity = SEV_CRITICAL,
     .category = CAT_HEALTH,
-    .title = "NVML could not start or count the GPUs",
-    .explanation =
+    .title = N_("NVML could not start or count the GPUs"),
+    .explanation = N_(
         "The NVIDIA management library loaded but refused to work: initialisation or the device "
         "count failed. Without it nvidia-smi fails too, and usually CUDA does as well. Common "
         "causes: no permission on /dev/nvidiactl (containers without the devices, device files "
         "with wrong modes), a driver half-loaded after an error, or an internal driver error. The "
         "error name in the evidence says which. (Driver not loaded and driver/library mismatch "
-        "have their own findings.)",
-    .detection = "nvmlInit_v2 or nvmlDeviceGetCount_v2 returned an error other than "
-                 "DRIVER_NOT_LOADED and LIB_RM_VERSION_MISMATCH.",
-    .fix = "Follow the error: permissions on /dev/nvidia* (or pass the devices into the "
-           "container), the kernel log for driver errors, nvidia-smi for its own message.",
+        "have their own findings.)"),
+    .detection = N_("nvmlInit_v2 or nvmlDeviceGetCount_v2 returned an error other than "
+                    "DRIVER_NOT_LOADED and LIB_RM_VERSION_MISMATCH."),
+    .fix = N_("Follow the error: permissions on /dev/nvidia* (or pass the devices into the "
+              "container), the kernel log for driver errors, nvidia-smi for its own message."),
     .thresholds = NO_THRESHOLDS,
     .check = check_nvml_failed,
 };
@@ -353,33 +353,35 @@ const struct rule rule_health_gpu_lost = {
     .id = "health.gpu-lost",
     .severity = SEV_CRITICAL,
     .category = CAT_HEALTH,
-    .title = "GPU lost: fallen off the bus",
-    .explanation =
+    .title = N_("GPU lost: fallen off the bus"),
+    .explanation = N_(
         "The driver can no longer reach the GPU over PCIe ('GPU has fallen off the bus', XID 79). "
         "Every job on it died or hangs, NVML answers GPU_IS_LOST, and the GPU stays unusable until "
         "it is reset, which usually means a reboot. Causes, most likely first: the PCIe link "
         "(seating, risers, a failing slot), power delivery (cables, PSU), overheating, or a "
         "hardware fault of the GPU. If it happens again after a reboot, the card or its slot is "
-        "failing.",
-    .detection = "NVML returns GPU_IS_LOST for the GPU's handle or any of its fields; or it "
-                 "counts the GPU but its handle fails with UNKNOWN (nvidia-smi's 'Unable to "
-                 "determine the device handle for GPU ...: Unknown Error', left by a GPU that "
-                 "dropped off the bus or shut down); or the kernel log has 'GPU has fallen off "
-                 "the bus' or XID 79 for its PCI address within klog_max_age_h (also for GPUs "
-                 "NVML no longer lists).",
-    .fix = "Try nvidia-smi -r -i N; usually the node must be drained and rebooted. Read the kernel "
+        "failing."),
+    .detection = N_("NVML returns GPU_IS_LOST for the GPU's handle or any of its fields; or it "
+                    "counts the GPU but its handle fails with UNKNOWN (nvidia-smi's 'Unable to "
+                    "determine the device handle for GPU ...: Unknown Error', left by a GPU that "
+                    "dropped off the bus or shut down); or the kernel log has 'GPU has fallen off "
+                    "the bus' or XID 79 for its PCI address within klog_max_age_h (also for GPUs "
+                    "NVML no longer lists)."),
+    .fix =
+        N_("Try nvidia-smi -r -i N; usually the node must be drained and rebooted. Read the kernel "
            "log for AER and PCIe errors before the event, check power cables and seating, compare "
-           "temperatures. A recurrence means hardware: contact the vendor.",
+           "temperatures. A recurrence means hardware: contact the vendor."),
     .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),
     .explains = EXPLAINS(
         { "health.gpu-missing", LINK_SAME_GPU, NULL,
-          "a GPU lost from the bus is missing from NVML's list" },
-        { "health.gpu-inaccessible", LINK_SAME_GPU, NULL, "a lost GPU answers no query" },
-        { "health.nvml-hung", LINK_ANY, NULL, "the driver waits on the lost GPU, so NVML hangs" },
+          N_("a GPU lost from the bus is missing from NVML's list") },
+        { "health.gpu-inaccessible", LINK_SAME_GPU, NULL, N_("a lost GPU answers no query") },
+        { "health.nvml-hung", LINK_ANY, NULL,
+          N_("the driver waits on the lost GPU, so NVML hangs") },
         { "health.nvml-failed", LINK_ANY, NULL,
-          "with a GPU lost, NVML cannot start or count the GPUs" },
+          N_("with a GPU lost, NVML cannot start or count the GPUs") },
         { "health.no-gpu-found", LINK_ANY, NULL,
-          "the GPU lost from the bus is one NVML cannot find" }),
+          N_("the GPU lost from the bus is one NVML cannot find") }),
     .check = check_gpu_lost,
 };
 
@@ -441,19 +443,20 @@ const struct rule rule_health_gpu_inaccessible = {
     .id = "health.gpu-inaccessible",
     .severity = SEV_CRITICAL,
     .category = CAT_HEALTH,
-    .title = "GPU present but not accessible",
-    .explanation =
+    .title = N_("GPU present but not accessible"),
+    .explanation = N_(
         "NVML counts the GPU but cannot open it. The error says why: INSUFFICIENT_POWER (the "
         "board's external power cables are not properly attached), RESET_REQUIRED (a previous "
         "error left it needing a reset), IRQ_ISSUE (the kernel detected an interrupt problem), "
         "NO_PERMISSION (cgroup device rules or device file permissions: normal in a container "
         "given only some GPUs, so a warning) or another driver error. UNKNOWN is what a GPU lost "
-        "from the bus leaves: health.gpu-lost reports it.",
-    .detection = "nvmlDeviceGetHandleByIndex_v2 failed for an index below the device count, with "
-                 "an error other than GPU_IS_LOST or UNKNOWN (those are health.gpu-lost).",
-    .fix = "Act on the error: reseat power cables (INSUFFICIENT_POWER), reset the GPU with "
-           "nvidia-smi -r -i N (RESET_REQUIRED), check permissions or run on the host "
-           "(NO_PERMISSION), read the kernel log (others).",
+        "from the bus leaves: health.gpu-lost reports it."),
+    .detection =
+        N_("nvmlDeviceGetHandleByIndex_v2 failed for an index below the device count, with "
+           "an error other than GPU_IS_LOST or UNKNOWN (those are health.gpu-lost)."),
+    .fix = N_("Act on the error: reseat power cables (INSUFFICIENT_POWER), reset the GPU with "
+              "nvidia-smi -r -i N (RESET_REQUIRED), check permissions or run on the host "
+              "(NO_PERMISSION), read the kernel log (others)."),
     .thresholds = NO_THRESHOLDS,
     .check = check_gpu_inaccessible,
 };
@@ -544,17 +547,18 @@ const struct rule rule_health_gpu_missing = {
     .id = "health.gpu-missing",
     .severity = SEV_CRITICAL,
     .category = CAT_HEALTH,
-    .title = "GPU on the PCI bus but not in NVML",
-    .explanation =
+    .title = N_("GPU on the PCI bus but not in NVML"),
+    .explanation = N_(
         "The PCI bus shows an NVIDIA GPU that NVML does not list: the driver failed to initialise "
         "it (RmInitAdapter failed: power, firmware, hardware), it was excluded by configuration "
         "(NVreg_ExcludedGpus), or it is bound to another driver. Jobs see one GPU fewer than the "
         "machine has. A GPU bound to vfio-pci is passed through to virtual machines and is "
-        "reported as information.",
-    .detection = "NVIDIA display-class devices in sysfs whose PCI address matches no GPU NVML "
-                 "lists (NVML must have started and listed its GPUs).",
-    .fix = "Read the kernel log for the driver's reason (RmInitAdapter), check modprobe options "
-           "for exclusions, reseat the card and its power cables. Persisting: contact the vendor.",
+        "reported as information."),
+    .detection = N_("NVIDIA display-class devices in sysfs whose PCI address matches no GPU NVML "
+                    "lists (NVML must have started and listed its GPUs)."),
+    .fix =
+        N_("Read the kernel log for the driver's reason (RmInitAdapter), check modprobe options "
+           "for exclusions, reseat the card and its power cables. Persisting: contact the vendor."),
     .thresholds = NO_THRESHOLDS,
     .check = check_gpu_missing,
 };
@@ -673,25 +677,25 @@ const struct rule rule_health_no_gpu_found = {
     .id = "health.no-gpu-found",
     .severity = SEV_CRITICAL,
     .category = CAT_HEALTH,
-    .title = "NVML finds no GPU though one is there",
-    .explanation =
+    .title = N_("NVML finds no GPU though one is there"),
+    .explanation = N_(
         "NVML starts but counts zero GPUs (nvidia-smi: 'No devices were found') while NVIDIA GPUs "
         "sit on the PCI bus, or the kernel log shows the driver failing to start one "
         "(RmInitAdapter failed, the probe routine failed, the GPU's firmware did not boot). The "
         "driver is loaded but holds no GPU: on a single-GPU machine nothing can use the GPU at "
         "all. Causes: a GPU whose firmware or GSP did not boot, power (cables, PSU), a GPU not "
         "seated, a BIOS without Above 4G decoding or Resizable BAR for a GPU with a large memory "
-        "window, or a driver too old for the GPU.",
-    .detection = "NVML started (nvmlInit_v2 and nvmlDeviceGetCount_v2 succeeded) and counted 0 "
-                 "GPUs, while the PCIe collector lists NVIDIA display-class devices (vendor "
-                 "0x10de, class 0x03xx) or the kernel log within klog_max_age_h has an "
-                 "RmInitAdapter/rm_init_adapter failure, a failed probe or a firmware boot "
-                 "failure. Without either view it is not checked.",
-    .fix = "Read the driver's first error in the kernel log. A reset through nvidia-smi is "
-           "impossible (the driver holds no GPU): cold-boot the machine; if the GPU stays "
-           "missing, reseat it and its power cables and check the power supply; where the log "
-           "says a BAR could not be mapped, enable Above 4G Decoding and Resizable BAR in the "
-           "BIOS; for firmware (GSP) failures try another driver version.",
+        "window, or a driver too old for the GPU."),
+    .detection = N_("NVML started (nvmlInit_v2 and nvmlDeviceGetCount_v2 succeeded) and counted 0 "
+                    "GPUs, while the PCIe collector lists NVIDIA display-class devices (vendor "
+                    "0x10de, class 0x03xx) or the kernel log within klog_max_age_h has an "
+                    "RmInitAdapter/rm_init_adapter failure, a failed probe or a firmware boot "
+                    "failure. Without either view it is not checked."),
+    .fix = N_("Read the driver's first error in the kernel log. A reset through nvidia-smi is "
+              "impossible (the driver holds no GPU): cold-boot the machine; if the GPU stays "
+              "missing, reseat it and its power cables and check the power supply; where the log "
+              "says a BAR could not be mapped, enable Above 4G Decoding and Resizable BAR in the "
+              "BIOS; for firmware (GSP) failures try another driver version."),
     .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),
     .check = check_no_gpu_found,
 };
@@ -794,22 +798,23 @@ const struct rule rule_health_ecc_uncorrectable = {
     .id = "health.ecc-uncorrectable",
     .severity = SEV_CRITICAL,
     .category = CAT_HEALTH,
-    .title = "Uncorrectable ECC errors",
-    .explanation =
+    .title = N_("Uncorrectable ECC errors"),
+    .explanation = N_(
         "The GPU's memory returned data that ECC could detect but not correct (a double-bit "
         "error). The job that read it was killed or got wrong data (XID 48, or 94/95 on A100 and "
         "newer). The driver retires the page or remaps the row, which takes effect after a GPU "
         "reset. Errors since the driver loaded are critical; errors only in the lifetime count "
-        "are history worth watching (a warning).",
-    .detection = "ECC enabled and nvmlDeviceGetTotalEccErrors(UNCORRECTED) above zero: volatile "
-                 "(since driver load) is critical, aggregate (lifetime) alone a warning. The "
-                 "state file (docs/state.md) adds the past: volatile errors on the same GPU (by "
-                 "serial, else UUID) in earlier boots (boot ids), or before a GPU reset detected "
-                 "in this boot, mean the fault returned after a reboot or reset, which resets the "
-                 "GPU: inspect or replace the GPU.",
-    .fix = "Drain the GPU, rerun the jobs that ran on it, reset it (nvidia-smi -r -i N) so the "
-           "retirement or remap takes effect, run memory diagnostics (dcgmi diag -r 3). Errors "
-           "that return after a reset: contact the vendor.",
+        "are history worth watching (a warning)."),
+    .detection =
+        N_("ECC enabled and nvmlDeviceGetTotalEccErrors(UNCORRECTED) above zero: volatile "
+           "(since driver load) is critical, aggregate (lifetime) alone a warning. The "
+           "state file (docs/state.md) adds the past: volatile errors on the same GPU (by "
+           "serial, else UUID) in earlier boots (boot ids), or before a GPU reset detected "
+           "in this boot, mean the fault returned after a reboot or reset, which resets the "
+           "GPU: inspect or replace the GPU."),
+    .fix = N_("Drain the GPU, rerun the jobs that ran on it, reset it (nvidia-smi -r -i N) so the "
+              "retirement or remap takes effect, run memory diagnostics (dcgmi diag -r 3). Errors "
+              "that return after a reset: contact the vendor."),
     .thresholds = NO_THRESHOLDS,
     .check = check_ecc,
 };
@@ -845,17 +850,18 @@ const struct rule rule_health_row_remap_failure = {
     .id = "health.row-remap-failure",
     .severity = SEV_CRITICAL,
     .category = CAT_HEALTH,
-    .title = "Memory row remapping failed",
-    .explanation =
+    .title = N_("Memory row remapping failed"),
+    .explanation = N_(
         "On A100 and newer GPUs, memory rows with errors are replaced by spare rows. A remapping "
         "failure means the GPU could not do that (no spare rows left in the bank, or the InfoROM "
         "could not record it, XID 64): the bad memory stays in use and errors will recur. NVIDIA "
-        "treats this as a reason to replace the GPU.",
-    .detection = "nvmlDeviceGetRemappedRows reports isFailureOccurred. The state file "
-                 "(docs/state.md) adds the past: a failure reported on the same GPU (by serial, "
-                 "else UUID) in earlier boots (boot ids) or before a GPU reset detected in a boot "
-                 "is named, the reboots and resets it survived counted.",
-    .fix = "Drain the GPU and contact the vendor for a replacement.",
+        "treats this as a reason to replace the GPU."),
+    .detection =
+        N_("nvmlDeviceGetRemappedRows reports isFailureOccurred. The state file "
+           "(docs/state.md) adds the past: a failure reported on the same GPU (by serial, "
+           "else UUID) in earlier boots (boot ids) or before a GPU reset detected in a boot "
+           "is named, the reboots and resets it survived counted."),
+    .fix = N_("Drain the GPU and contact the vendor for a replacement."),
     .thresholds = NO_THRESHOLDS,
     .check = check_remap_failure,
 };
@@ -896,21 +902,22 @@ const struct rule rule_health_memory_repair_pending = {
     .id = "health.memory-repair-pending",
     .severity = SEV_WARNING,
     .category = CAT_HEALTH,
-    .title = "Retired pages or remapped rows pending a reset",
-    .explanation =
+    .title = N_("Retired pages or remapped rows pending a reset"),
+    .explanation = N_(
         "The GPU found bad memory and scheduled it to be retired (pages, before A100) or remapped "
         "(rows, A100 and newer), but that only takes effect at the next GPU reset or reboot "
         "(XID 63 announces it). Until then jobs can be given the faulty memory again and hit "
-        "more ECC errors.",
-    .detection = "nvmlDeviceGetRetiredPagesPendingStatus or the pending flag of "
-                 "nvmlDeviceGetRemappedRows set. The state file (docs/state.md) adds the past: "
-                 "a repair pending on the same GPU (by serial, else UUID) in earlier boots (boot "
-                 "ids) or before a GPU reset detected in a boot, each cleared by that reset, "
-                 "means the GPU keeps finding bad memory: a warning after one reboot or reset, "
-                 "critical after two (inspect or replace the GPU). A pending repair seen cleared "
-                 "within a boot is itself recorded as a reset.",
-    .fix = "Reset the GPU when it is free (nvidia-smi -r -i N), or reboot at the next "
-           "opportunity; drain it first if it keeps getting errors.",
+        "more ECC errors."),
+    .detection =
+        N_("nvmlDeviceGetRetiredPagesPendingStatus or the pending flag of "
+           "nvmlDeviceGetRemappedRows set. The state file (docs/state.md) adds the past: "
+           "a repair pending on the same GPU (by serial, else UUID) in earlier boots (boot "
+           "ids) or before a GPU reset detected in a boot, each cleared by that reset, "
+           "means the GPU keeps finding bad memory: a warning after one reboot or reset, "
+           "critical after two (inspect or replace the GPU). A pending repair seen cleared "
+           "within a boot is itself recorded as a reset."),
+    .fix = N_("Reset the GPU when it is free (nvidia-smi -r -i N), or reboot at the next "
+              "opportunity; drain it first if it keeps getting errors."),
     .thresholds = NO_THRESHOLDS,
     .check = check_repair_pending,
 };
@@ -974,16 +981,16 @@ const struct rule rule_health_driver_hung_task = {
     .id = "health.driver-hung-task",
     .severity = SEV_WARNING,
     .category = CAT_HEALTH,
-    .title = "Tasks blocked in the kernel while using the GPU",
+    .title = N_("Tasks blocked in the kernel while using the GPU"),
     .explanation =
-        "The kernel's hung-task detector reported a GPU process (or a task inside the NVIDIA "
-        "driver) blocked for minutes in uninterruptible sleep. Such a task cannot be killed. It "
-        "usually follows a GPU fault (see XIDs) or a driver deadlock, and often precedes NVML "
-        "hanging altogether.",
-    .detection = "kernel-log hung-task events within klog_max_age_h whose task is a GPU process "
-                 "or whose message mentions the NVIDIA driver.",
-    .fix = "Find the stuck processes (state D), read the kernel log for the XID or error before "
-           "it, collect nvidia-bug-report.sh and plan a reboot.",
+        N_("The kernel's hung-task detector reported a GPU process (or a task inside the NVIDIA "
+           "driver) blocked for minutes in uninterruptible sleep. Such a task cannot be killed. It "
+           "usually follows a GPU fault (see XIDs) or a driver deadlock, and often precedes NVML "
+           "hanging altogether."),
+    .detection = N_("kernel-log hung-task events within klog_max_age_h whose task is a GPU process "
+                    "or whose message mentions the NVIDIA driver."),
+    .fix = N_("Find the stuck processes (state D), read the kernel log for the XID or error before "
+              "it, collect nvidia-bug-report.sh and plan a reboot."),
     .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),
     .check = check_hung_task,
 };
@@ -1063,19 +1070,19 @@ const struct rule rule_health_oom_kill = {
     .id = "health.oom-kill",
     .severity = SEV_WARNING,
     .category = CAT_HEALTH,
-    .title = "Host OOM killer ended GPU jobs",
-    .explanation =
+    .title = N_("Host OOM killer ended GPU jobs"),
+    .explanation = N_(
         "The host (not the GPU) ran out of memory and the kernel killed a GPU job to recover. The "
         "job simply disappears, sometimes leaving its GPU memory held by surviving workers. "
         "Training jobs use a lot of host memory: every DataLoader worker can hold a copy of the "
         "dataset object, pinned-memory buffers cannot be swapped, and several jobs on one server "
-        "add up.",
-    .detection = "kernel-log OOM-kill events within klog_max_age_h for processes that are GPU "
-                 "jobs: named like a GPU process now running, or python, torchrun, tritonserver "
-                 "and similar.",
-    .fix = "Read what was killed and its size in the kernel log. Reduce host memory per job "
-           "(fewer loader workers, smaller prefetch, memory-mapped data), set per-job memory "
-           "limits, or add memory.",
+        "add up."),
+    .detection = N_("kernel-log OOM-kill events within klog_max_age_h for processes that are GPU "
+                    "jobs: named like a GPU process now running, or python, torchrun, tritonserver "
+                    "and similar."),
+    .fix = N_("Read what was killed and its size in the kernel log. Reduce host memory per job "
+              "(fewer loader workers, smaller prefetch, memory-mapped data), set per-job memory "
+              "limits, or add memory."),
     .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),
     .check = check_oom,
 };

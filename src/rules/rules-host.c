@@ -180,25 +180,26 @@ const struct rule rule_perf_input_starved = {
     .id = "perf.input-starved",
     .severity = SEV_WARNING,
     .category = CAT_THROUGHPUT,
-    .title = "GPU starved by its input pipeline",
-    .explanation =
+    .title = N_("GPU starved by its input pipeline"),
+    .explanation = N_(
         "The GPU works in bursts and waits in between: utilisation is low, or swings between high "
         "and low, while the job's own processes keep the CPU busy. The input pipeline (reading, "
         "decoding, augmenting, collating batches) cannot feed the GPU as fast as it computes, so "
         "a faster GPU would not help at all. A main process pinned at one core is usually Python "
         "doing the preprocessing itself (the GIL); workers all at 100 % mean too few workers or "
-        "too much work per sample. A saturated host CPU starves every GPU the same way.",
+        "too much work per sample. A saturated host CPU starves every GPU the same way."),
     .detection =
-        "over the sampling window (at least 3 readings), a GPU with compute processes, "
-        "not idle (above gpu_idle_util_pct), with mean utilisation below starved_util_pct or "
-        "a max-min swing of "
-        "util_swing_pct or more, whose process or one of its children uses at least "
-        "starved_proc_cpu_pct CPU, or while the host CPU is busy at or above "
-        "host_cpu_busy_pct.",
-    .fix = "Profile the job's CPU side (py-spy top --pid PID). More DataLoader workers (up to the "
+        N_("over the sampling window (at least 3 readings), a GPU with compute processes, "
+           "not idle (above gpu_idle_util_pct), with mean utilisation below starved_util_pct or "
+           "a max-min swing of "
+           "util_swing_pct or more, whose process or one of its children uses at least "
+           "starved_proc_cpu_pct CPU, or while the host CPU is busy at or above "
+           "host_cpu_busy_pct."),
+    .fix =
+        N_("Profile the job's CPU side (py-spy top --pid PID). More DataLoader workers (up to the "
            "cores available per GPU), pin_memory=True, persistent workers and prefetching; move "
            "decoding and augmentation to the GPU (DALI); preprocess the dataset once; put the data "
-           "on fast local storage.",
+           "on fast local storage."),
     .thresholds = THRESHOLDS(TH_STARVED_UTIL_PCT, TH_UTIL_SWING_PCT, TH_STARVED_PROC_CPU_PCT,
                              TH_HOST_CPU_BUSY_PCT, TH_GPU_IDLE_UTIL_PCT),
     .check = check_input_starved,
@@ -279,19 +280,21 @@ const struct rule rule_host_cpu_saturated = {
     .id = "host.cpu-saturated",
     .severity = SEV_WARNING,
     .category = CAT_THROUGHPUT,
-    .title = "Host CPU saturated",
-    .explanation =
+    .title = N_("Host CPU saturated"),
+    .explanation = N_(
         "Every CPU of the host is busy. GPU jobs need CPU time to launch kernels, load and "
         "augment data and run the framework; when the CPUs are all taken (too many loader workers "
         "across jobs, thread pools sized to the whole machine in every job, unrelated work such as "
-        "builds or backups, or a virtual machine whose host steals time) the GPUs wait.",
-    .detection = "user + system + steal time over the window at or above host_cpu_busy_pct of all "
-                 "CPUs (/proc/stat); where that split is unknown (an import, an older kernel), "
-                 "the samples' total busy share (time neither idle nor in I/O wait), averaged. "
-                 "Needs a sampling window.",
-    .fix = "Find the consumers (top). Size thread pools and loader workers to the cores each job "
+        "builds or backups, or a virtual machine whose host steals time) the GPUs wait."),
+    .detection =
+        N_("user + system + steal time over the window at or above host_cpu_busy_pct of all "
+           "CPUs (/proc/stat); where that split is unknown (an import, an older kernel), "
+           "the samples' total busy share (time neither idle nor in I/O wait), averaged. "
+           "Needs a sampling window."),
+    .fix =
+        N_("Find the consumers (top). Size thread pools and loader workers to the cores each job "
            "really has (OMP_NUM_THREADS, torch.set_num_threads, num_workers), move unrelated work "
-           "elsewhere; in a VM with high steal, ask for dedicated CPUs.",
+           "elsewhere; in a VM with high steal, ask for dedicated CPUs."),
     .thresholds = THRESHOLDS(TH_HOST_CPU_BUSY_PCT),
     .check = check_cpu,
 };
@@ -341,18 +344,18 @@ const struct rule rule_host_io_wait = {
     .id = "host.io-wait",
     .severity = SEV_WARNING,
     .category = CAT_THROUGHPUT,
-    .title = "High I/O wait",
-    .explanation =
+    .title = N_("High I/O wait"),
+    .explanation = N_(
         "CPUs sit idle waiting for storage, or tasks stall on I/O a large share of the time. Data "
         "loading from slow storage (a spinning disk, an overloaded network file system, millions "
         "of small files) makes loaders wait, and then the GPUs wait for the loaders. When one "
-        "disk is clearly saturated, host.disk-busy names it instead.",
-    .detection = "iowait over the window at or above host_iowait_pct of CPU time, or I/O "
-                 "pressure (PSI io some, over the window or the 10 s average) at or above "
-                 "host_psi_io_pct.",
-    .fix = "Find the disk and the process (iostat -x, iotop). Put datasets on local NVMe or in "
-           "RAM, pack small files into shards, cache the dataset, add loader workers when "
-           "storage is remote and latency-bound.",
+        "disk is clearly saturated, host.disk-busy names it instead."),
+    .detection = N_("iowait over the window at or above host_iowait_pct of CPU time, or I/O "
+                    "pressure (PSI io some, over the window or the 10 s average) at or above "
+                    "host_psi_io_pct."),
+    .fix = N_("Find the disk and the process (iostat -x, iotop). Put datasets on local NVMe or in "
+              "RAM, pack small files into shards, cache the dataset, add loader workers when "
+              "storage is remote and latency-bound."),
     .thresholds = THRESHOLDS(TH_HOST_IOWAIT_PCT, TH_HOST_PSI_IO_PCT),
     .yields_to = YIELDS_TO("host.disk-busy"),
     .check = check_iowait,
@@ -416,17 +419,18 @@ const struct rule rule_host_disk_busy = {
     .id = "host.disk-busy",
     .severity = SEV_WARNING,
     .category = CAT_THROUGHPUT,
-    .title = "Disk saturated (or a busy rotational disk)",
+    .title = N_("Disk saturated (or a busy rotational disk)"),
     .explanation =
-        "A disk had requests in flight nearly all the window, so everything reading from it "
-        "queues: data loaders stall and the GPUs wait. A mechanical (rotational) disk saturates "
-        "far earlier, because random reads of many small files cost a seek each; datasets on "
-        "spinning disks are a classic cause of slow training.",
-    .detection = "per disk over the window (/proc/diskstats io_ticks): busy at or above "
-                 "disk_busy_pct, or a rotational disk busy at or above disk_rotational_busy_pct.",
-    .fix = "Confirm with iostat -x, find the process with iotop, then move hot data to NVMe/SSD "
-           "or RAM, shard small files, and keep backups or other bulk I/O off the dataset disk "
-           "while jobs run.",
+        N_("A disk had requests in flight nearly all the window, so everything reading from it "
+           "queues: data loaders stall and the GPUs wait. A mechanical (rotational) disk saturates "
+           "far earlier, because random reads of many small files cost a seek each; datasets on "
+           "spinning disks are a classic cause of slow training."),
+    .detection =
+        N_("per disk over the window (/proc/diskstats io_ticks): busy at or above "
+           "disk_busy_pct, or a rotational disk busy at or above disk_rotational_busy_pct."),
+    .fix = N_("Confirm with iostat -x, find the process with iotop, then move hot data to NVMe/SSD "
+              "or RAM, shard small files, and keep backups or other bulk I/O off the dataset disk "
+              "while jobs run."),
     .thresholds = THRESHOLDS(TH_DISK_BUSY_PCT, TH_DISK_ROTATIONAL_BUSY_PCT),
     .check = check_disks,
 };
@@ -491,18 +495,19 @@ const struct rule rule_host_memory_pressure = {
     .id = "host.memory-pressure",
     .severity = SEV_WARNING,
     .category = CAT_THROUGHPUT,
-    .title = "Host swapping or memory pressure",
+    .title = N_("Host swapping or memory pressure"),
     .explanation =
-        "The host is short of RAM: it swaps pages out and back in, or tasks stall while the "
-        "kernel reclaims memory. Every stall slows the data pipeline and the framework's CPU "
-        "side, so the GPUs wait; the next step is the OOM killer ending a job "
-        "(health.oom-kill). Training jobs use much host memory: pinned buffers, a dataset copy "
-        "per loader worker, several jobs per server.",
-    .detection = "swap-in plus swap-out at or above swap_pages_per_s over the window; memory "
-                 "available below mem_available_min_pct of the total; or memory pressure (PSI "
-                 "memory some) at or above host_psi_mem_pct.",
-    .fix = "Find the biggest consumers (ps --sort=-rss). Fewer loader workers, smaller prefetch, "
-           "memory-mapped datasets; per-job memory limits; more RAM.",
+        N_("The host is short of RAM: it swaps pages out and back in, or tasks stall while the "
+           "kernel reclaims memory. Every stall slows the data pipeline and the framework's CPU "
+           "side, so the GPUs wait; the next step is the OOM killer ending a job "
+           "(health.oom-kill). Training jobs use much host memory: pinned buffers, a dataset copy "
+           "per loader worker, several jobs per server."),
+    .detection = N_("swap-in plus swap-out at or above swap_pages_per_s over the window; memory "
+                    "available below mem_available_min_pct of the total; or memory pressure (PSI "
+                    "memory some) at or above host_psi_mem_pct."),
+    .fix =
+        N_("Find the biggest consumers (ps --sort=-rss). Fewer loader workers, smaller prefetch, "
+           "memory-mapped datasets; per-job memory limits; more RAM."),
     .thresholds = THRESHOLDS(TH_SWAP_PAGES_PER_S, TH_MEM_AVAILABLE_MIN_PCT, TH_HOST_PSI_MEM_PCT),
     .check = check_memory,
 };
@@ -589,19 +594,20 @@ const struct rule rule_host_disk_full = {
     .id = "host.disk-full",
     .severity = SEV_WARNING,
     .category = CAT_THROUGHPUT,
-    .title = "/tmp or the job's disk nearly full",
-    .explanation =
+    .title = N_("/tmp or the job's disk nearly full"),
+    .explanation = N_(
         "A file system that jobs write to (/, /tmp, a GPU process's working directory) is nearly "
         "full. Checkpoints fail to save, caches and compiled kernels cannot be written, temporary "
         "files fill /tmp and data loading stalls; some programs hang instead of failing. Critical "
-        "when it is (practically) full.",
-    .detection = "free space (statvfs, what an unprivileged user may still write) of the file "
-                 "systems holding /, /tmp and the GPU processes' working directories: used at or "
-                 "above fs_full_pct, or less than fs_min_free_mib free (judged alone when the "
-                 "size is unknown); critical at 99.5 % or no space left.",
-    .fix = "Find what fills it (du -xh | sort -h), clean old checkpoints, caches and temporary "
-           "files (ask owners), prune container images; put checkpoints and scratch on a larger "
-           "volume.",
+        "when it is (practically) full."),
+    .detection =
+        N_("free space (statvfs, what an unprivileged user may still write) of the file "
+           "systems holding /, /tmp and the GPU processes' working directories: used at or "
+           "above fs_full_pct, or less than fs_min_free_mib free (judged alone when the "
+           "size is unknown); critical at 99.5 % or no space left."),
+    .fix = N_("Find what fills it (du -xh | sort -h), clean old checkpoints, caches and temporary "
+              "files (ask owners), prune container images; put checkpoints and scratch on a larger "
+              "volume."),
     .thresholds = THRESHOLDS(TH_FS_FULL_PCT, TH_FS_MIN_FREE_MIB),
     .check = check_fs,
 };

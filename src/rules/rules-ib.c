@@ -220,8 +220,8 @@ const struct rule rule_ib_port_down = {
     .id = "ib.port-down",
     .severity = SEV_WARNING,
     .category = CAT_FABRIC,
-    .title = "InfiniBand / RoCE port not active",
-    .explanation =
+    .title = N_("InfiniBand / RoCE port not active"),
+    .explanation = N_(
         "A port of an InfiniBand or RoCE adapter is not ACTIVE, so the traffic meant for it (NCCL "
         "between nodes, storage, MPI) goes over the remaining ports at a fraction of the speed, "
         "or a multi-node job fails to start. Polling means there is no link: no cable, the far "
@@ -229,12 +229,13 @@ const struct rule rule_ib_port_down = {
         "INIT or ARMED has not been configured by a subnet manager: no SM runs on the fabric or "
         "it cannot reach the port. A RoCE port (link layer Ethernet) follows its network "
         "interface: it is down when the interface is down or has no carrier. A port disabled on "
-        "purpose is reported as information.",
-    .detection = "/sys/class/infiniband/DEV/ports/N/state not 4: ACTIVE, or phys_state not "
-                 "5: LinkUp; phys_state 3: Disabled is information.",
-    .fix = "Look at the port with ibstat (ethtool and ip link for RoCE). Polling: check the cable, "
+        "purpose is reported as information."),
+    .detection = N_("/sys/class/infiniband/DEV/ports/N/state not 4: ACTIVE, or phys_state not "
+                    "5: LinkUp; phys_state 3: Disabled is information."),
+    .fix =
+        N_("Look at the port with ibstat (ethtool and ip link for RoCE). Polling: check the cable, "
            "transceiver and switch port. INIT/ARMED with LinkUp: start or fix the subnet manager "
-           "(sminfo tells whether one answers). Disable ports that are unused on purpose.",
+           "(sminfo tells whether one answers). Disable ports that are unused on purpose."),
     .thresholds = NO_THRESHOLDS,
     .check = check_port_down,
 };
@@ -333,8 +334,8 @@ const struct rule rule_ib_rate_low = {
     .id = "ib.rate-low",
     .severity = SEV_WARNING,
     .category = CAT_FABRIC,
-    .title = "InfiniBand / RoCE port slower than it should be",
-    .explanation =
+    .title = N_("InfiniBand / RoCE port slower than it should be"),
+    .explanation = N_(
         "An active port negotiated a lower rate than its neighbours (the other ports of the same "
         "adapter type and link layer on this machine), or, for an InfiniBand port, than the rate "
         "the fabric is built for (ib_min_rate_gbps): fewer lanes (2X or 1X instead of 4X: a lane "
@@ -344,12 +345,14 @@ const struct rule rule_ib_rate_low = {
         "every GPU waiting on it, runs at that fraction. sysfs does not tell what the port "
         "could do, so a machine whose ports are all equally slow is found only with "
         "ib_min_rate_gbps set (400 for an NDR fabric). Ports split on purpose (NDR200 2X) can be "
-        "told apart by their adapter type or with this rule disabled.",
-    .detection = "an ACTIVE port whose /sys/class/infiniband/DEV/ports/N/rate is below that of "
-                 "another active port with the same hca_type and link_layer, or (InfiniBand ports) "
-                 "below ib_min_rate_gbps when set.",
-    .fix = "Compare with ibstat (ethtool for RoCE); reseat or replace the cable and transceivers, "
-           "check the switch port and the firmware of both ends.",
+        "told apart by their adapter type or with this rule disabled."),
+    .detection =
+        N_("an ACTIVE port whose /sys/class/infiniband/DEV/ports/N/rate is below that of "
+           "another active port with the same hca_type and link_layer, or (InfiniBand ports) "
+           "below ib_min_rate_gbps when set."),
+    .fix =
+        N_("Compare with ibstat (ethtool for RoCE); reseat or replace the cable and transceivers, "
+           "check the switch port and the firmware of both ends."),
     .thresholds = THRESHOLDS(TH_IB_MIN_RATE_GBPS),
     .check = check_rate_low,
 };
@@ -449,21 +452,21 @@ const struct rule rule_ib_errors = {
     .id = "ib.errors",
     .severity = SEV_WARNING,
     .category = CAT_FABRIC,
-    .title = "InfiniBand / RoCE link errors growing",
+    .title = N_("InfiniBand / RoCE link errors growing"),
     .explanation =
-        "The port's error counters grow while gpudoctor watches: symbol errors (bits the link "
-        "had to correct), receive errors (bad packets, local link integrity, buffer overruns), "
-        "link retrains (link_error_recovery) or the link going down (link_downed). A marginal "
-        "cable, a dirty or failing transceiver, or a bad switch port: packets are re-sent, "
-        "collectives slow down and stall, and a link that goes down makes multi-node jobs fail "
-        "(critical). Counts since boot say little (they include cabling work and they saturate: "
-        "symbol_error stops at 65535), so only growth over the window is judged.",
-    .detection = "over the sampling window: link_downed or link_error_recovery growing at all; "
-                 "symbol_error growing at ib_symbol_errors_per_min or faster; port_rcv_errors + "
-                 "local_link_integrity_errors + excessive_buffer_overrun_errors at "
-                 "ib_rcv_errors_per_min or faster. Needs a window.",
-    .fix = "Reseat or replace the cable and transceivers at both ends, check the switch port's "
-           "counters (ibqueryerrors), and watch whether the counters keep growing.",
+        N_("The port's error counters grow while gpudoctor watches: symbol errors (bits the link "
+           "had to correct), receive errors (bad packets, local link integrity, buffer overruns), "
+           "link retrains (link_error_recovery) or the link going down (link_downed). A marginal "
+           "cable, a dirty or failing transceiver, or a bad switch port: packets are re-sent, "
+           "collectives slow down and stall, and a link that goes down makes multi-node jobs fail "
+           "(critical). Counts since boot say little (they include cabling work and they saturate: "
+           "symbol_error stops at 65535), so only growth over the window is judged."),
+    .detection = N_("over the sampling window: link_downed or link_error_recovery growing at all; "
+                    "symbol_error growing at ib_symbol_errors_per_min or faster; port_rcv_errors + "
+                    "local_link_integrity_errors + excessive_buffer_overrun_errors at "
+                    "ib_rcv_errors_per_min or faster. Needs a window."),
+    .fix = N_("Reseat or replace the cable and transceivers at both ends, check the switch port's "
+              "counters (ibqueryerrors), and watch whether the counters keep growing."),
     .thresholds = THRESHOLDS(TH_IB_SYMBOL_ERRORS_PER_MIN, TH_IB_RCV_ERRORS_PER_MIN),
     .check = check_errors,
 };
@@ -516,20 +519,21 @@ const struct rule rule_ib_peermem_missing = {
     .id = "ib.peermem-missing",
     .severity = SEV_WARNING,
     .category = CAT_FABRIC,
-    .title = "GPUDirect RDMA module not loaded",
-    .explanation =
+    .title = N_("GPUDirect RDMA module not loaded"),
+    .explanation = N_(
         "The machine has NVIDIA GPUs and InfiniBand or RoCE adapters, but nvidia_peermem (or the "
         "older nv_peer_mem) is not loaded, so the network adapter cannot read and write GPU "
         "memory directly. NCCL, MPI and storage clients then stage every transfer through host "
         "memory: multi-node training runs a good deal slower, with more CPU load, and nothing "
         "fails to tell you. The driver ships the module but does not load it. With the open "
         "kernel modules on a recent kernel, DMA-BUF can do the same without it (reported as "
-        "information then).",
-    .detection = "ports in /sys/class/infiniband, NVIDIA GPUs (NVML or sysfs), and neither "
-                 "nvidia_peermem nor nv_peer_mem in /proc/modules.",
-    .fix = "sudo modprobe nvidia_peermem, and list it in /etc/modules-load.d so that it loads at "
+        "information then)."),
+    .detection = N_("ports in /sys/class/infiniband, NVIDIA GPUs (NVML or sysfs), and neither "
+                    "nvidia_peermem nor nv_peer_mem in /proc/modules."),
+    .fix =
+        N_("sudo modprobe nvidia_peermem, and list it in /etc/modules-load.d so that it loads at "
            "boot. If it does not load, the driver was installed before the RDMA stack: reinstall "
-           "the driver.",
+           "the driver."),
     .thresholds = NO_THRESHOLDS,
     .check = check_peermem,
 };

@@ -115,21 +115,22 @@ const struct rule rule_mem_nearly_full = {
     .id = "mem.nearly-full",
     .severity = SEV_WARNING,
     .category = CAT_MEMORY,
-    .title = "GPU memory nearly full on a working GPU",
-    .explanation =
+    .title = N_("GPU memory nearly full on a working GPU"),
+    .explanation = N_(
         "The GPU's memory is almost entirely allocated while it is working. Jobs near the limit "
         "fail with 'CUDA out of memory' as soon as a batch is larger than usual, and even without "
         "an error the framework's allocator spends time freeing, splitting and retrying blocks "
         "(allocator churn), so steps get slower. Several jobs sharing the GPU make it worse: each "
-        "one's cache leaves the others too little room.",
-    .detection = "memory used (nvmlDeviceGetMemoryInfo_v2: allocated, without the driver's "
-                 "reserve) divided by total, at or above mem_nearly_full_pct, on a GPU whose "
-                 "utilisation rose above gpu_idle_util_pct during the window.",
-    .fix = "Find the holders (the process list shows them). In the job: a smaller batch, mixed "
+        "one's cache leaves the others too little room."),
+    .detection = N_("memory used (nvmlDeviceGetMemoryInfo_v2: allocated, without the driver's "
+                    "reserve) divided by total, at or above mem_nearly_full_pct, on a GPU whose "
+                    "utilisation rose above gpu_idle_util_pct during the window."),
+    .fix =
+        N_("Find the holders (the process list shows them). In the job: a smaller batch, mixed "
            "precision (AMP: FP16/BF16 roughly halves activation memory), gradient accumulation, "
            "activation checkpointing, or offloading (DeepSpeed, Accelerate). For PyTorch, "
            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True reduces fragmentation. Give jobs that "
-           "share the GPU a GPU each.",
+           "share the GPU a GPU each."),
     .thresholds = THRESHOLDS(TH_MEM_NEARLY_FULL_PCT, TH_GPU_IDLE_UTIL_PCT),
     .check = check_nearly_full,
 };
@@ -207,21 +208,22 @@ const struct rule rule_mem_full_idle = {
     .id = "mem.full-idle",
     .severity = SEV_WARNING,
     .category = CAT_MEMORY,
-    .title = "GPU memory full while the GPU is idle",
-    .explanation =
+    .title = N_("GPU memory full while the GPU is idle"),
+    .explanation = N_(
         "Memory is held but nothing runs on the GPU: 'memory 100 %, utilisation 0 %'. This is not "
         "compute load. Either a job is waiting (for its input, a lock, a debugger, another node), "
         "or memory leaked (tensors kept alive, caches never emptied), or the holder is stale: a "
         "finished, stopped or crashed job whose process still exists. New jobs cannot get memory "
         "and the server looks busy while doing nothing. When gpudoctor can name the stale holder "
-        "(stopped, defunct, orphaned or idle process), that finding replaces this one.",
-    .detection = "memory used at or above mem_full_idle_pct of total while GPU utilisation stayed "
-                 "at or below gpu_idle_util_pct at every reading of the window.",
-    .fix =
+        "(stopped, defunct, orphaned or idle process), that finding replaces this one."),
+    .detection =
+        N_("memory used at or above mem_full_idle_pct of total while GPU utilisation stayed "
+           "at or below gpu_idle_util_pct at every reading of the window."),
+    .fix = N_(
         "Look at each holder: is it still doing anything (CPU time, state, age)? Resume or end "
         "stopped ones, end abandoned ones after asking their owner, restart idle notebook "
         "kernels. For a running job, find what it waits on (input pipeline, network, I/O). For a "
-        "leak, torch.cuda.memory_summary() or a profiler in the job.",
+        "leak, torch.cuda.memory_summary() or a profiler in the job."),
     .thresholds = THRESHOLDS(TH_MEM_FULL_IDLE_PCT, TH_GPU_IDLE_UTIL_PCT),
     .yields_to = YIELDS_TO("proc.stopped-holder", "proc.zombie-holder", "proc.orphan-holder",
                            "proc.idle-holder", "mem.unaccounted"),
@@ -338,25 +340,25 @@ const struct rule rule_mem_unaccounted = {
     .id = "mem.unaccounted",
     .severity = SEV_WARNING,
     .category = CAT_MEMORY,
-    .title = "GPU memory no visible process accounts for",
-    .explanation =
+    .title = N_("GPU memory no visible process accounts for"),
+    .explanation = N_(
         "Part of the GPU's memory is in use, but the processes gpudoctor can see do not hold it. "
         "Usual causes: the holder runs in another PID namespace (a container without the host's "
         "PIDs, so NVML's pid means nothing here, or gpudoctor itself runs in a container); a "
         "context leaked by a process that exited uncleanly, which the driver frees only when "
         "every file descriptor on /dev/nvidiaN is closed; or a process of another user that "
         "cannot be seen without root. nvidia-smi shows the memory as used with no process, which "
-        "is what makes people reboot.",
-    .detection = "memory used minus the memory of every process NVML lists on the GPU, plus the "
-                 "memory of listed pids that /proc does not show, at or above both "
-                 "mem_unaccounted_mib and mem_unaccounted_pct of total. Where NVML does not "
-                 "report per-process memory, a listed pid that /proc does not show is reported "
-                 "while the GPU's memory use is at or above both thresholds; without such a pid "
-                 "the rule is skipped there. Skipped on MIG GPUs.",
-    .fix = "On the host (not inside a container) find who has the device open: sudo fuser -v "
-           "/dev/nvidiaN or sudo lsof /dev/nvidiaN. End the holder, or stop its container. When "
-           "nothing has it open any more, the memory returns; if it does not, reset the GPU "
-           "(nvidia-smi -r -i N) or reboot.",
+        "is what makes people reboot."),
+    .detection = N_("memory used minus the memory of every process NVML lists on the GPU, plus the "
+                    "memory of listed pids that /proc does not show, at or above both "
+                    "mem_unaccounted_mib and mem_unaccounted_pct of total. Where NVML does not "
+                    "report per-process memory, a listed pid that /proc does not show is reported "
+                    "while the GPU's memory use is at or above both thresholds; without such a pid "
+                    "the rule is skipped there. Skipped on MIG GPUs."),
+    .fix = N_("On the host (not inside a container) find who has the device open: sudo fuser -v "
+              "/dev/nvidiaN or sudo lsof /dev/nvidiaN. End the holder, or stop its container. When "
+              "nothing has it open any more, the memory returns; if it does not, reset the GPU "
+              "(nvidia-smi -r -i N) or reboot."),
     .thresholds = THRESHOLDS(TH_MEM_UNACCOUNTED_MIB, TH_MEM_UNACCOUNTED_PCT),
     /* An exclusive GPU's hidden holder: proc.compute-mode says it, with why programs fail. */
     .yields_to = YIELDS_TO("proc.compute-mode"),

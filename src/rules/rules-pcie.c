@@ -90,22 +90,23 @@ const struct rule rule_pcie_link_downshift = {
     .id = "pcie.link-downshift",
     .severity = SEV_WARNING,
     .category = CAT_PCIE,
-    .title = "PCIe link slower than it can be while busy",
-    .explanation =
+    .title = N_("PCIe link slower than it can be while busy"),
+    .explanation = N_(
         "GPUs slow their PCIe link down when idle to save power (Gen1 at idle is normal and not "
         "reported). A link that stays below its maximum generation while the GPU is working is a "
         "problem: every host-device copy (data loading, checkpointing, multi-GPU traffic through "
         "the host) runs at a half or a quarter of its speed. Causes: a BIOS setting forcing a "
         "generation, a riser or cable that cannot hold the speed, a dirty or damaged slot, or "
         "signal errors that made the link retrain lower. A GPU in a slot older than itself (a Gen4 "
-        "GPU in a Gen3 slot) is reported as information.",
-    .detection = "the lowest link generation seen in readings where utilisation was at or above "
-                 "gpu_busy_util_pct, below the maximum generation of GPU and slot "
-                 "(nvmlDeviceGetMaxPcieLinkGeneration); information when that maximum is below the "
-                 "GPU's own (nvmlDeviceGetGpuMaxPcieLinkGeneration).",
-    .fix = "Confirm with lspci -vv (LnkSta vs LnkCap) while the GPU works. Check the BIOS PCIe "
-           "generation setting, reseat the GPU and any riser, try another slot. Compare with "
-           "identical nodes.",
+        "GPU in a Gen3 slot) is reported as information."),
+    .detection =
+        N_("the lowest link generation seen in readings where utilisation was at or above "
+           "gpu_busy_util_pct, below the maximum generation of GPU and slot "
+           "(nvmlDeviceGetMaxPcieLinkGeneration); information when that maximum is below the "
+           "GPU's own (nvmlDeviceGetGpuMaxPcieLinkGeneration)."),
+    .fix = N_("Confirm with lspci -vv (LnkSta vs LnkCap) while the GPU works. Check the BIOS PCIe "
+              "generation setting, reseat the GPU and any riser, try another slot. Compare with "
+              "identical nodes."),
     .thresholds = THRESHOLDS(TH_GPU_BUSY_UTIL_PCT),
     .check = check_downshift,
 };
@@ -145,17 +146,17 @@ const struct rule rule_pcie_width_degraded = {
     .id = "pcie.width-degraded",
     .severity = SEV_WARNING,
     .category = CAT_PCIE,
-    .title = "PCIe link width degraded",
-    .explanation =
+    .title = N_("PCIe link width degraded"),
+    .explanation = N_(
         "The GPU's link trained with fewer lanes than it and its slot support (x8 or x4 instead of "
         "x16). Unlike the generation, the width does not drop to save power, so a narrow link "
         "means a physical or configuration problem: a badly seated card or riser, dirt or damage "
         "in the slot, a bifurcation setting splitting the slot, or a slot that is x16 in length "
-        "but wired x8. All host-device traffic gets a half or a quarter of the bandwidth.",
-    .detection = "current link width (nvmlDeviceGetCurrPcieLinkWidth) below the maximum "
-                 "(nvmlDeviceGetMaxPcieLinkWidth).",
-    .fix = "Confirm with lspci -vv (LnkSta vs LnkCap). Reseat the card and risers, inspect the "
-           "slot, check BIOS bifurcation, try another slot; compare with identical nodes.",
+        "but wired x8. All host-device traffic gets a half or a quarter of the bandwidth."),
+    .detection = N_("current link width (nvmlDeviceGetCurrPcieLinkWidth) below the maximum "
+                    "(nvmlDeviceGetMaxPcieLinkWidth)."),
+    .fix = N_("Confirm with lspci -vv (LnkSta vs LnkCap). Reseat the card and risers, inspect the "
+              "slot, check BIOS bifurcation, try another slot; compare with identical nodes."),
     .thresholds = NO_THRESHOLDS,
     .check = check_width,
 };
@@ -244,21 +245,22 @@ const struct rule rule_pcie_errors = {
     .id = "pcie.errors",
     .severity = SEV_WARNING,
     .category = CAT_PCIE,
-    .title = "PCIe replays or AER errors growing",
-    .explanation =
+    .title = N_("PCIe replays or AER errors growing"),
+    .explanation = N_(
         "The link between the GPU and the host corrects transmission errors by replaying packets. "
         "A few over months are harmless; replays that grow while you watch, or advanced error "
         "reporting (AER) errors, mean a marginal link: poor seating, a bad riser or cable, "
         "interference, or a failing slot or card. Throughput drops as packets are re-sent, and "
         "the same link problems later show up as XID 79 (fallen off the bus) or XID 32 "
-        "(corrupted push buffer). Fatal AER errors are critical.",
-    .detection = "the PCIe replay counter (nvmlDeviceGetPcieReplayCounter) growing by "
-                 "pcie_replay_growth or more within the window, or at pcie_replay_total or more; "
-                 "AER counters from sysfs: correctable at aer_correctable or more, any non-fatal "
-                 "or fatal.",
-    .fix = "Read the kernel log for AER messages, reseat the GPU and risers, replace cables; "
-           "watch whether the counters keep growing. Persistent errors after reseating mean "
-           "hardware: contact the vendor.",
+        "(corrupted push buffer). Fatal AER errors are critical."),
+    .detection =
+        N_("the PCIe replay counter (nvmlDeviceGetPcieReplayCounter) growing by "
+           "pcie_replay_growth or more within the window, or at pcie_replay_total or more; "
+           "AER counters from sysfs: correctable at aer_correctable or more, any non-fatal "
+           "or fatal."),
+    .fix = N_("Read the kernel log for AER messages, reseat the GPU and risers, replace cables; "
+              "watch whether the counters keep growing. Persistent errors after reseating mean "
+              "hardware: contact the vendor."),
     .thresholds = THRESHOLDS(TH_PCIE_REPLAY_GROWTH, TH_PCIE_REPLAY_TOTAL, TH_AER_CORRECTABLE),
     .check = check_errors,
 };
@@ -309,17 +311,18 @@ const struct rule rule_pcie_shared_switch = {
     .id = "pcie.shared-switch",
     .severity = SEV_INFO,
     .category = CAT_PCIE,
-    .title = "GPU shares a PCIe switch with a network card",
-    .explanation =
+    .title = N_("GPU shares a PCIe switch with a network card"),
+    .explanation = N_(
         "The GPU and a network card sit under the same PCIe switch, so they share its uplink to "
         "the CPU. For GPUDirect RDMA this is the intended layout (traffic goes card to card "
         "through the switch). When the NIC carries heavy unrelated traffic (storage, other jobs) "
         "it competes with the GPU's host transfers and both slow down. Reported as information, "
-        "to explain uneven transfer speeds between GPUs.",
-    .detection = "sysfs: another device of network class under the GPU's nearest upstream "
-                 "switch.",
-    .fix = "Look at the topology with nvidia-smi topo -m. If the NIC's traffic has nothing to do "
-           "with the GPU, move one of them to a slot under another switch.",
+        "to explain uneven transfer speeds between GPUs."),
+    .detection = N_("sysfs: another device of network class under the GPU's nearest upstream "
+                    "switch."),
+    .fix =
+        N_("Look at the topology with nvidia-smi topo -m. If the NIC's traffic has nothing to do "
+           "with the GPU, move one of them to a slot under another switch."),
     .thresholds = NO_THRESHOLDS,
     .check = check_shared_switch,
 };

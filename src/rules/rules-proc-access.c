@@ -133,8 +133,8 @@ const struct rule rule_proc_compute_mode = {
     .id = "proc.compute-mode",
     .severity = SEV_WARNING,
     .category = CAT_PROCESS,
-    .title = "Compute mode keeps CUDA programs off a GPU",
-    .explanation =
+    .title = N_("Compute mode keeps CUDA programs off a GPU"),
+    .explanation = N_(
         "A GPU's compute mode limits who may create a CUDA context on it. 'Prohibited' allows "
         "nobody; 'exclusive process' allows one process at a time. Any other program then fails "
         "at start-up with 'all CUDA-capable devices are busy or unavailable' "
@@ -143,14 +143,15 @@ const struct rule rule_proc_compute_mode = {
         "it is a warning when a process is seen failing to get the GPU, information otherwise. "
         "When no process holding the GPU can be seen but its memory is in use, the holder is in "
         "another PID namespace (a container, another job) or was not listed: new programs fail "
-        "while nothing seems to use the GPU, so that is a warning, with how to find the holder.",
-    .detection = "compute mode prohibited; or exclusive_process / exclusive_thread with a compute "
-                 "process on the GPU (a warning when another process has /dev/nvidiaN open "
-                 "without a context); or exclusive with no compute process visible and memory "
-                 "used at or above context_min_mib (a warning).",
-    .fix = "sudo nvidia-smi -i N -c DEFAULT allows sharing again (it resets at reboot unless "
-           "persistence mode or a boot script sets it). Or keep the mode and send other jobs to "
-           "other GPUs.",
+        "while nothing seems to use the GPU, so that is a warning, with how to find the holder."),
+    .detection =
+        N_("compute mode prohibited; or exclusive_process / exclusive_thread with a compute "
+           "process on the GPU (a warning when another process has /dev/nvidiaN open "
+           "without a context); or exclusive with no compute process visible and memory "
+           "used at or above context_min_mib (a warning)."),
+    .fix = N_("sudo nvidia-smi -i N -c DEFAULT allows sharing again (it resets at reboot unless "
+              "persistence mode or a boot script sets it). Or keep the mode and send other jobs to "
+              "other GPUs."),
     .thresholds = THRESHOLDS(TH_CONTEXT_MIN_MIB),
     .check = check_compute_mode,
 };
@@ -385,25 +386,25 @@ const struct rule rule_proc_cuda_visible_devices = {
     .id = "proc.cuda-visible-devices",
     .severity = SEV_WARNING,
     .category = CAT_PROCESS,
-    .title = "CUDA_VISIBLE_DEVICES names a missing or busy GPU",
-    .explanation =
+    .title = N_("CUDA_VISIBLE_DEVICES names a missing or busy GPU"),
+    .explanation = N_(
         "A process's CUDA_VISIBLE_DEVICES names a GPU that does not exist (a copied job script, a "
         "GPU that fell off the bus, an index from another machine) or one that other people's jobs "
         "keep busy. CUDA ignores an invalid entry and all entries after it, so the job silently "
         "gets fewer GPUs or none and runs on the CPU, or it shares a GPU with someone else. CUDA "
         "also numbers GPUs fastest-first by default while nvidia-smi numbers them by PCI address, "
-        "so an index can mean a different GPU than the one in nvidia-smi.",
+        "so an index can mean a different GPU than the one in nvidia-smi."),
     .detection =
-        "each process's environment (readable for own processes, or as root): an entry "
-        "that matches no GPU index or UUID prefix, when NVML listed every GPU (and, for a UUID, "
-        "every GPU's UUID); or a GPU it names that the process does not use yet, busy at or "
-        "above gpu_busy_util_pct with compute processes of other owners; or a process outside "
-        "containers and Slurm jobs whose entries are all existing indices while every GPU it "
-        "has open is another one (CUDA's fastest-first numbering). Indices inside a "
-        "container or a Slurm job count among the GPUs it was given and are not judged.",
-    .fix = "List GPUs with nvidia-smi -L, pick an existing idle one, and start the job with "
-           "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=N (or a UUID, which never changes "
-           "meaning).",
+        N_("each process's environment (readable for own processes, or as root): an entry "
+           "that matches no GPU index or UUID prefix, when NVML listed every GPU (and, for a UUID, "
+           "every GPU's UUID); or a GPU it names that the process does not use yet, busy at or "
+           "above gpu_busy_util_pct with compute processes of other owners; or a process outside "
+           "containers and Slurm jobs whose entries are all existing indices while every GPU it "
+           "has open is another one (CUDA's fastest-first numbering). Indices inside a "
+           "container or a Slurm job count among the GPUs it was given and are not judged."),
+    .fix = N_("List GPUs with nvidia-smi -L, pick an existing idle one, and start the job with "
+              "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=N (or a UUID, which never changes "
+              "meaning)."),
     .thresholds = THRESHOLDS(TH_GPU_BUSY_UTIL_PCT),
     .check = check_cvd,
 };
@@ -460,17 +461,18 @@ const struct rule rule_proc_mig_no_instance = {
     .id = "proc.mig-no-instance",
     .severity = SEV_WARNING,
     .category = CAT_PROCESS,
-    .title = "MIG enabled with no usable instance",
-    .explanation =
+    .title = N_("MIG enabled with no usable instance"),
+    .explanation = N_(
         "Multi-Instance GPU (MIG) splits an A100/H100-class GPU into isolated instances. With MIG "
         "mode on, CUDA can only run inside a MIG instance; if none has been created, the GPU is "
         "unusable for jobs although nvidia-smi shows it healthy and empty. MIG mode changes also "
-        "wait for a GPU reset, which is easy to forget (reported as information).",
-    .detection = "MIG mode enabled and no MIG device exists (nvmlDeviceGetMigDeviceHandleByIndex "
-                 "finds none); or a pending MIG mode that differs from the current one.",
-    .fix = "Create instances (nvidia-smi mig -i N -cgi PROFILES -C) — usually from the "
-           "scheduler's or a boot-time MIG configuration (nvidia-mig-parted) — or turn MIG off "
-           "(nvidia-smi -i N -mig 0, then reset the GPU).",
+        "wait for a GPU reset, which is easy to forget (reported as information)."),
+    .detection =
+        N_("MIG mode enabled and no MIG device exists (nvmlDeviceGetMigDeviceHandleByIndex "
+           "finds none); or a pending MIG mode that differs from the current one."),
+    .fix = N_("Create instances (nvidia-smi mig -i N -cgi PROFILES -C) — usually from the "
+              "scheduler's or a boot-time MIG configuration (nvidia-mig-parted) — or turn MIG off "
+              "(nvidia-smi -i N -mig 0, then reset the GPU)."),
     .thresholds = NO_THRESHOLDS,
     .check = check_mig,
 };

@@ -107,19 +107,20 @@ const struct rule rule_proc_shared_gpu = {
     .id = "proc.shared-gpu",
     .severity = SEV_WARNING,
     .category = CAT_PROCESS,
-    .title = "Several users or containers computing on one GPU",
-    .explanation =
+    .title = N_("Several users or containers computing on one GPU"),
+    .explanation = N_(
         "Compute processes of different users, containers or jobs run on the same GPU at the same "
         "time. The GPU time-slices between their contexts, so each runs slower than alone (often "
         "much slower: context switches flush caches), their memory competes, and new jobs fail "
         "with 'out of memory' because of fragmentation. Someone's job is 'stealing' the GPU. With "
-        "MPS or MIG, sharing is deliberate and not reported.",
-    .detection = "two or more compute processes on one GPU whose owners (container or job, else "
-                 "user) differ, on a GPU that was not idle (utilisation above gpu_idle_util_pct) "
-                 "and has no MPS process.",
-    .fix = "Give each job its own GPU: CUDA_VISIBLE_DEVICES per job, or let the scheduler "
-           "allocate GPUs (Slurm --gres=gpu:N, Kubernetes nvidia.com/gpu). Enforce it with "
-           "nvidia-smi -i N -c EXCLUSIVE_PROCESS. For intended sharing use MPS or MIG.",
+        "MPS or MIG, sharing is deliberate and not reported."),
+    .detection =
+        N_("two or more compute processes on one GPU whose owners (container or job, else "
+           "user) differ, on a GPU that was not idle (utilisation above gpu_idle_util_pct) "
+           "and has no MPS process."),
+    .fix = N_("Give each job its own GPU: CUDA_VISIBLE_DEVICES per job, or let the scheduler "
+              "allocate GPUs (Slurm --gres=gpu:N, Kubernetes nvidia.com/gpu). Enforce it with "
+              "nvidia-smi -i N -c EXCLUSIVE_PROCESS. For intended sharing use MPS or MIG."),
     .thresholds = THRESHOLDS(TH_GPU_IDLE_UTIL_PCT),
     .yields_to = YIELDS_TO("proc.pileup"),
     .check = check_shared,
@@ -190,17 +191,19 @@ const struct rule rule_proc_pileup = {
     .id = "proc.pileup",
     .severity = SEV_WARNING,
     .category = CAT_PROCESS,
-    .title = "Jobs piled on one GPU while others idle",
-    .explanation =
+    .title = N_("Jobs piled on one GPU while others idle"),
+    .explanation = N_(
         "Several compute jobs run on one GPU (usually GPU 0) while other GPUs of the machine have "
         "nothing to do. CUDA programs use the first visible GPU unless told otherwise, so jobs "
         "started without CUDA_VISIBLE_DEVICES (or a scheduler that sets it) all land on GPU 0 and "
-        "share it, each running at a fraction of its speed.",
-    .detection = "a GPU with at least pileup_min_procs compute processes while at least one other "
-                 "GPU has no compute process in NVML's list (a list NVML could not give is not an "
-                 "empty one) and stayed at or below gpu_idle_util_pct.",
-    .fix = "Start each job on its own GPU (CUDA_VISIBLE_DEVICES=N), or let the scheduler assign "
-           "GPUs. Multi-GPU jobs: torchrun with torch.cuda.set_device(local_rank) in every rank.",
+        "share it, each running at a fraction of its speed."),
+    .detection =
+        N_("a GPU with at least pileup_min_procs compute processes while at least one other "
+           "GPU has no compute process in NVML's list (a list NVML could not give is not an "
+           "empty one) and stayed at or below gpu_idle_util_pct."),
+    .fix =
+        N_("Start each job on its own GPU (CUDA_VISIBLE_DEVICES=N), or let the scheduler assign "
+           "GPUs. Multi-GPU jobs: torchrun with torch.cuda.set_device(local_rank) in every rank."),
     .thresholds = THRESHOLDS(TH_PILEUP_MIN_PROCS, TH_GPU_IDLE_UTIL_PCT),
     .check = check_pileup,
 };
@@ -461,26 +464,26 @@ const struct rule rule_proc_graphics_on_compute = {
     .id = "proc.graphics-on-compute",
     .severity = SEV_WARNING,
     .category = CAT_PROCESS,
-    .title = "Graphics taking a large share of a compute GPU",
+    .title = N_("Graphics taking a large share of a compute GPU"),
     .explanation =
-        "Graphics programs (a display server or compositor, a 3D program, a browser with "
-        "hardware acceleration, a video player) use the same GPU as compute jobs. A "
-        "workstation's display and desktop holding a few hundred MiB is normal and reported as "
-        "information only. When the graphics take a meaningful share (several GiB of memory a "
-        "job could use, or a share of the SM time the jobs are sliced with), the jobs run "
-        "slower or run out of memory and the display stutters. A desktop with no compute job "
-        "is not reported.",
-    .detection = "a GPU with compute jobs (processes NVML lists as compute only) on which NVML "
-                 "also lists graphics processes (graphics-only, or compute and graphics): a "
-                 "warning when they hold at least graphics_mem_pct of the GPU's memory and at "
-                 "least graphics_mem_min_mib, or their per-process SM samples add up to "
-                 "graphics_sm_pct; information otherwise. A graphics process whose memory NVML "
-                 "does not report (or a GPU whose memory size is unknown) leaves a small take "
-                 "unproven: the rule says what it could not judge instead.",
-    .fix = "Close 3D programs and browsers, or turn off their hardware acceleration, while jobs "
-           "run; restart a compositor that has grown; move the display to another GPU (or the "
-           "integrated one); or run the jobs on a GPU without graphics work "
-           "(CUDA_VISIBLE_DEVICES).",
+        N_("Graphics programs (a display server or compositor, a 3D program, a browser with "
+           "hardware acceleration, a video player) use the same GPU as compute jobs. A "
+           "workstation's display and desktop holding a few hundred MiB is normal and reported as "
+           "information only. When the graphics take a meaningful share (several GiB of memory a "
+           "job could use, or a share of the SM time the jobs are sliced with), the jobs run "
+           "slower or run out of memory and the display stutters. A desktop with no compute job "
+           "is not reported."),
+    .detection = N_("a GPU with compute jobs (processes NVML lists as compute only) on which NVML "
+                    "also lists graphics processes (graphics-only, or compute and graphics): a "
+                    "warning when they hold at least graphics_mem_pct of the GPU's memory and at "
+                    "least graphics_mem_min_mib, or their per-process SM samples add up to "
+                    "graphics_sm_pct; information otherwise. A graphics process whose memory NVML "
+                    "does not report (or a GPU whose memory size is unknown) leaves a small take "
+                    "unproven: the rule says what it could not judge instead."),
+    .fix = N_("Close 3D programs and browsers, or turn off their hardware acceleration, while jobs "
+              "run; restart a compositor that has grown; move the display to another GPU (or the "
+              "integrated one); or run the jobs on a GPU without graphics work "
+              "(CUDA_VISIBLE_DEVICES)."),
     .thresholds = THRESHOLDS(TH_GRAPHICS_MEM_PCT, TH_GRAPHICS_MEM_MIN_MIB, TH_GRAPHICS_SM_PCT),
     .check = check_graphics,
 };

@@ -110,9 +110,9 @@ static void kill_fixes(struct finding *f, const struct proc *p, int32_t pid)
  */
 #define STALE_HOLDER_EXPLAINS                                                                      \
     EXPLAINS({ "mem.nearly-full", LINK_SAME_GPU, NULL,                                             \
-               "the memory the holder keeps is missing for the jobs working there" },              \
+               N_("the memory the holder keeps is missing for the jobs working there") },          \
              { "proc.compute-mode", LINK_SAME_GPU, NULL,                                           \
-               "on an exclusive-process GPU the holder keeps every new CUDA program out" })
+               N_("on an exclusive-process GPU the holder keeps every new CUDA program out") })
 
 /* ---- proc.stopped-holder ---- */
 
@@ -176,20 +176,21 @@ const struct rule rule_proc_stopped_holder = {
     .id = "proc.stopped-holder",
     .severity = SEV_CRITICAL,
     .category = CAT_PROCESS,
-    .title = "GPU memory held by a stopped process",
-    .explanation =
+    .title = N_("GPU memory held by a stopped process"),
+    .explanation = N_(
         "A process that holds GPU memory is stopped: someone pressed Ctrl-Z in its terminal, sent "
         "SIGSTOP, or a debugger is holding it. A stopped process never runs again until resumed, "
         "but it keeps every byte of GPU memory and its CUDA contexts, so the GPU looks busy "
         "(memory "
         "full) while doing nothing, and other jobs fail with 'out of memory'. This is the most "
-        "common 'zombie GPU memory' that is not a zombie at all.",
-    .detection = "the process table's state is T (stopped) or t (traced) for a process that NVML "
-                 "lists on a GPU or that has /dev/nvidiaN open.",
-    .fix =
+        "common 'zombie GPU memory' that is not a zombie at all."),
+    .detection =
+        N_("the process table's state is T (stopped) or t (traced) for a process that NVML "
+           "lists on a GPU or that has /dev/nvidiaN open."),
+    .fix = N_(
         "Resume it with kill -CONT PID (or fg in the shell that stopped it), or end it with kill "
         "PID once its owner confirms it is no longer needed. A traced process: detach the "
-        "debugger.",
+        "debugger."),
     .thresholds = NO_THRESHOLDS,
     .explains = STALE_HOLDER_EXPLAINS,
     .check = check_stopped,
@@ -255,19 +256,20 @@ const struct rule rule_proc_zombie_holder = {
     .id = "proc.zombie-holder",
     .severity = SEV_CRITICAL,
     .category = CAT_PROCESS,
-    .title = "GPU memory held by a defunct (zombie) process",
-    .explanation =
+    .title = N_("GPU memory held by a defunct (zombie) process"),
+    .explanation = N_(
         "A process that the GPU still lists has exited (state Z, 'defunct'). The driver frees a "
         "process's GPU memory only when the last file descriptor on /dev/nvidia* is closed and the "
         "context is torn down; while children that inherited the descriptors (data-loader "
         "workers, forked helpers) live on, or while the exit is stuck, the memory stays held. A "
         "zombie cannot be killed: it is already dead. Its parent must reap it, and the processes "
-        "still holding the device must end.",
-    .detection = "state Z or X in the process table for a process NVML lists on a GPU or that "
-                 "has /dev/nvidiaN open.",
-    .fix = "Find who still has the device open (sudo fuser -v /dev/nvidiaN) and end those "
+        "still holding the device must end."),
+    .detection = N_("state Z or X in the process table for a process NVML lists on a GPU or that "
+                    "has /dev/nvidiaN open."),
+    .fix =
+        N_("Find who still has the device open (sudo fuser -v /dev/nvidiaN) and end those "
            "processes; make the parent reap the zombie, or end the parent so init does. If the "
-           "memory stays held with no process left, reset the GPU (nvidia-smi -r -i N) or reboot.",
+           "memory stays held with no process left, reset the GPU (nvidia-smi -r -i N) or reboot."),
     .thresholds = NO_THRESHOLDS,
     .explains = STALE_HOLDER_EXPLAINS,
     .check = check_zombie,
@@ -325,22 +327,24 @@ const struct rule rule_proc_orphan_holder = {
     .id = "proc.orphan-holder",
     .severity = SEV_WARNING,
     .category = CAT_PROCESS,
-    .title = "GPU memory held by an orphaned, idle process",
-    .explanation =
+    .title = N_("GPU memory held by an orphaned, idle process"),
+    .explanation = N_(
         "A process holding GPU memory lost its parent (the terminal closed, the launcher crashed "
         "or was killed) and now does nothing. Typical: data-loader workers or multiprocessing "
         "children of a training script that was killed, which inherited a CUDA context, or a job "
         "started in a shell that was closed. Nobody is waiting for it, but its memory is "
         "unavailable to everyone else. Jobs started on purpose with nohup keep working and are not "
-        "reported: only idle ones are.",
-    .detection = "parent pid 1, not a system service, container or batch job (from its cgroup; "
-                 "not judged when the cgroup is unknown), "
-                 "holding at least holder_min_mib of GPU memory, using less CPU than "
-                 "idle_holder_cpu_pct over the window and no GPU time (its own SM utilisation, or "
-                 "its GPUs idle), both judged against gpu_idle_util_pct. Needs a sampling window.",
-    .fix = "Confirm with ps that it belongs to a finished job, then end it (kill PID). Children of "
+        "reported: only idle ones are."),
+    .detection =
+        N_("parent pid 1, not a system service, container or batch job (from its cgroup; "
+           "not judged when the cgroup is unknown), "
+           "holding at least holder_min_mib of GPU memory, using less CPU than "
+           "idle_holder_cpu_pct over the window and no GPU time (its own SM utilisation, or "
+           "its GPUs idle), both judged against gpu_idle_util_pct. Needs a sampling window."),
+    .fix =
+        N_("Confirm with ps that it belongs to a finished job, then end it (kill PID). Children of "
            "a killed training script can usually all go: pkill -P is not safe with ppid 1, so kill "
-           "them by pid.",
+           "them by pid."),
     .thresholds = THRESHOLDS(TH_HOLDER_MIN_MIB, TH_IDLE_HOLDER_CPU_PCT, TH_GPU_IDLE_UTIL_PCT),
     .explains = STALE_HOLDER_EXPLAINS,
     .check = check_orphan,
@@ -387,21 +391,22 @@ const struct rule rule_proc_idle_holder = {
     .id = "proc.idle-holder",
     .severity = SEV_WARNING,
     .category = CAT_PROCESS,
-    .title = "GPU memory held by an idle process",
-    .explanation =
+    .title = N_("GPU memory held by an idle process"),
+    .explanation = N_(
         "A process has held GPU memory for a long time without using the GPU or the CPU: a "
         "notebook kernel left open after an experiment, an interactive session, a server with "
         "nothing to serve, or a job stuck waiting for something that will not come. Frameworks "
         "keep what they allocated in their cache, so the memory stays held until the process ends "
-        "or empties its cache.",
-    .detection = "a sleeping process older than idle_holder_min_age_s holding at least "
-                 "holder_min_mib of GPU memory, using less CPU than idle_holder_cpu_pct over the "
-                 "window and no GPU time (its own SM utilisation, or its GPUs idle, against "
-                 "gpu_idle_util_pct). Needs a "
-                 "sampling window.",
-    .fix = "Ask its owner. A notebook: restart the kernel or free tensors and call "
-           "torch.cuda.empty_cache(). A server: is it still needed? A stuck job: find what it "
-           "waits on (py-spy dump --pid PID). End it when no longer needed.",
+        "or empties its cache."),
+    .detection =
+        N_("a sleeping process older than idle_holder_min_age_s holding at least "
+           "holder_min_mib of GPU memory, using less CPU than idle_holder_cpu_pct over the "
+           "window and no GPU time (its own SM utilisation, or its GPUs idle, against "
+           "gpu_idle_util_pct). Needs a "
+           "sampling window."),
+    .fix = N_("Ask its owner. A notebook: restart the kernel or free tensors and call "
+              "torch.cuda.empty_cache(). A server: is it still needed? A stuck job: find what it "
+              "waits on (py-spy dump --pid PID). End it when no longer needed."),
     .thresholds = THRESHOLDS(TH_HOLDER_MIN_MIB, TH_IDLE_HOLDER_MIN_AGE_S, TH_IDLE_HOLDER_CPU_PCT,
                              TH_GPU_IDLE_UTIL_PCT),
     .explains = STALE_HOLDER_EXPLAINS,

@@ -117,19 +117,21 @@ const struct rule rule_profile_gpu_count = {
     .id = "profile.gpu-count",
     .severity = SEV_CRITICAL,
     .category = CAT_HEALTH,
-    .title = "GPU count differs from the node's profile",
+    .title = N_("GPU count differs from the node's profile"),
     .explanation =
-        "The node's profile (the [profile] section of the configuration, or a file written by "
-        "'gpudoctor profile save' on a known-good node) says how many GPUs it has. Fewer is "
-        "critical: a GPU has failed, fallen off the bus, or was never seated, and every job "
-        "that asks for all of them waits or runs short. More is a warning: the profile is "
-        "probably out of date.",
-    .detection = "gpu_count of the profile against the GPUs NVML reports "
-                 "(nvmlDeviceGetCount_v2), or the NVIDIA GPUs on the PCI bus when NVML could not "
-                 "be used.",
-    .fix = "Compare nvidia-smi -L with the GPUs on the PCI bus (lspci -d 10de:). A GPU on the bus "
+        N_("The node's profile (the [profile] section of the configuration, or a file written by "
+           "'gpudoctor profile save' on a known-good node) says how many GPUs it has. Fewer is "
+           "critical: a GPU has failed, fallen off the bus, or was never seated, and every job "
+           "that asks for all of them waits or runs short. More is a warning: the profile is "
+           "probably out of date."),
+    .detection =
+        N_("gpu_count of the profile against the GPUs NVML reports "
+           "(nvmlDeviceGetCount_v2), or the NVIDIA GPUs on the PCI bus when NVML could not "
+           "be used."),
+    .fix =
+        N_("Compare nvidia-smi -L with the GPUs on the PCI bus (lspci -d 10de:). A GPU on the bus "
            "that the driver does not show is health.gpu-missing; one gone from the bus needs a "
-           "reseat or a replacement. Update the profile when the node was changed on purpose.",
+           "reseat or a replacement. Update the profile when the node was changed on purpose."),
     .thresholds = NO_THRESHOLDS,
     .check = check_count,
 };
@@ -242,15 +244,17 @@ const struct rule rule_profile_gpu_model = {
     .id = "profile.gpu-model",
     .severity = SEV_WARNING,
     .category = CAT_HEALTH,
-    .title = "A GPU of another model than the node's profile",
-    .explanation = "The profile names the GPU model every GPU of the node should be. A GPU of "
-                   "another model (a spare of the wrong kind, a PCIe card among SXM boards, a "
-                   "40 GB board among 80 GB ones) makes jobs that assume identical GPUs run at "
-                   "the speed of the slowest, or fail.",
-    .detection = "gpu_model of the profile against each GPU's name (nvmlDeviceGetName), compared "
-                 "exactly.",
-    .fix = "Check the node's inventory: replace the GPU, or update the profile when the change was "
-           "intended.",
+    .title = N_("A GPU of another model than the node's profile"),
+    .explanation = N_("The profile names the GPU model every GPU of the node should be. A GPU of "
+                      "another model (a spare of the wrong kind, a PCIe card among SXM boards, a "
+                      "40 GB board among 80 GB ones) makes jobs that assume identical GPUs run at "
+                      "the speed of the slowest, or fail."),
+    .detection =
+        N_("gpu_model of the profile against each GPU's name (nvmlDeviceGetName), compared "
+           "exactly."),
+    .fix =
+        N_("Check the node's inventory: replace the GPU, or update the profile when the change was "
+           "intended."),
     .thresholds = NO_THRESHOLDS,
     .check = check_model,
 };
@@ -259,16 +263,18 @@ const struct rule rule_profile_gpu_memory = {
     .id = "profile.gpu-memory",
     .severity = SEV_WARNING,
     .category = CAT_HEALTH,
-    .title = "A GPU's memory differs from the node's profile",
-    .explanation = "The profile says how much memory each GPU has, as NVML reports the total. "
-                   "More than 1 % apart means another board (40 vs 80 GB), ECC switched on or off "
-                   "on a board where it takes memory, or a driver that reserves more: jobs sized "
-                   "for the profile's memory run out of it.",
-    .detection = "gpu_memory_mib of the profile against each GPU's total memory "
-                 "(nvmlDeviceGetMemoryInfo_v2), in MiB; a difference of more than 1 % is "
-                 "reported.",
-    .fix = "nvidia-smi -q -d MEMORY,ECC shows the total and the ECC mode; replace the board, set "
-           "ECC back, or update the profile.",
+    .title = N_("A GPU's memory differs from the node's profile"),
+    .explanation =
+        N_("The profile says how much memory each GPU has, as NVML reports the total. "
+           "More than 1 % apart means another board (40 vs 80 GB), ECC switched on or off "
+           "on a board where it takes memory, or a driver that reserves more: jobs sized "
+           "for the profile's memory run out of it."),
+    .detection = N_("gpu_memory_mib of the profile against each GPU's total memory "
+                    "(nvmlDeviceGetMemoryInfo_v2), in MiB; a difference of more than 1 % is "
+                    "reported."),
+    .fix =
+        N_("nvidia-smi -q -d MEMORY,ECC shows the total and the ECC mode; replace the board, set "
+           "ECC back, or update the profile."),
     .thresholds = NO_THRESHOLDS,
     .check = check_memory,
 };
@@ -277,13 +283,14 @@ const struct rule rule_profile_vbios = {
     .id = "profile.vbios",
     .severity = SEV_WARNING,
     .category = CAT_HEALTH,
-    .title = "A GPU's VBIOS differs from the node's profile",
-    .explanation = "The profile names the VBIOS every GPU should run. A GPU on another VBIOS "
-                   "(missed by a firmware update, or replaced with a spare) may carry fixed bugs "
-                   "or other clock and power tables, and behave unlike its neighbours.",
-    .detection = "vbios_version of the profile against each GPU's VBIOS version "
-                 "(nvmlDeviceGetVbiosVersion), compared exactly.",
-    .fix = "Update the GPU's firmware with the vendor's bundle, or update the profile.",
+    .title = N_("A GPU's VBIOS differs from the node's profile"),
+    .explanation =
+        N_("The profile names the VBIOS every GPU should run. A GPU on another VBIOS "
+           "(missed by a firmware update, or replaced with a spare) may carry fixed bugs "
+           "or other clock and power tables, and behave unlike its neighbours."),
+    .detection = N_("vbios_version of the profile against each GPU's VBIOS version "
+                    "(nvmlDeviceGetVbiosVersion), compared exactly."),
+    .fix = N_("Update the GPU's firmware with the vendor's bundle, or update the profile."),
     .thresholds = NO_THRESHOLDS,
     .check = check_vbios,
 };
@@ -335,18 +342,19 @@ const struct rule rule_profile_pcie = {
     .id = "profile.pcie",
     .severity = SEV_WARNING,
     .category = CAT_PCIE,
-    .title = "A GPU's PCIe link is below the node's profile",
-    .explanation = "The profile says which PCIe generation every GPU's link must be able to reach "
-                   "and how many lanes it must run. A link that cannot reach the generation (an "
-                   "older slot, a BIOS setting, a riser) or runs fewer lanes moves data between "
-                   "host and GPU at a fraction of the speed of its neighbours. A faster link than "
-                   "the profile's is not reported.",
-    .detection = "pcie_gen of the profile against the highest generation of GPU and slot "
-                 "(nvmlDeviceGetMaxPcieLinkGeneration: an idle link slowing down is not a "
-                 "deviation); pcie_width against the width the link runs now "
-                 "(nvmlDeviceGetCurrPcieLinkWidth). Less than the profile is reported.",
-    .fix = "lspci -vv (LnkCap, LnkSta) shows what the link can do and does; check the BIOS PCIe "
-           "settings, reseat the board and any riser, try another slot.",
+    .title = N_("A GPU's PCIe link is below the node's profile"),
+    .explanation =
+        N_("The profile says which PCIe generation every GPU's link must be able to reach "
+           "and how many lanes it must run. A link that cannot reach the generation (an "
+           "older slot, a BIOS setting, a riser) or runs fewer lanes moves data between "
+           "host and GPU at a fraction of the speed of its neighbours. A faster link than "
+           "the profile's is not reported."),
+    .detection = N_("pcie_gen of the profile against the highest generation of GPU and slot "
+                    "(nvmlDeviceGetMaxPcieLinkGeneration: an idle link slowing down is not a "
+                    "deviation); pcie_width against the width the link runs now "
+                    "(nvmlDeviceGetCurrPcieLinkWidth). Less than the profile is reported."),
+    .fix = N_("lspci -vv (LnkCap, LnkSta) shows what the link can do and does; check the BIOS PCIe "
+              "settings, reseat the board and any riser, try another slot."),
     .thresholds = NO_THRESHOLDS,
     .check = check_pcie,
 };
@@ -387,18 +395,18 @@ const struct rule rule_profile_versions = {
     .id = "profile.versions",
     .severity = SEV_WARNING,
     .category = CAT_STACK,
-    .title = "Driver or CUDA version differs from the profile",
+    .title = N_("Driver or CUDA version differs from the profile"),
     .explanation =
-        "The profile names the NVIDIA driver version, the CUDA version that driver supports and "
-        "(on NVSwitch systems) the Fabric Manager version every node should run. A node on "
-        "another version was missed by an upgrade or rolled back: jobs built for the fleet's "
-        "CUDA may not start there, and multi-node jobs mix versions. Fabric Manager is not in "
-        "the evidence yet: a fabricmanager_version is said as not checked.",
-    .detection = "driver_version against NVML's driver version (else the kernel module's); "
-                 "cuda_version against the CUDA version of the driver "
-                 "(nvmlSystemGetCudaDriverVersion_v2, as '12.4'); compared exactly.",
-    .fix = "Install the driver version the profile names, or update the profile after a planned "
-           "upgrade.",
+        N_("The profile names the NVIDIA driver version, the CUDA version that driver supports and "
+           "(on NVSwitch systems) the Fabric Manager version every node should run. A node on "
+           "another version was missed by an upgrade or rolled back: jobs built for the fleet's "
+           "CUDA may not start there, and multi-node jobs mix versions. Fabric Manager is not in "
+           "the evidence yet: a fabricmanager_version is said as not checked."),
+    .detection = N_("driver_version against NVML's driver version (else the kernel module's); "
+                    "cuda_version against the CUDA version of the driver "
+                    "(nvmlSystemGetCudaDriverVersion_v2, as '12.4'); compared exactly."),
+    .fix = N_("Install the driver version the profile names, or update the profile after a planned "
+              "upgrade."),
     .thresholds = NO_THRESHOLDS,
     .check = check_versions,
 };
@@ -428,15 +436,15 @@ const struct rule rule_profile_fabric = {
     .id = "profile.fabric",
     .severity = SEV_WARNING,
     .category = CAT_HEALTH,
-    .title = "NVLink or InfiniBand differs from the profile",
-    .explanation = "The profile can say how many NVLink links every GPU has active, how many "
-                   "InfiniBand ports must be up and at which rate. Snapshots do not hold NVLink "
-                   "or InfiniBand state yet: these keys are reported as not checked (never as a "
-                   "mismatch) until they do.",
-    .detection = "nvlink_count, ib_ports and ib_rate_gbps of the profile against the NVLink and "
-                 "InfiniBand sections of the snapshot, when it has them.",
-    .fix = "Compare the node's fabric with one that matches the profile (nvidia-smi nvlink -s, "
-           "ibstat).",
+    .title = N_("NVLink or InfiniBand differs from the profile"),
+    .explanation = N_("The profile can say how many NVLink links every GPU has active, how many "
+                      "InfiniBand ports must be up and at which rate. Snapshots do not hold NVLink "
+                      "or InfiniBand state yet: these keys are reported as not checked (never as a "
+                      "mismatch) until they do."),
+    .detection = N_("nvlink_count, ib_ports and ib_rate_gbps of the profile against the NVLink and "
+                    "InfiniBand sections of the snapshot, when it has them."),
+    .fix = N_("Compare the node's fabric with one that matches the profile (nvidia-smi nvlink -s, "
+              "ibstat)."),
     .thresholds = NO_THRESHOLDS,
     .check = check_fabric,
 };

@@ -164,24 +164,26 @@ const struct rule rule_stack_no_driver = {
     .id = "stack.no-driver",
     .severity = SEV_CRITICAL,
     .category = CAT_STACK,
-    .title = "No NVIDIA driver loaded with GPUs present",
-    .explanation =
+    .title = N_("No NVIDIA driver loaded with GPUs present"),
+    .explanation = N_(
         "NVIDIA GPUs are on the PCI bus but the NVIDIA driver is not installed or not loaded, so "
         "no program can use them and nvidia-smi fails ('NVIDIA-SMI has failed because it couldn't "
         "communicate with the NVIDIA driver'). Usual causes: a kernel update without the module "
         "rebuilt for it (DKMS), Secure Boot refusing the unsigned module, the nouveau driver "
         "holding the GPUs, or a driver that was never installed. GPUs bound to vfio-pci are "
-        "passed through to virtual machines (information only).",
-    .detection = "NVML's library did not load, or nvmlInit_v2 returned DRIVER_NOT_LOADED, while "
-                 "sysfs lists NVIDIA display-class devices; their bound kernel driver is shown. "
-                 "When the PCI bus was not read (an import, --only), NVML's library loading and "
-                 "saying DRIVER_NOT_LOADED is enough: the driver was installed for a GPU and its "
-                 "module is not running (unless the driver collector saw the module loaded). A "
-                 "bus that was read and holds no NVIDIA GPU makes it information: nothing needs "
-                 "the driver.",
-    .fix = "Load it (modprobe nvidia) and read the error; check that DKMS built it for the running "
+        "passed through to virtual machines (information only)."),
+    .detection =
+        N_("NVML's library did not load, or nvmlInit_v2 returned DRIVER_NOT_LOADED, while "
+           "sysfs lists NVIDIA display-class devices; their bound kernel driver is shown. "
+           "When the PCI bus was not read (an import, --only), NVML's library loading and "
+           "saying DRIVER_NOT_LOADED is enough: the driver was installed for a GPU and its "
+           "module is not running (unless the driver collector saw the module loaded). A "
+           "bus that was read and holds no NVIDIA GPU makes it information: nothing needs "
+           "the driver."),
+    .fix =
+        N_("Load it (modprobe nvidia) and read the error; check that DKMS built it for the running "
            "kernel and that Secure Boot accepts it; blacklist nouveau; install the driver if it is "
-           "missing.",
+           "missing."),
     .thresholds = NO_THRESHOLDS,
     .check = check_no_driver,
 };
@@ -254,18 +256,18 @@ const struct rule rule_stack_driver_mismatch = {
     .id = "stack.driver-mismatch",
     .severity = SEV_CRITICAL,
     .category = CAT_STACK,
-    .title = "Driver/library version mismatch",
-    .explanation =
+    .title = N_("Driver/library version mismatch"),
+    .explanation = N_(
         "The NVIDIA kernel module and the user-space driver libraries (libnvidia-ml, libcuda) "
         "must be the same release. After a driver upgrade without a reboot the old module stays "
         "loaded: nvidia-smi says 'Failed to initialize NVML: Driver/library version mismatch' and "
         "CUDA programs fail. The same happens inside a container whose image carries its own "
-        "libcuda of another version.",
-    .detection = "nvmlInit_v2 returned LIB_RM_VERSION_MISMATCH; or the kernel module's version "
-                 "(/proc/driver/nvidia/version) differs from the NVML library's; or a process "
-                 "maps a libcuda.so.VERSION other than the module's.",
-    .fix = "Reboot (or unload and reload the NVIDIA modules when no process uses them). For "
-           "containers, use the NVIDIA Container Toolkit, which mounts the host's libraries.",
+        "libcuda of another version."),
+    .detection = N_("nvmlInit_v2 returned LIB_RM_VERSION_MISMATCH; or the kernel module's version "
+                    "(/proc/driver/nvidia/version) differs from the NVML library's; or a process "
+                    "maps a libcuda.so.VERSION other than the module's."),
+    .fix = N_("Reboot (or unload and reload the NVIDIA modules when no process uses them). For "
+              "containers, use the NVIDIA Container Toolkit, which mounts the host's libraries."),
     .thresholds = NO_THRESHOLDS,
     .check = check_mismatch,
 };
@@ -433,23 +435,24 @@ const struct rule rule_stack_cuda_too_new = {
     .id = "stack.cuda-too-new",
     .severity = SEV_CRITICAL,
     .category = CAT_STACK,
-    .title = "Framework's CUDA newer than the driver supports",
-    .explanation =
+    .title = N_("Framework's CUDA newer than the driver supports"),
+    .explanation = N_(
         "Every CUDA release needs a minimum driver. A framework (PyTorch, TensorFlow) built for a "
         "newer CUDA than the installed driver supports fails with 'CUDA driver version is "
         "insufficient for CUDA runtime version', or silently finds no GPU and runs on the CPU. "
         "Since CUDA 11, minor-version compatibility lets an application built for 12.x run on "
         "any 12.x driver (from 525.60.13) with limits: PTX for a newer CUDA cannot be compiled. "
-        "That case is information; a driver below the family's minimum is critical.",
-    .detection = "each framework found in GPU processes (its CUDA build version), or the CUDA "
-                 "runtime a GPU process maps, checked against the driver version with the "
-                 "toolkit-to-driver table (data/cuda-driver-compat.tsv), minor-version "
-                 "compatibility included; without the driver's version, against the CUDA version "
-                 "the driver supports (nvmlSystemGetCudaDriverVersion, nvidia-smi's 'CUDA "
-                 "Version'): a newer major cannot run, a newer minor of the same major runs "
-                 "through minor-version compatibility.",
-    .fix = "Upgrade the driver to the version the evidence names, or install a framework build "
-           "for an older CUDA (PyTorch: the cuXYZ wheel index matching the driver's CUDA).",
+        "That case is information; a driver below the family's minimum is critical."),
+    .detection =
+        N_("each framework found in GPU processes (its CUDA build version), or the CUDA "
+           "runtime a GPU process maps, checked against the driver version with the "
+           "toolkit-to-driver table (data/cuda-driver-compat.tsv), minor-version "
+           "compatibility included; without the driver's version, against the CUDA version "
+           "the driver supports (nvmlSystemGetCudaDriverVersion, nvidia-smi's 'CUDA "
+           "Version'): a newer major cannot run, a newer minor of the same major runs "
+           "through minor-version compatibility."),
+    .fix = N_("Upgrade the driver to the version the evidence names, or install a framework build "
+              "for an older CUDA (PyTorch: the cuXYZ wheel index matching the driver's CUDA)."),
     .thresholds = NO_THRESHOLDS,
     .check = check_cuda,
 };
@@ -535,19 +538,20 @@ const struct rule rule_stack_toolkit_mismatch = {
     .id = "stack.toolkit-mismatch",
     .severity = SEV_WARNING,
     .category = CAT_STACK,
-    .title = "CUDA toolkit mismatches the driver or framework",
-    .explanation =
+    .title = N_("CUDA toolkit mismatches the driver or framework"),
+    .explanation = N_(
         "The CUDA toolkit (nvcc, the headers and libraries under /usr/local/cuda) is newer than "
         "the driver supports, so programs built with it do not start; or its major version "
         "differs from the CUDA the framework was built for, so CUDA extensions compiled on this "
         "machine (custom kernels, flash-attn, apex, any pip install that compiles CUDA code) fail "
-        "to build or to load. The framework itself ships its own CUDA runtime and is not affected.",
-    .detection = "the toolkit CUDA_HOME names, else /usr/local/cuda's, else the only one: its "
-                 "version checked against the driver (data/cuda-driver-compat.tsv; without the "
-                 "driver's version, against the CUDA version the driver supports), and its nvcc "
-                 "major version compared with each framework's CUDA build.",
-    .fix = "Install the toolkit matching the framework and point CUDA_HOME at it (toolkits "
-           "install side by side under /usr/local/cuda-X.Y), or upgrade the driver.",
+        "to build or to load. The framework itself ships its own CUDA runtime and is not "
+        "affected."),
+    .detection = N_("the toolkit CUDA_HOME names, else /usr/local/cuda's, else the only one: its "
+                    "version checked against the driver (data/cuda-driver-compat.tsv; without the "
+                    "driver's version, against the CUDA version the driver supports), and its nvcc "
+                    "major version compared with each framework's CUDA build."),
+    .fix = N_("Install the toolkit matching the framework and point CUDA_HOME at it (toolkits "
+              "install side by side under /usr/local/cuda-X.Y), or upgrade the driver."),
     .thresholds = NO_THRESHOLDS,
     .check = check_toolkit,
 };
@@ -729,26 +733,27 @@ const struct rule rule_stack_cudnn = {
     .id = "stack.cudnn",
     .severity = SEV_WARNING,
     .category = CAT_STACK,
-    .title = "cuDNN missing or of the wrong version",
+    .title = N_("cuDNN missing or of the wrong version"),
     .explanation =
-        "Deep-learning frameworks use cuDNN for convolutions, RNNs and attention. When the "
-        "framework finds no cuDNN it either fails to load those layers or falls back to much "
-        "slower kernels (TensorFlow silently runs on the CPU). A cuDNN of another major version "
-        "than the framework was built for has a different API and breaks the same way; before "
-        "cuDNN 8 another minor version does too, and from 8 on an older minor than the build's "
-        "may lack what it calls. These are classic 'the GPU is slow' causes after an "
-        "environment change.",
-    .detection = "for each CUDA build of a framework found in a GPU process: the cuDNN it records "
-                 "(build info or pip wheel) compared with the libcudnn its process maps: another "
-                 "major version; before cuDNN 8 another minor version; from 8 on an older minor "
-                 "than recorded. A framework whose process is not in the snapshot (it died at "
-                 "start; an import of its build record): its recorded cuDNN compared the same way "
-                 "with the system's, which it loads without one of its own. Or no cuDNN at all: "
-                 "none mapped, none recorded and none "
-                 "installed, each of them looked at (a stack collector that did not run, or maps "
-                 "that were not read, leave it not checked).",
-    .fix = "Install the cuDNN the framework expects (for pip frameworks, the nvidia-cudnn-cuXX "
-           "wheel), and keep other cuDNN directories out of LD_LIBRARY_PATH.",
+        N_("Deep-learning frameworks use cuDNN for convolutions, RNNs and attention. When the "
+           "framework finds no cuDNN it either fails to load those layers or falls back to much "
+           "slower kernels (TensorFlow silently runs on the CPU). A cuDNN of another major version "
+           "than the framework was built for has a different API and breaks the same way; before "
+           "cuDNN 8 another minor version does too, and from 8 on an older minor than the build's "
+           "may lack what it calls. These are classic 'the GPU is slow' causes after an "
+           "environment change."),
+    .detection =
+        N_("for each CUDA build of a framework found in a GPU process: the cuDNN it records "
+           "(build info or pip wheel) compared with the libcudnn its process maps: another "
+           "major version; before cuDNN 8 another minor version; from 8 on an older minor "
+           "than recorded. A framework whose process is not in the snapshot (it died at "
+           "start; an import of its build record): its recorded cuDNN compared the same way "
+           "with the system's, which it loads without one of its own. Or no cuDNN at all: "
+           "none mapped, none recorded and none "
+           "installed, each of them looked at (a stack collector that did not run, or maps "
+           "that were not read, leave it not checked)."),
+    .fix = N_("Install the cuDNN the framework expects (for pip frameworks, the nvidia-cudnn-cuXX "
+              "wheel), and keep other cuDNN directories out of LD_LIBRARY_PATH."),
     .thresholds = NO_THRESHOLDS,
     .check = check_cudnn,
 };
@@ -807,17 +812,17 @@ const struct rule rule_stack_known_bad_driver = {
     .id = "stack.known-bad-driver",
     .severity = SEV_WARNING,
     .category = CAT_STACK,
-    .title = "Driver release with a known defect",
+    .title = N_("Driver release with a known defect"),
     .explanation =
-        "Some driver releases have documented defects that change what the operator sees or "
-        "gets: for example 535.43.02 to 535.86.05 changed the layout of NVML's process list "
-        "without a version bump, so monitoring tools show wrong processes, and 535.98 dropped "
-        "those calls, so they show none. gpudoctor lists only "
-        "defects with a public source; a newer release of the same branch fixes them.",
-    .detection = "the driver version (NVML, else the kernel module) within a range of the "
-                 "known-defect table in src/rules/rules-stack.c.",
-    .fix = "Upgrade to the fixed release the finding names, within the same branch if you need "
-           "to stay on it.",
+        N_("Some driver releases have documented defects that change what the operator sees or "
+           "gets: for example 535.43.02 to 535.86.05 changed the layout of NVML's process list "
+           "without a version bump, so monitoring tools show wrong processes, and 535.98 dropped "
+           "those calls, so they show none. gpudoctor lists only "
+           "defects with a public source; a newer release of the same branch fixes them."),
+    .detection = N_("the driver version (NVML, else the kernel module) within a range of the "
+                    "known-defect table in src/rules/rules-stack.c."),
+    .fix = N_("Upgrade to the fixed release the finding names, within the same branch if you need "
+              "to stay on it."),
     .thresholds = NO_THRESHOLDS,
     .check = check_known_bad,
 };

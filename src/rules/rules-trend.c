@@ -37,8 +37,6 @@
      NVML_CLOCKS_EVENT_SW_THERMAL | NVML_CLOCKS_EVENT_HW_THERMAL |                                 \
      NVML_CLOCKS_EVENT_HW_POWER_BRAKE)
 
-#define HISTORY_HELP "(gpudoctor watch, serve, or check --from a recording)"
-
 /* ---- history helpers ---- */
 
 static double t_s(const struct sample *smp)
@@ -89,7 +87,9 @@ static bool need_history(const struct rule_ctx *ctx, struct findings *out)
     if (history_span_s(ctx->facts->hist) >= th(ctx, TH_TREND_MIN_DURATION_S))
         return true;
     render_duration(need, sizeof(need), th(ctx, TH_TREND_MIN_DURATION_S));
-    rule_skip(ctx, out, -1, "needs a history of %s or more " HISTORY_HELP, need);
+    rule_skip(ctx, out, -1,
+              "needs a history of %s or more (gpudoctor watch, serve, or check --from a recording)",
+              need);
     return false;
 }
 
@@ -365,27 +365,27 @@ const struct rule rule_mem_leak = {
     .id = "mem.leak",
     .severity = SEV_WARNING,
     .category = CAT_MEMORY,
-    .title = "GPU memory of a process growing steadily",
-    .explanation =
+    .title = N_("GPU memory of a process growing steadily"),
+    .explanation = N_(
         "A process's GPU memory has grown steadily for minutes without ever being given back: a "
         "leak. In training code it is usually a tensor kept alive across steps (a running loss "
         "summed without .item(), outputs appended to a list, a cache keyed by input shape); in "
         "inference servers, per-request state that is never freed. The job runs until the GPU is "
         "full, then fails with an out-of-memory error, often hours in, or slows down as the "
         "allocator struggles. The time-to-full says how long there is to act. Frameworks' caching "
-        "allocators also grow, but in steps that stop once the working set is reached.",
+        "allocators also grow, but in steps that stop once the working set is reached."),
     .detection =
-        "over the history, the memory NVML lists for the process on one GPU, since it last "
-        "dropped: grown for at least trend_min_duration_s and by at least leak_min_growth_mib, "
-        "still growing in the last third, with a least-squares line explaining at least "
-        "trend_min_fit_pct of the variance. The slope is that line's; time-to-full is the GPU's "
-        "free memory divided by it; critical when that is within leak_full_critical_s. Needs a "
-        "history " HISTORY_HELP ".",
-    .fix =
+        N_("over the history, the memory NVML lists for the process on one GPU, since it last "
+           "dropped: grown for at least trend_min_duration_s and by at least leak_min_growth_mib, "
+           "still growing in the last third, with a least-squares line explaining at least "
+           "trend_min_fit_pct of the variance. The slope is that line's; time-to-full is the GPU's "
+           "free memory divided by it; critical when that is within leak_full_critical_s. Needs a "
+           "history  (gpudoctor watch, serve, or check --from a recording)."),
+    .fix = N_(
         "Find what the job keeps alive: torch.cuda.memory_summary() or the memory snapshot tools "
         "of the framework, py-spy to see where it runs. Fix the code (detach and .item() "
         "values kept for logging, bound caches). If it cannot be fixed now, checkpoint and "
-        "restart the job before the GPU is full.",
+        "restart the job before the GPU is full."),
     .thresholds = THRESHOLDS(TH_TREND_MIN_DURATION_S, TH_LEAK_MIN_GROWTH_MIB, TH_TREND_MIN_FIT_PCT,
                              TH_LEAK_FULL_CRITICAL_S),
     .check = check_leak,
@@ -479,21 +479,24 @@ const struct rule rule_mem_idle_held = {
     .id = "mem.idle-held",
     .severity = SEV_WARNING,
     .category = CAT_MEMORY,
-    .title = "GPU idle for long while its memory is held",
-    .explanation =
+    .title = N_("GPU idle for long while its memory is held"),
+    .explanation = N_(
         "The GPU has done nothing for a long time, yet processes keep their memory on it, so it "
         "looks busy to the scheduler and to colleagues and nobody else can use it. Typical: a "
         "notebook kernel left open after an experiment, a job waiting forever on a lock, a peer "
         "or a dead node, a server with no traffic, a stopped or orphaned process. Where gpudoctor "
         "can name a stale holder (stopped, defunct, orphaned, idle process), that finding "
-        "replaces this one.",
-    .detection = "the latest readings of the history, back to the first that breaks the streak: "
-                 "GPU utilisation at or below gpu_idle_util_pct while the processes NVML lists "
-                 "hold at least holder_min_mib, for at least idle_held_min_s. Needs a history at "
-                 "least that long and of trend_min_duration_s " HISTORY_HELP ".",
-    .fix = "Look at each holder (gpudoctor check lists them with state, CPU use and age) and ask "
+        "replaces this one."),
+    .detection =
+        N_("the latest readings of the history, back to the first that breaks the streak: "
+           "GPU utilisation at or below gpu_idle_util_pct while the processes NVML lists "
+           "hold at least holder_min_mib, for at least idle_held_min_s. Needs a history at "
+           "least that long and of trend_min_duration_s  (gpudoctor watch, serve, or check --from "
+           "a recording)."),
+    .fix =
+        N_("Look at each holder (gpudoctor check lists them with state, CPU use and age) and ask "
            "its owner. Restart or close idle notebook kernels, end abandoned jobs, find what a "
-           "waiting job waits for (py-spy dump --pid PID).",
+           "waiting job waits for (py-spy dump --pid PID)."),
     .thresholds = THRESHOLDS(TH_GPU_IDLE_UTIL_PCT, TH_HOLDER_MIN_MIB, TH_IDLE_HELD_MIN_S,
                              TH_TREND_MIN_DURATION_S),
     .yields_to = YIELDS_TO("proc.stopped-holder", "proc.zombie-holder", "proc.orphan-holder",
@@ -586,21 +589,24 @@ const struct rule rule_perf_util_swing = {
     .id = "perf.util-swing",
     .severity = SEV_WARNING,
     .category = CAT_THROUGHPUT,
-    .title = "GPU utilisation swinging between busy and idle",
-    .explanation =
+    .title = N_("GPU utilisation swinging between busy and idle"),
+    .explanation = N_(
         "The GPU alternates between computing flat out and waiting, again and again: the job's "
         "input pipeline (reading, decoding, augmenting, collating batches), host-to-device copies "
         "or a synchronisation point cannot keep it fed. Readings of 'Volatile GPU-Util' jump up "
         "and down, and the job runs as fast as its slowest stage, not its GPU. When gpudoctor can "
-        "show the job's CPU side is the bottleneck, perf.input-starved replaces this finding.",
-    .detection = "over the last trend_window_s of the history, a GPU with compute processes whose "
-                 "utilisation spans at least util_swing_pct (max - min) and moves from the lowest "
-                 "quarter of that range to the highest, or back, at least util_swing_min_count "
-                 "times. Needs a history of trend_min_duration_s " HISTORY_HELP ".",
-    .fix = "Profile the job's CPU side (py-spy top). More DataLoader workers, pinned memory, "
+        "show the job's CPU side is the bottleneck, perf.input-starved replaces this finding."),
+    .detection =
+        N_("over the last trend_window_s of the history, a GPU with compute processes whose "
+           "utilisation spans at least util_swing_pct (max - min) and moves from the lowest "
+           "quarter of that range to the highest, or back, at least util_swing_min_count "
+           "times. Needs a history of trend_min_duration_s  (gpudoctor watch, serve, or check "
+           "--from a recording)."),
+    .fix =
+        N_("Profile the job's CPU side (py-spy top). More DataLoader workers, pinned memory, "
            "persistent workers and prefetching; overlap copies with compute (non_blocking=True); "
            "avoid per-step synchronisation (.item(), .cpu(), printing tensors); keep the data on "
-           "fast local storage.",
+           "fast local storage."),
     .thresholds = THRESHOLDS(TH_TREND_WINDOW_S, TH_UTIL_SWING_PCT, TH_UTIL_SWING_MIN_COUNT,
                              TH_TREND_MIN_DURATION_S),
     .yields_to = YIELDS_TO("perf.input-starved"),
@@ -705,21 +711,23 @@ const struct rule rule_clock_throttle_episodes = {
     .id = "clock.throttle-episodes",
     .severity = SEV_WARNING,
     .category = CAT_CLOCKS,
-    .title = "GPU clocks throttled again and again",
-    .explanation =
+    .title = N_("GPU clocks throttled again and again"),
+    .explanation = N_(
         "The GPU slows its clocks down, recovers, and slows down again: repeated episodes of "
         "power capping, thermal slowdown or hardware slowdown. Each one stretches the steps that "
         "run during it, so step times become uneven and multi-GPU jobs wait for the slowest GPU. "
         "A single episode can be a burst of load; a pattern points at cooling that cannot keep "
-        "up, a power limit set too low for the load, or a power supply that brakes the GPUs.",
-    .detection = "over the last trend_window_s of the history, runs of readings whose clock event "
-                 "reasons include sw_power_cap, hw_slowdown, sw_thermal, hw_thermal or "
-                 "hw_power_brake: at least throttle_min_episodes separate runs. Needs a history of "
-                 "trend_min_duration_s " HISTORY_HELP ".",
-    .fix = "Catch an episode with nvidia-smi --query-gpu=clocks_event_reasons.active -l 1 and see "
+        "up, a power limit set too low for the load, or a power supply that brakes the GPUs."),
+    .detection =
+        N_("over the last trend_window_s of the history, runs of readings whose clock event "
+           "reasons include sw_power_cap, hw_slowdown, sw_thermal, hw_thermal or "
+           "hw_power_brake: at least throttle_min_episodes separate runs. Needs a history of "
+           "trend_min_duration_s  (gpudoctor watch, serve, or check --from a recording)."),
+    .fix =
+        N_("Catch an episode with nvidia-smi --query-gpu=clocks_event_reasons.active -l 1 and see "
            "which reason it is. Thermal: fix the cooling (fans, airflow, blanking panels, inlet "
            "temperature). Power cap: raise the power limit if it was lowered, or accept it. Power "
-           "brake: the chassis power supply, ask the vendor.",
+           "brake: the chassis power supply, ask the vendor."),
     .thresholds = THRESHOLDS(TH_TREND_WINDOW_S, TH_THROTTLE_MIN_EPISODES, TH_TREND_MIN_DURATION_S),
     .check = check_throttle_episodes,
 };
@@ -803,23 +811,25 @@ const struct rule rule_clock_temp_rising = {
     .id = "clock.temp-rising",
     .severity = SEV_WARNING,
     .category = CAT_CLOCKS,
-    .title = "GPU temperature climbing toward slowdown",
-    .explanation =
+    .title = N_("GPU temperature climbing toward slowdown"),
+    .explanation = N_(
         "The GPU's temperature has been climbing steadily and, at this rate, reaches the slowdown "
         "threshold soon: then the GPU lowers its clocks and the job slows down. A climb under a "
         "steady load means the cooling is falling behind: a fan failing, a blocked inlet, a hot "
         "room or rack, or a neighbour's exhaust. Acting before the threshold keeps the clocks "
-        "steady. Once the GPU is within thermal_margin_c, clock.thermal-slowdown reports it.",
+        "steady. Once the GPU is within thermal_margin_c, clock.thermal-slowdown reports it."),
     .detection =
-        "over the last trend_window_s of the history, the temperature since it last "
-        "dropped (at its lowest point after that) for at least trend_min_duration_s: a "
-        "least-squares line explaining at least trend_min_fit_pct of the variance, rising "
-        "at least temp_rise_min_c_per_min, that reaches the slowdown temperature "
-        "(nvmlDeviceGetTemperatureThreshold SLOWDOWN) within temp_rise_eta_s, while the "
-        "GPU is still more than thermal_margin_c below it. Needs a history " HISTORY_HELP ".",
-    .fix = "Check the cooling while there is time: fans, airflow, filters, the room's inlet "
+        N_("over the last trend_window_s of the history, the temperature since it last "
+           "dropped (at its lowest point after that) for at least trend_min_duration_s: a "
+           "least-squares line explaining at least trend_min_fit_pct of the variance, rising "
+           "at least temp_rise_min_c_per_min, that reaches the slowdown temperature "
+           "(nvmlDeviceGetTemperatureThreshold SLOWDOWN) within temp_rise_eta_s, while the "
+           "GPU is still more than thermal_margin_c below it. Needs a history  (gpudoctor watch, "
+           "serve, or check --from a recording)."),
+    .fix =
+        N_("Check the cooling while there is time: fans, airflow, filters, the room's inlet "
            "temperature, the neighbour GPUs and nodes. A lower power limit (nvidia-smi -pl) gives "
-           "less heat at a small cost in speed until the cooling is fixed.",
+           "less heat at a small cost in speed until the cooling is fixed."),
     .thresholds = THRESHOLDS(TH_TREND_WINDOW_S, TH_TREND_MIN_DURATION_S, TH_TREND_MIN_FIT_PCT,
                              TH_TEMP_RISE_MIN_C_PER_MIN, TH_TEMP_RISE_ETA_S, TH_THERMAL_MARGIN_C),
     .yields_to = YIELDS_TO("clock.thermal-slowdown"),

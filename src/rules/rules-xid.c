@@ -46,7 +46,7 @@ static bool xid_wedges(int32_t code)
     }
 }
 
-#define XID_WEDGES_WHEN "the Xid is 48, 63, 64, 94, 95, 119 or 120"
+#define XID_WEDGES_WHEN N_("the Xid is 48, 63, 64, 94, 95, 119 or 120")
 
 #define HAS(ev, slot) (((ev)->valid & (UINT64_C(1) << (slot))) != 0)
 
@@ -682,8 +682,8 @@ const struct rule rule_health_xid = {
     .id = "health.xid",
     .severity = SEV_CRITICAL,
     .category = CAT_HEALTH,
-    .title = "Xid errors in the kernel log",
-    .explanation =
+    .title = N_("Xid errors in the kernel log"),
+    .explanation = N_(
         "The NVIDIA driver reports GPU errors to the kernel log as 'NVRM: Xid (PCI:...): N, ...'. "
         "Each code has a meaning and a most likely cause: the application (13 graphics engine "
         "exception, 31 memory page fault: a bug or a killed job, the GPU is fine), the driver or "
@@ -695,31 +695,32 @@ const struct rule rule_health_xid = {
         "writes inside the message: the recovery action of Xid 154 (None, GPU Reset Required, "
         "Node Reboot Required, Drain P2P, Drain and Reset, Recover IMEX Domain), the NVLink5 unit "
         "and error status looked up in NVIDIA's decode sheet, whether a 94/95 requires a reset, "
-        "and the earlier Xid a 45 names as its cause.",
-    .detection = "kernel-log Xid events within klog_max_age_h, grouped by GPU (PCI address or "
-                 "UUID) and code, looked up in the Xid catalogue (data/xid.tsv: NVIDIA's Xid "
-                 "catalogue and nverror.h, codes 1-176) and, for 144-150, NVIDIA's NVLink5 decode "
-                 "sheet (data/xid-nvlink5.tsv); the decoded fields of the events (recovery_action, "
-                 "nvlink_*, reset_required, caused_by_xid) refine the severity. Xid 79 is reported "
-                 "by health.gpu-lost. The state file (docs/state.md) adds the past: the same code "
-                 "on the same GPU (by serial, else UUID) in earlier boots (boot ids) escalates "
-                 "a fault of the GPU to a warning after one reboot and to critical after two, or "
-                 "after one when the code is critical: inspect or replace the GPU. Application "
-                 "errors, informational codes and consequences are only said to recur.",
-    .fix = "Follow the action for the code (in the evidence): restart and debug the application "
-           "for application errors; drain and reset the GPU (nvidia-smi -r -i N) or reboot when "
-           "the driver or NVIDIA's catalogue asks for it; act on the cause a consequence names; "
-           "collect nvidia-bug-report.sh and contact support when errors recur.",
+        "and the earlier Xid a 45 names as its cause."),
+    .detection =
+        N_("kernel-log Xid events within klog_max_age_h, grouped by GPU (PCI address or "
+           "UUID) and code, looked up in the Xid catalogue (data/xid.tsv: NVIDIA's Xid "
+           "catalogue and nverror.h, codes 1-176) and, for 144-150, NVIDIA's NVLink5 decode "
+           "sheet (data/xid-nvlink5.tsv); the decoded fields of the events (recovery_action, "
+           "nvlink_*, reset_required, caused_by_xid) refine the severity. Xid 79 is reported "
+           "by health.gpu-lost. The state file (docs/state.md) adds the past: the same code "
+           "on the same GPU (by serial, else UUID) in earlier boots (boot ids) escalates "
+           "a fault of the GPU to a warning after one reboot and to critical after two, or "
+           "after one when the code is critical: inspect or replace the GPU. Application "
+           "errors, informational codes and consequences are only said to recur."),
+    .fix = N_("Follow the action for the code (in the evidence): restart and debug the application "
+              "for application errors; drain and reset the GPU (nvidia-smi -r -i N) or reboot when "
+              "the driver or NVIDIA's catalogue asks for it; act on the cause a consequence names; "
+              "collect nvidia-bug-report.sh and contact support when errors recur."),
     .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),
     .explains = EXPLAINS({ "health.nvml-hung", LINK_ANY, XID_WEDGES_WHEN,
-                           "the memory or GSP fault wedged the driver, so NVML calls hang" },
+                           N_("the memory or GSP fault wedged the driver, so NVML calls hang") },
                          { "health.nvml-failed", LINK_ANY, XID_WEDGES_WHEN,
-                           "the fault left the driver unable to start NVML or count the GPUs" },
+                           N_("the fault left the driver unable to start NVML or count the GPUs") },
                          { "health.driver-hung-task", LINK_ANY, XID_WEDGES_WHEN,
-                           "tasks waiting on the faulted GPU hang in the driver" },
+                           N_("tasks waiting on the faulted GPU hang in the driver") },
                          { "health.gpu-lost", LINK_SAME_GPU, XID_WEDGES_WHEN,
-                           "the GPU fell off the bus after the fault" },
+                           N_("the GPU fell off the bus after the fault") },
                          { "health.gpu-inaccessible", LINK_SAME_GPU, XID_WEDGES_WHEN,
-                           "the faulted GPU answers no query" }),
+                           N_("the faulted GPU answers no query") }),
     .check = check_xid,
 };

@@ -98,10 +98,14 @@ struct skip {
     const struct rule *rule;
     int32_t gpu_index; /* -1: not about one GPU */
     char *reason;      /* "temp_c NOT_SUPPORTED", "needs a sampling window (--window)" */
+    char *reason_l;    /* the same in the locale's language, or NULL (skip_reason_text) */
     /* What would supply the missing evidence ("nvidia-smi -q -d PERFORMANCE"), static; NULL:
      * nothing to say (the evidence says the GPU cannot, or no command would). skip_command(). */
     const char *command;
 };
+
+/* The skip's reason for people: the translation where there is one, else the English. */
+const char *skip_reason_text(const struct skip *k);
 
 /*
  * The command whose output (given to check --from) holds a GPU field ("clocks_event_reasons" ->
@@ -214,9 +218,10 @@ int findings_worst(const struct findings *f);
 
 /*
  * Why a check established nothing about GPUs (no GPU found and no finding explains it), as one
- * plain sentence the caller frees; NULL when it could check.
+ * plain sentence the caller frees (in the locale's language for people, else English); NULL
+ * when it could check.
  */
-char *rules_cannot_check(const struct snapshot *s, const struct findings *f);
+char *rules_cannot_check(const struct snapshot *s, const struct findings *f, bool people);
 /*
  * The exit status of a check (cmd.h's convention): 0 nothing of warning or worse, 1 warning,
  * 2 critical, 3 when nothing about GPUs could be established.

@@ -152,7 +152,9 @@ void watch_judge(const struct snapshot *s, const struct history *recent,
     for (size_t i = 0; trends && i < trends->n_skips; i++) {
         xgrow(&out->skips, &out->cap_skips, out->n_skips + 1, sizeof(*out->skips));
         out->skips[out->n_skips] = trends->skips[i];
-        out->skips[out->n_skips++].reason = xstrdup(trends->skips[i].reason);
+        out->skips[out->n_skips].reason = xstrdup(trends->skips[i].reason);
+        out->skips[out->n_skips++].reason_l =
+            trends->skips[i].reason_l ? xstrdup(trends->skips[i].reason_l) : NULL;
     }
     free(live.items);
     free(live.skips);

@@ -4,6 +4,7 @@
  * would: what it will send, asked first, then done and said).
  */
 #include "render/text.h"
+#include "util/i18n.h"
 #include "util/xalloc.h"
 #include "watch/tui-internal.h"
 
@@ -116,14 +117,14 @@ void tui_explain(struct tui *t, const struct watch_view *v)
         one.n = 1;
         render_findings(out, &one, &ro);
     } else {
-        fprintf(out, "%s: cleared (no longer found)\n", r->id);
+        fprintf(out, _("%s: cleared (no longer found)\n"), r->id);
     }
-    section(out, &ro, "What it means", r->explanation);
-    section(out, &ro, "How it is detected", r->detection);
-    section(out, &ro, "How to fix it", r->fix);
+    section(out, &ro, _("What it means"), _(r->explanation));
+    section(out, &ro, _("How it is detected"), _(r->detection));
+    section(out, &ro, _("How to fix it"), _(r->fix));
     if (fclose(out) != 0)
         fatal("out of memory writing an explanation");
-    title = xasprintf("explain %s: %s", r->id, r->title);
+    title = xasprintf("explain %s: %s", r->id, _(r->title));
     page_from_text(t, title, text);
     free(title);
     free(text);

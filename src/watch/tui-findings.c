@@ -5,6 +5,7 @@
  * the header says how much of the list is shown, how many are acknowledged, and how to see the
  * rest.
  */
+#include "util/i18n.h"
 #include "util/xalloc.h"
 #include "watch/tui-internal.h"
 
@@ -170,10 +171,10 @@ int tui_draw_finds(struct tui *t, const struct watch_view *v, int y, int rows)
         if (acked)
             tui_putf(t, row, title_x, COLS - title_x, true, "acknowledged%s%s: %s",
                      r->f->ack->note ? " " : "", r->f->ack->note ? r->f->ack->note : "",
-                     r->f->title ? finding_title_text(r->f) : r->f->rule->title);
+                     r->f->title ? finding_title_text(r->f) : _(r->f->rule->title));
         else if (r->f)
             tui_put(t, row, title_x, COLS - title_x,
-                    r->f->title ? finding_title_text(r->f) : r->f->rule->title, true);
+                    r->f->title ? finding_title_text(r->f) : _(r->f->rule->title), true);
         else
             tui_putf(t, row, title_x, COLS - title_x, true, "cleared %.0fs ago: %s",
                      (double)(v->now_ms - r->mk->cleared_ms) / 1000.0, r->mk->title);

@@ -412,7 +412,7 @@ static void test_exit_status(void **state)
     s = load(no_gpu);
     run(s, &cfg, &f);
     assert_int_equal(rules_exit_status(s, &f), 3);
-    why = rules_cannot_check(s, &f);
+    why = rules_cannot_check(s, &f, false);
     assert_non_null(why);
     assert_non_null(strstr(why, "No NVIDIA GPU found"));
     free(why);
@@ -424,7 +424,7 @@ static void test_exit_status(void **state)
     assert_non_null(find(&f, "health.nvml-hung", -1));
     assert_non_null(strstr(f.items[0].title, "nvmlDeviceGetPowerUsage"));
     assert_int_equal(rules_exit_status(s, &f), 2);
-    assert_null(rules_cannot_check(s, &f));
+    assert_null(rules_cannot_check(s, &f, false));
     findings_free(&f);
     snapshot_free(s);
 
