@@ -16,14 +16,14 @@ void cmd_error(const char *cmd, const char *fmt, ...)
 
     fprintf(stderr, "gpudoctor %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vfprintf(stderr, _(fmt), ap);
     va_end(ap);
     fputc('\n', stderr);
 }
 
 int cmd_usage_error(const struct cmd *c)
 {
-    fprintf(stderr, "Try 'gpudoctor %s --help'.\n", c->name);
+    fprintf(stderr, _("Try 'gpudoctor %s --help'.\n"), c->name);
     return EXIT_USAGE;
 }
 

@@ -150,7 +150,8 @@ static int read_threads(unsigned *threads)
     if (env == NULL || *env == '\0')
         return 0;
     if (!str_to_u32(env, 10, &n) || n < 1 || n > 256) {
-        cmd_error("fleet", FLEET_THREADS_ENV "='%s' is not a number of threads from 1 to 256", env);
+        cmd_error("fleet", "%s='%s' is not a number of threads from 1 to 256", FLEET_THREADS_ENV,
+                  env);
         return EXIT_USAGE;
     }
     *threads = n;

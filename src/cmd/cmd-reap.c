@@ -310,7 +310,7 @@ static bool collected(const struct snapshot *s)
     return false;
 }
 
-/* "y" or "yes" on stdin; anything else (end of input too) is no. */
+/* "y" or "yes" on stdin; anything else (end of input too) is no. The question is translated. */
 static bool confirm(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static bool confirm(const char *fmt, ...)
@@ -319,7 +319,7 @@ static bool confirm(const char *fmt, ...)
     va_list ap;
 
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vfprintf(stderr, _(fmt), ap);
     va_end(ap);
     fputs(" [y/N] ", stderr);
     fflush(stderr);

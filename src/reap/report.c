@@ -5,6 +5,7 @@
  */
 #include "reap/reap.h"
 #include "render/format.h"
+#include "util/i18n.h"
 #include "util/xalloc.h"
 
 #include <inttypes.h>
@@ -97,22 +98,28 @@ void reap_plan_print(FILE *out, const struct reap_plan *plan, const struct reap_
 
     render_duration(grace, sizeof(grace), (double)x->grace_ms / 1000.0);
     if (plan->n == 0)
-        fputs("Nothing to reap: no GPU process matches.\n", out);
+        fputs(_("Nothing to reap: no GPU process matches.\n"), out);
     if (n_sig) {
-        fprintf(out, "%s %zu process%s:\n", dry_run ? "Would signal" : "Signalling", n_sig,
-                n_sig == 1 ? "" : "es");
+        fprintf(out,
+                dry_run ? _("Would signal %zu process%s:\n") : _("Signalling %zu process%s:\n"),
+                n_sig, n_sig == 1 ? "" : "es");
         for (size_t i = 0; i < plan->n; i++) {
             const struct reap_target *t = &plan->targets[i];
 
             if (t->disposition != REAP_SIGNAL)
                 continue;
             target_head(out, t);
-            fprintf(out, "    SIGTERM%s, then SIGKILL after %s if it is still there\n",
-                    t->state == 'T' ? " and SIGCONT (it is stopped)" : "", grace);
+            fprintf(
+                out,
+                t->state == 'T'
+                    ? _("    SIGTERM and SIGCONT (it is stopped), then SIGKILL after %s if it is "
+                        "still there\n")
+                    : _("    SIGTERM, then SIGKILL after %s if it is still there\n"),
+                grace);
         }
     }
     if (n_ref) {
-        fprintf(out, "%sNot touched (%zu):\n", n_sig ? "\n" : "", n_ref);
+        fprintf(out, _("%sNot touched (%zu):\n"), n_sig ? "\n" : "", n_ref);
         for (size_t i = 0; i < plan->n; i++) {
             const struct reap_target *t = &plan->targets[i];
 
@@ -120,29 +127,29 @@ void reap_plan_print(FILE *out, const struct reap_plan *plan, const struct reap_
                 continue;
             target_head(out, t);
             for (size_t k = 0; k < t->n_advice; k++)
-                fprintf(out, "    %s%s\n", k == 0 ? "refused: " : "", t->advice[k]);
+                fprintf(out, "    %s%s\n", k == 0 ? _("refused: ") : "", t->advice[k]);
         }
     }
     if (n_cant) {
-        fprintf(out, "%sKilling cannot help (%zu):\n", n_sig + n_ref ? "\n" : "", n_cant);
+        fprintf(out, _("%sKilling cannot help (%zu):\n"), n_sig + n_ref ? "\n" : "", n_cant);
         for (size_t i = 0; i < plan->n; i++) {
             const struct reap_target *t = &plan->targets[i];
 
             if (t->disposition != REAP_CANNOT_HELP)
                 continue;
             target_head(out, t);
-            fputs("    instead:\n", out);
+            fputs(_("    instead:\n"), out);
             for (size_t k = 0; k < t->n_advice; k++)
                 fprintf(out, "      %s\n", t->advice[k]);
         }
     }
     if (plan->n_notes) {
-        fputs(plan->n ? "\nAlso looked at:\n" : "Also looked at:\n", out);
+        fputs(plan->n ? _("\nAlso looked at:\n") : _("Also looked at:\n"), out);
         for (size_t i = 0; i < plan->n_notes; i++)
             fprintf(out, "  %s\n", plan->notes[i]);
     }
     if (dry_run && n_sig)
-        fputs("\nDry run: nothing was signalled. Add --kill to do it.\n", out);
+        fputs(_("\nDry run: nothing was signalled. Add --kill to do it.\n"), out);
 }
 
 /* ---- JSON ---- */

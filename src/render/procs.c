@@ -1,5 +1,6 @@
 #include "render/procs.h"
 #include "render/format.h"
+#include "util/i18n.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
@@ -805,8 +806,9 @@ void procs_render_table(FILE *out, const struct procs_view *v, const struct snap
 
     plan_layout(&l, v, width);
     if (v->n == 0) {
-        fputs("No processes are using the GPUs", out);
-        fputs(s->procs.n_procs ? " (none matches the filter).\n" : ".\n", out);
+        fputs(s->procs.n_procs ? _("No processes are using the GPUs (none matches the filter).\n")
+                               : _("No processes are using the GPUs.\n"),
+              out);
     } else {
         fprintf(out, "%s%7s %-8s ", render_bold(ro), "PID", "USER");
         if (l.job_col)
@@ -827,25 +829,26 @@ void procs_render_table(FILE *out, const struct procs_view *v, const struct snap
     }
     if (v->n_gpu_users > 0) {
         render_bytes(b, sizeof(b), held);
-        fprintf(out, "\n%zu GPU process%s holding %s", v->n_gpu_users,
+        fprintf(out, _("\n%zu GPU process%s holding %s"), v->n_gpu_users,
                 v->n_gpu_users == 1 ? "" : "es", b);
         for (int k = FACTS_VERDICT_IDLE_HOLDER; k <= FACTS_VERDICT_ORPHANED; k++) {
             if (stale[k])
-                fprintf(out, ", %zu %s", stale[k], facts_verdict_names[k]);
+                fprintf(out, _(", %zu %s"), stale[k], facts_verdict_names[k]);
         }
-        fputs(".", out);
+        fputs(_("."), out);
         if (stale[FACTS_VERDICT_IDLE_HOLDER] + stale[FACTS_VERDICT_STOPPED] +
                 stale[FACTS_VERDICT_DEFUNCT] + stale[FACTS_VERDICT_ORPHANED] >
             0)
-            fputs("\n'gpudoctor reap' shows what it would end.", out);
+            fputs(_("\n'gpudoctor reap' shows what it would end."), out);
         fputc('\n', out);
         if (stale[FACTS_VERDICT_UNKNOWN] && v->window_ms == 0)
-            fputs("CPU % and idleness need a sampling window (--window 1s).\n", out);
+            /* xgettext:no-c-format */
+            fputs(_("CPU % and idleness need a sampling window (--window 1s).\n"), out);
     }
     if (v->n_loops > 0)
         fprintf(out,
-                "The parents of pid %d lead back to it (%zu loop%s in the process table): "
-                "drawn from it.\n",
+                _("The parents of pid %d lead back to it (%zu loop%s in the process table): "
+                  "drawn from it.\n"),
                 (int)v->loop_pid, v->n_loops, v->n_loops == 1 ? "" : "s");
     collector_lines(out, s, ro, width);
 }

@@ -132,26 +132,27 @@ void tui_explain(struct tui *t, const struct watch_view *v)
 
 void tui_help(struct tui *t)
 {
-    page_from_text(t, "gpudoctor watch: keys",
-                   "  q          quit (also Ctrl-C)\n"
-                   "  s          sort the processes: memory, SM %, CPU %, pid, age\n"
-                   "  Tab        switch between the process list and the findings: the one\n"
-                   "             with the focus has its header reversed and marked, and the\n"
-                   "             status line starts with its name\n"
-                   "  Up, Down   select (also k, j); PgUp, PgDn: ten at a time. A list's\n"
-                   "             header says which of its rows are shown, and how many more\n"
-                   "             lie above and below\n"
-                   "  e, Enter   explain the selected finding (in the process list: the first\n"
-                   "             finding about the selected process)\n"
-                   "  r          end the selected process, as 'gpudoctor reap --pid PID --kill'\n"
-                   "             would: shows what it will send and asks first; only the same\n"
-                   "             process (pid and start time) gets SIGTERM, SIGKILL 3 s later\n"
-                   "  ?          this help\n"
-                   "\n"
-                   "Findings marked + appeared in the last seconds; 'ok' rows cleared recently.\n"
-                   "The findings judge the last --window of readings; trends (leaks, swings,\n"
-                   "throttling, heating, idle GPUs holding memory) the whole --history.\n"
-                   "Graphs: one cell per reading, newest on the right.\n");
+    page_from_text(t, _("gpudoctor watch: keys"),
+                   /* xgettext:no-c-format */
+                   _("  q          quit (also Ctrl-C)\n"
+                     "  s          sort the processes: memory, SM %, CPU %, pid, age\n"
+                     "  Tab        switch between the process list and the findings: the one\n"
+                     "             with the focus has its header reversed and marked, and the\n"
+                     "             status line starts with its name\n"
+                     "  Up, Down   select (also k, j); PgUp, PgDn: ten at a time. A list's\n"
+                     "             header says which of its rows are shown, and how many more\n"
+                     "             lie above and below\n"
+                     "  e, Enter   explain the selected finding (in the process list: the first\n"
+                     "             finding about the selected process)\n"
+                     "  r          end the selected process, as 'gpudoctor reap --pid PID --kill'\n"
+                     "             would: shows what it will send and asks first; only the same\n"
+                     "             process (pid and start time) gets SIGTERM, SIGKILL 3 s later\n"
+                     "  ?          this help\n"
+                     "\n"
+                     "Findings marked + appeared in the last seconds; 'ok' rows cleared recently.\n"
+                     "The findings judge the last --window of readings; trends (leaks, swings,\n"
+                     "throttling, heating, idle GPUs holding memory) the whole --history.\n"
+                     "Graphs: one cell per reading, newest on the right.\n"));
 }
 
 void tui_confirm_free(struct tui *t)
@@ -218,13 +219,13 @@ void tui_ask_reap(struct tui *t, const struct watch_view *v)
                               r->p->cmdline ? r->p->cmdline
                               : r->p->comm  ? r->p->comm
                                             : "?"));
-    confirm_line(t, xasprintf("holds %s of GPU memory, state %s", mem, tui_state_word(r->p)));
+    confirm_line(t, xasprintf(_("holds %s of GPU memory, state %s"), mem, tui_state_word(r->p)));
     confirm_line(t, xstrdup(""));
     confirm_line(t, xasprintf("    %s", cmd));
     confirm_line(t, xstrdup(""));
     confirm_wrapped(t, detail, COLS > 20 ? (size_t)COLS - 16 : 60);
-    confirm_line(t, xstrdup("only if it is still this process (pid and start time)."));
-    confirm_line(t, xstrdup("Send it?  y = yes, any other key = no"));
+    confirm_line(t, xstrdup(_("only if it is still this process (pid and start time).")));
+    confirm_line(t, xstrdup(_("Send it?  y = yes, any other key = no")));
     free(detail);
     t->mode = MODE_CONFIRM;
 }
@@ -242,7 +243,7 @@ void tui_do_reap(struct tui *t, struct watch_ui *ui, const struct watch_view *v)
                 (int)t->target_pid, WATCH_REAP_GRACE_MS / 1000.0);
     tui_draw(ui, v);
     rc = watch_reap(t->o, v->snap, t->target_pid, t->target_start, &detail);
-    tui_message(t, v->now_ms, "pid %d %s: %s", (int)t->target_pid, rc == 0 ? "ended" : "not ended",
-                detail);
+    tui_message(t, v->now_ms, rc == 0 ? N_("pid %d ended: %s") : N_("pid %d not ended: %s"),
+                (int)t->target_pid, detail);
     free(detail);
 }

@@ -21,11 +21,11 @@ static void finds_extent(char *buf, size_t size, size_t top, size_t shown, size_
                          bool focused)
 {
     size_t end = top + shown < n ? top + shown : n;
-    const char *keys = focused ? "" : "Tab, then ";
+    const char *keys = focused ? "" : _("Tab, then ");
     char ack[40] = "";
 
     if (acked > 0)
-        snprintf(ack, sizeof(ack), ", %zu acknowledged", acked);
+        snprintf(ack, sizeof(ack), _(", %zu acknowledged"), acked);
     if (n <= shown)
         snprintf(buf, size, "(%zu%s)", n, ack);
     else if (top > 0 && end < n)
@@ -169,14 +169,14 @@ int tui_draw_finds(struct tui *t, const struct watch_view *v, int y, int rows)
             tui_on(t, 0, isnew ? A_BOLD : 0);
         tui_putf(t, row, 6, title_x - 6, true, "%s%s", isnew ? "+" : " ", id);
         if (acked)
-            tui_putf(t, row, title_x, COLS - title_x, true, "acknowledged%s%s: %s",
+            tui_putf(t, row, title_x, COLS - title_x, true, _("acknowledged%s%s: %s"),
                      r->f->ack->note ? " " : "", r->f->ack->note ? r->f->ack->note : "",
                      r->f->title ? finding_title_text(r->f) : _(r->f->rule->title));
         else if (r->f)
             tui_put(t, row, title_x, COLS - title_x,
                     r->f->title ? finding_title_text(r->f) : _(r->f->rule->title), true);
         else
-            tui_putf(t, row, title_x, COLS - title_x, true, "cleared %.0fs ago: %s",
+            tui_putf(t, row, title_x, COLS - title_x, true, _("cleared %.0fs ago: %s"),
                      (double)(v->now_ms - r->mk->cleared_ms) / 1000.0, r->mk->title);
         tui_on(t, 0, 0);
     }

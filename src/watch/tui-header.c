@@ -5,6 +5,7 @@
  * the focus, then the latest message, collection problems, alerts and recording, else the keys).
  */
 #include "render/format.h"
+#include "util/i18n.h"
 #include "util/xalloc.h"
 #include "watch/tui-internal.h"
 
@@ -19,7 +20,7 @@ void tui_message(struct tui *t, int64_t now_ms, const char *fmt, ...)
 
     free(t->message);
     va_start(ap, fmt);
-    t->message = xvasprintf(fmt, ap);
+    t->message = xvasprintf(_(fmt), ap);
     va_end(ap);
     t->message_until = now_ms + 8000;
 }
@@ -46,19 +47,19 @@ void tui_draw_title(struct tui *t, const struct watch_view *v)
             ? (double)(v->hist->samples[v->hist->n - 1].t_ms - v->hist->samples[0].t_ms) / 1000.0
             : 0);
     tui_on(t, 0, A_REVERSE);
-    tui_putf(t, 0, 0, COLS, true, " gpudoctor watch  %s  %s  every %s  history %s  %s",
+    tui_putf(t, 0, 0, COLS, true, _(" gpudoctor watch  %s  %s  every %s  history %s  %s"),
              v->snap && v->snap->hostname ? v->snap->hostname : "", when,
-             t->o->interval_ms < 1000 ? "<1s" : every, hist, "q quit  ? help");
+             t->o->interval_ms < 1000 ? "<1s" : every, hist, _("q quit  ? help"));
     x = COLS - 26;
     if (x > 40) {
         if (crit)
             tui_on(t, PAIR_RED, A_REVERSE | A_BOLD);
-        tui_putf(t, 0, x, 12, true, "%3zu critical", crit);
+        tui_putf(t, 0, x, 12, true, _("%3zu critical"), crit);
         tui_on(t, warn ? PAIR_YELLOW : 0, A_REVERSE | (warn ? A_BOLD : 0));
-        tui_putf(t, 0, x + 12, 13, true, "%3zu warning ", warn);
+        tui_putf(t, 0, x + 12, 13, true, _("%3zu warning "), warn);
         if (acked > 0 && x - 10 > 40) { /* not counted, but there: ack --list tells which */
             tui_on(t, 0, A_REVERSE | A_DIM);
-            tui_putf(t, 0, x - 10, 10, true, "%3zu acked", acked);
+            tui_putf(t, 0, x - 10, 10, true, _("%3zu acked"), acked);
         }
     }
     tui_on(t, 0, 0);
@@ -71,11 +72,11 @@ void tui_draw_status(struct tui *t, const struct watch_view *v)
 
     /* The pane with the focus, named first: what the keys act on. */
     head = len = (size_t)snprintf(line, sizeof(line), "[%s] ",
-                                  t->focus == FOCUS_PROCS ? "processes" : "findings");
+                                  t->focus == FOCUS_PROCS ? _("processes") : _("findings"));
     if (t->message && v->now_ms < t->message_until)
         len += (size_t)snprintf(line + len, sizeof(line) - len, "%s", t->message);
     if (v->problem && len < sizeof(line))
-        len += (size_t)snprintf(line + len, sizeof(line) - len, "%scollection failed: %s",
+        len += (size_t)snprintf(line + len, sizeof(line) - len, _("%scollection failed: %s"),
                                 len > head ? " | " : "", v->problem);
     if (v->alert_msg && len < sizeof(line))
         len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s", len > head ? " | " : "",

@@ -10,6 +10,7 @@
  * SIGHUP (the main loop ends normally), and crashes (tui-terminal.c).
  */
 #include "render/text.h"
+#include "util/i18n.h"
 #include "util/xalloc.h"
 #include "watch/tui-internal.h"
 
@@ -36,8 +37,8 @@ int tui_draw(struct watch_ui *ui, const struct watch_view *v)
         return 0;
     }
     if (COLS < MIN_COLS || LINES < MIN_ROWS) {
-        tui_putf(t, 0, 0, COLS, true, "terminal %dx%d: gpudoctor watch needs %dx%d (q quits)", COLS,
-                 LINES, MIN_COLS, MIN_ROWS);
+        tui_putf(t, 0, 0, COLS, true, _("terminal %dx%d: gpudoctor watch needs %dx%d (q quits)"),
+                 COLS, LINES, MIN_COLS, MIN_ROWS);
         refresh();
         return 0;
     }
@@ -111,7 +112,7 @@ int watch_tui_start(struct watch_ui *ui, const struct watch_opts *o, char **caus
     struct tui *t;
 
     if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-        *cause = xstrdup("the live view needs a terminal: use --plain for logs and pipes");
+        *cause = xstrdup(_("the live view needs a terminal: use --plain for logs and pipes"));
         return -1;
     }
     t = xcalloc(1, sizeof(*t));
@@ -120,12 +121,12 @@ int watch_tui_start(struct watch_ui *ui, const struct watch_opts *o, char **caus
     t->saved_stderr = t->capture_fd = -1;
     t->utf8 = !o->ascii && render_locale_utf8();
     if (tui_save_termios() != 0) {
-        *cause = xasprintf("cannot read the terminal settings: %s", strerror(errno));
+        *cause = xasprintf(_("cannot read the terminal settings: %s"), strerror(errno));
         free(t);
         return -1;
     }
     if (newterm(NULL, stdout, stdin) == NULL) {
-        *cause = xasprintf("cannot start the terminal (TERM=%s)",
+        *cause = xasprintf(_("cannot start the terminal (TERM=%s)"),
                            getenv("TERM") ? getenv("TERM") : "unset");
         free(t);
         return -1;
