@@ -46,3 +46,9 @@ wall, sim, dev = (statistics.median(c) for c in zip(*rows))
 own = statistics.median(r[0] - r[1] for r in rows)
 share = statistics.median((r[0] - r[1]) / (r[0] - r[1] + r[2]) for r in rows)
 print("| %d | %.2f | %.2f | %.3f | %.3f | %.0f %% |" % (len(rows), wall, sim, own, dev, 100 * share))'
+echo
+echo "On the simulator the load takes far longer on the wall clock than its device time (the"
+echo "simulator computes the kernels on the CPU), and the NVML readings taken every 150 ms during it"
+echo "count as gpudoctor's own time, so this share overstates what a GPU would show. The goal is"
+echo "judged on a real GPU's run (scripts/device-check.sh, its section below when there is one); until"
+echo "one is measured, the goal is not claimed as met."
