@@ -433,7 +433,9 @@ static void reset_advice(struct reap_target *t, const struct use *u)
                  "sudo nvidia-smi --gpu-reset -i %d   # only once no other process uses GPU %d "
                  "(gpudoctor procs --gpu %d)",
                  (int)u->gpus[i], (int)u->gpus[i], (int)u->gpus[i]);
-    add_line(&t->advice, &t->n_advice, "sudo reboot   # when the reset fails or cannot wait");
+    /* Never a reboot command: pasted as a block, it would run before the node is drained. */
+    add_line(&t->advice, &t->n_advice,
+             "# when the reset fails or cannot wait: drain the node, then sudo reboot");
 }
 
 /* A target that stands only for advice: nothing is signalled. */

@@ -7,7 +7,9 @@
 #  - check --json is byte-identical under LANG=zh_CN.UTF-8 and LANG=C (same snapshot);
 #  - the demo's report in zh_CN: Chinese verdict, titles and fix comments, every line at most 80
 #    display columns (a Chinese character takes two), valid UTF-8, the same fix commands as the
-#    English report; --help in zh_CN likewise;
+#    English report; --help in zh_CN likewise, for gpudoctor and every command;
+#  - explain of every rule in zh_CN: translated title and sections, within 80 columns;
+#  - a usage error in zh_CN;
 #  - LANGUAGE=zh_CN in a locale that is not UTF-8 (LANG=C) stays English.
 set -uo pipefail
 : "${GPUDOCTOR:?}" "${SRC:?}" "${BUILD:?}"
@@ -155,6 +157,33 @@ grep -q '用法' "$tmp/help.zh" || bad "zh_CN --help is not in Chinese: $(head -
 widths 80 <"$tmp/help.zh" >"$tmp/w.out" || bad "zh_CN --help: $(cat "$tmp/w.out")"
 zh "$GPUDOCTOR" help check >"$tmp/help-check.zh"
 widths 80 <"$tmp/help-check.zh" >"$tmp/w.out" || bad "zh_CN help check: $(cat "$tmp/w.out")"
+# Every command's help, and every rule's explanation, in Chinese and within 80 columns.
+for cmd in $(en "$GPUDOCTOR" --help | awk '/^Commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {exit}'); do
+    zh "$GPUDOCTOR" help "$cmd" >"$tmp/help-cmd.zh" 2>&1 || bad "zh_CN help $cmd failed"
+    widths 80 <"$tmp/help-cmd.zh" >"$tmp/w.out" || bad "zh_CN help $cmd: $(cat "$tmp/w.out")"
+    grep -q '选项' "$tmp/help-cmd.zh" || bad "zh_CN help $cmd has no Chinese option heading"
+    en "$GPUDOCTOR" help "$cmd" >"$tmp/help-cmd.en" 2>&1
+    cmp -s "$tmp/help-cmd.en" "$tmp/help-cmd.zh" && bad "zh_CN help $cmd is the English one"
+done
+n_rules=0
+for id in $(en "$GPUDOCTOR" explain --list | awk '/^  [a-z]/ {print $1}'); do
+    n_rules=$((n_rules + 1))
+    zh "$GPUDOCTOR" explain "$id" --width 80 >"$tmp/explain.zh" || bad "zh_CN explain $id failed"
+    widths 80 <"$tmp/explain.zh" >"$tmp/w.out" || bad "zh_CN explain $id: $(cat "$tmp/w.out")"
+    for head in 含义 检测 修复; do
+        grep -q "$head" "$tmp/explain.zh" || bad "zh_CN explain $id has no section with '$head'"
+    done
+    # Title, explanation, detection and fix each translated: the English prose is gone.
+    en "$GPUDOCTOR" explain "$id" --width 1000 >"$tmp/explain.en"
+    sed -n '1s/^[^ ]* — //p' "$tmp/explain.en" >"$tmp/title.en"
+    grep -qF -f "$tmp/title.en" "$tmp/explain.zh" && bad "zh_CN explain $id keeps the English title"
+done
+[ "$n_rules" -ge 50 ] || bad "explain --list listed only $n_rules rules"
+zh "$GPUDOCTOR" explain --list >"$tmp/list.zh"
+widths 80 <"$tmp/list.zh" >"$tmp/w.out" || bad "zh_CN explain --list: $(cat "$tmp/w.out")"
+# Errors name the problem in Chinese; the option and the value stay as given.
+zh "$GPUDOCTOR" check --width abc >/dev/null 2>"$tmp/err.zh"
+grep -q "^gpudoctor check: --width：'abc' 不是" "$tmp/err.zh" || bad "zh_CN usage error: $(head -2 "$tmp/err.zh")"
 
 # ---- not UTF-8: English (every catalogue is UTF-8; the ASCII renderer could not show it)
 LANG=C LANGUAGE=zh_CN "$GPUDOCTOR" --help >"$tmp/help.langc"
