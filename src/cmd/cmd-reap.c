@@ -388,13 +388,13 @@ static void print_results(const struct reap_plan *plan, const struct reap_result
 {
     char line[160];
 
-    fputs("\nResult:\n", stdout);
+    fputs(_("\nResult:\n"), stdout);
     for (size_t i = 0; i < plan->n; i++) {
         if (plan->targets[i].disposition == REAP_SIGNAL)
             printf("  pid %d: %s\n", (int)plan->targets[i].pid, res[i].detail);
     }
     if (n_freed > 0)
-        fputs("\nGPU memory used, before and after:\n", stdout);
+        fputs(_("\nGPU memory used, before and after:\n"), stdout);
     for (size_t i = 0; i < n_freed; i++) {
         reap_freed_line(line, sizeof(line), &freed[i]);
         printf("  %s\n", line);

@@ -8,6 +8,7 @@
 #include "reap/reap.h"
 #include "render/format.h"
 #include "render/procs.h"
+#include "util/i18n.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
@@ -28,17 +29,41 @@ static bool ok(const struct proc *p, enum proc_slot slot)
     return p != NULL && ((p->valid >> slot) & 1u);
 }
 
-static void add_line(char ***lines, size_t *n, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+/* Appends a line to *lines and its translation (or NULL) to *lines_l, in step. */
+static void vadd_line(char ***lines, char ***lines_l, size_t *n, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
 
-static void add_line(char ***lines, size_t *n, const char *fmt, ...)
+static void vadd_line(char ***lines, char ***lines_l, size_t *n, const char *fmt, va_list ap)
+{
+    va_list aq;
+
+    *lines = xreallocarray(*lines, *n + 1, sizeof(**lines));
+    *lines_l = xreallocarray(*lines_l, *n + 1, sizeof(**lines_l));
+    va_copy(aq, ap);
+    (*lines)[*n] = xvasprintf(fmt, ap);
+    (*lines_l)[(*n)++] = i18n_vformat(fmt, aq);
+    va_end(aq);
+}
+
+static void advice(struct reap_target *t, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void advice(struct reap_target *t, const char *fmt, ...)
 {
     va_list ap;
 
-    *lines = xreallocarray(*lines, *n + 1, sizeof(**lines));
     va_start(ap, fmt);
-    (*lines)[(*n)++] = xvasprintf(fmt, ap);
+    vadd_line(&t->advice, &t->advice_l, &t->n_advice, fmt, ap);
     va_end(ap);
+}
+
+static void clear_advice(struct reap_target *t)
+{
+    for (size_t i = 0; i < t->n_advice; i++) {
+        free(t->advice[i]);
+        free(t->advice_l[i]);
+    }
+    t->n_advice = 0;
 }
 
 static void note(struct reap_plan *plan, const char *fmt, ...)
@@ -47,11 +72,12 @@ static void note(struct reap_plan *plan, const char *fmt, ...)
 static void note(struct reap_plan *plan, const char *fmt, ...)
 {
     va_list ap;
+    size_t n = plan->n_notes;
 
-    xgrow(&plan->notes, &plan->cap_notes, plan->n_notes + 1, sizeof(*plan->notes));
     va_start(ap, fmt);
-    plan->notes[plan->n_notes++] = xvasprintf(fmt, ap);
+    vadd_line(&plan->notes, &plan->notes_l, &n, fmt, ap);
     va_end(ap);
+    plan->n_notes = plan->cap_notes = n;
 }
 
 /* ---- what a GPU process uses ---- */
@@ -301,7 +327,7 @@ static struct reap_target *add_target(struct reap_plan *plan, const struct snaps
                                       const struct use *u, int32_t gpu_pid, enum facts_verdict v)
 {
     struct reap_target *t = find_target(plan, f->pid);
-    char why[320];
+    char why[320], why_l[320];
 
     if (t != NULL)
         return t;
@@ -347,11 +373,15 @@ static struct reap_target *add_target(struct reap_plan *plan, const struct snaps
 
         if (ok(p, PROC_S_USER_NAME) && p->user && f->have_uid && p->uid == f->uid)
             named_f.user = p->user;
-        t->refusal = reap_check(g, &named_f, is_named, why, sizeof(why));
+        t->refusal = reap_check(g, &named_f, is_named, why, why_l, sizeof(why));
     }
     t->disposition = t->refusal == REAP_ALLOWED ? REAP_SIGNAL : REAP_REFUSED;
-    if (t->refusal != REAP_ALLOWED)
-        add_line(&t->advice, &t->n_advice, "%s", why);
+    if (t->refusal != REAP_ALLOWED) {
+        t->advice = xreallocarray(t->advice, t->n_advice + 1, sizeof(*t->advice));
+        t->advice_l = xreallocarray(t->advice_l, t->n_advice + 1, sizeof(*t->advice_l));
+        t->advice[t->n_advice] = xstrdup(why);
+        t->advice_l[t->n_advice++] = why_l[0] ? xstrdup(why_l) : NULL;
+    }
     return t;
 }
 
@@ -360,12 +390,15 @@ static void set_why(struct reap_target *t, const char *fmt, ...)
 
 static void set_why(struct reap_target *t, const char *fmt, ...)
 {
-    va_list ap;
+    va_list ap, aq;
 
     if (t->why != NULL) /* a second reason for the same target (a parent of two) */
         return;
     va_start(ap, fmt);
+    va_copy(aq, ap);
     t->why = xvasprintf(fmt, ap);
+    t->why_l = i18n_vformat(fmt, aq);
+    va_end(aq);
     va_end(ap);
 }
 
@@ -376,9 +409,8 @@ static void evidence(struct reap_target *t, const char *fmt, ...)
 {
     va_list ap;
 
-    t->evidence = xreallocarray(t->evidence, t->n_evidence + 1, sizeof(*t->evidence));
     va_start(ap, fmt);
-    t->evidence[t->n_evidence++] = xvasprintf(fmt, ap);
+    vadd_line(&t->evidence, &t->evidence_l, &t->n_evidence, fmt, ap);
     va_end(ap);
 }
 
@@ -406,22 +438,22 @@ static const char *verdict_words(enum facts_verdict v, const struct proc *p)
 {
     switch (v) {
     case FACTS_VERDICT_STOPPED:
-        return p && p->state == 't' ? "stopped by a debugger or tracer (state t)"
-                                    : "stopped (state T: Ctrl-Z or SIGSTOP)";
+        return p && p->state == 't' ? N_("stopped by a debugger or tracer (state t)")
+                                    : N_("stopped (state T: Ctrl-Z or SIGSTOP)");
     case FACTS_VERDICT_ORPHANED:
-        return "orphaned (its parent exited; re-parented to init) and idle";
+        return N_("orphaned (its parent exited; re-parented to init) and idle");
     case FACTS_VERDICT_IDLE_HOLDER:
-        return "an idle holder (no GPU work, CPU near 0, old enough)";
+        return N_("an idle holder (no GPU work, CPU near 0, old enough)");
     case FACTS_VERDICT_IDLE:
-        return "idle";
+        return N_("idle");
     case FACTS_VERDICT_DEFUNCT:
-        return "defunct (exited, not reaped)";
+        return N_("defunct (exited, not reaped)");
     case FACTS_VERDICT_ACTIVE:
-        return "active";
+        return N_("active");
     case FACTS_VERDICT_NOT_VISIBLE:
-        return "not visible from this PID namespace";
+        return N_("not visible from this PID namespace");
     case FACTS_VERDICT_UNKNOWN:
-        return "not judged (no sampling window)";
+        return N_("not judged (no sampling window)");
     }
     return "?";
 }
@@ -429,13 +461,12 @@ static const char *verdict_words(enum facts_verdict v, const struct proc *p)
 static void reset_advice(struct reap_target *t, const struct use *u)
 {
     for (size_t i = 0; i < u->n_gpus; i++)
-        add_line(&t->advice, &t->n_advice,
-                 "sudo nvidia-smi --gpu-reset -i %d   # only once no other process uses GPU %d "
-                 "(gpudoctor procs --gpu %d)",
-                 (int)u->gpus[i], (int)u->gpus[i], (int)u->gpus[i]);
+        advice(t,
+               "sudo nvidia-smi --gpu-reset -i %d   # only once no other process uses GPU %d "
+               "(gpudoctor procs --gpu %d)",
+               (int)u->gpus[i], (int)u->gpus[i], (int)u->gpus[i]);
     /* Never a reboot command: pasted as a block, it would run before the node is drained. */
-    add_line(&t->advice, &t->n_advice,
-             "# when the reset fails or cannot wait: drain the node, then sudo reboot");
+    advice(t, "# when the reset fails or cannot wait: drain the node, then sudo reboot");
 }
 
 /* A target that stands only for advice: nothing is signalled. */
@@ -456,9 +487,7 @@ static struct reap_target *advice_target(struct reap_plan *plan, const struct sn
     t = add_target(plan, s, g, &f, p, REAP_ROLE_SELF, is_named, u, pid, v);
     reap_facts_free(&f);
     /* Whatever the checks said of it, nothing will be sent: the advice is what there is. */
-    for (size_t i = 0; i < t->n_advice; i++)
-        free(t->advice[i]);
-    t->n_advice = 0;
+    clear_advice(t);
     t->disposition = REAP_CANNOT_HELP;
     t->refusal = REAP_ALLOWED;
     return t;
@@ -567,9 +596,7 @@ static void plan_defunct(struct reap_plan *plan, const struct snapshot *s,
                 "lets init reap %d and free the memory",
                 (int)p->pid, u->where, (int)p->pid);
         if (unchecked && t->refusal == REAP_REFUSE_OWNER_UNKNOWN) {
-            for (size_t i = 0; i < t->n_advice; i++)
-                free(t->advice[i]);
-            t->n_advice = 0;
+            clear_advice(t);
             t->refusal = REAP_ALLOWED;
             t->disposition = REAP_SIGNAL;
             evidence(t, "the parent is not in the snapshot: its checks run on the live process "
@@ -579,10 +606,10 @@ static void plan_defunct(struct reap_plan *plan, const struct snapshot *s,
                      p->state, (int)ppid, pf.comm[0] ? pf.comm : "?", pf.state ? pf.state : '?');
         }
         if (t->disposition == REAP_REFUSED)
-            add_line(&t->advice, &t->n_advice,
-                     "ps -o pid,stat,args -p %d   # the parent: ask its owner to end or restart "
-                     "it, or wait for it to exit",
-                     (int)ppid);
+            advice(t,
+                   "ps -o pid,stat,args -p %d   # the parent: ask its owner to end or restart "
+                   "it, or wait for it to exit",
+                   (int)ppid);
         reap_facts_free(&pf);
     }
 }
@@ -674,13 +701,10 @@ static void plan_use(struct reap_plan *plan, const struct snapshot *s, const str
         f.pid = pid;
         t = add_target(plan, s, g, &f, NULL, REAP_ROLE_SELF, true, use, pid, v);
         if (t->refusal == REAP_ALLOWED || t->refusal == REAP_REFUSE_OWNER_UNKNOWN) {
-            for (size_t i = 0; i < t->n_advice; i++)
-                free(t->advice[i]);
-            t->n_advice = 0;
+            clear_advice(t);
             t->refusal = REAP_REFUSE_NOT_GPU;
             t->disposition = REAP_REFUSED;
-            add_line(&t->advice, &t->n_advice,
-                     "not a GPU process (nor a worker of one): reap ends only those; use kill");
+            advice(t, "not a GPU process (nor a worker of one): reap ends only those; use kill");
         }
         set_why(t, "named by --pid");
         return;
@@ -690,9 +714,8 @@ static void plan_use(struct reap_plan *plan, const struct snapshot *s, const str
         t->disposition = REAP_REFUSED;
         t->refusal = REAP_REFUSE_NOT_VISIBLE;
         set_why(t, "NVML lists it (%s), but /proc here does not show it", use->where);
-        add_line(&t->advice, &t->n_advice,
-                 "another PID namespace (a container?) or it exited: run gpudoctor reap on the "
-                 "host, or in a container started with --pid=host");
+        advice(t, "another PID namespace (a container?) or it exited: run gpudoctor reap on the "
+                  "host, or in a container started with --pid=host");
         return;
     }
     if (v == FACTS_VERDICT_DEFUNCT) {
@@ -702,12 +725,25 @@ static void plan_use(struct reap_plan *plan, const struct snapshot *s, const str
     if (facts_of(plan, proc_fd, pid, p, &f) != 0)
         return;
     t = add_target(plan, s, g, &f, p, REAP_ROLE_SELF, is_named, use, pid, v);
-    if (j != NULL)
+    if (j != NULL) {
+        bool first = t->why == NULL;
+
         set_why(t, "%s, holding %s", verdict_words(v, p), use->where);
-    else
+        if (first && t->why_l != NULL) { /* the verdict's words translated too */
+            free(t->why_l);
+            t->why_l = xasprintf(_("%s, holding %s"), _(verdict_words(v, p)), use->where);
+        }
+    } else {
         related_why(t, s, p);
-    if (is_named && j != NULL && !idle_verdict(v) && v != FACTS_VERDICT_STOPPED)
+    }
+    if (is_named && j != NULL && !idle_verdict(v) && v != FACTS_VERDICT_STOPPED) {
         evidence(t, "named by --pid: it is %s, not stale", verdict_words(v, p));
+        if (t->evidence_l[t->n_evidence - 1] != NULL) {
+            free(t->evidence_l[t->n_evidence - 1]);
+            t->evidence_l[t->n_evidence - 1] =
+                xasprintf(_("named by --pid: it is %s, not stale"), _(verdict_words(v, p)));
+        }
+    }
     if (f.state == 'D')
         evidence(t, "state D: in the kernel now; a signal acts when it leaves");
     common_evidence(t, s, p, plan->window_ms);
@@ -809,17 +845,27 @@ void reap_plan_free(struct reap_plan *plan)
         free(t->command);
         free(t->gpus);
         free(t->why);
-        for (size_t k = 0; k < t->n_evidence; k++)
+        free(t->why_l);
+        for (size_t k = 0; k < t->n_evidence; k++) {
             free(t->evidence[k]);
+            free(t->evidence_l[k]);
+        }
         free(t->evidence);
-        for (size_t k = 0; k < t->n_advice; k++)
+        free(t->evidence_l);
+        for (size_t k = 0; k < t->n_advice; k++) {
             free(t->advice[k]);
+            free(t->advice_l[k]);
+        }
         free(t->advice);
+        free(t->advice_l);
     }
     free(plan->targets);
-    for (size_t i = 0; i < plan->n_notes; i++)
+    for (size_t i = 0; i < plan->n_notes; i++) {
         free(plan->notes[i]);
+        free(plan->notes_l[i]);
+    }
     free(plan->notes);
+    free(plan->notes_l);
     memset(plan, 0, sizeof(*plan));
 }
 

@@ -100,11 +100,12 @@ enum reap_refusal {
 extern const char *const reap_refusal_names[];
 
 /*
- * Whether f may be signalled: REAP_ALLOWED, or why not with a sentence in why. named: the
+ * Whether f may be signalled: REAP_ALLOWED, or why not with a sentence in why (and its
+ * translation in why_l when why_l is not NULL and a translation is in use, else ""). named: the
  * operator named this pid (--pid, or selected it in watch), which lifts the protected list only.
  */
 enum reap_refusal reap_check(const struct reap_guard *g, const struct reap_facts *f, bool named,
-                             char *why, size_t size);
+                             char *why, char *why_l, size_t size);
 
 /* ---- the plan (plan.c) ---- */
 
@@ -164,12 +165,19 @@ struct reap_target {
     size_t n_evidence;
     char **advice; /* cannot-help and refused: what to do instead */
     size_t n_advice;
+    /* The same texts for people where a translation is in use (i18n.h), else NULL: why_l, and
+     * one entry per line (NULL: no translation of that line). --json and the log keep the English.
+     */
+    char *why_l;
+    char **evidence_l;
+    char **advice_l;
 };
 
 struct reap_plan {
     struct reap_target *targets;
     size_t n, cap;
-    char **notes; /* what was looked at but not selected, and why */
+    char **notes;   /* what was looked at but not selected, and why */
+    char **notes_l; /* their translations, as reap_target's *_l */
     size_t n_notes, cap_notes;
     int64_t window_ms; /* the window that proves idleness */
 };
@@ -281,7 +289,7 @@ struct reap_freed {
 size_t reap_freed_compute(const struct snapshot *before, const struct snapshot *after,
                           const struct reap_plan *plan, const struct reap_result *results,
                           struct reap_freed **out);
-/* "GPU 3: 78.7 GiB → 0.4 GiB (78.3 GiB freed)" into buf. */
+/* "GPU 3: 78.7 GiB → 0.4 GiB (78.3 GiB freed)" into buf, for people (translated). */
 void reap_freed_line(char *buf, size_t size, const struct reap_freed *f);
 
 /* The plan as text: targets first, then what is not touched, what killing cannot help. */

@@ -66,26 +66,33 @@ void reap_freed_line(char *buf, size_t size, const struct reap_freed *f)
         render_bytes(b, sizeof(b), f->after_bytes);
     if (f->before_valid && f->after_valid && f->after_bytes <= f->before_bytes) {
         render_bytes(d, sizeof(d), f->before_bytes - f->after_bytes);
-        snprintf(buf, size, "GPU %" PRIu32 ": %s \u2192 %s (%s freed)", f->gpu_index, a, b, d);
+        snprintf(buf, size, _("GPU %" PRIu32 ": %s \u2192 %s (%s freed)"), f->gpu_index, a, b, d);
     } else if (f->before_valid && f->after_valid) {
-        snprintf(buf, size, "GPU %" PRIu32 ": %s \u2192 %s (nothing freed: other processes grew)",
+        snprintf(buf, size,
+                 _("GPU %" PRIu32 ": %s \u2192 %s (nothing freed: other processes grew)"),
                  f->gpu_index, a, b);
     } else {
-        snprintf(buf, size, "GPU %" PRIu32 ": %s \u2192 %s (memory use not known)", f->gpu_index, a,
-                 b);
+        snprintf(buf, size, _("GPU %" PRIu32 ": %s \u2192 %s (memory use not known)"), f->gpu_index,
+                 a, b);
     }
 }
 
 /* ---- the plan as text ---- */
+
+/* Line i for people: its translation where there is one, else the English. */
+static const char *text(char *const *en, char *const *l, size_t i)
+{
+    return l != NULL && l[i] != NULL ? l[i] : en[i];
+}
 
 static void target_head(FILE *out, const struct reap_target *t)
 {
     fprintf(out, "  pid %d (%s) %s\n", (int)t->pid, t->user ? t->user : "?",
             t->command ? render_command(t->command) : "?");
     if (t->why)
-        fprintf(out, "    %s\n", t->why);
+        fprintf(out, "    %s\n", t->why_l ? t->why_l : t->why);
     for (size_t i = 0; i < t->n_evidence; i++)
-        fprintf(out, "    - %s\n", t->evidence[i]);
+        fprintf(out, "    - %s\n", text(t->evidence, t->evidence_l, i));
 }
 
 void reap_plan_print(FILE *out, const struct reap_plan *plan, const struct reap_exec *x,
@@ -127,7 +134,8 @@ void reap_plan_print(FILE *out, const struct reap_plan *plan, const struct reap_
                 continue;
             target_head(out, t);
             for (size_t k = 0; k < t->n_advice; k++)
-                fprintf(out, "    %s%s\n", k == 0 ? _("refused: ") : "", t->advice[k]);
+                fprintf(out, "    %s%s\n", k == 0 ? _("refused: ") : "",
+                        text(t->advice, t->advice_l, k));
         }
     }
     if (n_cant) {
@@ -140,13 +148,13 @@ void reap_plan_print(FILE *out, const struct reap_plan *plan, const struct reap_
             target_head(out, t);
             fputs(_("    instead:\n"), out);
             for (size_t k = 0; k < t->n_advice; k++)
-                fprintf(out, "      %s\n", t->advice[k]);
+                fprintf(out, "      %s\n", text(t->advice, t->advice_l, k));
         }
     }
     if (plan->n_notes) {
         fputs(plan->n ? _("\nAlso looked at:\n") : _("Also looked at:\n"), out);
         for (size_t i = 0; i < plan->n_notes; i++)
-            fprintf(out, "  %s\n", plan->notes[i]);
+            fprintf(out, "  %s\n", text(plan->notes, plan->notes_l, i));
     }
     if (dry_run && n_sig)
         fputs(_("\nDry run: nothing was signalled. Add --kill to do it.\n"), out);

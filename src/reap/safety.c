@@ -6,11 +6,13 @@
  */
 #include "collect/procfs.h"
 #include "reap/reap.h"
+#include "util/i18n.h"
 #include "util/xalloc.h"
 
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,42 +20,42 @@
 
 /* clang-format off */
 const struct reap_protected reap_protected_list[] = {
-    { "Xorg",            "the X display server: ending it ends every graphical session" },
-    { "X",               "the X display server: ending it ends every graphical session" },
-    { "Xwayland",        "the X server of a Wayland desktop: ending it closes its X windows" },
-    { "gnome-shell",     "the GNOME desktop: ending it ends the desktop session" },
-    { "kwin_x11",        "the KDE window manager: ending it ends the desktop session" },
-    { "kwin_wayland",    "the KDE compositor: ending it ends the desktop session" },
-    { "plasmashell",     "the KDE desktop: ending it ends the desktop session" },
-    { "mutter",          "a desktop compositor: ending it ends the desktop session" },
-    { "sway",            "a desktop compositor: ending it ends the desktop session" },
-    { "weston",          "a desktop compositor: ending it ends the desktop session" },
-    { "Hyprland",        "a desktop compositor: ending it ends the desktop session" },
-    { "gdm*",            "the display manager: ending it ends every graphical login" },
-    { "sddm*",           "the display manager: ending it ends every graphical login" },
-    { "lightdm*",        "the display manager: ending it ends every graphical login" },
-    { "nvidia-persistenced", "keeps the driver initialised between jobs: without it every GPU "
-                         "starts cold and some settings are lost" },
-    { "nv-hostengine",   "DCGM's host engine: GPU health checks, policies and monitoring" },
-    { "dcgm*",           "DCGM: GPU monitoring and exporters" },
-    { "nv-fabricmanager", "the NVSwitch fabric manager: without it CUDA fails on NVSwitch "
-                         "systems" },
-    { "nvidia-fabricmanager", "the NVSwitch fabric manager: without it CUDA fails on NVSwitch "
-                         "systems" },
-    { "nvidia-powerd",   "NVIDIA's dynamic power daemon" },
-    { "nvidia-cuda-mps-*", "the MPS daemon: every MPS client's work runs through it (quit it "
-                         "with echo quit | nvidia-cuda-mps-control)" },
-    { "sshd",            "the SSH server: ending it can cut off remote access to the machine" },
-    { "systemd",         "the service manager" },
-    { "init",            "the init process" },
-    { "dockerd",         "the container runtime: stop the container instead (docker stop)" },
-    { "containerd",      "the container runtime: stop the container instead" },
-    { "containerd-shim*", "a container's runtime shim: stop the container instead" },
-    { "conmon",          "a container's monitor: stop the container instead (podman stop)" },
-    { "crio",            "the container runtime: stop the container instead" },
-    { "kubelet",         "the Kubernetes node agent: delete the pod instead" },
-    { "slurmd",          "the Slurm node daemon: cancel the job instead (scancel)" },
-    { "slurmstepd",      "a Slurm job step's manager: cancel the job instead (scancel)" },
+    { "Xorg",            N_("the X display server: ending it ends every graphical session") },
+    { "X",               N_("the X display server: ending it ends every graphical session") },
+    { "Xwayland",        N_("the X server of a Wayland desktop: ending it closes its X windows") },
+    { "gnome-shell",     N_("the GNOME desktop: ending it ends the desktop session") },
+    { "kwin_x11",        N_("the KDE window manager: ending it ends the desktop session") },
+    { "kwin_wayland",    N_("the KDE compositor: ending it ends the desktop session") },
+    { "plasmashell",     N_("the KDE desktop: ending it ends the desktop session") },
+    { "mutter",          N_("a desktop compositor: ending it ends the desktop session") },
+    { "sway",            N_("a desktop compositor: ending it ends the desktop session") },
+    { "weston",          N_("a desktop compositor: ending it ends the desktop session") },
+    { "Hyprland",        N_("a desktop compositor: ending it ends the desktop session") },
+    { "gdm*",            N_("the display manager: ending it ends every graphical login") },
+    { "sddm*",           N_("the display manager: ending it ends every graphical login") },
+    { "lightdm*",        N_("the display manager: ending it ends every graphical login") },
+    { "nvidia-persistenced", N_("keeps the driver initialised between jobs: without it every GPU "
+                         "starts cold and some settings are lost") },
+    { "nv-hostengine",   N_("DCGM's host engine: GPU health checks, policies and monitoring") },
+    { "dcgm*",           N_("DCGM: GPU monitoring and exporters") },
+    { "nv-fabricmanager", N_("the NVSwitch fabric manager: without it CUDA fails on NVSwitch "
+                         "systems") },
+    { "nvidia-fabricmanager", N_("the NVSwitch fabric manager: without it CUDA fails on NVSwitch "
+                         "systems") },
+    { "nvidia-powerd",   N_("NVIDIA's dynamic power daemon") },
+    { "nvidia-cuda-mps-*", N_("the MPS daemon: every MPS client's work runs through it (quit it "
+                         "with echo quit | nvidia-cuda-mps-control)") },
+    { "sshd",            N_("the SSH server: ending it can cut off remote access to the machine") },
+    { "systemd",         N_("the service manager") },
+    { "init",            N_("the init process") },
+    { "dockerd",         N_("the container runtime: stop the container instead (docker stop)") },
+    { "containerd",      N_("the container runtime: stop the container instead") },
+    { "containerd-shim*", N_("a container's runtime shim: stop the container instead") },
+    { "conmon",          N_("a container's monitor: stop the container instead (podman stop)") },
+    { "crio",            N_("the container runtime: stop the container instead") },
+    { "kubelet",         N_("the Kubernetes node agent: delete the pod instead") },
+    { "slurmd",          N_("the Slurm node daemon: cancel the job instead (scancel)") },
+    { "slurmstepd",      N_("a Slurm job step's manager: cancel the job instead (scancel)") },
 };
 /* clang-format on */
 const size_t reap_n_protected = ARRAY_SIZE(reap_protected_list);
@@ -158,50 +160,96 @@ static bool is_kthread(const struct reap_facts *f)
     return f->pid == 2 || f->ppid == 2;
 }
 
+/* The English sentence in why, and its translation in why_l (when asked for; "" without one). */
+static void say(char *why, char *why_l, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void say(char *why, char *why_l, size_t size, const char *fmt, ...)
+{
+    va_list ap, aq;
+    char *l;
+
+    va_start(ap, fmt);
+    va_copy(aq, ap);
+    vsnprintf(why, size, fmt, ap);
+    if (why_l != NULL) {
+        l = i18n_vformat(fmt, aq);
+        snprintf(why_l, size, "%s", l ? l : "");
+        free(l);
+    }
+    va_end(aq);
+    va_end(ap);
+}
+
 enum reap_refusal reap_check(const struct reap_guard *g, const struct reap_facts *f, bool named,
-                             char *why, size_t size)
+                             char *why, char *why_l, size_t size)
 {
     const struct reap_protected *prot;
+    const char *comm = f->comm[0] ? f->comm : "?";
 
     if (f->pid <= 1) {
-        snprintf(why, size, "PID %d is init: ending it ends the machine (or the container)",
-                 (int)f->pid);
+        say(why, why_l, size, "PID %d is init: ending it ends the machine (or the container)",
+            (int)f->pid);
         return REAP_REFUSE_PID1;
     }
     if (is_kthread(f)) {
-        snprintf(why, size, "a kernel thread (%s): it cannot be ended, and holds no GPU memory",
-                 f->comm[0] ? f->comm : "?");
+        say(why, why_l, size, "a kernel thread (%s): it cannot be ended, and holds no GPU memory",
+            comm);
         return REAP_REFUSE_KTHREAD;
     }
     if (f->pid == g->self) {
-        snprintf(why, size, "gpudoctor itself");
+        say(why, why_l, size, "gpudoctor itself");
         return REAP_REFUSE_SELF;
     }
     for (size_t i = 0; i < g->n_ancestors; i++) {
         if (g->ancestors[i] == f->pid) {
-            snprintf(why, size,
-                     "an ancestor of this gpudoctor (%s): ending it would end this session",
-                     f->comm[0] ? f->comm : "?");
+            say(why, why_l, size,
+                "an ancestor of this gpudoctor (%s): ending it would end this session", comm);
             return REAP_REFUSE_ANCESTOR;
         }
     }
     if (!f->have_uid) {
-        snprintf(why, size, "its owner could not be read");
+        say(why, why_l, size, "its owner could not be read");
         return REAP_REFUSE_OWNER_UNKNOWN;
     }
     if (f->uid != g->uid && !(g->root && g->all_users)) {
-        snprintf(why, size, "belongs to %s%s%u%s, not to you (%s): %s", f->user ? f->user : "",
-                 f->user ? " (uid " : "uid ", (unsigned)f->uid, f->user ? ")" : "", g->user,
-                 g->root ? "add --all-users to end other users' processes"
-                         : "only root, with --all-users, ends other users' processes");
+        if (f->user && g->root)
+            say(why, why_l, size,
+                "belongs to %s (uid %u), not to you (%s): add --all-users to end other users' "
+                "processes",
+                f->user, (unsigned)f->uid, g->user);
+        else if (f->user)
+            say(why, why_l, size,
+                "belongs to %s (uid %u), not to you (%s): only root, with --all-users, ends "
+                "other users' processes",
+                f->user, (unsigned)f->uid, g->user);
+        else if (g->root)
+            say(why, why_l, size,
+                "belongs to uid %u, not to you (%s): add --all-users to end other users' "
+                "processes",
+                (unsigned)f->uid, g->user);
+        else
+            say(why, why_l, size,
+                "belongs to uid %u, not to you (%s): only root, with --all-users, ends other "
+                "users' processes",
+                (unsigned)f->uid, g->user);
         return REAP_REFUSE_OTHER_USER;
     }
     prot = reap_protected_match(f);
     if (prot != NULL && !named) {
+        /* The reason is the table's, translated for people on its own. */
         snprintf(why, size, "protected: %s (%s); name its pid with --pid to end it anyway",
                  prot->pattern, prot->why);
+        if (why_l != NULL && i18n_active())
+            snprintf(why_l, size,
+                     _("protected: %s (%s); name its pid with --pid to end it anyway"),
+                     prot->pattern, _(prot->why));
+        else if (why_l != NULL)
+            why_l[0] = '\0';
         return REAP_REFUSE_PROTECTED;
     }
     why[0] = '\0';
+    if (why_l != NULL)
+        why_l[0] = '\0';
     return REAP_ALLOWED;
 }

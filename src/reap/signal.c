@@ -160,7 +160,7 @@ static int pin_verified(const struct reap_target *t, const struct reap_exec *x,
         reap_facts_free(&live);
         goto fail_fd;
     }
-    if (reap_check(x->guard, &live, t->named, why, sizeof(why)) != REAP_ALLOWED) {
+    if (reap_check(x->guard, &live, t->named, why, NULL, sizeof(why)) != REAP_ALLOWED) {
         result(r, REAP_OUT_REFUSED, 0, t0, "not signalled: %s", why);
         reap_facts_free(&live);
         goto fail_fd;

@@ -228,19 +228,6 @@ struct finding *finding_new(const struct rule_ctx *ctx, struct findings *out, in
     return f;
 }
 
-/*
- * The translation of fmt formatted with ap, or NULL when no translation is in use or fmt has
- * none. msgfmt --check holds every translation's conversions to its msgid's (tests/e2e/i18n.sh).
- */
-static char *localized(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
-
-static char *localized(const char *fmt, va_list ap)
-{
-    if (!i18n_active() || _(fmt) == fmt)
-        return NULL;
-    return xvasprintf(_(fmt), ap);
-}
-
 void finding_title(struct finding *f, const char *fmt, ...)
 {
     va_list ap, aq;
@@ -250,7 +237,7 @@ void finding_title(struct finding *f, const char *fmt, ...)
     va_start(ap, fmt);
     va_copy(aq, ap);
     f->title = xvasprintf(fmt, ap);
-    f->title_l = localized(fmt, aq);
+    f->title_l = i18n_vformat(fmt, aq);
     va_end(aq);
     va_end(ap);
 }
@@ -269,7 +256,7 @@ static void append(char ***items, char ***items_l, size_t *n, size_t *cap, const
     va_copy(aq, ap);
     xgrow(items, cap, *n + 1, sizeof(**items));
     (*items)[*n] = xvasprintf(fmt, ap);
-    l = localized(fmt, aq);
+    l = i18n_vformat(fmt, aq);
     va_end(aq);
     if (l != NULL || *items_l != NULL) {
         size_t had = *items_l != NULL ? old_cap : 0;
@@ -464,7 +451,7 @@ void rule_skip(const struct rule_ctx *ctx, struct findings *out, int32_t gpu_ind
     va_start(ap, fmt);
     va_copy(aq, ap);
     k->reason = xvasprintf(fmt, ap);
-    k->reason_l = localized(fmt, aq);
+    k->reason_l = i18n_vformat(fmt, aq);
     va_end(aq);
     va_end(ap);
 }

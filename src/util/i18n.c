@@ -1,4 +1,5 @@
 #include "util/i18n.h"
+#include "util/xalloc.h"
 
 #include <langinfo.h>
 #include <locale.h>
@@ -33,4 +34,11 @@ void i18n_init(void)
 bool i18n_active(void)
 {
     return active;
+}
+
+char *i18n_vformat(const char *fmt, va_list ap)
+{
+    if (!active || _(fmt) == fmt)
+        return NULL;
+    return xvasprintf(_(fmt), ap);
 }

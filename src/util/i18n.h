@@ -7,6 +7,7 @@
 #define GPUDOCTOR_I18N_H
 
 #include <libintl.h>
+#include <stdarg.h>
 #include <stdbool.h>
 
 #define I18N_DOMAIN "gpudoctor"
@@ -25,5 +26,12 @@ void i18n_init(void);
 
 /* Whether a translation other than the English is in use (then findings keep both texts). */
 bool i18n_active(void);
+
+/*
+ * The translation of fmt formatted with ap (the caller frees it), or NULL when no translation is
+ * in use or fmt has none: for text kept in both languages, the English for machines beside this.
+ * msgfmt --check holds every translation's conversions to its msgid's (tests/e2e/i18n.sh).
+ */
+char *i18n_vformat(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 #endif

@@ -55,7 +55,7 @@ static void facts(struct reap_facts *f, int32_t pid, uint32_t uid)
 static enum reap_refusal check(const struct reap_guard *g, const struct reap_facts *f, bool named,
                                char *why)
 {
-    return reap_check(g, f, named, why, 320);
+    return reap_check(g, f, named, why, NULL, 320);
 }
 
 static void test_pid1_and_kernel_threads(void **state)
