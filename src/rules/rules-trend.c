@@ -380,7 +380,7 @@ const struct rule rule_mem_leak = {
            "still growing in the last third, with a least-squares line explaining at least "
            "trend_min_fit_pct of the variance. The slope is that line's; time-to-full is the GPU's "
            "free memory divided by it; critical when that is within leak_full_critical_s. Needs a "
-           "history  (gpudoctor watch, serve, or check --from a recording)."),
+           "history (gpudoctor watch, serve, or check --from a recording)."),
     .fix = N_(
         "Find what the job keeps alive: torch.cuda.memory_summary() or the memory snapshot tools "
         "of the framework, py-spy to see where it runs. Fix the code (detach and .item() "
@@ -491,7 +491,7 @@ const struct rule rule_mem_idle_held = {
         N_("the latest readings of the history, back to the first that breaks the streak: "
            "GPU utilisation at or below gpu_idle_util_pct while the processes NVML lists "
            "hold at least holder_min_mib, for at least idle_held_min_s. Needs a history at "
-           "least that long and of trend_min_duration_s  (gpudoctor watch, serve, or check --from "
+           "least that long and of trend_min_duration_s (gpudoctor watch, serve, or check --from "
            "a recording)."),
     .fix =
         N_("Look at each holder (gpudoctor check lists them with state, CPU use and age) and ask "
@@ -600,7 +600,7 @@ const struct rule rule_perf_util_swing = {
         N_("over the last trend_window_s of the history, a GPU with compute processes whose "
            "utilisation spans at least util_swing_pct (max - min) and moves from the lowest "
            "quarter of that range to the highest, or back, at least util_swing_min_count "
-           "times. Needs a history of trend_min_duration_s  (gpudoctor watch, serve, or check "
+           "times. Needs a history of trend_min_duration_s (gpudoctor watch, serve, or check "
            "--from a recording)."),
     .fix =
         N_("Profile the job's CPU side (py-spy top). More DataLoader workers, pinned memory, "
@@ -722,7 +722,7 @@ const struct rule rule_clock_throttle_episodes = {
         N_("over the last trend_window_s of the history, runs of readings whose clock event "
            "reasons include sw_power_cap, hw_slowdown, sw_thermal, hw_thermal or "
            "hw_power_brake: at least throttle_min_episodes separate runs. Needs a history of "
-           "trend_min_duration_s  (gpudoctor watch, serve, or check --from a recording)."),
+           "trend_min_duration_s (gpudoctor watch, serve, or check --from a recording)."),
     .fix =
         N_("Catch an episode with nvidia-smi --query-gpu=clocks_event_reasons.active -l 1 and see "
            "which reason it is. Thermal: fix the cooling (fans, airflow, blanking panels, inlet "
@@ -824,7 +824,7 @@ const struct rule rule_clock_temp_rising = {
            "least-squares line explaining at least trend_min_fit_pct of the variance, rising "
            "at least temp_rise_min_c_per_min, that reaches the slowdown temperature "
            "(nvmlDeviceGetTemperatureThreshold SLOWDOWN) within temp_rise_eta_s, while the "
-           "GPU is still more than thermal_margin_c below it. Needs a history  (gpudoctor watch, "
+           "GPU is still more than thermal_margin_c below it. Needs a history (gpudoctor watch, "
            "serve, or check --from a recording)."),
     .fix =
         N_("Check the cooling while there is time: fans, airflow, filters, the room's inlet "
