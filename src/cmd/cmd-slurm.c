@@ -189,6 +189,7 @@ static const struct {
     /* throughput and the host: load that jobs make */
     { "perf.input-starved", false },
     { "perf.util-swing", false },
+    { "perf.collective-stalled", false }, /* one job's ranks wait on each other */
     { "host.cpu-saturated", false },
     { "host.io-wait", false },
     { "host.disk-busy", false },

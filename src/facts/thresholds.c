@@ -111,6 +111,14 @@ const struct threshold_def threshold_defs[TH__COUNT] = {
     [TH_IB_MIN_RATE_GBPS] = { "ib_min_rate_gbps", 0, "Gb/s", 0, 1e6,
         "every active InfiniBand port should run at least this rate (400 for NDR fabrics); "
         "0 = judge ports only against their neighbours" },
+    [TH_STALL_UTIL_PCT] = { "stall_util_pct", 90, "%", 1, 100,
+        "the GPUs of a multi-GPU job all at or above this utilisation ..." },
+    [TH_STALL_POWER_PCT] = { "stall_power_pct", 40, "%", 1, 100,
+        "... while each draws at most this share of its power limit ..." },
+    [TH_STALL_PCIE_MIB_PER_S] = { "stall_pcie_mib_per_s", 64, "MiB/s", 0, 1e9,
+        "... and moves at most this much over PCIe (both directions) are spinning, not working" },
+    [TH_STALL_MIN_S] = { "stall_min_s", 300, "s", 10, 1e9,
+        "... reported as a stalled collective when that lasts this long" },
 };
 /* clang-format on */
 

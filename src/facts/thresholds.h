@@ -59,6 +59,11 @@ enum threshold_id {
     TH_IB_SYMBOL_ERRORS_PER_MIN,
     TH_IB_RCV_ERRORS_PER_MIN,
     TH_IB_MIN_RATE_GBPS,
+    /* A collective that stopped moving (rules-trend.c, perf.collective-stalled). */
+    TH_STALL_UTIL_PCT,
+    TH_STALL_POWER_PCT,
+    TH_STALL_PCIE_MIB_PER_S,
+    TH_STALL_MIN_S,
     TH__COUNT
 };
 

@@ -94,7 +94,8 @@ struct rule_ctx {
     X(ib_port_down)                                                                                \
     X(ib_rate_low)                                                                                 \
     X(ib_errors)                                                                                   \
-    X(ib_peermem_missing)
+    X(ib_peermem_missing)                                                                          \
+    X(perf_collective_stalled)
 
 #define RULE_DECLARE(name) extern const struct rule rule_##name;
 RULE_LIST(RULE_DECLARE)

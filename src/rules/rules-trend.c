@@ -836,8 +836,248 @@ const struct rule rule_clock_temp_rising = {
     .check = check_temp_rising,
 };
 
+/* ---- perf.collective-stalled ---- */
+
+/*
+ * A multi-GPU job: its GPUs, and the processes on them. Ranks of one job share a container, a
+ * Slurm job or a pod; outside those, the launcher that started them (torchrun, mpirun: their
+ * parent). A process alone on several GPUs is a job too.
+ */
+struct stall_job {
+    char key[96];
+    uint32_t gpus[16]; /* NVML indices, ascending */
+    size_t n_gpus;
+    uint32_t pids[16];
+    size_t n_pids;
+};
+
+static void job_key(char *buf, size_t size, const struct facts_holder *h)
+{
+    proc_container(buf, size, h->p);
+    if (buf[0])
+        return;
+    if (proc_ok(h->p, PROC_S_PPID) && h->p->ppid > 1)
+        snprintf(buf, size, "the processes started by pid %d", (int)h->p->ppid);
+    else
+        snprintf(buf, size, "pid %" PRIu32, h->pid);
+}
+
+static void job_add(struct stall_job *j, uint32_t gpu, uint32_t pid)
+{
+    size_t k;
+
+    for (k = 0; k < j->n_gpus && j->gpus[k] != gpu; k++)
+        ;
+    if (k == j->n_gpus && j->n_gpus < ARRAY_SIZE(j->gpus)) {
+        while (k > 0 && j->gpus[k - 1] > gpu) {
+            j->gpus[k] = j->gpus[k - 1];
+            k--;
+        }
+        j->gpus[k] = gpu;
+        j->n_gpus++;
+    }
+    for (k = 0; k < j->n_pids && j->pids[k] != pid; k++)
+        ;
+    if (k == j->n_pids && j->n_pids < ARRAY_SIZE(j->pids))
+        j->pids[j->n_pids++] = pid;
+}
+
+/* The compute jobs of the snapshot that span two GPUs or more, into jobs[] (at most max). */
+static size_t stall_jobs(const struct rule_ctx *ctx, struct stall_job *jobs, size_t max)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
+
+        for (size_t k = 0; k < v->n_holders; k++) {
+            const struct facts_holder *h = &v->holders[k];
+            char key[96];
+            size_t j;
+
+            if (!holder_compute(h))
+                continue;
+            job_key(key, sizeof(key), h);
+            for (j = 0; j < n && strcmp(jobs[j].key, key) != 0; j++)
+                ;
+            if (j == n) {
+                if (n == max)
+                    continue;
+                memset(&jobs[n], 0, sizeof(jobs[n]));
+                snprintf(jobs[n].key, sizeof(jobs[n].key), "%s", key);
+                n++;
+            }
+            job_add(&jobs[j], v->g->index, h->pid);
+        }
+    }
+    for (size_t j = 0; j < n;) { /* only jobs that span GPUs exchange anything between them */
+        if (jobs[j].n_gpus < 2)
+            jobs[j] = jobs[--n];
+        else
+            j++;
+    }
+    return n;
+}
+
+/* What a stall needs of a GPU's reading: utilisation, power and its limit, PCIe traffic. */
+static bool stall_readable(const struct gpu *g)
+{
+    return usable(g) && g->rc[GPU_S_UTIL_GPU] == 0 && g->rc[GPU_S_POWER] == 0 &&
+           g->rc[GPU_S_POWER_LIMIT] == 0 && g->power_limit_mw > 0 && g->rc[GPU_S_PCIE_TX] == 0 &&
+           g->rc[GPU_S_PCIE_RX] == 0;
+}
+
+static bool stalled(const struct rule_ctx *ctx, const struct gpu *g)
+{
+    if (!stall_readable(g))
+        return false;
+    return g->util_gpu_pct >= th(ctx, TH_STALL_UTIL_PCT) &&
+           100.0 * g->power_mw / g->power_limit_mw <= th(ctx, TH_STALL_POWER_PCT) &&
+           (double)(g->pcie_tx_bytes_per_s + g->pcie_rx_bytes_per_s) / MIB <=
+               th(ctx, TH_STALL_PCIE_MIB_PER_S);
+}
+
+/* The NVML index's position in the snapshot's GPU list (the samples keep that order). */
+static size_t gpu_pos(const struct rule_ctx *ctx, uint32_t index)
+{
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        if (ctx->facts->gpus[i].g->index == index)
+            return i;
+    }
+    return ctx->facts->n_gpus;
+}
+
+static void stall_finding(const struct rule_ctx *ctx, struct findings *out,
+                          const struct stall_job *j, size_t start)
+{
+    const struct history *h = ctx->facts->hist;
+    const struct sample *last = &h->samples[h->n - 1];
+    double span = t_s(last) - t_s(&h->samples[start]);
+    char gpus[96], dur[16];
+    int32_t list[16];
+    struct finding *f;
+
+    for (size_t k = 0; k < j->n_gpus; k++)
+        list[k] = (int32_t)j->gpus[k];
+    render_ranges(gpus, sizeof(gpus), list, j->n_gpus);
+    render_duration(dur, sizeof(dur), span);
+    f = finding_new(ctx, out, (int32_t)j->gpus[0], (int32_t)j->pids[0]);
+    finding_object(f, "%s", j->key);
+    finding_title(f,
+                  "GPUs %s of one job busy but drawing idle power for %s%s: a stalled collective?",
+                  gpus, start == 0 ? "at least " : "", dur);
+    finding_evidence(f, "the job: %s, %zu process%s on GPUs %s", j->key, j->n_pids,
+                     j->n_pids == 1 ? "" : "es", gpus);
+    for (size_t k = 0; k < j->n_gpus; k++) {
+        const struct gpu *g = sample_gpu_at(last, gpu_pos(ctx, j->gpus[k]), j->gpus[k]);
+        char tx[16], rx[16];
+
+        if (g == NULL)
+            continue;
+        render_bytes(tx, sizeof(tx), g->pcie_tx_bytes_per_s);
+        render_bytes(rx, sizeof(rx), g->pcie_rx_bytes_per_s);
+        finding_evidence(f,
+                         "GPU %" PRIu32 ": utilisation %" PRIu32 " %%, power %" PRIu32
+                         " of %" PRIu32 " W (%.0f %%), PCIe %s/s out, %s/s in (latest reading)",
+                         g->index, g->util_gpu_pct, g->power_mw / 1000, g->power_limit_mw / 1000,
+                         100.0 * g->power_mw / g->power_limit_mw, tx, rx);
+    }
+    finding_evidence(f,
+                     "so in all %zu readings of the last %s%s: at least %.0f %% busy, at most "
+                     "%.0f %% of the power limit, at most %.0f MiB/s over PCIe",
+                     h->n - start, dur, start == 0 ? " (the whole history)" : "",
+                     th(ctx, TH_STALL_UTIL_PCT), th(ctx, TH_STALL_POWER_PCT),
+                     th(ctx, TH_STALL_PCIE_MIB_PER_S));
+    finding_evidence(f, "NVLink traffic is not read: utilisation, power and PCIe traffic decide");
+    for (size_t k = 0; k < j->n_pids && k < 4; k++) {
+        if (fix_pid_ok(j->pids[k]))
+            finding_fix(f, "py-spy dump --pid %" PRIu32 "   # where each rank waits", j->pids[k]);
+    }
+    finding_fix(f,
+                "# every rank inside one collective (ncclAllReduce, all_gather...) for minutes: a "
+                "peer died, hangs or diverged; look at the other ranks and nodes, then end and "
+                "restart the job");
+    finding_fix(f, "# next run: NCCL_DEBUG=INFO, and TORCH_NCCL_ASYNC_ERROR_HANDLING=1 with a "
+                   "timeout (init_process_group(timeout=...)) turn a hang into an error");
+    f->impact = (double)j->n_gpus;
+}
+
+static void check_collective_stalled(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct history *h = ctx->facts->hist;
+    struct stall_job jobs[16];
+    size_t n_jobs;
+
+    if (!need_history(ctx, out))
+        return;
+    n_jobs = stall_jobs(ctx, jobs, ARRAY_SIZE(jobs));
+    for (size_t j = 0; j < n_jobs; j++) {
+        const struct sample *last = &h->samples[h->n - 1];
+        size_t k = h->n, start = h->n;
+        bool readable = true;
+
+        for (size_t g = 0; g < jobs[j].n_gpus; g++) {
+            uint32_t idx = jobs[j].gpus[g];
+
+            if (!stall_readable(sample_gpu_at(last, gpu_pos(ctx, idx), idx))) {
+                rule_skip(ctx, out, (int32_t)idx,
+                          "utilisation, power or PCIe traffic not read in the latest reading");
+                readable = false;
+            }
+        }
+        if (!readable)
+            continue;
+        /* Back from the latest reading while every GPU of the job spins. */
+        while (k > 0) {
+            bool all = true;
+
+            for (size_t g = 0; g < jobs[j].n_gpus && all; g++) {
+                uint32_t idx = jobs[j].gpus[g];
+
+                all = stalled(ctx, sample_gpu_at(&h->samples[k - 1], gpu_pos(ctx, idx), idx));
+            }
+            if (!all)
+                break;
+            start = --k;
+        }
+        if (start < h->n && t_s(last) - t_s(&h->samples[start]) >= th(ctx, TH_STALL_MIN_S))
+            stall_finding(ctx, out, &jobs[j], start);
+    }
+}
+
+const struct rule rule_perf_collective_stalled = {
+    .id = "perf.collective-stalled",
+    .severity = SEV_WARNING,
+    .category = CAT_THROUGHPUT,
+    .title = N_("A multi-GPU job busy on every GPU but drawing idle power: a stalled collective"),
+    .explanation = N_(
+        "Every GPU of one job shows high utilisation, yet draws little power and moves almost "
+        "nothing over PCIe, for minutes. Utilisation only says that a kernel is resident: a NCCL "
+        "collective (all-reduce, all-gather, a barrier) waiting for a peer that died, hung or took "
+        "a different branch spins in such a kernel on every rank, so the job looks 100 % busy "
+        "while it makes no progress. Without a timeout it waits until the job's time limit, and "
+        "the GPUs are lost to everyone meanwhile. A job that computes draws far more power."),
+    .detection = N_(
+        "over the history, the compute processes grouped into jobs (a container, a Slurm job or a "
+        "pod, else the parent that launched them); for each job on two GPUs or more, the "
+        "readings back from the latest in which every one of its GPUs is at or above "
+        "stall_util_pct utilisation, at or below stall_power_pct of its power limit, and at or "
+        "below stall_pcie_mib_per_s of PCIe traffic (both directions), lasting at least "
+        "stall_min_s. NVLink traffic is not read. Needs a history of trend_min_duration_s "
+        "(gpudoctor watch, serve, or check --from a recording)."),
+    .fix = N_(
+        "Dump the ranks' stacks (py-spy dump --pid PID) to see the collective they wait in, look "
+        "for the rank or node that is missing (its log, its own GPU's errors, the network), then "
+        "end and restart the job. Make the next hang an error: NCCL_DEBUG=INFO, and in PyTorch "
+        "TORCH_NCCL_ASYNC_ERROR_HANDLING=1 with a timeout for the process group."),
+    .thresholds = THRESHOLDS(TH_STALL_UTIL_PCT, TH_STALL_POWER_PCT, TH_STALL_PCIE_MIB_PER_S,
+                             TH_STALL_MIN_S, TH_TREND_MIN_DURATION_S),
+    .check = check_collective_stalled,
+};
+
 bool rule_is_trend(const struct rule *r)
 {
     return r == &rule_mem_leak || r == &rule_mem_idle_held || r == &rule_perf_util_swing ||
-           r == &rule_clock_throttle_episodes || r == &rule_clock_temp_rising;
+           r == &rule_clock_throttle_episodes || r == &rule_clock_temp_rising ||
+           r == &rule_perf_collective_stalled;
 }

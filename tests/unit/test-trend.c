@@ -371,7 +371,7 @@ static void test_leak_history_too_short_is_a_skip(void **state)
             skips++;
         }
     }
-    assert_int_equal(skips, 5); /* one per trend rule, not per GPU */
+    assert_int_equal(skips, 6); /* one per trend rule, not per GPU */
     findings_free(&f);
     config_free(&cfg);
     snapshot_free(s);
@@ -655,8 +655,9 @@ static void test_temp_rising(void **state)
 
 static void test_trend_rules_in_table(void **state)
 {
-    static const char *const ids[] = { "mem.leak", "mem.idle-held", "perf.util-swing",
-                                       "clock.throttle-episodes", "clock.temp-rising" };
+    static const char *const ids[] = { "mem.leak",          "mem.idle-held",
+                                       "perf.util-swing",   "clock.throttle-episodes",
+                                       "clock.temp-rising", "perf.collective-stalled" };
     size_t n = 0;
 
     (void)state;
@@ -699,6 +700,125 @@ static void test_long_healthy_history(void **state)
     snapshot_free(s);
 }
 
+/* ---- perf.collective-stalled ---- */
+
+/*
+ * Two GPUs, one rank of a job on each (pids 4121 and 4122, launched by the same parent), for
+ * `seconds`; from `stall_at` on both spin: 100 % busy, 120 of 700 W, 1 MiB/s over PCIe. Before
+ * that they work (95 %, 600 W, 2 GiB/s).
+ */
+static struct snapshot *stall_snap(double seconds, double stall_at, uint32_t stall_power_w)
+{
+    struct snapshot *s = snap_new(2);
+
+    for (uint32_t i = 0; i < 2; i++) {
+        gpu_add_proc(&s->gpus[i], 4121 + i, 30 * GIB);
+        valid(&s->gpus[i], GPU_S_PCIE_TX);
+        valid(&s->gpus[i], GPU_S_PCIE_RX);
+        table_add_proc(s, (int32_t)(4121 + i), 777);
+    }
+    for (double t = 0; t <= seconds; t += 5) {
+        struct sample *smp = add_sample(s, t);
+
+        for (size_t i = 0; i < 2; i++) {
+            struct gpu *g = &smp->gpus[i];
+            bool spin = stall_at >= 0 && t >= stall_at;
+
+            g->util_gpu_pct = spin ? 100 : 95;
+            g->power_mw = spin ? stall_power_w * 1000 : 600000;
+            g->pcie_tx_bytes_per_s = spin ? MIB / 2 : 2 * GIB;
+            g->pcie_rx_bytes_per_s = spin ? MIB / 2 : 2 * GIB;
+        }
+    }
+    settle(s);
+    return s;
+}
+
+static void test_collective_stalled(void **state)
+{
+    struct snapshot *s = stall_snap(1200, 600, 120);
+    struct config cfg;
+    struct findings f;
+    const struct finding *x;
+
+    (void)state;
+    config_init(&cfg);
+    run(s, &cfg, &f);
+    x = must_find(&f, "perf.collective-stalled", 0);
+    assert_int_equal(count(&f, "perf.collective-stalled"), 1); /* one job, one finding */
+    assert_string_equal(x->title, "GPUs 0, 1 of one job busy but drawing idle power for 10m: a "
+                                  "stalled collective?");
+    assert_true(
+        has_evidence(x, "the job: the processes started by pid 1000, 2 processes on GPUs 0, 1"));
+    assert_true(has_evidence(x, "GPU 1: utilisation 100 %, power 120 of 700 W (17 %)"));
+    assert_true(has_evidence(x, "in all 121 readings of the last 10m"));
+    assert_non_null(strstr(x->fix[0], "py-spy dump --pid 4121"));
+    findings_free(&f);
+
+    /* Shorter than stall_min_s: not yet. */
+    set(&cfg, "stall_min_s=900");
+    run(s, &cfg, &f);
+    assert_null(find(&f, "perf.collective-stalled", 0));
+    findings_free(&f);
+    config_free(&cfg);
+    snapshot_free(s);
+
+    /* Busy and drawing power: working, not stalled. */
+    config_init(&cfg);
+    s = stall_snap(1200, 600, 450);
+    run(s, &cfg, &f);
+    assert_null(find(&f, "perf.collective-stalled", 0));
+    findings_free(&f);
+    snapshot_free(s);
+    config_free(&cfg);
+}
+
+/* Two jobs of one GPU each (different parents) are not one collective; nor is one job's GPU alone.
+ */
+static void test_collective_needs_one_job_on_two_gpus(void **state)
+{
+    struct snapshot *s = stall_snap(1200, 0, 120);
+    struct config cfg;
+    struct findings f;
+
+    (void)state;
+    config_init(&cfg);
+    s->procs.procs[1].ppid = 2000;
+    run(s, &cfg, &f);
+    assert_null(find(&f, "perf.collective-stalled", 0));
+    findings_free(&f);
+    /* The same parent again: one job, stalled since the first reading ("at least"). */
+    s->procs.procs[1].ppid = 1000;
+    run(s, &cfg, &f);
+    assert_non_null(
+        strstr(must_find(&f, "perf.collective-stalled", 0)->title, "for at least 20m"));
+    findings_free(&f);
+    snapshot_free(s);
+    config_free(&cfg);
+}
+
+/* PCIe traffic not read: not judged, and said. */
+static void test_collective_unknown_traffic_is_a_skip(void **state)
+{
+    struct snapshot *s = stall_snap(1200, 0, 120);
+    struct config cfg;
+    struct findings f;
+    bool skipped = false;
+
+    (void)state;
+    config_init(&cfg);
+    gpu_set_rc(&s->samples[s->n_samples - 1].gpus[1], GPU_S_PCIE_TX, NVML_ERROR_NOT_SUPPORTED);
+    run(s, &cfg, &f);
+    assert_null(find(&f, "perf.collective-stalled", 0));
+    for (size_t i = 0; i < f.n_skips; i++)
+        skipped |= strcmp(f.skips[i].rule->id, "perf.collective-stalled") == 0 &&
+                   f.skips[i].gpu_index == 1;
+    assert_true(skipped);
+    findings_free(&f);
+    snapshot_free(s);
+    config_free(&cfg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -709,6 +829,9 @@ int main(void)
         cmocka_unit_test(test_leak_history_too_short_is_a_skip),
         cmocka_unit_test(test_leak_pid_reuse_restarts_the_series),
         cmocka_unit_test(test_idle_held),
+        cmocka_unit_test(test_collective_stalled),
+        cmocka_unit_test(test_collective_needs_one_job_on_two_gpus),
+        cmocka_unit_test(test_collective_unknown_traffic_is_a_skip),
         cmocka_unit_test(test_idle_without_memory_is_not_held),
         cmocka_unit_test(test_util_swing),
         cmocka_unit_test(test_throttle_episodes),
