@@ -919,20 +919,32 @@ static size_t stall_jobs(const struct rule_ctx *ctx, struct stall_job *jobs, siz
     return n;
 }
 
-/* What a stall needs of a GPU's reading: utilisation, power and its limit, PCIe traffic. */
-static bool stall_readable(const struct gpu *g)
+/*
+ * The power limit a reading is judged against: its own, else the snapshot's (samples carry only
+ * what changes, and the limit rarely does); 0 when neither is known.
+ */
+static uint32_t stall_limit_mw(const struct gpu *g, const struct gpu *ref)
 {
-    return usable(g) && g->rc[GPU_S_UTIL_GPU] == 0 && g->rc[GPU_S_POWER] == 0 &&
-           g->rc[GPU_S_POWER_LIMIT] == 0 && g->power_limit_mw > 0 && g->rc[GPU_S_PCIE_TX] == 0 &&
-           g->rc[GPU_S_PCIE_RX] == 0;
+    if (g->rc[GPU_S_POWER_LIMIT] == 0 && g->power_limit_mw > 0)
+        return g->power_limit_mw;
+    if (ref != NULL && ref->rc[GPU_S_POWER_LIMIT] == 0)
+        return ref->power_limit_mw;
+    return 0;
 }
 
-static bool stalled(const struct rule_ctx *ctx, const struct gpu *g)
+/* What a stall needs of a GPU's reading: utilisation, power and a limit, PCIe traffic. */
+static bool stall_readable(const struct gpu *g, const struct gpu *ref)
 {
-    if (!stall_readable(g))
+    return usable(g) && g->rc[GPU_S_UTIL_GPU] == 0 && g->rc[GPU_S_POWER] == 0 &&
+           stall_limit_mw(g, ref) > 0 && g->rc[GPU_S_PCIE_TX] == 0 && g->rc[GPU_S_PCIE_RX] == 0;
+}
+
+static bool stalled(const struct rule_ctx *ctx, const struct gpu *g, const struct gpu *ref)
+{
+    if (!stall_readable(g, ref))
         return false;
     return g->util_gpu_pct >= th(ctx, TH_STALL_UTIL_PCT) &&
-           100.0 * g->power_mw / g->power_limit_mw <= th(ctx, TH_STALL_POWER_PCT) &&
+           100.0 * g->power_mw / stall_limit_mw(g, ref) <= th(ctx, TH_STALL_POWER_PCT) &&
            (double)(g->pcie_tx_bytes_per_s + g->pcie_rx_bytes_per_s) / MIB <=
                th(ctx, TH_STALL_PCIE_MIB_PER_S);
 }
@@ -962,25 +974,27 @@ static void stall_finding(const struct rule_ctx *ctx, struct findings *out,
     render_ranges(gpus, sizeof(gpus), list, j->n_gpus);
     render_duration(dur, sizeof(dur), span);
     f = finding_new(ctx, out, (int32_t)j->gpus[0], (int32_t)j->pids[0]);
-    finding_object(f, "%s", j->key);
     finding_title(f,
                   "GPUs %s of one job busy but drawing idle power for %s%s: a stalled collective?",
                   gpus, start == 0 ? "at least " : "", dur);
     finding_evidence(f, "the job: %s, %zu process%s on GPUs %s", j->key, j->n_pids,
                      j->n_pids == 1 ? "" : "es", gpus);
     for (size_t k = 0; k < j->n_gpus; k++) {
-        const struct gpu *g = sample_gpu_at(last, gpu_pos(ctx, j->gpus[k]), j->gpus[k]);
+        size_t pos = gpu_pos(ctx, j->gpus[k]);
+        const struct gpu *g = sample_gpu_at(last, pos, j->gpus[k]);
+        uint32_t limit;
         char tx[16], rx[16];
 
-        if (g == NULL)
+        if (g == NULL || pos == ctx->facts->n_gpus)
             continue;
+        limit = stall_limit_mw(g, ctx->facts->gpus[pos].g);
         render_bytes(tx, sizeof(tx), g->pcie_tx_bytes_per_s);
         render_bytes(rx, sizeof(rx), g->pcie_rx_bytes_per_s);
         finding_evidence(f,
                          "GPU %" PRIu32 ": utilisation %" PRIu32 " %%, power %" PRIu32
                          " of %" PRIu32 " W (%.0f %%), PCIe %s/s out, %s/s in (latest reading)",
-                         g->index, g->util_gpu_pct, g->power_mw / 1000, g->power_limit_mw / 1000,
-                         100.0 * g->power_mw / g->power_limit_mw, tx, rx);
+                         g->index, g->util_gpu_pct, g->power_mw / 1000, limit / 1000,
+                         limit ? 100.0 * g->power_mw / limit : 0.0, tx, rx);
     }
     finding_evidence(f,
                      "so in all %zu readings of the last %s%s: at least %.0f %% busy, at most "
@@ -1018,8 +1032,9 @@ static void check_collective_stalled(const struct rule_ctx *ctx, struct findings
 
         for (size_t g = 0; g < jobs[j].n_gpus; g++) {
             uint32_t idx = jobs[j].gpus[g];
+            size_t pos = gpu_pos(ctx, idx);
 
-            if (!stall_readable(sample_gpu_at(last, gpu_pos(ctx, idx), idx))) {
+            if (!stall_readable(sample_gpu_at(last, pos, idx), ctx->facts->gpus[pos].g)) {
                 rule_skip(ctx, out, (int32_t)idx,
                           "utilisation, power or PCIe traffic not read in the latest reading");
                 readable = false;
@@ -1033,8 +1048,10 @@ static void check_collective_stalled(const struct rule_ctx *ctx, struct findings
 
             for (size_t g = 0; g < jobs[j].n_gpus && all; g++) {
                 uint32_t idx = jobs[j].gpus[g];
+                size_t pos = gpu_pos(ctx, idx);
 
-                all = stalled(ctx, sample_gpu_at(&h->samples[k - 1], gpu_pos(ctx, idx), idx));
+                all = stalled(ctx, sample_gpu_at(&h->samples[k - 1], pos, idx),
+                              ctx->facts->gpus[pos].g);
             }
             if (!all)
                 break;
