@@ -1,7 +1,7 @@
 /*
  * Exported: what clients written against NVIDIA's bindings read and gpudoctor does not (the
  * NVML_CLIENT_FUNCTIONS list): brand, architecture, board part number, driver model, accounting
- * mode, NVLink state and field values. Each answers from the GPU's struct sim_extra, read from
+ * mode. Each answers from the GPU's struct sim_extra, read from
  * the scenario keys docs/simulator.md describes under "Beyond the snapshot". Return codes follow
  * the 13.3.29 header's documentation of each function.
  */
@@ -138,68 +138,5 @@ nvmlReturn_t nvmlDeviceGetAccountingMode(nvmlDevice_t device, int *mode)
         mig = 0;
     *mode = x->accounting_state == SIM_KEY_SET && x->accounting && !mig ? NVML_FEATURE_ENABLED
                                                                         : NVML_FEATURE_DISABLED;
-    return sim_end(&c, NVML_SUCCESS);
-}
-
-/* NOT_SUPPORTED without NVLink; a link past the GPU's last is INVALID_ARGUMENT. */
-nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, int *isActive)
-{
-    struct sim_call c;
-    nvmlReturn_t rc = sim_begin_dev(&c, __func__, device, isActive != NULL, false);
-    const struct sim_extra *x;
-
-    if (rc != NVML_SUCCESS)
-        return sim_end(&c, rc);
-    x = &c.gpu->extra;
-    if (x->nvlink_state != SIM_KEY_SET || x->n_nvlinks == 0)
-        return sim_end(&c, NVML_ERROR_NOT_SUPPORTED);
-    if (link >= x->n_nvlinks)
-        return sim_end(&c, NVML_ERROR_INVALID_ARGUMENT);
-    *isActive = x->nvlinks[link] ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
-    return sim_end(&c, NVML_SUCCESS);
-}
-
-/* The scenario's entry for field id at scope, or NULL. */
-static const struct sim_field_value *find_field(const struct sim_extra *x, uint32_t id,
-                                                uint32_t scope)
-{
-    for (size_t i = 0; i < x->n_fields; i++) {
-        if (x->fields[i].id == id && (x->fields[i].any_scope || x->fields[i].scope == scope))
-            return &x->fields[i];
-    }
-    return NULL;
-}
-
-/*
- * Each value gets its own return code; the call succeeds once the arguments are good ("you must
- * check the nvmlReturn field of each value"). A field the scenario does not list is
- * NOT_SUPPORTED, as for a GPU without it. A successful value is stamped with the time of the
- * call (CPU microseconds) and a latency of 0; a failed one keeps the caller's value and type.
- */
-nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount,
-                                      nvmlFieldValue_t *values)
-{
-    struct sim_call c;
-    nvmlReturn_t rc =
-        sim_begin_dev(&c, __func__, device, values != NULL && valuesCount >= 0, false);
-    long long now;
-
-    if (rc != NVML_SUCCESS)
-        return sim_end(&c, rc);
-    now = (long long)sim_now_real_us();
-    for (int i = 0; i < valuesCount; i++) {
-        nvmlFieldValue_t *v = &values[i];
-        const struct sim_field_value *fv = find_field(&c.gpu->extra, v->fieldId, v->scopeId);
-
-        if (fv == NULL || fv->rc != 0) {
-            v->nvmlReturn = fv == NULL ? NVML_ERROR_NOT_SUPPORTED : fv->rc;
-            continue;
-        }
-        v->nvmlReturn = NVML_SUCCESS;
-        v->valueType = fv->type;
-        v->value = fv->value;
-        v->timestamp = now;
-        v->latencyUsec = 0;
-    }
     return sim_end(&c, NVML_SUCCESS);
 }

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -785,6 +786,88 @@ static int check_gpu(struct sim_gpu *sg, size_t i, const char *path, struct jerr
     return 0;
 }
 
+/* "DDDDDDDD:BB:DD.F" into its four numbers; false when it is not one. */
+static bool split_bus_id(const char *id, uint32_t out[4])
+{
+    unsigned long long dom;
+    unsigned bus, dev, fn;
+    int end = 0;
+
+    if (sscanf(id, "%llx:%x:%x.%x%n", &dom, &bus, &dev, &fn, &end) != 4 || id[end] != '\0' ||
+        dom > 0xffffffffULL || bus > 0xff || dev > 0x1f || fn > 7)
+        return false;
+    out[0] = (uint32_t)dom;
+    out[1] = bus;
+    out[2] = dev;
+    out[3] = fn;
+    return true;
+}
+
+/*
+ * The links and the fabric: the snapshot's "nvlink" list, or the older scenario key "nvlinks"
+ * (booleans), made into the same list so that every NVLink call reads one thing.
+ */
+static int check_links(struct sim_gpu *sg, const json_t *j, const char *path, struct jerr *err)
+{
+    struct gpu *g = &sg->g;
+    struct sim_extra *x = &sg->extra;
+    char fpath[300];
+
+    if (x->nvlink_state != SIM_KEY_ABSENT && json_object_get(j, "nvlink") != NULL) {
+        join(fpath, sizeof(fpath), path, "nvlinks");
+        jerr_set(err, fpath, "give \"nvlink\" (the snapshot's list) or \"nvlinks\", not both");
+        return -1;
+    }
+    if (x->nvlink_state == SIM_KEY_NULL || (x->nvlink_state == SIM_KEY_SET && x->n_nvlinks == 0))
+        g->rc[GPU_S_NVLINK] = NVML_ERROR_NOT_SUPPORTED;
+    if (x->nvlink_state == SIM_KEY_SET && x->n_nvlinks > 0) {
+        g->nvlinks = xcalloc(x->n_nvlinks, sizeof(*g->nvlinks));
+        for (size_t i = 0; i < x->n_nvlinks; i++) {
+            struct gpu_nvlink *l = &g->nvlinks[i];
+
+            gpu_nvlink_init(l, (uint32_t)i);
+            for (size_t k = 0; k < NVL_S__COUNT; k++)
+                l->rc[k] = NVML_ERROR_NOT_SUPPORTED;
+            l->active = x->nvlinks[i];
+            l->rc[NVL_S_ACTIVE] = 0;
+        }
+        g->n_nvlinks = x->n_nvlinks;
+        g->rc[GPU_S_NVLINK] = 0;
+    }
+    for (size_t i = 0; g->rc[GPU_S_NVLINK] == 0 && i < g->n_nvlinks; i++) {
+        const struct gpu_nvlink *l = &g->nvlinks[i];
+
+        if (gpu_nvlink_valid(l, NVL_S_REMOTE_BUS) &&
+            !split_bus_id(l->remote_pci_bus_id, sg->link_pci[i])) {
+            pathf(fpath, sizeof(fpath), "%s.nvlink[%zu].remote_pci_bus_id", path, i);
+            jerr_set(err, fpath, "expected a PCI address \"DDDDDDDD:BB:DD.F\"");
+            return -1;
+        }
+    }
+    if (g->rc[GPU_S_FABRIC] == 0 && (g->fabric.valid & (UINT64_C(1) << FAB_S_INFO))) {
+        const char *u = g->fabric.cluster_uuid;
+        size_t n = 0;
+
+        for (size_t i = 0; u[i] != '\0' && n < 2 * NVML_GPU_FABRIC_UUID_LEN + 1; i++) {
+            const char *hex = "0123456789abcdef", *d;
+
+            if (u[i] == '-' && (n == 8 || n == 12 || n == 16 || n == 20))
+                continue;
+            if ((d = strchr(hex, tolower((unsigned char)u[i]))) == NULL)
+                break;
+            sg->fabric_uuid[n / 2] =
+                (unsigned char)(sg->fabric_uuid[n / 2] << 4 | (unsigned)(d - hex));
+            n++;
+        }
+        if (n != 2 * NVML_GPU_FABRIC_UUID_LEN || strlen(u) != 36) {
+            pathf(fpath, sizeof(fpath), "%s.fabric.cluster_uuid", path);
+            jerr_set(err, fpath, "expected 32 hex digits as 8-4-4-4-12");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int read_gpus(struct sim_scenario *s, const json_t *arr, struct jerr *err)
 {
     size_t i;
@@ -808,8 +891,9 @@ static int read_gpus(struct sim_scenario *s, const json_t *arr, struct jerr *err
         if (gpu_from_json(&sg->g, j, path, NVML_ERROR_NOT_SUPPORTED, gpu_extra_keys, err) != 0 ||
             check_gpu(sg, i, path, err) != 0)
             return -1;
-        if (sg->g.handle_rc == 0 && (read_inject(&sg->inject, j, path, err) != 0 ||
-                                     read_extra(&sg->extra, j, path, err) != 0))
+        if (sg->g.handle_rc == 0 &&
+            (read_inject(&sg->inject, j, path, err) != 0 ||
+             read_extra(&sg->extra, j, path, err) != 0 || check_links(sg, j, path, err) != 0))
             return -1;
     }
     return 0;
@@ -821,8 +905,10 @@ static int read_gpus(struct sim_scenario *s, const json_t *arr, struct jerr *err
 static int parse_value(const struct sim_event *ev, const json_t *v, const char *path, uint64_t *out,
                        struct jerr *err)
 {
-    const struct jtable *t = ev->proc < 0 ? &gpu_table : &gpu_proc_table;
-    const char *id_key = ev->proc < 0 ? "index" : "pid";
+    const struct jtable *t = ev->link >= 0  ? &gpu_nvlink_table
+                             : ev->proc < 0 ? &gpu_table
+                                            : &gpu_proc_table;
+    const char *id_key = ev->link >= 0 ? "link" : ev->proc < 0 ? "index" : "pid";
     json_t *obj;
     int r;
 
@@ -839,7 +925,15 @@ static int parse_value(const struct sim_event *ev, const json_t *v, const char *
         return -1;
     }
     obj = json_pack("{s:i, s:O}", id_key, 0, ev->field->name, v);
-    if (ev->proc < 0) {
+    if (ev->link >= 0) {
+        struct gpu_nvlink tmp;
+
+        gpu_nvlink_init(&tmp, 0);
+        r = jtable_read(t, &tmp, obj, "", NVML_ERROR_NOT_SUPPORTED, NULL, err);
+        if (r == 0)
+            *out = sim_raw_get(&tmp, ev->field);
+        jtable_free(t, &tmp);
+    } else if (ev->proc < 0) {
         struct gpu tmp;
 
         gpu_init(&tmp, 0);
@@ -909,11 +1003,58 @@ static int read_square(struct sim_event *ev, const json_t *sq, const char *path,
     return 0;
 }
 
+/* "link": N names a link of the GPU's "nvlink" list; "field" one of its numbers or "active". */
+static int read_link_target(struct sim_event *ev, const struct gpu *g, const json_t *e,
+                            const json_t *jl, const json_t *jp, const char *path, struct jerr *err)
+{
+    const json_t *jf = json_object_get(e, "field");
+    char kpath[300];
+    const char *name;
+
+    join(kpath, sizeof(kpath), path, "link");
+    if (jp != NULL) {
+        jerr_set(err, kpath, "a timeline entry changes a process or a link, not both");
+        return -1;
+    }
+    if (!json_is_integer(jl)) {
+        jerr_set(err, kpath, "expected a link number");
+        return -1;
+    }
+    for (size_t i = 0; g->rc[GPU_S_NVLINK] == 0 && i < g->n_nvlinks; i++) {
+        if (g->nvlinks[i].link == json_integer_value(jl))
+            ev->link = (long)i;
+    }
+    if (ev->link < 0) {
+        jerr_set(err, kpath, "GPU %u lists no link %lld in \"nvlink\"", ev->gpu,
+                 (long long)json_integer_value(jl));
+        return -1;
+    }
+    join(kpath, sizeof(kpath), path, "field");
+    if (!json_is_string(jf)) {
+        jerr_set(err, jf ? kpath : path, "expected \"field\": the name of a link field");
+        return -1;
+    }
+    name = json_string_value(jf);
+    ev->field = jtable_find(&gpu_nvlink_table, name);
+    if (ev->field == NULL || ev->field->slot < 0 || ev->field->type == JF_STR ||
+        ev->field->type == JF_ENUM) {
+        jerr_set(err, kpath, "\"%s\" is not a link field that can change", name);
+        return -1;
+    }
+    if (g->nvlinks[ev->link].rc[ev->field->slot] != 0) {
+        jerr_set(err, kpath, "link %u of GPU %u has no %s to change (give it a value)",
+                 g->nvlinks[ev->link].link, ev->gpu, name);
+        return -1;
+    }
+    return 0;
+}
+
 /* Resolves "gpu", "pid" and "field" of a timeline entry. */
 static int read_target(const struct sim_scenario *s, struct sim_event *ev, const json_t *e,
                        const char *path, struct jerr *err)
 {
     const json_t *jg = json_object_get(e, "gpu"), *jp = json_object_get(e, "pid");
+    const json_t *jl = json_object_get(e, "link");
     const json_t *jf = json_object_get(e, "field");
     const struct gpu *g;
     char kpath[300];
@@ -939,6 +1080,9 @@ static int read_target(const struct sim_scenario *s, struct sim_event *ev, const
         return -1;
     }
     ev->proc = -1;
+    ev->link = -1;
+    if (jl != NULL)
+        return read_link_target(ev, g, e, jl, jp, path, err);
     if (jp != NULL) {
         join(kpath, sizeof(kpath), path, "pid");
         if (!json_is_integer(jp)) {
@@ -1000,8 +1144,8 @@ static int read_target(const struct sim_scenario *s, struct sim_event *ev, const
 static int read_event(const struct sim_scenario *s, struct sim_event *ev, const json_t *e,
                       const char *path, struct jerr *err)
 {
-    static const char *const keys[] = { "gpu", "pid", "field", "from_s", "to_s", "rate_per_s",
-                                        "min", "max", "value", "square", NULL };
+    static const char *const keys[] = { "gpu",        "pid", "link", "field", "from_s", "to_s",
+                                        "rate_per_s", "min", "max",  "value", "square", NULL };
     const json_t *rate = json_object_get(e, "rate_per_s"), *value = json_object_get(e, "value");
     const json_t *square = json_object_get(e, "square");
     char kpath[300];

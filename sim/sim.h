@@ -105,6 +105,9 @@ struct sim_gpu {
     struct nvmlDevice_st migs[SIM_MIG_MAX];
     /* pci_bus_id split up, checked when the scenario was read */
     uint32_t pci_domain, pci_bus, pci_device, pci_function;
+    /* per link of g.nvlinks: remote_pci_bus_id split up the same way */
+    uint32_t link_pci[NVML_NVLINK_MAX_LINKS][4];
+    unsigned char fabric_uuid[NVML_GPU_FABRIC_UUID_LEN]; /* g.fabric.cluster_uuid as bytes */
 };
 
 enum sim_ev_kind { SIM_EV_RATE, SIM_EV_WINDOW, SIM_EV_SQUARE };
@@ -113,6 +116,7 @@ enum sim_ev_kind { SIM_EV_RATE, SIM_EV_WINDOW, SIM_EV_SQUARE };
 struct sim_event {
     uint32_t gpu;               /* index into sim_scenario.gpus */
     long proc;                  /* -1: a GPU field; else index into gpus[gpu].g.procs */
+    long link;                  /* -1; else index into gpus[gpu].g.nvlinks (field of that link) */
     const struct jfield *field; /* row of gpu_table or gpu_proc_table; NULL: process presence */
     enum sim_ev_kind kind;
     double from_s, to_s; /* active in [from_s, to_s) */
@@ -200,6 +204,11 @@ int32_t sim_gpu_value(const struct sim_scenario *s, uint32_t gi, enum gpu_slot s
 /* The same for field f (a gpu_proc_table row) of process pi; NOT_SUPPORTED when invalid. */
 int32_t sim_proc_value(const struct sim_scenario *s, uint32_t gi, size_t pi, const struct jfield *f,
                        double t, uint64_t *out);
+/* The same for field slot of link record li (index into g.nvlinks): its status, or 0 and *out. */
+int32_t sim_link_value(const struct sim_scenario *s, uint32_t gi, size_t li,
+                       enum gpu_nvlink_slot slot, double t, uint64_t *out);
+/* The gpu_nvlink_table row of a link status slot. */
+const struct jfield *sim_link_field(enum gpu_nvlink_slot slot);
 /* Whether process pi of GPU gi exists at time t (timeline "present" entries). */
 bool sim_proc_present(const struct sim_scenario *s, uint32_t gi, size_t pi, double t);
 

@@ -146,13 +146,13 @@ static uint64_t apply(const struct sim_event *ev, const struct jfield *f, uint64
 
 /* Value of field f (NULL: presence, a boolean) of GPU gi, process pi (-1: the GPU), starting from
  * v. */
-static uint64_t at(const struct sim_scenario *s, uint32_t gi, long pi, const struct jfield *f,
-                   uint64_t v, double t)
+static uint64_t at(const struct sim_scenario *s, uint32_t gi, long pi, long li,
+                   const struct jfield *f, uint64_t v, double t)
 {
     for (size_t i = 0; i < s->n_events; i++) {
         const struct sim_event *ev = &s->events[i];
 
-        if (ev->gpu == gi && ev->proc == pi && ev->field == f)
+        if (ev->gpu == gi && ev->proc == pi && ev->link == li && ev->field == f)
             v = apply(ev, f, v, t);
     }
     return v;
@@ -172,7 +172,7 @@ bool sim_proc_present(const struct sim_scenario *s, uint32_t gi, size_t pi, doub
 {
     if (s->processes_follow_proc && !pid_alive(s->gpus[gi].g.procs[pi].pid))
         return false;
-    return at(s, gi, (long)pi, NULL, 1, t) != 0;
+    return at(s, gi, (long)pi, -1, NULL, 1, t) != 0;
 }
 
 int32_t sim_proc_value(const struct sim_scenario *s, uint32_t gi, size_t pi, const struct jfield *f,
@@ -182,7 +182,7 @@ int32_t sim_proc_value(const struct sim_scenario *s, uint32_t gi, size_t pi, con
 
     if (!jfield_valid(&gpu_proc_table, p, f))
         return NVML_ERROR_NOT_SUPPORTED;
-    *out = at(s, gi, (long)pi, f, sim_raw_get(p, f), t);
+    *out = at(s, gi, (long)pi, -1, f, sim_raw_get(p, f), t);
     return 0;
 }
 
@@ -215,7 +215,7 @@ int32_t sim_gpu_value(const struct sim_scenario *s, uint32_t gi, enum gpu_slot s
 
     if (rc != 0) /* negative: not collected in a replayed snapshot, reads as unsupported */
         return rc < 0 ? NVML_ERROR_NOT_SUPPORTED : rc;
-    v = at(s, gi, -1, f, sim_raw_get(g, f), t);
+    v = at(s, gi, -1, -1, f, sim_raw_get(g, f), t);
     if (slot == GPU_S_MEM_USED) {
         long double x = (long double)v + proc_mem_delta(s, gi, t);
 
@@ -229,5 +229,27 @@ int32_t sim_gpu_value(const struct sim_scenario *s, uint32_t gi, enum gpu_slot s
         v = from_number(f, (long double)v - ((long double)used - (long double)g->mem_used_bytes));
     }
     *out = v;
+    return 0;
+}
+
+const struct jfield *sim_link_field(enum gpu_nvlink_slot slot)
+{
+    for (size_t i = 0; i < gpu_nvlink_table.n_fields; i++) {
+        if (gpu_nvlink_table.fields[i].slot == (int)slot)
+            return &gpu_nvlink_table.fields[i];
+    }
+    fatal("gpu_nvlink_table has no field for slot %d", (int)slot);
+}
+
+int32_t sim_link_value(const struct sim_scenario *s, uint32_t gi, size_t li,
+                       enum gpu_nvlink_slot slot, double t, uint64_t *out)
+{
+    const struct gpu_nvlink *l = &s->gpus[gi].g.nvlinks[li];
+    const struct jfield *f = sim_link_field(slot);
+    int32_t rc = l->rc[slot];
+
+    if (rc != 0) /* negative: not collected in a replayed snapshot, reads as unsupported */
+        return rc < 0 ? NVML_ERROR_NOT_SUPPORTED : rc;
+    *out = at(s, gi, -1, (long)li, f, sim_raw_get(l, f), t);
     return 0;
 }

@@ -1,5 +1,6 @@
 #include "collect/nvml-query.h"
 #include "collect/nvml-lib.h"
+#include "collect/nvml-nvlink.h"
 #include "nvml/nvml-abi.h"
 #include "util/xalloc.h"
 
@@ -13,8 +14,9 @@ struct nvml_query {
     char *lib_name;
     nvml_mark_fn *mark;
     void *mark_arg;
-    bool opened; /* loading was attempted */
-    bool ready;  /* loaded and initialised */
+    bool opened;   /* loading was attempted */
+    bool ready;    /* loaded and initialised */
+    bool sampling; /* the query in progress is a sample */
     struct nvml_lib lib;
     struct nvml_system base; /* what loading and initialising said, repeated in every answer */
     char *driver_version;    /* decides the process-list record size */
@@ -722,6 +724,20 @@ static void get_processes(struct nvml_query *q, struct gpu *g, nvmlDevice_t d)
     get_process_util(q, g, d);
 }
 
+static void get_nvlink(struct nvml_query *q, struct gpu *g, nvmlDevice_t d)
+{
+    const struct nvml_nvlink_ctx c = { &q->lib, q->mark, q->mark_arg };
+
+    nvml_nvlink_query(&c, g, d, q->sampling);
+}
+
+static void get_fabric(struct nvml_query *q, struct gpu *g, nvmlDevice_t d)
+{
+    const struct nvml_nvlink_ctx c = { &q->lib, q->mark, q->mark_arg };
+
+    nvml_fabric_query(&c, g, d);
+}
+
 /* ---- the table: every field of struct gpu, in gpu_table order ---- */
 
 static const struct nvml_getter getters[] = {
@@ -795,6 +811,8 @@ static const struct nvml_getter getters[] = {
     CUSTOM(get_pcie_throughput, true),
     UINT(nvmlDeviceGetPcieReplayCounter, GPU_S_PCIE_REPLAY, pcie_replay_count, true),
     CUSTOM(get_processes, true),
+    CUSTOM(get_nvlink, true),
+    CUSTOM(get_fabric, false),
 };
 
 static void query_gpu(struct nvml_query *q, struct gpu *g, nvmlDevice_t d, bool dynamic_only)
@@ -937,6 +955,7 @@ static void query_gpus(struct nvml_query *q, struct gpu **gpus, size_t *n_gpus, 
 {
     *gpus = xcalloc(q->n_devices ? q->n_devices : 1, sizeof(**gpus));
     *n_gpus = q->n_devices;
+    q->sampling = dynamic_only;
     for (uint32_t i = 0; i < q->n_devices; i++) {
         struct gpu *g = &(*gpus)[i];
 

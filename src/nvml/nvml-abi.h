@@ -257,6 +257,55 @@ typedef struct {
     nvmlValue_t value; /* only valid when nvmlReturn is NVML_SUCCESS */
 } nvmlFieldValue_t;
 
+/*
+ * NVLink and GPU fabric (13.3.29 header, NVIDIA/go-nvml gen/nvml/nvml.h at 2f9e261).
+ * Scoped NVLink error counters: "Link ID needs to be specified in the scopeId field"; the header
+ * notes them "unsupported for Blackwell+" (the value then fails on its own nvmlReturn).
+ */
+#define NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY   161
+#define NVML_FI_DEV_NVLINK_ERROR_DL_RECOVERY 162
+#define NVML_FI_DEV_NVLINK_ERROR_DL_CRC      163
+
+/* nvmlIntNvLinkDeviceType_t */
+#define NVML_NVLINK_DEVICE_TYPE_GPU     0x00
+#define NVML_NVLINK_DEVICE_TYPE_IBMNPU  0x01
+#define NVML_NVLINK_DEVICE_TYPE_SWITCH  0x02
+#define NVML_NVLINK_DEVICE_TYPE_UNKNOWN 0xFF
+
+/* nvmlNvlinkVersion_t: 1 = 1.0, 2 = 2.0, 3 = 2.2, 4 = 3.0, 5 = 3.1, 6 = 4.0, 7 = 5.0, 8 = 6.0 */
+#define NVML_NVLINK_VERSION_INVALID 0
+#define NVML_NVLINK_VERSION_6_0     8
+
+#define NVML_GPU_FABRIC_UUID_LEN            16
+#define NVML_GPU_FABRIC_STATE_NOT_SUPPORTED 0
+#define NVML_GPU_FABRIC_STATE_NOT_STARTED   1
+#define NVML_GPU_FABRIC_STATE_IN_PROGRESS   2
+#define NVML_GPU_FABRIC_STATE_COMPLETED     3
+
+/* nvmlDeviceGetGpuFabricInfo (deprecated in 13.0, kept as the fallback): 28 bytes. */
+typedef struct {
+    unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+    nvmlReturn_t status; /* only meaningful when state is COMPLETED */
+    unsigned int cliqueId;
+    unsigned char state; /* nvmlGpuFabricState_t, NVML_GPU_FABRIC_STATE_* */
+} nvmlGpuFabricInfo_t;
+
+/* nvmlDeviceGetGpuFabricInfoV with version nvmlGpuFabricInfo_v3: 40 bytes. */
+typedef struct {
+    unsigned int version;
+    unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+    nvmlReturn_t status;
+    unsigned int cliqueId;
+    unsigned char state;
+    unsigned int healthMask;     /* NVML_GPU_FABRIC_HEALTH_MASK_* fields */
+    unsigned char healthSummary; /* NVML_GPU_FABRIC_HEALTH_SUMMARY_* */
+} nvmlGpuFabricInfo_v3_t;
+#define nvmlGpuFabricInfo_v3 NVML_STRUCT_VERSION(sizeof(nvmlGpuFabricInfo_v3_t), 3) /* 0x03000028  \
+                                                                                     */
+/* The v2 layout is v3 without healthSummary: 36 bytes. */
+#define NVML_GPU_FABRIC_INFO_V2_SIZE 36
+#define nvmlGpuFabricInfo_v2         NVML_STRUCT_VERSION(NVML_GPU_FABRIC_INFO_V2_SIZE, 2) /* 0x02000024 */
+
 /* Clock event ("throttle") reason bits. */
 #define NVML_CLOCKS_EVENT_GPU_IDLE           0x0000000000000001ULL
 #define NVML_CLOCKS_EVENT_APP_CLOCKS_SETTING 0x0000000000000002ULL
@@ -385,7 +434,16 @@ typedef struct {
       (nvmlDevice_t device, unsigned int *infoCount, void *infos))                                 \
     X(nvmlDeviceGetProcessUtilization,                                                             \
       (nvmlDevice_t device, nvmlProcessUtilizationSample_t * utilization,                          \
-       unsigned int *processSamplesCount, unsigned long long lastSeenTimeStamp))
+       unsigned int *processSamplesCount, unsigned long long lastSeenTimeStamp))                   \
+    X(nvmlDeviceGetNvLinkState, (nvmlDevice_t device, unsigned int link, int *isActive))           \
+    X(nvmlDeviceGetNvLinkVersion, (nvmlDevice_t device, unsigned int link, unsigned int *version)) \
+    X(nvmlDeviceGetNvLinkRemotePciInfo_v2,                                                         \
+      (nvmlDevice_t device, unsigned int link, nvmlPciInfo_t *pci))                                \
+    X(nvmlDeviceGetNvLinkRemoteDeviceType,                                                         \
+      (nvmlDevice_t device, unsigned int link, int *pNvLinkDeviceType))                            \
+    X(nvmlDeviceGetFieldValues, (nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values))  \
+    X(nvmlDeviceGetGpuFabricInfoV, (nvmlDevice_t device, nvmlGpuFabricInfo_v3_t * gpuFabricInfo))  \
+    X(nvmlDeviceGetGpuFabricInfo, (nvmlDevice_t device, nvmlGpuFabricInfo_t * gpuFabricInfo))
 
 /*
  * Functions the simulator exports for clients written against NVIDIA's bindings (nvitop,
@@ -400,8 +458,6 @@ typedef struct {
     X(nvmlDeviceGetDriverModel, (nvmlDevice_t device, int *current, int *pending))                 \
     X(nvmlDeviceGetDriverModel_v2, (nvmlDevice_t device, int *current, int *pending))              \
     X(nvmlDeviceGetAccountingMode, (nvmlDevice_t device, int *mode))                               \
-    X(nvmlDeviceGetNvLinkState, (nvmlDevice_t device, unsigned int link, int *isActive))           \
-    X(nvmlDeviceGetFieldValues, (nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values))  \
     X(nvmlDeviceGetMPSComputeRunningProcesses,                                                     \
       (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos))                 \
     X(nvmlDeviceGetMPSComputeRunningProcesses_v2,                                                  \

@@ -3,6 +3,7 @@
 #include "snapshot/snap-procs.h"
 #include "util/xalloc.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +170,10 @@ static const struct jfield gpu_fields[] = {
       "processes with a context on the GPU" },
     { "process_utilization", JF_NONE, 0, GPU_S_PROCESS_UTIL, 0, NULL,
       "nvmlDeviceGetProcessUtilization", "status of the per-process utilisation samples" },
+    { "nvlink", JF_NONE, 0, GPU_S_NVLINK, 0, NULL, "nvmlDeviceGetNvLinkState",
+      "the GPU's NVLinks (list below); NOT_SUPPORTED: a GPU without NVLink" },
+    { "fabric", JF_NONE, 0, GPU_S_FABRIC, 0, NULL, "nvmlDeviceGetGpuFabricInfoV",
+      "registration with the NVLink fabric (object below); NOT_SUPPORTED: no fabric" },
 };
 
 #undef F
@@ -209,6 +214,70 @@ const struct jtable gpu_proc_table = {
     NULL,
 };
 
+const char *const gpu_nvlink_remote_names[] = { "gpu", "ibmnpu", "switch", "unknown", NULL };
+
+#define L(key, type, member, slot, flags, names, source, doc)                                      \
+    {                                                                                              \
+        key, type, offsetof(struct gpu_nvlink, member), slot, flags, names, source, doc            \
+    }
+static const struct jfield gpu_nvlink_fields[] = {
+    L("link", JF_U32, link, -1, JF_ID, NULL, NULL, "link number, 0 to 35"),
+    L("active", JF_BOOL, active, NVL_S_ACTIVE, JF_DYNAMIC, NULL, "nvmlDeviceGetNvLinkState",
+      "the link is up"),
+    L("version", JF_U32, version, NVL_S_VERSION, 0, NULL, "nvmlDeviceGetNvLinkVersion",
+      "nvmlNvlinkVersion_t: 4 = NVLink 3.0, 5 = 3.1, 6 = 4.0, 7 = 5.0, 8 = 6.0"),
+    L("remote_pci_bus_id", JF_STR, remote_pci_bus_id, NVL_S_REMOTE_BUS, 0, NULL,
+      "nvmlDeviceGetNvLinkRemotePciInfo_v2", "PCI address of the device at the other end"),
+    L("remote_type", JF_ENUM, remote_type, NVL_S_REMOTE_TYPE, 0, gpu_nvlink_remote_names,
+      "nvmlDeviceGetNvLinkRemoteDeviceType", "gpu, ibmnpu, switch or unknown"),
+    L("crc_errors", JF_U64, crc_errors, NVL_S_CRC, JF_DYNAMIC, NULL,
+      "nvmlDeviceGetFieldValues(NVML_FI_DEV_NVLINK_ERROR_DL_CRC)",
+      "data link CRC errors since the driver loaded (scopeId = link)"),
+    L("replay_errors", JF_U64, replay_errors, NVL_S_REPLAY, JF_DYNAMIC, NULL,
+      "nvmlDeviceGetFieldValues(NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY)", "data link replays"),
+    L("recovery_errors", JF_U64, recovery_errors, NVL_S_RECOVERY, JF_DYNAMIC, NULL,
+      "nvmlDeviceGetFieldValues(NVML_FI_DEV_NVLINK_ERROR_DL_RECOVERY)", "link recoveries"),
+};
+#undef L
+
+const struct jtable gpu_nvlink_table = {
+    "GPU NVLink",
+    gpu_nvlink_fields,
+    ARRAY_SIZE(gpu_nvlink_fields),
+    JT_RC,
+    offsetof(struct gpu_nvlink, rc),
+    "nvml_status",
+};
+
+const char *const gpu_fabric_state_names[] = { "not_supported", "not_started", "in_progress",
+                                               "completed",     "unknown",     NULL };
+
+#define B(key, type, member, slot, names, doc)                                                     \
+    {                                                                                              \
+        key, type, offsetof(struct gpu_fabric, member), slot, 0, names,                            \
+            "nvmlDeviceGetGpuFabricInfoV", doc                                                     \
+    }
+static const struct jfield gpu_fabric_fields[] = {
+    B("state", JF_ENUM, state, FAB_S_INFO, gpu_fabric_state_names,
+      "probe state: not_supported, not_started, in_progress, completed"),
+    B("status", JF_I32, status, FAB_S_INFO, NULL,
+      "nvmlReturn_t of the registration, 0 = SUCCESS; meaningful once completed"),
+    B("clique_id", JF_U32, clique_id, FAB_S_INFO, NULL, "fabric clique of the GPU"),
+    B("cluster_uuid", JF_STR, cluster_uuid, FAB_S_INFO, NULL, "cluster the GPU belongs to"),
+    B("health_mask", JF_HEX32, health_mask, FAB_S_HEALTH, NULL,
+      "NVML_GPU_FABRIC_HEALTH_MASK_* fields (struct v2 and later)"),
+};
+#undef B
+
+const struct jtable gpu_fabric_table = {
+    "GPU fabric",
+    gpu_fabric_fields,
+    ARRAY_SIZE(gpu_fabric_fields),
+    JT_BITS,
+    offsetof(struct gpu_fabric, valid),
+    NULL,
+};
+
 const struct clock_reason clock_reasons[] = {
     { NVML_CLOCKS_EVENT_GPU_IDLE, "gpu_idle", "GPU idle" },
     { NVML_CLOCKS_EVENT_APP_CLOCKS_SETTING, "applications_clocks", "application clocks setting" },
@@ -230,12 +299,37 @@ void gpu_init(struct gpu *g, uint32_t index)
         g->rc[i] = JF_RC_NOT_COLLECTED;
 }
 
+void gpu_nvlink_init(struct gpu_nvlink *l, uint32_t link)
+{
+    memset(l, 0, sizeof(*l));
+    l->link = link;
+    for (size_t i = 0; i < NVL_S__COUNT; i++)
+        l->rc[i] = JF_RC_NOT_COLLECTED;
+}
+
+bool gpu_nvlink_valid(const struct gpu_nvlink *l, enum gpu_nvlink_slot slot)
+{
+    return l->rc[slot] == 0;
+}
+
+void gpu_nvlinks_free(struct gpu *g)
+{
+    for (size_t i = 0; i < g->n_nvlinks; i++)
+        jtable_free(&gpu_nvlink_table, &g->nvlinks[i]);
+    free(g->nvlinks);
+    g->nvlinks = NULL;
+    g->n_nvlinks = 0;
+}
+
 void gpu_free(struct gpu *g)
 {
     jtable_free(&gpu_table, g);
     free(g->procs);
     g->procs = NULL;
     g->n_procs = 0;
+    gpu_nvlinks_free(g);
+    jtable_free(&gpu_fabric_table, &g->fabric);
+    memset(&g->fabric, 0, sizeof(g->fabric));
 }
 
 void gpu_copy(struct gpu *dst, const struct gpu *src)
@@ -257,6 +351,17 @@ void gpu_copy(struct gpu *dst, const struct gpu *src)
     } else {
         dst->procs = NULL;
     }
+    dst->nvlinks = NULL;
+    if (src->n_nvlinks > 0) {
+        dst->nvlinks = xreallocarray(NULL, src->n_nvlinks, sizeof(*dst->nvlinks));
+        memcpy(dst->nvlinks, src->nvlinks, src->n_nvlinks * sizeof(*dst->nvlinks));
+        for (size_t i = 0; i < src->n_nvlinks; i++) {
+            if (src->nvlinks[i].remote_pci_bus_id != NULL)
+                dst->nvlinks[i].remote_pci_bus_id = xstrdup(src->nvlinks[i].remote_pci_bus_id);
+        }
+    }
+    if (src->fabric.cluster_uuid != NULL)
+        dst->fabric.cluster_uuid = xstrdup(src->fabric.cluster_uuid);
 }
 
 bool gpu_valid(const struct gpu *g, enum gpu_slot slot)
@@ -318,7 +423,69 @@ json_t *gpu_to_json(const struct gpu *g, unsigned only_flags)
         }
         json_object_set_new(j, "processes", procs);
     }
+    /* Samples carry the links' counters and states; the fabric does not change that fast. */
+    if (gpu_valid(g, GPU_S_NVLINK) && (!only_flags || g->n_nvlinks > 0)) {
+        json_t *links = json_array();
+
+        for (size_t i = 0; i < g->n_nvlinks; i++) {
+            json_t *l = json_object();
+
+            jtable_write(&gpu_nvlink_table, &g->nvlinks[i], l, only_flags ? JF_ID | JF_DYNAMIC : 0);
+            json_array_append_new(links, l);
+        }
+        json_object_set_new(j, "nvlink", links);
+    }
+    if (gpu_valid(g, GPU_S_FABRIC) && !only_flags) {
+        json_t *fab = json_object();
+
+        jtable_write(&gpu_fabric_table, &g->fabric, fab, 0);
+        json_object_set_new(j, "fabric", fab);
+    }
     return j;
+}
+
+/* Links are listed once each, in the range the header allows. */
+static int nvlinks_from_json(struct gpu *g, const json_t *links, const char *path,
+                             int32_t missing_rc, struct jerr *err)
+{
+    size_t i;
+    json_t *l;
+
+    if (!json_is_array(links)) {
+        jerr_set(err, path, "nvlink: expected an array of links");
+        return -1;
+    }
+    if (json_array_size(links) > NVML_NVLINK_MAX_LINKS) {
+        jerr_set(err, path, "nvlink: more than %d links", NVML_NVLINK_MAX_LINKS);
+        return -1;
+    }
+    g->nvlinks = xcalloc(json_array_size(links) + 1, sizeof(*g->nvlinks));
+    json_array_foreach(links, i, l)
+    {
+        char lpath[256];
+        struct gpu_nvlink *gl = &g->nvlinks[i];
+
+        snprintf(lpath, sizeof(lpath), "%s.nvlink[%zu]", path, i);
+        gpu_nvlink_init(gl, 0);
+        g->n_nvlinks = i + 1;
+        if (!json_is_object(l) || !json_is_integer(json_object_get(l, "link"))) {
+            jerr_set(err, lpath, "expected a link object with \"link\": its number");
+            return -1;
+        }
+        if (jtable_read(&gpu_nvlink_table, gl, l, lpath, missing_rc, NULL, err) != 0)
+            return -1;
+        if (gl->link >= NVML_NVLINK_MAX_LINKS) {
+            jerr_set(err, lpath, "link: expected 0 to %d", NVML_NVLINK_MAX_LINKS - 1);
+            return -1;
+        }
+        for (size_t k = 0; k < i; k++) {
+            if (g->nvlinks[k].link == gl->link) {
+                jerr_set(err, lpath, "link %" PRIu32 " is listed twice", gl->link);
+                return -1;
+            }
+        }
+    }
+    return 0;
 }
 
 static int proc_type_from_json(const json_t *v, uint32_t *mask, const char *path, struct jerr *err)
@@ -365,7 +532,7 @@ int gpu_from_json(struct gpu *g, const json_t *j, const char *path, int32_t miss
 {
     static const char *const base_extra[] = { "handle_status", NULL };
     const char *extra[32];
-    const json_t *procs, *hs;
+    const json_t *procs, *hs, *links, *fab, *st;
     size_t n = 0;
 
     for (size_t i = 0; base_extra[i] != NULL; i++)
@@ -412,6 +579,31 @@ int gpu_from_json(struct gpu *g, const json_t *j, const char *path, int32_t miss
             g->n_procs = i + 1;
         }
         g->rc[GPU_S_PROCESSES] = 0;
+    }
+    /* A document from before these keys existed knows nothing of them: not "no links". */
+    st = json_object_get(j, "nvml_status");
+    if (json_object_get(j, "nvlink") == NULL && json_object_get(st, "nvlink") == NULL)
+        g->rc[GPU_S_NVLINK] = missing_rc;
+    if (json_object_get(j, "fabric") == NULL && json_object_get(st, "fabric") == NULL)
+        g->rc[GPU_S_FABRIC] = missing_rc;
+    links = json_object_get(j, "nvlink");
+    if (links != NULL && !json_is_null(links)) {
+        if (nvlinks_from_json(g, links, path, missing_rc, err) != 0)
+            return -1;
+        g->rc[GPU_S_NVLINK] = 0;
+    }
+    fab = json_object_get(j, "fabric");
+    if (fab != NULL && !json_is_null(fab)) {
+        char fpath[256];
+
+        snprintf(fpath, sizeof(fpath), "%s.fabric", path);
+        if (!json_is_object(fab)) {
+            jerr_set(err, fpath, "expected an object");
+            return -1;
+        }
+        if (jtable_read(&gpu_fabric_table, &g->fabric, fab, fpath, missing_rc, NULL, err) != 0)
+            return -1;
+        g->rc[GPU_S_FABRIC] = 0;
     }
     return 0;
 }

@@ -92,6 +92,8 @@ enum gpu_slot {
     GPU_S_PCIE_REPLAY,
     GPU_S_PROCESSES,    /* the running-process lists */
     GPU_S_PROCESS_UTIL, /* nvmlDeviceGetProcessUtilization */
+    GPU_S_NVLINK,       /* the NVLink list: nvmlDeviceGetNvLinkState of the links */
+    GPU_S_FABRIC,       /* nvmlDeviceGetGpuFabricInfoV (or the unversioned fallback) */
     GPU_S__COUNT
 };
 
@@ -114,6 +116,55 @@ struct gpu_proc {
     uint32_t gpu_instance_id, compute_instance_id; /* MIG; invalid when not MIG */
     uint32_t sm_util_pct, mem_util_pct, enc_util_pct, dec_util_pct;
     uint64_t valid;
+};
+
+/* Status slots of one NVLink: 0 valid, else the NVML return code of that value. */
+enum gpu_nvlink_slot {
+    NVL_S_ACTIVE,      /* nvmlDeviceGetNvLinkState */
+    NVL_S_VERSION,     /* nvmlDeviceGetNvLinkVersion */
+    NVL_S_REMOTE_BUS,  /* nvmlDeviceGetNvLinkRemotePciInfo_v2 */
+    NVL_S_REMOTE_TYPE, /* nvmlDeviceGetNvLinkRemoteDeviceType */
+    NVL_S_CRC,         /* field NVML_FI_DEV_NVLINK_ERROR_DL_CRC, scopeId = link */
+    NVL_S_REPLAY,      /* field NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY */
+    NVL_S_RECOVERY,    /* field NVML_FI_DEV_NVLINK_ERROR_DL_RECOVERY */
+    NVL_S__COUNT
+};
+
+/* What is at the other end of a link (nvmlIntNvLinkDeviceType_t, renumbered). */
+enum gpu_nvlink_remote { NVL_REMOTE_GPU, NVL_REMOTE_IBMNPU, NVL_REMOTE_SWITCH, NVL_REMOTE_UNKNOWN };
+
+/* One NVLink of a GPU that NVML answered for (a link it has). */
+struct gpu_nvlink {
+    uint32_t link; /* 0 .. NVML_NVLINK_MAX_LINKS - 1 */
+    bool active;
+    uint32_t version;         /* nvmlNvlinkVersion_t: 4 = 3.0, 6 = 4.0, 7 = 5.0 */
+    char *remote_pci_bus_id;  /* "00000000:07:00.0" of the remote end, owned */
+    int32_t remote_type;      /* enum gpu_nvlink_remote */
+    uint64_t crc_errors;      /* data link CRC errors since the driver loaded */
+    uint64_t replay_errors;   /* data link replays */
+    uint64_t recovery_errors; /* link recoveries */
+    int32_t rc[NVL_S__COUNT];
+};
+
+/* Fabric probe states (NVML_GPU_FABRIC_STATE_*), and one for a value the header does not name. */
+enum gpu_fabric_state {
+    GPU_FABRIC_NOT_SUPPORTED,
+    GPU_FABRIC_NOT_STARTED,
+    GPU_FABRIC_IN_PROGRESS,
+    GPU_FABRIC_COMPLETED,
+    GPU_FABRIC_UNKNOWN,
+};
+
+enum gpu_fabric_slot { FAB_S_INFO, FAB_S_HEALTH };
+
+/* The GPU's registration with the NVLink fabric (Fabric Manager / NVSwitch systems). */
+struct gpu_fabric {
+    int32_t state;  /* enum gpu_fabric_state */
+    int32_t status; /* nvmlReturn_t of the probe: meaningful when state is completed */
+    uint32_t clique_id;
+    char *cluster_uuid;   /* 16 bytes as 8-4-4-4-12 hex, owned */
+    uint32_t health_mask; /* NVML_GPU_FABRIC_HEALTH_MASK_* fields (v2 and later) */
+    uint64_t valid;       /* bits of enum gpu_fabric_slot */
 };
 
 struct gpu {
@@ -164,6 +215,10 @@ struct gpu {
 
     struct gpu_proc *procs;
     size_t n_procs;
+
+    struct gpu_nvlink *nvlinks; /* valid with GPU_S_NVLINK; only links the GPU has */
+    size_t n_nvlinks;
+    struct gpu_fabric fabric; /* valid with GPU_S_FABRIC */
 };
 
 /* What NVML says of the system, and how talking to it went. */
@@ -188,12 +243,22 @@ struct nvml_system {
 extern const struct jtable gpu_table;
 extern const struct jtable gpu_proc_table;
 extern const struct jtable nvml_system_table;
+extern const struct jtable gpu_nvlink_table;
+extern const struct jtable gpu_fabric_table;
+extern const char *const gpu_nvlink_remote_names[];
+extern const char *const gpu_fabric_state_names[];
 extern const char *const compute_mode_names[];
 
 void gpu_init(struct gpu *g, uint32_t index);
 void gpu_free(struct gpu *g);
 void gpu_copy(struct gpu *dst, const struct gpu *src);
 bool gpu_valid(const struct gpu *g, enum gpu_slot slot);
+/* Whether value slot of link l was read (the link list itself must be valid). */
+bool gpu_nvlink_valid(const struct gpu_nvlink *l, enum gpu_nvlink_slot slot);
+/* A new link record: every status JF_RC_NOT_COLLECTED. */
+void gpu_nvlink_init(struct gpu_nvlink *l, uint32_t link);
+/* Frees the links of g and forgets them. */
+void gpu_nvlinks_free(struct gpu *g);
 /* Sets a field's status: 0 valid, or the NVML return code that left it unknown. */
 void gpu_set_rc(struct gpu *g, enum gpu_slot slot, int32_t rc);
 
