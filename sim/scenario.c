@@ -35,6 +35,7 @@ static const char *const renames[][2] = {
     { "nvmlDeviceGetCurrentClocksThrottleReasons", "nvmlDeviceGetCurrentClocksEventReasons" },
     { "nvmlDeviceGetSupportedClocksThrottleReasons", "nvmlDeviceGetSupportedClocksEventReasons" },
     { "nvmlDeviceGetPowerState", "nvmlDeviceGetPerformanceState" },
+    { "nvmlDeviceGetGpuFabricInfoV", "nvmlDeviceGetGpuFabricInfo" },
     { "nvmlInitWithFlags", "nvmlInit" },
 };
 
@@ -813,7 +814,7 @@ static int check_links(struct sim_gpu *sg, const json_t *j, const char *path, st
     struct sim_extra *x = &sg->extra;
     char fpath[300];
 
-    if (x->nvlink_state != SIM_KEY_ABSENT && json_object_get(j, "nvlink") != NULL) {
+    if (j != NULL && x->nvlink_state != SIM_KEY_ABSENT && json_object_get(j, "nvlink") != NULL) {
         join(fpath, sizeof(fpath), path, "nvlinks");
         jerr_set(err, fpath, "give \"nvlink\" (the snapshot's list) or \"nvlinks\", not both");
         return -1;
@@ -1333,7 +1334,8 @@ static int read_snapshot(struct sim_scenario *s, const char *text, size_t len, c
         memset(&snap->gpus[i], 0, sizeof(snap->gpus[i]));
         s->n_gpus = i + 1;
         pathf(path, sizeof(path), "gpus[%zu]", i);
-        if (check_gpu(&s->gpus[i], i, path, &err) != 0) {
+        if (check_gpu(&s->gpus[i], i, path, &err) != 0 ||
+            (s->gpus[i].g.handle_rc == 0 && check_links(&s->gpus[i], NULL, path, &err) != 0)) {
             *cause = jerr_format(&err, text, name);
             r = -1;
             break;

@@ -179,24 +179,33 @@ static void link_counters(const struct nvml_nvlink_ctx *c, struct gpu *g, nvmlDe
 }
 
 void nvml_nvlink_query(const struct nvml_nvlink_ctx *c, struct gpu *g, nvmlDevice_t d,
-                       bool sampling)
+                       bool sampling, struct nvml_nvlink_seen *seen)
 {
     int gpu = (int)g->index;
     nvmlReturn_t first = NVML_ERROR_NOT_SUPPORTED;
 
     gpu_nvlinks_free(g);
-    if (!NVML_HAS(c->lib, nvmlDeviceGetNvLinkState)) {
-        gpu_set_rc(g, GPU_S_NVLINK, NVML_ERROR_FUNCTION_NOT_FOUND);
+    if (sampling && seen->known && seen->mask == 0) {
+        gpu_set_rc(g, GPU_S_NVLINK, seen->rc); /* nothing to sample */
         return;
+    }
+    if (!NVML_HAS(c->lib, nvmlDeviceGetNvLinkState)) {
+        first = NVML_ERROR_FUNCTION_NOT_FOUND;
+        goto done;
     }
     for (unsigned int link = 0; link < NVML_NVLINK_MAX_LINKS; link++) {
         int active = 0;
-        nvmlReturn_t rc = CALL(c, gpu, nvmlDeviceGetNvLinkState, d, link, &active);
+        nvmlReturn_t rc;
         struct gpu_nvlink *l;
 
+        if (sampling && seen->known && !(seen->mask & (UINT64_C(1) << link)))
+            continue;
+        rc = CALL(c, gpu, nvmlDeviceGetNvLinkState, d, link, &active);
+        if (link == 0 && rc == NVML_ERROR_NOT_SUPPORTED && g->n_nvlinks == 0)
+            break; /* "the device doesn't support this feature" */
         if (no_such_link(rc))
             continue;
-        if (rc != NVML_SUCCESS && link == 0) {
+        if (rc != NVML_SUCCESS && g->n_nvlinks == 0 && link == 0) {
             /* GPU_IS_LOST and the like: every link would say the same. */
             first = rc;
             break;
@@ -210,13 +219,21 @@ void nvml_nvlink_query(const struct nvml_nvlink_ctx *c, struct gpu *g, nvmlDevic
         if (!sampling)
             link_details(c, l, gpu, d);
     }
-    if (g->n_nvlinks == 0) {
-        gpu_nvlinks_free(g);
-        gpu_set_rc(g, GPU_S_NVLINK, first);
-        return;
+    if (g->n_nvlinks > 0) {
+        link_counters(c, g, d);
+        first = NVML_SUCCESS;
     }
-    link_counters(c, g, d);
-    gpu_set_rc(g, GPU_S_NVLINK, 0);
+done:
+    if (g->n_nvlinks == 0)
+        gpu_nvlinks_free(g);
+    gpu_set_rc(g, GPU_S_NVLINK, first);
+    if (!sampling) {
+        seen->known = true;
+        seen->rc = first;
+        seen->mask = 0;
+        for (size_t i = 0; i < g->n_nvlinks; i++)
+            seen->mask |= UINT64_C(1) << g->nvlinks[i].link;
+    }
 }
 
 static void set_fabric(struct gpu *g, const unsigned char *uuid, nvmlReturn_t status,

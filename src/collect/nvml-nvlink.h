@@ -18,13 +18,22 @@ struct nvml_nvlink_ctx {
     void *mark_arg;
 };
 
+/* What the full query found of a GPU's links, so that a sample asks only for those. */
+struct nvml_nvlink_seen {
+    bool known;    /* a full query ran */
+    int32_t rc;    /* its GPU_S_NVLINK status */
+    uint64_t mask; /* bit n: link n answered */
+};
+
 /*
  * Fills g->nvlinks and the GPU_S_NVLINK status: every link 0 .. NVML_NVLINK_MAX_LINKS - 1 that
- * nvmlDeviceGetNvLinkState answers for (NOT_SUPPORTED or INVALID_ARGUMENT: no such link), and
- * its error counters. With sampling, only the state and the counters (what changes).
+ * nvmlDeviceGetNvLinkState answers for (NOT_SUPPORTED or INVALID_ARGUMENT: no such link;
+ * NOT_SUPPORTED for link 0: a GPU without NVLink, nothing more is asked), and its error counters.
+ * A full query (sampling false) records what it found in *seen; a sample asks only for the state
+ * and the counters of the links *seen holds.
  */
 void nvml_nvlink_query(const struct nvml_nvlink_ctx *c, struct gpu *g, nvmlDevice_t d,
-                       bool sampling);
+                       bool sampling, struct nvml_nvlink_seen *seen);
 
 /* Fills g->fabric and the GPU_S_FABRIC status: nvmlDeviceGetGpuFabricInfoV (v3, then v2), else
  * the unversioned nvmlDeviceGetGpuFabricInfo. */

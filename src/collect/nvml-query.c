@@ -24,6 +24,7 @@ struct nvml_query {
     uint32_t n_devices;
     nvmlDevice_t *devices;
     int32_t *handle_rc;
+    struct nvml_nvlink_seen *nvlink_seen; /* per device */
 };
 
 /* ---- calling NVML with the watched page kept up to date ---- */
@@ -728,7 +729,7 @@ static void get_nvlink(struct nvml_query *q, struct gpu *g, nvmlDevice_t d)
 {
     const struct nvml_nvlink_ctx c = { &q->lib, q->mark, q->mark_arg };
 
-    nvml_nvlink_query(&c, g, d, q->sampling);
+    nvml_nvlink_query(&c, g, d, q->sampling, &q->nvlink_seen[g->index]);
 }
 
 static void get_fabric(struct nvml_query *q, struct gpu *g, nvmlDevice_t d)
@@ -928,6 +929,8 @@ static void get_handles(struct nvml_query *q, uint32_t n)
     q->n_devices = n;
     q->devices = xcalloc(n ? n : 1, sizeof(*q->devices));
     q->handle_rc = xcalloc(n ? n : 1, sizeof(*q->handle_rc));
+    free(q->nvlink_seen);
+    q->nvlink_seen = xcalloc(n ? n : 1, sizeof(*q->nvlink_seen));
     for (uint32_t i = 0; i < n; i++) {
         if (NVML_HAS(&q->lib, nvmlDeviceGetHandleByIndex_v2))
             q->handle_rc[i] = CALL(q, (int)i, nvmlDeviceGetHandleByIndex_v2, i, &q->devices[i]);
@@ -1016,6 +1019,7 @@ void nvml_query_free(struct nvml_query *q)
     free(q->driver_version);
     free(q->devices);
     free(q->handle_rc);
+    free(q->nvlink_seen);
     free(q->lib_name);
     free(q);
 }

@@ -300,8 +300,8 @@ typedef struct {
     unsigned int healthMask;     /* NVML_GPU_FABRIC_HEALTH_MASK_* fields */
     unsigned char healthSummary; /* NVML_GPU_FABRIC_HEALTH_SUMMARY_* */
 } nvmlGpuFabricInfo_v3_t;
-#define nvmlGpuFabricInfo_v3 NVML_STRUCT_VERSION(sizeof(nvmlGpuFabricInfo_v3_t), 3) /* 0x03000028  \
-                                                                                     */
+/* 0x03000028 */
+#define nvmlGpuFabricInfo_v3 NVML_STRUCT_VERSION(sizeof(nvmlGpuFabricInfo_v3_t), 3)
 /* The v2 layout is v3 without healthSummary: 36 bytes. */
 #define NVML_GPU_FABRIC_INFO_V2_SIZE 36
 #define nvmlGpuFabricInfo_v2         NVML_STRUCT_VERSION(NVML_GPU_FABRIC_INFO_V2_SIZE, 2) /* 0x02000024 */

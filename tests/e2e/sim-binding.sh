@@ -77,5 +77,5 @@ must_fail stride "nvmlDeviceGetComputeRunningProcesses_v3 bytes written: expecte
 must_fail field "field 138 scope 1 value" "$FIXTURES/full.json" \
     "$(scenario field '.gpus[0].field_values[1].value = 1')"
 must_fail nvlink "nvmlDeviceGetNvLinkState(2)" "$FIXTURES/full.json" \
-    "$(scenario nvlink '.gpus[0].nvlinks[2] = true')"
+    "$(scenario nvlink '.gpus[0].nvlink[2].active = true')"
 finish

@@ -709,7 +709,7 @@ def check_client(c, g, h, p):
                   c.injected(g, "nvmlDeviceGetAccountingMode") or
                   (NOT_SUPPORTED if "accounting_mode" in g and mode is None else SUCCESS)):
         c.check(p + "nvmlDeviceGetAccountingMode", i.value, int(bool(mode) and not g.get("mig_mode")))
-    links = g.get("nvlinks") or []
+    links = nvlink_states(g)
     for link in range(len(links) + 1):
         rc = c.call("nvmlDeviceGetNvLinkState", h, link, ctypes.byref(i))
         want = (c.injected(g, "nvmlDeviceGetNvLinkState") or
@@ -717,6 +717,14 @@ def check_client(c, g, h, p):
         if c.check_rc(f"{p}nvmlDeviceGetNvLinkState({link})", rc, want):
             c.check(f"{p}nvmlDeviceGetNvLinkState({link})", i.value, int(links[link]))
     check_field_values(c, g, h, p)
+
+
+def nvlink_states(g):
+    """Active or not per link: the older "nvlinks" booleans, or the snapshot's "nvlink" list
+    (links numbered from 0 without gaps, as the scenarios here list them)."""
+    if "nvlinks" in g:
+        return g.get("nvlinks") or []
+    return [bool(l.get("active")) for l in sorted(g.get("nvlink") or [], key=lambda l: l["link"])]
 
 
 def check_field_values(c, g, h, p):

@@ -232,6 +232,74 @@ static unsigned s_proc_util(void *fn, nvmlDevice_t d, nvmlReturn_t want)
     return sized(((nvmlDeviceGetProcessUtilization_fn *)fn)(d, NULL, &n, 0), want);
 }
 
+/* Links 0 to 3: full.json's GPU 0 has four. */
+static unsigned s_link_state(void *fn, nvmlDevice_t d, nvmlReturn_t want)
+{
+    unsigned r = 0;
+    int v;
+
+    for (unsigned link = 0; link < 4; link++)
+        r |= seen(((nvmlDeviceGetNvLinkState_fn *)fn)(d, link, &v), want);
+    return r;
+}
+
+static unsigned s_link_version(void *fn, nvmlDevice_t d, nvmlReturn_t want)
+{
+    unsigned r = 0, v;
+
+    for (unsigned link = 0; link < 4; link++)
+        r |= seen(((nvmlDeviceGetNvLinkVersion_fn *)fn)(d, link, &v), want);
+    return r;
+}
+
+static unsigned s_link_remote_pci(void *fn, nvmlDevice_t d, nvmlReturn_t want)
+{
+    unsigned r = 0;
+    nvmlPciInfo_t pci;
+
+    for (unsigned link = 0; link < 4; link++)
+        r |= seen(((nvmlDeviceGetNvLinkRemotePciInfo_v2_fn *)fn)(d, link, &pci), want);
+    return r;
+}
+
+static unsigned s_link_remote_type(void *fn, nvmlDevice_t d, nvmlReturn_t want)
+{
+    unsigned r = 0;
+    int v;
+
+    for (unsigned link = 0; link < 4; link++)
+        r |= seen(((nvmlDeviceGetNvLinkRemoteDeviceType_fn *)fn)(d, link, &v), want);
+    return r;
+}
+
+/* The call's own code: values carry theirs (tests/e2e/sim-fields.sh checks those). */
+static unsigned s_field_values(void *fn, nvmlDevice_t d, nvmlReturn_t want)
+{
+    nvmlFieldValue_t v[2];
+
+    memset(v, 0, sizeof(v));
+    v[0].fieldId = NVML_FI_DEV_NVLINK_ERROR_DL_CRC;
+    v[1].fieldId = NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY;
+    v[1].scopeId = 1;
+    return seen(((nvmlDeviceGetFieldValues_fn *)fn)(d, 2, v), want);
+}
+
+static unsigned s_fabric_v(void *fn, nvmlDevice_t d, nvmlReturn_t want)
+{
+    nvmlGpuFabricInfo_v3_t f;
+
+    memset(&f, 0, sizeof(f));
+    f.version = nvmlGpuFabricInfo_v3;
+    return seen(((nvmlDeviceGetGpuFabricInfoV_fn *)fn)(d, &f), want);
+}
+
+static unsigned s_fabric(void *fn, nvmlDevice_t d, nvmlReturn_t want)
+{
+    nvmlGpuFabricInfo_t f;
+
+    return seen(((nvmlDeviceGetGpuFabricInfo_fn *)fn)(d, &f), want);
+}
+
 static const struct invoker {
     const char *name;
     enum sig sig;
@@ -304,6 +372,13 @@ static const struct invoker {
     { "nvmlDeviceGetGraphicsRunningProcesses_v3", SIG_SPECIAL, s_list },
     { "nvmlDeviceGetMPSComputeRunningProcesses_v3", SIG_SPECIAL, s_list },
     { "nvmlDeviceGetProcessUtilization", SIG_SPECIAL, s_proc_util },
+    { "nvmlDeviceGetNvLinkState", SIG_SPECIAL, s_link_state },
+    { "nvmlDeviceGetNvLinkVersion", SIG_SPECIAL, s_link_version },
+    { "nvmlDeviceGetNvLinkRemotePciInfo_v2", SIG_SPECIAL, s_link_remote_pci },
+    { "nvmlDeviceGetNvLinkRemoteDeviceType", SIG_SPECIAL, s_link_remote_type },
+    { "nvmlDeviceGetFieldValues", SIG_SPECIAL, s_field_values },
+    { "nvmlDeviceGetGpuFabricInfoV", SIG_SPECIAL, s_fabric_v },
+    { "nvmlDeviceGetGpuFabricInfo", SIG_SPECIAL, s_fabric },
 };
 #define N_INVOKERS (sizeof(invokers) / sizeof(invokers[0]))
 
@@ -343,6 +418,7 @@ static void root_of(const char *fn, char *out, size_t size)
         { "nvmlDeviceGetSupportedClocksThrottleReasons",
           "nvmlDeviceGetSupportedClocksEventReasons" },
         { "nvmlDeviceGetPowerState", "nvmlDeviceGetPerformanceState" },
+        { "nvmlDeviceGetGpuFabricInfoV", "nvmlDeviceGetGpuFabricInfo" },
     };
     char *v;
 
@@ -382,6 +458,10 @@ static const struct {
     { "processes", "nvmlDeviceGetGraphicsRunningProcesses_v2", true },
     { "processes", "nvmlDeviceGetGraphicsRunningProcesses_v3", true },
     { "processes", "nvmlDeviceGetMPSComputeRunningProcesses_v3", true },
+    /* the link list's status is that of every link call: a GPU without NVLink has no links */
+    { "nvlink", "nvmlDeviceGetNvLinkVersion", true },
+    { "nvlink", "nvmlDeviceGetNvLinkRemotePciInfo_v2", true },
+    { "nvlink", "nvmlDeviceGetNvLinkRemoteDeviceType", true },
     /* v1 memory info does without the reserved figure, as pre-R510 drivers did */
     { "mem_reserved_bytes", "nvmlDeviceGetMemoryInfo", false },
 };
