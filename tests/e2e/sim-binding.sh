@@ -78,4 +78,8 @@ must_fail field "field 138 scope 1 value" "$FIXTURES/full.json" \
     "$(scenario field '.gpus[0].field_values[1].value = 1')"
 must_fail nvlink "nvmlDeviceGetNvLinkState(2)" "$FIXTURES/full.json" \
     "$(scenario nvlink '.gpus[0].nvlink[2].active = true')"
+must_fail nvlink-counter "field 161 scope 1 value" "$FIXTURES/full.json" \
+    "$(scenario nvlink-counter '.gpus[0].nvlink[1].replay_errors = 5')"
+must_fail fabric "nvmlDeviceGetGpuFabricInfoV.cliqueId" "$FIXTURES/full.json" \
+    "$(scenario fabric '.gpus[0].fabric.clique_id = 7')"
 finish

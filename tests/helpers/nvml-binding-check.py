@@ -131,6 +131,17 @@ class Temperature1(ctypes.Structure):  # nvmlTemperature_v1_t: 12 bytes
     _fields_ = [("version", c_uint), ("sensorType", c_int), ("temperature", c_int)]
 
 
+class FabricInfo(ctypes.Structure):  # nvmlGpuFabricInfo_t: 28 bytes
+    _fields_ = [("clusterUuid", ctypes.c_ubyte * 16), ("status", c_int), ("cliqueId", c_uint),
+                ("state", ctypes.c_ubyte)]
+
+
+class FabricInfo3(ctypes.Structure):  # nvmlGpuFabricInfo_v3_t: 40 bytes
+    _fields_ = [("version", c_uint), ("clusterUuid", ctypes.c_ubyte * 16), ("status", c_int),
+                ("cliqueId", c_uint), ("state", ctypes.c_ubyte), ("healthMask", c_uint),
+                ("healthSummary", ctypes.c_ubyte)]
+
+
 class Value(ctypes.Union):  # nvmlValue_t
     _fields_ = [("dVal", ctypes.c_double), ("siVal", c_int), ("uiVal", c_uint),
                 ("ulVal", ctypes.c_ulong), ("ullVal", c_ulonglong),
@@ -147,8 +158,8 @@ def struct_version(size, ver):  # NVML_STRUCT_VERSION
     return size | (ver << 24)
 
 
-LAYOUT = {PciInfo: 68, PciInfoLegacy: 52, Memory: 24, Memory2: 40, Bar1: 24, Utilization: 8,
-          ProcInfo1: 16, ProcInfo2: 24, ProcInfoR535: 32, ProcUtilSample: 32, Temperature1: 12,
+LAYOUT = {FabricInfo: 28, FabricInfo3: 40, PciInfo: 68, PciInfoLegacy: 52, Memory: 24, Memory2: 40,
+          Bar1: 24, Utilization: 8, ProcInfo1: 16, ProcInfo2: 24, ProcInfoR535: 32, ProcUtilSample: 32, Temperature1: 12,
           Value: 8, FieldValue: 40}
 nvmlMemory_v2 = 0x02000028  # the header's macro value
 nvmlTemperature_v1 = 0x0100000C
@@ -249,7 +260,8 @@ class Checker:
                 "nvmlDeviceGetCurrentClocksThrottleReasons": "nvmlDeviceGetCurrentClocksEventReasons",
                 "nvmlDeviceGetSupportedClocksThrottleReasons":
                     "nvmlDeviceGetSupportedClocksEventReasons",
-                "nvmlDeviceGetPowerState": "nvmlDeviceGetPerformanceState"}.get(root, root)
+                "nvmlDeviceGetPowerState": "nvmlDeviceGetPerformanceState",
+                "nvmlDeviceGetGpuFabricInfoV": "nvmlDeviceGetGpuFabricInfo"}.get(root, root)
         for scope in ([gpu.get("errors", {})] if gpu else []) + [self.scn.get("errors", {})]:
             for n in (name, root):
                 if n in scope:
@@ -717,6 +729,94 @@ def check_client(c, g, h, p):
         if c.check_rc(f"{p}nvmlDeviceGetNvLinkState({link})", rc, want):
             c.check(f"{p}nvmlDeviceGetNvLinkState({link})", i.value, int(links[link]))
     check_field_values(c, g, h, p)
+    check_nvlink_details(c, g, h, p)
+    check_fabric(c, g, h, p)
+
+
+NVLINK_REMOTE = {"gpu": 0, "ibmnpu": 1, "switch": 2, "unknown": 0xFF}
+FABRIC_STATES = ["not_supported", "not_started", "in_progress", "completed"]
+
+
+def check_nvlink_details(c, g, h, p):
+    """Version, remote end and scoped error counters of each link of the "nvlink" list."""
+    links = g.get("nvlink") or []
+    if "nvlinks" in g or not links:
+        for name in ("nvmlDeviceGetNvLinkVersion", "nvmlDeviceGetNvLinkRemoteDeviceType"):
+            i = c_uint()
+            want = c.injected(g, name) or NOT_SUPPORTED  # no list, or booleans only
+            c.check_rc(f"{p}{name}(0)", c.call(name, h, 0, ctypes.byref(i)), want)
+        pci = PciInfo()
+        c.check_rc(f"{p}nvmlDeviceGetNvLinkRemotePciInfo_v2(0)",
+                   c.call("nvmlDeviceGetNvLinkRemotePciInfo_v2", h, 0, ctypes.byref(pci)),
+                   c.injected(g, "nvmlDeviceGetNvLinkRemotePciInfo_v2") or NOT_SUPPORTED)
+        return
+    for l in links:
+        n, st = l["link"], l.get("nvml_status", {}) or {}
+
+        def want(key, fn):
+            return c.injected(g, fn) or (rc_of_name(st[key]) if key in st else
+                                         NOT_SUPPORTED if l.get(key) is None else SUCCESS)
+        v = c_uint()
+        if c.check_rc(f"{p}nvmlDeviceGetNvLinkVersion({n})",
+                      c.call("nvmlDeviceGetNvLinkVersion", h, n, ctypes.byref(v)),
+                      want("version", "nvmlDeviceGetNvLinkVersion")):
+            c.check(f"{p}nvmlDeviceGetNvLinkVersion({n})", v.value, l["version"])
+        t = c_int()
+        if c.check_rc(f"{p}nvmlDeviceGetNvLinkRemoteDeviceType({n})",
+                      c.call("nvmlDeviceGetNvLinkRemoteDeviceType", h, n, ctypes.byref(t)),
+                      want("remote_type", "nvmlDeviceGetNvLinkRemoteDeviceType")):
+            c.check(f"{p}nvmlDeviceGetNvLinkRemoteDeviceType({n})", t.value,
+                    NVLINK_REMOTE[l["remote_type"]])
+        pci = PciInfo()
+        if c.check_rc(f"{p}nvmlDeviceGetNvLinkRemotePciInfo_v2({n})",
+                      c.call("nvmlDeviceGetNvLinkRemotePciInfo_v2", h, n, ctypes.byref(pci)),
+                      want("remote_pci_bus_id", "nvmlDeviceGetNvLinkRemotePciInfo_v2")):
+            c.check(f"{p}nvmlDeviceGetNvLinkRemotePciInfo_v2({n}).busId",
+                    pci.busId.decode().upper(), l["remote_pci_bus_id"].upper())
+    # the scoped counters (161 replay, 162 recovery, 163 CRC) of every link, by field value
+    asks = [(fid, key, l) for l in links
+            for fid, key in ((163, "crc_errors"), (161, "replay_errors"), (162, "recovery_errors"))]
+    values = (FieldValue * len(asks))()
+    for v, (fid, _, l) in zip(values, asks):
+        v.fieldId, v.scopeId = fid, l["link"]
+    rc = c.call("nvmlDeviceGetFieldValues", h, len(asks), values)
+    if not c.check_rc(f"{p}nvmlDeviceGetFieldValues(nvlink counters)", rc,
+                      c.injected(g, "nvmlDeviceGetFieldValues") or SUCCESS):
+        return
+    explicit = {(e["id"], e.get("scope")) for e in g.get("field_values") or []}
+    for v, (fid, key, l) in zip(values, asks):
+        if (fid, l["link"]) in explicit or (fid, None) in explicit:
+            continue
+        what = f"{p}field {fid} scope {l['link']}"
+        st = l.get("nvml_status", {}) or {}
+        want = rc_of_name(st[key]) if key in st else NOT_SUPPORTED if l.get(key) is None else SUCCESS
+        if c.check_rc(what, v.nvmlReturn, want):
+            c.check(what + " value", v.value.ullVal, l[key])
+
+
+def check_fabric(c, g, h, p):
+    """nvmlDeviceGetGpuFabricInfoV (v3, v2, a wrong version) and the unversioned call."""
+    fab = g.get("fabric")
+    status = (g.get("nvml_status", {}) or {}).get("fabric")
+    base = rc_of_name(status) if status else NOT_SUPPORTED if fab is None else SUCCESS
+    for version, size in ((struct_version(40, 3), 40), (struct_version(36, 2), 36),
+                          (struct_version(40, 1), 40)):
+        f = FabricInfo3(version=version)
+        rc = c.call("nvmlDeviceGetGpuFabricInfoV", h, ctypes.byref(f))
+        want = c.injected(g, "nvmlDeviceGetGpuFabricInfoV") or (
+            ARGUMENT_VERSION_MISMATCH if version == struct_version(40, 1) else base)
+        if c.check_rc(f"{p}nvmlDeviceGetGpuFabricInfoV({version:#x})", rc, want) and fab:
+            c.check(f"{p}nvmlDeviceGetGpuFabricInfoV.state", f.state,
+                    FABRIC_STATES.index(fab["state"]) if fab["state"] in FABRIC_STATES else 255)
+            c.check(f"{p}nvmlDeviceGetGpuFabricInfoV.cliqueId", f.cliqueId, fab["clique_id"])
+            c.check(f"{p}nvmlDeviceGetGpuFabricInfoV.status", f.status, fab["status"])
+            c.check(f"{p}nvmlDeviceGetGpuFabricInfoV.clusterUuid", bytes(f.clusterUuid).hex(),
+                    fab["cluster_uuid"].replace("-", "").lower())
+    f1 = FabricInfo()
+    if c.check_rc(f"{p}nvmlDeviceGetGpuFabricInfo",
+                  c.call("nvmlDeviceGetGpuFabricInfo", h, ctypes.byref(f1)),
+                  c.injected(g, "nvmlDeviceGetGpuFabricInfo") or base) and fab:
+        c.check(f"{p}nvmlDeviceGetGpuFabricInfo.cliqueId", f1.cliqueId, fab["clique_id"])
 
 
 def nvlink_states(g):

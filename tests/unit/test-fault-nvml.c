@@ -235,6 +235,24 @@ static int teardown(void **state)
     return 0;
 }
 
+/* Whether a value of one of g's NVLinks has code for status where the same link of was has not. */
+static bool link_recorded(const struct gpu *g, const struct gpu *was, int32_t code)
+{
+    for (size_t i = 0; i < g->n_nvlinks; i++) {
+        for (int k = 0; k < NVL_S__COUNT; k++) {
+            bool before = false;
+
+            for (size_t j = 0; was != NULL && j < was->n_nvlinks; j++) {
+                if (was->nvlinks[j].link == g->nvlinks[i].link)
+                    before = was->nvlinks[j].rc[k] == code;
+            }
+            if (g->nvlinks[i].rc[k] == code && !before)
+                return true;
+        }
+    }
+    return false;
+}
+
 /*
  * Whether code is somewhere a report can find it, where the same run without the injection did
  * not have it: a system value, a GPU's handle, a field's status in the reading or the sample.
@@ -255,6 +273,9 @@ static bool recorded(const struct result *r, const struct result *base, int32_t 
 
         if (r->gpus[g].handle_rc == code && (was == NULL || was->handle_rc != code))
             return true;
+        if (link_recorded(&r->gpus[g], was, code) ||
+            (g < r->n_sample && link_recorded(&r->sample[g], was_s, code)))
+            return true;
         for (int slot = 0; slot < GPU_S__COUNT; slot++) {
             if (r->gpus[g].rc[slot] == code && (was == NULL || was->rc[slot] != code))
                 return true;
@@ -271,7 +292,8 @@ static bool recorded(const struct result *r, const struct result *base, int32_t 
  * answer comes after everything was read; the MPS list is optional; a compute or graphics list
  * that does not exist (NOT_SUPPORTED, FUNCTION_NOT_FOUND) leaves the other list as the answer;
  * a retired-page count query is answered INSUFFICIENT_SIZE when there are pages, which is the
- * two-call protocol and not an error; MIG slots are sparse.
+ * two-call protocol and not an error; an NVLink that answers INVALID_ARGUMENT does not exist;
+ * MIG slots are sparse.
  */
 static bool not_recorded_by_design(const char *fn, int32_t code)
 {
@@ -284,6 +306,9 @@ static bool not_recorded_by_design(const char *fn, int32_t code)
         (code == NVML_ERROR_NOT_SUPPORTED || code == NVML_ERROR_FUNCTION_NOT_FOUND))
         return true;
     if (strcmp(fn, "nvmlDeviceGetRetiredPages") == 0 && code == NVML_ERROR_INSUFFICIENT_SIZE)
+        return true;
+    /* a link that answers INVALID_ARGUMENT is a link the GPU does not have */
+    if (strcmp(fn, "nvmlDeviceGetNvLinkState") == 0 && code == NVML_ERROR_INVALID_ARGUMENT)
         return true;
     /* MIG slots are sparse: NOT_FOUND is an empty slot */
     if (strcmp(fn, "nvmlDeviceGetMigDeviceHandleByIndex") == 0 && code == NVML_ERROR_NOT_FOUND)
