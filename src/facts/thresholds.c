@@ -119,6 +119,13 @@ const struct threshold_def threshold_defs[TH__COUNT] = {
         "... and moves at most this much over PCIe (both directions) are spinning, not working" },
     [TH_STALL_MIN_S] = { "stall_min_s", 300, "s", 10, 1e9,
         "... reported as a stalled collective when that lasts this long" },
+    [TH_NVLINK_CRC_ERRORS_PER_S] = { "nvlink_crc_errors_per_s", 100, "errors/s", 0.001, 1e12,
+        "NVLink CRC errors growing at least this fast over the window are a bad link (DCGM's "
+        "limit)" },
+    [TH_NVLINK_REPLAY_ERRORS_PER_MIN] = { "nvlink_replay_errors_per_min", 0.001, "errors/min",
+        0.001, 1e12,
+        "NVLink replays plus recoveries growing at least this fast over the window are a bad link "
+        "(the default: any, as DCGM)" },
 };
 /* clang-format on */
 

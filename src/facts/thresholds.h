@@ -64,6 +64,9 @@ enum threshold_id {
     TH_STALL_POWER_PCT,
     TH_STALL_PCIE_MIB_PER_S,
     TH_STALL_MIN_S,
+    /* NVLink (rules-nvlink.c). */
+    TH_NVLINK_CRC_ERRORS_PER_S,
+    TH_NVLINK_REPLAY_ERRORS_PER_MIN,
     TH__COUNT
 };
 

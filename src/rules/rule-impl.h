@@ -95,7 +95,10 @@ struct rule_ctx {
     X(ib_rate_low)                                                                                 \
     X(ib_errors)                                                                                   \
     X(ib_peermem_missing)                                                                          \
-    X(perf_collective_stalled)
+    X(perf_collective_stalled)                                                                     \
+    X(nvlink_down)                                                                                 \
+    X(nvlink_errors)                                                                               \
+    X(fabric_gpu_not_ready)
 
 #define RULE_DECLARE(name) extern const struct rule rule_##name;
 RULE_LIST(RULE_DECLARE)
