@@ -115,7 +115,10 @@ static size_t peer_best(const struct rule_ctx *ctx, const struct gpu *g, uint32_
     return best;
 }
 
-/* Links inactive now that were active earlier in the window, as "4, 11"; how many. */
+/*
+ * Links inactive at the end of the window (the last sample that has the link) that were active
+ * before it (the snapshot's reading, or an earlier sample), as "4, 11"; how many.
+ */
 static size_t went_down(const struct rule_ctx *ctx, const struct gpu *g, char *buf, size_t size)
 {
     const struct history *h = ctx->facts->hist;
@@ -124,17 +127,20 @@ static size_t went_down(const struct rule_ctx *ctx, const struct gpu *g, char *b
     buf[0] = '\0';
     for (size_t i = 0; i < g->n_nvlinks; i++) {
         const struct gpu_nvlink *l = &g->nvlinks[i];
+        bool known = gpu_nvlink_valid(l, NVL_S_ACTIVE), now = known && l->active;
         bool was_up = false;
 
-        if (!gpu_nvlink_valid(l, NVL_S_ACTIVE) || l->active)
-            continue;
-        for (size_t k = 0; h != NULL && k < h->n && !was_up; k++) {
+        for (size_t k = 0; h != NULL && k < h->n; k++) {
             const struct gpu *sg = sample_gpu(&h->samples[k], g->index);
             const struct gpu_nvlink *sl = sg ? find_link(sg, l->link) : NULL;
 
-            was_up = sl != NULL && gpu_nvlink_valid(sl, NVL_S_ACTIVE) && sl->active;
+            if (sl == NULL || !gpu_nvlink_valid(sl, NVL_S_ACTIVE))
+                continue;
+            was_up |= known && now;
+            known = true;
+            now = sl->active;
         }
-        if (!was_up)
+        if (!known || now || !was_up)
             continue;
         n++;
         if (len + 12 < size)
@@ -175,8 +181,9 @@ static void check_down(const struct rule_ctx *ctx, struct findings *out)
                           "GPU %" PRIu32 " has %zu of %zu NVLinks active; GPU %" PRIu32
                           " of the same model has %zu",
                           g->index, active, g->n_nvlinks, peer, best);
-        finding_evidence(f, "%zu of the %zu links NVML reports are active; inactive: %s", active,
-                         g->n_nvlinks, down[0] ? down : "none");
+        finding_evidence(
+            f, "at the first reading, %zu of the %zu links NVML reports were active; inactive: %s",
+            active, g->n_nvlinks, down[0] ? down : "none");
         if (lost > 0)
             finding_evidence(f, "active earlier in the window, inactive at the end: %s", dropped);
         if (best > active)
