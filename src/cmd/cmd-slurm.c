@@ -232,6 +232,10 @@ static const struct {
     { "ib.rate-low", true },
     { "ib.errors", true },
     { "ib.peermem-missing", true },
+    /* NVLink and the GPU fabric: links, bridges, NVSwitches, Fabric Manager */
+    { "nvlink.down", true },
+    { "nvlink.errors", true },
+    { "fabric.gpu-not-ready", true },
 };
 
 int slurm_rule_scope(const struct rule *r)

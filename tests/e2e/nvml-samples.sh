@@ -8,8 +8,10 @@ DYNAMIC='["index","mem_used_bytes","mem_free_bytes","bar1_used_bytes","util_gpu_
   "util_mem_pct","util_enc_pct","util_dec_pct","temp_c","power_mw","energy_mj",
   "clock_graphics_mhz","clock_sm_mhz","clock_mem_mhz","clock_video_mhz","clocks_event_reasons",
   "pstate","fan_speed_pct","ecc_volatile_corrected","ecc_volatile_uncorrected","pcie_gen",
-  "pcie_width","pcie_tx_bytes_per_s","pcie_rx_bytes_per_s","pcie_replay_count","processes"]'
+  "pcie_width","pcie_tx_bytes_per_s","pcie_rx_bytes_per_s","pcie_replay_count","processes",
+  "nvlink"]'
 PROC_DYNAMIC='["pid","used_bytes","sm_util_pct","mem_util_pct","enc_util_pct","dec_util_pct"]'
+LINK_DYNAMIC='["link","active","crc_errors","replay_errors","recovery_errors"]'
 
 # The full scenario over a window: every sample has exactly the dynamic fields GPU 0 has values
 # for, and nothing static.
@@ -19,6 +21,10 @@ check "[.samples[].gpus[] | keys[]] | unique - $DYNAMIC" '[]'
 check "[.samples[].gpus[0] | keys] | unique" \
     "[$(jq -c "$DYNAMIC | sort" <<<"$DYNAMIC")]"
 check "[.samples[].gpus[0].processes[] | keys[]] | unique - $PROC_DYNAMIC" '[]'
+# each link: its state and counters, not its version or remote end
+check "[.samples[].gpus[0].nvlink[] | keys] | unique" "[$(jq -cn "$LINK_DYNAMIC | sort")]"
+check '[.samples[].gpus[0].nvlink[] | [.link, .active, .replay_errors]] | unique' \
+    '[[0,true,0],[1,true,1],[2,false,2],[3,true,3]]'
 check '[.samples[].gpus[0].processes[0].used_bytes] | unique' '[40802189312]'
 check '[.samples[].gpus[0].temp_c] | unique' '[64]'
 # GPU 1 has no dynamic value at all: its samples hold its index only.
