@@ -184,6 +184,34 @@ static const struct bad cases[] = {
       "gpus[0].nvlinks[1]: expected true (active) or false" },
     { HEAD " \"gpus\": [{\"index\": 0, \"nvlinks\": 18}]}", "18",
       "gpus[0].nvlinks: expected an array of up to 36 booleans, one per link (active)" },
+    /* the snapshot's link list and fabric */
+    { HEAD " \"gpus\": [{\"index\": 0, \"nvlinks\": [true],\n \"nvlink\": [{\"link\": 0}]}]}",
+      "[true]", "gpus[0].nvlinks: give \"nvlink\" (the snapshot's list) or \"nvlinks\", not both" },
+    { HEAD " \"gpus\": [{\"index\": 0, \"nvlink\": [{\"link\": 0}, {\"link\": 0}]}]}",
+      "{\"link\": 0}]", "gpus[0].nvlink[1]: link 0 is listed twice" },
+    { HEAD " \"gpus\": [{\"index\": 0, \"nvlink\": [{\"link\": 36}]}]}", "{\"link\": 36}",
+      "gpus[0].nvlink[0]: link: expected 0 to 35" },
+    { HEAD " \"gpus\": [{\"index\": 0, \"nvlink\": [{\"active\": true}]}]}", "{\"active\"",
+      "gpus[0].nvlink[0]: expected a link object with \"link\": its number" },
+    { HEAD " \"gpus\": [{\"index\": 0, \"nvlink\": [{\"link\": 0, \"remote_pci_bus_id\": "
+           "\"07:00.0\"}]}]}",
+      "\"07:00.0\"",
+      "gpus[0].nvlink[0].remote_pci_bus_id: expected a PCI address \"DDDDDDDD:BB:DD.F\"" },
+    { HEAD " \"gpus\": [{\"index\": 0, \"fabric\": {\"state\": \"completed\", \"status\": 0, "
+           "\"clique_id\": 1, \"cluster_uuid\": \"7f3c2a10-5b4e-4d21-9a8c-0e6b1f2d3c4\"}}]}",
+      "\"7f3c2a10", "gpus[0].fabric.cluster_uuid: expected 32 hex digits as 8-4-4-4-12" },
+    { HEAD " \"gpus\": [{\"index\": 0, \"nvlink\": [{\"link\": 2, \"active\": true}]}],\n"
+           " \"timeline\": [{\"gpu\": 0, \"link\": 3, \"field\": \"active\", \"value\": false}]}",
+      "3, \"field", "timeline[0].link: GPU 0 lists no link 3 in \"nvlink\"" },
+    { HEAD
+      " \"gpus\": [{\"index\": 0, \"nvlink\": [{\"link\": 2, \"active\": true}]}],\n"
+      " \"timeline\": [{\"gpu\": 0, \"link\": 2, \"field\": \"crc_errors\", \"rate_per_s\": 1}]}",
+      "\"crc_errors\"",
+      "timeline[0].field: link 2 of GPU 0 has no crc_errors to change (give it a value)" },
+    { HEAD
+      " \"gpus\": [{\"index\": 0, \"nvlink\": [{\"link\": 2, \"active\": true}]}],\n"
+      " \"timeline\": [{\"gpu\": 0, \"link\": 2, \"field\": \"remote_type\", \"value\": \"gpu\"}]}",
+      "\"remote_type\"", "timeline[0].field: \"remote_type\" is not a link field that can change" },
     { HEAD " \"gpus\": [{\"index\": 0, \"field_values\": [{\"id\": 91, \"value\": 4}]}]}",
       "{\"id\"", "gpus[0].field_values[0]: missing \"type\": the nvmlValueType_t of the value" },
     { HEAD " \"gpus\": [{\"index\": 0, \"field_values\": [{\"id\": 91, \"type\": "
