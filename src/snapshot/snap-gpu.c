@@ -229,7 +229,7 @@ static const struct jfield gpu_nvlink_fields[] = {
     L("remote_pci_bus_id", JF_STR, remote_pci_bus_id, NVL_S_REMOTE_BUS, 0, NULL,
       "nvmlDeviceGetNvLinkRemotePciInfo_v2", "PCI address of the device at the other end"),
     L("remote_type", JF_ENUM, remote_type, NVL_S_REMOTE_TYPE, 0, gpu_nvlink_remote_names,
-      "nvmlDeviceGetNvLinkRemoteDeviceType", "gpu, ibmnpu, switch or unknown"),
+      "nvmlDeviceGetNvLinkRemoteDeviceType", "what is at the other end"),
     L("crc_errors", JF_U64, crc_errors, NVL_S_CRC, JF_DYNAMIC, NULL,
       "nvmlDeviceGetFieldValues(NVML_FI_DEV_NVLINK_ERROR_DL_CRC)",
       "data link CRC errors since the driver loaded (scopeId = link)"),
@@ -259,7 +259,7 @@ const char *const gpu_fabric_state_names[] = { "not_supported", "not_started", "
     }
 static const struct jfield gpu_fabric_fields[] = {
     B("state", JF_ENUM, state, FAB_S_INFO, gpu_fabric_state_names,
-      "probe state: not_supported, not_started, in_progress, completed"),
+      "registration state (unknown: a value the header does not name)"),
     B("status", JF_I32, status, FAB_S_INFO, NULL,
       "nvmlReturn_t of the registration, 0 = SUCCESS; meaningful once completed"),
     B("clique_id", JF_U32, clique_id, FAB_S_INFO, NULL, "fabric clique of the GPU"),

@@ -90,6 +90,17 @@ static const struct doc_section sections[] = {
     { "samples[].host", "The host part of each sample.", &host_sample_table },
     { "samples[].processes[]", "Each table process's CPU time at the sample.",
       &proc_sample_jtable },
+    { "gpus[].nvlink[]",
+      "One NVLink of the GPU: the links nvmlDeviceGetNvLinkState answers for, 0 to 35 (a GPU "
+      "without NVLink has `nvlink` null and `nvml_status.nvlink` `\"NOT_SUPPORTED\"`). Each value "
+      "has its own status in the link's `nvml_status`: the counters are field values, which fail "
+      "one by one (`\"NOT_SUPPORTED\"` on drivers that do not give them). Counters are since the "
+      "driver loaded. Samples carry `link`, `active` and the counters (docs/nvml.md).",
+      &gpu_nvlink_table },
+    { "gpus[].fabric",
+      "The GPU's registration with the NVLink fabric (NVSwitch systems, Hopper and later; "
+      "`null` with `nvml_status.fabric` `\"NOT_SUPPORTED\"` elsewhere). Read once, not in samples.",
+      &gpu_fabric_table },
 };
 
 static const char *type_name(const struct jfield *f)
