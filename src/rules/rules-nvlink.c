@@ -338,8 +338,8 @@ static void check_errors(const struct rule_ctx *ctx, struct findings *out)
         finding_object(f, "GPU %" PRIu32 " NVLink", g->index);
         if (replay_bad)
             finding_title(f,
-                          "GPU %" PRIu32 " NVLink errors growing: %" PRIu64 " replays and %" PRIu64
-                          " recoveries in %.0f s",
+                          "GPU %" PRIu32 " NVLink errors growing: replays +%" PRIu64
+                          ", recoveries +%" PRIu64 " in %.0f s",
                           g->index, sum[C_REPLAY], sum[C_RECOVERY], secs);
         else
             finding_title(f, "GPU %" PRIu32 " NVLink CRC errors growing: %.0f a second", g->index,
