@@ -202,7 +202,7 @@ if [ "$(id -u)" = 0 ] && unshare -m true 2>/dev/null; then
     mkdir "$tmp/full" "$tmp/ro"
     cat >"$tmp/mounted.sh" <<'EOF'
 set -u
-mount -t tmpfs -o size=16k tmpfs "$T/full" && mount -t tmpfs -o size=48k tmpfs "$T/rec" &&
+mount -t tmpfs -o size=16k tmpfs "$T/full" && mount -t tmpfs -o size=128k tmpfs "$T/rec" &&
     mount -t tmpfs -o ro,size=16k tmpfs "$T/ro" || exit 99
 say() { echo "$1 $2" >>"$T/results"; cp "$T/err" "$T/err.$1"; }
 # A snapshot bigger than the disk, over an old one that must survive.
@@ -221,7 +221,8 @@ say record-ro $?
 "$GPUDOCTOR" serve --once "${R[@]}" --window 0 --textfile "$T/ro" >/dev/null 2>"$T/err"
 say textfile-ro $?
 ls -A "$T/ro" >"$T/ls.ro"
-# A recording that fills the disk: whole lines up to there.
+# A recording that fills the disk: whole lines up to there. (128k: the first line, the context,
+# is about 88 KB with the scenario's 8 x 18 NVLinks; each sample line adds about 10 KB.)
 "$GPUDOCTOR" watch --plain -n 0.1 -c 10 "${R[@]}" --record "$T/rec/r.jsonl" >/dev/null 2>"$T/err"
 say record-full $?
 cp "$T/rec/r.jsonl" "$T/r.jsonl"
