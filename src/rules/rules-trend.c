@@ -1066,7 +1066,7 @@ const struct rule rule_perf_collective_stalled = {
     .id = "perf.collective-stalled",
     .severity = SEV_WARNING,
     .category = CAT_THROUGHPUT,
-    .title = N_("A multi-GPU job busy on every GPU but drawing idle power: a stalled collective"),
+    .title = N_("Multi-GPU job spinning: a stalled collective"),
     .explanation = N_(
         "Every GPU of one job shows high utilisation, yet draws little power and moves almost "
         "nothing over PCIe, for minutes. Utilisation only says that a kernel is resident: a NCCL "
