@@ -205,8 +205,8 @@ const struct rule rule_nvlink_down = {
     .id = "nvlink.down",
     .severity = SEV_WARNING,
     .category = CAT_FABRIC,
-    .title = "NVLink link down",
-    .explanation =
+    .title = N_("NVLink link down"),
+    .explanation = N_(
         "An NVLink of the GPU is inactive where it should carry traffic: it was up earlier in the "
         "window and went down, or the GPU has fewer active links than another GPU of the same "
         "model whose links reach NVSwitches. Peer-to-peer copies and NCCL collectives then run "
@@ -214,14 +214,15 @@ const struct rule rule_nvlink_down = {
         "may be left out of the fabric. A link fails from a bad connector or cable (bridge, "
         "backplane), a failing GPU or NVSwitch, or a training error after a reset. Expectations "
         "come only from what the devices report: a PCIe card with no NVLink bridge, or a partial "
-        "one, has inactive links by design and is not reported.",
-    .detection = "nvmlDeviceGetNvLinkState of every link the GPU reports: a link active in a "
-                 "sample of the window and inactive at the end; or fewer active links than the "
-                 "GPU of the same name (nvmlDeviceGetName) with the most, among GPUs with links "
-                 "to an NVSwitch (nvmlDeviceGetNvLinkRemoteDeviceType). No active link at all is "
-                 "critical.",
-    .fix = "Look at nvidia-smi nvlink --status and --errorcounters, reset the GPU or reboot; a "
-           "link that stays down needs service of the GPU or baseboard.",
+        "one, has inactive links by design and is not reported."),
+    .detection =
+        N_("nvmlDeviceGetNvLinkState of every link the GPU reports: a link active in a "
+           "sample of the window and inactive at the end; or fewer active links than the "
+           "GPU of the same name (nvmlDeviceGetName) with the most, among GPUs with links "
+           "to an NVSwitch (nvmlDeviceGetNvLinkRemoteDeviceType). No active link at all is "
+           "critical."),
+    .fix = N_("Look at nvidia-smi nvlink --status and --errorcounters, reset the GPU or reboot; a "
+              "link that stays down needs service of the GPU or baseboard."),
     .thresholds = NO_THRESHOLDS,
     .check = check_down,
 };
@@ -366,23 +367,24 @@ const struct rule rule_nvlink_errors = {
     .id = "nvlink.errors",
     .severity = SEV_WARNING,
     .category = CAT_FABRIC,
-    .title = "NVLink errors growing",
-    .explanation =
+    .title = N_("NVLink errors growing"),
+    .explanation = N_(
         "The NVLink data-link error counters of the GPU grow while gpudoctor watches: CRC errors "
         "(flits that arrived damaged), replays (flits sent again because of them) and recoveries "
         "(the link retrained). Replays and recoveries cost bandwidth and latency in every "
         "peer-to-peer copy and collective; a link that keeps recovering is about to fail "
         "(critical). NVIDIA's DCGM fails a GPU on any replay or recovery error and on 100 CRC "
         "errors a second; counts since the driver loaded say little, so only growth over the "
-        "window is judged, as a rate.",
-    .detection = "nvmlDeviceGetFieldValues with NVML_FI_DEV_NVLINK_ERROR_DL_CRC, _REPLAY and "
-                 "_RECOVERY (scopeId = link), summed over the GPU's links: CRC errors growing at "
-                 "nvlink_crc_errors_per_s or faster, or replays plus recoveries at "
-                 "nvlink_replay_errors_per_min or faster (by default any). Needs a window; GPUs "
-                 "whose driver does not give these counters (Blackwell and later, the header "
-                 "says) are reported as not checked.",
-    .fix = "Look at nvidia-smi nvlink --errorcounters; reseat the NVLink bridge (PCIe cards) or "
-           "have the GPU or baseboard serviced when the errors keep growing.",
+        "window is judged, as a rate."),
+    .detection =
+        N_("nvmlDeviceGetFieldValues with NVML_FI_DEV_NVLINK_ERROR_DL_CRC, _REPLAY and "
+           "_RECOVERY (scopeId = link), summed over the GPU's links: CRC errors growing at "
+           "nvlink_crc_errors_per_s or faster, or replays plus recoveries at "
+           "nvlink_replay_errors_per_min or faster (by default any). Needs a window; GPUs "
+           "whose driver does not give these counters (Blackwell and later, the header "
+           "says) are reported as not checked."),
+    .fix = N_("Look at nvidia-smi nvlink --errorcounters; reseat the NVLink bridge (PCIe cards) or "
+              "have the GPU or baseboard serviced when the errors keep growing."),
     .thresholds = THRESHOLDS(TH_NVLINK_CRC_ERRORS_PER_S, TH_NVLINK_REPLAY_ERRORS_PER_MIN),
     .check = check_errors,
 };
@@ -455,20 +457,21 @@ const struct rule rule_fabric_gpu_not_ready = {
     .id = "fabric.gpu-not-ready",
     .severity = SEV_CRITICAL,
     .category = CAT_FABRIC,
-    .title = "GPU not registered with the NVLink fabric",
-    .explanation =
+    .title = N_("GPU not registered with the NVLink fabric"),
+    .explanation = N_(
         "On NVSwitch systems (HGX and DGX with Hopper or newer GPUs) each GPU is registered with "
         "the NVLink fabric by NVIDIA Fabric Manager before it can be used. A GPU whose "
         "registration has not started, is still in progress, or ended with an error cannot run "
         "CUDA work: every program fails with \"system not yet initialized\". The usual causes "
         "are Fabric Manager not running, a Fabric Manager whose version differs from the "
         "driver's, or NVSwitch or NVLink faults. A registration in progress right after boot is "
-        "normal for a minute (reported as a warning).",
-    .detection = "nvmlDeviceGetGpuFabricInfoV (v3, v2; the unversioned call as fallback) on a "
-                 "GPU that reports fabric support: state not COMPLETED, or status not SUCCESS "
-                 "once completed. GPUs that answer NOT_SUPPORTED have no fabric to join.",
-    .fix = "Start or restart nvidia-fabricmanager (its version must match the driver's) and read "
-           "its log; then check that the state is completed.",
+        "normal for a minute (reported as a warning)."),
+    .detection = N_("nvmlDeviceGetGpuFabricInfoV (v3, v2; the unversioned call as fallback) on a "
+                    "GPU that reports fabric support: state not COMPLETED, or status not SUCCESS "
+                    "once completed. GPUs that answer NOT_SUPPORTED have no fabric to join."),
+    .fix =
+        N_("Start or restart nvidia-fabricmanager (its version must match the driver's) and read "
+           "its log; then check that the state is completed."),
     .thresholds = NO_THRESHOLDS,
     .check = check_fabric,
 };
