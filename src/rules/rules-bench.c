@@ -148,9 +148,10 @@ const struct rule rule_bench_host_copy_slow = {
         "PCIe link carries. Far less means something between them: a buffer on the remote NUMA "
         "node, an IOMMU in translation mode, a PCIe switch shared with busy NICs or drives, "
         "a link that retrains, or a platform setting (ACS, relaxed ordering, power management)."),
-    .detection = N_("the slower of the pinned host-to-device and device-to-host copy rates below "
-                    "60 % of the expected rate: the link's encoded rate (generation and width "
-                    "reported by NVML) times 0.80."),
+    .detection = /* xgettext:no-c-format */ N_(
+        "the slower of the pinned host-to-device and device-to-host copy rates below "
+        "60 % of the expected rate: the link's encoded rate (generation and width "
+        "reported by NVML) times 0.80."),
     .fix = N_("Bind the program to the GPU's NUMA node, check the IOMMU mode (iommu=pt), the "
               "switch topology and BIOS PCIe settings; measure again."),
     .thresholds = NO_THRESHOLDS,
@@ -322,8 +323,9 @@ const struct rule rule_bench_mem_bandwidth_low = {
         "bound work gets. Far below the model's figure, or below the other GPUs of the same model "
         "in this node, means a memory clock held down, ECC retirement, a power or thermal "
         "limit, or a GPU that needs service."),
-    .detection = N_("triad_bytes_per_s below 70 % of the model's memory bandwidth when it is "
-                    "known, else below 80 % of the fastest GPU of the same name."),
+    .detection = /* xgettext:no-c-format */ N_(
+        "triad_bytes_per_s below 70 % of the model's memory bandwidth when it is "
+        "known, else below 80 % of the fastest GPU of the same name."),
     .fix =
         N_("Check the memory clock and clock-event reasons, ECC and remapped rows; compare after "
            "a reset; a GPU that stays behind is a hardware case."),
@@ -343,9 +345,10 @@ const struct rule rule_bench_compute_low = {
         "siblings means clocks held down (power cap, thermal, application clocks) or a GPU that "
         "falls behind."),
     .detection =
-        N_("fma_flops below 60 % of the model's FP32 rate, or a gemm_*_flops below 50 % of "
-           "the model's dense Tensor Core rate in that precision, when known; else below "
-           "80 % of the fastest GPU of the same name."),
+        /* xgettext:no-c-format */ N_(
+            "fma_flops below 60 % of the model's FP32 rate, or a gemm_*_flops below 50 % of "
+            "the model's dense Tensor Core rate in that precision, when known; else below "
+            "80 % of the fastest GPU of the same name."),
     .fix = N_("Check clocks, power limit and clock-event reasons while loaded (gpudoctor check "
               "during a bench), cooling and power delivery."),
     .thresholds = NO_THRESHOLDS,
@@ -408,8 +411,9 @@ const struct rule rule_bench_p2p_slow = {
         "Collective communication (NCCL all-reduce) runs at the speed of the slowest link. A pair "
         "much slower than the rest has an NVLink down, crosses the CPU interconnect instead of a "
         "switch, or lost peer-to-peer access (ACS, IOMMU)."),
-    .detection = N_("with three or more pairs measured, a pair below 50 % of the median pair's "
-                    "cuMemcpyPeerAsync rate."),
+    .detection = /* xgettext:no-c-format */ N_(
+        "with three or more pairs measured, a pair below 50 % of the median pair's "
+        "cuMemcpyPeerAsync rate."),
     .fix = N_("Check nvidia-smi topo -m and the NVLink status; ACS and IOMMU settings for PCIe "
               "peer-to-peer; reseat or service the NVLink bridge or baseboard."),
     .thresholds = NO_THRESHOLDS,
@@ -566,12 +570,13 @@ const struct rule rule_bench_throttle_under_load = {
         "supply or cap too low. Short jobs do not see it; long training runs do. The clock event "
         "reasons NVML reported during the load say which limit it was."),
     .detection =
-        N_("over the sustained load (--duration, every selected GPU at once), the FMA rate "
-           "of the last tenth below 85 % of the first tenth's, or a thermal or hardware "
-           "clock event reason (sw_thermal, hw_thermal, hw_slowdown, hw_power_brake) in "
-           "NVML's readings during the load. The software power cap alone is not a "
-           "finding: a GPU at its power limit under a full load works as designed; with a "
-           "slowdown it is named as its reason."),
+        /* xgettext:no-c-format */ N_(
+            "over the sustained load (--duration, every selected GPU at once), the FMA rate "
+            "of the last tenth below 85 % of the first tenth's, or a thermal or hardware "
+            "clock event reason (sw_thermal, hw_thermal, hw_slowdown, hw_power_brake) in "
+            "NVML's readings during the load. The software power cap alone is not a "
+            "finding: a GPU at its power limit under a full load works as designed; with a "
+            "slowdown it is named as its reason."),
     .fix =
         N_("Follow the reason: thermal, the cooling (fans, air flow, inlet temperature); hardware "
            "slowdown or power brake, the power supply, cables and BMC events; power cap, the "
@@ -651,9 +656,10 @@ const struct rule rule_bench_behind_under_load = {
            "limited by what it shares with them: the air its neighbours heat, a power supply or "
            "power budget, a slot with less cooling. Data-parallel training runs at the pace of its "
            "slowest GPU, so the whole job slows with it."),
-    .detection = N_("the FMA rate over the whole simultaneous load below 80 % of the fastest GPU "
-                    "of the same name, while its rate measured alone (fma_flops) was within 80 % "
-                    "of the fastest sibling's (else bench.compute-low reports it)."),
+    .detection = /* xgettext:no-c-format */ N_(
+        "the FMA rate over the whole simultaneous load below 80 % of the fastest GPU "
+        "of the same name, while its rate measured alone (fma_flops) was within 80 % "
+        "of the fastest sibling's (else bench.compute-low reports it)."),
     .fix =
         N_("Compare temperatures, power and clocks of the GPUs during a load; fix the cooling "
            "or power of the slow GPU's position; swap it with a sibling to tell the GPU from the "
@@ -803,9 +809,10 @@ const struct rule rule_bench_regression = {
         N_("The node's own past is the best yardstick: a figure well below what the same GPU "
            "measured when the baseline was saved (gpudoctor bench --save) is a regression, from a "
            "driver or firmware update, a BIOS setting, a hardware fault or cooling that degrades."),
-    .detection = N_("with a baseline (the saved one, or --compare FILE), a GPU's host-to-device "
-                    "copy, triad bandwidth or FMA rate below 85 % of the baseline's figure for the "
-                    "GPU at the same PCI address."),
+    .detection = /* xgettext:no-c-format */ N_(
+        "with a baseline (the saved one, or --compare FILE), a GPU's host-to-device "
+        "copy, triad bandwidth or FMA rate below 85 % of the baseline's figure for the "
+        "GPU at the same PCI address."),
     .fix = N_("Find what changed since the baseline (driver, firmware, BIOS, cooling) and measure "
               "again; save a new baseline only for a change you accept."),
     .thresholds = NO_THRESHOLDS,

@@ -601,10 +601,11 @@ const struct rule rule_host_disk_full = {
         "files fill /tmp and data loading stalls; some programs hang instead of failing. Critical "
         "when it is (practically) full."),
     .detection =
-        N_("free space (statvfs, what an unprivileged user may still write) of the file "
-           "systems holding /, /tmp and the GPU processes' working directories: used at or "
-           "above fs_full_pct, or less than fs_min_free_mib free (judged alone when the "
-           "size is unknown); critical at 99.5 % or no space left."),
+        /* xgettext:no-c-format */ N_(
+            "free space (statvfs, what an unprivileged user may still write) of the file "
+            "systems holding /, /tmp and the GPU processes' working directories: used at or "
+            "above fs_full_pct, or less than fs_min_free_mib free (judged alone when the "
+            "size is unknown); critical at 99.5 % or no space left."),
     .fix = N_("Find what fills it (du -xh | sort -h), clean old checkpoints, caches and temporary "
               "files (ask owners), prune container images; put checkpoints and scratch on a larger "
               "volume."),

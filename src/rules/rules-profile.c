@@ -265,13 +265,15 @@ const struct rule rule_profile_gpu_memory = {
     .category = CAT_HEALTH,
     .title = N_("A GPU's memory differs from the node's profile"),
     .explanation =
-        N_("The profile says how much memory each GPU has, as NVML reports the total. "
-           "More than 1 % apart means another board (40 vs 80 GB), ECC switched on or off "
-           "on a board where it takes memory, or a driver that reserves more: jobs sized "
-           "for the profile's memory run out of it."),
-    .detection = N_("gpu_memory_mib of the profile against each GPU's total memory "
-                    "(nvmlDeviceGetMemoryInfo_v2), in MiB; a difference of more than 1 % is "
-                    "reported."),
+        /* xgettext:no-c-format */ N_(
+            "The profile says how much memory each GPU has, as NVML reports the total. "
+            "More than 1 % apart means another board (40 vs 80 GB), ECC switched on or off "
+            "on a board where it takes memory, or a driver that reserves more: jobs sized "
+            "for the profile's memory run out of it."),
+    .detection = /* xgettext:no-c-format */ N_(
+        "gpu_memory_mib of the profile against each GPU's total memory "
+        "(nvmlDeviceGetMemoryInfo_v2), in MiB; a difference of more than 1 % is "
+        "reported."),
     .fix =
         N_("nvidia-smi -q -d MEMORY,ECC shows the total and the ECC mode; replace the board, set "
            "ECC back, or update the profile."),
