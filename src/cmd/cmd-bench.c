@@ -283,11 +283,12 @@ static void print_json(const struct bench_info *b, const struct findings *f, int
     json_object_set_new(j, "bench", bench_info_to_json(b));
     for (size_t i = 0; i < f->n; i++) {
         const struct finding *x = &f->items[i];
-        json_t *o, *ev = json_array();
+        json_t *o, *ev;
 
         if (strncmp(x->rule->id, "bench.", 6) != 0)
             continue;
         o = json_object();
+        ev = json_array();
         json_object_set_new(o, "id", json_string(x->rule->id));
         json_object_set_new(o, "severity", json_string(severity_names[x->severity]));
         json_object_set_new(
