@@ -210,18 +210,19 @@ static int list(const char *dir, int64_t now_ms)
     if (st.note)
         cmd_error("ack", "%s", st.note);
     if (st.n_acks == 0)
-        printf("no acknowledgements (%s)\n", st.path);
+        printf(_("no acknowledgements (%s)\n"), st.path);
     for (size_t i = 0; i < st.n_acks; i++) {
         const struct state_ack *a = &st.acks[i];
-        char when[40], until[40] = "never";
+        char when[40], until[40];
 
+        snprintf(until, sizeof(until), "%s", _("never"));
         time_format_iso(a->time_ms, when, sizeof(when));
         if (a->expires_ms)
             time_format_iso(a->expires_ms, until, sizeof(until));
-        printf("%s %s  by %s at %s, expires %s%s%s%s%s\n", a->rule, a->gpu_uuid,
+        printf(_("%s %s  by %s at %s, expires %s%s%s%s%s\n"), a->rule, a->gpu_uuid,
                a->by ? a->by : "?", when, until,
-               a->expires_ms && a->expires_ms <= now_ms ? " (expired)" : "", a->note ? ": \"" : "",
-               a->note ? a->note : "", a->note ? "\"" : "");
+               a->expires_ms && a->expires_ms <= now_ms ? _(" (expired)") : "",
+               a->note ? ": \"" : "", a->note ? a->note : "", a->note ? "\"" : "");
     }
     state_info_free(&st);
     return cmd_finish_stdout("ack") == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
@@ -279,14 +280,15 @@ static int exec(int argc, char **argv)
             cmd_error("ack", "no such acknowledgement");
             rc = EXIT_WARNING;
         } else if (rc == EXIT_HEALTHY) {
-            printf("cleared %zu acknowledgement%s\n", j.cleared, j.cleared == 1 ? "" : "s");
+            printf(_("cleared %zu acknowledgement%s\n"), j.cleared, j.cleared == 1 ? "" : "s");
         }
     } else {
         boot_now(&j.boot_id, &j.uptime_us);
         rc = state_update(f.state_dir, add_fn, &j, &cause) == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
         if (rc == EXIT_HEALTHY)
-            printf("acknowledged %s on %s%s\n", j.rule, j.uuid,
-                   o.expires_ms ? " (with an expiry)" : " until a new event");
+            printf(o.expires_ms ? _("acknowledged %s on %s (with an expiry)\n")
+                                : _("acknowledged %s on %s until a new event\n"),
+                   j.rule, j.uuid);
     }
     if (cause) {
         cmd_error("ack", "%s", cause);

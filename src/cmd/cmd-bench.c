@@ -259,17 +259,17 @@ static void print_text(const struct bench_info *b, const struct findings *f)
                b->pairs[i].peer_access ? "" : "  (no peer access)");
     if (b->load_note != NULL)
         printf("%s\n", b->load_note);
-    printf("measured %.3f s of device time in %.3f s\n", b->measured_s, b->elapsed_s);
+    printf(_("measured %.3f s of device time in %.3f s\n"), b->measured_s, b->elapsed_s);
     for (size_t i = 0; i < f->n; i++) {
         const struct finding *x = &f->items[i];
 
         if (strncmp(x->rule->id, "bench.", 6) != 0)
             continue;
-        printf("%s [%s] %s\n", severity_names[x->severity], x->rule->id, x->title);
+        printf("%s [%s] %s\n", severity_names[x->severity], x->rule->id, finding_title_text(x));
         for (size_t k = 0; k < x->n_evidence; k++)
-            printf("    %s\n", x->evidence[k]);
+            printf("    %s\n", finding_evidence_text(x, k));
         for (size_t k = 0; k < x->n_fix; k++)
-            printf("    fix: %s\n", x->fix[k]);
+            printf(_("    fix: %s\n"), finding_fix_text(x, k));
     }
 }
 

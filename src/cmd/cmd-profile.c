@@ -95,10 +95,11 @@ static int show(const struct cmd_front *f)
 
     if (p == NULL || profile_empty(p)) {
         if (f->config.path)
-            printf("No profile: %s has no [profile] section.\n", f->config.path);
+            printf(_("No profile: %s has no [profile] section.\n"), f->config.path);
         else
-            printf("No profile: no configuration file was read.\n");
-        printf("'gpudoctor profile save' writes one from a known-good node (docs/config.md).\n");
+            fputs(_("No profile: no configuration file was read.\n"), stdout);
+        fputs(_("'gpudoctor profile save' writes one from a known-good node (docs/config.md).\n"),
+              stdout);
         return cmd_finish_stdout("profile") == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
     }
     for (int k = 0; k < PK__COUNT; k++) {
@@ -106,7 +107,7 @@ static int show(const struct cmd_front *f)
         char v[300];
 
         if (!p->set[k]) {
-            printf("  %-22s (not set)\n", def->name);
+            printf(_("  %-22s (not set)\n"), def->name);
             continue;
         }
         profile_value(p, k, v, sizeof(v));
@@ -114,7 +115,7 @@ static int show(const struct cmd_front *f)
         if (p->origin[k])
             printf("   (%s)", p->origin[k]);
         if (def->section)
-            printf("   not in the evidence yet: no %s section in snapshots", def->section);
+            printf(_("   not in the evidence yet: no %s section in snapshots"), def->section);
         putchar('\n');
     }
     return cmd_finish_stdout("profile") == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
