@@ -448,15 +448,14 @@ static const struct cmd_option options[] = {
 
 const struct cmd cmd_bench = {
     .name = "bench",
-    .synopsis = "[--quick | --full] [--gpus LIST] [--duration DUR] [--save] [--compare FILE] "
-                "[options]",
+    .synopsis = "[--quick | --full] [--save] [--compare FILE] [options]",
     .summary = N_("measure what the GPUs deliver against what they should"),
     .about =
-        N_("Measure host copies, device memory, peer copies, compute, a sustained load (every\n"
-           "GPU at once, NVML read while it runs) and a checksum on each GPU, next to what its\n"
-           "PCIe link should carry and this node's saved baseline, and judge them with the\n"
-           "bench.* rules. The CUDA work runs in a worker process with a deadline. GPUs other\n"
-           "processes use are refused unless --force.\n"),
+        N_("Measure host copies, device memory, peer copies, compute, a sustained load\n"
+           "(every GPU at once, NVML read while it runs) and a checksum on each GPU, next to\n"
+           "what its PCIe link should carry and this node's saved baseline, and judge them\n"
+           "with the bench.* rules. The CUDA work runs in a worker process with a deadline.\n"
+           "GPUs other processes use are refused unless --force.\n"),
     .options = options,
     .groups = CMD_G_COLLECT | CMD_G_CONFIG | CMD_G_JSON | CMD_G_STATE,
     .window_ms = 0,

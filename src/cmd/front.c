@@ -217,14 +217,16 @@ static void option_help(FILE *out, const struct cmd *c, const struct cmd_option 
 
 void cmd_usage(const struct cmd *c, FILE *out)
 {
-    const char *syn = c->synopsis;
+    const char *syn = c->synopsis, *head = _("Usage:");
+    int indent = (int)render_width(head, strlen(head));
     bool first = true;
 
     /* "Usage: gpudoctor NAME SYNOPSIS", one line per line of the synopsis */
     while (*syn || first) {
         size_t len = strcspn(syn, "\n");
 
-        fprintf(out, "%s gpudoctor %s %.*s\n", first ? "Usage:" : "      ", c->name, (int)len, syn);
+        fprintf(out, "%*s gpudoctor %s %.*s\n", first ? 0 : indent, first ? head : "", c->name,
+                (int)len, syn);
         syn += len + (syn[len] == '\n');
         first = false;
     }
