@@ -450,12 +450,11 @@ const struct cmd cmd_bench = {
     .name = "bench",
     .synopsis = "[--quick | --full] [--save] [--compare FILE] [options]",
     .summary = N_("measure what the GPUs deliver against what they should"),
-    .about =
-        N_("Measure host copies, device memory, peer copies, compute, a sustained load\n"
-           "(every GPU at once, NVML read while it runs) and a checksum on each GPU, next to\n"
-           "what its PCIe link should carry and this node's saved baseline, and judge them\n"
-           "with the bench.* rules. The CUDA work runs in a worker process with a deadline.\n"
-           "GPUs other processes use are refused unless --force.\n"),
+    .about = N_("Measure host copies, device memory, peer copies, compute, a sustained load\n"
+                "(every GPU at once, NVML read while it runs) and a checksum on each GPU, next to\n"
+                "what its PCIe link should carry and this node's saved baseline, and judge them\n"
+                "with the bench.* rules. The CUDA work runs in a worker process with a deadline.\n"
+                "GPUs other processes use are refused unless --force.\n"),
     .options = options,
     .groups = CMD_G_COLLECT | CMD_G_CONFIG | CMD_G_JSON | CMD_G_STATE,
     .window_ms = 0,

@@ -183,7 +183,8 @@ void cmd_collect_defaults(struct collect_opts *o, int64_t window_ms);
 
 /* ---- messages and output (cmd-common.c) ---- */
 
-/* Prints "gpudoctor CMD: message" to stderr, the message translated (po/update-pot.sh extracts fmt). */
+/* Prints "gpudoctor CMD: message" to stderr, the message translated (po/update-pot.sh extracts
+ * fmt). */
 void cmd_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* For getopt's '?': tells the user where help is; returns EXIT_USAGE. */
 int cmd_usage_error(const struct cmd *c);

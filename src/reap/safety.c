@@ -241,8 +241,7 @@ enum reap_refusal reap_check(const struct reap_guard *g, const struct reap_facts
         snprintf(why, size, "protected: %s (%s); name its pid with --pid to end it anyway",
                  prot->pattern, prot->why);
         if (why_l != NULL && i18n_active())
-            snprintf(why_l, size,
-                     _("protected: %s (%s); name its pid with --pid to end it anyway"),
+            snprintf(why_l, size, _("protected: %s (%s); name its pid with --pid to end it anyway"),
                      prot->pattern, _(prot->why));
         else if (why_l != NULL)
             why_l[0] = '\0';

@@ -84,6 +84,8 @@ add src/cmd/cmd.h after 'extern const struct cmd cmd_check;' 'extern const struc
 add src/main.c after 'static const struct cmd *const cmd_table[] = {' '    &cmd_hello,'
 add man/gpudoctor.1 after '.SH COMMANDS' \
     '.TP' '.B hello' 'Say hello' '.RB ( \-\-name' '.I WHO' 'greets someone else).'
+add man/zh_CN/gpudoctor.1 after '.SH 命令' \
+    '.TP' '.B hello' '打个招呼' '.RB （ \-\-name' '.I WHO' '向别人打招呼）。'
 add README.md after '| `gpudoctor check` |' \
     '| `gpudoctor hello` | say hello: the example command of [docs/architecture.md](docs/architecture.md) |'
 
@@ -114,6 +116,7 @@ add src/collect/collect.c after 'static const struct collector_ops *const collec
 add src/watch/worker.c after '} refresh[] = {' '    { BIT(COLLECTOR_DEMO), 60000, false },'
 edit README.md 's/^\(| `--only LIST` | run only some collectors: `\)/\1demo,/'
 edit man/gpudoctor.1 's/^Run only these collectors: /&demo, /'
+edit man/zh_CN/gpudoctor.1 's/^只运行这些采集器：/&demo、/'
 
 # A metric: gpudoctor_demo_answer, of host.demo_answer (the exposition follows the table's order).
 add src/render/metrics.h after 'enum metric_source {' '    MSRC_DEMO_ANSWER, /* host.demo_answer */'

@@ -790,8 +790,7 @@ static void test_collective_needs_one_job_on_two_gpus(void **state)
     /* The same parent again: one job, stalled since the first reading ("at least"). */
     s->procs.procs[1].ppid = 1000;
     run(s, &cfg, &f);
-    assert_non_null(
-        strstr(must_find(&f, "perf.collective-stalled", 0)->title, "for at least 20m"));
+    assert_non_null(strstr(must_find(&f, "perf.collective-stalled", 0)->title, "for at least 20m"));
     findings_free(&f);
     snapshot_free(s);
     config_free(&cfg);
