@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Fix lines are pasted into root shells, so hostile snapshot text must never become a command.
-# Every bundled snapshot (tests/scenarios/*/snapshot.json) is run through `check --from` with
+# Every bundled snapshot and recording (tests/scenarios/*/) is run through `check --from` with
 # every free-text string field made hostile (quotes, ';', $(), backticks, newlines, escape
 # sequences, spaces, a leading '-', C1 and bidirectional controls, "\xNN" as the snapshot writes
 # bytes that are not UTF-8), once replacing the value and once appended to it, so rules that parse
-# a prefix (versions, paths) still fire. For every rule that fires, every fix line (JSON, and the
+# a prefix (versions, paths) still fire: every payload into the snapshots that between them show
+# every variant of every rule's fix twice, two payloads in turn into the others. For every rule that fires, every fix line (JSON, and the
 # text report's fix block) must parse alone with `bash -n`, as one command or one comment, and no
 # hostile text may stand outside single quotes before the comment starts. A snapshot with raw
 # bytes that are not UTF-8 is refused with a clear error.
@@ -157,28 +158,58 @@ for name, doc in docs.items():
 print(f"{len(free)} free-text string fields made hostile, {len(parsed)} parsed ones left alone")
 fields = set(free)
 
-# The cases: every snapshot and recording, every payload, replacing and appended.
-cases = []
-sources = [(name, doc, None) for name, doc in docs.items()]
-sources += [(name, json.loads(first), rest) for name, (first, rest) in recordings.items()]
-for name, doc, rest in sources:
-    for i, pay in enumerate(PAYLOADS):
-        cases.append((f"{name}/replace-{i + 1}", mutate(doc, fields, lambda v, p=pay: p), rest))
-        cases.append((f"{name}/append-{i + 1}", mutate(doc, fields, lambda v, p=pay: v + p), rest))
-    # Hostile everywhere also breaks what ties sections together (a GPU's PCI address in NVML
-    # and in sysfs, its UUID in the samples), and some rules stop firing: one section at a time
-    # keeps them firing, with the payloads taking turns.
-    for k, section in enumerate(sorted({p.split(".")[0].split("[")[0] for p in fields})):
-        part = {p for p in fields if p.split(".")[0].split("[")[0] == section}
-        r, a = PAYLOADS[k % len(PAYLOADS)], PAYLOADS[(k + 5) % len(PAYLOADS)]
-        cases.append((f"{name}/{section}-replace", mutate(doc, part, lambda v, p=r: p), rest))
-        cases.append((f"{name}/{section}-append", mutate(doc, part, lambda v, p=a: v + p), rest))
-
-
 def conf_args(name):
     """A case's own configuration (its expected-hardware profile), as check-scenarios gives it."""
     conf = os.path.join(corpus, name.split("/")[0], "gpudoctor.conf")
     return ["--config", conf] if os.path.exists(conf) else []
+
+
+# What each snapshot and recording finds as it is: (rule, number of fix lines) tells the variants
+# of a rule's fix apart.
+sources = [(name, doc, None) for name, doc in docs.items()]
+sources += [(name, json.loads(first), rest) for name, (first, rest) in recordings.items()]
+
+
+def clean_run(source):
+    name, doc, rest = source
+    rc, out, err = run(write(f"clean-{name}", doc, rest), "--json", *conf_args(name))
+    return name, {(f["id"], len(f["fix"])) for f in json.loads(out)["findings"]}
+
+
+with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+    found = dict(pool.map(clean_run, sources))
+clean = {rule for kinds in found.values() for rule, _ in kinds}
+
+# Every payload, replacing and appended, goes into a set of snapshots that between them show
+# every variant of every rule's fix twice (where the corpus has it twice): chosen greedily, the
+# snapshot that adds most first. The other snapshots get two payloads each, in turn, so that
+# every payload meets every snapshot's own evidence somewhere. (Every payload into every
+# snapshot was some 9000 runs: too slow under the sanitizers, for no more fix variants.)
+need = {}
+for kinds in found.values():
+    for kind in kinds:
+        need[kind] = min(2, need.get(kind, 0) + 1)
+full = []
+while any(need.values()):
+    best = max(sorted(found), key=lambda n: sum(1 for k in found[n] if need.get(k)))
+    full.append(best)
+    for k in found[best]:
+        if need.get(k):
+            need[k] -= 1
+full = set(full)
+
+# The cases. A case that changes nothing (no free-text field in that snapshot, or in that
+# section of it) is left out: it would only check the clean snapshot again.
+cases = []
+for j, (name, doc, rest) in enumerate(sources):
+    mine = {p for p, _, _ in walk(doc)} & fields
+    if not mine:
+        continue
+    turns = range(len(PAYLOADS)) if name in full else [j % len(PAYLOADS), (j + 5) % len(PAYLOADS)]
+    for i in turns:
+        pay = PAYLOADS[i]
+        cases.append((f"{name}/replace-{i + 1}", mutate(doc, mine, lambda v, p=pay: p), rest))
+        cases.append((f"{name}/append-{i + 1}", mutate(doc, mine, lambda v, p=pay: v + p), rest))
 
 
 def check_case(case):
@@ -217,13 +248,37 @@ def check_case(case):
     return name, lines, text_lines, None
 
 
+def check_all(cases):
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        for name, lines, text_lines, problem in pool.map(check_case, cases):
+            if problem:
+                fail(name, problem)
+                continue
+            results.append((name, lines, text_lines))
+
+
 results = []
-with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-    for name, lines, text_lines, problem in pool.map(check_case, cases):
-        if problem:
-            fail(name, problem)
-            continue
-        results.append((name, lines, text_lines))
+check_all(cases)
+
+# Hostile everywhere also breaks what ties sections together (a GPU's PCI address in NVML and in
+# sysfs, its UUID in the samples), and some rules stop firing: where a rule fired on a snapshot
+# as it is but on none of its hostile copies, that snapshot is made hostile one section at a time,
+# which keeps them firing, with the payloads taking turns.
+fired_in = {}
+for name, lines, _ in results:
+    fired_in.setdefault(name.split("/")[0], set()).update(rule for rule, _ in lines)
+section_cases = []
+for name, doc, rest in sources:
+    if not {rule for rule, _ in found[name]} - fired_in.get(name, set()):
+        continue
+    mine = {p for p, _, _ in walk(doc)} & fields
+    for k, section in enumerate(sorted({p.split(".")[0].split("[")[0] for p in mine})):
+        part = {p for p in mine if p.split(".")[0].split("[")[0] == section}
+        r, a = PAYLOADS[k % len(PAYLOADS)], PAYLOADS[(k + 5) % len(PAYLOADS)]
+        section_cases.append((f"{name}/{section}-replace", mutate(doc, part, lambda v, p=r: p), rest))
+        section_cases.append((f"{name}/{section}-append", mutate(doc, part, lambda v, p=a: v + p), rest))
+check_all(section_cases)
+cases += section_cases
 
 # Each distinct line is checked once: bash must read it alone as complete, and nothing hostile
 # may be left for it to interpret.
@@ -274,14 +329,10 @@ rc, out, err = run(raw, "--json")
 if rc != 3 or "decode" not in err:
     fail("raw non-UTF-8", f"exit {rc}, stderr {err[:200]!r}")
 
-print(f"{len(cases)} hostile snapshots, {len(fired)} rules fired, {len(seen)} distinct fix lines, "
+print(f"{len(cases)} hostile snapshots ({len(full)} of {len(sources)} with every payload), {len(fired)} rules fired, {len(seen)} distinct fix lines, "
       f"{quoted_hostile} commands with a quoted hostile value, {refused} values refused")
 # Every rule that finds something in the corpus as it is must find it made hostile too, or its
 # fix lines were not tested.
-clean = set()
-for name, doc, rest in sources:
-    rc, out, err = run(write(f"clean-{name}", doc, rest), "--json")
-    clean |= {f["id"] for f in json.loads(out)["findings"]}
 never = sorted(clean - fired)
 if never:
     fail("corpus", "rules that fire on the corpus but never on its hostile copies: " +

@@ -96,25 +96,29 @@ done
 [ -f "$BUILD/locale/zh_CN/LC_MESSAGES/gpudoctor.mo" ] || bad "the build made no zh_CN catalogue"
 
 # Display columns of every line that holds wide characters (East Asian wide and full-width ones
-# take two); exit 1 and the offending line when one is wider than $1, or the text is not UTF-8.
+# take two); exit 1 and the offending lines when one is wider than $1, or the text is not UTF-8.
+# The text is the files named after $1, or standard input.
 # (Lines without any are the English renderer's: fix commands, for one, are never wrapped; so is
 # one word too long for any line, such as a path with a colon after it.)
 widths() {
     python3 -c '
 import sys, unicodedata
-limit = int(sys.argv[1])
-data = sys.stdin.buffer.read()
-try:
-    text = data.decode("utf-8")
-except UnicodeDecodeError as e:
-    print("not UTF-8:", e); sys.exit(1)
-for n, line in enumerate(text.split("\n"), 1):
-    wide = [unicodedata.east_asian_width(c) in "WF" for c in line]
-    w = sum(2 if x else 0 if unicodedata.combining(c) else 1 for c, x in zip(line, wide))
-    piece = " " not in line.strip() and sum(wide) <= 1  # one word no wrap can split (a path)
-    if any(wide) and w > limit and not piece:
-        print("line %d is %d columns: %s" % (n, w, line)); sys.exit(1)
-' "$1"
+limit, bad = int(sys.argv[1]), 0
+for name in sys.argv[2:] or ["-"]:
+    data = sys.stdin.buffer.read() if name == "-" else open(name, "rb").read()
+    where = "" if name == "-" else name.rsplit("/", 1)[-1] + ": "
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        print(where + "not UTF-8:", e); bad = 1; continue
+    for n, line in enumerate(text.split("\n"), 1):
+        wide = [unicodedata.east_asian_width(c) in "WF" for c in line]
+        w = sum(2 if x else 0 if unicodedata.combining(c) else 1 for c, x in zip(line, wide))
+        piece = " " not in line.strip() and sum(wide) <= 1  # one word no wrap can split (a path)
+        if any(wide) and w > limit and not piece:
+            print("%sline %d is %d columns: %s" % (where, n, w, line)); bad = 1; break
+sys.exit(bad)
+' "$@"
 }
 
 # ---- machines read the same bytes in every language
@@ -158,27 +162,28 @@ grep -q '用法' "$tmp/help.zh" || bad "zh_CN --help is not in Chinese: $(head -
 widths 80 <"$tmp/help.zh" >"$tmp/w.out" || bad "zh_CN --help: $(cat "$tmp/w.out")"
 zh "$GPUDOCTOR" help check >"$tmp/help-check.zh"
 widths 80 <"$tmp/help-check.zh" >"$tmp/w.out" || bad "zh_CN help check: $(cat "$tmp/w.out")"
-# Every command's help, and every rule's explanation, in Chinese and within 80 columns.
+# Every command's help, and every rule's explanation, in Chinese and within 80 columns (the
+# widths of all of them measured at once, below).
+mkdir "$tmp/each"
 for cmd in $(en "$GPUDOCTOR" --help | awk '/^Commands:/ {on = 1; next} on && /^  [a-z]/ {print $1} on && /^$/ {exit}'); do
-    zh "$GPUDOCTOR" help "$cmd" >"$tmp/help-cmd.zh" 2>&1 || bad "zh_CN help $cmd failed"
-    widths 80 <"$tmp/help-cmd.zh" >"$tmp/w.out" || bad "zh_CN help $cmd: $(cat "$tmp/w.out")"
-    grep -q '^用法' "$tmp/help-cmd.zh" || bad "zh_CN help $cmd: the usage line is not in Chinese"
+    zh "$GPUDOCTOR" help "$cmd" >"$tmp/each/help-$cmd" 2>&1 || bad "zh_CN help $cmd failed"
+    grep -q '^用法' "$tmp/each/help-$cmd" || bad "zh_CN help $cmd: the usage line is not in Chinese"
     en "$GPUDOCTOR" help "$cmd" >"$tmp/help-cmd.en" 2>&1
-    cmp -s "$tmp/help-cmd.en" "$tmp/help-cmd.zh" && bad "zh_CN help $cmd is the English one"
+    cmp -s "$tmp/help-cmd.en" "$tmp/each/help-$cmd" && bad "zh_CN help $cmd is the English one"
 done
 n_rules=0
 for id in $(en "$GPUDOCTOR" explain --list | awk '/^  [a-z]/ {print $1}'); do
     n_rules=$((n_rules + 1))
-    zh "$GPUDOCTOR" explain "$id" --width 80 >"$tmp/explain.zh" || bad "zh_CN explain $id failed"
-    widths 80 <"$tmp/explain.zh" >"$tmp/w.out" || bad "zh_CN explain $id: $(cat "$tmp/w.out")"
+    zh "$GPUDOCTOR" explain "$id" --width 80 >"$tmp/each/explain-$id" || bad "zh_CN explain $id failed"
     for head in 含义 检测 修复; do
-        grep -q "$head" "$tmp/explain.zh" || bad "zh_CN explain $id has no section with '$head'"
+        grep -q "$head" "$tmp/each/explain-$id" || bad "zh_CN explain $id has no section with '$head'"
     done
     # Title, explanation, detection and fix each translated: the English prose is gone.
     en "$GPUDOCTOR" explain "$id" --width 500 >"$tmp/explain.en"
     sed -n '1s/^[^ ]* — //p' "$tmp/explain.en" >"$tmp/title.en"
-    head -1 "$tmp/explain.zh" | grep -qF -f "$tmp/title.en" && bad "zh_CN explain $id keeps the English title"
+    head -1 "$tmp/each/explain-$id" | grep -qF -f "$tmp/title.en" && bad "zh_CN explain $id keeps the English title"
 done
+widths 80 "$tmp"/each/* >"$tmp/w.out" || bad "zh_CN help or explain: $(cat "$tmp/w.out")"
 [ "$n_rules" -ge 50 ] || bad "explain --list listed only $n_rules rules"
 zh "$GPUDOCTOR" explain --list >"$tmp/list.zh"
 widths 80 <"$tmp/list.zh" >"$tmp/w.out" || bad "zh_CN explain --list: $(cat "$tmp/w.out")"

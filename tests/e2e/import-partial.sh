@@ -10,8 +10,8 @@
 # Also: the report on imported evidence says which command would supply what is missing; and the
 # round trip: the converted snapshot gives the same findings as the evidence itself, and every key
 # it holds is one `snapshot --describe` documents.
-# Hundreds of checks: under the sanitizers on two cores they take minutes.
-# ctest: timeout 600
+# Some 1800 checks, two at a time: under the sanitizers on two busy cores they take minutes.
+# ctest: timeout 900
 set -uo pipefail
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 : "${GPUDOCTOR:?}" "${SRC:?}"
@@ -20,6 +20,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 python3 - "$GPUDOCTOR" "$SRC/tests/import" "$tmp" <<'PY'
+import concurrent.futures
 import copy
 import glob
 import json
@@ -184,9 +185,11 @@ for exp in sorted(glob.glob(os.path.join(corpus, "*", "*.expect"))):
         fail(name, f"keys `snapshot --describe` does not document: {sorted(undocumented)[:5]}")
     # A merge's files are samples of their own, removed field by field there (120 s on a busy
     # 2-core machine: the removals are the cost).
-    for what, d in ([] if name.startswith("merge/") else variants(doc)):
-        runs += 1
-        rc2, out = check(d, f"{name}-{runs}")
+    removals = [] if name.startswith("merge/") else list(enumerate(variants(doc), runs + 1))
+    runs += len(removals)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        checked = list(pool.map(lambda r: (r[1][0], check(r[1][1], f"{name}-{r[0]}")), removals))
+    for what, (rc2, out) in checked:
         if "findings" not in out:
             fail(f"{name} without {what}", f"not read: {out.get('error')}")
             continue
