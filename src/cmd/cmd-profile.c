@@ -48,8 +48,8 @@ static int save(struct cmd_front *f, const struct opts *o)
 
     /* What a profile holds comes from NVML, the PCI bus and the driver: no process scan. */
     if (!cmd_front_given(f, OPT_ONLY))
-        f->collect.only =
-            (1u << COLLECTOR_NVML) | (1u << COLLECTOR_PCIE) | (1u << COLLECTOR_DRIVER);
+        f->collect.only = (1u << COLLECTOR_NVML) | (1u << COLLECTOR_PCIE) |
+                          (1u << COLLECTOR_DRIVER) | (1u << COLLECTOR_IB);
     s = cmd_front_snapshot(f);
     if (s == NULL)
         return EXIT_UNKNOWN;
@@ -114,7 +114,7 @@ static int show(const struct cmd_front *f)
         printf("  %-22s %s%s%s", def->name, v, *def->unit ? " " : "", def->unit);
         if (p->origin[k])
             printf("   (%s)", p->origin[k]);
-        if (def->section)
+        if (k == PK_FABRICMANAGER_VERSION) /* the only key no snapshot holds yet */
             printf(_("   not in the evidence yet: no %s section in snapshots"), def->section);
         putchar('\n');
     }
@@ -160,13 +160,13 @@ const struct cmd cmd_profile = {
     .synopsis = "save [-o FILE] [--from SNAPSHOT] [options]\nshow [--config FILE]",
     .summary = N_("the node's expected hardware: save it from a good node, show it"),
     .about = N_("An expected-hardware profile says what a node must have: GPU count and model,\n"
-                "memory per GPU, PCIe generation and width, driver and CUDA versions, VBIOS\n"
-                "(NVLink, InfiniBand and Fabric Manager keys are accepted; they are checked once\n"
-                "snapshots hold them). 'save' writes what this node (or --from a snapshot) has as\n"
-                "a [profile] section; 'show' prints the profile of the configuration. With a\n"
-                "profile in /etc/gpudoctor.conf, 'gpudoctor check' reports every deviation as a\n"
-                "profile.* finding (a missing GPU is critical); 'gpudoctor fleet --profile FILE'\n"
-                "judges nodes by it.\n"),
+                "memory per GPU, PCIe generation and width, NVLink links, InfiniBand ports and\n"
+                "rate, driver and CUDA versions, VBIOS (a Fabric Manager key is accepted; it is\n"
+                "checked once snapshots hold it). 'save' writes what this node (or --from a\n"
+                "snapshot) has as a [profile] section; 'show' prints the profile of the\n"
+                "configuration. With a profile in /etc/gpudoctor.conf, 'gpudoctor check' reports\n"
+                "every deviation as a profile.* finding (a missing GPU is critical); 'gpudoctor\n"
+                "fleet --profile FILE' judges nodes by it.\n"),
     .options = options,
     .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_FROM | CMD_G_CONFIG,
     .window_ms = 0,

@@ -1,4 +1,5 @@
 #include "rules/profile.h"
+#include "nvml/nvml-abi.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
@@ -30,10 +31,10 @@ const struct profile_key_def profile_keys[PK__COUNT] = {
         "profile.fabric", "nvlink", "links",
         "active NVLink links of every GPU" },
     [PK_IB_PORTS] = { "ib_ports", PROFILE_INT, PROFILE_EQUAL, 0, 256, false,
-        "profile.fabric", "infiniband", "ports",
+        "profile.fabric", "ib", "ports",
         "InfiniBand ports that must be up" },
     [PK_IB_RATE_GBPS] = { "ib_rate_gbps", PROFILE_INT, PROFILE_AT_LEAST, 1, 100000, false,
-        "profile.fabric", "infiniband", "Gb/s",
+        "profile.fabric", "ib", "Gb/s",
         "the rate every InfiniBand port must run at" },
     [PK_DRIVER_VERSION] = { "driver_version", PROFILE_TEXT, PROFILE_EQUAL, 0, 0, false,
         "profile.versions", NULL, "",
@@ -184,6 +185,37 @@ void profile_cuda_text(char *buf, size_t size, int32_t v)
     snprintf(buf, size, "%d.%d", (int)(v / 1000), (int)((v % 1000) / 10));
 }
 
+/*
+ * The InfiniBand ports ACTIVE (RoCE ports are Ethernet's and not counted) and the slowest rate
+ * among them; each unknown when a port's state, link layer or rate could not be read.
+ */
+static void ib_facts(struct profile_facts *f, const struct ib_info *ib)
+{
+    bool known = true, rates = true;
+    uint32_t active = 0;
+    double slowest = 0;
+
+    for (size_t i = 0; i < ib->n_ports; i++) {
+        const struct ib_port *p = &ib->ports[i];
+
+        if (!ib_port_valid(p, IB_S_LINK_LAYER) || !ib_port_valid(p, IB_S_STATE)) {
+            known = false;
+            continue;
+        }
+        if (p->link_layer != IB_LL_INFINIBAND || p->state != IB_STATE_ACTIVE)
+            continue;
+        active++;
+        if (!ib_port_valid(p, IB_S_RATE) || p->rate_gbps <= 0)
+            rates = false;
+        else if (slowest == 0 || p->rate_gbps < slowest)
+            slowest = p->rate_gbps;
+    }
+    f->ib_ports_valid = known;
+    f->ib_ports = active;
+    f->ib_rate_valid = known && rates && active > 0;
+    f->ib_rate_gbps = (uint32_t)slowest;
+}
+
 void profile_facts_from_snapshot(struct profile_facts *f, const struct snapshot *s)
 {
     const struct nvml_system *n = &s->nvml;
@@ -233,6 +265,14 @@ void profile_facts_from_snapshot(struct profile_facts *f, const struct snapshot 
         }
         if (gpu_valid(g, GPU_S_VBIOS) && g->vbios_version && *g->vbios_version)
             pg->vbios = xstrdup(g->vbios_version);
+        if (gpu_valid(g, GPU_S_NVLINK)) {
+            pg->nvlink_valid = true;
+            for (size_t k = 0; k < g->n_nvlinks; k++)
+                pg->nvlinks +=
+                    gpu_nvlink_valid(&g->nvlinks[k], NVL_S_ACTIVE) && g->nvlinks[k].active;
+        } else if (g->rc[GPU_S_NVLINK] == NVML_ERROR_NOT_SUPPORTED) {
+            pg->nvlink_valid = true; /* a GPU without NVLink has none */
+        }
     }
     if (nvml_ok && n->driver_version_rc == 0 && n->driver_version && *n->driver_version)
         f->driver_version = xstrdup(n->driver_version);
@@ -244,9 +284,18 @@ void profile_facts_from_snapshot(struct profile_facts *f, const struct snapshot 
         profile_cuda_text(buf, sizeof(buf), n->cuda_driver_version);
         f->cuda_version = xstrdup(buf);
     }
-    /* Sections this snapshot format has; NVLink, InfiniBand and Fabric Manager come later. */
+    /* Sections every snapshot has; NVLink and InfiniBand where it was collected (older snapshots
+     * and Prometheus lack them); Fabric Manager comes later. */
     for (int k = 0; k < PK__COUNT; k++)
         f->has_section[k] = profile_keys[k].section == NULL;
+    for (size_t i = 0; i < s->n_gpus; i++)
+        f->has_section[PK_NVLINK_COUNT] |=
+            s->gpus[i].handle_rc == 0 && s->gpus[i].rc[GPU_S_NVLINK] != JF_RC_NOT_COLLECTED;
+    if (s->collectors[COLLECTOR_IB].state == CS_OK ||
+        s->collectors[COLLECTOR_IB].state == CS_PARTIAL) {
+        f->has_section[PK_IB_PORTS] = f->has_section[PK_IB_RATE_GBPS] = true;
+        ib_facts(f, &s->ib);
+    }
 }
 
 void profile_facts_free(struct profile_facts *f)
@@ -292,6 +341,23 @@ static bool gpu_number(const struct profile_gpu_facts *g, int key, int64_t *v)
     case PK_PCIE_WIDTH:
         *v = g->pcie_width;
         return g->width_valid;
+    case PK_NVLINK_COUNT:
+        *v = g->nvlinks;
+        return g->nvlink_valid;
+    }
+    return false;
+}
+
+/* A node-wide number: valid, value. */
+static bool node_number(const struct profile_facts *f, int key, int64_t *v)
+{
+    switch (key) {
+    case PK_IB_PORTS:
+        *v = f->ib_ports;
+        return f->ib_ports_valid;
+    case PK_IB_RATE_GBPS:
+        *v = f->ib_rate_gbps;
+        return f->ib_rate_valid;
     }
     return false;
 }
@@ -346,6 +412,17 @@ size_t profile_compare(const struct profile *p, const struct profile_facts *f,
                 add(out, &n, &cap, k, -1, PROFILE_UNKNOWN, false, want, NULL);
             } else if (!number_ok(k, p->num[k], f->gpu_count, &fewer)) {
                 snprintf(have, sizeof(have), "%" PRIu32, f->gpu_count);
+                add(out, &n, &cap, k, -1, PROFILE_DEVIATES, fewer, want, have);
+            }
+            continue;
+        }
+        if (!def->per_gpu && def->type == PROFILE_INT) {
+            int64_t v;
+
+            if (!node_number(f, k, &v)) {
+                add(out, &n, &cap, k, -1, PROFILE_UNKNOWN, false, want, NULL);
+            } else if (!number_ok(k, p->num[k], v, &fewer)) {
+                snprintf(have, sizeof(have), "%" PRId64, v);
                 add(out, &n, &cap, k, -1, PROFILE_DEVIATES, fewer, want, have);
             }
             continue;
@@ -444,6 +521,8 @@ struct profile *profile_from_facts(const struct profile_facts *f, char ***notes,
         snprintf(buf, sizeof(buf), "%" PRIu32, f->gpu_count);
         profile_set(p, PK_GPU_COUNT, buf, NULL, &cause);
     }
+    for (int k = 0; k < PK__COUNT; k++)
+        p->absent[k] = !f->has_section[k];
     for (int k = 0; k < PK__COUNT; k++) {
         const char *best;
         bool same;
@@ -470,6 +549,19 @@ struct profile *profile_from_facts(const struct profile_facts *f, char ***notes,
             note(notes, n_notes, "%s: the GPUs differ; the most common value, %s, is saved",
                  profile_keys[k].name, best);
         if (profile_set(p, k, best, NULL, &cause) != 0) {
+            note(notes, n_notes, "%s: not saved: %s", profile_keys[k].name, cause);
+            free(cause);
+            cause = NULL;
+        }
+    }
+    for (int k = PK_IB_PORTS; k <= PK_IB_RATE_GBPS; k++) {
+        int64_t x;
+        char buf[24];
+
+        if (!f->has_section[k] || !node_number(f, k, &x))
+            continue;
+        snprintf(buf, sizeof(buf), "%" PRId64, x);
+        if (profile_set(p, k, buf, NULL, &cause) != 0) {
             note(notes, n_notes, "%s: not saved: %s", profile_keys[k].name, cause);
             free(cause);
             cause = NULL;
@@ -514,8 +606,8 @@ char *profile_format(const struct profile *p, const char *header)
 
             fprintf(out, "%s = %s\n", def->name, q);
             free(q);
-        } else if (def->section != NULL) {
-            fprintf(out, "# %s = ?   (not in the evidence: no %s section in snapshots yet)\n",
+        } else if (p->absent[k] && def->section != NULL) {
+            fprintf(out, "# %s = ?   (not in the evidence: this snapshot has no %s section)\n",
                     def->name, def->section);
         } else {
             fprintf(out, "# %s = ?   (not known on this node)\n", def->name);

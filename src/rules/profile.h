@@ -76,6 +76,8 @@ struct profile {
     char *text[PK__COUNT];   /* PROFILE_TEXT */
     char *origin[PK__COUNT]; /* "file:line" or "--set" */
     char *source;            /* the file it came from, NULL when only --set made it */
+    /* profile_from_facts: the evidence had no section for the key (profile_format says so). */
+    bool absent[PK__COUNT];
 };
 
 struct profile *profile_new(void);
@@ -111,6 +113,8 @@ struct profile_gpu_facts {
     uint32_t pcie_gen; /* the highest generation the GPU and its slot allow */
     bool width_valid;
     uint32_t pcie_width; /* lanes the link runs now */
+    bool nvlink_valid;
+    uint32_t nvlinks; /* NVLink links active (0 on a GPU without NVLink) */
     char *vbios;
 };
 
@@ -122,8 +126,12 @@ struct profile_facts {
     bool pci_valid;
     struct profile_gpu_facts *gpus;
     size_t n_gpus;
-    char *driver_version;        /* NULL when unknown */
-    char *cuda_version;          /* "12.4": the CUDA version the driver supports */
+    char *driver_version; /* NULL when unknown */
+    char *cuda_version;   /* "12.4": the CUDA version the driver supports */
+    bool ib_ports_valid;
+    uint32_t ib_ports; /* InfiniBand (not RoCE) ports ACTIVE */
+    bool ib_rate_valid;
+    uint32_t ib_rate_gbps;       /* the slowest of them */
     bool has_section[PK__COUNT]; /* the key's section exists in the evidence */
 };
 

@@ -420,8 +420,8 @@ static void check_fabric(const struct rule_ctx *ctx, struct findings *out)
     struct profile_deviation *d;
     size_t n_all, n = deviations(ctx, out, &d, &n_all);
 
-    /* Every fabric key is "not in the evidence" today (said by deviations()); when the NVLink and
-     * InfiniBand sections exist, their differences are findings here. */
+    /* NVLink links and InfiniBand ports and rate; evidence without those sections is said by
+     * deviations() as not checked. */
     for (size_t i = 0; i < n; i++) {
         struct finding *f = finding_new(ctx, out, d[i].gpu, -1);
 
@@ -440,11 +440,17 @@ const struct rule rule_profile_fabric = {
     .category = CAT_HEALTH,
     .title = N_("NVLink or InfiniBand differs from the profile"),
     .explanation = N_("The profile can say how many NVLink links every GPU has active, how many "
-                      "InfiniBand ports must be up and at which rate. Snapshots do not hold NVLink "
-                      "or InfiniBand state yet: these keys are reported as not checked (never as a "
-                      "mismatch) until they do."),
-    .detection = N_("nvlink_count, ib_ports and ib_rate_gbps of the profile against the NVLink and "
-                    "InfiniBand sections of the snapshot, when it has them."),
+                      "InfiniBand ports must be up and at which rate. A GPU with fewer links, or "
+                      "fewer ports or a lower rate than the profile says, is a node that does not "
+                      "match its hardware: a link or port down, a cable or transceiver at a lower "
+                      "speed. Evidence without NVLink or InfiniBand state (older snapshots, the "
+                      "Prometheus series of fleet) leaves these keys not checked, never a "
+                      "mismatch."),
+    .detection =
+        N_("nvlink_count against the links each GPU reports active (nvmlDeviceGetNvLinkState; "
+           "0 on a GPU without NVLink); ib_ports against the InfiniBand ports (not RoCE) "
+           "in state ACTIVE, ib_rate_gbps against the slowest of them (sysfs), when the "
+           "snapshot has those sections."),
     .fix = N_("Compare the node's fabric with one that matches the profile (nvidia-smi nvlink -s, "
               "ibstat)."),
     .thresholds = NO_THRESHOLDS,

@@ -2,12 +2,13 @@
 # gpudoctor profile save / show, and check against the saved profile (docs/config.md, "The profile
 # section"). From the profile-match scenario's snapshot (an 8 x H100 server): `profile save
 # --from` writes exactly the node's values (GPU count and model, memory, PCIe generation and
-# width, driver, CUDA, VBIOS; keys whose section snapshots lack as comments) to a file of mode
+# width, driver, CUDA, VBIOS; keys whose section the snapshot lacks as comments) to a file of mode
 # 0600 written atomically, following only the user's own symbolic link (another user's is refused,
 # 3, its target untouched); `profile show` prints the same values with the file and line of each;
 # `check` with the profile finds no profile.* finding, with one key changed the deviation (a
 # narrower link a warning, 1; a GPU missing critical, 2); GPUs that disagree are saved by majority,
-# said on stderr; malformed profiles are usage errors naming file:line (64).
+# said on stderr; NVLink links and InfiniBand ports and rate are saved from snapshots that have
+# them and judged (profile.fabric); malformed profiles are usage errors naming file:line (64).
 set -uo pipefail
 command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
 : "${GPUDOCTOR:?}" "${SRC:?}"
@@ -50,9 +51,9 @@ head -1 p.conf | grep -q '^# The expected hardware of gpu-node-17, saved by gpud
     fail "the scenario's snapshot has other VBIOS versions"
 [ "$(jq -r '.driver.version // .nvml.driver_version' "$SNAP")" = 550.54.15 ] ||
     fail "the scenario's snapshot has another driver"
-# keys whose section snapshots do not have yet: comments, never values
+# keys whose section this snapshot does not have (it predates NVLink and InfiniBand): comments
 for k in nvlink_count ib_ports ib_rate_gbps fabricmanager_version; do
-    grep -q "^# $k = ?   (not in the evidence: no [a-z_]* section in snapshots yet)$" p.conf ||
+    grep -q "^# $k = ?   (not in the evidence: this snapshot has no [a-z_]* section)$" p.conf ||
         fail "save: $k is not written as a comment: $(grep "$k" p.conf)"
 done
 # to standard output, the same profile
@@ -156,6 +157,30 @@ rc=0
 grep -q '^gpudoctor profile: vbios_version: the GPUs differ; the most common value, 96.00.89.00.01, is saved$' err ||
     fail "disagreeing GPUs: the VBIOS majority is not said: $(cat err)"
 grep -q '^vbios_version = "96.00.89.00.01"$' dev.conf || fail "disagreeing GPUs: $(grep vbios dev.conf)"
+
+# ---- NVLink and InfiniBand: saved from snapshots that have them, judged against them ----
+S=$SRC/tests/scenarios
+"$GPUDOCTOR" profile save --from "$S/healthy-8gpu-nvlink/snapshot.json" -o nv.conf 2>/dev/null
+grep -q '^nvlink_count = 18$' nv.conf || fail "nvlink: not saved: $(grep nvlink nv.conf)"
+grep -q '^# ib_ports = ?   (not in the evidence: this snapshot has no ib section)$' nv.conf ||
+    fail "nvlink: ib_ports: $(grep ib_ports nv.conf)"
+rc=0
+"$GPUDOCTOR" check --json --config nv.conf --from "$S/healthy-8gpu-nvlink/snapshot.json" >nv.json || rc=$?
+[ "$(jq '[.findings[] | select(.id | startswith("profile."))] | length' nv.json)" = 0 ] ||
+    fail "nvlink: the node it was saved from deviates: $(jq -c '[.findings[].title]' nv.json)"
+# A GPU with links down: profile.fabric names it and its count.
+"$GPUDOCTOR" check --json --config nv.conf --from "$S/nvlink-down/snapshot.json" >nvd.json || :
+jq -e '[.findings[] | select(.id == "profile.fabric") | .title] |
+       any(test("^nvlink_count is [0-9]+, the profile expects 18$"))' nvd.json >/dev/null ||
+    fail "nvlink: no profile.fabric for the GPU with links down: $(jq -c '[.findings[].title]' nvd.json)"
+"$GPUDOCTOR" profile save --from "$S/healthy-8gpu-ib/snapshot.json" -o ib.conf 2>/dev/null
+grep -q '^ib_ports = 4$' ib.conf && grep -q '^ib_rate_gbps = 400$' ib.conf ||
+    fail "ib: not saved: $(grep '^ib_' ib.conf)"
+# The same fabric with its ports at 200 Gb/s: below the profile's rate.
+"$GPUDOCTOR" check --json --config ib.conf --from "$S/ib-rate-low/snapshot.json" >ibr.json || :
+jq -e '[.findings[] | select(.id == "profile.fabric") | .title] |
+       any(. == "ib_rate_gbps is 200, the profile expects 400")' ibr.json >/dev/null ||
+    fail "ib: no profile.fabric for the slow ports: $(jq -c '[.findings[].title]' ibr.json)"
 
 # ---- malformed profiles: usage errors naming the file and line ----
 bad() { # NAME CONTENT MESSAGE-REGEX
