@@ -62,4 +62,7 @@ void numa_parse_environ(const char *environ, size_t len, struct numa_nccl_env *o
  */
 int numa_parse_cpulist(const char *text, uint64_t *mask, size_t nwords);
 
+/* Words of a mask for the largest machine gpudoctor judges (8192 CPUs, the kernel's NR_CPUS). */
+#define NUMA_CPU_WORDS 128
+
 #endif

@@ -15,11 +15,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #define DEVICES_DIR "sys/bus/pci/devices"
+#define NODE_DIR    "sys/devices/system/node"
 #define MAX_DEPTH   32 /* bridges between a root complex and a device; real ones have < 10 */
 
 /* One PCI function as the scan saw it. */
@@ -487,6 +489,64 @@ static void check_iommu(struct collect_ctx *ctx, struct snapshot *s)
     s->pcie.valid |= UINT64_C(1) << PCIE_I_CMDLINE;
 }
 
+/* How many NUMA nodes the machine has (node<N> entries); unknown when the directory is missing. */
+static void count_nodes(struct collect_ctx *ctx, struct snapshot *s)
+{
+    int fd = openat(ctx->root.fd, NODE_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *dir;
+    struct dirent *e;
+    uint32_t n = 0, v;
+
+    if (fd < 0) {
+        if (errno != ENOENT)
+            collector_note(&s->collectors[COLLECTOR_PCIE], "/" NODE_DIR ": %s", strerror(errno));
+        return;
+    }
+    if ((dir = fdopendir(fd)) == NULL) {
+        close(fd);
+        return;
+    }
+    while ((e = readdir(dir)) != NULL) {
+        if (strncmp(e->d_name, "node", 4) == 0 && str_to_u32(e->d_name + 4, 10, &v) &&
+            n < UINT32_MAX)
+            n++;
+    }
+    closedir(dir);
+    s->pcie.numa_nodes = n;
+    s->pcie.valid |= UINT64_C(1) << PCIE_I_NODES;
+}
+
+/* The CPUs of the GPU's NUMA node, checked as a cpulist. */
+static void read_node_cpus(struct collect_ctx *ctx, struct collector_status *st,
+                           struct pcie_device *d)
+{
+    char path[64], *text = NULL;
+    uint64_t mask[NUMA_CPU_WORDS];
+    ssize_t r;
+    size_t n;
+
+    if (!pcie_device_valid(d, PCIE_S_NUMA) || d->numa_node < 0)
+        return;
+    snprintf(path, sizeof(path), NODE_DIR "/node%d/cpulist", (int)d->numa_node);
+    if ((r = file_slurp_text_at(ctx->root.fd, path, 65536, &text)) < 0) {
+        if (r == -EILSEQ)
+            free(text);
+        if (r != -ENOENT)
+            collector_note(st, "/%s: %s", path, strerror(r == -EILSEQ ? EINVAL : (int)-r));
+        return;
+    }
+    n = strlen(text);
+    while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == ' '))
+        text[--n] = '\0';
+    if (numa_parse_cpulist(text, mask, NUMA_CPU_WORDS) < 0) {
+        collector_note(st, "/%s: malformed: expected a cpulist such as \"0-31,64-95\"", path);
+        free(text);
+        return;
+    }
+    d->numa_cpus = str_sanitize(text);
+    d->valid |= UINT64_C(1) << PCIE_S_NUMA_CPUS;
+}
+
 static void set_summary(struct snapshot *s)
 {
     struct collector_status *st = &s->collectors[COLLECTOR_PCIE];
@@ -528,8 +588,10 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
         if (!is_nvidia_gpu(&sc.fns[i]))
             continue;
         xgrow(&s->pcie.gpus, &cap, s->pcie.n_gpus + 1, sizeof(*s->pcie.gpus));
-        describe_gpu(&sc, &sc.fns[i], &s->pcie.gpus[s->pcie.n_gpus++]);
+        describe_gpu(&sc, &sc.fns[i], &s->pcie.gpus[s->pcie.n_gpus]);
+        read_node_cpus(ctx, st, &s->pcie.gpus[s->pcie.n_gpus++]);
     }
+    count_nodes(ctx, s);
     s->pcie.valid |= UINT64_C(1) << PCIE_I_GPUS;
     set_summary(s);
 out:

@@ -4,6 +4,7 @@
  * each bounded; user names from the tree's /etc/passwd (the system's user database when live).
  * Nothing behind a process in state D that could block is read.
  */
+#include "collect/numa-parse.h"
 #include "collect/procfs-scan-internal.h"
 #include "collect/procfs.h"
 #include "util/fileio.h"
@@ -125,6 +126,29 @@ static void details_status(struct scan *sc, struct proc *p, const char *text)
         p->rss_bytes = st.rss_bytes;
         set_valid(p, PROC_S_RSS, true);
     }
+    if (st.have_cpus) {
+        p->cpus_allowed = xstrdup(st.cpus_allowed);
+        set_valid(p, PROC_S_CPUS, true);
+    }
+}
+
+/*
+ * Keeps the NCCL variables that matter and nothing else of the environment (it holds secrets):
+ * only when the whole environment was read, since a cut one may have lost them.
+ */
+static void details_nccl(struct proc *p, const char *text, size_t len, bool truncated)
+{
+    struct numa_nccl_env env;
+
+    _Static_assert(NUMA_NCCL_VARS == PROC_NCCL_VARS, "the snapshot keeps every NCCL variable");
+    if (truncated || len == 0)
+        return;
+    numa_parse_environ(text, len, &env);
+    for (size_t i = 0; i < NUMA_NCCL_VARS; i++) {
+        if (env.set[i])
+            *proc_nccl_value(p, i) = str_sanitize(xstrdup(env.value[i]));
+    }
+    set_valid(p, PROC_S_NCCL, true);
 }
 
 static void details_environ(struct scan *sc, struct proc *p, char *text, size_t len, bool truncated)
@@ -187,6 +211,7 @@ static void read_mm_files(struct scan *sc, int pidfd, struct proc *p, bool *mayb
     if ((n = read_detail(sc, pidfd, p->pid, "environ", ENVIRON_MAX, &text, &truncated, maybe_gone,
                          &sc->f.env_denied)) >= 0) {
         details_environ(sc, p, text, (size_t)n, truncated);
+        details_nccl(p, text, (size_t)n, truncated);
         free(text);
     }
     if ((n = read_detail(sc, pidfd, p->pid, "maps", MAPS_MAX, &text, &truncated, maybe_gone,

@@ -259,11 +259,13 @@ static void write_notes(struct scan *sc, struct collector_status *cs)
     if ((n = f->env_denied) > 0)
         collector_note(cs,
                        "environ of %u %s unreadable: permission denied (CUDA_VISIBLE_DEVICES "
-                       "unknown)",
+                       "and NCCL settings not collected: needs root)",
                        n, processes(n));
     if ((n = f->env_unknown) > 0)
-        collector_note(cs, "environ of %u %s longer than %u bytes: CUDA_VISIBLE_DEVICES unknown", n,
-                       processes(n), ENVIRON_MAX);
+        collector_note(
+            cs,
+            "environ of %u %s longer than %u bytes: CUDA_VISIBLE_DEVICES and NCCL settings unknown",
+            n, processes(n), ENVIRON_MAX);
     if ((n = f->maps_denied) > 0)
         collector_note(cs, "maps of %u %s unreadable: permission denied (libraries unknown)", n,
                        processes(n));

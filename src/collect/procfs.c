@@ -1,4 +1,5 @@
 #include "collect/procfs.h"
+#include "collect/numa-parse.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
@@ -177,6 +178,26 @@ static int line_numbers(const char *p, const char *eol, uint64_t *v, int max)
     }
 }
 
+/* "Cpus_allowed_list:\t0-15,32-47": kept only when it is a cpulist the parser accepts. */
+static void status_cpus(struct procfs_status *st, const char *v, const char *eol)
+{
+    uint64_t mask[NUMA_CPU_WORDS];
+    size_t n;
+
+    while (v < eol && (*v == ' ' || *v == '\t'))
+        v++;
+    n = (size_t)(eol - v);
+    if (n == 0 || n >= sizeof(st->cpus_allowed))
+        return;
+    memcpy(st->cpus_allowed, v, n);
+    st->cpus_allowed[n] = '\0';
+    if (numa_parse_cpulist(st->cpus_allowed, mask, NUMA_CPU_WORDS) <= 0) {
+        st->cpus_allowed[0] = '\0';
+        return;
+    }
+    st->have_cpus = true;
+}
+
 void procfs_parse_status(const char *text, struct procfs_status *st)
 {
     memset(st, 0, sizeof(*st));
@@ -210,6 +231,8 @@ void procfs_parse_status(const char *text, struct procfs_status *st)
                 st->have_rss = true;
                 st->rss_bytes = num[0] * 1024;
             }
+        } else if ((v = status_value(line, "Cpus_allowed_list")) != NULL) {
+            status_cpus(st, v, eol);
         }
         line = *eol ? eol + 1 : eol;
     }

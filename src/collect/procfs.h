@@ -17,6 +17,9 @@
 /* Longer command names are cut (the kernel's are 15 bytes, kernel workers' a little longer). */
 #define PROCFS_COMM_MAX 64
 
+/* A longer Cpus_allowed_list (thousands of scattered CPUs) is not kept. */
+#define PROCFS_CPULIST_MAX 512
+
 /* Flag of stat field 9: a kernel thread, which holds no files. */
 #define PROCFS_PF_KTHREAD 0x00200000u
 
@@ -46,6 +49,8 @@ struct procfs_status {
     uint32_t ns_depth; /* number of NSpid values - 1 */
     bool have_rss;
     uint64_t rss_bytes;
+    bool have_cpus;
+    char cpus_allowed[PROCFS_CPULIST_MAX]; /* Cpus_allowed_list, checked as a cpulist */
 };
 
 /* Parses /proc/<pid>/status; lines that are missing or malformed leave their have_* false. */

@@ -80,6 +80,9 @@ static const struct jfield device_fields[] = {
       "bound kernel driver (nvidia, vfio-pci, nouveau), null when none is bound"),
     F("numa_node", JF_I32, numa_node, PCIE_S_NUMA, SYSFS "numa_node",
       "NUMA node the device is attached to, -1 when the platform gives none"),
+    F("numa_cpus", JF_STR, numa_cpus, PCIE_S_NUMA_CPUS, "/sys/devices/system/node/node<N>/cpulist",
+      "CPUs of that NUMA node, a cpulist such as \"0-31,64-95\" (\"\" when the node has none; "
+      "null when the node is -1 or the file was not read)"),
     F("aer_correctable", JF_U64, aer_correctable, PCIE_S_AER, SYSFS "aer_dev_correctable",
       "corrected PCIe errors since boot (TOTAL_ERR_COR)"),
     F("aer_nonfatal", JF_U64, aer_nonfatal, PCIE_S_AER, SYSFS "aer_dev_nonfatal",
@@ -126,6 +129,8 @@ static const struct jfield info_fields[] = {
       "/proc/cmdline", "intel_iommu=: -1 not given, 0 off, 1 on" },
     { "amd_iommu", JF_I32, offsetof(struct pcie_info, amd_iommu), PCIE_I_CMDLINE, 0, NULL,
       "/proc/cmdline", "amd_iommu=: -1 not given, 0 off, 1 on" },
+    { "numa_nodes", JF_U32, offsetof(struct pcie_info, numa_nodes), PCIE_I_NODES, 0, NULL,
+      "/sys/devices/system/node", "NUMA nodes of the machine (its node<N> entries)" },
 };
 
 const struct jtable pcie_info_table = {

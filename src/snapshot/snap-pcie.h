@@ -28,6 +28,7 @@ enum pcie_slot {
     PCIE_S_AER_WINDOW, /* the counters read again at the end of a window */
     PCIE_S_UPSTREAM,   /* the device's place in the hierarchy was resolved */
     PCIE_S_PEERS,      /* the devices under the same switch were looked for */
+    PCIE_S_NUMA_CPUS,  /* numa_cpus: the node's cpulist was read */
 };
 
 /* A PCIe link as the device at its lower end sees it. */
@@ -66,6 +67,7 @@ struct pcie_device {
     char *driver; /* bound kernel driver, NULL when none */
     struct pcie_link link;
     int32_t numa_node;            /* -1: the platform has no NUMA affinity for it */
+    char *numa_cpus;              /* that node's CPUs, a cpulist ("0-31,64-95"); "" none */
     struct pcie_bridge *upstream; /* bridge chain, nearest first, root port last */
     size_t n_upstream;
     char *switch_address;    /* the switch upstream port the peers share, NULL when none */
@@ -82,6 +84,7 @@ enum pcie_info_slot {
     PCIE_I_GPUS,    /* /sys/bus/pci/devices was read: the list of GPUs is complete */
     PCIE_I_IOMMU,   /* /sys/class/iommu was looked at */
     PCIE_I_CMDLINE, /* /proc/cmdline was read for IOMMU options */
+    PCIE_I_NODES,   /* /sys/devices/system/node was read: numa_nodes */
 };
 
 struct pcie_info {
@@ -93,6 +96,7 @@ struct pcie_info {
     bool iommu_pt;       /* iommu=pt on the kernel command line (passthrough for the host) */
     int32_t intel_iommu; /* intel_iommu= on the command line: -1 not given, 0 off, 1 on */
     int32_t amd_iommu;   /* amd_iommu= on the command line: -1 not given, 0 off, 1 on */
+    uint32_t numa_nodes; /* NUMA nodes of the machine (node<N> entries) */
     uint64_t valid;      /* bits of enum pcie_info_slot */
 };
 

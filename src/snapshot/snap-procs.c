@@ -1,4 +1,5 @@
 #include "snapshot/snap-procs.h"
+#include "util/strutil.h"
 #include "util/xalloc.h"
 
 #include <inttypes.h>
@@ -6,14 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SRC_STAT   "/proc/<pid>/stat"
-#define SRC_STATUS "/proc/<pid>/status"
+#define SRC_STAT    "/proc/<pid>/stat"
+#define SRC_STATUS  "/proc/<pid>/status"
+#define SRC_ENVIRON "/proc/<pid>/environ"
 
 #define F(key, type, member, slot, flags, source, doc)                                             \
     {                                                                                              \
         key, type, offsetof(struct proc, member), slot, flags, NULL, source, doc                   \
     }
-
 /*
  * JF_NONE rows are written by hand below (state is a single character, the lists are arrays);
  * they are in the table so the documentation and the key check know them.
@@ -72,8 +73,41 @@ static const struct jfield proc_fields[] = {
     { "libs", JF_NONE, 0, PROC_S_MAPS, 0, NULL, "/proc/<pid>/maps",
       "GPU libraries mapped: objects described under `processes.processes[].libs[]` (null: maps "
       "unreadable)" },
+    F("cpus_allowed", JF_STR, cpus_allowed, PROC_S_CPUS, 0, SRC_STATUS " Cpus_allowed_list",
+      "CPUs the process may run on, a cpulist such as \"0-15,32-47\" (null: not read)"),
+    { "nccl", JF_NONE, 0, PROC_S_NCCL, 0, NULL, SRC_ENVIRON,
+      "the NCCL settings that matter, as {\"NCCL_P2P_DISABLE\": \"1\", ...}: only "
+      "NCCL_P2P_DISABLE, NCCL_IB_DISABLE, NCCL_SHM_DISABLE, NCCL_SOCKET_IFNAME, "
+      "NCCL_NET_GDR_LEVEL, "
+      "NCCL_P2P_LEVEL, NCCL_IB_HCA, NCCL_ALGO, NCCL_PROTO and NCCL_DEBUG are ever kept, values "
+      "printable ASCII of at most 63 bytes; {} when none is set; null when not collected "
+      "(environ of another user without root, or longer than 1 MiB: the notes say why)" },
 };
 #undef F
+
+const char *const proc_nccl_names[PROC_NCCL_VARS] = {
+    "NCCL_P2P_DISABLE",   "NCCL_IB_DISABLE", "NCCL_SHM_DISABLE", "NCCL_SOCKET_IFNAME",
+    "NCCL_NET_GDR_LEVEL", "NCCL_P2P_LEVEL",  "NCCL_IB_HCA",      "NCCL_ALGO",
+    "NCCL_PROTO",         "NCCL_DEBUG",
+};
+
+char **proc_nccl_value(struct proc *p, size_t i)
+{
+    char **v[PROC_NCCL_VARS] = {
+        &p->nccl_p2p_disable,   &p->nccl_ib_disable, &p->nccl_shm_disable, &p->nccl_socket_ifname,
+        &p->nccl_net_gdr_level, &p->nccl_p2p_level,  &p->nccl_ib_hca,      &p->nccl_algo,
+        &p->nccl_proto,         &p->nccl_debug,
+    };
+
+    return i < PROC_NCCL_VARS ? v[i] : NULL;
+}
+
+const char *proc_nccl_get(const struct proc *p, size_t i)
+{
+    char **v = proc_nccl_value((struct proc *)p, i);
+
+    return v ? *v : NULL;
+}
 
 const struct jtable proc_jtable = {
     "process", proc_fields, ARRAY_SIZE(proc_fields), JT_BITS, offsetof(struct proc, valid), NULL,
@@ -198,6 +232,8 @@ void proc_free(struct proc *p)
     for (size_t i = 0; i < p->n_libs; i++)
         jtable_free(&proc_lib_jtable, &p->libs[i]);
     free(p->libs);
+    for (size_t i = 0; i < PROC_NCCL_VARS; i++)
+        free(*proc_nccl_value(p, i));
     memset(p, 0, sizeof(*p));
 }
 
@@ -311,6 +347,16 @@ static json_t *proc_to_json(const struct proc *proc)
             json_object_set_new(
                 j, f->name,
                 jlist_write_table(&proc_lib_jtable, p->libs, p->n_libs, sizeof(*p->libs)));
+        } else if (strcmp(f->name, "nccl") == 0) {
+            json_t *o = json_object();
+
+            for (size_t k = 0; k < PROC_NCCL_VARS; k++) {
+                const char *v = proc_nccl_get(p, k);
+
+                if (v != NULL)
+                    json_object_set_new(o, proc_nccl_names[k], json_string(v));
+            }
+            json_object_set_new(j, f->name, o);
         } else {
             fatal("process field %s has no writer", f->name);
         }
@@ -408,6 +454,40 @@ static int read_lib(void *elem, const json_t *j, const char *path, struct jerr *
     return 0;
 }
 
+/* "nccl": null or absent (not collected), or an object of the ten names only. */
+static int read_nccl(struct proc *p, const json_t *j, const char *path, struct jerr *err)
+{
+    const json_t *o = json_object_get(j, "nccl"), *v;
+    const char *key;
+
+    set_valid(p, PROC_S_NCCL, false);
+    if (o == NULL || json_is_null(o))
+        return 0;
+    if (!json_is_object(o)) {
+        jerr_set(err, path, "nccl: expected an object or null");
+        return -1;
+    }
+    json_object_foreach((json_t *)o, key, v)
+    {
+        size_t k, n;
+        char *val;
+
+        for (k = 0; k < PROC_NCCL_VARS && strcmp(key, proc_nccl_names[k]) != 0; k++)
+            ;
+        if (k == PROC_NCCL_VARS || !json_is_string(v)) {
+            jerr_set(err, path, "nccl: expected a string for one of the NCCL settings kept");
+            return -1;
+        }
+        val = str_sanitized(json_string_value(v));
+        if ((n = strlen(val)) > PROC_NCCL_VALUE_MAX)
+            val[PROC_NCCL_VALUE_MAX] = '\0';
+        free(*proc_nccl_value(p, k));
+        *proc_nccl_value(p, k) = val;
+    }
+    set_valid(p, PROC_S_NCCL, true);
+    return 0;
+}
+
 static int read_proc(void *elem, const json_t *j, const char *path, struct jerr *err)
 {
     struct proc *p = elem;
@@ -437,7 +517,7 @@ static int read_proc(void *elem, const json_t *j, const char *path, struct jerr 
     if (r < 0)
         return -1;
     set_valid(p, PROC_S_MAPS, r > 0);
-    return 0;
+    return read_nccl(p, j, path, err);
 }
 
 int proc_from_json(struct proc *p, const json_t *j, const char *path, struct jerr *err)

@@ -59,6 +59,8 @@ enum proc_slot {
     PROC_S_HOLDS_UVM,
     PROC_S_NS_PID,
     PROC_S_NS_DEPTH,
+    PROC_S_CPUS, /* cpus_allowed read from status (Cpus_allowed_list) */
+    PROC_S_NCCL, /* environ read whole: the nccl_* members are meaningful (NULL = unset) */
 };
 
 #define PROC_BIT(slot) (UINT64_C(1) << (slot))
@@ -130,8 +132,23 @@ struct proc {
     struct proc_lib *libs;
     size_t n_libs;
 
+    char *cpus_allowed; /* the CPUs it may run on, a cpulist ("0-15,32-47"), as status says */
+    /*
+     * The NCCL settings of its environment that matter (see PROC_S_NCCL), in the order of
+     * PROC_NCCL_NAMES; NULL when unset. No other variable is ever kept.
+     */
+    char *nccl_p2p_disable, *nccl_ib_disable, *nccl_shm_disable, *nccl_socket_ifname;
+    char *nccl_net_gdr_level, *nccl_p2p_level, *nccl_ib_hca, *nccl_algo, *nccl_proto, *nccl_debug;
+
     uint64_t valid; /* bits of enum proc_slot */
 };
+
+/* The NCCL variables a record keeps, and the member that holds each (i from 0 to 9). */
+#define PROC_NCCL_VARS      10
+#define PROC_NCCL_VALUE_MAX 63 /* bytes of a value kept */
+char **proc_nccl_value(struct proc *p, size_t i);
+const char *proc_nccl_get(const struct proc *p, size_t i);
+extern const char *const proc_nccl_names[PROC_NCCL_VARS];
 
 /* Validity bits of struct proc_table. */
 enum proc_table_slot {

@@ -126,9 +126,10 @@ static void test_status(void **state)
     const char *text = "Name:\tpython\nState:\tS (sleeping)\nTgid:\t3100\n"
                        "Uid:\t1000\t2000\t2000\t2000\nGid:\t1000\t1000\t1000\t1000\n"
                        "NSpid:\t3100\t42\nVmPeak:\t 9000 kB\nVmRSS:\t    4194304 kB\n"
-                       "Threads:\t16\n";
+                       "Threads:\t16\nCpus_allowed:\tffff\nCpus_allowed_list:\t0-7,16-23\n";
     const char *deep = "NSpid:\t3300\t77\t5\nUid:\t0\t0\t0\t0\n";
-    const char *bad = "Uid:\tabc\t1\t1\t1\nNSpid:\t\nVmRSS:\t12 MB\nThreads:\t-1\n";
+    const char *bad = "Uid:\tabc\t1\t1\t1\nNSpid:\t\nVmRSS:\t12 MB\nThreads:\t-1\n"
+                      "Cpus_allowed_list:\t0-3,\033[31m\n";
     const char *cut =
         "Uid:\t1000\t1000\t10"; /* a read cut short keeps the value whole or drops it */
     struct procfs_status st;
@@ -142,14 +143,18 @@ static void test_status(void **state)
     assert_int_equal(st.ns_depth, 1);
     assert_true(st.have_rss);
     assert_int_equal(st.rss_bytes, 4294967296ULL);
+    assert_true(st.have_cpus);
+    assert_string_equal(st.cpus_allowed, "0-7,16-23");
 
     procfs_parse_status(deep, &st);
+    assert_false(st.have_cpus); /* no line: not read, never "none" */
     assert_int_equal(st.ns_pid, 5);
     assert_int_equal(st.ns_depth, 2);
     assert_int_equal(st.uid, 0);
     assert_false(st.have_rss);
 
     procfs_parse_status(bad, &st);
+    assert_false(st.have_cpus);
     assert_false(st.have_uid);
     assert_false(st.have_nspid);
     assert_false(st.have_rss);
