@@ -98,7 +98,9 @@ struct rule_ctx {
     X(perf_collective_stalled)                                                                     \
     X(nvlink_down)                                                                                 \
     X(nvlink_errors)                                                                               \
-    X(fabric_gpu_not_ready)
+    X(fabric_gpu_not_ready)                                                                        \
+    X(proc_numa_remote)                                                                            \
+    X(proc_nccl_disabled)
 
 #define RULE_DECLARE(name) extern const struct rule rule_##name;
 RULE_LIST(RULE_DECLARE)
