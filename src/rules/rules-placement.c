@@ -227,7 +227,6 @@ static void nccl_finding(const struct rule_ctx *ctx, struct findings *out,
     }
     proc_desc(desc, sizeof(desc), ctx, u->pid);
     f = finding_new(ctx, out, u->top_gpu, u->pid);
-    finding_object(f, "%s", key);
     finding_title(f, "NCCL fast paths switched off in a job on %zu GPUs: %s", n_gpus, vars);
     finding_evidence(f, "%s (%zu process%s of %s) has %s set to a non-zero value", desc, n_procs,
                      n_procs == 1 ? "" : "es", key, vars);

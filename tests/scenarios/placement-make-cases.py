@@ -79,7 +79,7 @@ def main():
     write("nccl-disabled", s, [
         "# an 8-rank torchrun job left with NCCL_P2P_DISABLE=1 and NCCL_IB_DISABLE=1 from debugging",
         "exit 1",
-        "+ proc.nccl-disabled pid=%d object=parent 48200" % pids[0],
+        "+ proc.nccl-disabled gpu=0 pid=%d" % pids[0],
         "- proc.nccl-disabled pid=%d" % pids[1],
         "- proc.numa-remote",
     ])
