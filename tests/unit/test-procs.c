@@ -194,6 +194,26 @@ static void test_host_without_nvml(void **state)
     assert_true(HAS(p, PROC_S_ENV));
     assert_true(p->cuda_visible_devices_set);
     assert_string_equal(p->cuda_visible_devices, "0,1");
+    /* The CPUs it may run on, and only the NCCL settings kept: the API key is never seen. */
+    assert_true(HAS(p, PROC_S_CPUS));
+    assert_string_equal(p->cpus_allowed, "0-63");
+    assert_true(HAS(p, PROC_S_NCCL));
+    assert_string_equal(p->nccl_p2p_disable, "1");
+    assert_string_equal(p->nccl_ib_hca, "mlx5_0");
+    assert_string_equal(p->nccl_debug, "INFO?[31m");
+    assert_null(p->nccl_ib_disable);
+    assert_null(p->nccl_shm_disable);
+    {
+        json_t *pj = proc_table_to_json(&s->procs);
+        char *text = json_dumps(pj, JSON_COMPACT);
+
+        assert_null(strstr(text, "s3cret"));
+        assert_null(strstr(text, "WANDB"));
+        assert_null(strstr(text, "DISABLEX"));
+        assert_non_null(strstr(text, "\"nccl\":{\"NCCL_P2P_DISABLE\":\"1\""));
+        free(text);
+        json_decref(pj);
+    }
     assert_string_equal(p->cgroup, "/user.slice/user-1000.slice/session-3.scope");
     assert_null(p->container_id);
     assert_null(p->container_runtime);
@@ -608,8 +628,16 @@ static void test_round_trip(void **state)
     p = proc_table_find(&back->procs, 3100);
     assert_false(p->cuda_visible_devices_set); /* read, unset */
     assert_true(HAS(p, PROC_S_ENV));
+    assert_true(HAS(p, PROC_S_NCCL)); /* read, none set */
+    assert_null(p->nccl_p2p_disable);
+    p = proc_table_find(&back->procs, 2100);
+    assert_true(HAS(p, PROC_S_NCCL));
+    assert_string_equal(p->nccl_p2p_disable, "1");
+    assert_string_equal(p->nccl_debug, "INFO?[31m");
+    assert_string_equal(p->cpus_allowed, "0-63");
     p = proc_table_find(&back->procs, 2400);
-    assert_false(HAS(p, PROC_S_ENV)); /* unknown */
+    assert_false(HAS(p, PROC_S_ENV));  /* unknown */
+    assert_false(HAS(p, PROC_S_NCCL)); /* not collected, never "none set" */
     assert_int_equal(back->samples[0].n_procs, s->samples[0].n_procs);
     assert_int_equal(back->samples[0].procs[1].cpu_time_ms, 7560000);
     assert_int_equal(back->procs.boot_time_ms, BOOT_MS);
