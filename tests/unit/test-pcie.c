@@ -214,6 +214,10 @@ static void test_server(void **state)
     assert_int_equal(g->link.width, 16);
     assert_int_equal(g->link.width_max, 16);
     assert_int_equal(g->numa_node, 0);
+    assert_true(valid(g, PCIE_S_NUMA_CPUS));
+    assert_string_equal(g->numa_cpus, "0-31,64-95");
+    assert_true((r.s->pcie.valid >> PCIE_I_NODES) & 1u);
+    assert_int_equal(r.s->pcie.numa_nodes, 2); /* node0, node1; "online" is no node */
     assert_true(valid(g, PCIE_S_AER));
     assert_int_equal(g->aer_correctable + g->aer_nonfatal + g->aer_fatal, 0);
     assert_false(valid(g, PCIE_S_AER_WINDOW));
@@ -267,6 +271,7 @@ static void test_server(void **state)
     assert_int_equal(g->link.gen, 3);
     assert_int_equal(g->link.gen_max, 3);
     assert_int_equal(g->numa_node, 1);
+    assert_string_equal(g->numa_cpus, "32-63,96-127");
     snapshot_free(r.s);
 }
 
