@@ -236,6 +236,9 @@ static const struct {
     { "nvlink.down", true },
     { "nvlink.errors", true },
     { "fabric.gpu-not-ready", true },
+    /* where a job runs and how its NCCL is set: the job's own doing */
+    { "proc.numa-remote", false },
+    { "proc.nccl-disabled", false },
 };
 
 int slurm_rule_scope(const struct rule *r)

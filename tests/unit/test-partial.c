@@ -111,6 +111,7 @@ static json_t *process(void)
     json_object_set_new(j, "gpus", json_array());
     json_object_set_new(j, "children", json_array());
     json_object_set_new(j, "libs", json_array());
+    json_object_set_new(j, "nccl", json_object());
     return j;
 }
 
