@@ -98,7 +98,8 @@ struct rule_ctx {
     X(perf_collective_stalled)                                                                     \
     X(nvlink_down)                                                                                 \
     X(nvlink_errors)                                                                               \
-    X(fabric_gpu_not_ready)
+    X(fabric_gpu_not_ready)                                                                        \
+    X(pcie_p2p_unavailable)
 
 #define RULE_DECLARE(name) extern const struct rule rule_##name;
 RULE_LIST(RULE_DECLARE)
