@@ -238,6 +238,9 @@ nvmlReturn_t sim_begin_dev(struct sim_call *c, const char *fn, nvmlDevice_t devi
                            bool mig_ok);
 /* Releases the lock; returns rc. */
 nvmlReturn_t sim_end(struct sim_call *c, nvmlReturn_t rc);
+/* The GPU a handle belongs to (and its MIG index, -1 for the GPU), or NULL when it is not one of
+ * ours. Call with the lock held (between sim_begin_dev and sim_end). */
+struct sim_gpu *sim_find_handle(struct sim_scenario *s, nvmlDevice_t device, int32_t *mig);
 
 /* nvmlInit, nvmlInit_v2, nvmlInitWithFlags: v1 when called through the v1 nvmlInit. */
 nvmlReturn_t sim_init(const char *fn, bool v1);

@@ -311,8 +311,7 @@ bool sim_gpu_inaccessible(const struct sim_gpu *g)
     return g->g.handle_rc == NVML_ERROR_NO_PERMISSION;
 }
 
-/* The GPU a handle belongs to (and its MIG index), or NULL when it is not one of ours. */
-static struct sim_gpu *find_handle(struct sim_scenario *s, nvmlDevice_t device, int32_t *mig)
+struct sim_gpu *sim_find_handle(struct sim_scenario *s, nvmlDevice_t device, int32_t *mig)
 {
     uintptr_t d = (uintptr_t)device;
 
@@ -350,7 +349,7 @@ static nvmlReturn_t begin(struct sim_call *c, const char *fn, bool is_dev, nvmlD
         c->scn = scn;
         c->t = sim_clock(scn);
         if (is_dev) {
-            c->gpu = find_handle(scn, device, &c->mig);
+            c->gpu = sim_find_handle(scn, device, &c->mig);
             if (c->gpu == NULL)
                 return NVML_ERROR_INVALID_ARGUMENT;
             c->gi = (uint32_t)(c->gpu - scn->gpus);

@@ -210,6 +210,7 @@ static const struct {
     { "pcie.width-degraded", true },
     { "pcie.errors", true },
     { "pcie.shared-switch", true },
+    { "pcie.p2p-unavailable", true },
     /* the node against its expected-hardware profile: what the node is, not what a job does */
     { "profile.gpu-count", true },
     { "profile.gpu-model", true },

@@ -739,6 +739,96 @@ static void get_fabric(struct nvml_query *q, struct gpu *g, nvmlDevice_t d)
     nvml_fabric_query(&c, g, d);
 }
 
+/* ---- the other GPUs, as this one reaches them ---- */
+
+static int32_t topology_of(int level)
+{
+    switch (level) {
+    case NVML_TOPOLOGY_INTERNAL:
+        return GPU_TOPO_INTERNAL;
+    case NVML_TOPOLOGY_SINGLE:
+        return GPU_TOPO_SINGLE;
+    case NVML_TOPOLOGY_MULTIPLE:
+        return GPU_TOPO_MULTIPLE;
+    case NVML_TOPOLOGY_HOSTBRIDGE:
+        return GPU_TOPO_HOSTBRIDGE;
+    case NVML_TOPOLOGY_NODE:
+        return GPU_TOPO_NODE;
+    case NVML_TOPOLOGY_SYSTEM:
+        return GPU_TOPO_SYSTEM;
+    default:
+        return GPU_TOPO_UNKNOWN;
+    }
+}
+
+static int32_t p2p_of(int status)
+{
+    return status >= NVML_P2P_STATUS_OK && status <= NVML_P2P_STATUS_UNKNOWN ? status
+                                                                             : GPU_P2P_UNKNOWN;
+}
+
+/* The code every value of every peer failed with (a GPU whose driver answers NOT_SUPPORTED to
+ * both calls has no peer list), else NVML_SUCCESS. */
+static int32_t same_failure(const struct gpu *g)
+{
+    int32_t rc = g->n_peers > 0 ? g->peers[0].rc[0] : NVML_SUCCESS;
+
+    for (size_t i = 0; i < g->n_peers && rc != NVML_SUCCESS; i++) {
+        for (int k = 0; k < PEER_S__COUNT; k++) {
+            if (g->peers[i].rc[k] != rc)
+                return NVML_SUCCESS;
+        }
+    }
+    return rc;
+}
+
+/*
+ * Every other GPU NVML gave a handle for: their closest common ancestor, and whether P2P reads
+ * and P2P over NVLink work. Pairs grow as the square of the GPUs: past GPU_MAX_PEERS + 1 GPUs
+ * the list is not collected. Each value keeps its own status; when all of them failed alike, the
+ * list takes that status instead.
+ */
+static void get_peers(struct nvml_query *q, struct gpu *g, nvmlDevice_t d)
+{
+    int gpu = (int)g->index;
+
+    if (!NVML_HAS(&q->lib, nvmlDeviceGetTopologyCommonAncestor) &&
+        !NVML_HAS(&q->lib, nvmlDeviceGetP2PStatus)) {
+        gpu_set_rc(g, GPU_S_PEERS, NVML_ERROR_FUNCTION_NOT_FOUND);
+        return;
+    }
+    if (q->n_devices > GPU_MAX_PEERS + 1)
+        return; /* JF_RC_NOT_COLLECTED, as gpu_init left it */
+    g->peers = xcalloc(q->n_devices ? q->n_devices : 1, sizeof(*g->peers));
+    for (uint32_t k = 0; k < q->n_devices; k++) {
+        struct gpu_peer *p;
+        int level = 0, read = 0, nvlink = 0;
+
+        if (k == g->index || q->handle_rc[k] != NVML_SUCCESS)
+            continue;
+        p = &g->peers[g->n_peers++];
+        gpu_peer_init(p, k);
+        p->rc[PEER_S_TOPOLOGY] =
+            CALL(q, gpu, nvmlDeviceGetTopologyCommonAncestor, d, q->devices[k], &level);
+        if (p->rc[PEER_S_TOPOLOGY] == NVML_SUCCESS)
+            p->topology = topology_of(level);
+        p->rc[PEER_S_P2P_READ] =
+            CALL(q, gpu, nvmlDeviceGetP2PStatus, d, q->devices[k], NVML_P2P_CAPS_INDEX_READ, &read);
+        if (p->rc[PEER_S_P2P_READ] == NVML_SUCCESS)
+            p->p2p_read = p2p_of(read);
+        p->rc[PEER_S_P2P_NVLINK] = CALL(q, gpu, nvmlDeviceGetP2PStatus, d, q->devices[k],
+                                        NVML_P2P_CAPS_INDEX_NVLINK, &nvlink);
+        if (p->rc[PEER_S_P2P_NVLINK] == NVML_SUCCESS)
+            p->p2p_nvlink = p2p_of(nvlink);
+    }
+    gpu_set_rc(g, GPU_S_PEERS, same_failure(g));
+    if (g->rc[GPU_S_PEERS] != NVML_SUCCESS) {
+        free(g->peers);
+        g->peers = NULL;
+        g->n_peers = 0;
+    }
+}
+
 /* ---- the table: every field of struct gpu, in gpu_table order ---- */
 
 static const struct nvml_getter getters[] = {
@@ -814,6 +904,7 @@ static const struct nvml_getter getters[] = {
     CUSTOM(get_processes, true),
     CUSTOM(get_nvlink, true),
     CUSTOM(get_fabric, false),
+    CUSTOM(get_peers, false),
 };
 
 static void query_gpu(struct nvml_query *q, struct gpu *g, nvmlDevice_t d, bool dynamic_only)

@@ -272,6 +272,38 @@ static void get_cuda(const struct fleet_evidence *e, struct fleet_value *v)
     }
 }
 
+/* The GPU with the fewest active NVLink links (a GPU without NVLink has none). */
+static void get_nvlink(const struct fleet_evidence *e, struct fleet_value *v)
+{
+    for (size_t i = 0; i < e->facts->n_gpus; i++) {
+        const struct profile_gpu_facts *g = &e->facts->gpus[i];
+
+        if (!g->nvlink_valid || (v->known && g->nvlinks >= v->num))
+            continue;
+        v->known = true;
+        v->num = g->nvlinks;
+        v->gpu = g->index;
+    }
+}
+
+/* InfiniBand ports ACTIVE, and the slowest of their rates (the profile's facts: RoCE ports are
+ * Ethernet's and not counted). */
+static void get_ib_ports(const struct fleet_evidence *e, struct fleet_value *v)
+{
+    if (e->facts->has_section[PK_IB_PORTS] && e->facts->ib_ports_valid) {
+        v->known = true;
+        v->num = e->facts->ib_ports;
+    }
+}
+
+static void get_ib_rate(const struct fleet_evidence *e, struct fleet_value *v)
+{
+    if (e->facts->has_section[PK_IB_RATE_GBPS] && e->facts->ib_rate_valid) {
+        v->known = true;
+        v->num = e->facts->ib_rate_gbps;
+    }
+}
+
 static const char *vbios(const struct gpu *g)
 {
     return gpu_valid(g, GPU_S_VBIOS) ? g->vbios_version : NULL;
@@ -409,17 +441,21 @@ const struct fleet_metric fleet_metrics[] = {
     { "vbios_version", "VBIOS", "", FLEET_TEXT, FLEET_BAD_ANY, 0, false, NULL, get_vbios,
       "gpudoctor_gpu_info", FOLD_LABELS, "vbios_version",
       "the distinct VBIOS versions of the node's GPUs" },
-    /* Not in the evidence yet: their sections are coming (fabric, NVLink, InfiniBand). */
+    /* Not in the evidence yet: the Fabric Manager's section is coming. */
     { "fabricmanager_version", "Fabric Manager", "", FLEET_TEXT, FLEET_BAD_ANY, 0, false,
       "fabric_manager", NULL, NULL, FOLD_LABELS, NULL,
       "the NVIDIA Fabric Manager version (NVSwitch systems)" },
     { "nvlink_active", "active NVLink links", "links", FLEET_LEVEL, FLEET_BAD_LOW, 1, false,
-      "nvlink", NULL, NULL, FOLD_MIN, NULL,
-      "active NVLink links of the node's GPU with the fewest" },
+      NULL, get_nvlink, "gpudoctor_gpu_nvlink_links_active", FOLD_MIN, NULL,
+      "active NVLink links of the node's GPU with the fewest (0: no NVLink)" },
     { "ib_ports_up", "InfiniBand ports up", "ports", FLEET_LEVEL, FLEET_BAD_LOW, 1, false,
-      "infiniband", NULL, NULL, FOLD_SUM, NULL, "InfiniBand ports in state Active" },
-    { "ib_rate_gbps", "InfiniBand rate", "Gb/s", FLEET_LEVEL, FLEET_BAD_LOW, 1, false,
-      "infiniband", NULL, NULL, FOLD_MIN, NULL, "the rate of the node's slowest InfiniBand port" },
+      NULL, get_ib_ports, "gpudoctor_ib_port_active{link_layer=\"infiniband\"}", FOLD_SUM, NULL,
+      "InfiniBand ports in state Active (RoCE ports are Ethernet's: not counted)" },
+    { "ib_rate_gbps", "InfiniBand rate", "Gb/s", FLEET_LEVEL, FLEET_BAD_LOW, 1, false, NULL,
+      get_ib_rate,
+      "(gpudoctor_ib_port_rate_bytes_per_second{link_layer=\"infiniband\"} and on(instance, "
+      "device, port) gpudoctor_ib_port_active == 1) * 8 / 1e9", FOLD_MIN, NULL,
+      "the rate of the node's slowest active InfiniBand port" },
     { "bench_h2d_gbps", "host-to-GPU copy", "GB/s", FLEET_NUMBER, FLEET_BAD_LOW, 1, false, NULL,
       get_bench_h2d,
       "gpudoctor_bench_host_copy_bytes_per_second{direction=\"h2d\",memory=\"pinned\"} / 1e9",

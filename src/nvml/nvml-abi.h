@@ -282,6 +282,32 @@ typedef struct {
 #define NVML_GPU_FABRIC_STATE_IN_PROGRESS   2
 #define NVML_GPU_FABRIC_STATE_COMPLETED     3
 
+/*
+ * Between two GPUs (the same header): nvmlGpuP2PCapsIndex_t, nvmlGpuP2PStatus_t (the header's
+ * own spelling of CHIPSET_NOT_SUPPORED kept beside the corrected one) and
+ * nvmlGpuTopologyLevel_t, the closest common ancestor of two GPUs as `nvidia-smi topo -m` names
+ * it (PIX, PXB, PHB, NODE, SYS; INTERNAL: two GPUs on one board).
+ */
+#define NVML_P2P_CAPS_INDEX_READ                   0
+#define NVML_P2P_CAPS_INDEX_WRITE                  1
+#define NVML_P2P_CAPS_INDEX_NVLINK                 2
+#define NVML_P2P_CAPS_INDEX_ATOMICS                3
+#define NVML_P2P_CAPS_INDEX_PCI                    4
+#define NVML_P2P_STATUS_OK                         0
+#define NVML_P2P_STATUS_CHIPSET_NOT_SUPPORED       1
+#define NVML_P2P_STATUS_CHIPSET_NOT_SUPPORTED      1
+#define NVML_P2P_STATUS_GPU_NOT_SUPPORTED          2
+#define NVML_P2P_STATUS_IOH_TOPOLOGY_NOT_SUPPORTED 3
+#define NVML_P2P_STATUS_DISABLED_BY_REGKEY         4
+#define NVML_P2P_STATUS_NOT_SUPPORTED              5
+#define NVML_P2P_STATUS_UNKNOWN                    6
+#define NVML_TOPOLOGY_INTERNAL                     0
+#define NVML_TOPOLOGY_SINGLE                       10
+#define NVML_TOPOLOGY_MULTIPLE                     20
+#define NVML_TOPOLOGY_HOSTBRIDGE                   30
+#define NVML_TOPOLOGY_NODE                         40
+#define NVML_TOPOLOGY_SYSTEM                       50
+
 /* nvmlDeviceGetGpuFabricInfo (deprecated in 13.0, kept as the fallback): 28 bytes. */
 typedef struct {
     unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
@@ -443,7 +469,11 @@ typedef struct {
       (nvmlDevice_t device, unsigned int link, int *pNvLinkDeviceType))                            \
     X(nvmlDeviceGetFieldValues, (nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values))  \
     X(nvmlDeviceGetGpuFabricInfoV, (nvmlDevice_t device, nvmlGpuFabricInfo_v3_t * gpuFabricInfo))  \
-    X(nvmlDeviceGetGpuFabricInfo, (nvmlDevice_t device, nvmlGpuFabricInfo_t * gpuFabricInfo))
+    X(nvmlDeviceGetGpuFabricInfo, (nvmlDevice_t device, nvmlGpuFabricInfo_t * gpuFabricInfo))      \
+    X(nvmlDeviceGetTopologyCommonAncestor,                                                         \
+      (nvmlDevice_t device1, nvmlDevice_t device2, int *pathInfo))                                 \
+    X(nvmlDeviceGetP2PStatus,                                                                      \
+      (nvmlDevice_t device1, nvmlDevice_t device2, int p2pIndex, int *p2pStatus))
 
 /*
  * Functions the simulator exports for clients written against NVIDIA's bindings (nvitop,

@@ -81,5 +81,7 @@ void metrics_driver_info(struct render *r, const struct metric_family *m);
 /* metrics-bench.c: the families of the last bench result (MSRC_BENCH_*). */
 void metrics_bench(struct render *r, const struct metric_family *m);
 void metrics_ib(struct render *r, const struct metric_family *m);
+/* metrics-nvlink.c: the NVLink families (MSRC_NVLINK_*). */
+void metrics_nvlink(struct render *r, const struct metric_family *m);
 
 #endif

@@ -187,6 +187,15 @@ const struct metric_family metric_families[] = {
       "direction=\"rx\"", 1, 1, NULL),
     G("gpudoctor_gpu_pcie_replays_total", COUNTER, "pcie_replay_count", NULL, 1, 1,
       "PCIe replays (link-level retransmissions)"),
+    S("gpudoctor_gpu_nvlink_links_active", GAUGE, MSRC_NVLINK_LINKS_ACTIVE, GPU_LABELS,
+      "NVLink links in state active; 0 for a GPU without NVLink (nvlink.down when fewer than its "
+      "siblings)"),
+    S("gpudoctor_gpu_nvlink_active", GAUGE, MSRC_NVLINK_ACTIVE, GPU_LABELS ", link",
+      "1 when the NVLink link is active, else 0; only links the GPU has"),
+    S("gpudoctor_gpu_nvlink_errors_total", COUNTER, MSRC_NVLINK_ERRORS,
+      GPU_LABELS ", link, counter",
+      "the link's data-link error counters since the driver loaded: crc (CRC errors), replay "
+      "(retransmissions) and recovery (link recoveries) (nvlink.errors)"),
     S("gpudoctor_gpu_xid_errors_total", COUNTER, MSRC_XID, GPU_LABELS " (or pci), xid",
       "XID errors of the GPU in the kernel log, by XID code (the log since boot, as far as it "
       "reaches back)"),

@@ -156,6 +156,11 @@ static void render_family(struct render *r, const struct metric_family *m)
     case MSRC_IB_PEERMEM:
         metrics_ib(r, m);
         break;
+    case MSRC_NVLINK_LINKS_ACTIVE:
+    case MSRC_NVLINK_ACTIVE:
+    case MSRC_NVLINK_ERRORS:
+        metrics_nvlink(r, m);
+        break;
     default:
         break;
     }

@@ -70,6 +70,10 @@ enum metric_source {
     MSRC_IB_PORT_RCV_BYTES,
     MSRC_IB_PORT_XMIT_BYTES,
     MSRC_IB_PEERMEM,
+    /* the GPUs' NVLinks (gpus[].nvlink; metrics-nvlink.c) */
+    MSRC_NVLINK_LINKS_ACTIVE,
+    MSRC_NVLINK_ACTIVE,
+    MSRC_NVLINK_ERRORS,
 };
 
 struct metric_family {

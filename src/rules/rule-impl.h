@@ -99,6 +99,7 @@ struct rule_ctx {
     X(nvlink_down)                                                                                 \
     X(nvlink_errors)                                                                               \
     X(fabric_gpu_not_ready)                                                                        \
+    X(pcie_p2p_unavailable)                                                                        \
     X(proc_numa_remote)                                                                            \
     X(proc_nccl_disabled)
 

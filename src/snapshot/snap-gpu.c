@@ -174,6 +174,8 @@ static const struct jfield gpu_fields[] = {
       "the GPU's NVLinks (list below); NOT_SUPPORTED: a GPU without NVLink" },
     { "fabric", JF_NONE, 0, GPU_S_FABRIC, 0, NULL, "nvmlDeviceGetGpuFabricInfoV",
       "registration with the NVLink fabric (object below); NOT_SUPPORTED: no fabric" },
+    { "peers", JF_NONE, 0, GPU_S_PEERS, 0, NULL, "nvmlDeviceGetTopologyCommonAncestor",
+      "the other GPUs as this one reaches them (list below); empty with one GPU" },
 };
 
 #undef F
@@ -278,6 +280,49 @@ const struct jtable gpu_fabric_table = {
     NULL,
 };
 
+const char *const gpu_topology_names[] = { "internal", "single", "multiple", "hostbridge",
+                                           "node",     "system", "unknown",  NULL };
+/* nvidia-smi topo -m's names of the same levels. */
+const char *const gpu_topology_short[] = { "on one board", "PIX", "PXB",     "PHB",
+                                           "NODE",         "SYS", "unknown", NULL };
+const char *const gpu_p2p_names[] = { "ok",
+                                      "chipset_not_supported",
+                                      "gpu_not_supported",
+                                      "topology_not_supported",
+                                      "disabled_by_regkey",
+                                      "not_supported",
+                                      "unknown",
+                                      NULL };
+
+#define R(key, type, member, slot, flags, names, source, doc)                                      \
+    {                                                                                              \
+        key, type, offsetof(struct gpu_peer, member), slot, flags, names, source, doc              \
+    }
+static const struct jfield gpu_peer_fields[] = {
+    R("gpu", JF_U32, gpu, -1, JF_ID, NULL, NULL, "the other GPU's index"),
+    R("topology", JF_ENUM, topology, PEER_S_TOPOLOGY, 0, gpu_topology_names,
+      "nvmlDeviceGetTopologyCommonAncestor",
+      "their closest common ancestor: internal (one board), single (PIX: one PCIe switch), "
+      "multiple (PXB: PCIe switches), hostbridge (PHB: a CPU's host bridge), node (NODE: host "
+      "bridges of one NUMA node), system (SYS: across NUMA nodes)"),
+    R("p2p_read", JF_ENUM, p2p_read, PEER_S_P2P_READ, 0, gpu_p2p_names,
+      "nvmlDeviceGetP2PStatus(NVML_P2P_CAPS_INDEX_READ)",
+      "whether CUDA peer-to-peer reads work between them (nvmlGpuP2PStatus_t)"),
+    R("p2p_nvlink", JF_ENUM, p2p_nvlink, PEER_S_P2P_NVLINK, 0, gpu_p2p_names,
+      "nvmlDeviceGetP2PStatus(NVML_P2P_CAPS_INDEX_NVLINK)",
+      "whether peer-to-peer goes over NVLink between them"),
+};
+#undef R
+
+const struct jtable gpu_peer_table = {
+    "GPU peer",
+    gpu_peer_fields,
+    ARRAY_SIZE(gpu_peer_fields),
+    JT_RC,
+    offsetof(struct gpu_peer, rc),
+    "nvml_status",
+};
+
 const struct clock_reason clock_reasons[] = {
     { NVML_CLOCKS_EVENT_GPU_IDLE, "gpu_idle", "GPU idle" },
     { NVML_CLOCKS_EVENT_APP_CLOCKS_SETTING, "applications_clocks", "application clocks setting" },
@@ -321,6 +366,30 @@ void gpu_nvlinks_free(struct gpu *g)
     g->n_nvlinks = 0;
 }
 
+void gpu_peer_init(struct gpu_peer *p, uint32_t gpu)
+{
+    memset(p, 0, sizeof(*p));
+    p->gpu = gpu;
+    for (size_t i = 0; i < PEER_S__COUNT; i++)
+        p->rc[i] = JF_RC_NOT_COLLECTED;
+}
+
+bool gpu_peer_valid(const struct gpu_peer *p, enum gpu_peer_slot slot)
+{
+    return p->rc[slot] == 0;
+}
+
+const struct gpu_peer *gpu_peer_of(const struct gpu *g, uint32_t other)
+{
+    if (!gpu_valid(g, GPU_S_PEERS))
+        return NULL;
+    for (size_t i = 0; i < g->n_peers; i++) {
+        if (g->peers[i].gpu == other)
+            return &g->peers[i];
+    }
+    return NULL;
+}
+
 void gpu_free(struct gpu *g)
 {
     jtable_free(&gpu_table, g);
@@ -330,6 +399,9 @@ void gpu_free(struct gpu *g)
     gpu_nvlinks_free(g);
     jtable_free(&gpu_fabric_table, &g->fabric);
     memset(&g->fabric, 0, sizeof(g->fabric));
+    free(g->peers); /* no strings */
+    g->peers = NULL;
+    g->n_peers = 0;
 }
 
 void gpu_copy(struct gpu *dst, const struct gpu *src)
@@ -362,6 +434,11 @@ void gpu_copy(struct gpu *dst, const struct gpu *src)
     }
     if (src->fabric.cluster_uuid != NULL)
         dst->fabric.cluster_uuid = xstrdup(src->fabric.cluster_uuid);
+    dst->peers = NULL;
+    if (src->n_peers > 0) {
+        dst->peers = xreallocarray(NULL, src->n_peers, sizeof(*dst->peers));
+        memcpy(dst->peers, src->peers, src->n_peers * sizeof(*dst->peers));
+    }
 }
 
 bool gpu_valid(const struct gpu *g, enum gpu_slot slot)
@@ -441,7 +518,63 @@ json_t *gpu_to_json(const struct gpu *g, unsigned only_flags)
         jtable_write(&gpu_fabric_table, &g->fabric, fab, 0);
         json_object_set_new(j, "fabric", fab);
     }
+    /* The topology does not change during a window: the snapshot has it, samples do not. */
+    if (gpu_valid(g, GPU_S_PEERS) && !only_flags) {
+        json_t *peers = json_array();
+
+        for (size_t i = 0; i < g->n_peers; i++) {
+            json_t *p = json_object();
+
+            jtable_write(&gpu_peer_table, &g->peers[i], p, 0);
+            json_array_append_new(peers, p);
+        }
+        json_object_set_new(j, "peers", peers);
+    }
     return j;
+}
+
+/* Peers are listed once each, never the GPU itself; at most NVML_QUERY_MAX_GPUS - 1 of them. */
+static int peers_from_json(struct gpu *g, const json_t *peers, const char *path, int32_t missing_rc,
+                           struct jerr *err)
+{
+    size_t i;
+    json_t *p;
+
+    if (!json_is_array(peers)) {
+        jerr_set(err, path, "peers: expected an array of GPUs");
+        return -1;
+    }
+    if (json_array_size(peers) > GPU_MAX_PEERS) {
+        jerr_set(err, path, "peers: more than %d GPUs", GPU_MAX_PEERS);
+        return -1;
+    }
+    g->peers = xcalloc(json_array_size(peers) + 1, sizeof(*g->peers));
+    json_array_foreach(peers, i, p)
+    {
+        char ppath[256];
+        struct gpu_peer *gp = &g->peers[i];
+
+        snprintf(ppath, sizeof(ppath), "%s.peers[%zu]", path, i);
+        gpu_peer_init(gp, 0);
+        g->n_peers = i + 1;
+        if (!json_is_object(p) || !json_is_integer(json_object_get(p, "gpu"))) {
+            jerr_set(err, ppath, "expected a peer object with \"gpu\": its index");
+            return -1;
+        }
+        if (jtable_read(&gpu_peer_table, gp, p, ppath, missing_rc, NULL, err) != 0)
+            return -1;
+        if (gp->gpu == g->index) {
+            jerr_set(err, ppath, "gpu: a GPU is not its own peer");
+            return -1;
+        }
+        for (size_t k = 0; k < i; k++) {
+            if (g->peers[k].gpu == gp->gpu) {
+                jerr_set(err, ppath, "GPU %" PRIu32 " is listed twice", gp->gpu);
+                return -1;
+            }
+        }
+    }
+    return 0;
 }
 
 /* Links are listed once each, in the range the header allows. */
@@ -532,7 +665,7 @@ int gpu_from_json(struct gpu *g, const json_t *j, const char *path, int32_t miss
 {
     static const char *const base_extra[] = { "handle_status", NULL };
     const char *extra[32];
-    const json_t *procs, *hs, *links, *fab, *st;
+    const json_t *procs, *hs, *links, *fab, *st, *peers;
     size_t n = 0;
 
     for (size_t i = 0; base_extra[i] != NULL; i++)
@@ -586,6 +719,8 @@ int gpu_from_json(struct gpu *g, const json_t *j, const char *path, int32_t miss
         g->rc[GPU_S_NVLINK] = missing_rc;
     if (json_object_get(j, "fabric") == NULL && json_object_get(st, "fabric") == NULL)
         g->rc[GPU_S_FABRIC] = missing_rc;
+    if (json_object_get(j, "peers") == NULL && json_object_get(st, "peers") == NULL)
+        g->rc[GPU_S_PEERS] = missing_rc;
     links = json_object_get(j, "nvlink");
     if (links != NULL && !json_is_null(links)) {
         if (nvlinks_from_json(g, links, path, missing_rc, err) != 0)
@@ -604,6 +739,12 @@ int gpu_from_json(struct gpu *g, const json_t *j, const char *path, int32_t miss
         if (jtable_read(&gpu_fabric_table, &g->fabric, fab, fpath, missing_rc, NULL, err) != 0)
             return -1;
         g->rc[GPU_S_FABRIC] = 0;
+    }
+    peers = json_object_get(j, "peers");
+    if (peers != NULL && !json_is_null(peers)) {
+        if (peers_from_json(g, peers, path, missing_rc, err) != 0)
+            return -1;
+        g->rc[GPU_S_PEERS] = 0;
     }
     return 0;
 }

@@ -94,6 +94,7 @@ enum gpu_slot {
     GPU_S_PROCESS_UTIL, /* nvmlDeviceGetProcessUtilization */
     GPU_S_NVLINK,       /* the NVLink list: nvmlDeviceGetNvLinkState of the links */
     GPU_S_FABRIC,       /* nvmlDeviceGetGpuFabricInfoV (or the unversioned fallback) */
+    GPU_S_PEERS,        /* the peer list: the other GPUs, as this one reaches them */
     GPU_S__COUNT
 };
 
@@ -144,6 +145,49 @@ struct gpu_nvlink {
     uint64_t replay_errors;   /* data link replays */
     uint64_t recovery_errors; /* link recoveries */
     int32_t rc[NVL_S__COUNT];
+};
+
+/* Status slots of one peer (another GPU): 0 valid, else the NVML return code of that value. */
+enum gpu_peer_slot {
+    PEER_S_TOPOLOGY,   /* nvmlDeviceGetTopologyCommonAncestor */
+    PEER_S_P2P_READ,   /* nvmlDeviceGetP2PStatus(NVML_P2P_CAPS_INDEX_READ) */
+    PEER_S_P2P_NVLINK, /* nvmlDeviceGetP2PStatus(NVML_P2P_CAPS_INDEX_NVLINK) */
+    PEER_S__COUNT
+};
+
+/* The closest common ancestor of two GPUs (nvmlGpuTopologyLevel_t, renumbered; the names are
+ * nvidia-smi topo -m's), and one for a value the header does not name. */
+enum gpu_topology {
+    GPU_TOPO_INTERNAL,   /* the same board */
+    GPU_TOPO_SINGLE,     /* PIX: one PCIe switch */
+    GPU_TOPO_MULTIPLE,   /* PXB: several PCIe switches, no host bridge */
+    GPU_TOPO_HOSTBRIDGE, /* PHB: the CPU's PCIe host bridge */
+    GPU_TOPO_NODE,       /* NODE: host bridges of one NUMA node */
+    GPU_TOPO_SYSTEM,     /* SYS: the interconnect between NUMA nodes */
+    GPU_TOPO_UNKNOWN,
+};
+
+/* What P2P between two GPUs is (nvmlGpuP2PStatus_t, in the header's order). */
+enum gpu_p2p {
+    GPU_P2P_OK,
+    GPU_P2P_CHIPSET_NOT_SUPPORTED,
+    GPU_P2P_GPU_NOT_SUPPORTED,
+    GPU_P2P_TOPOLOGY_NOT_SUPPORTED,
+    GPU_P2P_DISABLED_BY_REGKEY,
+    GPU_P2P_NOT_SUPPORTED,
+    GPU_P2P_UNKNOWN,
+};
+
+/* The most peers a GPU lists (NVML_QUERY_MAX_GPUS - 1). */
+#define GPU_MAX_PEERS 63
+
+/* Another GPU as this one reaches it: through what, and whether peer-to-peer works. */
+struct gpu_peer {
+    uint32_t gpu;       /* the other GPU's index */
+    int32_t topology;   /* enum gpu_topology */
+    int32_t p2p_read;   /* enum gpu_p2p */
+    int32_t p2p_nvlink; /* enum gpu_p2p */
+    int32_t rc[PEER_S__COUNT];
 };
 
 /* Fabric probe states (NVML_GPU_FABRIC_STATE_*), and one for a value the header does not name. */
@@ -219,6 +263,8 @@ struct gpu {
     struct gpu_nvlink *nvlinks; /* valid with GPU_S_NVLINK; only links the GPU has */
     size_t n_nvlinks;
     struct gpu_fabric fabric; /* valid with GPU_S_FABRIC */
+    struct gpu_peer *peers;   /* valid with GPU_S_PEERS; every other GPU NVML answered for */
+    size_t n_peers;
 };
 
 /* What NVML says of the system, and how talking to it went. */
@@ -245,6 +291,10 @@ extern const struct jtable gpu_proc_table;
 extern const struct jtable nvml_system_table;
 extern const struct jtable gpu_nvlink_table;
 extern const struct jtable gpu_fabric_table;
+extern const struct jtable gpu_peer_table;
+extern const char *const gpu_topology_names[];
+extern const char *const gpu_topology_short[];
+extern const char *const gpu_p2p_names[];
 extern const char *const gpu_nvlink_remote_names[];
 extern const char *const gpu_fabric_state_names[];
 extern const char *const compute_mode_names[];
@@ -259,6 +309,12 @@ bool gpu_nvlink_valid(const struct gpu_nvlink *l, enum gpu_nvlink_slot slot);
 void gpu_nvlink_init(struct gpu_nvlink *l, uint32_t link);
 /* Frees the links of g and forgets them. */
 void gpu_nvlinks_free(struct gpu *g);
+/* Whether value slot of peer p was read (the peer list itself must be valid). */
+bool gpu_peer_valid(const struct gpu_peer *p, enum gpu_peer_slot slot);
+/* A new peer record for GPU index gpu: every status JF_RC_NOT_COLLECTED. */
+void gpu_peer_init(struct gpu_peer *p, uint32_t gpu);
+/* The peer record of GPU index other, or NULL. */
+const struct gpu_peer *gpu_peer_of(const struct gpu *g, uint32_t other);
 /* Sets a field's status: 0 valid, or the NVML return code that left it unknown. */
 void gpu_set_rc(struct gpu *g, enum gpu_slot slot, int32_t rc);
 

@@ -101,6 +101,13 @@ static const struct doc_section sections[] = {
       "The GPU's registration with the NVLink fabric (NVSwitch systems, Hopper and later; "
       "`null` with `nvml_status.fabric` `\"NOT_SUPPORTED\"` elsewhere). Read once, not in samples.",
       &gpu_fabric_table },
+    { "gpus[].peers[]",
+      "Another GPU as this one reaches it: their closest common ancestor and whether P2P works "
+      "between them (nvmlDeviceGetTopologyCommonAncestor, nvmlDeviceGetP2PStatus). Every other "
+      "GPU NVML gave a handle for, each value with its own status in the entry's `nvml_status`; "
+      "a driver that answers neither call has `peers` null with its status. Read once, not in "
+      "samples; not read past 64 GPUs (docs/nvml.md).",
+      &gpu_peer_table },
 };
 
 static const char *type_name(const struct jfield *f)

@@ -2,7 +2,7 @@
 # NVLink links and GPU fabric through the collector and the simulator: which links exist, each
 # value's own status (a field value that fails, a call a driver lacks), counters and states that
 # change during the window, the fabric info's fallback to the unversioned call, a GPU without
-# NVLink; and the rules judging it (nvlink.errors, nvlink.down, fabric.gpu-not-ready).
+# NVLink; the exporter's NVLink families; and the rules judging it (nvlink.errors, nvlink.down, fabric.gpu-not-ready).
 . "$SRC/tests/fixtures/nvml/common.bash"
 
 links='[range(4) as $l | {link: $l, active: true, version: 6,
@@ -47,6 +47,27 @@ s2=$(scenario old-driver "$(jq -c '.errors = {"nvmlDeviceGetNvLinkRemoteDeviceTy
 snap "$s2"
 check '[.gpus[0].nvlink[] | .nvml_status.remote_type] | unique' '["FUNCTION_NOT_FOUND"]'
 check '.gpus[0].fabric | [.state, .clique_id, .health_mask]' '["completed",3,null]'
+
+# the exporter: per link active and its counters (a counter NVML refused has no series), per GPU
+# the active links (0 for GPU 1, which has no NVLink)
+GPUDOCTOR_NVML_LIB=$SIM_LIB NVML_SIM_SCENARIO=$s2 GPUDOCTOR_STATE_DIR=off \
+    "$GPUDOCTOR" serve --once --only nvml --window 0 >"$TMP/nvlink.prom" 2>"$TMP/err" ||
+    { echo "FAIL: serve --once: $(cat "$TMP/err")"; failures=$((failures + 1)); }
+series() { sed 's/,uuid="[^"]*",name="[^"]*"//' "$TMP/nvlink.prom" | grep -E "^$1" | tr '\n' ';'; }
+check_text() {
+    [ "$2" = "$3" ] || { echo "FAIL: $1"; echo "   got:  $2"; echo "   want: $3"; failures=$((failures + 1)); }
+}
+check_text "links active" "$(series gpudoctor_gpu_nvlink_links_active)" \
+    'gpudoctor_gpu_nvlink_links_active{gpu="0"} 4;gpudoctor_gpu_nvlink_links_active{gpu="1"} 0;'
+check_text "link 3 active" "$(series 'gpudoctor_gpu_nvlink_active\{gpu="0",link="3"')" \
+    'gpudoctor_gpu_nvlink_active{gpu="0",link="3"} 1;'
+check_text "link 1 counters" "$(series 'gpudoctor_gpu_nvlink_errors_total\{gpu="0",link="1"')" \
+    'gpudoctor_gpu_nvlink_errors_total{gpu="0",link="1",counter="crc"} 10;gpudoctor_gpu_nvlink_errors_total{gpu="0",link="1",counter="recovery"} 0;'
+check_text "GPU 1 has no per-link series" "$(series 'gpudoctor_gpu_nvlink_(active|errors_total)\{gpu="1"')" ''
+if command -v promtool >/dev/null; then
+    promtool check metrics <"$TMP/nvlink.prom" >"$TMP/promtool.out" 2>&1 ||
+        { echo "FAIL: promtool: $(head -5 "$TMP/promtool.out")"; failures=$((failures + 1)); }
+fi
 
 # the rules, over a window: link 2's replays and link 3 going down; GPU 0's fabric is fine
 run_check() {

@@ -819,6 +819,53 @@ def check_fabric(c, g, h, p):
         c.check(f"{p}nvmlDeviceGetGpuFabricInfo.cliqueId", f1.cliqueId, fab["clique_id"])
 
 
+TOPOLOGY_LEVELS = {"internal": 0, "single": 10, "multiple": 20, "hostbridge": 30, "node": 40,
+                   "system": 50}
+P2P_STATUSES = ["ok", "chipset_not_supported", "gpu_not_supported", "topology_not_supported",
+                "disabled_by_regkey", "not_supported", "unknown"]
+
+
+def check_peers(c, found):
+    """nvmlDeviceGetTopologyCommonAncestor and nvmlDeviceGetP2PStatus (every capability index)
+    between every two GPUs, from the first GPU's "peers" list; the same GPU twice and an index
+    the header does not have are INVALID_ARGUMENT."""
+    level, status = ctypes.c_int(-1), ctypes.c_int(-1)
+    for g, h in found:
+        p = f"GPU {g['index']}: "
+        c.check_rc(f"{p}nvmlDeviceGetTopologyCommonAncestor of itself",
+                   c.call("nvmlDeviceGetTopologyCommonAncestor", h, h, ctypes.byref(level)),
+                   c.injected(g, "nvmlDeviceGetTopologyCommonAncestor") or INVALID_ARGUMENT)
+        for g2, h2 in found:
+            if g2 is g:
+                continue
+            list_rc, peers = c.field(g, "peers")
+            peer = next((x for x in peers or [] if x.get("gpu") == g2["index"]), None)
+
+            def want(key, fn):
+                injected = c.injected(g, fn)
+                if injected or list_rc != SUCCESS or peer is None:
+                    return injected or (list_rc if list_rc != SUCCESS else NOT_SUPPORTED), None
+                return c.field(peer, key)
+            q = f"{p}to GPU {g2['index']}: "
+            rc, v = want("topology", "nvmlDeviceGetTopologyCommonAncestor")
+            if c.check_rc(f"{q}nvmlDeviceGetTopologyCommonAncestor",
+                          c.call("nvmlDeviceGetTopologyCommonAncestor", h, h2, ctypes.byref(level)),
+                          rc):
+                c.check(f"{q}nvmlDeviceGetTopologyCommonAncestor", level.value,
+                        TOPOLOGY_LEVELS.get(v, 60))
+            for index in range(5):
+                key = "p2p_nvlink" if index == 2 else "p2p_read"
+                rc, v = want(key, "nvmlDeviceGetP2PStatus")
+                if c.check_rc(f"{q}nvmlDeviceGetP2PStatus({index})",
+                              c.call("nvmlDeviceGetP2PStatus", h, h2, index, ctypes.byref(status)),
+                              rc):
+                    c.check(f"{q}nvmlDeviceGetP2PStatus({index})", status.value,
+                            P2P_STATUSES.index(v) if v in P2P_STATUSES else 6)
+            c.check_rc(f"{q}nvmlDeviceGetP2PStatus(5)",
+                       c.call("nvmlDeviceGetP2PStatus", h, h2, 5, ctypes.byref(status)),
+                       c.injected(g, "nvmlDeviceGetP2PStatus") or INVALID_ARGUMENT)
+
+
 def nvlink_states(g):
     """Active or not per link: the older "nvlinks" booleans, or the snapshot's "nvlink" list
     (links numbered from 0 without gaps, as the scenarios here list them)."""
@@ -1021,6 +1068,8 @@ def run(lib_path, serve, expect, only):
         for check in per_gpu:
             if not only or check.__name__ in only:
                 check(c, g, h, f"GPU {g['index']}: ")
+    if not only or "check_peers" in only:
+        check_peers(c, found)
     for _ in range(3):
         c.check_rc("nvmlShutdown", c.call("nvmlShutdown"), SUCCESS)
     check_after_shutdown(c, found[0][1] if found else None)

@@ -216,9 +216,11 @@ static int setup(void **state)
     json_array_append_new(base_gpus, json_deep_copy(json_array_get(base_gpus, 0)));
     json_decref(doc);
     assert_non_null(json_array_get(base_gpus, 1));
-    second = json_pack("{s:i, s:s, s:s, s:b, s:i, s:[]}", "index", 1, "pci_bus_id",
-                       "00000000:2A:00.0", "uuid", "GPU-00000000-0000-0000-0000-00000000002a",
-                       "mig_mode", 1, "mig_devices", 2, "processes");
+    second = json_pack("{s:i, s:s, s:s, s:b, s:i, s:[], s:[{s:i, s:s, s:s, s:s}]}", "index", 1,
+                       "pci_bus_id", "00000000:2A:00.0", "uuid",
+                       "GPU-00000000-0000-0000-0000-00000000002a", "mig_mode", 1, "mig_devices", 2,
+                       "processes", "peers", "gpu", 0, "topology", "node", "p2p_read", "ok",
+                       "p2p_nvlink", "ok");
     assert_int_equal(json_object_update(json_array_get(base_gpus, 1), second), 0);
     json_decref(second); /* update copies the values: the object itself is ours to drop */
     return 0;
@@ -253,6 +255,20 @@ static bool link_recorded(const struct gpu *g, const struct gpu *was, int32_t co
     return false;
 }
 
+/* The same for the values of g's peers. */
+static bool peer_recorded(const struct gpu *g, const struct gpu *was, int32_t code)
+{
+    for (size_t i = 0; i < g->n_peers; i++) {
+        for (int k = 0; k < PEER_S__COUNT; k++) {
+            const struct gpu_peer *p = was ? gpu_peer_of(was, g->peers[i].gpu) : NULL;
+
+            if (g->peers[i].rc[k] == code && (p == NULL || p->rc[k] != code))
+                return true;
+        }
+    }
+    return false;
+}
+
 /*
  * Whether code is somewhere a report can find it, where the same run without the injection did
  * not have it: a system value, a GPU's handle, a field's status in the reading or the sample.
@@ -272,6 +288,8 @@ static bool recorded(const struct result *r, const struct result *base, int32_t 
         const struct gpu *was_s = g < base->n_sample ? &base->sample[g] : NULL;
 
         if (r->gpus[g].handle_rc == code && (was == NULL || was->handle_rc != code))
+            return true;
+        if (peer_recorded(&r->gpus[g], was, code))
             return true;
         if (link_recorded(&r->gpus[g], was, code) ||
             (g < r->n_sample && link_recorded(&r->sample[g], was_s, code)))

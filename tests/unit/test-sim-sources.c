@@ -300,6 +300,32 @@ static unsigned s_fabric(void *fn, nvmlDevice_t d, nvmlReturn_t want)
     return seen(((nvmlDeviceGetGpuFabricInfo_fn *)fn)(d, &f), want);
 }
 
+/* The calls between two GPUs: full.json's GPU 0 lists GPU 1 as its peer. */
+static nvmlDevice_t gpu1(void)
+{
+    nvmlDevice_t d = NULL;
+
+    (void)((nvmlDeviceGetHandleByIndex_v2_fn *)dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"))(1, &d);
+    return d;
+}
+
+static unsigned s_topology(void *fn, nvmlDevice_t d, nvmlReturn_t want)
+{
+    int level;
+
+    return seen(((nvmlDeviceGetTopologyCommonAncestor_fn *)fn)(d, gpu1(), &level), want);
+}
+
+static unsigned s_p2p(void *fn, nvmlDevice_t d, nvmlReturn_t want)
+{
+    unsigned r = 0;
+    int status;
+
+    for (int index = NVML_P2P_CAPS_INDEX_READ; index <= NVML_P2P_CAPS_INDEX_PCI; index++)
+        r |= seen(((nvmlDeviceGetP2PStatus_fn *)fn)(d, gpu1(), index, &status), want);
+    return r;
+}
+
 static const struct invoker {
     const char *name;
     enum sig sig;
@@ -379,6 +405,8 @@ static const struct invoker {
     { "nvmlDeviceGetFieldValues", SIG_SPECIAL, s_field_values },
     { "nvmlDeviceGetGpuFabricInfoV", SIG_SPECIAL, s_fabric_v },
     { "nvmlDeviceGetGpuFabricInfo", SIG_SPECIAL, s_fabric },
+    { "nvmlDeviceGetTopologyCommonAncestor", SIG_SPECIAL, s_topology },
+    { "nvmlDeviceGetP2PStatus", SIG_SPECIAL, s_p2p },
 };
 #define N_INVOKERS (sizeof(invokers) / sizeof(invokers[0]))
 
@@ -462,6 +490,8 @@ static const struct {
     { "nvlink", "nvmlDeviceGetNvLinkVersion", true },
     { "nvlink", "nvmlDeviceGetNvLinkRemotePciInfo_v2", true },
     { "nvlink", "nvmlDeviceGetNvLinkRemoteDeviceType", true },
+    /* the peer list's status is that of both calls between two GPUs */
+    { "peers", "nvmlDeviceGetP2PStatus", true },
     /* v1 memory info does without the reserved figure, as pre-R510 drivers did */
     { "mem_reserved_bytes", "nvmlDeviceGetMemoryInfo", false },
 };
