@@ -86,7 +86,7 @@ static const struct shared_option {
     { CMD_G_ONLY,
       { "only", OPT_ONLY, required_argument, "LIST",
         N_("run only these collectors (comma-separated: nvml, processes, host, pcie, driver, "
-           "kernel_log, stack, ib)") } },
+           "kernel_log, stack, ib, fabric)") } },
 };
 
 static const struct cmd_option help_option = { "help", 'h', no_argument, NULL,

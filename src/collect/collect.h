@@ -60,6 +60,7 @@ extern const struct collector_ops collector_driver;
 extern const struct collector_ops collector_klog;
 extern const struct collector_ops collector_stack;
 extern const struct collector_ops collector_ib;
+extern const struct collector_ops collector_fabric;
 
 /*
  * Runs the collectors and returns the snapshot (never NULL). Returns NULL only when the root

@@ -349,6 +349,58 @@ static enum klog_parse_result parse_xid(const char *r, struct klog_event *ev)
     return KLOG_PARSE_EVENT;
 }
 
+/*
+ * "nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 12028, Non-fatal, Link 37 egress non-posted PRIV
+ * error (First)": an NVSwitch error (docs/fabric.md). r is the text after "SXid (". The lines the
+ * driver adds after one (", Data {0x...}", ", Severity 1 Engine instance ...") carry no error of
+ * their own and are not events.
+ */
+static enum klog_parse_result parse_sxid(const char *r, struct klog_event *ev)
+{
+    char pci[24];
+    size_t n;
+    uint64_t v;
+
+    ev->kind = KLOG_SXID;
+    n = klog_parse_pci(r, pci, sizeof(pci));
+    if (n == 0)
+        return KLOG_PARSE_BAD;
+    r += n;
+    ev->pci = xstrdup(pci);
+    if (!skip(&r, "):"))
+        return KLOG_PARSE_BAD;
+    skip_spaces(&r);
+    if (!parse_uint(&r, INT32_MAX, &v))
+        return KLOG_PARSE_BAD;
+    ev->sxid = (int32_t)v;
+    if (!skip(&r, ","))
+        return KLOG_PARSE_BAD;
+    skip_spaces(&r);
+    if (skip(&r, "Fatal"))
+        ev->sxid_fatal = true;
+    else if (skip(&r, "Non-fatal") || skip(&r, "Nonfatal"))
+        ev->sxid_fatal = false;
+    else if (str_starts(r, "Data {") || str_starts(r, "Severity "))
+        return KLOG_PARSE_NONE;
+    else
+        return KLOG_PARSE_BAD;
+    ev->valid |= 1u << KLOG_S_SXID;
+    if (*r == ',')
+        r++;
+    skip_spaces(&r);
+    if (str_starts(r, "Link ")) {
+        const char *q = r + strlen("Link ");
+        int32_t link;
+
+        if (parse_int32(&q, &link) && link >= 0 && (*q == ' ' || *q == ',' || *q == '\0')) {
+            ev->sxid_link = link;
+            ev->valid |= 1u << KLOG_S_SXID_LINK;
+        }
+    }
+    ev->message = dup_trimmed(r, strlen(r));
+    return KLOG_PARSE_EVENT;
+}
+
 /* The first PCI address in s, into ev->pci. */
 static void find_pci(const char *s, struct klog_event *ev)
 {
@@ -509,6 +561,13 @@ enum klog_parse_result klog_parse_message(const char *msg, struct klog_event *ev
                 return KLOG_PARSE_EVENT;
             }
         }
+        return KLOG_PARSE_NONE;
+    }
+    if (str_starts(msg, "nvidia-nvswitch")) {
+        r = strstr(msg, ": SXid (");
+        if (r != NULL && strspn(msg + strlen("nvidia-nvswitch"), "0123456789") ==
+                             (size_t)(r - msg) - strlen("nvidia-nvswitch"))
+            return parse_sxid(r + strlen(": SXid ("), ev);
         return KLOG_PARSE_NONE;
     }
     if (str_starts(msg, "INFO: task "))

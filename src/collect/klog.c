@@ -56,54 +56,17 @@ static int64_t boot_time_ms(int rootfd)
     return ms;
 }
 
-/*
- * Reads the last KLOG_MAX_FILE_BYTES of a regular file and feeds its lines. Returns 0 or -errno.
- * O_NONBLOCK so that a FIFO put in a log's place cannot stall the collection.
- */
+/* Feeds the lines of the last KLOG_MAX_FILE_BYTES of a regular file. Returns 0 or -errno. */
 static int feed_file(int rootfd, const char *path, enum source_kind kind, struct klog_parser *p)
 {
-    struct stat st;
-    char *buf = NULL, *line;
-    size_t want, len = 0;
-    off_t off;
-    int fd, rc = 0;
+    char *buf, *line;
+    ssize_t got = file_tail_at(rootfd, sysroot_rel(path), KLOG_MAX_FILE_BYTES, &buf);
+    size_t len;
 
-    fd = openat(rootfd, sysroot_rel(path), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0)
-        return -errno;
-    if (fstat(fd, &st) != 0) {
-        rc = -errno;
-        goto out;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-        goto out;
-    }
-    off = st.st_size > (off_t)KLOG_MAX_FILE_BYTES ? st.st_size - (off_t)KLOG_MAX_FILE_BYTES : 0;
-    want = (size_t)(st.st_size - off);
-    buf = xmalloc(want + 1);
-    while (len < want) {
-        ssize_t n = pread(fd, buf + len, want - len, off + (off_t)len);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            rc = -errno;
-            goto out;
-        }
-        if (n == 0)
-            break;
-        len += (size_t)n;
-    }
-    buf[len] = '\0';
-    line = buf;
-    if (off > 0) {
-        /* Started mid-line: the first line is a fragment. */
-        char *nl = memchr(buf, '\n', len);
-
-        line = nl ? nl + 1 : buf + len;
-    }
-    while (line < buf + len) {
+    if (got < 0)
+        return (int)got;
+    len = (size_t)got;
+    for (line = buf; line < buf + len;) {
         char *nl = memchr(line, '\n', (size_t)(buf + len - line));
         size_t n = nl ? (size_t)(nl - line) : (size_t)(buf + len - line);
 
@@ -117,10 +80,8 @@ static int feed_file(int rootfd, const char *path, enum source_kind kind, struct
         }
         line += n + 1;
     }
-out:
     free(buf);
-    close(fd);
-    return rc;
+    return 0;
 }
 
 /* Reads /dev/kmsg (the device) until no record is left. Returns 0 or -errno. */

@@ -101,7 +101,11 @@ struct rule_ctx {
     X(fabric_gpu_not_ready)                                                                        \
     X(pcie_p2p_unavailable)                                                                        \
     X(proc_numa_remote)                                                                            \
-    X(proc_nccl_disabled)
+    X(proc_nccl_disabled)                                                                          \
+    X(fabric_fm_not_running)                                                                       \
+    X(fabric_fm_version)                                                                           \
+    X(fabric_fm_errors)                                                                            \
+    X(fabric_sxid)
 
 #define RULE_DECLARE(name) extern const struct rule rule_##name;
 RULE_LIST(RULE_DECLARE)

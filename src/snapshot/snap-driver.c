@@ -11,6 +11,7 @@ const char *const klog_kind_names[] = {
     [KLOG_XID] = "xid",           [KLOG_FALLEN_OFF_BUS] = "fallen_off_bus",
     [KLOG_GPU_UUID] = "gpu_uuid", [KLOG_HUNG_TASK] = "hung_task",
     [KLOG_OOM_KILL] = "oom_kill", [KLOG_OTHER_NVRM] = "other_nvrm",
+    [KLOG_SXID] = "sxid",
     [KLOG__KIND_COUNT] = NULL,
 };
 
@@ -83,7 +84,14 @@ static const struct jfield klog_event_fields[] = {
       "hung_task: the task was blocked for more than this many seconds"),
     E("rss_bytes", JF_U64, rss_bytes, KLOG_S_RSS,
       "oom_kill: resident memory of the killed process (anon + file + shmem)"),
-    E("message", JF_STR, message, -1, "the driver's text after the Xid header, or the whole line"),
+    E("sxid", JF_I32, sxid, KLOG_S_SXID,
+      "sxid: the NVSwitch error number (docs/fabric.md); pci is the NVSwitch's address"),
+    E("sxid_fatal", JF_BOOL, sxid_fatal, KLOG_S_SXID,
+      "sxid: the driver printed Fatal (true) or Non-fatal (false)"),
+    E("sxid_link", JF_I32, sxid_link, KLOG_S_SXID_LINK,
+      "sxid: the NVSwitch port the line names (\"Link 37\")"),
+    E("message", JF_STR, message, -1,
+      "the driver's text after the Xid or SXid header, or the whole line"),
 };
 #undef E
 

@@ -20,6 +20,7 @@ enum klog_kind {
     KLOG_HUNG_TASK,
     KLOG_OOM_KILL,
     KLOG_OTHER_NVRM, /* another driver message worth showing (API mismatch, init failure ...) */
+    KLOG_SXID,       /* an NVSwitch error: "nvidia-nvswitch3: SXid (PCI:...): 12028, Non-fatal, ..." */
     KLOG__KIND_COUNT
 };
 
@@ -58,6 +59,8 @@ enum klog_slot {
     KLOG_S_NVLINK,        /* nvlink_fatal, nvlink_link, nvlink_intrinfo, nvlink_error_status */
     KLOG_S_NVLINK_UNIT,   /* nvlink_unit: optional, so older snapshots still read */
     KLOG_S_CONTAINMENT,   /* reset_required, drain_reset_required */
+    KLOG_S_SXID,          /* sxid, sxid_fatal */
+    KLOG_S_SXID_LINK,     /* sxid_link */
 };
 
 struct klog_event {
@@ -83,6 +86,9 @@ struct klog_event {
     char *name;                   /* its name */
     uint32_t blocked_s;           /* KLOG_HUNG_TASK: "blocked for more than N seconds" */
     uint64_t rss_bytes;           /* KLOG_OOM_KILL: anon + file + shmem RSS of the killed process */
+    int32_t sxid;                 /* KLOG_SXID: the number; pci is the NVSwitch's address */
+    bool sxid_fatal;              /* ... "Fatal" rather than "Non-fatal" */
+    int32_t sxid_link;            /* ... the NVSwitch port ("Link 37") when the line names one */
     char *message;                /* the driver's text after the header (KLOG_XID), or the line */
     uint64_t valid;               /* bits of enum klog_slot */
 };

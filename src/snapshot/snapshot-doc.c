@@ -87,6 +87,15 @@ static const struct doc_section sections[] = {
       "their width); `_window` values are their growth over the sampling window and `null` with "
       "`--window 0`.",
       &ib_port_table },
+    { "fabric",
+      "NVSwitches on the PCI bus and NVIDIA Fabric Manager: installed, version, running, enabled, "
+      "its log's errors since it last started (docs/fabric.md). Written when the `fabric` "
+      "collector read something; a machine without NVSwitch and without Fabric Manager has an "
+      "empty `switches` list and nothing else. NVSwitch errors (SXids) are `driver.events[]` of "
+      "kind `sxid`.",
+      &fabric_info_table },
+    { "fabric.switches[]", "One NVSwitch.", &fabric_switch_table },
+    { "fabric.log_lines[]", "One error line of the Fabric Manager log.", &fabric_log_line_table },
     { "samples[].host", "The host part of each sample.", &host_sample_table },
     { "samples[].processes[]", "Each table process's CPU time at the sample.",
       &proc_sample_jtable },
@@ -243,12 +252,13 @@ void snapshot_describe(FILE *out)
         "| `driver` | object | kernel module version and kernel-log events (XIDs, ...) |\n"
         "| `stack` | object | CUDA toolkits, libraries, framework builds |\n"
         "| `ib` | object | InfiniBand / RoCE ports, counters, GPUDirect RDMA module (when read) |\n"
+        "| `fabric` | object | NVSwitches and Fabric Manager (when read) |\n"
         "| `samples` | array | the history over the window (below) |\n"
         "\n"
         "## `collectors.<name>`\n"
         "\n"
         "One object for each collector: `nvml`, `processes`, `host`, `pcie`, `driver`, "
-        "`kernel_log`,\n`stack`, `ib`.\n"
+        "`kernel_log`,\n`stack`, `ib`, `fabric`.\n"
         "\n"
         "| key | type | meaning |\n"
         "|---|---|---|\n"

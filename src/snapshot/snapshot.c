@@ -17,7 +17,7 @@
 const char *const collector_names[COLLECTOR__COUNT] = {
     [COLLECTOR_NVML] = "nvml",   [COLLECTOR_PROCS] = "processes", [COLLECTOR_HOST] = "host",
     [COLLECTOR_PCIE] = "pcie",   [COLLECTOR_DRIVER] = "driver",   [COLLECTOR_KLOG] = "kernel_log",
-    [COLLECTOR_STACK] = "stack", [COLLECTOR_IB] = "ib",
+    [COLLECTOR_STACK] = "stack", [COLLECTOR_IB] = "ib", [COLLECTOR_FABRIC] = "fabric",
 };
 
 const char *const collector_state_names[] = {
@@ -76,6 +76,7 @@ void snapshot_free(struct snapshot *s)
     state_info_free(&s->state);
     bench_info_free(&s->bench);
     ib_info_free(&s->ib);
+    fabric_info_free(&s->fabric);
     for (size_t i = 0; i < COLLECTOR__COUNT; i++)
         collector_status_free(&s->collectors[i]);
     for (size_t i = 0; i < s->n_samples; i++)
@@ -202,6 +203,8 @@ json_t *snapshot_to_jansson(const struct snapshot *s)
         json_object_set_new(j, "bench", bench_info_to_json(&s->bench));
     if (s->ib.valid != 0) /* read by the ib collector: snapshots before it stay as they were */
         json_object_set_new(j, "ib", ib_info_to_json(&s->ib));
+    if (s->fabric.valid != 0) /* read by the fabric collector */
+        json_object_set_new(j, "fabric", fabric_info_to_json(&s->fabric));
     for (size_t i = 0; i < s->n_samples; i++)
         json_array_append_new(samples, sample_to_json(&s->samples[i]));
     json_object_set_new(j, "samples", samples);
@@ -408,6 +411,7 @@ SECTION_READER(stack_info, struct stack_info)
 SECTION_READER(state_info, struct state_info)
 SECTION_READER(bench_info, struct bench_info)
 SECTION_READER(ib_info, struct ib_info)
+SECTION_READER(fabric_info, struct fabric_info)
 #undef SECTION_READER
 
 static const char *const top_keys[] = { "schema",    "gpudoctor_version",
@@ -419,7 +423,8 @@ static const char *const top_keys[] = { "schema",    "gpudoctor_version",
                                         "pcie",      "driver",
                                         "stack",     "samples",
                                         "state",     "bench",
-                                        "ib",        NULL };
+                                        "ib",        "fabric",
+                                        NULL };
 
 static int snapshot_read(struct snapshot *s, const json_t *root, struct jerr *err)
 {
@@ -471,6 +476,7 @@ static int snapshot_read(struct snapshot *s, const json_t *root, struct jerr *er
         read_section(root, "state", err, read_state_info, &s->state) != 0 ||
         read_section(root, "bench", err, read_bench_info, &s->bench) != 0 ||
         read_section(root, "ib", err, read_ib_info, &s->ib) != 0 ||
+        read_section(root, "fabric", err, read_fabric_info, &s->fabric) != 0 ||
         read_samples(s, json_object_get(root, "samples"), err) != 0)
         return -1;
     return 0;

@@ -12,6 +12,7 @@
 #include "snapshot/snap-driver.h"
 #include "snapshot/snap-gpu.h"
 #include "snapshot/snap-host.h"
+#include "snapshot/snap-fabric.h"
 #include "snapshot/snap-ib.h"
 #include "snapshot/snap-pcie.h"
 #include "snapshot/snap-procs.h"
@@ -40,6 +41,7 @@ enum collector_id {
     COLLECTOR_KLOG,
     COLLECTOR_STACK,
     COLLECTOR_IB,
+    COLLECTOR_FABRIC,
     COLLECTOR__COUNT
 };
 
@@ -90,6 +92,7 @@ struct snapshot {
     struct state_info state; /* the remembered past (state file); status STATE_NOT_READ: none */
     struct bench_info bench; /* gpudoctor bench; state BENCH_NOT_RUN elsewhere */
     struct ib_info ib;       /* InfiniBand / RoCE ports and GPUDirect RDMA (collect/ib.c) */
+    struct fabric_info fabric; /* NVSwitches and Fabric Manager (collect/fabric.c) */
 
     struct collector_status collectors[COLLECTOR__COUNT];
 

@@ -128,6 +128,61 @@ ssize_t file_slurp_text_at(int dirfd, const char *path, size_t max, char **out)
     return slurp(dirfd, path, max, true, out);
 }
 
+ssize_t file_tail_at(int dirfd, const char *path, size_t max, char **out)
+{
+    struct stat st;
+    char *buf = NULL;
+    size_t want, len = 0;
+    ssize_t rc;
+    off_t off;
+    int fd;
+
+    *out = NULL;
+    fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return -errno;
+    if (fstat(fd, &st) != 0) {
+        rc = -errno;
+        goto out;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+        goto out;
+    }
+    off = st.st_size > (off_t)max ? st.st_size - (off_t)max : 0;
+    want = (size_t)(st.st_size - off);
+    buf = xmalloc(want + 1);
+    while (len < want) {
+        ssize_t n = pread(fd, buf + len, want - len, off + (off_t)len);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = -errno;
+            free(buf);
+            buf = NULL;
+            goto out;
+        }
+        if (n == 0)
+            break; /* shrunk since fstat (rotated): keep what was read */
+        len += (size_t)n;
+    }
+    buf[len] = '\0';
+    if (off > 0) {
+        /* Started mid-line: the first line is a fragment. */
+        char *nl = memchr(buf, '\n', len);
+        size_t skip = nl ? (size_t)(nl + 1 - buf) : len;
+
+        memmove(buf, buf + skip, len - skip + 1);
+        len -= skip;
+    }
+    *out = buf;
+    rc = (ssize_t)len;
+out:
+    close(fd);
+    return rc;
+}
+
 ssize_t file_readlink_at(int dirfd, const char *path, char *buf, size_t size)
 {
     ssize_t n;

@@ -24,6 +24,15 @@ ssize_t file_slurp_at(int dirfd, const char *path, size_t max, char **out);
  */
 ssize_t file_slurp_text_at(int dirfd, const char *path, size_t max, char **out);
 
+/*
+ * The end of a regular file (a log): its last max bytes, NUL-terminated, from the start of a line
+ * (a first line cut by the bound is dropped). Opened non-blocking and refused unless regular, so
+ * that a FIFO or a device in a log's place cannot stall the reader. Returns the length kept, or
+ * -errno (-EISDIR for a directory, -EINVAL for anything else that is not a regular file); *out is
+ * the caller's to free.
+ */
+ssize_t file_tail_at(int dirfd, const char *path, size_t max, char **out);
+
 /* Reads a symbolic link relative to dirfd into buf, NUL-terminated. Returns length or -errno. */
 ssize_t file_readlink_at(int dirfd, const char *path, char *buf, size_t size);
 

@@ -1,0 +1,491 @@
+/*
+ * NVSwitch systems (category fabric): Fabric Manager not running where NVSwitches need it, its
+ * version different from the driver's, errors in its log since it last started, and NVSwitch
+ * errors (SXids) in the kernel log. Evidence from the fabric collector (collect/fabric.c:
+ * sysfs, dpkg's database, /proc, systemd's unit links, the Fabric Manager log), the kernel-log
+ * collector (SXid lines) and NVML (GPU links that end at an NVSwitch).
+ */
+#include "rules/rule-impl.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What says this machine has NVSwitches: the PCI bus, or GPU links that end at one. */
+struct switches {
+    size_t on_bus;       /* NVSwitches on the PCI bus */
+    const char *first;   /* the first one's address */
+    size_t gpus_linked;  /* GPUs with an active link to an NVSwitch */
+    bool bus_read;       /* the PCI bus was read */
+};
+
+static struct switches find_switches(const struct rule_ctx *ctx)
+{
+    const struct fabric_info *fb = &ctx->facts->snap->fabric;
+    struct switches w = { 0 };
+
+    w.bus_read = fabric_valid(fb, FABRIC_S_SWITCHES);
+    w.on_bus = fb->n_switches;
+    w.first = fb->n_switches > 0 ? fb->switches[0].pci_address : NULL;
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct gpu *g = ctx->facts->gpus[i].g;
+
+        if (g->handle_rc != 0 || !gpu_valid(g, GPU_S_NVLINK))
+            continue;
+        for (size_t k = 0; k < g->n_nvlinks; k++) {
+            const struct gpu_nvlink *l = &g->nvlinks[k];
+
+            if (gpu_nvlink_valid(l, NVL_S_ACTIVE) && l->active &&
+                gpu_nvlink_valid(l, NVL_S_REMOTE_TYPE) && l->remote_type == NVL_REMOTE_SWITCH) {
+                w.gpus_linked++;
+                break;
+            }
+        }
+    }
+    return w;
+}
+
+static bool has_switches(const struct switches *w)
+{
+    return w->on_bus > 0 || w->gpus_linked > 0;
+}
+
+static void switch_evidence(struct finding *f, const struct switches *w)
+{
+    if (w->on_bus > 0)
+        finding_evidence(f, "%zu NVSwitch%s on the PCI bus, first %s", w->on_bus,
+                         w->on_bus == 1 ? "" : "es", w->first ? w->first : "?");
+    if (w->gpus_linked > 0)
+        finding_evidence(f, "%zu GPU%s with NVLinks that end at an NVSwitch", w->gpus_linked,
+                         w->gpus_linked == 1 ? "" : "s");
+}
+
+/*
+ * Whether the fabric section can be judged: the collector ran (or the snapshot carries the
+ * section) and found NVSwitches. Otherwise records why not, once for the running rule.
+ */
+static bool fabric_known(const struct rule_ctx *ctx, struct findings *out, struct switches *w)
+{
+    *w = find_switches(ctx);
+    if (ctx->facts->snap->fabric.valid == 0) {
+        if (!need_collector(ctx, out, COLLECTOR_FABRIC))
+            return false;
+        rule_skip(ctx, out, -1, "NVSwitches and Fabric Manager were not read");
+        return false;
+    }
+    if (!has_switches(w)) {
+        if (!w->bus_read)
+            rule_skip(ctx, out, -1, "the PCI bus was not read: whether there are NVSwitches");
+        return false;
+    }
+    return true;
+}
+
+/* The driver's version, as Fabric Manager compares it: the kernel module's, else NVML's. */
+static const char *driver_version(const struct snapshot *s)
+{
+    if (s->driver.module_version)
+        return s->driver.module_version;
+    if (s->nvml.driver_version && s->nvml.driver_version_rc == 0)
+        return s->nvml.driver_version;
+    return NULL;
+}
+
+/* "550" of "550.54.15" into buf (the package branch), "" when the version has no dot. */
+static void driver_branch(char *buf, size_t size, const char *version)
+{
+    size_t n = strspn(version, "0123456789");
+
+    if (n == 0 || n >= size || version[n] != '.')
+        n = 0;
+    memcpy(buf, version, n);
+    buf[n] = '\0';
+}
+
+/* The fix lines that install Fabric Manager at exactly the driver's version. */
+static void fix_install(struct finding *f, const char *version)
+{
+    char branch[16], pkg[64];
+    char *qpkg;
+
+    if (version == NULL) {
+        finding_fix(f, "# install the nvidia-fabricmanager package of exactly the driver's "
+                       "version (nvidia-smi shows it)");
+        return;
+    }
+    driver_branch(branch, sizeof(branch), version);
+    snprintf(pkg, sizeof(pkg), "nvidia-fabricmanager%s%s", *branch ? "-" : "", branch);
+    qpkg = fix_arg(f, "package", pkg);
+    if (qpkg != NULL)
+        finding_fix(f, "apt-cache madison %s   # the versions on offer (RHEL: dnf list --showduplicates)",
+                    qpkg);
+    finding_fix(f, "# then install the one whose version is the driver's (%s): sudo apt-get "
+                   "install '%s=VERSION' with VERSION as apt-cache lists it", version, pkg);
+    free(qpkg);
+}
+
+/* ---- fabric.fm-not-running ---- */
+
+static void check_not_running(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct fabric_info *fb = &ctx->facts->snap->fabric;
+    const char *dv = driver_version(ctx->facts->snap);
+    bool installed = fb->fm_binary || fb->fm_packaged;
+    struct switches w;
+    struct finding *f;
+
+    if (!fabric_known(ctx, out, &w))
+        return;
+    if (!fabric_valid(fb, FABRIC_S_PROCESS)) {
+        if (!installed && fabric_valid(fb, FABRIC_S_BINARY)) {
+            /* Not installed: then it cannot run either; the collector did not look. */
+        } else {
+            rule_skip(ctx, out, -1, "/proc was not read: whether Fabric Manager runs");
+            return;
+        }
+    } else if (fb->fm_running) {
+        return;
+    }
+    f = finding_new(ctx, out, -1, -1);
+    finding_object(f, "nvidia-fabricmanager");
+    if (installed)
+        finding_title(f, "Fabric Manager is not running on this NVSwitch system: CUDA cannot use "
+                         "the GPUs");
+    else
+        finding_title(f, "Fabric Manager is not installed on this NVSwitch system: CUDA cannot "
+                         "use the GPUs");
+    switch_evidence(f, &w);
+    if (installed) {
+        finding_evidence(f, "no process named nv-fabricmanager in /proc");
+        if (fb->fm_package)
+            finding_evidence(f, "package %s %s is installed", fb->fm_package,
+                             fb->fm_package_version ? fb->fm_package_version : "");
+        if (fabric_valid(fb, FABRIC_S_UNIT))
+            finding_evidence(f, "%s", fb->fm_enabled
+                                          ? "nvidia-fabricmanager.service is enabled: it "
+                                            "started and stopped, or failed to start"
+                                          : "nvidia-fabricmanager.service is not enabled: it "
+                                            "does not start at boot");
+    } else {
+        finding_evidence(f, "no nv-fabricmanager program and no nvidia-fabricmanager package");
+    }
+    finding_evidence(f, "without it the GPUs never join the NVLink fabric: CUDA programs fail "
+                        "with \"system not yet initialized\" (cudaErrorSystemNotReady, 802)");
+    if (!installed) {
+        fix_install(f, dv);
+        finding_fix(f, "sudo systemctl enable --now nvidia-fabricmanager");
+    } else {
+        finding_fix(f, "sudo systemctl enable --now nvidia-fabricmanager   # start it, and at "
+                       "every boot");
+        finding_fix(f, "journalctl -u nvidia-fabricmanager -b --no-pager | tail -n 50   # why "
+                       "it stopped, if it does not stay up");
+    }
+    f->impact = 1.0;
+}
+
+const struct rule rule_fabric_fm_not_running = {
+    .id = "fabric.fm-not-running",
+    .severity = SEV_CRITICAL,
+    .category = CAT_FABRIC,
+    .title = N_("Fabric Manager not running on an NVSwitch system"),
+    .explanation = N_(
+        "On HGX and DGX machines whose GPUs are joined by NVSwitches, NVIDIA Fabric Manager "
+        "configures the switches and registers every GPU with the NVLink fabric. Until it has, "
+        "CUDA cannot use the GPUs: programs fail with \"system not yet initialized\" "
+        "(cudaErrorSystemNotReady) or see the GPUs as busy or unavailable, although nvidia-smi "
+        "lists them and nothing runs on them. It is a separate package (nvidia-fabricmanager, of "
+        "the driver's branch) and service; it is often missing after a driver upgrade or a "
+        "fresh install, or stopped because its version differs from the driver's."),
+    .detection = N_("NVSwitches on the PCI bus (vendor 0x10de, class 0x0680) or GPU NVLinks "
+                    "that end at an NVSwitch, and no process named nv-fabricmanager in /proc."),
+    .fix = N_("Install the nvidia-fabricmanager package of exactly the driver's version if it is "
+              "missing, then systemctl enable --now nvidia-fabricmanager, and read its log if "
+              "it does not stay up."),
+    .thresholds = NO_THRESHOLDS,
+    .explains = EXPLAINS({ "fabric.gpu-not-ready", LINK_ANY, NULL,
+                           N_("without Fabric Manager no GPU is registered with the fabric") }),
+    .check = check_not_running,
+};
+
+/* ---- fabric.fm-version ---- */
+
+static void check_version(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct fabric_info *fb = &ctx->facts->snap->fabric;
+    const char *dv = driver_version(ctx->facts->snap);
+    struct switches w;
+    struct finding *f;
+
+    if (!fabric_known(ctx, out, &w))
+        return;
+    if (!fb->fm_binary && !fb->fm_packaged && !fabric_valid(fb, FABRIC_S_VERSION))
+        return; /* not installed: fabric.fm-not-running says so */
+    if (!fabric_valid(fb, FABRIC_S_VERSION)) {
+        rule_skip(ctx, out, -1, "Fabric Manager's version (no dpkg record, no start line in its "
+                                "log)");
+        return;
+    }
+    if (dv == NULL) {
+        rule_skip(ctx, out, -1, "the driver's version");
+        return;
+    }
+    if (strcmp(fb->fm_version, dv) == 0)
+        return;
+    f = finding_new(ctx, out, -1, -1);
+    finding_object(f, "nvidia-fabricmanager");
+    finding_title(f, "Fabric Manager %s does not match driver %s: it refuses to run", fb->fm_version,
+                  dv);
+    finding_evidence(f, "Fabric Manager %s (from %s%s%s), driver %s", fb->fm_version,
+                     fb->fm_version_from,
+                     fb->fm_package ? ", package " : "", fb->fm_package ? fb->fm_package : "", dv);
+    finding_evidence(f, "the two must be the same version exactly: Fabric Manager exits at start "
+                        "when they differ");
+    switch_evidence(f, &w);
+    if (fabric_valid(fb, FABRIC_S_PROCESS))
+        finding_evidence(f, "%s", fb->fm_running ? "nv-fabricmanager runs: it started before "
+                                                   "the driver changed, and will not start again"
+                                                 : "nv-fabricmanager is not running");
+    fix_install(f, dv);
+    finding_fix(f, "sudo systemctl restart nvidia-fabricmanager");
+    finding_fix(f, "# or, when the driver is the one that is wrong, install the driver of "
+                   "Fabric Manager's version and reboot");
+    f->impact = 1.0;
+}
+
+const struct rule rule_fabric_fm_version = {
+    .id = "fabric.fm-version",
+    .severity = SEV_CRITICAL,
+    .category = CAT_FABRIC,
+    .title = N_("Fabric Manager version differs from the driver's"),
+    .explanation = N_(
+        "Fabric Manager talks to the driver through an interface that changes with every "
+        "release, so NVIDIA requires the two to be the same version exactly (550.54.15 with "
+        "550.54.15). When they differ it stops at start with an error in its log, no GPU joins "
+        "the NVLink fabric, and CUDA fails with \"system not yet initialized\". The usual cause "
+        "is a driver upgraded (by unattended upgrades, or by hand) without its Fabric Manager, "
+        "or the other way round."),
+    .detection = N_("On a machine with NVSwitches: Fabric Manager's version (its dpkg package's "
+                    "upstream version, else the last start line of its log) against the kernel "
+                    "module's version (else NVML's)."),
+    .fix = N_("Install the nvidia-fabricmanager package of exactly the driver's version (or the "
+              "driver of Fabric Manager's), then restart nvidia-fabricmanager. Hold both "
+              "packages so that upgrades move them together."),
+    .thresholds = NO_THRESHOLDS,
+    .explains = EXPLAINS({ "fabric.fm-not-running", LINK_ANY, NULL,
+                           N_("Fabric Manager exits at start when its version is not the "
+                              "driver's") },
+                         { "fabric.gpu-not-ready", LINK_ANY, NULL,
+                           N_("a Fabric Manager of another version registers no GPU") },
+                         { "fabric.fm-errors", LINK_ANY, NULL,
+                           N_("the version mismatch is the error its log shows") }),
+    .check = check_version,
+};
+
+/* ---- fabric.fm-errors ---- */
+
+static void check_log(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct fabric_info *fb = &ctx->facts->snap->fabric;
+    struct switches w;
+    struct finding *f;
+    char *qpath;
+
+    if (!fabric_known(ctx, out, &w))
+        return;
+    if (!fabric_valid(fb, FABRIC_S_LOG)) {
+        if (fb->fm_binary || fb->fm_packaged)
+            rule_skip(ctx, out, -1, "the Fabric Manager log was not read");
+        return;
+    }
+    if (fb->log_errors == 0)
+        return;
+    f = finding_new(ctx, out, -1, -1);
+    finding_object(f, "nvidia-fabricmanager");
+    finding_title(f, "Fabric Manager logged %" PRIu32 " error%s since it %s", fb->log_errors,
+                  fb->log_errors == 1 ? "" : "s",
+                  fb->log_started ? "last started" : "began logging");
+    finding_evidence(f, "%s: %" PRIu32 " [ERROR] or [FATAL] line%s%s", fb->log_path,
+                     fb->log_errors, fb->log_errors == 1 ? "" : "s",
+                     fb->log_started ? " after its last start line" : " (no start line found)");
+    for (size_t i = 0; i < fb->n_log_lines; i++)
+        finding_evidence(f, "%s", fb->log_lines[i].text);
+    if (fabric_valid(fb, FABRIC_S_PROCESS))
+        finding_evidence(f, "%s", fb->fm_running ? "nv-fabricmanager is running"
+                                                 : "nv-fabricmanager is not running");
+    qpath = fix_arg(f, "log file", fb->log_path);
+    if (qpath != NULL)
+        finding_fix(f, "sudo tail -n 100 %s   # the errors in their context", qpath);
+    finding_fix(f, "journalctl -u nvidia-fabricmanager -b --no-pager | tail -n 50");
+    finding_fix(f, "sudo systemctl restart nvidia-fabricmanager   # once the cause is fixed");
+    free(qpath);
+    f->impact = fb->fm_running ? 0.4 : 0.8;
+}
+
+const struct rule rule_fabric_fm_errors = {
+    .id = "fabric.fm-errors",
+    .severity = SEV_WARNING,
+    .category = CAT_FABRIC,
+    .title = N_("errors in the Fabric Manager log"),
+    .explanation = N_(
+        "Fabric Manager writes what goes wrong while it configures NVSwitches and registers GPUs "
+        "to its log (/var/log/fabricmanager.log by default): a version mismatch with the driver, "
+        "an NVSwitch or NVLink that failed to train, a GPU it could not register, a fatal "
+        "NVSwitch error that made it abort. Those lines are often the only place that says why "
+        "CUDA reports the GPUs unavailable. Only errors since its last start count: older runs "
+        "are history."),
+    .detection = N_("On a machine with NVSwitches: lines with [ERROR] or [FATAL] after the last "
+                    "\"Fabric Manager version ... is running\" line in the last 4 MiB of the log "
+                    "(LOG_FILE_NAME of fabricmanager.cfg)."),
+    .fix = N_("Read the lines around the errors and the service's journal, fix what they name, "
+              "then restart nvidia-fabricmanager."),
+    .thresholds = NO_THRESHOLDS,
+    .check = check_log,
+};
+
+/* ---- fabric.sxid ---- */
+
+#define SXID_CODES_SHOWN 6
+#define HAS(ev, slot)    (((ev)->valid >> (slot)) & 1u)
+
+/* The SXids of one NVSwitch: counts, the distinct numbers, the newest event. */
+struct sxid_switch {
+    const char *pci;
+    size_t fatal, nonfatal;
+    int32_t codes[SXID_CODES_SHOWN];
+    size_t n_codes, more_codes;
+    const struct klog_event *last, *last_fatal;
+};
+
+static bool counts_sxid(const struct rule_ctx *ctx, const struct klog_event *ev)
+{
+    return ev->kind == KLOG_SXID && HAS(ev, KLOG_S_SXID) && ev->pci != NULL &&
+           klog_recent(ctx, ev);
+}
+
+static void add_code(struct sxid_switch *sw, int32_t code)
+{
+    for (size_t i = 0; i < sw->n_codes; i++)
+        if (sw->codes[i] == code)
+            return;
+    if (sw->n_codes < SXID_CODES_SHOWN)
+        sw->codes[sw->n_codes++] = code;
+    else
+        sw->more_codes++;
+}
+
+static void sxid_finding(const struct rule_ctx *ctx, struct findings *out,
+                         const struct sxid_switch *sw)
+{
+    const struct klog_event *ev = sw->last_fatal ? sw->last_fatal : sw->last;
+    char codes[96] = "", when[48];
+    size_t used = 0;
+    struct finding *f;
+
+    for (size_t i = 0; i < sw->n_codes && used < sizeof(codes); i++)
+        used += (size_t)snprintf(codes + used, sizeof(codes) - used, "%s%" PRId32,
+                                 i ? ", " : "", sw->codes[i]);
+    if (sw->more_codes > 0 && used < sizeof(codes))
+        snprintf(codes + used, sizeof(codes) - used, " and %zu more", sw->more_codes);
+    klog_when(when, sizeof(when), ctx, ev);
+    f = finding_new(ctx, out, -1, -1);
+    finding_object(f, "NVSwitch %s", sw->pci);
+    if (sw->fatal > 0) {
+        finding_title(f, "NVSwitch %s reported %zu fatal error%s (SXid %s)", sw->pci, sw->fatal,
+                      sw->fatal == 1 ? "" : "s", codes);
+    } else {
+        f->severity = SEV_WARNING;
+        finding_title(f, "NVSwitch %s reported %zu non-fatal error%s (SXid %s)", sw->pci,
+                      sw->nonfatal, sw->nonfatal == 1 ? "" : "s", codes);
+    }
+    finding_evidence(f, "%zu fatal and %zu non-fatal SXid line%s in the kernel log", sw->fatal,
+                     sw->nonfatal, sw->fatal + sw->nonfatal == 1 ? "" : "s");
+    finding_evidence(f, "%s: %s SXid %" PRId32 ": %s", when, ev->sxid_fatal ? "fatal" : "non-fatal",
+                     ev->sxid, ev->message ? ev->message : "");
+    if (HAS(ev, KLOG_S_SXID_LINK))
+        finding_evidence(f, "the error names NVSwitch port (link) %" PRId32, ev->sxid_link);
+    if (sw->fatal > 0) {
+        finding_evidence(f, "a fatal NVSwitch error stops the NVLink traffic through that "
+                            "switch: the jobs that use it fail or hang, and it stays unusable "
+                            "until the GPUs and NVSwitches are reset");
+        finding_fix(f, "sudo dmesg -T | grep -E 'SXid|Xid'   # every SXid, and the GPU Xids that "
+                       "came with them");
+        finding_fix(f, "# stop the jobs on this machine's GPUs, then reset the GPUs and "
+                       "NVSwitches (reboot the node); report the SXids to your hardware vendor if "
+                       "they come back");
+        finding_fix(f, "sudo reboot");
+    } else {
+        finding_evidence(f, "non-fatal NVSwitch errors are corrected or contained; traffic goes "
+                            "on, but a port that keeps reporting them is degrading");
+        finding_fix(f, "sudo dmesg -T | grep SXid   # whether they keep coming, and on which "
+                       "ports");
+        finding_fix(f, "# if they repeat on the same port, have the baseboard or the NVLink "
+                       "cabling checked at the next maintenance");
+    }
+    f->impact = sw->fatal > 0 ? 1.0 : 0.3;
+}
+
+static void check_sxid(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct driver_info *d = &ctx->facts->snap->driver;
+    struct sxid_switch sws[FABRIC_MAX_SWITCHES];
+    size_t n = 0, dropped = 0;
+
+    if (!(d->valid & (UINT64_C(1) << DRIVER_S_KLOG)) && d->n_events == 0) {
+        need_collector(ctx, out, COLLECTOR_KLOG);
+        return;
+    }
+    for (size_t i = 0; i < d->n_events; i++) {
+        const struct klog_event *ev = &d->events[i];
+        struct sxid_switch *sw = NULL;
+
+        if (!counts_sxid(ctx, ev))
+            continue;
+        for (size_t k = 0; k < n && sw == NULL; k++)
+            if (strcmp(sws[k].pci, ev->pci) == 0)
+                sw = &sws[k];
+        if (sw == NULL) {
+            if (n == FABRIC_MAX_SWITCHES) {
+                dropped++;
+                continue;
+            }
+            sw = &sws[n++];
+            memset(sw, 0, sizeof(*sw));
+            sw->pci = ev->pci;
+        }
+        if (ev->sxid_fatal) {
+            sw->fatal++;
+            sw->last_fatal = ev;
+        } else {
+            sw->nonfatal++;
+        }
+        sw->last = ev;
+        add_code(sw, ev->sxid);
+    }
+    for (size_t k = 0; k < n; k++)
+        sxid_finding(ctx, out, &sws[k]);
+    if (dropped > 0)
+        rule_skip(ctx, out, -1, "SXids of more than %d NVSwitches", FABRIC_MAX_SWITCHES);
+}
+
+const struct rule rule_fabric_sxid = {
+    .id = "fabric.sxid",
+    .severity = SEV_CRITICAL,
+    .category = CAT_FABRIC,
+    .title = N_("NVSwitch errors (SXid) in the kernel log"),
+    .explanation = N_(
+        "NVSwitches report their errors in the kernel log as SXids (\"nvidia-nvswitch3: SXid "
+        "(PCI:0000:c3:00.0): 12028, Non-fatal, Link 37 ...\"), the NVSwitch counterpart of a "
+        "GPU's Xids. A fatal SXid stops the traffic through the switch: the jobs that use it "
+        "fail or hang and the switch stays unusable until the GPUs and NVSwitches are reset. "
+        "Non-fatal ones were corrected or contained, but the same port reporting them again and "
+        "again points to a failing link, cable or baseboard."),
+    .detection = N_("kernel-log lines \"nvidia-nvswitchN: SXid (PCI:ADDR): NUMBER, Fatal|Non-fatal"
+                    ", ...\" within klog_max_age_h, grouped by NVSwitch: critical with any fatal "
+                    "one, a warning for non-fatal ones only."),
+    .fix = N_("For fatal SXids: stop the jobs, reset the GPUs and NVSwitches (reboot the node), "
+              "and report repeats to the vendor. For non-fatal ones: watch whether they repeat on "
+              "the same port and have it serviced if they do."),
+    .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),
+    .check = check_sxid,
+};

@@ -1,0 +1,359 @@
+/*
+ * NVSwitches and Fabric Manager: the parsers (collect/fabric-parse.c: dpkg's status database,
+ * Debian versions, the Fabric Manager log, process names), the fabric collector on the healthy
+ * HGX tree of tests/fixtures/fabric and on copies changed for each story (stopped, not
+ * installed, another version, errors in the log, hostile text, a FIFO in the log's place), and
+ * the section's JSON round trip.
+ */
+#include "collect/collect.h"
+#include "collect/fabric-parse.h"
+#include "util/xalloc.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define HGX TEST_FIXTURES "/fabric/hgx"
+
+static void test_dpkg(void **state)
+{
+    static const struct {
+        const char *text, *package, *version;
+    } cases[] = {
+        { "Package: nvidia-fabricmanager-550\nStatus: install ok installed\nVersion: "
+          "550.54.15-1\n",
+          "nvidia-fabricmanager-550", "550.54.15-1" },
+        /* the unversioned name (CUDA repository's meta package), fields in another order */
+        { "Version: 535.161.08-1\nPackage: nvidia-fabricmanager\nStatus: install ok installed\n",
+          "nvidia-fabricmanager", "535.161.08-1" },
+        /* removed, config files left: not installed */
+        { "Package: nvidia-fabricmanager-545\nStatus: deinstall ok config-files\nVersion: "
+          "545.23.08-1\n",
+          NULL, NULL },
+        /* the development package and look-alikes are not Fabric Manager */
+        { "Package: nvidia-fabricmanager-dev-550\nStatus: install ok installed\nVersion: "
+          "550.54.15-1\n\nPackage: nvidia-fabricmanagerx\nStatus: install ok installed\n"
+          "Version: 1\n\nPackage: libnvidia-nscq-550\nStatus: install ok installed\nVersion: "
+          "550.54.15-1\n",
+          NULL, NULL },
+        /* the second stanza is the one; a stanza without a version is skipped */
+        { "Package: nvidia-fabricmanager-550\nStatus: install ok installed\n\n\nPackage: "
+          "nvidia-fabricmanager-560\nStatus: install ok installed\nVersion: 560.35.03-1\n",
+          "nvidia-fabricmanager-560", "560.35.03-1" },
+        /* unpacked but not configured: not "installed" */
+        { "Package: nvidia-fabricmanager-550\nStatus: install ok unpacked\nVersion: 550-1\n", NULL,
+          NULL },
+        { "", NULL, NULL },
+        { "\n\n\n", NULL, NULL },
+        { "Package:\nStatus:\nVersion:\n", NULL, NULL },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        char *pkg = (char *)"unset", *ver = (char *)"unset";
+        int r = fabric_parse_dpkg(cases[i].text, &pkg, &ver);
+
+        if (cases[i].package == NULL) {
+            if (r != 0 || pkg != NULL || ver != NULL)
+                fail_msg("case %zu: found %s %s", i, pkg ? pkg : "-", ver ? ver : "-");
+            continue;
+        }
+        if (r != 1)
+            fail_msg("case %zu: not found", i);
+        assert_string_equal(pkg, cases[i].package);
+        assert_string_equal(ver, cases[i].version);
+        free(pkg);
+        free(ver);
+    }
+}
+
+static void test_upstream_version(void **state)
+{
+    static const char *const cases[][2] = {
+        { "550.54.15-1", "550.54.15" },     { "1:550.54.15-1", "550.54.15" },
+        { "550.54.15", "550.54.15" },       { "560.35.03-1ubuntu1", "560.35.03" },
+        { "550.54.15-0-1", "550.54.15-0" }, { "x:550-1", "x:550" },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        char *v = fabric_upstream_version(cases[i][0]);
+
+        assert_string_equal(v, cases[i][1]);
+        free(v);
+    }
+}
+
+static void test_log(void **state)
+{
+    struct fabric_log_scan s;
+
+    (void)state;
+    /* errors before the last start are history */
+    fabric_parse_log("[a] [INFO] [tid 1] Fabric Manager version 550.54.14 is running with the "
+                     "following configuration options\n"
+                     "[b] [ERROR] [tid 1] old error\n"
+                     "[c] [INFO] [tid 2] Fabric Manager version 550.54.15 is running with the "
+                     "following configuration options\n"
+                     "[d] [INFO] [tid 2] fine\n",
+                     &s);
+    assert_true(s.started);
+    assert_string_equal(s.version, "550.54.15");
+    assert_int_equal(s.errors, 0);
+    assert_int_equal(s.n_lines, 0);
+    fabric_log_scan_free(&s);
+
+    /* seven errors after the start: all counted, the last five kept, oldest first */
+    fabric_parse_log("Fabric Manager version 535.161.08 is running\n"
+                     "[ERROR] e1\n[ERROR] e2\n[FATAL] e3\n[INFO] fine\n[ERROR] e4\n[ERROR] e5\n"
+                     "[ERROR] e6\n[ERROR] e7",
+                     &s);
+    assert_true(s.started);
+    assert_string_equal(s.version, "535.161.08");
+    assert_int_equal(s.errors, 7);
+    assert_int_equal(s.n_lines, 5);
+    assert_string_equal(s.lines[0], "[FATAL] e3");
+    assert_string_equal(s.lines[4], "[ERROR] e7");
+    fabric_log_scan_free(&s);
+
+    /* no start line: every error counts; a lower-case "error" word is not a level */
+    fabric_parse_log("[ERROR] one\nan error in a message\n[WARNING] two\n", &s);
+    assert_false(s.started);
+    assert_null(s.version);
+    assert_int_equal(s.errors, 1);
+    assert_string_equal(s.lines[0], "[ERROR] one");
+    fabric_log_scan_free(&s);
+
+    /* a start line without a version still starts a run */
+    fabric_parse_log("[ERROR] x\nFabric Manager version  is running\n", &s);
+    assert_true(s.started);
+    assert_null(s.version);
+    assert_int_equal(s.errors, 0);
+    fabric_log_scan_free(&s);
+
+    fabric_parse_log("", &s);
+    assert_false(s.started);
+    assert_int_equal(s.errors, 0);
+    fabric_log_scan_free(&s);
+}
+
+static void test_comm(void **state)
+{
+    (void)state;
+    assert_true(fabric_is_fm_comm("nv-fabricmanage"));
+    assert_true(fabric_is_fm_comm("nv-fabricmanager"));
+    assert_false(fabric_is_fm_comm("nv-fabricmanag"));
+    assert_false(fabric_is_fm_comm("nvidia-persiste"));
+    assert_false(fabric_is_fm_comm(""));
+}
+
+struct run {
+    struct collect_opts opts;
+    struct collect_ctx ctx;
+    struct snapshot *s;
+};
+
+static void run_fabric(struct run *r, const char *root)
+{
+    char *cause = NULL;
+
+    memset(r, 0, sizeof(*r));
+    r->opts.root = root;
+    r->opts.timeout_ms = 10000;
+    r->ctx.opts = &r->opts;
+    if (sysroot_open(&r->ctx.root, root, &cause) != 0)
+        fail_msg("%s", cause);
+    r->s = snapshot_new();
+    collector_fabric.start(&r->ctx, r->s);
+    sysroot_close(&r->ctx.root);
+}
+
+/* A copy of the healthy tree in a new directory, changed by the shell command change. */
+static char *tree(const char *change)
+{
+    char tmpl[] = "/tmp/gpudoctor-fabric-XXXXXX", cmd[1024];
+    char *dir = mkdtemp(tmpl);
+
+    assert_non_null(dir);
+    snprintf(cmd, sizeof(cmd), "cp -a '%s/.' '%s' && cd '%s' && { %s; }", HGX, dir, dir, change);
+    assert_int_equal(system(cmd), 0);
+    return xstrdup(dir);
+}
+
+static void drop_tree(char *dir)
+{
+    char cmd[512];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(dir);
+}
+
+static void test_healthy(void **state)
+{
+    const struct fabric_info *f;
+    struct run r;
+
+    (void)state;
+    run_fabric(&r, HGX);
+    f = &r.s->fabric;
+    assert_int_equal(r.s->collectors[COLLECTOR_FABRIC].state, CS_OK);
+    /* four NVSwitches, sorted; the GPU and the Intel bridge are not switches */
+    assert_int_equal(f->n_switches, 4);
+    assert_string_equal(f->switches[0].pci_address, "0000:c5:00.0");
+    assert_string_equal(f->switches[3].pci_address, "0000:c8:00.0");
+    assert_int_equal(f->switches[0].device_id, 0x22a3);
+    assert_true(f->fm_binary);
+    assert_true(f->fm_packaged);
+    assert_string_equal(f->fm_package, "nvidia-fabricmanager-550");
+    assert_string_equal(f->fm_package_version, "550.54.15-1");
+    assert_string_equal(f->fm_version, "550.54.15");
+    assert_string_equal(f->fm_version_from, "dpkg");
+    assert_true(f->fm_running);
+    assert_int_equal(f->fm_pid, 4242);
+    assert_true(f->fm_enabled);
+    assert_string_equal(f->log_path, "/var/log/fabricmanager.log");
+    assert_true(f->log_started);
+    assert_int_equal(f->log_errors, 0); /* the one error is from the run before */
+    snapshot_free(r.s);
+}
+
+static void test_stories(void **state)
+{
+    const struct fabric_info *f;
+    struct run r;
+    char *t;
+
+    (void)state;
+    /* stopped and disabled; its log says why */
+    t = tree("rm -r proc/4242 etc/systemd/system/multi-user.target.wants && "
+             "printf '[x] [ERROR] [tid 9] fabric manager NVIDIA GPU driver interface version "
+             "550.54.15 don'\\''t match with driver version 550.90.07\\n' >>var/log/fabricmanager.log");
+    run_fabric(&r, t);
+    f = &r.s->fabric;
+    assert_true(fabric_valid(f, FABRIC_S_PROCESS));
+    assert_false(f->fm_running);
+    assert_false(fabric_valid(f, FABRIC_S_PID));
+    assert_true(fabric_valid(f, FABRIC_S_UNIT));
+    assert_false(f->fm_enabled);
+    assert_int_equal(f->log_errors, 1);
+    assert_int_equal(f->n_log_lines, 1);
+    assert_non_null(strstr(f->log_lines[0].text, "don't match with driver version 550.90.07"));
+    snapshot_free(r.s);
+    drop_tree(t);
+
+    /* not installed: no package, no program; no dpkg at all gives the version from the log */
+    t = tree("rm usr/bin/nv-fabricmanager && rm var/lib/dpkg/status");
+    run_fabric(&r, t);
+    f = &r.s->fabric;
+    assert_false(f->fm_binary);
+    assert_false(fabric_valid(f, FABRIC_S_PACKAGE));
+    assert_string_equal(f->fm_version, "550.54.15");
+    assert_string_equal(f->fm_version_from, "log");
+    assert_true(f->fm_running); /* still running from before: the process says so */
+    snapshot_free(r.s);
+    drop_tree(t);
+
+    /* no NVSwitch and no Fabric Manager: nothing else is read */
+    t = tree("rm -r sys/bus/pci/devices/0000:c* usr/bin/nv-fabricmanager && : >var/lib/dpkg/status");
+    run_fabric(&r, t);
+    f = &r.s->fabric;
+    assert_int_equal(r.s->collectors[COLLECTOR_FABRIC].state, CS_OK);
+    assert_string_equal(r.s->collectors[COLLECTOR_FABRIC].detail,
+                        "no NVSwitch and no Fabric Manager");
+    assert_int_equal(f->n_switches, 0);
+    assert_true(fabric_valid(f, FABRIC_S_SWITCHES));
+    assert_false(fabric_valid(f, FABRIC_S_PROCESS));
+    assert_false(fabric_valid(f, FABRIC_S_LOG));
+    snapshot_free(r.s);
+    drop_tree(t);
+
+    /* the configuration names another log; terminal escapes in it are made harmless */
+    t = tree("mkdir -p srv/fm && sed -i 's#^LOG_FILE_NAME=.*#LOG_FILE_NAME=/srv/fm/fm.log#' "
+             "usr/share/nvidia/nvswitch/fabricmanager.cfg && printf 'Fabric Manager version 1.2 "
+             "is running\\n[ERROR] \\033]0;owned\\007 bad\\n' >srv/fm/fm.log");
+    run_fabric(&r, t);
+    f = &r.s->fabric;
+    assert_string_equal(f->log_path, "/srv/fm/fm.log");
+    assert_int_equal(f->log_errors, 1);
+    assert_null(strchr(f->log_lines[0].text, '\033'));
+    assert_null(strchr(f->log_lines[0].text, '\007'));
+    assert_string_equal(f->fm_version, "550.54.15"); /* dpkg's wins over the log's "1.2" */
+    snapshot_free(r.s);
+    drop_tree(t);
+
+    /* a FIFO in the log's place is refused at once, and said */
+    t = tree("rm var/log/fabricmanager.log && mkfifo var/log/fabricmanager.log");
+    run_fabric(&r, t);
+    f = &r.s->fabric;
+    assert_false(fabric_valid(f, FABRIC_S_LOG));
+    assert_int_equal(r.s->collectors[COLLECTOR_FABRIC].state, CS_PARTIAL);
+    assert_int_equal(r.s->collectors[COLLECTOR_FABRIC].n_notes, 1);
+    assert_non_null(strstr(r.s->collectors[COLLECTOR_FABRIC].notes[0], "fabricmanager.log"));
+    snapshot_free(r.s);
+    drop_tree(t);
+}
+
+static void test_round_trip(void **state)
+{
+    char *first, *second, *cause = NULL;
+    struct snapshot *back;
+    struct run r;
+
+    (void)state;
+    run_fabric(&r, HGX);
+    first = snapshot_to_json(r.s);
+    back = snapshot_from_json(first, strlen(first), "first", &cause);
+    if (back == NULL)
+        fail_msg("%s", cause);
+    second = snapshot_to_json(back);
+    assert_string_equal(first, second);
+    assert_int_equal(back->fabric.valid, r.s->fabric.valid);
+    assert_int_equal(back->fabric.n_switches, 4);
+    free(first);
+    free(second);
+    snapshot_free(back);
+    snapshot_free(r.s);
+
+    /* a section with a bad list is an error naming where */
+    {
+        static const char bad[] = "{\"schema\": \"gpudoctor.snapshot/1\", \"fabric\": "
+                                  "{\"fm_package\": null, \"fm_package_version\": null, "
+                                  "\"log_path\": null, \"switches\": [{\"pci_address\": 5}]}}";
+
+        back = snapshot_from_json(bad, strlen(bad), "bad.json", &cause);
+    }
+    assert_null(back);
+    if (strstr(cause, "fabric.switches[0].pci_address") == NULL)
+        fail_msg("%s", cause);
+    free(cause);
+    {
+        static const char empty[] = "{\"schema\": \"gpudoctor.snapshot/1\", \"fabric\": {}}";
+
+        back = snapshot_from_json(empty, strlen(empty), "bad.json", &cause);
+    }
+    assert_null(back);
+    if (strstr(cause, "missing required key \"fm_package\"") == NULL)
+        fail_msg("%s", cause);
+    free(cause);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_dpkg),      cmocka_unit_test(test_upstream_version),
+        cmocka_unit_test(test_log),       cmocka_unit_test(test_comm),
+        cmocka_unit_test(test_healthy),   cmocka_unit_test(test_stories),
+        cmocka_unit_test(test_round_trip),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
