@@ -1096,6 +1096,75 @@ static void test_truncations_and_noise(void **state)
     klog_parser_release(&p);
 }
 
+/* NVSwitch errors: "nvidia-nvswitchN: SXid (PCI:ADDR): NUMBER, Fatal|Non-fatal, [Link L] TEXT";
+ * the lines that follow one (Severity ..., Data {...}) are not events of their own. */
+static void test_sxid(void **state)
+{
+    static const struct {
+        const char *line;
+        enum klog_parse_result r;
+        const char *pci;
+        int32_t sxid;
+        bool fatal;
+        int32_t link; /* -1: none */
+        const char *message;
+    } cases[] = {
+        { "nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 12028, Non-fatal, Link 37 egress "
+          "non-posted PRIV error (First)",
+          KLOG_PARSE_EVENT, "0000:c3:00", 12028, false, 37,
+          "Link 37 egress non-posted PRIV error (First)" },
+        { "nvidia-nvswitch0: SXid (PCI:0000:07:00.0): 24007, Fatal, Link 36 MINION Link DLINTR "
+          "interrupt",
+          KLOG_PARSE_EVENT, "0000:07:00", 24007, true, 36, "Link 36 MINION Link DLINTR interrupt" },
+        { "nvidia-nvswitch12: SXid (PCI:0001:C5:00.0): 20034, Fatal, Link 05 LTSSM Fault Up",
+          KLOG_PARSE_EVENT, "0001:c5:00", 20034, true, 5, "Link 05 LTSSM Fault Up" },
+        { "nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 10001, Nonfatal, host interrupt",
+          KLOG_PARSE_EVENT, "0000:06:00", 10001, false, -1, "host interrupt" },
+        /* the companion lines */
+        { "nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 12028, Severity 0 Engine instance 37 "
+          "Sub-engine instance 00",
+          KLOG_PARSE_NONE, NULL, 0, false, -1, NULL },
+        { "nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 12028, Data {0x00000000, 0x00000000, "
+          "0x00000000}",
+          KLOG_PARSE_NONE, NULL, 0, false, -1, NULL },
+        /* malformed */
+        { "nvidia-nvswitch3: SXid (PCI:zz): 1, Fatal", KLOG_PARSE_BAD, NULL, 0, false, -1, NULL },
+        { "nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): x, Fatal", KLOG_PARSE_BAD, NULL, 0, false, -1, NULL },
+        { "nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 12028 Fatal", KLOG_PARSE_BAD, NULL, 0, false, -1, NULL },
+        { "nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 12028, Sometimes", KLOG_PARSE_BAD, NULL, 0, false, -1, NULL },
+        { "nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 99999999999, Fatal", KLOG_PARSE_BAD, NULL, 0, false, -1, NULL },
+        /* not an NVSwitch's SXid line */
+        { "nvidia-nvswitch3: probe of 0000:c3:00.0 succeeded", KLOG_PARSE_NONE, NULL, 0, false, -1, NULL },
+        { "nvidia-nvswitchX: SXid (PCI:0000:c3:00.0): 12028, Fatal", KLOG_PARSE_NONE, NULL, 0, false, -1, NULL },
+        { "myapp: SXid (PCI:0000:c3:00.0): 12028, Fatal", KLOG_PARSE_NONE, NULL, 0, false, -1, NULL },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        struct klog_event ev;
+        enum klog_parse_result r = klog_parse_message(cases[i].line, &ev);
+
+        if (r != cases[i].r)
+            fail_msg("case %zu \"%s\": result %d", i, cases[i].line, (int)r);
+        if (r == KLOG_PARSE_EVENT) {
+            assert_int_equal(ev.kind, KLOG_SXID);
+            assert_string_equal(ev.pci, cases[i].pci);
+            assert_true(ev.valid & BIT(KLOG_S_SXID));
+            assert_false(ev.valid & BIT(KLOG_S_XID));
+            assert_int_equal(ev.sxid, cases[i].sxid);
+            assert_int_equal(ev.sxid_fatal, cases[i].fatal);
+            if (cases[i].link < 0) {
+                assert_false(ev.valid & BIT(KLOG_S_SXID_LINK));
+            } else {
+                assert_true(ev.valid & BIT(KLOG_S_SXID_LINK));
+                assert_int_equal(ev.sxid_link, cases[i].link);
+            }
+            assert_string_equal(ev.message, cases[i].message);
+        }
+        klog_event_free(&ev);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1123,6 +1192,7 @@ int main(void)
         cmocka_unit_test(test_bound_keeps_most_recent),
         cmocka_unit_test(test_hung_task_without_end),
         cmocka_unit_test(test_truncations_and_noise),
+        cmocka_unit_test(test_sxid),
     };
 
     return cmocka_run_group_tests(tests, setup_tz, NULL);

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# NVSwitches and Fabric Manager through the command line: what the fabric collector reads from the
+# HGX fixture tree (tests/fixtures/fabric/hgx) and from copies changed for a story, SXid lines of a
+# kernel log, the rules' findings on each live tree, and the causal order on the fm-version case:
+# the version mismatch first, explaining Fabric Manager not running, which explains the GPUs that
+# never joined the fabric.
+. "$SRC/tests/fixtures/host/e2e.bash"
+HGX=$SRC/tests/fixtures/fabric/hgx
+
+snap "$HGX" --only fabric
+check '.collectors.fabric | [.state, .detail, .notes]' '["ok", null, []]'
+check '[.fabric.switches[].pci_address]' '["0000:c5:00.0","0000:c6:00.0","0000:c7:00.0","0000:c8:00.0"]'
+check '.fabric | [.fm_binary, .fm_packaged, .fm_package, .fm_package_version, .fm_version, .fm_version_from]' \
+    '[true, true, "nvidia-fabricmanager-550", "550.54.15-1", "550.54.15", "dpkg"]'
+check '.fabric | [.fm_running, .fm_pid, .fm_enabled, .log_path, .log_started, .log_errors, .log_lines]' \
+    '[true, 4242, true, "/var/log/fabricmanager.log", true, 0, []]'
+
+# A machine without NVSwitch and without Fabric Manager: only the bus is read.
+mkdir -p "$TMP/plain/sys/bus/pci/devices"
+snap "$TMP/plain" --only fabric
+check '.collectors.fabric | [.state, .detail]' '["ok", "no NVSwitch and no Fabric Manager"]'
+check '.fabric | [.switches, .fm_binary, .fm_running, .log_errors]' '[[], false, null, null]'
+
+# rules ARGS...: the "rule object severity" lines of gpudoctor check --json for the fabric rules.
+rules() {
+    "$GPUDOCTOR" check --json "$@" 2>"$TMP/err" >"$OUT" || true
+    jq -r '[.findings[] | select(.id | startswith("fabric.")) | "\(.id) \(.subject.object) \(.severity)"] | join(",")' "$OUT"
+}
+expect() {
+    if [ "$2" != "$3" ]; then
+        echo "FAIL: $1"
+        echo "   got:  $2"
+        echo "   want: $3"
+        failures=$((failures + 1))
+    fi
+}
+
+expect "healthy HGX" "$(rules --root "$HGX" --only fabric,kernel_log --window 0)" ""
+
+cp -a "$HGX" "$TMP/stopped"
+rm -r "$TMP/stopped/proc/4242"
+expect "stopped" "$(rules --root "$TMP/stopped" --only fabric,kernel_log --window 0)" \
+    "fabric.fm-not-running nvidia-fabricmanager critical"
+
+cp -a "$HGX" "$TMP/missing"
+rm -r "$TMP/missing/proc/4242" "$TMP/missing/usr/bin/nv-fabricmanager"
+sed -i 's/^Package: nvidia-fabricmanager-550$/Package: something-else/' "$TMP/missing/var/lib/dpkg/status"
+expect "not installed" "$(rules --root "$TMP/missing" --only fabric,kernel_log --window 0)" \
+    "fabric.fm-not-running nvidia-fabricmanager critical"
+check '.findings[0].title' '"Fabric Manager is not installed on this NVSwitch system: CUDA cannot use the GPUs"'
+
+# SXid lines of the kernel log, one fatal: both switches reported, the fatal one first.
+cp -a "$HGX" "$TMP/sxid"
+mkdir -p "$TMP/sxid/dev"
+printf '%s\n' \
+    '3,1,5000000,-;nvidia-nvswitch1: SXid (PCI:0000:c6:00.0): 12028, Non-fatal, Link 21 egress non-posted PRIV error (First)' \
+    '3,2,5000100,-;nvidia-nvswitch1: SXid (PCI:0000:c6:00.0): 12028, Data {0x00000000, 0x00000000}' \
+    '3,3,6000000,-;nvidia-nvswitch2: SXid (PCI:0000:c7:00.0): 24007, Fatal, Link 36 MINION Link DLINTR interrupt' \
+    '12,4,6000001,-;nvidia-nvswitch2: SXid (PCI:0000:c8:00.0): 24007, Fatal, Link 1 forged from user space' \
+    >"$TMP/sxid/dev/kmsg"
+snap "$TMP/sxid" --only kernel_log
+check '[.driver.events[] | [.kind, .pci, .sxid, .sxid_fatal, .sxid_link]]' \
+    '[["sxid","0000:c6:00",12028,false,21],["sxid","0000:c7:00",24007,true,36]]'
+expect "SXids" "$(rules --root "$TMP/sxid" --only fabric,kernel_log --window 0)" \
+    "fabric.sxid NVSwitch 0000:c7:00 critical,fabric.sxid NVSwitch 0000:c6:00 warning"
+
+# The causal order of the fm-version case.
+"$GPUDOCTOR" check --json --from "$SRC/tests/scenarios/fm-version/snapshot.json" >"$OUT" 2>"$TMP/err" || true
+check '[.findings[0].id, .findings[0].caused_by]' '["fabric.fm-version", null]'
+check '[.findings[] | select(.id == "fabric.fm-not-running") | .caused_by]' '[1]'
+check '[.findings[] | select(.id == "fabric.fm-errors") | .caused_by]' '[1]'
+check '[.findings[] | select(.id == "fabric.gpu-not-ready") | .caused_by] | unique' '[2]'
+check '.verdict | [.exit_code, (.text | startswith("10 critical, 1 warning — Fabric Manager 550.90.07 does not match driver 550.54.15"))]' '[2, true]'
+finish
