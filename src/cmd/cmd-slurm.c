@@ -237,6 +237,10 @@ static const struct {
     { "nvlink.down", true },
     { "nvlink.errors", true },
     { "fabric.gpu-not-ready", true },
+    { "fabric.fm-not-running", true },
+    { "fabric.fm-version", true },
+    { "fabric.fm-errors", true },
+    { "fabric.sxid", true },
     /* where a job runs and how its NCCL is set: the job's own doing */
     { "proc.numa-remote", false },
     { "proc.nccl-disabled", false },

@@ -14,8 +14,8 @@
 
 /* The order matters: processes join NVML's lists, the stack reads what processes mapped. */
 static const struct collector_ops *const collectors[] = {
-    &collector_nvml,   &collector_procs, &collector_host,  &collector_pcie,
-    &collector_driver, &collector_klog,  &collector_stack, &collector_ib, &collector_fabric,
+    &collector_nvml, &collector_procs, &collector_host, &collector_pcie,   &collector_driver,
+    &collector_klog, &collector_stack, &collector_ib,   &collector_fabric,
 };
 
 #define MIN_INTERVAL_MS    100

@@ -23,10 +23,10 @@ char *fabric_upstream_version(const char *debian_version);
 
 /* What the Fabric Manager log says about its last run. */
 struct fabric_log_scan {
-    bool started;      /* a start line ("Fabric Manager version V is running ...") was found */
-    char *version;     /* V of the last start line, NULL when none */
-    uint32_t errors;   /* [ERROR] and [FATAL] lines after the last start line (all when none) */
-    char *lines[5];    /* the last of them, oldest first, as they are (the caller sanitises) */
+    bool started;    /* a start line ("Fabric Manager version V is running ...") was found */
+    char *version;   /* V of the last start line, NULL when none */
+    uint32_t errors; /* [ERROR] and [FATAL] lines after the last start line (all when none) */
+    char *lines[5];  /* the last of them, oldest first, as they are (the caller sanitises) */
     size_t n_lines;
 };
 

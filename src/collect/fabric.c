@@ -21,17 +21,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PCI_DIR         "sys/bus/pci/devices"
-#define DPKG_STATUS     "var/lib/dpkg/status"
-#define FM_CONFIG       "usr/share/nvidia/nvswitch/fabricmanager.cfg"
-#define FM_LOG_DEFAULT  "/var/log/fabricmanager.log"
-#define FM_UNIT         "nvidia-fabricmanager.service"
-#define SYSTEMD_ETC     "etc/systemd/system"
-#define MAX_PCI_DEVICES 4096
-#define MAX_PROCS       (1u << 20)
-#define DPKG_MAX_BYTES  (64u << 20)
-#define LOG_TAIL_BYTES  (4u << 20)
-#define NVIDIA_VENDOR   0x10de
+#define PCI_DIR            "sys/bus/pci/devices"
+#define DPKG_STATUS        "var/lib/dpkg/status"
+#define FM_CONFIG          "usr/share/nvidia/nvswitch/fabricmanager.cfg"
+#define FM_LOG_DEFAULT     "/var/log/fabricmanager.log"
+#define FM_UNIT            "nvidia-fabricmanager.service"
+#define SYSTEMD_ETC        "etc/systemd/system"
+#define MAX_PCI_DEVICES    4096
+#define MAX_PROCS          (1u << 20)
+#define DPKG_MAX_BYTES     (64u << 20)
+#define LOG_TAIL_BYTES     (4u << 20)
+#define NVIDIA_VENDOR      0x10de
 #define CLASS_BRIDGE_OTHER 0x0680 /* NVSwitches: class 0x068000 */
 
 static const char *const fm_programs[] = { "usr/bin/nv-fabricmanager",

@@ -14,10 +14,10 @@
 
 /* What says this machine has NVSwitches: the PCI bus, or GPU links that end at one. */
 struct switches {
-    size_t on_bus;       /* NVSwitches on the PCI bus */
-    const char *first;   /* the first one's address */
-    size_t gpus_linked;  /* GPUs with an active link to an NVSwitch */
-    bool bus_read;       /* the PCI bus was read */
+    size_t on_bus;      /* NVSwitches on the PCI bus */
+    const char *first;  /* the first one's address */
+    size_t gpus_linked; /* GPUs with an active link to an NVSwitch */
+    bool bus_read;      /* the PCI bus was read */
 };
 
 static struct switches find_switches(const struct rule_ctx *ctx)
@@ -118,10 +118,13 @@ static void fix_install(struct finding *f, const char *version)
     snprintf(pkg, sizeof(pkg), "nvidia-fabricmanager%s%s", *branch ? "-" : "", branch);
     qpkg = fix_arg(f, "package", pkg);
     if (qpkg != NULL)
-        finding_fix(f, "apt-cache madison %s   # the versions on offer (RHEL: dnf list --showduplicates)",
-                    qpkg);
-    finding_fix(f, "# then install the one whose version is the driver's (%s): sudo apt-get "
-                   "install '%s=VERSION' with VERSION as apt-cache lists it", version, pkg);
+        finding_fix(
+            f, "apt-cache madison %s   # the versions on offer (RHEL: dnf list --showduplicates)",
+            qpkg);
+    finding_fix(f,
+                "# then install the one whose version is the driver's (%s): sudo apt-get "
+                "install '%s=VERSION' with VERSION as apt-cache lists it",
+                version, pkg);
     free(qpkg);
 }
 
@@ -161,12 +164,12 @@ static void check_not_running(const struct rule_ctx *ctx, struct findings *out)
         if (fb->fm_package)
             finding_evidence(f, "package %s %s is installed", fb->fm_package,
                              fb->fm_package_version ? fb->fm_package_version : "");
-        if (fabric_valid(fb, FABRIC_S_UNIT))
-            finding_evidence(f, "%s", fb->fm_enabled
-                                          ? "nvidia-fabricmanager.service is enabled: it "
-                                            "started and stopped, or failed to start"
-                                          : "nvidia-fabricmanager.service is not enabled: it "
-                                            "does not start at boot");
+        if (fabric_valid(fb, FABRIC_S_UNIT) && fb->fm_enabled)
+            finding_evidence(f, "nvidia-fabricmanager.service is enabled: it started and "
+                                "stopped, or failed to start");
+        else if (fabric_valid(fb, FABRIC_S_UNIT))
+            finding_evidence(f, "nvidia-fabricmanager.service is not enabled: it does not "
+                                "start at boot");
     } else {
         finding_evidence(f, "no nv-fabricmanager program and no nvidia-fabricmanager package");
     }
@@ -222,8 +225,9 @@ static void check_version(const struct rule_ctx *ctx, struct findings *out)
     if (!fb->fm_binary && !fb->fm_packaged && !fabric_valid(fb, FABRIC_S_VERSION))
         return; /* not installed: fabric.fm-not-running says so */
     if (!fabric_valid(fb, FABRIC_S_VERSION)) {
-        rule_skip(ctx, out, -1, "Fabric Manager's version (no dpkg record, no start line in its "
-                                "log)");
+        rule_skip(ctx, out, -1,
+                  "Fabric Manager's version (no dpkg record, no start line in its "
+                  "log)");
         return;
     }
     if (dv == NULL) {
@@ -234,18 +238,24 @@ static void check_version(const struct rule_ctx *ctx, struct findings *out)
         return;
     f = finding_new(ctx, out, -1, -1);
     finding_object(f, "nvidia-fabricmanager");
-    finding_title(f, "Fabric Manager %s does not match driver %s: it refuses to run", fb->fm_version,
-                  dv);
-    finding_evidence(f, "Fabric Manager %s (from %s%s%s), driver %s", fb->fm_version,
-                     fb->fm_version_from,
-                     fb->fm_package ? ", package " : "", fb->fm_package ? fb->fm_package : "", dv);
+    finding_title(f, "Fabric Manager %s does not match driver %s: it refuses to run",
+                  fb->fm_version, dv);
+    if (fb->fm_package)
+        finding_evidence(f, "Fabric Manager %s (package %s), driver %s", fb->fm_version,
+                         fb->fm_package, dv);
+    else
+        finding_evidence(f,
+                         "Fabric Manager %s (the version its log's last start line states), "
+                         "driver %s",
+                         fb->fm_version, dv);
     finding_evidence(f, "the two must be the same version exactly: Fabric Manager exits at start "
                         "when they differ");
     switch_evidence(f, &w);
-    if (fabric_valid(fb, FABRIC_S_PROCESS))
-        finding_evidence(f, "%s", fb->fm_running ? "nv-fabricmanager runs: it started before "
-                                                   "the driver changed, and will not start again"
-                                                 : "nv-fabricmanager is not running");
+    if (fabric_valid(fb, FABRIC_S_PROCESS) && fb->fm_running)
+        finding_evidence(f, "nv-fabricmanager runs: it started before the driver changed, and "
+                            "will not start again");
+    else if (fabric_valid(fb, FABRIC_S_PROCESS))
+        finding_evidence(f, "nv-fabricmanager is not running");
     fix_install(f, dv);
     finding_fix(f, "sudo systemctl restart nvidia-fabricmanager");
     finding_fix(f, "# or, when the driver is the one that is wrong, install the driver of "
@@ -258,13 +268,13 @@ const struct rule rule_fabric_fm_version = {
     .severity = SEV_CRITICAL,
     .category = CAT_FABRIC,
     .title = N_("Fabric Manager version differs from the driver's"),
-    .explanation = N_(
-        "Fabric Manager talks to the driver through an interface that changes with every "
-        "release, so NVIDIA requires the two to be the same version exactly (550.54.15 with "
-        "550.54.15). When they differ it stops at start with an error in its log, no GPU joins "
-        "the NVLink fabric, and CUDA fails with \"system not yet initialized\". The usual cause "
-        "is a driver upgraded (by unattended upgrades, or by hand) without its Fabric Manager, "
-        "or the other way round."),
+    .explanation =
+        N_("Fabric Manager talks to the driver through an interface that changes with every "
+           "release, so NVIDIA requires the two to be the same version exactly (550.54.15 with "
+           "550.54.15). When they differ it stops at start with an error in its log, no GPU joins "
+           "the NVLink fabric, and CUDA fails with \"system not yet initialized\". The usual cause "
+           "is a driver upgraded (by unattended upgrades, or by hand) without its Fabric Manager, "
+           "or the other way round."),
     .detection = N_("On a machine with NVSwitches: Fabric Manager's version (its dpkg package's "
                     "upstream version, else the last start line of its log) against the kernel "
                     "module's version (else NVML's)."),
@@ -302,17 +312,23 @@ static void check_log(const struct rule_ctx *ctx, struct findings *out)
         return;
     f = finding_new(ctx, out, -1, -1);
     finding_object(f, "nvidia-fabricmanager");
-    finding_title(f, "Fabric Manager logged %" PRIu32 " error%s since it %s", fb->log_errors,
-                  fb->log_errors == 1 ? "" : "s",
-                  fb->log_started ? "last started" : "began logging");
-    finding_evidence(f, "%s: %" PRIu32 " [ERROR] or [FATAL] line%s%s", fb->log_path,
-                     fb->log_errors, fb->log_errors == 1 ? "" : "s",
-                     fb->log_started ? " after its last start line" : " (no start line found)");
+    if (fb->log_started) {
+        finding_title(f, "Fabric Manager logged %" PRIu32 " error%s since it last started",
+                      fb->log_errors, fb->log_errors == 1 ? "" : "s");
+        finding_evidence(f, "%s: %" PRIu32 " [ERROR] or [FATAL] line%s after its last start line",
+                         fb->log_path, fb->log_errors, fb->log_errors == 1 ? "" : "s");
+    } else {
+        finding_title(f, "Fabric Manager logged %" PRIu32 " error%s", fb->log_errors,
+                      fb->log_errors == 1 ? "" : "s");
+        finding_evidence(f, "%s: %" PRIu32 " [ERROR] or [FATAL] line%s, and no start line",
+                         fb->log_path, fb->log_errors, fb->log_errors == 1 ? "" : "s");
+    }
     for (size_t i = 0; i < fb->n_log_lines; i++)
         finding_evidence(f, "%s", fb->log_lines[i].text);
-    if (fabric_valid(fb, FABRIC_S_PROCESS))
-        finding_evidence(f, "%s", fb->fm_running ? "nv-fabricmanager is running"
-                                                 : "nv-fabricmanager is not running");
+    if (fabric_valid(fb, FABRIC_S_PROCESS) && fb->fm_running)
+        finding_evidence(f, "nv-fabricmanager is running");
+    else if (fabric_valid(fb, FABRIC_S_PROCESS))
+        finding_evidence(f, "nv-fabricmanager is not running");
     qpath = fix_arg(f, "log file", fb->log_path);
     if (qpath != NULL)
         finding_fix(f, "sudo tail -n 100 %s   # the errors in their context", qpath);
@@ -359,8 +375,7 @@ struct sxid_switch {
 
 static bool counts_sxid(const struct rule_ctx *ctx, const struct klog_event *ev)
 {
-    return ev->kind == KLOG_SXID && HAS(ev, KLOG_S_SXID) && ev->pci != NULL &&
-           klog_recent(ctx, ev);
+    return ev->kind == KLOG_SXID && HAS(ev, KLOG_S_SXID) && ev->pci != NULL && klog_recent(ctx, ev);
 }
 
 static void add_code(struct sxid_switch *sw, int32_t code)
@@ -383,10 +398,10 @@ static void sxid_finding(const struct rule_ctx *ctx, struct findings *out,
     struct finding *f;
 
     for (size_t i = 0; i < sw->n_codes && used < sizeof(codes); i++)
-        used += (size_t)snprintf(codes + used, sizeof(codes) - used, "%s%" PRId32,
-                                 i ? ", " : "", sw->codes[i]);
+        used += (size_t)snprintf(codes + used, sizeof(codes) - used, "%s%" PRId32, i ? ", " : "",
+                                 sw->codes[i]);
     if (sw->more_codes > 0 && used < sizeof(codes))
-        snprintf(codes + used, sizeof(codes) - used, " and %zu more", sw->more_codes);
+        snprintf(codes + used, sizeof(codes) - used, " +%zu", sw->more_codes);
     klog_when(when, sizeof(when), ctx, ev);
     f = finding_new(ctx, out, -1, -1);
     finding_object(f, "NVSwitch %s", sw->pci);
@@ -400,8 +415,12 @@ static void sxid_finding(const struct rule_ctx *ctx, struct findings *out,
     }
     finding_evidence(f, "%zu fatal and %zu non-fatal SXid line%s in the kernel log", sw->fatal,
                      sw->nonfatal, sw->fatal + sw->nonfatal == 1 ? "" : "s");
-    finding_evidence(f, "%s: %s SXid %" PRId32 ": %s", when, ev->sxid_fatal ? "fatal" : "non-fatal",
-                     ev->sxid, ev->message ? ev->message : "");
+    if (ev->sxid_fatal)
+        finding_evidence(f, "%s: fatal SXid %" PRId32 ": %s", when, ev->sxid,
+                         ev->message ? ev->message : "");
+    else
+        finding_evidence(f, "%s: non-fatal SXid %" PRId32 ": %s", when, ev->sxid,
+                         ev->message ? ev->message : "");
     if (HAS(ev, KLOG_S_SXID_LINK))
         finding_evidence(f, "the error names NVSwitch port (link) %" PRId32, ev->sxid_link);
     if (sw->fatal > 0) {
@@ -411,9 +430,8 @@ static void sxid_finding(const struct rule_ctx *ctx, struct findings *out,
         finding_fix(f, "sudo dmesg -T | grep -E 'SXid|Xid'   # every SXid, and the GPU Xids that "
                        "came with them");
         finding_fix(f, "# stop the jobs on this machine's GPUs, then reset the GPUs and "
-                       "NVSwitches (reboot the node); report the SXids to your hardware vendor if "
-                       "they come back");
-        finding_fix(f, "sudo reboot");
+                       "NVSwitches together by rebooting the node (sudo reboot); report the SXids "
+                       "to your hardware vendor if they come back");
     } else {
         finding_evidence(f, "non-fatal NVSwitch errors are corrected or contained; traffic goes "
                             "on, but a port that keeps reporting them is degrading");
@@ -473,13 +491,13 @@ const struct rule rule_fabric_sxid = {
     .severity = SEV_CRITICAL,
     .category = CAT_FABRIC,
     .title = N_("NVSwitch errors (SXid) in the kernel log"),
-    .explanation = N_(
-        "NVSwitches report their errors in the kernel log as SXids (\"nvidia-nvswitch3: SXid "
-        "(PCI:0000:c3:00.0): 12028, Non-fatal, Link 37 ...\"), the NVSwitch counterpart of a "
-        "GPU's Xids. A fatal SXid stops the traffic through the switch: the jobs that use it "
-        "fail or hang and the switch stays unusable until the GPUs and NVSwitches are reset. "
-        "Non-fatal ones were corrected or contained, but the same port reporting them again and "
-        "again points to a failing link, cable or baseboard."),
+    .explanation =
+        N_("NVSwitches report their errors in the kernel log as SXids (\"nvidia-nvswitch3: SXid "
+           "(PCI:0000:c3:00.0): 12028, Non-fatal, Link 37 ...\"), the NVSwitch counterpart of a "
+           "GPU's Xids. A fatal SXid stops the traffic through the switch: the jobs that use it "
+           "fail or hang and the switch stays unusable until the GPUs and NVSwitches are reset. "
+           "Non-fatal ones were corrected or contained, but the same port reporting them again and "
+           "again points to a failing link, cable or baseboard."),
     .detection = N_("kernel-log lines \"nvidia-nvswitchN: SXid (PCI:ADDR): NUMBER, Fatal|Non-fatal"
                     ", ...\" within klog_max_age_h, grouped by NVSwitch: critical with any fatal "
                     "one, a warning for non-fatal ones only."),

@@ -11,8 +11,7 @@ const char *const klog_kind_names[] = {
     [KLOG_XID] = "xid",           [KLOG_FALLEN_OFF_BUS] = "fallen_off_bus",
     [KLOG_GPU_UUID] = "gpu_uuid", [KLOG_HUNG_TASK] = "hung_task",
     [KLOG_OOM_KILL] = "oom_kill", [KLOG_OTHER_NVRM] = "other_nvrm",
-    [KLOG_SXID] = "sxid",
-    [KLOG__KIND_COUNT] = NULL,
+    [KLOG_SXID] = "sxid",         [KLOG__KIND_COUNT] = NULL,
 };
 
 const char *const klog_recovery_action_names[] = {

@@ -20,7 +20,7 @@ enum klog_kind {
     KLOG_HUNG_TASK,
     KLOG_OOM_KILL,
     KLOG_OTHER_NVRM, /* another driver message worth showing (API mismatch, init failure ...) */
-    KLOG_SXID,       /* an NVSwitch error: "nvidia-nvswitch3: SXid (PCI:...): 12028, Non-fatal, ..." */
+    KLOG_SXID, /* an NVSwitch error: "nvidia-nvswitch3: SXid (PCI:...): 12028, Non-fatal, ..." */
     KLOG__KIND_COUNT
 };
 

@@ -61,12 +61,8 @@ static const struct jfield info_fields[] = {
 #undef F
 
 const struct jtable fabric_info_table = {
-    "NVSwitch and Fabric Manager",
-    info_fields,
-    ARRAY_SIZE(info_fields),
-    JT_BITS,
-    offsetof(struct fabric_info, valid),
-    NULL,
+    "NVSwitch and Fabric Manager",       info_fields, ARRAY_SIZE(info_fields), JT_BITS,
+    offsetof(struct fabric_info, valid), NULL,
 };
 
 bool fabric_valid(const struct fabric_info *f, int slot)
@@ -97,8 +93,8 @@ json_t *fabric_info_to_json(const struct fabric_info *f)
                                               sizeof(*f->switches)));
     if (fabric_valid(f, FABRIC_S_LOG))
         json_object_set_new(j, "log_lines",
-                            jlist_write_table(&fabric_log_line_table, f->log_lines,
-                                              f->n_log_lines, sizeof(*f->log_lines)));
+                            jlist_write_table(&fabric_log_line_table, f->log_lines, f->n_log_lines,
+                                              sizeof(*f->log_lines)));
     return j;
 }
 

@@ -51,9 +51,9 @@ struct fabric_info {
     char *fm_version_from;    /* "dpkg" or "log" */
     bool fm_running;          /* a process named nv-fabricmanager runs */
     int32_t fm_pid;
-    bool fm_enabled; /* systemd starts nvidia-fabricmanager.service at boot */
-    char *log_path;  /* the log file read, NULL when none was */
-    bool log_started; /* the log has a start line: errors are counted from the last one */
+    bool fm_enabled;     /* systemd starts nvidia-fabricmanager.service at boot */
+    char *log_path;      /* the log file read, NULL when none was */
+    bool log_started;    /* the log has a start line: errors are counted from the last one */
     uint32_t log_errors; /* error lines since the last start */
     struct fabric_log_line *log_lines; /* the last of them, oldest first */
     size_t n_log_lines;

@@ -17,7 +17,7 @@
 const char *const collector_names[COLLECTOR__COUNT] = {
     [COLLECTOR_NVML] = "nvml",   [COLLECTOR_PROCS] = "processes", [COLLECTOR_HOST] = "host",
     [COLLECTOR_PCIE] = "pcie",   [COLLECTOR_DRIVER] = "driver",   [COLLECTOR_KLOG] = "kernel_log",
-    [COLLECTOR_STACK] = "stack", [COLLECTOR_IB] = "ib", [COLLECTOR_FABRIC] = "fabric",
+    [COLLECTOR_STACK] = "stack", [COLLECTOR_IB] = "ib",           [COLLECTOR_FABRIC] = "fabric",
 };
 
 const char *const collector_state_names[] = {

@@ -89,9 +89,9 @@ struct snapshot {
     struct pcie_info pcie;
     struct driver_info driver;
     struct stack_info stack;
-    struct state_info state; /* the remembered past (state file); status STATE_NOT_READ: none */
-    struct bench_info bench; /* gpudoctor bench; state BENCH_NOT_RUN elsewhere */
-    struct ib_info ib;       /* InfiniBand / RoCE ports and GPUDirect RDMA (collect/ib.c) */
+    struct state_info state;   /* the remembered past (state file); status STATE_NOT_READ: none */
+    struct bench_info bench;   /* gpudoctor bench; state BENCH_NOT_RUN elsewhere */
+    struct ib_info ib;         /* InfiniBand / RoCE ports and GPUDirect RDMA (collect/ib.c) */
     struct fabric_info fabric; /* NVSwitches and Fabric Manager (collect/fabric.c) */
 
     struct collector_status collectors[COLLECTOR__COUNT];

@@ -55,7 +55,7 @@ mkdir -p "$TMP/sxid/dev"
 printf '%s\n' \
     '3,1,5000000,-;nvidia-nvswitch1: SXid (PCI:0000:c6:00.0): 12028, Non-fatal, Link 21 egress non-posted PRIV error (First)' \
     '3,2,5000100,-;nvidia-nvswitch1: SXid (PCI:0000:c6:00.0): 12028, Data {0x00000000, 0x00000000}' \
-    '3,3,6000000,-;nvidia-nvswitch2: SXid (PCI:0000:c7:00.0): 24007, Fatal, Link 36 MINION Link DLINTR interrupt' \
+    '3,3,6000000,-;nvidia-nvswitch2: SXid (PCI:0000:c7:00.0): 24007, Fatal, Link 36 sourcetrack timeout error' \
     '12,4,6000001,-;nvidia-nvswitch2: SXid (PCI:0000:c8:00.0): 24007, Fatal, Link 1 forged from user space' \
     >"$TMP/sxid/dev/kmsg"
 snap "$TMP/sxid" --only kernel_log

@@ -128,7 +128,7 @@ kmsg "$t" \
     'nvidia-nvswitch1: SXid (PCI:0000:c6:00.0): 12028, Severity 0 Engine instance 21 Sub-engine instance 00' \
     'nvidia-nvswitch1: SXid (PCI:0000:c6:00.0): 12028, Data {0x00000000, 0x00000000, 0x00000000}' \
     'nvidia-nvswitch1: SXid (PCI:0000:c6:00.0): 12028, Non-fatal, Link 21 egress non-posted PRIV error' \
-    'nvidia-nvswitch2: SXid (PCI:0000:c7:00.0): 24007, Fatal, Link 36 MINION Link DLINTR interrupt' \
+    'nvidia-nvswitch2: SXid (PCI:0000:c7:00.0): 24007, Fatal, Link 36 sourcetrack timeout error' \
     'nvidia-nvswitch2: SXid (PCI:0000:c7:00.0): 24007, Severity 5 Engine instance 36 Sub-engine instance 00'
 write sxid-fatal "$t"
 cat >"$here/sxid-fatal/expect" <<'X'

@@ -234,9 +234,10 @@ static void test_stories(void **state)
 
     (void)state;
     /* stopped and disabled; its log says why */
-    t = tree("rm -r proc/4242 etc/systemd/system/multi-user.target.wants && "
-             "printf '[x] [ERROR] [tid 9] fabric manager NVIDIA GPU driver interface version "
-             "550.54.15 don'\\''t match with driver version 550.90.07\\n' >>var/log/fabricmanager.log");
+    t = tree(
+        "rm -r proc/4242 etc/systemd/system/multi-user.target.wants && "
+        "printf '[x] [ERROR] [tid 9] fabric manager NVIDIA GPU driver interface version "
+        "550.54.15 don'\\''t match with driver version 550.90.07\\n' >>var/log/fabricmanager.log");
     run_fabric(&r, t);
     f = &r.s->fabric;
     assert_true(fabric_valid(f, FABRIC_S_PROCESS));
@@ -263,7 +264,8 @@ static void test_stories(void **state)
     drop_tree(t);
 
     /* no NVSwitch and no Fabric Manager: nothing else is read */
-    t = tree("rm -r sys/bus/pci/devices/0000:c* usr/bin/nv-fabricmanager && : >var/lib/dpkg/status");
+    t = tree(
+        "rm -r sys/bus/pci/devices/0000:c* usr/bin/nv-fabricmanager && : >var/lib/dpkg/status");
     run_fabric(&r, t);
     f = &r.s->fabric;
     assert_int_equal(r.s->collectors[COLLECTOR_FABRIC].state, CS_OK);
@@ -349,9 +351,9 @@ static void test_round_trip(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dpkg),      cmocka_unit_test(test_upstream_version),
-        cmocka_unit_test(test_log),       cmocka_unit_test(test_comm),
-        cmocka_unit_test(test_healthy),   cmocka_unit_test(test_stories),
+        cmocka_unit_test(test_dpkg),       cmocka_unit_test(test_upstream_version),
+        cmocka_unit_test(test_log),        cmocka_unit_test(test_comm),
+        cmocka_unit_test(test_healthy),    cmocka_unit_test(test_stories),
         cmocka_unit_test(test_round_trip),
     };
 

@@ -1113,13 +1113,16 @@ static void test_sxid(void **state)
           "non-posted PRIV error (First)",
           KLOG_PARSE_EVENT, "0000:c3:00", 12028, false, 37,
           "Link 37 egress non-posted PRIV error (First)" },
-        { "nvidia-nvswitch0: SXid (PCI:0000:07:00.0): 24007, Fatal, Link 36 MINION Link DLINTR "
-          "interrupt",
-          KLOG_PARSE_EVENT, "0000:07:00", 24007, true, 36, "Link 36 MINION Link DLINTR interrupt" },
-        { "nvidia-nvswitch12: SXid (PCI:0001:C5:00.0): 20034, Fatal, Link 05 LTSSM Fault Up",
-          KLOG_PARSE_EVENT, "0001:c5:00", 20034, true, 5, "Link 05 LTSSM Fault Up" },
-        { "nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 10001, Nonfatal, host interrupt",
-          KLOG_PARSE_EVENT, "0000:06:00", 10001, false, -1, "host interrupt" },
+        { "nvidia-nvswitch0: SXid (PCI:0000:07:00.0): 24007, Fatal, Link 36 sourcetrack timeout "
+          "error",
+          KLOG_PARSE_EVENT, "0000:07:00", 24007, true, 36, "Link 36 sourcetrack timeout error" },
+        /* the number is printed %05d; a link alone; no link at all */
+        { "nvidia-nvswitch12: SXid (PCI:0001:C5:00.0): 20009, Non-fatal, Link 04", KLOG_PARSE_EVENT,
+          "0001:c5:00", 20009, false, 4, "Link 04" },
+        { "nvidia-nvswitch0: SXid (PCI:0000:00:00.0): 11001, Fatal, ingress invalid command",
+          KLOG_PARSE_EVENT, "0000:00:00", 11001, true, -1, "ingress invalid command" },
+        { "nvidia-nvswitch0: SXid (PCI:0000:00:00.0): 01234, Nonfatal, x", KLOG_PARSE_EVENT,
+          "0000:00:00", 1234, false, -1, "x" },
         /* the companion lines */
         { "nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 12028, Severity 0 Engine instance 37 "
           "Sub-engine instance 00",
@@ -1129,14 +1132,21 @@ static void test_sxid(void **state)
           KLOG_PARSE_NONE, NULL, 0, false, -1, NULL },
         /* malformed */
         { "nvidia-nvswitch3: SXid (PCI:zz): 1, Fatal", KLOG_PARSE_BAD, NULL, 0, false, -1, NULL },
-        { "nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): x, Fatal", KLOG_PARSE_BAD, NULL, 0, false, -1, NULL },
-        { "nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 12028 Fatal", KLOG_PARSE_BAD, NULL, 0, false, -1, NULL },
-        { "nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 12028, Sometimes", KLOG_PARSE_BAD, NULL, 0, false, -1, NULL },
-        { "nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 99999999999, Fatal", KLOG_PARSE_BAD, NULL, 0, false, -1, NULL },
+        { "nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): x, Fatal", KLOG_PARSE_BAD, NULL, 0, false, -1,
+          NULL },
+        { "nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 12028 Fatal", KLOG_PARSE_BAD, NULL, 0, false,
+          -1, NULL },
+        { "nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 12028, Sometimes", KLOG_PARSE_BAD, NULL, 0,
+          false, -1, NULL },
+        { "nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 99999999999, Fatal", KLOG_PARSE_BAD, NULL, 0,
+          false, -1, NULL },
         /* not an NVSwitch's SXid line */
-        { "nvidia-nvswitch3: probe of 0000:c3:00.0 succeeded", KLOG_PARSE_NONE, NULL, 0, false, -1, NULL },
-        { "nvidia-nvswitchX: SXid (PCI:0000:c3:00.0): 12028, Fatal", KLOG_PARSE_NONE, NULL, 0, false, -1, NULL },
-        { "myapp: SXid (PCI:0000:c3:00.0): 12028, Fatal", KLOG_PARSE_NONE, NULL, 0, false, -1, NULL },
+        { "nvidia-nvswitch3: probe of 0000:c3:00.0 succeeded", KLOG_PARSE_NONE, NULL, 0, false, -1,
+          NULL },
+        { "nvidia-nvswitchX: SXid (PCI:0000:c3:00.0): 12028, Fatal", KLOG_PARSE_NONE, NULL, 0,
+          false, -1, NULL },
+        { "myapp: SXid (PCI:0000:c3:00.0): 12028, Fatal", KLOG_PARSE_NONE, NULL, 0, false, -1,
+          NULL },
     };
 
     (void)state;
