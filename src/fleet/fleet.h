@@ -5,8 +5,8 @@
  *
  * Every figure nodes are compared on is a row of one table (fleet_metrics: name, unit, how to
  * read it from a snapshot and from Prometheus, which direction is bad, the smallest difference
- * that matters), so the figures of sections that do not exist yet (bench, NVLink, InfiniBand,
- * Fabric Manager) are rows that say "not in the evidence" until the section lands. Nodes are
+ * that matters), so a figure whose section does not exist yet is a row that says "not in the
+ * evidence" until the section lands (bench, NVLink, InfiniBand and Fabric Manager did). Nodes are
  * grouped by GPU model; within a group numbers are judged with robust statistics (median and MAD,
  * a modified z-score), levels and texts (GPU count, PCIe width, versions) by majority, findings by
  * how many nodes share them, and each node against the profile of its GPU model when one is given.

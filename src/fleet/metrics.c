@@ -264,6 +264,15 @@ static void get_driver(const struct fleet_evidence *e, struct fleet_value *v)
     }
 }
 
+/* Fabric Manager's version; a node without one (no NVSwitch) has none to compare. */
+static void get_fm(const struct fleet_evidence *e, struct fleet_value *v)
+{
+    if (e->facts->fabricmanager_version) {
+        v->known = true;
+        v->text = xstrdup(e->facts->fabricmanager_version);
+    }
+}
+
 static void get_cuda(const struct fleet_evidence *e, struct fleet_value *v)
 {
     if (e->facts->cuda_version) {
@@ -441,10 +450,9 @@ const struct fleet_metric fleet_metrics[] = {
     { "vbios_version", "VBIOS", "", FLEET_TEXT, FLEET_BAD_ANY, 0, false, NULL, get_vbios,
       "gpudoctor_gpu_info", FOLD_LABELS, "vbios_version",
       "the distinct VBIOS versions of the node's GPUs" },
-    /* Not in the evidence yet: the Fabric Manager's section is coming. */
-    { "fabricmanager_version", "Fabric Manager", "", FLEET_TEXT, FLEET_BAD_ANY, 0, false,
-      "fabric_manager", NULL, NULL, FOLD_LABELS, NULL,
-      "the NVIDIA Fabric Manager version (NVSwitch systems)" },
+    { "fabricmanager_version", "Fabric Manager", "", FLEET_TEXT, FLEET_BAD_ANY, 0, false, NULL,
+      get_fm, "gpudoctor_fabric_manager_info", FOLD_LABELS, "version",
+      "the NVIDIA Fabric Manager version (NVSwitch systems; nodes without one are not compared)" },
     { "nvlink_active", "active NVLink links", "links", FLEET_LEVEL, FLEET_BAD_LOW, 1, false,
       NULL, get_nvlink, "gpudoctor_gpu_nvlink_links_active", FOLD_MIN, NULL,
       "active NVLink links of the node's GPU with the fewest (0: no NVLink)" },

@@ -527,6 +527,11 @@ static void judge_profiles(struct fleet *fl)
         m = fleet_metric_find("cuda_version");
         if (n->values[m].known)
             f.cuda_version = xstrdup(n->values[m].text);
+        m = fleet_metric_find("fabricmanager_version");
+        if (n->values[m].known) {
+            f.fabricmanager_version = xstrdup(n->values[m].text);
+            f.has_section[PK_FABRICMANAGER_VERSION] = true;
+        }
         n->profile = fp->path;
         n->n_devs = profile_compare(fp->profile, &f, &n->devs);
         profile_facts_free(&f);

@@ -83,5 +83,7 @@ void metrics_bench(struct render *r, const struct metric_family *m);
 void metrics_ib(struct render *r, const struct metric_family *m);
 /* metrics-nvlink.c: the NVLink families (MSRC_NVLINK_*). */
 void metrics_nvlink(struct render *r, const struct metric_family *m);
+/* metrics-fabric.c: NVSwitches, Fabric Manager and SXids (MSRC_NVSWITCHES ... MSRC_SXID). */
+void metrics_fabric(struct render *r, const struct metric_family *m);
 
 #endif

@@ -249,6 +249,22 @@ const struct metric_family metric_families[] = {
     S("gpudoctor_ib_peermem_loaded", GAUGE, MSRC_IB_PEERMEM, "",
       "1 when the GPUDirect RDMA module (nvidia_peermem or nv_peer_mem) is loaded, 0 when not; "
       "only on a machine with InfiniBand or RoCE ports (ib.peermem-missing)"),
+
+    /* NVSwitches and Fabric Manager (docs/fabric.md) */
+    S("gpudoctor_nvswitches", GAUGE, MSRC_NVSWITCHES, "",
+      "NVSwitches on the PCI bus (0 on a machine without)"),
+    S("gpudoctor_fabric_manager_running", GAUGE, MSRC_FM_RUNNING, "",
+      "1 when a Fabric Manager process (nv-fabricmanager) runs, 0 when not; only where there are "
+      "NVSwitches or Fabric Manager is installed (fabric.fm-not-running)"),
+    S("gpudoctor_fabric_manager_info", GAUGE, MSRC_FM_INFO, "version",
+      "always 1; the Fabric Manager version (its package's, else its log's), which must equal "
+      "gpudoctor_driver_info's (fabric.fm-version)"),
+    S("gpudoctor_fabric_manager_log_errors", GAUGE, MSRC_FM_LOG_ERRORS, "",
+      "[ERROR] and [FATAL] lines in the Fabric Manager log since it last started "
+      "(fabric.fm-errors)"),
+    S("gpudoctor_nvswitch_sxid_errors_total", COUNTER, MSRC_SXID, "pci, fatal",
+      "SXid lines of the NVSwitch in the kernel log, fatal or not (the log since boot, as far as "
+      "it reaches back; fabric.sxid)"),
 };
 #undef G
 #undef S

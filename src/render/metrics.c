@@ -161,6 +161,13 @@ static void render_family(struct render *r, const struct metric_family *m)
     case MSRC_NVLINK_ERRORS:
         metrics_nvlink(r, m);
         break;
+    case MSRC_NVSWITCHES:
+    case MSRC_FM_RUNNING:
+    case MSRC_FM_INFO:
+    case MSRC_FM_LOG_ERRORS:
+    case MSRC_SXID:
+        metrics_fabric(r, m);
+        break;
     default:
         break;
     }

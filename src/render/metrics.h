@@ -74,6 +74,12 @@ enum metric_source {
     MSRC_NVLINK_LINKS_ACTIVE,
     MSRC_NVLINK_ACTIVE,
     MSRC_NVLINK_ERRORS,
+    /* NVSwitches, Fabric Manager and SXids (the fabric section; metrics-fabric.c) */
+    MSRC_NVSWITCHES,
+    MSRC_FM_RUNNING,
+    MSRC_FM_INFO,
+    MSRC_FM_LOG_ERRORS,
+    MSRC_SXID,
 };
 
 struct metric_family {

@@ -43,7 +43,7 @@ const struct profile_key_def profile_keys[PK__COUNT] = {
         "profile.versions", NULL, "",
         "the CUDA version the driver supports, as nvidia-smi shows it ('12.4')" },
     [PK_FABRICMANAGER_VERSION] = { "fabricmanager_version", PROFILE_TEXT, PROFILE_EQUAL, 0, 0,
-        false, "profile.versions", "fabric_manager", "",
+        false, "profile.versions", "fabric", "",
         "the NVIDIA Fabric Manager version (NVSwitch systems)" },
     [PK_VBIOS_VERSION] = { "vbios_version", PROFILE_TEXT, PROFILE_EQUAL, 0, 0, true,
         "profile.vbios", NULL, "",
@@ -284,8 +284,8 @@ void profile_facts_from_snapshot(struct profile_facts *f, const struct snapshot 
         profile_cuda_text(buf, sizeof(buf), n->cuda_driver_version);
         f->cuda_version = xstrdup(buf);
     }
-    /* Sections every snapshot has; NVLink and InfiniBand where it was collected (older snapshots
-     * and Prometheus lack them); Fabric Manager comes later. */
+    /* Sections every snapshot has; NVLink, InfiniBand and Fabric Manager where they were
+     * collected (older snapshots and Prometheus lack them). */
     for (int k = 0; k < PK__COUNT; k++)
         f->has_section[k] = profile_keys[k].section == NULL;
     for (size_t i = 0; i < s->n_gpus; i++)
@@ -295,6 +295,12 @@ void profile_facts_from_snapshot(struct profile_facts *f, const struct snapshot 
         s->collectors[COLLECTOR_IB].state == CS_PARTIAL) {
         f->has_section[PK_IB_PORTS] = f->has_section[PK_IB_RATE_GBPS] = true;
         ib_facts(f, &s->ib);
+    }
+    if (s->collectors[COLLECTOR_FABRIC].state == CS_OK ||
+        s->collectors[COLLECTOR_FABRIC].state == CS_PARTIAL) {
+        f->has_section[PK_FABRICMANAGER_VERSION] = true;
+        if (fabric_valid(&s->fabric, FABRIC_S_VERSION) && s->fabric.fm_version)
+            f->fabricmanager_version = xstrdup(s->fabric.fm_version);
     }
 }
 
@@ -308,6 +314,7 @@ void profile_facts_free(struct profile_facts *f)
     free(f->count_source);
     free(f->driver_version);
     free(f->cuda_version);
+    free(f->fabricmanager_version);
     memset(f, 0, sizeof(*f));
 }
 
@@ -369,9 +376,10 @@ static const char *gpu_text(const struct profile_gpu_facts *g, int key)
 
 static const char *node_text(const struct profile_facts *f, int key)
 {
-    return key == PK_DRIVER_VERSION ? f->driver_version
-           : key == PK_CUDA_VERSION ? f->cuda_version
-                                    : NULL;
+    return key == PK_DRIVER_VERSION          ? f->driver_version
+           : key == PK_CUDA_VERSION          ? f->cuda_version
+           : key == PK_FABRICMANAGER_VERSION ? f->fabricmanager_version
+                                             : NULL;
 }
 
 /* Whether have is acceptable for want under the key's comparison; *fewer when it is less. */
@@ -567,7 +575,7 @@ struct profile *profile_from_facts(const struct profile_facts *f, char ***notes,
             cause = NULL;
         }
     }
-    for (int k = PK_DRIVER_VERSION; k <= PK_CUDA_VERSION; k++) {
+    for (int k = PK_DRIVER_VERSION; k <= PK_FABRICMANAGER_VERSION; k++) {
         const char *t = node_text(f, k);
 
         if (t != NULL && profile_set(p, k, t, NULL, &cause) != 0) {

@@ -126,8 +126,9 @@ struct profile_facts {
     bool pci_valid;
     struct profile_gpu_facts *gpus;
     size_t n_gpus;
-    char *driver_version; /* NULL when unknown */
-    char *cuda_version;   /* "12.4": the CUDA version the driver supports */
+    char *driver_version;        /* NULL when unknown */
+    char *cuda_version;          /* "12.4": the CUDA version the driver supports */
+    char *fabricmanager_version; /* "550.54.15", NULL when unknown or none */
     bool ib_ports_valid;
     uint32_t ib_ports; /* InfiniBand (not RoCE) ports ACTIVE */
     bool ib_rate_valid;

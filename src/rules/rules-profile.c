@@ -376,9 +376,23 @@ static void check_versions(const struct rule_ctx *ctx, struct findings *out)
         char where[300];
 
         origin_text(where, sizeof(where), p, d[i].key);
+        finding_object(f, "%s", profile_keys[d[i].key].name);
+        if (d[i].key == PK_FABRICMANAGER_VERSION) {
+            finding_title(f, "fabricmanager_version is %s, the profile expects %s", d[i].found,
+                          d[i].expected);
+            finding_evidence(f, "profile: %s = %s%s", profile_keys[d[i].key].name, d[i].expected,
+                             where);
+            finding_evidence(f, "this node's Fabric Manager: %s", d[i].found);
+            finding_fix(f,
+                        "# install the Fabric Manager the profile names (%s) with the driver "
+                        "of the same version, as the other nodes have them, or update the "
+                        "profile after a planned upgrade",
+                        d[i].expected);
+            f->impact = 0.2;
+            continue;
+        }
         finding_title(f, "%s %s, the profile expects %s", driver ? "Driver" : "CUDA", d[i].found,
                       d[i].expected);
-        finding_object(f, "%s", profile_keys[d[i].key].name);
         finding_evidence(f, "profile: %s = %s%s", profile_keys[d[i].key].name, d[i].expected,
                          where);
         finding_evidence(f, "this node's %s: %s", what, d[i].found);
@@ -402,11 +416,12 @@ const struct rule rule_profile_versions = {
         N_("The profile names the NVIDIA driver version, the CUDA version that driver supports and "
            "(on NVSwitch systems) the Fabric Manager version every node should run. A node on "
            "another version was missed by an upgrade or rolled back: jobs built for the fleet's "
-           "CUDA may not start there, and multi-node jobs mix versions. Fabric Manager is not in "
-           "the evidence yet: a fabricmanager_version is said as not checked."),
+           "CUDA may not start there, and multi-node jobs mix versions."),
     .detection = N_("driver_version against NVML's driver version (else the kernel module's); "
                     "cuda_version against the CUDA version of the driver "
-                    "(nvmlSystemGetCudaDriverVersion_v2, as '12.4'); compared exactly."),
+                    "(nvmlSystemGetCudaDriverVersion_v2, as '12.4'); fabricmanager_version against "
+                    "Fabric Manager's (its package's, else its log's; docs/fabric.md); compared "
+                    "exactly."),
     .fix = N_("Install the driver version the profile names, or update the profile after a planned "
               "upgrade."),
     .thresholds = NO_THRESHOLDS,

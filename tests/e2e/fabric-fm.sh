@@ -64,6 +64,19 @@ check '[.driver.events[] | [.kind, .pci, .sxid, .sxid_fatal, .sxid_link]]' \
 expect "SXids" "$(rules --root "$TMP/sxid" --only fabric,kernel_log --window 0)" \
     "fabric.sxid NVSwitch 0000:c7:00 critical,fabric.sxid NVSwitch 0000:c6:00 warning"
 
+# serve exports the switches, Fabric Manager and the SXids by switch; promtool-clean.
+prom=$TMP/fabric.prom
+GPUDOCTOR_STATE_DIR=off "$GPUDOCTOR" serve --once --root "$TMP/sxid" --only fabric,kernel_log --window 0 >"$prom" 2>"$TMP/err" ||
+    { echo "FAIL: serve --once exited with $?"; cat "$TMP/err"; failures=$((failures + 1)); }
+expect "fabric metrics" "$(grep -E '^gpudoctor_(nvswitch|fabric_manager)' "$prom" | tr '\n' ';')" \
+    'gpudoctor_nvswitches 4;gpudoctor_fabric_manager_running 1;gpudoctor_fabric_manager_info{version="550.54.15"} 1;gpudoctor_fabric_manager_log_errors 0;gpudoctor_nvswitch_sxid_errors_total{pci="0000:c6:00",fatal="false"} 1;gpudoctor_nvswitch_sxid_errors_total{pci="0000:c7:00",fatal="true"} 1;'
+if command -v promtool >/dev/null; then
+    promtool check metrics <"$prom" || { echo "FAIL: promtool check metrics"; failures=$((failures + 1)); }
+fi
+# A machine with neither: the switch count alone.
+GPUDOCTOR_STATE_DIR=off "$GPUDOCTOR" serve --once --root "$TMP/plain" --only fabric --window 0 >"$prom" 2>/dev/null || true
+expect "no fabric metrics" "$(grep -E '^gpudoctor_(nvswitch|fabric_manager)' "$prom" | tr '\n' ';')" 'gpudoctor_nvswitches 0;'
+
 # The causal order of the fm-version case.
 "$GPUDOCTOR" check --json --from "$SRC/tests/scenarios/fm-version/snapshot.json" >"$OUT" 2>"$TMP/err" || true
 check '[.findings[0].id, .findings[0].caused_by]' '["fabric.fm-version", null]'

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # fleet judges the fabric figures from snapshots that hold them (docs/fleet.md): nvlink_active
 # (the GPU with the fewest active links), ib_ports_up (InfiniBand ports Active; RoCE not counted)
-# and ib_rate_gbps (the slowest active InfiniBand port). A fleet of one GPU model: healthy NVLink
-# and InfiniBand nodes, one node with two links down on GPU 3 (the nvlink-down scenario), one with
-# two ports down (ib-port-down) and one with a port at half rate (ib-rate-low). Each is the
-# outlier for its figure with its value beside the group's; no other node is; a node whose
-# snapshot has no such section is never judged on it.
+# , ib_rate_gbps (the slowest active InfiniBand port) and fabricmanager_version. A fleet of one
+# GPU model: healthy NVLink and InfiniBand nodes, one node with two links down on GPU 3 (the
+# nvlink-down scenario), one with two ports down (ib-port-down), one with a port at half rate
+# (ib-rate-low) and one whose Fabric Manager is another version (fm-version). Each is the outlier
+# for its figure with its value beside the group's; no other node is; a node whose snapshot has
+# no such section (or no Fabric Manager) is never judged on it.
 set -uo pipefail
 : "${GPUDOCTOR:?}" "${SRC:?}"
 command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
@@ -27,11 +28,12 @@ done
 node nvlink-down nvl-down
 node ib-port-down ib-down
 node ib-rate-low ib-slow
+node fm-version fm-other
 "$GPUDOCTOR" fleet --json "$tmp/in" >"$tmp/r.json" 2>"$tmp/err"
 rc=$?
 [ "$rc" = 1 ] || [ "$rc" = 2 ] || fail "fleet exited with $rc: $(head -3 "$tmp/err")"
 
-for m in nvlink_active ib_ports_up ib_rate_gbps; do
+for m in nvlink_active ib_ports_up ib_rate_gbps fabricmanager_version; do
     jq -e --arg m "$m" '.metrics[] | select(.name == $m) | .in_evidence == true' "$tmp/r.json" >/dev/null ||
         fail "metric $m: not in the evidence"
 done
@@ -46,6 +48,8 @@ check() {
 check nvlink_active "$(reasons nvlink_active)" '[["nvl-down",16,3,"18"]]'
 check ib_ports_up "$(reasons ib_ports_up)" '[["ib-down",2,null,"4"]]'
 check ib_rate_gbps "$(reasons ib_rate_gbps)" '[["ib-slow",200,null,"400"]]'
+check fabricmanager_version "$(reasons fabricmanager_version)" '[["fm-other","550.90.07",null,"550.54.15"]]'
+check "ib01's Fabric Manager" "$(jq -c '.nodes[] | select(.name == "ib01") | .values.fabricmanager_version' "$tmp/r.json")" null
 # the values of healthy nodes, and unknown where the snapshot has no such section
 check "nvl01's links" "$(jq -c '.nodes[] | select(.name == "nvl01") | .values.nvlink_active.value' "$tmp/r.json")" 18
 check "ib01's ports" "$(jq -c '.nodes[] | select(.name == "ib01") | [.values.ib_ports_up.value, .values.ib_rate_gbps.value]' "$tmp/r.json")" '[4,400]'
@@ -55,5 +59,5 @@ check "nvl01's InfiniBand" "$(jq -c '.nodes[] | select(.name == "nvl01") | .valu
 grep -A6 '^[0-9]*\. nvl-down ' "$tmp/r.txt" | grep -Eq 'nvlink_active +16 links \(GPU 3\) +group' ||
     fail "text report: nvl-down's evidence: $(grep -A6 'nvl-down' "$tmp/r.txt" | head -8)"
 
-[ "$failures" = 0 ] && echo "fleet fabric figures: 3 outliers found, no other node flagged"
+[ "$failures" = 0 ] && echo "fleet fabric figures: 4 outliers found, no other node flagged"
 exit $((failures > 0))

@@ -173,6 +173,13 @@ rc=0
 jq -e '[.findings[] | select(.id == "profile.fabric") | .title] |
        any(test("^nvlink_count is [0-9]+, the profile expects 18$"))' nvd.json >/dev/null ||
     fail "nvlink: no profile.fabric for the GPU with links down: $(jq -c '[.findings[].title]' nvd.json)"
+# Fabric Manager's version is saved from the HGX that has one, and judged on a node with another.
+grep -q '^fabricmanager_version = "550.54.15"$' nv.conf ||
+    fail "fabric manager: not saved: $(grep fabricmanager nv.conf)"
+"$GPUDOCTOR" check --json --config nv.conf --from "$S/fm-version/snapshot.json" >fmv.json || :
+jq -e '[.findings[] | select(.id == "profile.versions") | .title] |
+       any(. == "fabricmanager_version is 550.90.07, the profile expects 550.54.15")' fmv.json >/dev/null ||
+    fail "fabric manager: no profile.versions for the other version: $(jq -c '[.findings[] | select(.id | startswith("profile.")) | .title]' fmv.json)"
 "$GPUDOCTOR" profile save --from "$S/healthy-8gpu-ib/snapshot.json" -o ib.conf 2>/dev/null
 grep -q '^ib_ports = 4$' ib.conf && grep -q '^ib_rate_gbps = 400$' ib.conf ||
     fail "ib: not saved: $(grep '^ib_' ib.conf)"
