@@ -6,11 +6,13 @@
  *   tsv2c nvlink5    data/xid-nvlink5.tsv         nvlink5-table.c
  *   tsv2c cudacompat data/cuda-driver-compat.tsv  cudacompat-table.c
  *   tsv2c gpuspecs   data/gpu-specs.tsv           gpuspecs-table.c
+ *   tsv2c sxid       data/sxid.tsv                sxid-table.c
  *
  * Lines starting with '#' are comments; the first other line names the columns, and columns are
  * found by name, so adding a column to the TSV does not break the build. Every value is checked:
  * a bad one stops the build with "file:line: column 'x': what is wrong".
  */
+#include "data/sxid.h"
 #include "data/xid.h"
 
 #include <ctype.h>
@@ -639,6 +641,59 @@ static int gen_nvlink5(struct tsv *t, FILE *out)
     return 0;
 }
 
+/* ---- sxid ---- */
+
+static int gen_sxid(struct tsv *t, FILE *out)
+{
+    static const char *const names[] = { "sxid", "class", "name" };
+    static const char *const classes[] = {
+#define SXID_CLASS_NAME(id, name) name,
+        SXID_CLASSES(SXID_CLASS_NAME)
+#undef SXID_CLASS_NAME
+    };
+    static const char *const class_ids[] = {
+#define SXID_CLASS_ID(id, name) "SXID_CLASS_" #id,
+        SXID_CLASSES(SXID_CLASS_ID)
+#undef SXID_CLASS_ID
+    };
+    int c[3], r, rows = 0, cls;
+    long prev = -1;
+
+    if (need_cols(t, names, c, 3) != 0)
+        return -1;
+    fprintf(out, "#include \"data/sxid.h\"\n\nconst struct sxid_info sxid_rows[] = {\n");
+    while ((r = tsv_row(t)) == 1) {
+        const char *num = t->cell[c[0]], *klass = t->cell[c[1]], *name = t->cell[c[2]];
+        char *end;
+        long code;
+
+        errno = 0;
+        code = strtol(num, &end, 10);
+        if (errno != 0 || *end != '\0' || code < 1 || code > 99999 || end - num != 5)
+            return fail(t, "column 'sxid': '%s' is not a five-digit SXid", num);
+        if (code <= prev)
+            return fail(t, "column 'sxid': %ld after %ld: the rows must be sorted by number, once",
+                        code, prev);
+        prev = code;
+        cls = find_name(classes, SXID_CLASS__COUNT, klass);
+        if (cls < 0)
+            return fail(t, "column 'class': '%s' is not corrected, nonfatal, fatal or always_fatal",
+                        klass);
+        if (name[0] == '\0')
+            return fail(t, "column 'name' is empty");
+        fprintf(out, "    { %ld, %s, ", code, class_ids[cls]);
+        put_str(out, name);
+        fputs(" },\n", out);
+        rows++;
+    }
+    if (r < 0)
+        return -1;
+    if (rows == 0)
+        return fail(t, "no rows");
+    fprintf(out, "};\n\nconst size_t sxid_n_rows = %d;\n", rows);
+    return 0;
+}
+
 /* ---- cudacompat ---- */
 
 static int gen_cudacompat(struct tsv *t, FILE *out)
@@ -787,8 +842,9 @@ int main(int argc, char **argv)
     int rc;
 
     if (argc != 4 || (strcmp(argv[1], "xid") != 0 && strcmp(argv[1], "nvlink5") != 0 &&
-                      strcmp(argv[1], "cudacompat") != 0 && strcmp(argv[1], "gpuspecs") != 0)) {
-        fprintf(stderr, "usage: tsv2c xid|nvlink5|cudacompat|gpuspecs TABLE.tsv OUT.c\n");
+                      strcmp(argv[1], "cudacompat") != 0 && strcmp(argv[1], "gpuspecs") != 0 &&
+                      strcmp(argv[1], "sxid") != 0)) {
+        fprintf(stderr, "usage: tsv2c xid|nvlink5|cudacompat|gpuspecs|sxid TABLE.tsv OUT.c\n");
         return 2;
     }
     if (tsv_open(&t, argv[2]) != 0) {
@@ -814,6 +870,8 @@ int main(int argc, char **argv)
         rc = gen_nvlink5(&t, out);
     else if (strcmp(argv[1], "cudacompat") == 0)
         rc = gen_cudacompat(&t, out);
+    else if (strcmp(argv[1], "sxid") == 0)
+        rc = gen_sxid(&t, out);
     else
         rc = gen_gpuspecs(&t, out);
     if (fclose(out) != 0)

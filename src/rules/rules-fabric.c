@@ -5,6 +5,7 @@
  * sysfs, dpkg's database, /proc, systemd's unit links, the Fabric Manager log), the kernel-log
  * collector (SXid lines) and NVML (GPU links that end at an NVSwitch).
  */
+#include "data/sxid.h"
 #include "rules/rule-impl.h"
 
 #include <inttypes.h>
@@ -371,6 +372,8 @@ struct sxid_switch {
     int32_t codes[SXID_CODES_SHOWN];
     size_t n_codes, more_codes;
     const struct klog_event *last, *last_fatal;
+    const struct sxid_info *worst; /* the catalogue row of the worst class among its SXids */
+    bool all_corrected;            /* every SXid is one the guide says the hardware corrects */
 };
 
 static bool counts_sxid(const struct rule_ctx *ctx, const struct klog_event *ev)
@@ -389,10 +392,49 @@ static void add_code(struct sxid_switch *sw, int32_t code)
         sw->more_codes++;
 }
 
+/* What NVIDIA's Fabric Manager guide says of the SXid (data/sxid.tsv), as evidence. */
+static void catalogue_evidence(struct finding *f, int32_t sxid)
+{
+    const struct sxid_info *x = sxid_lookup(sxid);
+
+    if (x == NULL) {
+        finding_evidence(f, "SXid %" PRId32 " is not in NVIDIA's Fabric Manager guide's tables",
+                         sxid);
+        return;
+    }
+    switch (x->cls) {
+    case SXID_CLASS_CORRECTED:
+        finding_evidence(f,
+                         "SXid %" PRId32 " is \"%s\" in NVIDIA's Fabric Manager guide: the "
+                         "NVSwitch corrects it, no impact",
+                         sxid, x->name);
+        break;
+    case SXID_CLASS_NONFATAL:
+        finding_evidence(f,
+                         "SXid %" PRId32 " is \"%s\" in NVIDIA's Fabric Manager guide: "
+                         "non-fatal",
+                         sxid, x->name);
+        break;
+    case SXID_CLASS_FATAL:
+        finding_evidence(f,
+                         "SXid %" PRId32 " is \"%s\" in NVIDIA's Fabric Manager guide: "
+                         "potentially fatal, the traffic through the port stops",
+                         sxid, x->name);
+        break;
+    default:
+        finding_evidence(f,
+                         "SXid %" PRId32 " is \"%s\" in NVIDIA's Fabric Manager guide: "
+                         "always fatal to the whole NVLink fabric",
+                         sxid, x->name);
+        break;
+    }
+}
+
 static void sxid_finding(const struct rule_ctx *ctx, struct findings *out,
                          const struct sxid_switch *sw)
 {
     const struct klog_event *ev = sw->last_fatal ? sw->last_fatal : sw->last;
+    bool always = sw->worst != NULL && sw->worst->cls == SXID_CLASS_ALWAYS_FATAL;
     char codes[96] = "", when[48];
     size_t used = 0;
     struct finding *f;
@@ -408,8 +450,11 @@ static void sxid_finding(const struct rule_ctx *ctx, struct findings *out,
     if (sw->fatal > 0) {
         finding_title(f, "NVSwitch %s reported %zu fatal error%s (SXid %s)", sw->pci, sw->fatal,
                       sw->fatal == 1 ? "" : "s", codes);
+    } else if (always) {
+        finding_title(f, "NVSwitch %s reported an error NVIDIA classes always fatal (SXid %s)",
+                      sw->pci, codes);
     } else {
-        f->severity = SEV_WARNING;
+        f->severity = sw->all_corrected ? SEV_INFO : SEV_WARNING;
         finding_title(f, "NVSwitch %s reported %zu non-fatal error%s (SXid %s)", sw->pci,
                       sw->nonfatal, sw->nonfatal == 1 ? "" : "s", codes);
     }
@@ -421,9 +466,20 @@ static void sxid_finding(const struct rule_ctx *ctx, struct findings *out,
     else
         finding_evidence(f, "%s: non-fatal SXid %" PRId32 ": %s", when, ev->sxid,
                          ev->message ? ev->message : "");
+    catalogue_evidence(f, ev->sxid);
+    if (sw->worst != NULL && sw->worst->sxid != ev->sxid && sw->worst->cls > SXID_CLASS_NONFATAL)
+        catalogue_evidence(f, sw->worst->sxid);
     if (HAS(ev, KLOG_S_SXID_LINK))
         finding_evidence(f, "the error names NVSwitch port (link) %" PRId32, ev->sxid_link);
-    if (sw->fatal > 0) {
+    if (always) {
+        finding_evidence(f, "an always-fatal NVSwitch error leaves the whole NVLink fabric "
+                            "unusable until every GPU and NVSwitch of the host is reset");
+        finding_fix(f, "sudo dmesg -T | grep -E 'SXid|Xid'   # every SXid, and the GPU Xids that "
+                       "came with them");
+        finding_fix(f, "# stop the jobs on this machine's GPUs and reboot the host (sudo reboot): "
+                       "NVIDIA's recovery for an always-fatal SXid; report it to your hardware "
+                       "vendor if it comes back");
+    } else if (sw->fatal > 0) {
         finding_evidence(f, "a fatal NVSwitch error stops the NVLink traffic through that "
                             "switch: the jobs that use it fail or hang, and it stays unusable "
                             "until the GPUs and NVSwitches are reset");
@@ -432,6 +488,10 @@ static void sxid_finding(const struct rule_ctx *ctx, struct findings *out,
         finding_fix(f, "# stop the jobs on this machine's GPUs, then reset the GPUs and "
                        "NVSwitches together by rebooting the node (sudo reboot); report the SXids "
                        "to your hardware vendor if they come back");
+    } else if (sw->all_corrected) {
+        finding_evidence(f, "single-bit ECC errors the NVSwitch corrected: nothing was lost");
+        finding_fix(f, "# nothing to do now; if they keep growing on the same switch, report it "
+                       "to your hardware vendor at the next maintenance");
     } else {
         finding_evidence(f, "non-fatal NVSwitch errors are corrected or contained; traffic goes "
                             "on, but a port that keeps reporting them is degrading");
@@ -440,7 +500,7 @@ static void sxid_finding(const struct rule_ctx *ctx, struct findings *out,
         finding_fix(f, "# if they repeat on the same port, have the baseboard or the NVLink "
                        "cabling checked at the next maintenance");
     }
-    f->impact = sw->fatal > 0 ? 1.0 : 0.3;
+    f->impact = sw->fatal > 0 || always ? 1.0 : sw->all_corrected ? 0.05 : 0.3;
 }
 
 static void check_sxid(const struct rule_ctx *ctx, struct findings *out)
@@ -470,6 +530,15 @@ static void check_sxid(const struct rule_ctx *ctx, struct findings *out)
             sw = &sws[n++];
             memset(sw, 0, sizeof(*sw));
             sw->pci = ev->pci;
+            sw->all_corrected = true;
+        }
+        {
+            const struct sxid_info *x = sxid_lookup(ev->sxid);
+
+            if (x != NULL && (sw->worst == NULL || x->cls > sw->worst->cls))
+                sw->worst = x;
+            if (x == NULL || x->cls != SXID_CLASS_CORRECTED || ev->sxid_fatal)
+                sw->all_corrected = false;
         }
         if (ev->sxid_fatal) {
             sw->fatal++;
@@ -491,16 +560,20 @@ const struct rule rule_fabric_sxid = {
     .severity = SEV_CRITICAL,
     .category = CAT_FABRIC,
     .title = N_("NVSwitch errors (SXid) in the kernel log"),
-    .explanation =
-        N_("NVSwitches report their errors in the kernel log as SXids (\"nvidia-nvswitch3: SXid "
-           "(PCI:0000:c3:00.0): 12028, Non-fatal, Link 37 ...\"), the NVSwitch counterpart of a "
-           "GPU's Xids. A fatal SXid stops the traffic through the switch: the jobs that use it "
-           "fail or hang and the switch stays unusable until the GPUs and NVSwitches are reset. "
-           "Non-fatal ones were corrected or contained, but the same port reporting them again and "
-           "again points to a failing link, cable or baseboard."),
+    .explanation = N_(
+        "NVSwitches report their errors in the kernel log as SXids (\"nvidia-nvswitch3: SXid "
+        "(PCI:0000:c3:00.0): 12028, Non-fatal, Link 37 ...\"), the NVSwitch counterpart of a "
+        "GPU's Xids. A fatal SXid stops the traffic through the switch: the jobs that use it "
+        "fail or hang and the switch stays unusable until the GPUs and NVSwitches are reset. "
+        "Non-fatal ones were corrected or contained, but the same port reporting them again and "
+        "again points to a failing link, cable or baseboard. Some numbers the guide calls always "
+        "fatal: the whole fabric must be reset, which takes a reboot of the host."),
     .detection = N_("kernel-log lines \"nvidia-nvswitchN: SXid (PCI:ADDR): NUMBER, Fatal|Non-fatal"
-                    ", ...\" within klog_max_age_h, grouped by NVSwitch: critical with any fatal "
-                    "one, a warning for non-fatal ones only."),
+                    ", ...\" within klog_max_age_h, grouped by NVSwitch, each number looked up in "
+                    "the catalogue of NVIDIA's Fabric Manager guide (data/sxid.tsv): critical "
+                    "with any line the driver printed Fatal or any number the guide calls always "
+                    "fatal, information when every one is a single-bit ECC error the switch "
+                    "corrected, a warning otherwise."),
     .fix = N_("For fatal SXids: stop the jobs, reset the GPUs and NVSwitches (reboot the node), "
               "and report repeats to the vendor. For non-fatal ones: watch whether they repeat on "
               "the same port and have it serviced if they do."),

@@ -138,3 +138,26 @@ exit 2
 + fabric.sxid object=NVSwitch 0000:c6:00
 - fabric.fm-not-running
 X
+
+# Single-bit ECC errors an NVSwitch corrected, which NVIDIA's guide says have no impact: information.
+t=$(copy sxid-ecc)
+kmsg "$t" \
+    'nvidia-nvswitch0: SXid (PCI:0000:c5:00.0): 19049, Non-fatal, Link 12 Single bit ECC error' \
+    'nvidia-nvswitch0: SXid (PCI:0000:c5:00.0): 19049, Non-fatal, Link 12 Single bit ECC error'
+write sxid-corrected "$t"
+cat >"$here/sxid-corrected/expect" <<'X'
+# NVSwitch 0000:c5:00.0 reported two single-bit ECC errors it corrected (SXid 19049): information only
+exit 0
++ fabric.sxid object=NVSwitch 0000:c5:00
+X
+
+# An SXid NVIDIA's guide calls always fatal: the whole host must be reset, not one switch.
+t=$(copy sxid-always)
+kmsg "$t" \
+    'nvidia-nvswitch3: SXid (PCI:0000:c8:00.0): 22003, Fatal, Link 08 Minion Halt'
+write sxid-always-fatal "$t"
+cat >"$here/sxid-always-fatal/expect" <<'X'
+# NVSwitch 0000:c8:00.0 reported SXid 22003 (Minion Halt), which NVIDIA's Fabric Manager guide classes always fatal: the host must be reset
+exit 2
++ fabric.sxid object=NVSwitch 0000:c8:00
+X

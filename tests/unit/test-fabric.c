@@ -7,6 +7,7 @@
  */
 #include "collect/collect.h"
 #include "collect/fabric-parse.h"
+#include "data/sxid.h"
 #include "util/xalloc.h"
 
 #include <setjmp.h>
@@ -153,6 +154,36 @@ static void test_comm(void **state)
     assert_false(fabric_is_fm_comm("nv-fabricmanag"));
     assert_false(fabric_is_fm_comm("nvidia-persiste"));
     assert_false(fabric_is_fm_comm(""));
+}
+
+/* The SXid catalogue of data/sxid.tsv: sorted, one row a number, and what the guide says. */
+static void test_sxid_catalogue(void **state)
+{
+    const struct sxid_info *x;
+
+    (void)state;
+    assert_true(sxid_n_rows >= 90);
+    for (size_t i = 0; i < sxid_n_rows; i++) {
+        assert_true(sxid_rows[i].name[0] != '\0');
+        assert_true(sxid_rows[i].cls >= 0 && sxid_rows[i].cls < SXID_CLASS__COUNT);
+        if (i > 0)
+            assert_true(sxid_rows[i - 1].sxid < sxid_rows[i].sxid);
+        assert_ptr_equal(sxid_lookup(sxid_rows[i].sxid), &sxid_rows[i]);
+    }
+    x = sxid_lookup(24007);
+    assert_non_null(x);
+    assert_int_equal(x->cls, SXID_CLASS_FATAL);
+    assert_string_equal(x->name, "sourcetrack timeout error");
+    x = sxid_lookup(20034);
+    assert_int_equal(x->cls, SXID_CLASS_FATAL);
+    assert_string_equal(x->name, "LTSSM Fault Up");
+    assert_int_equal(sxid_lookup(23001)->cls, SXID_CLASS_ALWAYS_FATAL);
+    assert_int_equal(sxid_lookup(22003)->cls, SXID_CLASS_ALWAYS_FATAL);
+    assert_int_equal(sxid_lookup(11012)->cls, SXID_CLASS_CORRECTED);
+    assert_int_equal(sxid_lookup(12028)->cls, SXID_CLASS_NONFATAL);
+    assert_null(sxid_lookup(99999));
+    assert_null(sxid_lookup(0));
+    assert_null(sxid_lookup(-1));
 }
 
 struct run {
@@ -354,7 +385,7 @@ int main(void)
         cmocka_unit_test(test_dpkg),       cmocka_unit_test(test_upstream_version),
         cmocka_unit_test(test_log),        cmocka_unit_test(test_comm),
         cmocka_unit_test(test_healthy),    cmocka_unit_test(test_stories),
-        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_round_trip), cmocka_unit_test(test_sxid_catalogue),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
