@@ -20,9 +20,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#define DEVICES_DIR "sys/bus/pci/devices"
-#define NODE_DIR    "sys/devices/system/node"
-#define MAX_DEPTH   32 /* bridges between a root complex and a device; real ones have < 10 */
+#define DEVICES_DIR    "sys/bus/pci/devices"
+#define NODE_DIR       "sys/devices/system/node"
+#define MAX_DEPTH      32   /* bridges between a root complex and a device; real ones have < 10 */
+#define PCI_CONFIG_MAX 4096 /* a PCIe function's config space, as root reads it */
 
 /* One PCI function as the scan saw it. */
 struct pci_fn {
@@ -282,6 +283,39 @@ static void find_peers(struct scan *sc, const struct pci_fn *gpu, struct pcie_de
     }
 }
 
+/* The ACS control of a bridge, from its config space (4096 bytes for root; 64 otherwise). */
+static void read_acs(struct scan *sc, struct pcie_bridge *br)
+{
+    char rel[96];
+    uint8_t *buf = xmalloc(PCI_CONFIG_MAX + 1);
+    ssize_t n;
+    uint16_t ctrl = 0;
+    int r;
+
+    snprintf(rel, sizeof(rel), "%s/config", br->address);
+    n = file_read_at(sc->dirfd, rel, (char *)buf, PCI_CONFIG_MAX + 1);
+    if (n < 0) {
+        if (n != -ENOENT)
+            collector_note(sc->st, "/" DEVICES_DIR "/%s: %s: its ACS is not known", rel,
+                           n == -EFBIG ? "larger than a config space" : strerror((int)-n));
+        free(buf);
+        return;
+    }
+    r = numa_parse_acs(buf, (size_t)n, &ctrl);
+    free(buf);
+    br->acs = r - NUMA_ACS_NEEDS_ROOT;
+    br->valid |= UINT64_C(1) << PCIE_B_ACS;
+    if (r == NUMA_ACS_FOUND) {
+        br->acs_ctrl = ctrl;
+        br->valid |= UINT64_C(1) << PCIE_B_ACS_CTRL;
+    } else if (r == NUMA_ACS_MALFORMED) {
+        collector_note(sc->st,
+                       "/" DEVICES_DIR "/%s: malformed: its extended capability list is "
+                       "broken",
+                       rel);
+    }
+}
+
 static void resolve_upstream(struct scan *sc, const struct pci_fn *gpu, struct pcie_device *d)
 {
     const struct pci_fn *bridges[MAX_DEPTH];
@@ -314,6 +348,10 @@ static void resolve_upstream(struct scan *sc, const struct pci_fn *gpu, struct p
     }
     d->valid |= UINT64_C(1) << PCIE_S_UPSTREAM;
     find_peers(sc, gpu, d);
+    /* Under a switch, the port right above the GPU decides whether peer traffic may turn
+     * there or must go up to the root complex (ACS). */
+    if (d->switch_address != NULL)
+        read_acs(sc, &d->upstream[0]);
 }
 
 static void describe_gpu(struct scan *sc, const struct pci_fn *fn, struct pcie_device *d)

@@ -105,7 +105,8 @@ struct rule_ctx {
     X(fabric_fm_not_running)                                                                       \
     X(fabric_fm_version)                                                                           \
     X(fabric_fm_errors)                                                                            \
-    X(fabric_sxid)
+    X(fabric_sxid)                                                                                 \
+    X(pcie_acs_p2p)
 
 #define RULE_DECLARE(name) extern const struct rule rule_##name;
 RULE_LIST(RULE_DECLARE)

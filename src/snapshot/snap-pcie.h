@@ -38,12 +38,29 @@ struct pcie_link {
     uint32_t width, width_max; /* lanes */
 };
 
+/* Validity bits of struct pcie_bridge beyond the link. */
+enum pcie_bridge_slot {
+    PCIE_B_ACS = PCIE_S_LINK_WIDTH_MAX + 1, /* acs: its config space was read */
+    PCIE_B_ACS_CTRL,                        /* acs_ctrl: the ACS capability was found */
+};
+
+/* What reading a bridge's ACS capability gave (numa_parse_acs's results, from 0). */
+enum pcie_acs {
+    PCIE_ACS_NEEDS_ROOT, /* only the config header could be read: ACS needs root */
+    PCIE_ACS_MALFORMED,  /* the capability list is broken */
+    PCIE_ACS_ABSENT,     /* the bridge has no ACS capability */
+    PCIE_ACS_PRESENT,    /* acs_ctrl holds its control register */
+};
+extern const char *const pcie_acs_names[];
+
 /* One bridge above a GPU: a root port or a switch port. */
 struct pcie_bridge {
     char *address; /* "0000:17:00.0" */
     uint32_t vendor_id, device_id, class_code;
     struct pcie_link link; /* the bridge's own upstream link */
-    uint64_t valid;        /* bits of enum pcie_link_slot */
+    int32_t acs;           /* enum pcie_acs; read for the switch port right above a GPU */
+    uint32_t acs_ctrl;     /* the ACS control register (bits: docs/pcie.md) */
+    uint64_t valid;        /* bits of enum pcie_link_slot and enum pcie_bridge_slot */
 };
 
 enum pcie_peer_kind {

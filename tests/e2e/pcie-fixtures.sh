@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The PCIe section from sysfs fixture trees, through the command line.
+# The PCIe section from sysfs fixture trees, through the command line; the ACS of the switch
+# ports above GPUs and pcie.acs-p2p judging it.
 . "$SRC/tests/fixtures/host/e2e.bash"
 
 snap "$PCIE_FIX/server" --only pcie
@@ -13,6 +14,10 @@ check '[.pcie.gpus[1].upstream[].address]' '["0000:03:00.0","0000:02:00.0","0000
 check '[.pcie.gpus[1].peers[] | [.address, .kind, .vendor_id, .driver]]' '[["0000:05:00.0","network","0x000015b3","mlx5_core"],["0000:06:00.0","gpu","0x000010de","nvidia"],["0000:07:00.0","nvme","0x0000144d","nvme"]]'
 check '.pcie.gpus[2] | [.aer_correctable, .aer_nonfatal, .aer_fatal, .aer_correctable_window]' '[3, 1, 0, null]'
 check '.pcie.gpus[3] | [.driver, .numa_node, .link_gen, .peers]' '[null, 1, 3, []]'
+# ACS is read for the switch port right above a GPU under a switch, nowhere else
+check '[.pcie.gpus[] | .upstream[0] | [.address, .acs, .acs_ctrl]]' \
+    '[["0000:00:01.0",null,null],["0000:03:00.0","present","0x0000001d"],["0000:03:02.0","present","0x00000011"],["0000:80:01.0",null,null]]'
+check '[.pcie.gpus[1].upstream[1,2] | .acs]' '[null, null]'
 
 # With a window the AER counters are read twice: nothing changed in a fixture.
 snap "$PCIE_FIX/server" --only pcie --window 150ms
@@ -32,6 +37,44 @@ check '.collectors.pcie.notes | length >= 17' 'true'
 check '.pcie.gpus | length' '4'
 check '.pcie.gpus[0] | [.link_speed_gts, .link_width, .numa_node, .aer_correctable]' '[null, null, null, null]'
 check '.pcie.gpus[1] | [.upstream, .peers, .link_speed_max_gts, .link_gen_max]' '[null, null, 12.5, null]'
+
+# ACS as a non-root user reads it (64 bytes of config), a broken capability list, none at all.
+cp -a "$PCIE_FIX/server" "$TMP/acs"
+sw=$TMP/acs/sys/devices/pci0000:00/0000:00:02.0/0000:02:00.0
+head -c 64 /dev/zero >"$sw/0000:03:00.0/config"
+head -c 4096 /dev/zero >"$sw/0000:03:02.0/config"
+printf '\x0d\x00\x01\x00' | dd of="$sw/0000:03:02.0/config" bs=1 seek=256 conv=notrunc status=none
+printf '\x0d\x00' | dd of="$sw/0000:03:02.0/config" bs=1 seek=258 conv=notrunc status=none # no control
+printf '\x01\x00\x01\x05' | dd of="$sw/0000:03:02.0/config" bs=1 seek=256 conv=notrunc status=none # next 0x050: before 0x100
+snap "$TMP/acs" --only pcie
+check '[.pcie.gpus[1,2] | .upstream[0] | [.acs, .acs_ctrl]]' '[["needs_root",null],["malformed",null]]'
+check '.collectors.pcie.notes' '["/sys/bus/pci/devices/0000:03:02.0/config: malformed: its extended capability list is broken"]'
+
+# pcie.acs-p2p: the port with redirect bits, above a GPU sharing its switch with a GPU and a NIC
+acs_rules() {
+    GPUDOCTOR_STATE_DIR=off "$GPUDOCTOR" check --json --root "$1" --only pcie --window 0 >"$OUT" 2>/dev/null || true
+    jq -c '[.findings[] | select(.id == "pcie.acs-p2p") | [.subject.object, .severity]]' "$OUT"
+}
+if [ "$(acs_rules "$PCIE_FIX/server")" != '[["PCIe port 0000:03:00.0","warning"]]' ]; then
+    echo "FAIL: pcie.acs-p2p on the server tree: $(acs_rules "$PCIE_FIX/server")"
+    failures=$((failures + 1))
+fi
+check '[.findings[] | select(.id == "pcie.acs-p2p") | .fix[] | select(startswith("sudo setpci"))]' \
+    '["sudo setpci -s 0000:03:00.0 ECAP_ACS+0x6.w=0000   # ACS off on this port until the next boot"]'
+# without root: not checked, and said
+if [ "$(acs_rules "$TMP/acs")" != '[]' ]; then
+    echo "FAIL: pcie.acs-p2p without the ACS registers: $(acs_rules "$TMP/acs")"
+    failures=$((failures + 1))
+fi
+check '[.not_checked[] | select(.rule == "pcie.acs-p2p") | .reason]' \
+    '["ACS of 1 switch port above GPUs (reading a bridge'"'"'s extended config space needs root)","ACS of 1 switch port above GPUs (a broken extended capability list: the collector'"'"'s notes name it)"]'
+
+# On the 8-GPU case whose second CPU's switch ports redirect: one finding per port above GPUs
+# 4-7, and the P2P finding is explained by the first of them.
+"$GPUDOCTOR" check --json --from "$SRC/tests/scenarios/p2p-acs-blocked/snapshot.json" >"$OUT" 2>/dev/null || true
+check '[.findings[] | select(.id == "pcie.acs-p2p") | .subject.object] | sort' \
+    '["PCIe port 0000:91:00.0","PCIe port 0000:91:01.0","PCIe port 0000:b1:00.0","PCIe port 0000:b1:01.0"]'
+check '[.findings[0].id, (.findings[] | select(.id == "pcie.p2p-unavailable") | .caused_by)]' '["pcie.acs-p2p", 1]'
 
 mkdir -p "$TMP/empty"
 snap "$TMP/empty" --only pcie

@@ -37,5 +37,54 @@ write() {
 
 # GPUs 4-7: ACS on the second CPU's PCIe switches; the first CPU's GPUs reach each other
 write p2p-acs-blocked 'if $i >= 4 then "chipset_not_supported" else "ok" end'
+
+# The same board's PCIe tree in sysfs, as the pcie collector reads it as root: a root port, a
+# switch (upstream port, two downstream ports) and two GPUs for each pair; the downstream ports
+# above GPUs 4-7 have ACS redirecting peer traffic (control 0x1d: SV RR CR UF), those above
+# GPUs 0-3 ACS without redirect (0x11). The case gets the GPUs' PCIe records from it.
+tree=$tmp/acs-tree
+node() { # PATH VENDOR DEVICE CLASS [NUMA]
+    local dir=$tree/sys/devices/$1 addr
+    addr=$(basename "$1")
+    mkdir -p "$dir" "$tree/sys/bus/pci/devices"
+    printf '%s\n' "$2" >"$dir/vendor"
+    printf '%s\n' "$3" >"$dir/device"
+    printf '%s\n' "$4" >"$dir/class"
+    printf '32.0 GT/s PCIe\n' >"$dir/current_link_speed"
+    printf '32.0 GT/s PCIe\n' >"$dir/max_link_speed"
+    printf '16\n' >"$dir/current_link_width"
+    printf '16\n' >"$dir/max_link_width"
+    [ -n "${5:-}" ] && printf '%s\n' "$5" >"$dir/numa_node"
+    ln -sfn "../../../devices/$1" "$tree/sys/bus/pci/devices/$addr"
+}
+acs() { # PATH CTRL: a root's read of the config space with the ACS capability at 0x100
+    local file=$tree/sys/devices/$1/config esc
+    head -c 4096 /dev/zero >"$file"
+    esc=$(printf '\\x%02x\\x%02x' $(($2 & 255)) $(($2 >> 8)))
+    # shellcheck disable=SC2059
+    printf "\\x0d\\x00\\x01\\x00\\x5f\\x00$esc" | dd of="$file" bs=1 seek=256 conv=notrunc status=none
+}
+# pair ROOT RP US DS_BUS GPU_A GPU_B NUMA CTRL
+pair() {
+    local rp=$1/$2 us=$1/$2/$3
+    node "$rp" 0x8086 0x352a 0x060400
+    node "$us" 0x1000 0xc030 0x060400
+    node "$us/$4:00.0" 0x1000 0xc030 0x060400
+    node "$us/$4:01.0" 0x1000 0xc030 0x060400
+    acs "$us/$4:00.0" "$8"
+    acs "$us/$4:01.0" "$8"
+    node "$us/$4:00.0/$5" 0x10de 0x2330 0x030200 "$7"
+    node "$us/$4:01.0/$6" 0x10de 0x2330 0x030200 "$7"
+}
+pair pci0000:00 0000:00:01.0 0000:10:00.0 0000:11 0000:18:00.0 0000:2a:00.0 0 0x11
+pair pci0000:00 0000:00:03.0 0000:30:00.0 0000:31 0000:3a:00.0 0000:5d:00.0 0 0x11
+pair pci0000:80 0000:80:01.0 0000:90:00.0 0000:91 0000:9a:00.0 0000:ab:00.0 1 0x1d
+pair pci0000:80 0000:80:03.0 0000:b0:00.0 0000:b1 0000:ba:00.0 0000:db:00.0 1 0x1d
+"$gd" snapshot --root "$tree" --only pcie --window 0 >"$tmp/acs.snap"
+jq --slurpfile p "$tmp/acs.snap" '
+    .pcie.gpus |= [.[] | . as $g | ($p[0].pcie.gpus[] | select(.address == $g.address)) as $n
+                   | $g + {upstream: $n.upstream, switch_address: $n.switch_address, peers: $n.peers}]' \
+    "$here/p2p-acs-blocked/snapshot.json" >"$tmp/acs.json"
+mv "$tmp/acs.json" "$here/p2p-acs-blocked/snapshot.json"
 # a driver option turned P2P off everywhere (NVreg_RegistryDwords)
 write p2p-disabled-regkey '"disabled_by_regkey"'

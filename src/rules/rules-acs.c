@@ -1,0 +1,156 @@
+/*
+ * PCIe ACS (category pcie): a switch port right above a GPU that redirects peer-to-peer traffic
+ * up to the root complex (ACS P2P Request Redirect, Completion Redirect or Egress Control), while
+ * other GPUs or network cards share that switch. Evidence from the pcie collector: the ACS
+ * control register of the port, read from its config space (root only), and the switch's other
+ * devices (docs/pcie.md, docs/fabric.md).
+ */
+#include "collect/numa-parse.h"
+#include "rules/rule-impl.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ACS_REDIRECT (NUMA_ACS_RR | NUMA_ACS_CR | NUMA_ACS_EC)
+
+/* "RR CR EC" for the redirect bits of ctrl into buf. */
+static void redirect_words(char *buf, size_t size, uint32_t ctrl)
+{
+    snprintf(buf, size, "%s%s%s", ctrl & NUMA_ACS_RR ? "RR " : "", ctrl & NUMA_ACS_CR ? "CR " : "",
+             ctrl & NUMA_ACS_EC ? "EC " : "");
+    if (*buf)
+        buf[strlen(buf) - 1] = '\0';
+}
+
+/* The peers under the GPU's switch that peer-to-peer traffic is for: GPUs and network cards. */
+static void count_peers(const struct pcie_device *d, size_t *gpus, size_t *nics)
+{
+    *gpus = *nics = 0;
+    for (size_t k = 0; k < d->n_peers; k++) {
+        *gpus += d->peers[k].kind == PCIE_PEER_GPU;
+        *nics += d->peers[k].kind == PCIE_PEER_NETWORK;
+    }
+}
+
+static void check_acs(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct pcie_info *p = &ctx->facts->snap->pcie;
+    size_t unread = 0, broken = 0;
+
+    if (!(p->valid & (UINT64_C(1) << PCIE_I_GPUS))) {
+        need_collector(ctx, out, COLLECTOR_PCIE);
+        return;
+    }
+    for (size_t i = 0; i < p->n_gpus; i++) {
+        const struct pcie_device *d = &p->gpus[i];
+        const struct pcie_bridge *port;
+        const struct facts_gpu *v;
+        size_t gpus, nics;
+        char words[16], *qport;
+        struct finding *f;
+
+        if (!pcie_device_valid(d, PCIE_S_UPSTREAM) || d->switch_address == NULL ||
+            d->n_upstream == 0)
+            continue;
+        count_peers(d, &gpus, &nics);
+        if (gpus + nics == 0)
+            continue; /* alone under its switch: nothing to talk to through it */
+        port = &d->upstream[0];
+        if (!((port->valid >> PCIE_B_ACS) & 1u)) {
+            unread++;
+            continue;
+        }
+        if (port->acs == PCIE_ACS_NEEDS_ROOT) {
+            unread++;
+            continue;
+        }
+        if (port->acs == PCIE_ACS_MALFORMED) {
+            broken++;
+            continue;
+        }
+        if (!((port->valid >> PCIE_B_ACS_CTRL) & 1u) || !(port->acs_ctrl & ACS_REDIRECT))
+            continue;
+        redirect_words(words, sizeof(words), port->acs_ctrl);
+        v = klog_gpu(ctx, d->address);
+        f = finding_new(ctx, out, v ? (int32_t)v->g->index : -1, -1);
+        finding_object(f, "PCIe port %s", port->address);
+        if (v != NULL)
+            finding_title(f,
+                          "ACS on the switch port above GPU %" PRIu32 " sends its peer-to-peer "
+                          "traffic through the CPU",
+                          v->g->index);
+        else
+            finding_title(f,
+                          "ACS on the switch port above GPU %s sends its peer-to-peer traffic "
+                          "through the CPU",
+                          d->address);
+        finding_evidence(f, "port %s above GPU %s: ACS control 0x%04" PRIx32 ", redirect bits %s",
+                         port->address, d->address, port->acs_ctrl, words);
+        finding_evidence(f, "under the same switch %s: %zu other GPU%s and %zu network card%s",
+                         d->switch_address, gpus, gpus == 1 ? "" : "s", nics, nics == 1 ? "" : "s");
+        if (nics > 0)
+            finding_evidence(f, "peer-to-peer reads and writes (NCCL between GPUs, GPUDirect "
+                                "RDMA to the NIC) go up to the root complex and back instead of "
+                                "turning in the switch: lower bandwidth, higher latency");
+        else
+            finding_evidence(f, "peer-to-peer reads and writes between the GPUs (NCCL) go up to "
+                                "the root complex and back instead of turning in the switch: "
+                                "lower bandwidth, higher latency");
+        if (p->valid & (UINT64_C(1) << PCIE_I_IOMMU) && p->iommu_present)
+            finding_evidence(f, "an IOMMU is active: redirected peer traffic is also translated, "
+                                "which can hang NCCL (a classic cause of NCCL_P2P_DISABLE=1)");
+        qport = fix_arg(f, "PCI address", port->address);
+        if (qport != NULL)
+            finding_fix(f,
+                        "sudo setpci -s %s ECAP_ACS+0x6.w=0000   # ACS off on this port until "
+                        "the next boot",
+                        qport);
+        finding_fix(f, "# to keep it off, disable ACS (\"PCIe ACS\", \"ACS Enable\") in the BIOS "
+                       "or the switch's settings; but where GPUs are passed through to virtual "
+                       "machines ACS is what isolates them: leave it on there");
+        free(qport);
+        finding_explains(f, "pcie.p2p-unavailable");
+        f->impact = 0.4;
+    }
+    if (unread > 0)
+        rule_skip(ctx, out, -1,
+                  "ACS of %zu switch port%s above GPUs (reading a bridge's extended config "
+                  "space needs root)",
+                  unread, unread == 1 ? "" : "s");
+    if (broken > 0)
+        rule_skip(ctx, out, -1,
+                  "ACS of %zu switch port%s above GPUs (a broken extended capability list: the "
+                  "collector's notes name it)",
+                  broken, broken == 1 ? "" : "s");
+}
+
+const struct rule rule_pcie_acs_p2p = {
+    .id = "pcie.acs-p2p",
+    .severity = SEV_WARNING,
+    .category = CAT_PCIE,
+    .title = N_("PCIe ACS redirects peer-to-peer traffic to the CPU"),
+    .explanation = N_(
+        "Access Control Services (ACS) on a PCIe switch port can force every peer-to-peer "
+        "request and completion that enters it up to the root complex, instead of letting it "
+        "turn in the switch. Virtualization hosts enable it to isolate devices; many BIOSes and "
+        "kernels enable it by default. On a training server it makes NCCL traffic between GPUs "
+        "under one switch, and GPUDirect RDMA between a GPU and its NIC, take the long way "
+        "through the CPU: bandwidth drops and latency grows, and together with an IOMMU it can "
+        "make NCCL hang. NVIDIA's NCCL documentation tells to disable it on bare-metal servers."),
+    .detection = N_("the ACS control register (extended capability 0x000D, control at +6) of "
+                    "the switch port right above a GPU that shares its switch with another GPU "
+                    "or a network card: P2P Request Redirect (0x4), Completion Redirect (0x8) or "
+                    "Egress Control (0x20) set. Reading it needs root; without root it is said "
+                    "as not checked."),
+    .fix = N_("setpci -s PORT ECAP_ACS+0x6.w=0000 on the switch ports (until the next boot), and "
+              "disable ACS in the BIOS to keep it off; not on a host that passes GPUs to virtual "
+              "machines."),
+    .thresholds = NO_THRESHOLDS,
+    .explains =
+        EXPLAINS({ "pcie.p2p-unavailable", LINK_ANY, N_("the redirect is on a port above a GPU"),
+                   N_("ACS sends peer traffic through the root complex, where peer-to-peer "
+                      "may not be allowed at all") }),
+    .check = check_acs,
+};
