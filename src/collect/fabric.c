@@ -102,16 +102,20 @@ static void read_switches(struct collect_ctx *ctx, struct collector_status *st,
     f->valid |= UINT64_C(1) << FABRIC_S_SWITCHES;
 }
 
-static void read_install(struct collect_ctx *ctx, struct collector_status *st,
-                         struct fabric_info *f)
+static void read_binary(struct collect_ctx *ctx, struct fabric_info *f)
 {
-    char *text = NULL, *pkg, *ver;
-    ssize_t n;
-
     for (size_t i = 0; i < ARRAY_SIZE(fm_programs); i++)
         if (faccessat(ctx->root.fd, fm_programs[i], F_OK, AT_SYMLINK_NOFOLLOW) == 0)
             f->fm_binary = true;
     f->valid |= UINT64_C(1) << FABRIC_S_BINARY;
+}
+
+/* The installed package and its version, from dpkg's database (megabytes: read only here). */
+static void read_package(struct collect_ctx *ctx, struct collector_status *st,
+                         struct fabric_info *f)
+{
+    char *text = NULL, *pkg, *ver;
+    ssize_t n;
 
     n = file_slurp_text_at(ctx->root.fd, DPKG_STATUS, DPKG_MAX_BYTES, &text);
     if (n == -ENOENT) {
@@ -274,12 +278,14 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
 
     collector_set(st, CS_OK, NULL);
     read_switches(ctx, st, f);
-    read_install(ctx, st, f);
-    if (f->n_switches == 0 && !f->fm_binary && !f->fm_packaged) {
-        /* Nothing to manage and nothing to run it: the rest would say nothing. */
+    read_binary(ctx, f);
+    if (f->n_switches == 0 && !f->fm_binary) {
+        /* Nothing to manage and nothing to run it: the rest would say nothing (and dpkg's
+         * database, megabytes, is not read on every machine every cycle). */
         collector_set(st, st->state, "no NVSwitch and no Fabric Manager");
         return NULL;
     }
+    read_package(ctx, st, f);
     read_process(ctx, st, f);
     read_unit(ctx, st, f);
     read_log(ctx, st, f);

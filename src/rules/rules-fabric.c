@@ -47,11 +47,6 @@ static struct switches find_switches(const struct rule_ctx *ctx)
     return w;
 }
 
-static bool has_switches(const struct switches *w)
-{
-    return w->on_bus > 0 || w->gpus_linked > 0;
-}
-
 static void switch_evidence(struct finding *f, const struct switches *w)
 {
     if (w->on_bus > 0)
@@ -63,8 +58,11 @@ static void switch_evidence(struct finding *f, const struct switches *w)
 }
 
 /*
- * Whether the fabric section can be judged: the collector ran (or the snapshot carries the
- * section) and found NVSwitches. Otherwise records why not, once for the running rule.
+ * Whether Fabric Manager can be judged here: the collector ran (or the snapshot carries the
+ * section) and found NVSwitches on this machine's PCI bus. GPU links that end at NVSwitches the
+ * bus does not show (a virtual machine given GPUs of a shared-NVSwitch system, the compute tray
+ * of an NVL72 rack) are managed where the switches are: not here. Otherwise records why not, once
+ * for the running rule.
  */
 static bool fabric_known(const struct rule_ctx *ctx, struct findings *out, struct switches *w)
 {
@@ -75,9 +73,16 @@ static bool fabric_known(const struct rule_ctx *ctx, struct findings *out, struc
         rule_skip(ctx, out, -1, "NVSwitches and Fabric Manager were not read");
         return false;
     }
-    if (!has_switches(w)) {
-        if (!w->bus_read)
-            rule_skip(ctx, out, -1, "the PCI bus was not read: whether there are NVSwitches");
+    if (!w->bus_read) {
+        rule_skip(ctx, out, -1, "the PCI bus was not read: whether there are NVSwitches");
+        return false;
+    }
+    if (w->on_bus == 0) {
+        if (w->gpus_linked > 0)
+            rule_skip(ctx, out, -1,
+                      "Fabric Manager: the NVSwitches the GPUs' NVLinks reach are not on this "
+                      "machine's PCI bus (a virtual machine, or NVLink switch trays): they are "
+                      "managed where they are");
         return false;
     }
     return true;
@@ -201,8 +206,10 @@ const struct rule rule_fabric_fm_not_running = {
         "lists them and nothing runs on them. It is a separate package (nvidia-fabricmanager, of "
         "the driver's branch) and service; it is often missing after a driver upgrade or a "
         "fresh install, or stopped because its version differs from the driver's."),
-    .detection = N_("NVSwitches on the PCI bus (vendor 0x10de, class 0x0680) or GPU NVLinks "
-                    "that end at an NVSwitch, and no process named nv-fabricmanager in /proc."),
+    .detection = N_("NVSwitches on this machine's PCI bus (vendor 0x10de, class 0x0680) and no "
+                    "process named nv-fabricmanager in /proc. GPU NVLinks that end at NVSwitches "
+                    "the bus does not show (a virtual machine, NVLink switch trays) are said as "
+                    "not checked: Fabric Manager runs where the switches are."),
     .fix = N_("Install the nvidia-fabricmanager package of exactly the driver's version if it is "
               "missing, then systemctl enable --now nvidia-fabricmanager, and read its log if "
               "it does not stay up."),

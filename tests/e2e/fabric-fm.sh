@@ -77,6 +77,15 @@ fi
 GPUDOCTOR_STATE_DIR=off "$GPUDOCTOR" serve --once --root "$TMP/plain" --only fabric --window 0 >"$prom" 2>/dev/null || true
 expect "no fabric metrics" "$(grep -E '^gpudoctor_(nvswitch|fabric_manager)' "$prom" | tr '\n' ';')" 'gpudoctor_nvswitches 0;'
 
+# GPUs whose NVLinks reach NVSwitches this machine's bus does not show (a VM, an NVL72 compute
+# tray): Fabric Manager is not judged here, and that is said.
+jq '.fabric = {switches: [], fm_binary: false, fm_package: null, fm_package_version: null, log_path: null}
+    | .collectors.fabric = {state: "ok", detail: "no NVSwitch and no Fabric Manager", notes: [], elapsed_us: 300}' \
+    "$SRC/tests/scenarios/healthy-8gpu-nvlink/snapshot.json" >"$TMP/vm.json"
+"$GPUDOCTOR" check --json --from "$TMP/vm.json" >"$OUT" 2>"$TMP/err" || true
+check '[.findings[] | select(.id | startswith("fabric.fm"))]' '[]'
+check '[.not_checked[] | select(.rule == "fabric.fm-not-running") | .reason | startswith("Fabric Manager: the NVSwitches the GPUs")]' '[true]'
+
 # The causal order of the fm-version case.
 "$GPUDOCTOR" check --json --from "$SRC/tests/scenarios/fm-version/snapshot.json" >"$OUT" 2>"$TMP/err" || true
 check '[.findings[0].id, .findings[0].caused_by]' '["fabric.fm-version", null]'
