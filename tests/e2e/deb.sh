@@ -77,12 +77,16 @@ tree_state | diff "$TMP/tree.before" - || fail "the build changed the source tre
 dpkg-deb -c "$main" | awk '{print $6}' | sed 's|^\./|/|' >"$TMP/main.files"
 dpkg-deb -c "$sim" | awk '{print $6}' | sed 's|^\./|/|' >"$TMP/sim.files"
 for f in /usr/bin/gpudoctor /usr/sbin/gpudoctor-slurm-check /lib/systemd/system/gpudoctor-serve.service \
+    /usr/sbin/gpudoctor-slurm-prolog /usr/sbin/gpudoctor-slurm-epilog \
     /usr/share/man/man1/gpudoctor.1.gz /usr/share/man/man8/gpudoctor-slurm-check.8.gz \
+    /usr/share/man/man8/gpudoctor-slurm-prolog.8.gz /usr/share/man/man8/gpudoctor-slurm-epilog.8.gz \
+    /usr/share/man/zh_CN/man1/gpudoctor.1.gz /usr/share/locale/zh_CN/LC_MESSAGES/gpudoctor.mo \
     /usr/share/doc/gpudoctor/examples/gpudoctor.conf /usr/share/doc/gpudoctor/copyright \
     /usr/share/gpudoctor/prometheus/gpudoctor-rules.yml; do
     grep -qx "$f" "$TMP/main.files" || fail "gpudoctor lacks $f"
 done
-for f in "/usr/lib/$multiarch/gpudoctor/sim/libnvidia-ml.so.1" \
+for f in "/usr/lib/$multiarch/gpudoctor/sim/libnvidia-ml.so.1" "/usr/lib/$multiarch/gpudoctor/sim/libcuda.so.1" \
+    "/usr/lib/$multiarch/gpudoctor/sim/libcublasLt.so.13" \
     /usr/share/gpudoctor/scenarios/troubled-8xh100.json /usr/share/doc/gpudoctor-sim/copyright; do
     grep -qx "$f" "$TMP/sim.files" || fail "gpudoctor-sim lacks $f"
 done
