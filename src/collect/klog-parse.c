@@ -351,7 +351,9 @@ static enum klog_parse_result parse_xid(const char *r, struct klog_event *ev)
 
 /*
  * "nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 12028, Non-fatal, Link 37 egress non-posted PRIV
- * error (First)": an NVSwitch error (docs/fabric.md). r is the text after "SXid (". The lines the
+ * error (First)": an NVSwitch error (docs/fabric.md); the driver prints Fatal, Non-fatal or
+ * Correctable (nvswitch's NVSWITCH_REPORT_*), decided when the error happens, so the word on the
+ * line is what counts, not the number. r is the text after "SXid (". The lines the
  * driver adds after one (", Data {0x...}", ", Severity 1 Engine instance ...") carry no error of
  * their own and are not events.
  */
@@ -380,6 +382,8 @@ static enum klog_parse_result parse_sxid(const char *r, struct klog_event *ev)
         ev->sxid_fatal = true;
     else if (skip(&r, "Non-fatal") || skip(&r, "Nonfatal"))
         ev->sxid_fatal = false;
+    else if (skip(&r, "Correctable"))
+        ev->sxid_correctable = true;
     else if (str_starts(r, "Data {") || str_starts(r, "Severity "))
         return KLOG_PARSE_NONE;
     else

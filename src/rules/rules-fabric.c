@@ -318,19 +318,20 @@ static void check_log(const struct rule_ctx *ctx, struct findings *out)
     }
     if (fb->log_errors == 0)
         return;
+    if (!fb->log_started) {
+        /* Without its start line the errors cannot be told from an earlier run's. */
+        rule_skip(ctx, out, -1,
+                  "%s has %" PRIu32 " error line%s but no start line (\"Fabric Manager version "
+                  "V is running\"): whether they are from the current run",
+                  fb->log_path, fb->log_errors, fb->log_errors == 1 ? "" : "s");
+        return;
+    }
     f = finding_new(ctx, out, -1, -1);
     finding_object(f, "nvidia-fabricmanager");
-    if (fb->log_started) {
-        finding_title(f, "Fabric Manager logged %" PRIu32 " error%s since it last started",
-                      fb->log_errors, fb->log_errors == 1 ? "" : "s");
-        finding_evidence(f, "%s: %" PRIu32 " [ERROR] or [FATAL] line%s after its last start line",
-                         fb->log_path, fb->log_errors, fb->log_errors == 1 ? "" : "s");
-    } else {
-        finding_title(f, "Fabric Manager logged %" PRIu32 " error%s", fb->log_errors,
-                      fb->log_errors == 1 ? "" : "s");
-        finding_evidence(f, "%s: %" PRIu32 " [ERROR] or [FATAL] line%s, and no start line",
-                         fb->log_path, fb->log_errors, fb->log_errors == 1 ? "" : "s");
-    }
+    finding_title(f, "Fabric Manager logged %" PRIu32 " error%s since it last started",
+                  fb->log_errors, fb->log_errors == 1 ? "" : "s");
+    finding_evidence(f, "%s: %" PRIu32 " [ERROR] or [FATAL] line%s after its last start line",
+                     fb->log_path, fb->log_errors, fb->log_errors == 1 ? "" : "s");
     for (size_t i = 0; i < fb->n_log_lines; i++)
         finding_evidence(f, "%s", fb->log_lines[i].text);
     if (fabric_valid(fb, FABRIC_S_PROCESS) && fb->fm_running)
@@ -360,7 +361,8 @@ const struct rule rule_fabric_fm_errors = {
         "are history."),
     .detection = N_("On a machine with NVSwitches: lines with [ERROR] or [FATAL] after the last "
                     "\"Fabric Manager version ... is running\" line in the last 4 MiB of the log "
-                    "(LOG_FILE_NAME of fabricmanager.cfg)."),
+                    "(LOG_FILE_NAME of fabricmanager.cfg). A log without that line is not judged: "
+                    "its errors could be an earlier run's."),
     .fix = N_("Read the lines around the errors and the service's journal, fix what they name, "
               "then restart nvidia-fabricmanager."),
     .thresholds = NO_THRESHOLDS,
@@ -544,7 +546,8 @@ static void check_sxid(const struct rule_ctx *ctx, struct findings *out)
 
             if (x != NULL && (sw->worst == NULL || x->cls > sw->worst->cls))
                 sw->worst = x;
-            if (x == NULL || x->cls != SXID_CLASS_CORRECTED || ev->sxid_fatal)
+            if (ev->sxid_fatal ||
+                (!ev->sxid_correctable && (x == NULL || x->cls != SXID_CLASS_CORRECTED)))
                 sw->all_corrected = false;
         }
         if (ev->sxid_fatal) {

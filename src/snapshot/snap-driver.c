@@ -85,6 +85,8 @@ static const struct jfield klog_event_fields[] = {
       "oom_kill: resident memory of the killed process (anon + file + shmem)"),
     E("sxid", JF_I32, sxid, KLOG_S_SXID,
       "sxid: the NVSwitch error number (docs/fabric.md); pci is the NVSwitch's address"),
+    E("sxid_correctable", JF_BOOL, sxid_correctable, KLOG_S_SXID,
+      "sxid: the driver printed Correctable (the switch corrected it)"),
     E("sxid_fatal", JF_BOOL, sxid_fatal, KLOG_S_SXID,
       "sxid: the driver printed Fatal (true) or Non-fatal (false)"),
     E("sxid_link", JF_I32, sxid_link, KLOG_S_SXID_LINK,

@@ -59,7 +59,7 @@ enum klog_slot {
     KLOG_S_NVLINK,        /* nvlink_fatal, nvlink_link, nvlink_intrinfo, nvlink_error_status */
     KLOG_S_NVLINK_UNIT,   /* nvlink_unit: optional, so older snapshots still read */
     KLOG_S_CONTAINMENT,   /* reset_required, drain_reset_required */
-    KLOG_S_SXID,          /* sxid, sxid_fatal */
+    KLOG_S_SXID,          /* sxid, sxid_fatal, sxid_correctable */
     KLOG_S_SXID_LINK,     /* sxid_link */
 };
 
@@ -88,6 +88,7 @@ struct klog_event {
     uint64_t rss_bytes;           /* KLOG_OOM_KILL: anon + file + shmem RSS of the killed process */
     int32_t sxid;                 /* KLOG_SXID: the number; pci is the NVSwitch's address */
     bool sxid_fatal;              /* ... "Fatal" rather than "Non-fatal" */
+    bool sxid_correctable;        /* ... "Correctable": the switch corrected it */
     int32_t sxid_link;            /* ... the NVSwitch port ("Link 37") when the line names one */
     char *message;                /* the driver's text after the header (KLOG_XID), or the line */
     uint64_t valid;               /* bits of enum klog_slot */

@@ -49,6 +49,13 @@ expect "not installed" "$(rules --root "$TMP/missing" --only fabric,kernel_log -
     "fabric.fm-not-running nvidia-fabricmanager critical"
 check '.findings[0].title' '"Fabric Manager is not installed on this NVSwitch system: CUDA cannot use the GPUs"'
 
+# A log with errors but no start line: they could be an earlier run's, so not judged, and said.
+cp -a "$HGX" "$TMP/nostart"
+printf '[x] [ERROR] [tid 7] something failed long ago\n' >"$TMP/nostart/var/log/fabricmanager.log"
+expect "no start line" "$(rules --root "$TMP/nostart" --only fabric,kernel_log --window 0)" ""
+check '[.not_checked[] | select(.rule == "fabric.fm-errors") | .reason]' \
+    '["/var/log/fabricmanager.log has 1 error line but no start line (\"Fabric Manager version V is running\"): whether they are from the current run"]'
+
 # SXid lines of the kernel log, one fatal: both switches reported, the fatal one first.
 cp -a "$HGX" "$TMP/sxid"
 mkdir -p "$TMP/sxid/dev"

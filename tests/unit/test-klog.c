@@ -1123,6 +1123,14 @@ static void test_sxid(void **state)
           KLOG_PARSE_EVENT, "0000:00:00", 11001, true, -1, "ingress invalid command" },
         { "nvidia-nvswitch0: SXid (PCI:0000:00:00.0): 01234, Nonfatal, x", KLOG_PARSE_EVENT,
           "0000:00:00", 1234, false, -1, "x" },
+        /* corrected by the switch: neither fatal nor an error of the non-fatal kind */
+        { "nvidia-nvswitch2: SXid (PCI:0000:c7:00.0): 19049, Correctable, Link 07 NCISOC HDR ECC "
+          "limit",
+          KLOG_PARSE_EVENT, "0000:c7:00", 19049, false, 7, "Link 07 NCISOC HDR ECC limit" },
+        /* a PRI error: no link, the instance and chiplet instead */
+        { "nvidia-nvswitch2: SXid (PCI:0000:c7:00.0): 10001, Fatal, PRI error, instance=0, "
+          "chiplet=1",
+          KLOG_PARSE_EVENT, "0000:c7:00", 10001, true, -1, "PRI error, instance=0, chiplet=1" },
         /* the companion lines */
         { "nvidia-nvswitch3: SXid (PCI:0000:c3:00.0): 12028, Severity 0 Engine instance 37 "
           "Sub-engine instance 00",
@@ -1163,6 +1171,7 @@ static void test_sxid(void **state)
             assert_false(ev.valid & BIT(KLOG_S_XID));
             assert_int_equal(ev.sxid, cases[i].sxid);
             assert_int_equal(ev.sxid_fatal, cases[i].fatal);
+            assert_int_equal(ev.sxid_correctable, strstr(cases[i].line, "Correctable") != NULL);
             if (cases[i].link < 0) {
                 assert_false(ev.valid & BIT(KLOG_S_SXID_LINK));
             } else {
