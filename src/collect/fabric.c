@@ -54,21 +54,34 @@ static int switch_cmp(const void *a, const void *b)
                   ((const struct fabric_switch *)b)->pci_address);
 }
 
+/* Opens the directory rel under the root for reading; NULL with errno set when it cannot. */
+static DIR *open_dir(struct collect_ctx *ctx, const char *rel)
+{
+    int fd = openat(ctx->root.fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d;
+
+    if (fd < 0)
+        return NULL;
+    d = fdopendir(fd);
+    if (d == NULL) {
+        int e = errno;
+
+        close(fd);
+        errno = e;
+    }
+    return d;
+}
+
 static void read_switches(struct collect_ctx *ctx, struct collector_status *st,
                           struct fabric_info *f)
 {
-    int fd = openat(ctx->root.fd, PCI_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = open_dir(ctx, PCI_DIR);
     size_t cap = 0, seen = 0;
     struct dirent *de;
-    DIR *d;
 
-    if (fd < 0 || (d = fdopendir(fd)) == NULL) {
-        int e = errno;
-
-        if (fd >= 0)
-            close(fd);
+    if (d == NULL) {
         collector_note(st, "/%s: %s: cannot tell whether there are NVSwitches", PCI_DIR,
-                       strerror(e));
+                       strerror(errno));
         return;
     }
     while ((de = readdir(d)) != NULL && seen++ < MAX_PCI_DEVICES) {
@@ -147,17 +160,12 @@ static void read_package(struct collect_ctx *ctx, struct collector_status *st,
 static void read_process(struct collect_ctx *ctx, struct collector_status *st,
                          struct fabric_info *f)
 {
-    int fd = openat(ctx->root.fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = open_dir(ctx, "proc");
     size_t seen = 0;
     struct dirent *de;
-    DIR *d;
 
-    if (fd < 0 || (d = fdopendir(fd)) == NULL) {
-        int e = errno;
-
-        if (fd >= 0)
-            close(fd);
-        collector_note(st, "/proc: %s: cannot tell whether Fabric Manager runs", strerror(e));
+    if (d == NULL) {
+        collector_note(st, "/proc: %s: cannot tell whether Fabric Manager runs", strerror(errno));
         return;
     }
     while ((de = readdir(d)) != NULL && seen < MAX_PROCS) {
@@ -187,18 +195,13 @@ static void read_process(struct collect_ctx *ctx, struct collector_status *st,
 /* Enabled: a link to the unit in one of systemd's *.wants directories under /etc. */
 static void read_unit(struct collect_ctx *ctx, struct collector_status *st, struct fabric_info *f)
 {
-    int fd = openat(ctx->root.fd, SYSTEMD_ETC, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = open_dir(ctx, SYSTEMD_ETC);
     struct dirent *de;
-    DIR *d;
 
-    if (fd < 0 || (d = fdopendir(fd)) == NULL) {
-        int e = errno;
-
-        if (fd >= 0)
-            close(fd);
-        if (e != ENOENT)
+    if (d == NULL) {
+        if (errno != ENOENT)
             collector_note(st, "/%s: %s: cannot tell whether Fabric Manager starts at boot",
-                           SYSTEMD_ETC, strerror(e));
+                           SYSTEMD_ETC, strerror(errno));
         return; /* no systemd: nothing to enable */
     }
     while ((de = readdir(d)) != NULL) {

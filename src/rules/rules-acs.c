@@ -130,7 +130,7 @@ const struct rule rule_pcie_acs_p2p = {
     .id = "pcie.acs-p2p",
     .severity = SEV_WARNING,
     .category = CAT_PCIE,
-    .title = N_("PCIe ACS redirects peer-to-peer traffic to the CPU"),
+    .title = N_("PCIe ACS sends peer traffic through the CPU"),
     .explanation = N_(
         "Access Control Services (ACS) on a PCIe switch port can force every peer-to-peer "
         "request and completion that enters it up to the root complex, instead of letting it "
