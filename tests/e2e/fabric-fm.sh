@@ -22,18 +22,7 @@ check '.collectors.fabric | [.state, .detail]' '["ok", "no NVSwitch and no Fabri
 check '.fabric | [.switches, .fm_binary, .fm_running, .log_errors]' '[[], false, null, null]'
 
 # rules ARGS...: the "rule object severity" lines of gpudoctor check --json for the fabric rules.
-rules() {
-    "$GPUDOCTOR" check --json "$@" 2>"$TMP/err" >"$OUT" || true
-    jq -r '[.findings[] | select(.id | startswith("fabric.")) | "\(.id) \(.subject.object) \(.severity)"] | join(",")' "$OUT"
-}
-expect() {
-    if [ "$2" != "$3" ]; then
-        echo "FAIL: $1"
-        echo "   got:  $2"
-        echo "   want: $3"
-        failures=$((failures + 1))
-    fi
-}
+rules() { rule_findings fabric. "$@"; }
 
 expect "healthy HGX" "$(rules --root "$HGX" --only fabric,kernel_log --window 0)" ""
 

@@ -62,18 +62,7 @@ check '[.ib.ports[0,1,3,4].symbol_error_window]' '[0, 0, 0, 0]'
 cp "$OUT" "$TMP/errors.json"
 
 # rules ARGS...: the "rule object severity" lines of gpudoctor check --json with these arguments.
-rules() {
-    "$GPUDOCTOR" check --json "$@" 2>"$TMP/err" >"$OUT" || true
-    jq -r '[.findings[] | select(.id | startswith("ib.")) | "\(.id) \(.subject.object) \(.severity)"] | join(",")' "$OUT"
-}
-expect() {
-    if [ "$2" != "$3" ]; then
-        echo "FAIL: $1"
-        echo "   got:  $2"
-        echo "   want: $3"
-        failures=$((failures + 1))
-    fi
-}
+rules() { rule_findings ib. "$@"; }
 
 expect "errors from the snapshot" "$(rules --from "$TMP/errors.json")" "ib.errors mlx5_2/1 warning"
 expect "healthy" "$(rules --root "$IB_FIX/healthy" --only ib,pcie --window 150ms)" ""
