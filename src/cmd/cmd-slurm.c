@@ -485,6 +485,23 @@ char *slurm_node_name(const char *given)
     return host[0] ? xstrdup(host) : NULL;
 }
 
+/* "scontrol WHAT failed (exit N)", then what it printed, on one line, when it printed anything. */
+static void scontrol_failed(const char *cmd, const char *what, int rc, char *out)
+{
+    size_t len = out ? strlen(out) : 0;
+
+    while (len > 0 && (out[len - 1] == '\n' || out[len - 1] == '\r' || out[len - 1] == ' '))
+        out[--len] = '\0';
+    for (size_t i = 0; i < len; i++) {
+        if ((unsigned char)out[i] < 0x20 || out[i] == 0x7f)
+            out[i] = ' ';
+    }
+    if (len > 0)
+        str_sanitize(out);
+    cmd_error(cmd, "scontrol %s failed (exit %d)%s%s", what, rc, len > 0 ? ": " : "",
+              len > 0 ? out : "");
+}
+
 int slurm_show_node(const char *cmd, const char *scontrol, const char *node, struct slurm_node *n)
 {
     const char *argv[] = { scontrol, "show", "node", "-o", node, NULL };
@@ -497,7 +514,10 @@ int slurm_show_node(const char *cmd, const char *scontrol, const char *node, str
         return -1;
     }
     if (rc != 0) {
-        cmd_error(cmd, "scontrol show node -o %s failed (exit %d): %s", node, rc, out);
+        char *what = xasprintf("show node -o %s", node);
+
+        scontrol_failed(cmd, what, rc, out);
+        free(what);
         free(out);
         return -1;
     }
@@ -529,7 +549,10 @@ int slurm_update_node(const char *cmd, const char *scontrol, const char *node,
         cmd_error(cmd, "%s", cause);
         free(cause);
     } else if (rc != 0) {
-        cmd_error(cmd, "scontrol update %s failed (exit %d): %s", name_arg, rc, out);
+        char *what = xasprintf("update %s", name_arg);
+
+        scontrol_failed(cmd, what, rc, out);
+        free(what);
     }
     free(out);
     free(name_arg);

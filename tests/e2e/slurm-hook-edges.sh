@@ -1,0 +1,255 @@
+#!/usr/bin/env bash
+# The prolog's and the epilog's less travelled paths, with a recording scontrol (no Slurm daemons:
+# tests/e2e/slurm-jobs.sh runs the hooks under a real Slurm):
+#  1. a /proc tree written here, four GPUs in the NVML simulator: GPU 0 used by a running job's
+#     process (a slurmstepd above it), GPU 1 by an ended job's leftover, GPU 2 by a process
+#     outside Slurm, GPU 3 holding 20 GiB that no process accounts for. The prolog starts a job
+#     on GPU 0 and refuses 1, 2 and 3, each with its own drain reason; a node someone else
+#     drained is left as it is; a failing scontrol still refuses. The epilog says what stays,
+#     exits 1 when scontrol cannot drain (so that Slurm does) and 0 with --warn-only.
+#  2. real processes in a job's cgroup (root, a writable cgroup v1 freezer): --reap ends a
+#     leftover that ignores SIGTERM with SIGKILL after --grace; another ended job's leftover on
+#     the same GPU is not touched and drains the node; memory that stays held after the reap
+#     drains it too.
+# ctest: timeout 120
+. "$SRC/tests/fixtures/serve/common.bash"
+
+GIB=1073741824
+NODE=gpu-n1
+R=$TMP/root
+mkdir -p "$R/proc" "$R/etc" "$R/dev"
+printf 'root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\nbob:x:1001:1001::/home/bob:/bin/sh\n' \
+    >"$R/etc/passwd"
+printf 'cpu  100 0 100 1000 0 0 0 0 0 0\nbtime 1764662400\nprocesses 4000\n' >"$R/proc/stat"
+
+# proc PID PPID UID CGROUP DEVICE-MINOR|- ARGV...: one process of the tree.
+proc() {
+    local pid=$1 ppid=$2 uid=$3 cg=$4 minor=$5 d=$R/proc/$1 comm
+    shift 5
+    comm=$(basename "$1" | cut -c1-15)
+    mkdir -p "$d/fd"
+    printf '%s (%s) S %s %s %s 0 -1 4194560 1200 0 3 0 900 100 0 0 20 0 1 0 930000 1234567890 7500 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0\n' \
+        "$pid" "$comm" "$ppid" "$pid" "$pid" >"$d/stat"
+    printf 'Name:\t%s\nState:\tS\nUid:\t%s\t%s\t%s\t%s\nGid:\t%s\t%s\t%s\t%s\nNSpid:\t%s\nThreads:\t1\n' \
+        "$comm" "$uid" "$uid" "$uid" "$uid" "$uid" "$uid" "$uid" "$uid" "$pid" >"$d/status"
+    printf '%s\0' "$@" >"$d/cmdline"
+    printf '0::%s\n' "$cg" >"$d/cgroup"
+    : >"$d/environ"
+    if [ "$minor" != - ]; then
+        ln -s /dev/nvidiactl "$d/fd/3"
+        ln -s "/dev/nvidia$minor" "$d/fd/4"
+    fi
+}
+proc 1 0 0 / - /sbin/init
+proc 100 1 0 /system.slice/slurmstepd.scope/job_5001 - "slurmstepd: [5001.0]"
+proc 101 100 1000 /system.slice/slurmstepd.scope/job_5001/step_0/user/task_0 0 python train.py
+proc 200 1 1000 /system.slice/slurmstepd.scope/job_4999/step_0/user/task_0 1 python old.py
+proc 300 1 1001 /user.slice/user-1001.slice/session-4.scope 2 python notebook.py
+proc 400 1 1000 /system.slice/slurmstepd.scope/job_5002/step_0/user/task_0 0 python eval.py
+proc 500 1 1001 /slurm/uid_1001/job_4998/step_0 1 python "$(printf 'x\033[2J\nReason=evil')"
+
+# The simulator's four GPUs; held PID:GPU:GiB..., and extra GiB on GPU 3 that no process lists.
+# sim FILE [PID:GPU:GIB ...]
+sim() {
+    local out=$1 procs='[]' t
+    shift
+    for t in "$@"; do
+        procs=$(jq -c --argjson pid "${t%%:*}" --argjson gpu "$(echo "$t" | cut -d: -f2)" \
+            --argjson b "$(($(echo "$t" | cut -d: -f3) * GIB))" '. + [{pid: $pid, gpu: $gpu, b: $b}]' <<<"$procs")
+    done
+    jq --argjson procs "$procs" --argjson extra "${EXTRA_GIB:-0}" --argjson gib $GIB '
+        del(.timeline) | .processes_follow_proc = (env.FOLLOW == "1")
+        | .gpus |= (.[0:4] | map(. as $g
+            | ([$procs[] | select(.gpu == $g.index)]) as $mine
+            | (($mine | map(.b) | add // 0) + (if $g.index == 3 then $extra * $gib else 0 end)) as $used
+            | .processes = [$mine[] | {pid, used_bytes: .b, type: "compute", sm_util_pct: 0,
+                mem_util_pct: 0, enc_util_pct: 0, dec_util_pct: 0}]
+            | .util_gpu_pct = 0 | .mem_used_bytes = $used
+            | .mem_free_bytes = (.mem_total_bytes - .mem_reserved_bytes - $used)))' \
+        "$SRC/scenarios/healthy-8xh100.json" >"$out"
+}
+EXTRA_GIB=20 sim "$TMP/tree.json" 101:0:30 200:1:40 300:2:5 400:0:10
+
+# A scontrol that records what it is asked: `show node` prints the node as $TMP/node says
+# (STATE and REASON lines), `update` exits $TMP/update-status (0 when there is none) and says
+# why as scontrol does.
+SC=$TMP/scontrol
+cat >"$SC" <<SH
+#!/bin/sh
+printf '%s\n' "\$*" >>$TMP/scontrol.log
+if [ "\$1" = show ]; then
+    . $TMP/node
+    printf 'NodeName=%s Arch=x86_64 State=%s Reason=%s\n' "\$4" "\$STATE" "\$REASON"
+    exit 0
+fi
+[ -e $TMP/update-status ] || exit 0
+echo "slurm_update error: Invalid node name specified" >&2
+exit \$(cat $TMP/update-status)
+SH
+chmod 755 "$SC"
+node() { printf "STATE='%s'\nREASON='%s'\n" "$1" "${2:-(null)}" >"$TMP/node"; } # no ' in them
+node IDLE
+
+# hook NAME EXPECTED-STATUS prolog|epilog ARGS...: the hook on the tree, its output in $TMP/NAME.out
+hook() {
+    local name=$1 want=$2 cmd=slurm-$3 rc=0
+    shift 3
+    : >"$TMP/scontrol.log"
+    NVML_SIM_SCENARIO=${SCEN:-$TMP/tree.json} SLURM_JOB_ID=5002 "$GPUDOCTOR" "$cmd" \
+        --root "${ROOT:-$R}" --node "$NODE" --scontrol "$SC" "$@" >"$TMP/$name.out" 2>&1 || rc=$?
+    check "$name: exit status ($(tr '\n' '|' <"$TMP/$name.out"))" "$rc" "$want"
+}
+has() { grep -qF -- "$2" "$TMP/$1.out" || fail "$1: no '$2' in: $(cat "$TMP/$1.out")"; }
+hasnt() { ! grep -qF -- "$2" "$TMP/$1.out" || fail "$1: '$2' in: $(cat "$TMP/$1.out")"; }
+drained_with() { # WHAT REASON: scontrol was asked to drain with exactly that reason
+    check "$1: scontrol update" "$(grep '^update' "$TMP/scontrol.log")" \
+        "update NodeName=$NODE State=DRAIN Reason=$2"
+}
+not_drained() {
+    check "$1: no scontrol update" "$(grep -c '^update' "$TMP/scontrol.log")" 0
+}
+
+# ---- 1. the prolog on the tree ----
+hook running 0 prolog --gpus 0
+has running "job 5002: GPU 0 free of leftovers: start"
+hasnt running "pid 101"
+not_drained running
+
+hook ended-job 1 prolog --gpus 1
+has ended-job "job 5002: GPU 1: pid 200 (job 4999, alice: python old.py), 40.0 GiB: left over"
+drained_with ended-job "gpudoctor: GPU 1 held by leftover pid 200 (job 4999, alice: python old.py)"
+
+hook outside 1 prolog --gpus 2
+has outside "GPU 2: pid 300 (no job, bob: python notebook.py), 5.0 GiB: left over"
+drained_with outside "gpudoctor: GPU 2 held by leftover pid 300 (bob: python notebook.py)"
+
+hook memory 1 prolog --gpus 3
+has memory "job 5002: GPU 3: 20.0 GiB held by no listed process"
+drained_with memory "gpudoctor: GPU 3 held by leftover memory: 20.0 GiB, no process listed"
+
+# every GPU: the first leftover names the reason, the rest are counted; the running job's
+# process and the job's own (400: its cgroup names this job) are not leftovers
+hook every 1 prolog
+drained_with every "gpudoctor: GPU 1 held by leftover pid 200 (job 4999, alice: python old.py) (+2 more)"
+hasnt every "pid 101"
+
+# the job's GPUs by UUID; a list naming no GPU of the node is said, and every GPU is looked at
+UUID1=$(jq -r '.gpus[1].uuid' "$TMP/tree.json")
+hook uuid 1 prolog --gpus "$UUID1" --dry-run
+has uuid "would drain with reason: gpudoctor: GPU 1 held by leftover pid 200"
+hook no-such-gpu 1 prolog --gpus 7 --dry-run
+has no-such-gpu "--gpus=7: '7' is no GPU of this node; every GPU is looked at"
+has no-such-gpu "(+2 more)"
+
+# a hostile command line reaches scontrol's argument as one line of printable text
+sim "$TMP/hostile.json" 500:1:8
+SCEN=$TMP/hostile.json hook hostile 1 prolog --gpus 1
+drained_with hostile "gpudoctor: GPU 1 held by leftover pid 500 (job 4998, bob: python x?[2J?Reason=evil)"
+
+# someone else's drain stays; gpudoctor's own older one is replaced
+node IDLE+DRAIN "bad fan [admin@2026-12-01T10:00:00]"
+hook theirs 1 prolog --gpus 1
+has theirs "already drained by someone else, left as it is"
+not_drained theirs
+node IDLE+DRAIN "gpudoctor: GPU 2 held by leftover pid 300 (bob: python notebook.py)"
+hook ours 1 prolog --gpus 1
+drained_with ours "gpudoctor: GPU 1 held by leftover pid 200 (job 4999, alice: python old.py)"
+node IDLE
+
+# scontrol fails: the job is refused all the same, and the failure is said
+echo 1 >"$TMP/update-status"
+hook prolog-scontrol-fails 1 prolog --gpus 1
+has prolog-scontrol-fails "scontrol update NodeName=$NODE failed (exit 1): slurm_update error: Invalid node name specified"
+hasnt prolog-scontrol-fails "drained with reason"
+
+# NVML cannot be read: the job starts (the health check judges a broken node)
+rc=0
+NVML_SIM_SCENARIO=$TMP/tree.json SLURM_JOB_ID=5002 "$GPUDOCTOR" slurm-prolog --root "$R" \
+    --node "$NODE" --scontrol "$SC" --nvml-lib "$TMP/no-such-libnvidia-ml.so.1" >"$TMP/nonvml.out" 2>&1 || rc=$?
+check "prolog without NVML: exit status" "$rc" 0
+has nonvml "could not check: NVML"
+
+# ---- the epilog on the tree: job 5002's own process 400 still holds GPU 0 ----
+hook epilog-scontrol-fails 1 epilog --gpus 0 --wait 0s
+has epilog-scontrol-fails "scontrol update NodeName=$NODE failed (exit 1): slurm_update error"
+has epilog-scontrol-fails "job 5002: GPU 0: pid 400 (job 5002, alice: python eval.py), 10.0 GiB: the job's own, still there"
+hasnt epilog-scontrol-fails "pid 101"
+rm "$TMP/update-status"
+hook epilog-drains 0 epilog --gpus 0 --wait 0s
+drained_with epilog-drains "gpudoctor: GPU 0 held by leftover pid 400 (job 5002, alice: python eval.py)"
+hook epilog-warn 0 epilog --gpus 0 --wait 0s --warn-only
+has epilog-warn "warn only: node not drained"
+not_drained epilog-warn
+hook epilog-relative 1 epilog --gpus 0 --wait 0s --scontrol scontrol
+has epilog-relative "--scontrol scontrol: give an absolute path"
+hook epilog-other-gpus 0 epilog --gpus 2,3 --wait 0s --dry-run
+has epilog-other-gpus "would drain with reason: gpudoctor: GPU 2 held by leftover pid 300 (bob: python notebook.py) (+1 more)"
+not_drained epilog-other-gpus
+
+# ---- 2. real processes: --reap, SIGKILL after --grace, what stays held drains ----
+FREEZER=/sys/fs/cgroup/freezer
+if [ "$(id -u)" != 0 ] || [ ! -w "$FREEZER" ]; then
+    echo "part 2 skipped: needs root and a writable cgroup v1 freezer hierarchy"
+    finish
+fi
+CG=$FREEZER/slurm_gpudoctor_edges_$$
+PIDS=()
+cleanup_procs() {
+    local p
+    for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+    sleep 0.2
+    [ -d "$CG" ] && find "$CG" -depth -type d -exec rmdir {} + 2>/dev/null
+    return 0
+}
+CLEANUPS+=(cleanup_procs)
+# spawn JOB [ignore-term]: a process of JOB in the job's cgroup; its pid in $P
+spawn() {
+    mkdir -p "$CG/uid_0/job_$1"
+    if [ "${2:-}" = ignore-term ]; then
+        bash -c 'trap "" TERM; exec sleep 300' </dev/null >/dev/null 2>&1 &
+    else
+        sleep 300 </dev/null >/dev/null 2>&1 &
+    fi
+    P=$!
+    disown "$P" # no "Killed" notices from this shell
+    PIDS+=("$P")
+    echo "$P" >"$CG/uid_0/job_$1/cgroup.procs"
+}
+alive() { kill -0 "$1" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
+
+# the job's own leftover ignores SIGTERM: SIGKILL after the grace, then the GPU is free
+spawn 5002 ignore-term
+STUBBORN=$P
+sleep 0.2 # bash has set SIG_IGN and exec'd sleep
+FOLLOW=1 sim "$TMP/live.json" "$STUBBORN:0:10"
+SCEN=$TMP/live.json ROOT=/ hook reap-kill 0 epilog --gpus 0 --reap --grace 1s --wait 3s
+has reap-kill "pid $STUBBORN: killed"
+has reap-kill "job 5002: GPU 0 free"
+not_drained reap-kill
+alive "$STUBBORN" && fail "reap-kill: pid $STUBBORN is still alive"
+
+# the job's own leftover and another ended job's on the same GPU: only the own one ends, the
+# other drains the node
+spawn 5002
+OWN=$P
+spawn 4999
+OTHER=$P
+FOLLOW=1 sim "$TMP/live.json" "$OWN:0:10" "$OTHER:0:20"
+SCEN=$TMP/live.json ROOT=/ hook reap-other 0 epilog --gpus 0 --reap --grace 1s --wait 2s
+has reap-other "pid $OWN: exited"
+has reap-other "job 5002: GPU 0: pid $OTHER (job 4999, root: sleep 300), 20.0 GiB: left over"
+drained_with reap-other "gpudoctor: GPU 0 held by leftover pid $OTHER (job 4999, root: sleep 300)"
+alive "$OWN" && fail "reap-other: the job's own pid $OWN is still alive"
+alive "$OTHER" || fail "reap-other: the epilog ended another job's process ($OTHER)"
+kill -KILL "$OTHER"
+
+# memory that no process accounts for stays held after the reap: drained, naming it
+spawn 5002
+OWN=$P
+EXTRA_GIB=12 FOLLOW=1 sim "$TMP/live.json" "$OWN:3:10"
+SCEN=$TMP/live.json ROOT=/ hook reap-memory 0 epilog --gpus 3 --reap --grace 1s --wait 2s
+has reap-memory "pid $OWN: exited"
+has reap-memory "job 5002: GPU 3: 12.0 GiB held by no listed process"
+drained_with reap-memory "gpudoctor: GPU 3 held by leftover memory: 12.0 GiB, no process listed"
+
+finish
