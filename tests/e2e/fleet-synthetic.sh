@@ -2,8 +2,8 @@
 # `gpudoctor fleet` on synthetic fleets (tests/helpers/fleet-synth.py): 1,000 nodes of one model,
 # each a copy of a healthy 8-GPU server with natural noise (clocks, temperatures, PCIe replays),
 # and one fault planted every 100 nodes, of every kind the generator knows (a slow clock, a hot
-# GPU, a x8 link, a missing GPU, another driver, XIDs, another VBIOS, a low power limit, PCIe
-# replays). Two seeds, from a directory and from a stream on standard input: every planted node
+# GPU, a x8 link, a missing GPU, another driver and its CUDA version, XIDs, another VBIOS, a low
+# power limit, PCIe replays, and memory pressure: a finding no other node has, with no figure). Two seeds, from a directory and from a stream on standard input: every planted node
 # is an outlier for its planted figure, no other node is flagged, the ranking puts the critical
 # ones first, and the exit status says so. Then the edges: a fleet with no fault, a small group,
 # duplicates, unreadable inputs, usage errors; and the same bytes out with 1 and 8 reading threads.
@@ -32,12 +32,22 @@ judge() {
     [ "$n" -ge 10 ] || fail "$name: only $n faults planted"
     [ "$want" = "$got" ] || fail "$name: outliers differ from the planted ones:
 $(diff <(echo "$want") <(echo "$got"))"
-    # each planted node for the figure planted (a metric reason naming it)
-    jq -r 'to_entries[] | "\(.key) \(.value)"' "$planted" | while read -r node metric; do
-        jq -e --arg n "$node" --arg m "$metric" \
-            '.nodes[] | select(.name == $n) | .reasons | any(.kind == "metric" and .metric == $m)' \
+    # each planted node for each figure planted (a metric reason naming it), or for the finding
+    # planted ("finding:RULE-ID": a finding reason of that rule)
+    jq -r 'to_entries[] | .key as $n | (.value | if type == "array" then .[] else . end) | "\($n) \(.)"' \
+        "$planted" | while read -r node metric; do
+        case "$metric" in
+        finding:*) sel='any(.kind == "finding" and .id == ($m | ltrimstr("finding:")))' ;;
+        *) sel='any(.kind == "metric" and .metric == $m)' ;;
+        esac
+        jq -e --arg n "$node" --arg m "$metric" ".nodes[] | select(.name == \$n) | .reasons | $sel" \
             "$report" >/dev/null || echo "FAIL: $name: $node is not an outlier for $metric: $(jq -c --arg n "$node" '.nodes[] | select(.name == $n) | [.reasons[] | .metric // .id]' "$report")"
     done | tee "$tmp/judge.out"
+    # every kind the generator plants was planted, and judged above
+    for m in cuda_version driver_version finding:host.memory-pressure; do
+        jq -e --arg m "$m" '[.[] | if type == "array" then .[] else . end] | index($m) != null' "$planted" >/dev/null ||
+            fail "$name: $m was not planted"
+    done
     [ -s "$tmp/judge.out" ] && failures=$((failures + $(wc -l <"$tmp/judge.out")))
     [ "$(jq '.nodes | length' "$report")" = 1000 ] || fail "$name: $(jq '.nodes | length' "$report") nodes, not 1000"
     [ "$(jq '.groups | length' "$report")" = 1 ] || fail "$name: not one group"
@@ -95,6 +105,35 @@ for m in bench_h2d_gbps bench_d2h_gbps bench_triad_gbps bench_tflops; do
     jq -e --arg m "$m" '[.nodes[].reasons[] | select(.metric == $m)] | length == 0' "$tmp/r1.json" >/dev/null ||
         fail "metric $m: a node without a bench is an outlier for it"
 done
+
+# --profile on snapshots: the nodes of its model are judged by it; the driver node (535, CUDA 12.2)
+# and the node with 7 GPUs deviate, and only they; a profile of another model judges none of them
+cat >"$tmp/profile.conf" <<'CONF'
+[profile]
+gpu_model = "NVIDIA H100 80GB HBM3"
+gpu_count = 8
+driver_version = "550.54.15"
+cuda_version = "12.4"
+vbios_version = "96.00.89.00.01"
+CONF
+rc=0
+"$GPUDOCTOR" fleet --json --profile "$tmp/profile.conf" "$tmp/dir" >"$tmp/rp.json" 2>"$tmp/err" || rc=$?
+[ "$rc" = 2 ] || fail "--profile: exit status $rc, not 2: $(head -3 "$tmp/err")"
+driver_node=$(jq -r 'to_entries[] | select(.value | type == "array") | .key' "$tmp/planted1.json")
+missing_node=$(jq -r 'to_entries[] | select(.value == "gpu_count") | .key' "$tmp/planted1.json")
+vbios_node=$(jq -r 'to_entries[] | select(.value == "vbios_version") | .key' "$tmp/planted1.json")
+got=$(jq -c '[.nodes[] | select(any(.reasons[]; .kind == "profile")) | {(.name): ([.reasons[] | select(.kind == "profile") | .key] | sort)}] | add | to_entries | sort_by(.key) | from_entries' "$tmp/rp.json")
+want=$(jq -nc --arg d "$driver_node" --arg m "$missing_node" --arg v "$vbios_node" \
+    '{($d): ["cuda_version", "driver_version"], ($m): ["gpu_count"], ($v): ["vbios_version"]} | to_entries | sort_by(.key) | from_entries')
+[ "$got" = "$want" ] || fail "--profile: deviations $got, not $want"
+jq -e --arg m "$missing_node" '.nodes[] | select(.name == $m) | .reasons[] | select(.kind == "profile" and .key == "gpu_count") | .severity == "critical"' \
+    "$tmp/rp.json" >/dev/null || fail "--profile: a missing GPU is not a critical deviation"
+sed 's/NVIDIA H100 80GB HBM3/NVIDIA A100-SXM4-80GB/' "$tmp/profile.conf" >"$tmp/profile-a100.conf"
+"$GPUDOCTOR" fleet --json --profile "$tmp/profile-a100.conf" "$tmp/dir" >"$tmp/rp2.json" 2>/dev/null
+[ "$(jq '[.nodes[].reasons[] | select(.kind == "profile")] | length' "$tmp/rp2.json")" = 0 ] ||
+    fail "--profile of another model: H100 nodes judged by it"
+cmp -s <(jq -S 'del(.profiles)' "$tmp/rp2.json") <(jq -S 'del(.profiles)' "$tmp/r1.json") ||
+    fail "--profile of another model: the report differs from the one without a profile"
 
 # no fault planted: no outlier, exit 0 (the healthy nodes' own findings are info only)
 mkdir "$tmp/clean"

@@ -3,14 +3,14 @@
 (host name, small natural noise in clocks, temperatures and counters), with known outliers
 planted. Writes one file per node into a directory, or every snapshot one after the other on
 standard output ('-'), and the planted outliers as JSON (--planted FILE): node -> the figure that
-sets it apart.
+sets it apart (or a list of them; "finding:RULE-ID" when a finding the others lack does).
 
     fleet-synth.py BASE.json N OUT [--seed S] [--planted FILE] [--plant-every K]
 
 The noise is what healthy nodes of one model show (SM clock at full boost within a few MHz,
 temperatures within a couple of degrees, a handful of PCIe replays); the planted faults are the
-ones the issue names: clocks, temperature at equal load, PCIe width, a missing GPU, the driver,
-XIDs, the VBIOS, the power limit, PCIe replays.
+ones the issue names: clocks, temperature at equal load, PCIe width, a missing GPU, the driver and
+its CUDA version, XIDs, the VBIOS, the power limit, PCIe replays, and a finding (memory pressure).
 """
 import copy
 import json
@@ -36,8 +36,10 @@ def plant_missing(s, r):
     return "gpu_count"
 
 def plant_driver(s, r):
+    # an older driver brings its own CUDA version (535 is CUDA 12.2): both figures set it apart
     s["nvml"]["driver_version"] = "535.104.05"
-    return "driver_version"
+    s["nvml"]["cuda_driver_version"] = 12020
+    return ["driver_version", "cuda_version"]
 
 def plant_xid(s, r):
     t = s["time_ms"] - 3600 * 1000
@@ -61,8 +63,15 @@ def plant_replays(s, r):
     s["gpus"][4]["pcie_replay_count"] = 5000
     return "pcie_replays"
 
+def plant_memory(s, r):
+    # no figure of its own: the node is set apart by a finding the others do not have
+    s["host"]["mem_available_bytes"] = 1000000000
+    s["host"]["psi_mem_full_avg10_pct"] = 30
+    s["host"]["swap_in_pages_per_s"] = 5000
+    return "finding:host.memory-pressure"
+
 PLANTS = [plant_clock, plant_temp, plant_width, plant_missing, plant_driver, plant_xid,
-          plant_vbios, plant_power, plant_replays]
+          plant_vbios, plant_power, plant_replays, plant_memory]
 
 
 def node(base, i, rng):
