@@ -35,23 +35,23 @@ const char *proc_state_name(char state)
 {
     switch (state) {
     case 'R':
-        return "running";
+        return N_("running");
     case 'S':
-        return "sleeping";
+        return N_("sleeping");
     case 'D':
-        return "in uninterruptible wait";
+        return N_("in uninterruptible wait");
     case 'Z':
-        return "defunct (zombie)";
+        return N_("defunct (zombie)");
     case 'T':
-        return "stopped";
+        return N_("stopped");
     case 't':
-        return "stopped by a debugger";
+        return N_("stopped by a debugger");
     case 'X':
-        return "dead";
+        return N_("dead");
     case 'I':
-        return "idle";
+        return N_("idle");
     default:
-        return "in an unknown state";
+        return N_("in an unknown state");
     }
 }
 
@@ -242,22 +242,13 @@ void finding_title(struct finding *f, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Appends the English text to *items and the translation (or NULL) to *items_l, in step. */
-static void append(char ***items, char ***items_l, size_t *n, size_t *cap, const char *fmt,
-                   va_list ap) __attribute__((format(printf, 5, 0)));
-
-static void append(char ***items, char ***items_l, size_t *n, size_t *cap, const char *fmt,
-                   va_list ap)
+/* Appends en to *items and l (or NULL) to *items_l, in step; takes both. */
+static void push(char ***items, char ***items_l, size_t *n, size_t *cap, char *en, char *l)
 {
     size_t old_cap = *cap;
-    char *l;
-    va_list aq;
 
-    va_copy(aq, ap);
     xgrow(items, cap, *n + 1, sizeof(**items));
-    (*items)[*n] = xvasprintf(fmt, ap);
-    l = i18n_vformat(fmt, aq);
-    va_end(aq);
+    (*items)[*n] = en;
     if (l != NULL || *items_l != NULL) {
         size_t had = *items_l != NULL ? old_cap : 0;
 
@@ -268,6 +259,23 @@ static void append(char ***items, char ***items_l, size_t *n, size_t *cap, const
     (*n)++;
 }
 
+/* Appends the English text to *items and the translation (or NULL) to *items_l, in step. */
+static void append(char ***items, char ***items_l, size_t *n, size_t *cap, const char *fmt,
+                   va_list ap) __attribute__((format(printf, 5, 0)));
+
+static void append(char ***items, char ***items_l, size_t *n, size_t *cap, const char *fmt,
+                   va_list ap)
+{
+    char *en, *l;
+    va_list aq;
+
+    va_copy(aq, ap);
+    en = xvasprintf(fmt, ap);
+    l = i18n_vformat(fmt, aq);
+    va_end(aq);
+    push(items, items_l, n, cap, en, l);
+}
+
 void finding_evidence(struct finding *f, const char *fmt, ...)
 {
     va_list ap;
@@ -275,6 +283,19 @@ void finding_evidence(struct finding *f, const char *fmt, ...)
     va_start(ap, fmt);
     append(&f->evidence, &f->evidence_l, &f->n_evidence, &f->cap_evidence, fmt, ap);
     va_end(ap);
+}
+
+void finding_title_take(struct finding *f, char *en, char *l)
+{
+    free(f->title);
+    free(f->title_l);
+    f->title = en;
+    f->title_l = l;
+}
+
+void finding_evidence_take(struct finding *f, char *en, char *l)
+{
+    push(&f->evidence, &f->evidence_l, &f->n_evidence, &f->cap_evidence, en, l);
 }
 
 const char *finding_title_text(const struct finding *f)

@@ -157,6 +157,24 @@ void finding_title(struct finding *f, const char *fmt, ...) __attribute__((forma
 void finding_evidence(struct finding *f, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /*
+ * An evidence line formatted by the caller twice: en in English, l for people (NULL: the
+ * English). For lines whose arguments are words the reader translates too (a clock event
+ * reason, a process state: N_() in their table, _() in l's arguments). Takes both.
+ */
+void finding_evidence_take(struct finding *f, char *en, char *l);
+/* The same for the title. */
+void finding_title_take(struct finding *f, char *en, char *l);
+/*
+ * The two texts the _take functions want, from one format: fmt with en_args (in parentheses),
+ * and, when a translation is in use, its translation with l_args, whose words went through _():
+ *     finding_evidence_take(f, TWICE("parent %d is %s", (pid, word), (pid, _(word))));
+ * po/update-pot.sh extracts fmt.
+ */
+#define TWICE_ARGS(...) __VA_ARGS__
+#define TWICE(fmt, en_args, l_args)                                                                \
+    xasprintf(fmt, TWICE_ARGS en_args),                                                            \
+        (i18n_active() ? xasprintf(_(fmt), TWICE_ARGS l_args) : NULL)
+/*
  * Adds a fix line: a comment ("# advice"), or one complete command with an optional
  * "   # why". Every value put into a command goes through fix_arg (strings) or is an integer
  * checked for range (fix_pid_ok); a line that would still not paste as one command becomes a
@@ -207,6 +225,7 @@ bool need_collector(const struct rule_ctx *ctx, struct findings *out, enum colle
 /* The command line, else the comm, else "?". */
 const char *proc_command(const struct proc *p);
 /* "stopped", "zombie", "sleeping", ... for a /proc state letter. */
+/* "stopped", "defunct (zombie)": English, N_()-marked (_() gives the reader's words). */
 const char *proc_state_name(char state);
 /* "docker 3f2a1b9c", "slurm job 4411", "k8s pod 1d2e..", or NULL on the host. */
 void proc_container(char *buf, size_t size, const struct proc *p);

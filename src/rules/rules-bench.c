@@ -428,16 +428,16 @@ const struct rule rule_bench_p2p_slow = {
 #define LOAD_HW      (NVML_CLOCKS_EVENT_HW_SLOWDOWN | NVML_CLOCKS_EVENT_HW_POWER_BRAKE)
 #define LOAD_POWER   NVML_CLOCKS_EVENT_SW_POWER_CAP
 
-/* "software thermal slowdown, hardware slowdown" for the bits of mask among want. */
-static void reason_labels(char *buf, size_t size, uint64_t mask)
+/* "software thermal slowdown, hardware slowdown" for the bits of mask; people: translated. */
+static void reason_labels(char *buf, size_t size, uint64_t mask, bool people)
 {
     size_t used = 0;
 
     buf[0] = '\0';
     for (size_t i = 0; i < n_clock_reasons && used < size; i++) {
         if (mask & clock_reasons[i].bit)
-            used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? ", " : "",
-                                     clock_reasons[i].label);
+            used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? L_(people, ", ") : "",
+                                     L_(people, clock_reasons[i].label));
     }
 }
 
@@ -488,22 +488,27 @@ static void check_throttle(const struct rule_ctx *ctx, struct findings *out)
         uint64_t bad = seen & (LOAD_THERMAL | LOAD_HW | LOAD_POWER);
         bool slowed = bench_gpu_valid(g, BG_SUSTAINED) &&
                       g->sustained_last_flops < SUSTAINED_MIN_SHARE * g->sustained_first_flops;
-        char labels[256];
+        char labels[256], labels_l[512];
         struct finding *f;
 
         /* at the power limit under a full load is how GPUs run: only with a slowdown */
         if (!slowed && !(bad & (LOAD_THERMAL | LOAD_HW)))
             continue;
         f = finding_new(ctx, out, (int32_t)g->index, -1);
-        reason_labels(labels, sizeof(labels), bad);
+        reason_labels(labels, sizeof(labels), bad, false);
+        reason_labels(labels_l, sizeof(labels_l), bad, true);
         if (slowed && bad)
-            finding_title(f, "GPU %" PRIu32 " slowed to %.0f %% under load: %s", g->index,
-                          pct(g->sustained_last_flops, g->sustained_first_flops), labels);
+            finding_title_take(
+                f, TWICE("GPU %" PRIu32 " slowed to %.0f %% under load: %s",
+                         (g->index, pct(g->sustained_last_flops, g->sustained_first_flops), labels),
+                         (g->index, pct(g->sustained_last_flops, g->sustained_first_flops),
+                          labels_l)));
         else if (slowed)
             finding_title(f, "GPU %" PRIu32 " slowed to %.0f %% under sustained load", g->index,
                           pct(g->sustained_last_flops, g->sustained_first_flops));
         else
-            finding_title(f, "GPU %" PRIu32 " throttled under load: %s", g->index, labels);
+            finding_title_take(f, TWICE("GPU %" PRIu32 " throttled under load: %s",
+                                        (g->index, labels), (g->index, labels_l)));
         if (bench_gpu_valid(g, BG_SUSTAINED))
             finding_evidence(f,
                              "FMA rate %.1f TFLOPS in the first tenth, %.1f TFLOPS in the last "
@@ -511,8 +516,9 @@ static void check_throttle(const struct rule_ctx *ctx, struct findings *out)
                              g->sustained_first_flops / 1e12, g->sustained_last_flops / 1e12,
                              g->sustained_s);
         if (bad)
-            finding_evidence(f, "clock event reasons seen during the load: %s (0x%" PRIx64 ")",
-                             labels, seen);
+            finding_evidence_take(
+                f, TWICE("clock event reasons seen during the load: %s (0x%" PRIx64 ")",
+                         (labels, seen), (labels_l, seen)));
         else if (bench_gpu_valid(g, BG_LOAD_REASONS))
             finding_evidence(f, "no thermal, power or hardware clock event reason was seen "
                                 "during the load");

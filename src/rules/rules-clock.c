@@ -29,9 +29,13 @@ static void power_evidence(struct finding *f, const struct gpu *g)
 static void reason_evidence(struct finding *f, const struct facts_gpu *v, uint64_t bit)
 {
     for (size_t i = 0; i < n_clock_reasons; i++) {
-        if (clock_reasons[i].bit == bit)
-            finding_evidence(f, "clock event reason '%s' in %zu of %zu readings",
-                             clock_reasons[i].label, facts_gpu_reason_count(v, bit), v->reasons_n);
+        const char *word = clock_reasons[i].label;
+        size_t seen = facts_gpu_reason_count(v, bit);
+
+        if (clock_reasons[i].bit != bit)
+            continue;
+        finding_evidence_take(f, TWICE("clock event reason '%s' in %zu of %zu readings",
+                                       (word, seen, v->reasons_n), (_(word), seen, v->reasons_n)));
     }
 }
 
@@ -114,14 +118,22 @@ static void check_thermal(const struct rule_ctx *ctx, struct findings *out)
                           "GPU %" PRIu32 " at %" PRIu32 " °C, at or past its shutdown "
                           "temperature (%" PRIu32 " °C)",
                           g->index, g->temp_c, g->temp_shutdown_c);
-        else if ((sw || hw) && temp)
+        else if (hw && temp)
             finding_title(f,
-                          "GPU %" PRIu32 " slowed down by heat: %" PRIu32 " °C (%s thermal "
+                          "GPU %" PRIu32 " slowed down by heat: %" PRIu32 " °C (hardware thermal "
                           "slowdown)",
-                          g->index, g->temp_c, hw ? "hardware" : "software");
-        else if (sw || hw)
-            finding_title(f, "GPU %" PRIu32 " slowed down by heat (%s thermal slowdown)", g->index,
-                          hw ? "hardware" : "software");
+                          g->index, g->temp_c);
+        else if (sw && temp)
+            finding_title(f,
+                          "GPU %" PRIu32 " slowed down by heat: %" PRIu32 " °C (software thermal "
+                          "slowdown)",
+                          g->index, g->temp_c);
+        else if (hw)
+            finding_title(f, "GPU %" PRIu32 " slowed down by heat (hardware thermal slowdown)",
+                          g->index);
+        else if (sw)
+            finding_title(f, "GPU %" PRIu32 " slowed down by heat (software thermal slowdown)",
+                          g->index);
         else if (above && over > 0)
             finding_title(f,
                           "GPU %" PRIu32 " at %" PRIu32 " °C, %" PRId64 " °C past its slowdown "

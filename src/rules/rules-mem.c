@@ -28,21 +28,29 @@ void rules_holder_evidence(const struct rule_ctx *ctx, struct finding *f, const 
     qsort(sorted, v->n_holders, sizeof(*sorted), cmp_holder_bytes);
     for (size_t i = 0; i < v->n_holders && i < max; i++) {
         const struct facts_holder *h = sorted[i];
-        char label[160], mem[16] = "?", age[16] = "?", cpu[24] = "", state[40] = "";
+        char label[160], mem[16] = "?", age[16] = "?", cpu[24] = "", cpu_l[40] = "", state[40] = "",
+                         state_l[80] = "";
         const struct proc *p = h->p;
 
         proc_desc(label, sizeof(label), ctx, (int32_t)h->pid);
         if (h->used_valid)
             render_bytes(mem, sizeof(mem), h->used_bytes);
-        if (proc_ok(p, PROC_S_STATE))
+        if (proc_ok(p, PROC_S_STATE)) {
             snprintf(state, sizeof(state), ", %s", proc_state_name(p->state));
-        if (proc_ok(p, PROC_S_CPU_PCT))
+            snprintf(state_l, sizeof(state_l), _(", %s"), _(proc_state_name(p->state)));
+        }
+        if (proc_ok(p, PROC_S_CPU_PCT)) {
             snprintf(cpu, sizeof(cpu), ", CPU %.0f %%", p->cpu_pct);
+            snprintf(cpu_l, sizeof(cpu_l), _(", CPU %.0f %%"), p->cpu_pct);
+        }
         if (facts_proc_age_s(ctx->facts, p) >= 0) {
             render_duration(age, sizeof(age), facts_proc_age_s(ctx->facts, p));
-            finding_evidence(f, "%s holds %s%s%s, started %s ago", label, mem, state, cpu, age);
+            finding_evidence_take(f, TWICE("%s holds %s%s%s, started %s ago",
+                                           (label, mem, state, cpu, age),
+                                           (label, mem, state_l, cpu_l, age)));
         } else {
-            finding_evidence(f, "%s holds %s%s%s", label, mem, state, cpu);
+            finding_evidence_take(f, TWICE("%s holds %s%s%s", (label, mem, state, cpu),
+                                           (label, mem, state_l, cpu_l)));
         }
     }
     if (v->n_holders > max)

@@ -4,6 +4,7 @@
  * (src/facts/verdict.c), the verdict `procs` shows and `reap` selects by.
  */
 #include "rules/rule-impl.h"
+#include "util/xalloc.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -228,10 +229,14 @@ static void check_zombie(const struct rule_ctx *ctx, struct findings *out)
                              "state %c: the process has exited but is not yet reaped by its "
                              "parent (its pid is not in the snapshot)",
                              u->p->state);
-        if (parent != NULL)
-            finding_evidence(f, "parent %d (%s) is %s", parent->pid, proc_command(parent),
-                             proc_ok(parent, PROC_S_STATE) ? proc_state_name(parent->state)
-                                                           : "in a state not known");
+        if (parent != NULL) {
+            const char *word = proc_ok(parent, PROC_S_STATE) ? proc_state_name(parent->state)
+                                                             : N_("in a state not known");
+
+            finding_evidence_take(f, TWICE("parent %d (%s) is %s",
+                                           (parent->pid, proc_command(parent), word),
+                                           (parent->pid, proc_command(parent), _(word))));
+        }
         use_evidence(ctx, f, u);
         for (size_t k = 0; k < u->p->n_children; k++)
             finding_evidence(f, "child %d (%s) outlived it and may still hold the device",

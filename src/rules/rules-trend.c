@@ -615,8 +615,8 @@ const struct rule rule_perf_util_swing = {
 
 /* ---- clock.throttle-episodes ---- */
 
-/* "power cap, software thermal slowdown" for the throttle bits of reasons. */
-static void reason_words(char *buf, size_t size, uint64_t reasons)
+/* "power cap, software thermal slowdown" for the throttle bits of reasons; people: translated. */
+static void reason_words(char *buf, size_t size, uint64_t reasons, bool people)
 {
     size_t len = 0;
 
@@ -624,8 +624,8 @@ static void reason_words(char *buf, size_t size, uint64_t reasons)
     for (size_t i = 0; i < n_clock_reasons && len < size; i++) {
         if (!(reasons & clock_reasons[i].bit & THROTTLE_MASK))
             continue;
-        len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "",
-                                clock_reasons[i].label);
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? L_(people, ", ") : "",
+                                L_(people, clock_reasons[i].label));
     }
 }
 
@@ -644,7 +644,7 @@ static void check_throttle_episodes(const struct rule_ctx *ctx, struct findings 
         uint32_t sm_lo = 0, sm_hi = 0;
         uint64_t seen = 0;
         bool in = false, sm = false;
-        char span[16], words[256], lng[16];
+        char span[16], words[256], words_l[512], lng[16];
         struct finding *f;
 
         if (!usable(v->g))
@@ -679,10 +679,12 @@ static void check_throttle_episodes(const struct rule_ctx *ctx, struct findings 
         if (episodes < th(ctx, TH_THROTTLE_MIN_EPISODES))
             continue;
         render_duration(span, sizeof(span), t_s(&h->samples[h->n - 1]) - t_s(&h->samples[from]));
-        reason_words(words, sizeof(words), seen);
+        reason_words(words, sizeof(words), seen, false);
+        reason_words(words_l, sizeof(words_l), seen, true);
         f = finding_new(ctx, out, (int32_t)v->g->index, -1);
-        finding_title(f, "GPU %" PRIu32 " throttled %zu times in %s (%s)", v->g->index, episodes,
-                      span, words);
+        finding_title_take(f, TWICE("GPU %" PRIu32 " throttled %zu times in %s (%s)",
+                                    (v->g->index, episodes, span, words),
+                                    (v->g->index, episodes, span, words_l)));
         finding_evidence(f, "throttled in %zu of %zu readings (%.0f %% of the time)", n_throttled,
                          n, pct((double)n_throttled, (double)n));
         render_duration(lng, sizeof(lng), longest);

@@ -1,6 +1,7 @@
 #include "snapshot/snap-gpu.h"
 #include "nvml/nvml-abi.h"
 #include "snapshot/snap-procs.h"
+#include "util/i18n.h"
 #include "util/xalloc.h"
 
 #include <inttypes.h>
@@ -324,15 +325,16 @@ const struct jtable gpu_peer_table = {
 };
 
 const struct clock_reason clock_reasons[] = {
-    { NVML_CLOCKS_EVENT_GPU_IDLE, "gpu_idle", "GPU idle" },
-    { NVML_CLOCKS_EVENT_APP_CLOCKS_SETTING, "applications_clocks", "application clocks setting" },
-    { NVML_CLOCKS_EVENT_SW_POWER_CAP, "sw_power_cap", "software power cap" },
-    { NVML_CLOCKS_EVENT_HW_SLOWDOWN, "hw_slowdown", "hardware slowdown" },
-    { NVML_CLOCKS_EVENT_SYNC_BOOST, "sync_boost", "sync boost" },
-    { NVML_CLOCKS_EVENT_SW_THERMAL, "sw_thermal", "software thermal slowdown" },
-    { NVML_CLOCKS_EVENT_HW_THERMAL, "hw_thermal", "hardware thermal slowdown" },
-    { NVML_CLOCKS_EVENT_HW_POWER_BRAKE, "hw_power_brake", "hardware power brake" },
-    { NVML_CLOCKS_EVENT_DISPLAY_CLOCK, "display_clock", "display clock setting" },
+    { NVML_CLOCKS_EVENT_GPU_IDLE, "gpu_idle", N_("GPU idle") },
+    { NVML_CLOCKS_EVENT_APP_CLOCKS_SETTING, "applications_clocks",
+      N_("application clocks setting") },
+    { NVML_CLOCKS_EVENT_SW_POWER_CAP, "sw_power_cap", N_("software power cap") },
+    { NVML_CLOCKS_EVENT_HW_SLOWDOWN, "hw_slowdown", N_("hardware slowdown") },
+    { NVML_CLOCKS_EVENT_SYNC_BOOST, "sync_boost", N_("sync boost") },
+    { NVML_CLOCKS_EVENT_SW_THERMAL, "sw_thermal", N_("software thermal slowdown") },
+    { NVML_CLOCKS_EVENT_HW_THERMAL, "hw_thermal", N_("hardware thermal slowdown") },
+    { NVML_CLOCKS_EVENT_HW_POWER_BRAKE, "hw_power_brake", N_("hardware power brake") },
+    { NVML_CLOCKS_EVENT_DISPLAY_CLOCK, "display_clock", N_("display clock setting") },
 };
 const size_t n_clock_reasons = ARRAY_SIZE(clock_reasons);
 

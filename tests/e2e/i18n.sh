@@ -141,6 +141,12 @@ zh "$GPUDOCTOR" check --from "$tmp/snap.json" --width 80 >"$tmp/zh.txt"
 head -1 "$tmp/zh.txt" | grep -Eq '^4 ?[^ -~]+.*7 ?[^ -~]+.* — ' || bad "zh_CN verdict: $(head -1 "$tmp/zh.txt")"
 head -1 "$tmp/zh.txt" | grep -Eq 'critical|warning' && bad "zh_CN verdict keeps English words: $(head -1 "$tmp/zh.txt")"
 grep -q '停止' "$tmp/zh.txt" || bad "the stopped holder's title is not in Chinese"
+# Words from tables inside a translated line (clock event reasons, process states): in Chinese
+# for people, in English in the JSON (the bytes compared above).
+grep -q "时钟事件原因 '硬件过热降频'" "$tmp/zh.txt" || bad "a clock event reason is not in Chinese"
+grep -q "hardware thermal slowdown" "$tmp/zh.txt" && bad "the zh_CN report keeps an English clock event reason"
+jq -e '[.findings[].evidence[] | select(test("clock event reason .hardware thermal slowdown."))] | length > 0' \
+    "$tmp/zh.json" >/dev/null || bad "the JSON lost the English clock event reason"
 widths 80 <"$tmp/zh.txt" >"$tmp/w.out" || bad "zh_CN report: $(cat "$tmp/w.out")"
 # The commands of the fixes, as people copy them: the same in both languages.
 fix_commands() {
