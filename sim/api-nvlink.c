@@ -141,7 +141,7 @@ static const struct sim_field_value *find_field(const struct sim_extra *x, uint3
     return NULL;
 }
 
-/* The link slot a scoped NVLink error counter field reads, or -1. */
+/* The link slot a scoped NVLink counter field (errors, data sent and received) reads, or -1. */
 static int counter_slot(uint32_t id)
 {
     switch (id) {
@@ -151,6 +151,10 @@ static int counter_slot(uint32_t id)
         return NVL_S_REPLAY;
     case NVML_FI_DEV_NVLINK_ERROR_DL_RECOVERY:
         return NVL_S_RECOVERY;
+    case NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX:
+        return NVL_S_TX;
+    case NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX:
+        return NVL_S_RX;
     default:
         return -1;
     }
@@ -159,10 +163,11 @@ static int counter_slot(uint32_t id)
 /*
  * Each value gets its own return code; the call succeeds once the arguments are good ("you must
  * check the nvmlReturn field of each value"). An entry of the scenario's field_values answers
- * first, so a scenario can make any value fail; then the NVLink error counters of the "nvlink"
- * list (scopeId = link, values that follow the timeline); a field the scenario does not give is
- * NOT_SUPPORTED, as for a GPU without it. A successful value is stamped with the time of the call
- * (CPU microseconds) and a latency of 0; a failed one keeps the caller's value and type.
+ * first, so a scenario can make any value fail; then the NVLink counters (errors, data sent and
+ * received) of the "nvlink" list (scopeId = link, values that follow the timeline); a field the
+ * scenario does not give is NOT_SUPPORTED, as for a GPU without it. A successful value is stamped
+ * with the time of the call (CPU microseconds) and a latency of 0; a failed one keeps the
+ * caller's value and type.
  */
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount,
                                       nvmlFieldValue_t *values)

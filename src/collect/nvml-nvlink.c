@@ -128,7 +128,8 @@ static void link_details(const struct nvml_nvlink_ctx *c, struct gpu_nvlink *l, 
     l->rc[NVL_S_REMOTE_TYPE] = rc;
 }
 
-/* The three scoped counters of every link in one nvmlDeviceGetFieldValues call. */
+/* The scoped counters of every link (errors, data sent and received) in one
+ * nvmlDeviceGetFieldValues call; each value has its own return code. */
 static void link_counters(const struct nvml_nvlink_ctx *c, struct gpu *g, nvmlDevice_t d)
 {
     static const struct {
@@ -141,6 +142,8 @@ static void link_counters(const struct nvml_nvlink_ctx *c, struct gpu *g, nvmlDe
           offsetof(struct gpu_nvlink, replay_errors) },
         { NVML_FI_DEV_NVLINK_ERROR_DL_RECOVERY, NVL_S_RECOVERY,
           offsetof(struct gpu_nvlink, recovery_errors) },
+        { NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, NVL_S_TX, offsetof(struct gpu_nvlink, tx_kib) },
+        { NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, NVL_S_RX, offsetof(struct gpu_nvlink, rx_kib) },
     };
     size_t n = g->n_nvlinks * ARRAY_SIZE(counters);
     nvmlFieldValue_t *v = xcalloc(n, sizeof(*v));

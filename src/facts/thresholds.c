@@ -116,7 +116,8 @@ const struct threshold_def threshold_defs[TH__COUNT] = {
     [TH_STALL_POWER_PCT] = { "stall_power_pct", 40, "%", 1, 100,
         "... while each draws at most this share of its power limit ..." },
     [TH_STALL_PCIE_MIB_PER_S] = { "stall_pcie_mib_per_s", 64, "MiB/s", 0, 1e9,
-        "... and moves at most this much over PCIe (both directions) are spinning, not working" },
+        "... and moves at most this much over PCIe (both directions), and over NVLink where its "
+        "data counters are read, are spinning, not working" },
     [TH_STALL_MIN_S] = { "stall_min_s", 300, "s", 10, 1e9,
         "... reported as a stalled collective when that lasts this long" },
     [TH_NVLINK_CRC_ERRORS_PER_S] = { "nvlink_crc_errors_per_s", 100, "errors/s", 0.001, 1e12,

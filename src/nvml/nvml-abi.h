@@ -265,6 +265,12 @@ typedef struct {
 #define NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY   161
 #define NVML_FI_DEV_NVLINK_ERROR_DL_RECOVERY 162
 #define NVML_FI_DEV_NVLINK_ERROR_DL_CRC      163
+/*
+ * NVLink data throughput counters in KiB, payload only (the header's RAW_TX/RX, 140 and 141, add
+ * protocol overhead); scopeId = link, UINT_MAX sums every link (same header).
+ */
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX 138
+#define NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX 139
 
 /* nvmlIntNvLinkDeviceType_t */
 #define NVML_NVLINK_DEVICE_TYPE_GPU     0x00

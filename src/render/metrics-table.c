@@ -196,6 +196,10 @@ const struct metric_family metric_families[] = {
       GPU_LABELS ", link, counter",
       "the link's data-link error counters since the driver loaded: crc (CRC errors), replay "
       "(retransmissions) and recovery (link recoveries) (nvlink.errors)"),
+    S("gpudoctor_gpu_nvlink_data_bytes_total", COUNTER, MSRC_NVLINK_DATA,
+      GPU_LABELS ", link, direction",
+      "payload bytes the link sent (direction tx) and received (rx) since the driver loaded, "
+      "counted by NVML in KiB; rate() of it is the link's traffic"),
     S("gpudoctor_gpu_xid_errors_total", COUNTER, MSRC_XID, GPU_LABELS " (or pci), xid",
       "XID errors of the GPU in the kernel log, by XID code (the log since boot, as far as it "
       "reaches back)"),

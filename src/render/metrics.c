@@ -159,6 +159,7 @@ static void render_family(struct render *r, const struct metric_family *m)
     case MSRC_NVLINK_LINKS_ACTIVE:
     case MSRC_NVLINK_ACTIVE:
     case MSRC_NVLINK_ERRORS:
+    case MSRC_NVLINK_DATA:
         metrics_nvlink(r, m);
         break;
     case MSRC_NVSWITCHES:

@@ -74,6 +74,7 @@ enum metric_source {
     MSRC_NVLINK_LINKS_ACTIVE,
     MSRC_NVLINK_ACTIVE,
     MSRC_NVLINK_ERRORS,
+    MSRC_NVLINK_DATA,
     /* NVSwitches, Fabric Manager and SXids (the fabric section; metrics-fabric.c) */
     MSRC_NVSWITCHES,
     MSRC_FM_RUNNING,

@@ -951,6 +951,38 @@ static bool stalled(const struct rule_ctx *ctx, const struct gpu *g, const struc
                th(ctx, TH_STALL_PCIE_MIB_PER_S);
 }
 
+/*
+ * The NVLink data a GPU moved from reading a to reading b, in bytes per second, both directions
+ * and every link together: the links whose sent and received counters both readings have (a
+ * counter that went backwards was reset: counted from the reset). False when no link has them (a
+ * GPU without NVLink, a driver or GPU without the counters).
+ */
+static bool nvlink_rate(const struct gpu *a, const struct gpu *b, double secs, double *bytes_per_s)
+{
+    uint64_t kib = 0;
+    bool any = false;
+
+    if (a == NULL || b == NULL || secs <= 0)
+        return false;
+    for (size_t i = 0; i < b->n_nvlinks; i++) {
+        const struct gpu_nvlink *lb = &b->nvlinks[i], *la = NULL;
+
+        for (size_t k = 0; k < a->n_nvlinks && la == NULL; k++) {
+            if (a->nvlinks[k].link == lb->link)
+                la = &a->nvlinks[k];
+        }
+        if (la == NULL || !gpu_nvlink_valid(la, NVL_S_TX) || !gpu_nvlink_valid(la, NVL_S_RX) ||
+            !gpu_nvlink_valid(lb, NVL_S_TX) || !gpu_nvlink_valid(lb, NVL_S_RX))
+            continue;
+        kib += lb->tx_kib >= la->tx_kib ? lb->tx_kib - la->tx_kib : lb->tx_kib;
+        kib += lb->rx_kib >= la->rx_kib ? lb->rx_kib - la->rx_kib : lb->rx_kib;
+        any = true;
+    }
+    if (any)
+        *bytes_per_s = (double)kib * 1024.0 / secs;
+    return any;
+}
+
 /* The NVML index's position in the snapshot's GPU list (the samples keep that order). */
 static size_t gpu_pos(const struct rule_ctx *ctx, uint32_t index)
 {
@@ -961,14 +993,39 @@ static size_t gpu_pos(const struct rule_ctx *ctx, uint32_t index)
     return ctx->facts->n_gpus;
 }
 
+/*
+ * The NVLink traffic of the job's GPUs over the readings from start to the latest, into
+ * rate[] (bytes per second, NAN where not read). Returns how many GPUs it was read for.
+ */
+static size_t stall_nvlink(const struct rule_ctx *ctx, const struct stall_job *j, size_t start,
+                           double *rate)
+{
+    const struct history *h = ctx->facts->hist;
+    const struct sample *first = &h->samples[start], *last = &h->samples[h->n - 1];
+    size_t known = 0;
+
+    for (size_t k = 0; k < j->n_gpus; k++) {
+        size_t pos = gpu_pos(ctx, j->gpus[k]);
+
+        rate[k] = NAN;
+        if (pos < ctx->facts->n_gpus &&
+            nvlink_rate(sample_gpu_at(first, pos, j->gpus[k]), sample_gpu_at(last, pos, j->gpus[k]),
+                        t_s(last) - t_s(first), &rate[k]))
+            known++;
+    }
+    return known;
+}
+
 static void stall_finding(const struct rule_ctx *ctx, struct findings *out,
-                          const struct stall_job *j, size_t start)
+                          const struct stall_job *j, size_t start, const double *nvlink,
+                          size_t nvlink_known)
 {
     const struct history *h = ctx->facts->hist;
     const struct sample *last = &h->samples[h->n - 1];
     double span = t_s(last) - t_s(&h->samples[start]);
-    char gpus[96], dur[16];
-    int32_t list[16];
+    char gpus[96], dur[16], rates[320] = "";
+    int32_t list[16], unread[16];
+    size_t n_unread = 0, used = 0;
     struct finding *f;
 
     for (size_t k = 0; k < j->n_gpus; k++)
@@ -1004,7 +1061,29 @@ static void stall_finding(const struct rule_ctx *ctx, struct findings *out,
                      h->n - start, dur, start == 0 ? " (the whole history)" : "",
                      th(ctx, TH_STALL_UTIL_PCT), th(ctx, TH_STALL_POWER_PCT),
                      th(ctx, TH_STALL_PCIE_MIB_PER_S));
-    finding_evidence(f, "NVLink traffic is not read: utilisation, power and PCIe traffic decide");
+    for (size_t k = 0; k < j->n_gpus; k++) {
+        char b[16];
+
+        if (isnan(nvlink[k])) {
+            unread[n_unread++] = (int32_t)j->gpus[k];
+            continue;
+        }
+        render_bytes(b, sizeof(b), (uint64_t)nvlink[k]);
+        if (used < sizeof(rates))
+            used += (size_t)snprintf(rates + used, sizeof(rates) - used, "%sGPU %" PRIu32 " %s/s",
+                                     used ? ", " : "", j->gpus[k], b);
+    }
+    if (nvlink_known > 0)
+        finding_evidence(f, "NVLink traffic over those readings, both directions: %s", rates);
+    if (n_unread > 0) {
+        char which[96];
+
+        render_ranges(which, sizeof(which), unread, n_unread);
+        finding_evidence(f,
+                         "NVLink traffic not read on GPUs %s (no NVLink, or no data counters): "
+                         "utilisation, power and PCIe traffic decide for them",
+                         which);
+    }
     for (size_t k = 0; k < j->n_pids && k < 4; k++) {
         if (fix_pid_ok(j->pids[k]))
             finding_fix(f, "py-spy dump --pid %" PRIu32 "   # where each rank waits", j->pids[k]);
@@ -1059,8 +1138,17 @@ static void check_collective_stalled(const struct rule_ctx *ctx, struct findings
                 break;
             start = --k;
         }
-        if (start < h->n && t_s(last) - t_s(&h->samples[start]) >= th(ctx, TH_STALL_MIN_S))
-            stall_finding(ctx, out, &jobs[j], start);
+        if (start < h->n && t_s(last) - t_s(&h->samples[start]) >= th(ctx, TH_STALL_MIN_S)) {
+            double nvlink[16];
+            size_t known = stall_nvlink(ctx, &jobs[j], start, nvlink);
+            bool moving = false;
+
+            /* data flowing over NVLink is a collective that progresses, not one that waits */
+            for (size_t g = 0; g < jobs[j].n_gpus; g++)
+                moving |= !isnan(nvlink[g]) && nvlink[g] / MIB > th(ctx, TH_STALL_PCIE_MIB_PER_S);
+            if (!moving)
+                stall_finding(ctx, out, &jobs[j], start, nvlink, known);
+        }
     }
 }
 
@@ -1082,7 +1170,9 @@ const struct rule rule_perf_collective_stalled = {
         "readings back from the latest in which every one of its GPUs is at or above "
         "stall_util_pct utilisation, at or below stall_power_pct of its power limit, and at or "
         "below stall_pcie_mib_per_s of PCIe traffic (both directions), lasting at least "
-        "stall_min_s. NVLink traffic is not read. Needs a history of trend_min_duration_s "
+        "stall_min_s; where NVML gives the NVLink data counters, the NVLink traffic of each GPU "
+        "over those readings must be at or below stall_pcie_mib_per_s too (data moving over "
+        "NVLink is a collective that progresses). Needs a history of trend_min_duration_s "
         "(gpudoctor watch, serve, or check --from a recording)."),
     .fix = N_(
         "Dump the ranks' stacks (py-spy dump --pid PID) to see the collective they wait in, look "

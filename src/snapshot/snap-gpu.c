@@ -240,6 +240,13 @@ static const struct jfield gpu_nvlink_fields[] = {
       "nvmlDeviceGetFieldValues(NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY)", "data link replays"),
     L("recovery_errors", JF_U64, recovery_errors, NVL_S_RECOVERY, JF_DYNAMIC, NULL,
       "nvmlDeviceGetFieldValues(NVML_FI_DEV_NVLINK_ERROR_DL_RECOVERY)", "link recoveries"),
+    L("tx_kib", JF_U64, tx_kib, NVL_S_TX, JF_DYNAMIC, NULL,
+      "nvmlDeviceGetFieldValues(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX)",
+      "data sent over the link since the driver loaded, KiB (payload, without protocol "
+      "overhead); its rate over the window is the link's traffic"),
+    L("rx_kib", JF_U64, rx_kib, NVL_S_RX, JF_DYNAMIC, NULL,
+      "nvmlDeviceGetFieldValues(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX)",
+      "data received over the link since the driver loaded, KiB"),
 };
 #undef L
 

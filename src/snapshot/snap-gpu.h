@@ -128,6 +128,8 @@ enum gpu_nvlink_slot {
     NVL_S_CRC,         /* field NVML_FI_DEV_NVLINK_ERROR_DL_CRC, scopeId = link */
     NVL_S_REPLAY,      /* field NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY */
     NVL_S_RECOVERY,    /* field NVML_FI_DEV_NVLINK_ERROR_DL_RECOVERY */
+    NVL_S_TX,          /* field NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, scopeId = link */
+    NVL_S_RX,          /* field NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX */
     NVL_S__COUNT
 };
 
@@ -144,6 +146,7 @@ struct gpu_nvlink {
     uint64_t crc_errors;      /* data link CRC errors since the driver loaded */
     uint64_t replay_errors;   /* data link replays */
     uint64_t recovery_errors; /* link recoveries */
+    uint64_t tx_kib, rx_kib;  /* data sent and received since the driver loaded, KiB */
     int32_t rc[NVL_S__COUNT];
 };
 

@@ -125,6 +125,12 @@ static void test_field_value(void **state)
     assert_int_equal(offsetof(nvmlFieldValue_t, valueType), 24);
     assert_int_equal(offsetof(nvmlFieldValue_t, nvmlReturn), 28);
     assert_int_equal(offsetof(nvmlFieldValue_t, value), 32);
+    /* the field ids read, as the header numbers them */
+    assert_int_equal(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_TX, 138);
+    assert_int_equal(NVML_FI_DEV_NVLINK_THROUGHPUT_DATA_RX, 139);
+    assert_int_equal(NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY, 161);
+    assert_int_equal(NVML_FI_DEV_NVLINK_ERROR_DL_RECOVERY, 162);
+    assert_int_equal(NVML_FI_DEV_NVLINK_ERROR_DL_CRC, 163);
 }
 
 static void test_scalars(void **state)

@@ -118,7 +118,10 @@ static void make_gpu(struct gpu *g)
         l->remote_type = NVL_REMOTE_SWITCH;
         l->crc_errors = 10 + i;
         l->replay_errors = 2;
+        l->tx_kib = 1000 + i;
+        l->rx_kib = 2000 + i;
     }
+    g->nvlinks[1].rc[NVL_S_RX] = NVML_ERROR_NOT_SUPPORTED;
     g->nvlinks[1].rc[NVL_S_RECOVERY] = NVML_ERROR_NO_DATA;
     g->rc[GPU_S_NVLINK] = 0;
     g->fabric.state = GPU_FABRIC_IN_PROGRESS;
@@ -151,6 +154,9 @@ static void test_json_round_trip(void **state)
     assert_int_equal(back.nvlinks[1].link, 5);
     assert_int_equal(back.nvlinks[1].rc[NVL_S_RECOVERY], NVML_ERROR_NO_DATA);
     assert_true(back.nvlinks[1].crc_errors == 11);
+    assert_true(back.nvlinks[0].tx_kib == 1000 && back.nvlinks[0].rx_kib == 2000);
+    assert_true(back.nvlinks[1].tx_kib == 1001);
+    assert_int_equal(back.nvlinks[1].rc[NVL_S_RX], NVML_ERROR_NOT_SUPPORTED);
     assert_false(back.nvlinks[1].active);
     assert_int_equal(back.fabric.state, GPU_FABRIC_IN_PROGRESS);
     assert_false(back.fabric.valid & (UINT64_C(1) << FAB_S_HEALTH));
@@ -169,8 +175,8 @@ static void test_json_round_trip(void **state)
     j = gpu_to_json(&g, JF_ID | JF_DYNAMIC);
     a = json_dumps(json_object_get(j, "nvlink"), JSON_SORT_KEYS | JSON_COMPACT);
     assert_string_equal(a, "[{\"active\":true,\"crc_errors\":10,\"link\":0,\"recovery_errors\":0,"
-                           "\"replay_errors\":2},{\"active\":false,\"crc_errors\":11,\"link\":5,"
-                           "\"replay_errors\":2}]");
+                           "\"replay_errors\":2,\"rx_kib\":2000,\"tx_kib\":1000},{\"active\":false,"
+                           "\"crc_errors\":11,\"link\":5,\"replay_errors\":2,\"tx_kib\":1001}]");
     assert_null(json_object_get(j, "fabric"));
     free(a);
     json_decref(j);
