@@ -1,8 +1,8 @@
 /*
  * The metric families of the GPUs' NVLinks (the snapshot's gpus[].nvlink, docs/fabric.md): per
  * link whether it is active, its data-link error counters and the data it sent and received, and
- * per GPU how many links are active. A value NVML did not give has no series, never 0; a GPU without NVLink
- * (NOT_SUPPORTED) has 0 active links and no per-link series.
+ * per GPU how many links are active. A value NVML did not give has no series, never 0; a GPU
+ * without NVLink (NOT_SUPPORTED) has 0 active links and no per-link series.
  */
 #include "nvml/nvml-abi.h"
 #include "render/metrics-internal.h"
