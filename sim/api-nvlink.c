@@ -164,10 +164,10 @@ static int counter_slot(uint32_t id)
  * Each value gets its own return code; the call succeeds once the arguments are good ("you must
  * check the nvmlReturn field of each value"). An entry of the scenario's field_values answers
  * first, so a scenario can make any value fail; then the NVLink counters (errors, data sent and
- * received) of the "nvlink" list (scopeId = link, values that follow the timeline); a field the
- * scenario does not give is NOT_SUPPORTED, as for a GPU without it. A successful value is stamped
- * with the time of the call (CPU microseconds) and a latency of 0; a failed one keeps the
- * caller's value and type.
+ * received) of the "nvlink" list (scopeId = link, values that follow the timeline), and the
+ * recovery action from the GPU's recovery_action; a field the scenario does not give is
+ * NOT_SUPPORTED, as for a GPU without it. A successful value is stamped with the time of the
+ * call (CPU microseconds) and a latency of 0; a failed one keeps the caller's value and type.
  */
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount,
                                       nvmlFieldValue_t *values)
@@ -193,6 +193,14 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount,
                 continue;
             v->valueType = NVML_VALUE_TYPE_UNSIGNED_LONG_LONG;
             v->value.ullVal = x;
+        } else if (fv == NULL && v->fieldId == NVML_FI_DEV_GET_GPU_RECOVERY_ACTION) {
+            int x = 0;
+
+            v->nvmlReturn = sim_int(&c, GPU_S_RECOVERY, &x);
+            if (v->nvmlReturn != NVML_SUCCESS)
+                continue;
+            v->valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+            v->value.uiVal = (unsigned int)x;
         } else if (fv == NULL || fv->rc != 0) {
             v->nvmlReturn = fv == NULL ? NVML_ERROR_NOT_SUPPORTED : fv->rc;
             continue;

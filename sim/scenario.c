@@ -884,13 +884,20 @@ static int read_gpus(struct sim_scenario *s, const json_t *arr, struct jerr *err
     json_array_foreach(arr, i, j)
     {
         struct sim_gpu *sg = &s->gpus[i];
+        json_t *own = json_is_object(j) ? json_copy(j) : json_incref(j);
         char path[64];
+        int r;
 
         pathf(path, sizeof(path), "gpus[%zu]", i);
         gpu_init(&sg->g, (uint32_t)i);
         s->n_gpus = i + 1;
-        if (gpu_from_json(&sg->g, j, path, NVML_ERROR_NOT_SUPPORTED, gpu_extra_keys, err) != 0 ||
-            check_gpu(sg, i, path, err) != 0)
+        /* The keys the simulator reads itself (read_extra) are its own, also where the
+         * snapshot knows them: a scenario may give the architecture as NVML's number. */
+        for (size_t k = 0; gpu_extra_keys[k] != NULL && json_is_object(own); k++)
+            json_object_del(own, gpu_extra_keys[k]);
+        r = gpu_from_json(&sg->g, own, path, NVML_ERROR_NOT_SUPPORTED, gpu_extra_keys, err);
+        json_decref(own);
+        if (r != 0 || check_gpu(sg, i, path, err) != 0)
             return -1;
         if (sg->g.handle_rc == 0 &&
             (read_inject(&sg->inject, j, path, err) != 0 ||
@@ -1293,6 +1300,34 @@ static char *steal(char **p)
     return s;
 }
 
+/*
+ * What a snapshot records of the keys the simulator keeps apart (brand, architecture, board part
+ * number, accounting mode): played back as captured, a value that failed as not supported, one
+ * an older snapshot did not record as the simulator's default.
+ */
+static enum sim_key_state replayed(const struct gpu *g, enum gpu_slot slot)
+{
+    if (g->rc[slot] == JF_RC_NOT_COLLECTED)
+        return SIM_KEY_ABSENT; /* an older snapshot: the simulator's default */
+    return gpu_valid(g, slot) ? SIM_KEY_SET : SIM_KEY_NULL;
+}
+
+static void replay_extra(struct sim_gpu *sg)
+{
+    const struct gpu *g = &sg->g;
+    struct sim_extra *x = &sg->extra;
+
+    x->brand_state = replayed(g, GPU_S_BRAND);
+    x->brand = g->brand;
+    x->arch_state = replayed(g, GPU_S_ARCH);
+    x->arch = gpu_arch_nvml(g->architecture);
+    x->part_state = replayed(g, GPU_S_PART_NUMBER);
+    if (x->part_state == SIM_KEY_SET)
+        x->part_number = xstrdup(g->board_part_number ? g->board_part_number : "");
+    x->accounting_state = replayed(g, GPU_S_ACCOUNTING);
+    x->accounting = g->accounting_mode;
+}
+
 /* A gpudoctor snapshot replayed: its NVML system values and its GPUs, as captured. */
 static int read_snapshot(struct sim_scenario *s, const char *text, size_t len, const char *name,
                          char **cause)
@@ -1332,6 +1367,7 @@ static int read_snapshot(struct sim_scenario *s, const char *text, size_t len, c
         /* take ownership of the GPU's strings and processes */
         s->gpus[i].g = snap->gpus[i];
         memset(&snap->gpus[i], 0, sizeof(snap->gpus[i]));
+        replay_extra(&s->gpus[i]);
         s->n_gpus = i + 1;
         pathf(path, sizeof(path), "gpus[%zu]", i);
         if (check_gpu(&s->gpus[i], i, path, &err) != 0 ||

@@ -161,6 +161,7 @@ static const struct {
     { "health.ecc-uncorrectable", true },
     { "health.row-remap-failure", true },
     { "health.memory-repair-pending", true },
+    { "health.recovery-action", true },
     { "health.driver-hung-task", true },
     { "health.oom-kill", false }, /* a job asked for more host memory than there is */
     /* stack: the node's driver against a job's own CUDA, cuDNN, framework */

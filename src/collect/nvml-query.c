@@ -498,6 +498,39 @@ static void get_remapped(struct nvml_query *q, struct gpu *g, nvmlDevice_t d)
     set_rc2(g, GPU_S_REMAP_PENDING, GPU_S_REMAP_FAILURE, rc);
 }
 
+/*
+ * What the driver says the GPU needs (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION): a field value, whose
+ * own return code says whether this driver has it. A value past the ones the header names is
+ * kept as it is (the snapshot writes it as a number).
+ */
+static void get_recovery_action(struct nvml_query *q, struct gpu *g, nvmlDevice_t d)
+{
+    nvmlFieldValue_t v;
+    uint64_t x = 0;
+    nvmlReturn_t rc;
+
+    memset(&v, 0, sizeof(v));
+    v.fieldId = NVML_FI_DEV_GET_GPU_RECOVERY_ACTION;
+    v.nvmlReturn = NVML_ERROR_UNKNOWN; /* a library that skips the value leaves this */
+    rc = CALL(q, (int)g->index, nvmlDeviceGetFieldValues, d, 1, &v);
+    if (rc == NVML_SUCCESS)
+        rc = v.nvmlReturn;
+    if (rc == NVML_SUCCESS && (!nvml_field_as_u64(&v, &x) || x > INT32_MAX))
+        rc = NVML_ERROR_UNKNOWN; /* not a value we can read */
+    g->recovery_action = (int32_t)x;
+    gpu_set_rc(g, GPU_S_RECOVERY, rc);
+}
+
+/* nvmlDeviceArchitecture_t into enum gpu_arch (its values have gaps). */
+static void get_architecture(struct nvml_query *q, struct gpu *g, nvmlDevice_t d)
+{
+    unsigned int arch = 0;
+    nvmlReturn_t rc = CALL(q, (int)g->index, nvmlDeviceGetArchitecture, d, &arch);
+
+    g->architecture = gpu_arch_of_nvml(arch);
+    gpu_set_rc(g, GPU_S_ARCH, rc);
+}
+
 /* NVML counts PCIe throughput in KB/s (1024 bytes) over a 20 ms window. */
 static void get_pcie_throughput(struct nvml_query *q, struct gpu *g, nvmlDevice_t d)
 {
@@ -837,6 +870,10 @@ static const struct nvml_getter getters[] = {
     STR(nvmlDeviceGetSerial, NVML_DEVICE_SERIAL_BUFFER_SIZE, GPU_S_SERIAL, serial),
     STR(nvmlDeviceGetVbiosVersion, NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE, GPU_S_VBIOS,
         vbios_version),
+    INT(nvmlDeviceGetBrand, GPU_S_BRAND, brand, false),
+    CUSTOM(get_architecture, false),
+    STR(nvmlDeviceGetBoardPartNumber, NVML_DEVICE_PART_NUMBER_BUFFER_SIZE, GPU_S_PART_NUMBER,
+        board_part_number),
     CUSTOM(get_pci, false),
     UINT(nvmlDeviceGetMinorNumber, GPU_S_MINOR, minor_number, false),
     CUSTOM(get_compute_capability, false),
@@ -884,6 +921,7 @@ static const struct nvml_getter getters[] = {
     CUSTOM(get_pstate, true),
     UINT(nvmlDeviceGetFanSpeed, GPU_S_FAN, fan_speed_pct, true),
     BOOL(nvmlDeviceGetPersistenceMode, GPU_S_PERSISTENCE, persistence_mode),
+    BOOL(nvmlDeviceGetAccountingMode, GPU_S_ACCOUNTING, accounting_mode),
     INT(nvmlDeviceGetComputeMode, GPU_S_COMPUTE_MODE, compute_mode, false),
     CUSTOM(get_mig, false),
     BOOL(nvmlDeviceGetDisplayMode, GPU_S_DISPLAY_MODE, display_mode),
@@ -894,6 +932,7 @@ static const struct nvml_getter getters[] = {
     CUSTOM(get_retired, false),
     BOOL(nvmlDeviceGetRetiredPagesPendingStatus, GPU_S_RETIRED_PENDING, retired_pages_pending),
     CUSTOM(get_remapped, false),
+    CUSTOM(get_recovery_action, true),
     UINT(nvmlDeviceGetCurrPcieLinkGeneration, GPU_S_PCIE_GEN, pcie_gen, true),
     UINT(nvmlDeviceGetMaxPcieLinkGeneration, GPU_S_PCIE_GEN_MAX, pcie_gen_max, false),
     UINT(nvmlDeviceGetGpuMaxPcieLinkGeneration, GPU_S_PCIE_GEN_GPU_MAX, pcie_gen_gpu_max, false),

@@ -183,8 +183,9 @@ typedef struct {
 #define NVML_VALUE_NOT_AVAILABLE_ULL 0xFFFFFFFFFFFFFFFFULL
 
 /*
- * What clients written against NVIDIA's bindings read and gpudoctor's collector does not (yet):
- * the 13.3.29 header (NVIDIA/go-nvml gen/nvml/nvml.h at 2f9e261), unless a line says otherwise.
+ * Brand, architecture and board part number (which the collector reads) and what clients
+ * written against NVIDIA's bindings read and the collector does not: the 13.3.29 header
+ * (NVIDIA/go-nvml gen/nvml/nvml.h at 2f9e261), unless a line says otherwise.
  */
 #define NVML_DEVICE_PART_NUMBER_BUFFER_SIZE 80
 #define NVML_NVLINK_MAX_LINKS               36 /* 13.3 header; older headers: 6, 12, 18 */
@@ -265,6 +266,19 @@ typedef struct {
 #define NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY   161
 #define NVML_FI_DEV_NVLINK_ERROR_DL_RECOVERY 162
 #define NVML_FI_DEV_NVLINK_ERROR_DL_CRC      163
+
+/*
+ * What the driver says a GPU needs after an error (nvmlDeviceGpuRecoveryAction_t, an unsigned
+ * int value): the field replaces the deprecated RESET_STATUS (226) and DRAIN_AND_RESET_STATUS
+ * (227). Drivers without it answer NOT_SUPPORTED in the value's own nvmlReturn.
+ */
+#define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION          230
+#define NVML_GPU_RECOVERY_ACTION_NONE                0
+#define NVML_GPU_RECOVERY_ACTION_GPU_RESET           1
+#define NVML_GPU_RECOVERY_ACTION_NODE_REBOOT         2
+#define NVML_GPU_RECOVERY_ACTION_DRAIN_P2P           3
+#define NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET     4
+#define NVML_GPU_RECOVERY_ACTION_RECOVER_IMEX_DOMAIN 5
 /*
  * NVLink data throughput counters in KiB, payload only (the header's RAW_TX/RX, 140 and 141, add
  * protocol overhead); scopeId = link, UINT_MAX sums every link (same header).
@@ -479,7 +493,11 @@ typedef struct {
     X(nvmlDeviceGetTopologyCommonAncestor,                                                         \
       (nvmlDevice_t device1, nvmlDevice_t device2, int *pathInfo))                                 \
     X(nvmlDeviceGetP2PStatus,                                                                      \
-      (nvmlDevice_t device1, nvmlDevice_t device2, int p2pIndex, int *p2pStatus))
+      (nvmlDevice_t device1, nvmlDevice_t device2, int p2pIndex, int *p2pStatus))                  \
+    X(nvmlDeviceGetBrand, (nvmlDevice_t device, int *type))                                        \
+    X(nvmlDeviceGetArchitecture, (nvmlDevice_t device, unsigned int *arch))                        \
+    X(nvmlDeviceGetBoardPartNumber, (nvmlDevice_t device, char *partNumber, unsigned int length))  \
+    X(nvmlDeviceGetAccountingMode, (nvmlDevice_t device, int *mode))
 
 /*
  * Functions the simulator exports for clients written against NVIDIA's bindings (nvitop,
@@ -488,12 +506,8 @@ typedef struct {
  * call each one; a function the collector starts to read moves to NVML_FUNCTIONS.
  */
 #define NVML_CLIENT_FUNCTIONS(X)                                                                   \
-    X(nvmlDeviceGetBrand, (nvmlDevice_t device, int *type))                                        \
-    X(nvmlDeviceGetArchitecture, (nvmlDevice_t device, unsigned int *arch))                        \
-    X(nvmlDeviceGetBoardPartNumber, (nvmlDevice_t device, char *partNumber, unsigned int length))  \
     X(nvmlDeviceGetDriverModel, (nvmlDevice_t device, int *current, int *pending))                 \
     X(nvmlDeviceGetDriverModel_v2, (nvmlDevice_t device, int *current, int *pending))              \
-    X(nvmlDeviceGetAccountingMode, (nvmlDevice_t device, int *mode))                               \
     X(nvmlDeviceGetMPSComputeRunningProcesses,                                                     \
       (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_v1_t *infos))                 \
     X(nvmlDeviceGetMPSComputeRunningProcesses_v2,                                                  \

@@ -32,6 +32,7 @@ struct rule_ctx {
     X(health_ecc_uncorrectable)                                                                    \
     X(health_row_remap_failure)                                                                    \
     X(health_memory_repair_pending)                                                                \
+    X(health_recovery_action)                                                                      \
     X(health_driver_hung_task)                                                                     \
     X(health_oom_kill)                                                                             \
     X(profile_gpu_count)                                                                           \

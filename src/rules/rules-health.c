@@ -866,6 +866,113 @@ const struct rule rule_health_row_remap_failure = {
     .check = check_remap_failure,
 };
 
+/* ---- health.recovery-action ---- */
+
+static void check_recovery_action(const struct rule_ctx *ctx, struct findings *out)
+{
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct gpu *g = ctx->facts->gpus[i].g;
+        struct finding *f;
+
+        if (!need_gpu(ctx, out, g, GPU_S_RECOVERY) || g->recovery_action == GPU_RECOVERY_NONE)
+            continue;
+        f = finding_new(ctx, out, (int32_t)g->index, -1);
+        switch (g->recovery_action) {
+        case GPU_RECOVERY_GPU_RESET:
+            finding_title(f, "GPU %" PRIu32 " needs a reset: its driver asks for one", g->index);
+            finding_fix(f, "# drain GPU %" PRIu32 " (no new jobs), let or make its jobs end, then:",
+                        g->index);
+            finding_fix(f, "sudo nvidia-smi -r -i %" PRIu32, g->index);
+            finding_fix(f, "# a reset that fails or does not clear it: reboot the node");
+            f->impact = 1.0;
+            break;
+        case GPU_RECOVERY_NODE_REBOOT:
+            finding_title(f, "GPU %" PRIu32 " needs the node rebooted: its driver asks for it",
+                          g->index);
+            finding_fix(f, "# drain the node (Slurm: scontrol update NodeName=... State=DRAIN; "
+                           "Kubernetes: kubectl drain), then reboot it: a GPU reset is not "
+                           "enough");
+            f->impact = 1.0;
+            break;
+        case GPU_RECOVERY_DRAIN_P2P:
+            f->severity = SEV_WARNING;
+            finding_title(f,
+                          "GPU %" PRIu32 ": its driver asks to drain peer-to-peer (NVLink) "
+                          "traffic",
+                          g->index);
+            finding_fix(f,
+                        "# let the jobs that use GPU %" PRIu32 " with its peers (NCCL, P2P) end "
+                        "and start no new ones there; the driver may then ask for a reset",
+                        g->index);
+            f->impact = 0.5;
+            break;
+        case GPU_RECOVERY_DRAIN_AND_RESET:
+            finding_title(f,
+                          "GPU %" PRIu32 " needs its peer-to-peer traffic drained, then a "
+                          "reset",
+                          g->index);
+            finding_fix(f,
+                        "# drain GPU %" PRIu32 ": let the jobs that use it and its peers end, "
+                        "start no new ones, then:",
+                        g->index);
+            finding_fix(f, "sudo nvidia-smi -r -i %" PRIu32, g->index);
+            f->impact = 1.0;
+            break;
+        case GPU_RECOVERY_RECOVER_IMEX_DOMAIN:
+            finding_title(f,
+                          "GPU %" PRIu32 ": its driver asks to recover the multi-node NVLink "
+                          "(IMEX) domain",
+                          g->index);
+            finding_fix(f, "# the IMEX domain spans nodes: recover it as NVIDIA's IMEX guide "
+                           "says, on every node of the domain (nvidia-imex-ctl shows its state)");
+            f->impact = 1.0;
+            break;
+        default:
+            finding_title(f, "GPU %" PRIu32 ": its driver asks for recovery action %" PRId32,
+                          g->index, g->recovery_action);
+            finding_fix(f,
+                        "# this driver names an action gpudoctor does not know: see "
+                        "nvidia-smi -q -i %" PRIu32 " and NVIDIA's documentation of "
+                        "NVML_FI_DEV_GET_GPU_RECOVERY_ACTION",
+                        g->index);
+            f->impact = 1.0;
+            break;
+        }
+        finding_evidence(
+            f,
+            "NVML's recovery action for the GPU (NVML_FI_DEV_GET_GPU_RECOVERY_ACTION): "
+            "%s",
+            g->recovery_action >= 0 && g->recovery_action <= GPU_RECOVERY_RECOVER_IMEX_DOMAIN
+                ? gpu_recovery_names[g->recovery_action]
+                : "a value this build does not name");
+        finding_evidence(f, "the driver sets it after an error it cannot clear by itself (often "
+                            "with an XID in the kernel log); jobs on the GPU may fail until then");
+    }
+}
+
+const struct rule rule_health_recovery_action = {
+    .id = "health.recovery-action",
+    .severity = SEV_CRITICAL,
+    .category = CAT_HEALTH,
+    .title = N_("The driver asks for a GPU reset or reboot"),
+    .explanation =
+        N_("After an error it cannot clear by itself, the NVIDIA driver records what the GPU needs "
+           "to be usable again: a GPU reset, a reboot of the node, draining its peer-to-peer "
+           "(NVLink) traffic, both, or the recovery of a multi-node NVLink (IMEX) domain. Until "
+           "that is done, jobs on the GPU can fail or hang. This is the driver's own instruction, "
+           "more exact than reading it from an XID."),
+    .detection = N_(
+        "nvmlDeviceGetFieldValues with NVML_FI_DEV_GET_GPU_RECOVERY_ACTION (drivers that have "
+        "the field; it replaces the deprecated RESET_STATUS and DRAIN_AND_RESET_STATUS): any value "
+        "but NONE. Draining peer-to-peer traffic alone is a warning, the others critical. A "
+        "driver without the field: not checked."),
+    .fix = N_("Do what the driver asks: drain the GPU (or the node), then reset the GPU "
+              "(nvidia-smi -r -i N) or reboot the node. An action that keeps coming back after "
+              "it was done means hardware: run dcgmi diag and contact the vendor."),
+    .thresholds = NO_THRESHOLDS,
+    .check = check_recovery_action,
+};
+
 /* ---- health.memory-repair-pending ---- */
 
 static void check_repair_pending(const struct rule_ctx *ctx, struct findings *out)

@@ -11,6 +11,47 @@
 
 const char *const compute_mode_names[] = { "default", "exclusive_thread", "prohibited",
                                            "exclusive_process", NULL };
+/* nvmlBrandType_t in the header's order, as its constants spell them, lower case. */
+const char *const gpu_brand_names[] = {
+    "unknown",    "quadro",       "tesla",      "nvs",         "grid",       "geforce",
+    "titan",      "nvidia_vapps", "nvidia_vpc", "nvidia_vcs",  "nvidia_vws", "nvidia_cloud_gaming",
+    "quadro_rtx", "nvidia_rtx",   "nvidia",     "geforce_rtx", "titan_rtx",  NULL
+};
+const char *const gpu_arch_names[] = { "kepler",    "maxwell", "pascal",  "volta",
+                                       "turing",    "ampere",  "ada",     "hopper",
+                                       "blackwell", "rubin",   "unknown", NULL };
+const char *const gpu_recovery_names[] = { "none",      "gpu_reset",       "node_reboot",
+                                           "drain_p2p", "drain_and_reset", "recover_imex_domain",
+                                           NULL };
+
+static const uint32_t nvml_archs[] = {
+    [GPU_ARCH_KEPLER] = NVML_DEVICE_ARCH_KEPLER,
+    [GPU_ARCH_MAXWELL] = NVML_DEVICE_ARCH_MAXWELL,
+    [GPU_ARCH_PASCAL] = NVML_DEVICE_ARCH_PASCAL,
+    [GPU_ARCH_VOLTA] = NVML_DEVICE_ARCH_VOLTA,
+    [GPU_ARCH_TURING] = NVML_DEVICE_ARCH_TURING,
+    [GPU_ARCH_AMPERE] = NVML_DEVICE_ARCH_AMPERE,
+    [GPU_ARCH_ADA] = NVML_DEVICE_ARCH_ADA,
+    [GPU_ARCH_HOPPER] = NVML_DEVICE_ARCH_HOPPER,
+    [GPU_ARCH_BLACKWELL] = NVML_DEVICE_ARCH_BLACKWELL,
+    [GPU_ARCH_RUBIN] = NVML_DEVICE_ARCH_RUBIN,
+    [GPU_ARCH_UNKNOWN] = NVML_DEVICE_ARCH_UNKNOWN,
+};
+
+int32_t gpu_arch_of_nvml(uint32_t arch)
+{
+    for (size_t i = 0; i < ARRAY_SIZE(nvml_archs); i++) {
+        if (nvml_archs[i] == arch)
+            return (int32_t)i;
+    }
+    return GPU_ARCH_UNKNOWN;
+}
+
+uint32_t gpu_arch_nvml(int32_t arch)
+{
+    return arch >= 0 && (size_t)arch < ARRAY_SIZE(nvml_archs) ? nvml_archs[arch]
+                                                              : NVML_DEVICE_ARCH_UNKNOWN;
+}
 
 #define D JF_DYNAMIC
 #define F(key, type, member, slot, flags, source, doc)                                             \
@@ -27,6 +68,16 @@ static const struct jfield gpu_fields[] = {
     F("serial", JF_STR, serial, GPU_S_SERIAL, 0, "nvmlDeviceGetSerial", "board serial number"),
     F("vbios_version", JF_STR, vbios_version, GPU_S_VBIOS, 0, "nvmlDeviceGetVbiosVersion",
       "VBIOS version"),
+    { "brand", JF_ENUM, offsetof(struct gpu, brand), GPU_S_BRAND, 0, gpu_brand_names,
+      "nvmlDeviceGetBrand",
+      "product line: nvidia (data centre, from Hopper), tesla, geforce, nvidia_rtx, ... "
+      "(nvmlBrandType_t, lower case; a number for one this build does not name)" },
+    { "architecture", JF_ENUM, offsetof(struct gpu, architecture), GPU_S_ARCH, 0, gpu_arch_names,
+      "nvmlDeviceGetArchitecture", "kepler ... ampere, ada, hopper, blackwell, rubin, unknown" },
+    F("board_part_number", JF_STR, board_part_number, GPU_S_PART_NUMBER, 0,
+      "nvmlDeviceGetBoardPartNumber",
+      "the board's part number (NOT_SUPPORTED when the VBIOS "
+      "does not fill it)"),
     F("pci_bus_id", JF_STR, pci_bus_id, GPU_S_PCI_BUS_ID, 0, "nvmlDeviceGetPciInfo_v3",
       "PCI address, \"00000000:18:00.0\""),
     F("pci_device_id", JF_HEX32, pci_device_id, GPU_S_PCI_DEVICE_ID, 0, "nvmlDeviceGetPciInfo_v3",
@@ -114,6 +165,9 @@ static const struct jfield gpu_fields[] = {
       "intended fan speed, percent of maximum (may exceed 100)"),
     F("persistence_mode", JF_BOOL, persistence_mode, GPU_S_PERSISTENCE, 0,
       "nvmlDeviceGetPersistenceMode", "driver kept loaded with no client"),
+    F("accounting_mode", JF_BOOL, accounting_mode, GPU_S_ACCOUNTING, 0,
+      "nvmlDeviceGetAccountingMode",
+      "per-process accounting is on (nvidia-smi -am 1); off by default, always off under MIG"),
     { "compute_mode", JF_ENUM, offsetof(struct gpu, compute_mode), GPU_S_COMPUTE_MODE, 0,
       compute_mode_names, "nvmlDeviceGetComputeMode",
       "default, exclusive_thread, prohibited or exclusive_process" },
@@ -151,6 +205,11 @@ static const struct jfield gpu_fields[] = {
       "nvmlDeviceGetRemappedRows", "a remap waits for the next GPU reset"),
     F("remapped_rows_failure", JF_BOOL, remapped_rows_failure, GPU_S_REMAP_FAILURE, 0,
       "nvmlDeviceGetRemappedRows", "a row remap failed"),
+    { "recovery_action", JF_ENUM, offsetof(struct gpu, recovery_action), GPU_S_RECOVERY, D,
+      gpu_recovery_names, "nvmlDeviceGetFieldValues",
+      "field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION, what the driver says the GPU needs: none, "
+      "gpu_reset, node_reboot, drain_p2p, drain_and_reset, recover_imex_domain (NOT_SUPPORTED "
+      "on drivers without the field)" },
     F("pcie_gen", JF_U32, pcie_gen, GPU_S_PCIE_GEN, D, "nvmlDeviceGetCurrPcieLinkGeneration",
       "PCIe link generation now"),
     F("pcie_gen_max", JF_U32, pcie_gen_max, GPU_S_PCIE_GEN_MAX, 0,

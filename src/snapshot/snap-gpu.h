@@ -19,6 +19,9 @@ enum gpu_slot {
     GPU_S_UUID,
     GPU_S_SERIAL,
     GPU_S_VBIOS,
+    GPU_S_BRAND,       /* nvmlDeviceGetBrand */
+    GPU_S_ARCH,        /* nvmlDeviceGetArchitecture */
+    GPU_S_PART_NUMBER, /* nvmlDeviceGetBoardPartNumber */
     GPU_S_PCI_BUS_ID,
     GPU_S_PCI_DEVICE_ID,
     GPU_S_PCI_SUBSYSTEM_ID,
@@ -63,6 +66,7 @@ enum gpu_slot {
     GPU_S_PSTATE,
     GPU_S_FAN,
     GPU_S_PERSISTENCE,
+    GPU_S_ACCOUNTING, /* nvmlDeviceGetAccountingMode */
     GPU_S_COMPUTE_MODE,
     GPU_S_MIG_MODE,
     GPU_S_MIG_MODE_PENDING,
@@ -82,6 +86,7 @@ enum gpu_slot {
     GPU_S_REMAP_UNCORR,
     GPU_S_REMAP_PENDING,
     GPU_S_REMAP_FAILURE,
+    GPU_S_RECOVERY, /* field NVML_FI_DEV_GET_GPU_RECOVERY_ACTION */
     GPU_S_PCIE_GEN,
     GPU_S_PCIE_GEN_MAX,
     GPU_S_PCIE_GEN_GPU_MAX,
@@ -214,10 +219,38 @@ struct gpu_fabric {
     uint64_t valid;       /* bits of enum gpu_fabric_slot */
 };
 
+/* nvmlDeviceArchitecture_t, renumbered (the header's values have gaps); names: gpu_arch_names. */
+enum gpu_arch {
+    GPU_ARCH_KEPLER,
+    GPU_ARCH_MAXWELL,
+    GPU_ARCH_PASCAL,
+    GPU_ARCH_VOLTA,
+    GPU_ARCH_TURING,
+    GPU_ARCH_AMPERE,
+    GPU_ARCH_ADA,
+    GPU_ARCH_HOPPER,
+    GPU_ARCH_BLACKWELL,
+    GPU_ARCH_RUBIN,
+    GPU_ARCH_UNKNOWN, /* NVML_DEVICE_ARCH_UNKNOWN, or a value this build does not name */
+};
+
+/* What the driver says the GPU needs (nvmlDeviceGpuRecoveryAction_t, in the header's order). */
+enum gpu_recovery {
+    GPU_RECOVERY_NONE,
+    GPU_RECOVERY_GPU_RESET,
+    GPU_RECOVERY_NODE_REBOOT,
+    GPU_RECOVERY_DRAIN_P2P,
+    GPU_RECOVERY_DRAIN_AND_RESET,
+    GPU_RECOVERY_RECOVER_IMEX_DOMAIN,
+};
+
 struct gpu {
     uint32_t index; /* NVML index */
     char *name, *uuid, *serial, *vbios_version;
-    char *pci_bus_id; /* "00000000:18:00.0" as NVML writes it */
+    int32_t brand;           /* nvmlBrandType_t: gpu_brand_names */
+    int32_t architecture;    /* enum gpu_arch */
+    char *board_part_number; /* "699-2G520-0200-000" */
+    char *pci_bus_id;        /* "00000000:18:00.0" as NVML writes it */
     uint32_t pci_device_id, pci_subsystem_id;
     uint32_t minor_number; /* /dev/nvidiaN */
     int32_t cc_major, cc_minor;
@@ -240,6 +273,7 @@ struct gpu {
     uint32_t fan_speed_pct;
 
     bool persistence_mode;
+    bool accounting_mode; /* per-process accounting (nvidia-smi -am) */
     int32_t compute_mode; /* NVML_COMPUTEMODE_* */
     bool mig_mode, mig_mode_pending;
     uint32_t mig_devices; /* MIG devices (instances) that exist now */
@@ -252,6 +286,7 @@ struct gpu {
     bool retired_pages_pending;
     uint32_t remapped_rows_correctable, remapped_rows_uncorrectable;
     bool remapped_rows_pending, remapped_rows_failure;
+    int32_t recovery_action; /* enum gpu_recovery: what the driver asks for */
 
     uint32_t pcie_gen, pcie_gen_max, pcie_gen_gpu_max, pcie_width, pcie_width_max;
     uint64_t pcie_tx_bytes_per_s, pcie_rx_bytes_per_s;
@@ -301,6 +336,13 @@ extern const char *const gpu_p2p_names[];
 extern const char *const gpu_nvlink_remote_names[];
 extern const char *const gpu_fabric_state_names[];
 extern const char *const compute_mode_names[];
+extern const char *const gpu_brand_names[];
+extern const char *const gpu_arch_names[];
+extern const char *const gpu_recovery_names[];
+/* enum gpu_arch of an nvmlDeviceArchitecture_t value (GPU_ARCH_UNKNOWN for one without a name),
+ * and back (NVML_DEVICE_ARCH_UNKNOWN for GPU_ARCH_UNKNOWN). */
+int32_t gpu_arch_of_nvml(uint32_t arch);
+uint32_t gpu_arch_nvml(int32_t arch);
 
 void gpu_init(struct gpu *g, uint32_t index);
 void gpu_free(struct gpu *g);

@@ -9,7 +9,7 @@ DYNAMIC='["index","mem_used_bytes","mem_free_bytes","bar1_used_bytes","util_gpu_
   "clock_graphics_mhz","clock_sm_mhz","clock_mem_mhz","clock_video_mhz","clocks_event_reasons",
   "pstate","fan_speed_pct","ecc_volatile_corrected","ecc_volatile_uncorrected","pcie_gen",
   "pcie_width","pcie_tx_bytes_per_s","pcie_rx_bytes_per_s","pcie_replay_count","processes",
-  "nvlink"]'
+  "nvlink","recovery_action"]'
 PROC_DYNAMIC='["pid","used_bytes","sm_util_pct","mem_util_pct","enc_util_pct","dec_util_pct"]'
 LINK_DYNAMIC='["link","active","crc_errors","replay_errors","recovery_errors","tx_kib","rx_kib"]'
 

@@ -4,6 +4,7 @@
  * here as literals on purpose: a change to the header must not be able to change the test.
  */
 #include "nvml/nvml-abi.h"
+#include "snapshot/snap-gpu.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -131,6 +132,21 @@ static void test_field_value(void **state)
     assert_int_equal(NVML_FI_DEV_NVLINK_ERROR_DL_REPLAY, 161);
     assert_int_equal(NVML_FI_DEV_NVLINK_ERROR_DL_RECOVERY, 162);
     assert_int_equal(NVML_FI_DEV_NVLINK_ERROR_DL_CRC, 163);
+    assert_int_equal(NVML_FI_DEV_GET_GPU_RECOVERY_ACTION, 230);
+    assert_int_equal(NVML_GPU_RECOVERY_ACTION_NONE, 0);
+    assert_int_equal(NVML_GPU_RECOVERY_ACTION_GPU_RESET, 1);
+    assert_int_equal(NVML_GPU_RECOVERY_ACTION_NODE_REBOOT, 2);
+    assert_int_equal(NVML_GPU_RECOVERY_ACTION_DRAIN_P2P, 3);
+    assert_int_equal(NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET, 4);
+    assert_int_equal(NVML_GPU_RECOVERY_ACTION_RECOVER_IMEX_DOMAIN, 5);
+    /* the snapshot's names follow the header's order */
+    assert_int_equal(GPU_RECOVERY_RECOVER_IMEX_DOMAIN,
+                     NVML_GPU_RECOVERY_ACTION_RECOVER_IMEX_DOMAIN);
+    assert_int_equal(NVML_DEVICE_ARCH_HOPPER, 9);
+    assert_int_equal(NVML_DEVICE_ARCH_BLACKWELL, 10);
+    assert_int_equal(NVML_DEVICE_ARCH_RUBIN, 13);
+    assert_int_equal(NVML_BRAND_NVIDIA, 14);
+    assert_int_equal(NVML_BRAND_TITAN_RTX, 16);
 }
 
 static void test_scalars(void **state)

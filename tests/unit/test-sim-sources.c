@@ -336,6 +336,10 @@ static const struct invoker {
     { "nvmlDeviceGetUUID", SIG_STR, NULL },
     { "nvmlDeviceGetSerial", SIG_STR, NULL },
     { "nvmlDeviceGetVbiosVersion", SIG_STR, NULL },
+    { "nvmlDeviceGetBrand", SIG_INT, NULL },
+    { "nvmlDeviceGetArchitecture", SIG_U32, NULL },
+    { "nvmlDeviceGetBoardPartNumber", SIG_STR, NULL },
+    { "nvmlDeviceGetAccountingMode", SIG_INT, NULL },
     { "nvmlDeviceGetMinorNumber", SIG_U32, NULL },
     { "nvmlDeviceGetPciInfo", SIG_SPECIAL, s_pci_legacy },
     { "nvmlDeviceGetPciInfo_v2", SIG_SPECIAL, s_pci_legacy },
@@ -494,6 +498,14 @@ static const struct {
     { "peers", "nvmlDeviceGetP2PStatus", true },
     /* v1 memory info does without the reserved figure, as pre-R510 drivers did */
     { "mem_reserved_bytes", "nvmlDeviceGetMemoryInfo", false },
+    /* keys the simulator reads apart (docs/simulator.md, "Beyond the snapshot"): null is
+     * NOT_SUPPORTED, a status in nvml_status is not theirs */
+    { "brand", "nvmlDeviceGetBrand", false },
+    { "architecture", "nvmlDeviceGetArchitecture", false },
+    { "board_part_number", "nvmlDeviceGetBoardPartNumber", false },
+    { "accounting_mode", "nvmlDeviceGetAccountingMode", false },
+    /* a field value's status is its own nvmlReturn, not the call's (e2e/nvml-recovery) */
+    { "recovery_action", "nvmlDeviceGetFieldValues", false },
 };
 
 static bool should_reach(const struct jfield *f, const char *fn)
