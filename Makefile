@@ -1,7 +1,7 @@
 # The README's commands. CMake does the building; this file does the set-up around it.
 #   make run    install missing build dependencies, build, diagnose this machine
 #   make test   install missing build and test dependencies, build, run every test
-#   make demo   gpudoctor on a simulated, troubled 8-GPU server
+#   make demo   gpudoctor on a simulated, troubled 8-GPU server (make demo-hgx: an HGX one)
 #   make install [PREFIX=/usr/local] [DESTDIR=...]
 #   make deb    the Debian packages gpudoctor and gpudoctor-sim, in build-deb/ [DEB_OUT]
 #   make bench  the performance figures, written to docs/performance.md
@@ -15,7 +15,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 GPUDOCTOR = $(BUILD)/gpudoctor
 SIM_LIB = $(BUILD)/sim/libnvidia-ml.so.1
 
-.PHONY: all build run test demo install deb bench asan fuzz deps deps-test format clean
+.PHONY: all build run test demo demo-hgx install deb bench asan fuzz deps deps-test format clean
 
 all: build
 
@@ -40,6 +40,10 @@ test: deps-test build
 # logs); scripts/demo.sh says how (README.md shows its first lines, e2e/readme-demo compares them).
 demo: build
 	scripts/demo.sh $(BUILD) || [ $$? -le 3 ]
+
+# The troubled HGX server: NVSwitches, Fabric Manager and InfiniBand between its GPUs.
+demo-hgx: build
+	scripts/demo.sh $(BUILD) --hgx || [ $$? -le 3 ]
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

@@ -337,7 +337,7 @@ static void render_finding(FILE *out, const struct findings *all, size_t i,
     /* TRANSLATORS: severity tags before a title: at most 8 columns (4 Chinese characters) */
     static const char *const tags[] = { N_("INFO"), N_("WARNING"), N_("CRITICAL") };
     const struct finding *f = &all->items[i];
-    char subject[256], tag[64];
+    char subject[256], tag[64], line[320];
     bool linked = finding_cause(all, i) != NULL || finding_n_explained(all, i) > 0;
     size_t col, w;
 
@@ -355,8 +355,11 @@ static void render_finding(FILE *out, const struct findings *all, size_t i,
     render_wrap(out, ro, col, FINDING_INDENT, finding_title_text(f));
     fputs(render_reset(ro), out);
     subject_line(subject, sizeof(subject), &f->subject);
-    fprintf(out, "%*s%s[%s]%s%s%s\n", FINDING_INDENT, "", render_dim(ro), f->rule->id,
-            subject[0] ? " " : "", subject, render_reset(ro));
+    /* "[rule] GPU 0 (GPU-...), pid N, user, slurm job J": wrapped like the title when long */
+    snprintf(line, sizeof(line), "[%s]%s%s", f->rule->id, subject[0] ? " " : "", subject);
+    fprintf(out, "%*s%s", FINDING_INDENT, "", render_dim(ro));
+    wrap_lines(out, ro, FINDING_INDENT, FINDING_INDENT + 2, "", line);
+    fputs(render_reset(ro), out);
     cause_lines(out, all, i, ro);
     for (size_t k = 0; k < f->n_evidence; k++) {
         fprintf(out, "%*s- ", FINDING_INDENT, "");

@@ -439,6 +439,8 @@ static void catalogue_evidence(struct finding *f, int32_t sxid)
     }
 }
 
+#define SXID_FATAL_WHEN N_("an SXid is fatal (printed Fatal, or always fatal by NVIDIA's guide)")
+
 static void sxid_finding(const struct rule_ctx *ctx, struct findings *out,
                          const struct sxid_switch *sw)
 {
@@ -508,6 +510,10 @@ static void sxid_finding(const struct rule_ctx *ctx, struct findings *out,
                        "ports");
         finding_fix(f, "# if they repeat on the same port, have the baseboard or the NVLink "
                        "cabling checked at the next maintenance");
+    }
+    if (sw->fatal > 0 || always) {
+        finding_explains(f, "health.recovery-action");
+        finding_explains(f, "fabric.fm-errors");
     }
     f->impact = sw->fatal > 0 || always ? 1.0 : sw->all_corrected ? 0.05 : 0.3;
 }
@@ -588,5 +594,11 @@ const struct rule rule_fabric_sxid = {
               "and report repeats to the vendor. For non-fatal ones: watch whether they repeat on "
               "the same port and have it serviced if they do."),
     .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),
+    .explains = EXPLAINS({ "health.recovery-action", LINK_ANY, SXID_FATAL_WHEN,
+                           N_("the GPUs behind a switch that failed need a drain or a reset, "
+                              "which their driver records") },
+                         { "fabric.fm-errors", LINK_ANY, SXID_FATAL_WHEN,
+                           N_("Fabric Manager logs the switch's fatal error and the reset it "
+                              "needs") }),
     .check = check_sxid,
 };
