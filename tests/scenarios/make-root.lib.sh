@@ -62,6 +62,8 @@ driver_version() {
 }
 
 # proc PID COMM STATE PPID UID START_S_AFTER_BOOT CPU_S THREADS RSS_KB CWD -- ARGV...
+# PROC_CGROUP (default: the user's session) and PROC_ENV (more NUL-separated variables, as
+# printf %b reads them) set for one call change its cgroup and environment.
 proc() {
     local pid=$1 comm=$2 state=$3 ppid=$4 uid=$5 start=$6 cpu=$7 thr=$8 rss=$9 cwd=${10}
     shift 11
@@ -75,10 +77,11 @@ proc() {
         printf 'Uid:\t%s\t%s\t%s\t%s\nGid:\t%s\t%s\t%s\t%s\n' "$uid" "$uid" "$uid" "$uid" "$uid" "$uid" "$uid" "$uid"
         printf 'NSpid:\t%s\nVmRSS:\t  %s kB\nThreads:\t%s\n' "$pid" "$rss" "$thr"
     } >"$d/status"
-    printf '0::/user.slice/user-%s.slice/session-3.scope\n' "$uid" >"$d/cgroup"
+    printf '%s\n' "$comm" >"$d/comm"
+    printf '0::%s\n' "${PROC_CGROUP:-/user.slice/user-$uid.slice/session-3.scope}" >"$d/cgroup"
     : >"$d/cmdline"
     for a in "$@"; do printf '%s\0' "$a" >>"$d/cmdline"; done
-    printf 'PATH=/usr/local/bin:/usr/bin:/bin\0HOME=%s\0' "$cwd" >"$d/environ"
+    printf 'PATH=/usr/local/bin:/usr/bin:/bin\0HOME=%s\0%b' "$cwd" "${PROC_ENV:-}" >"$d/environ"
     : >"$d/maps"
     ln -sfn "/usr/bin/$comm" "$d/exe"
     ln -sfn "$cwd" "$d/cwd"
