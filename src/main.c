@@ -1,5 +1,6 @@
 /* gpudoctor: why is this GPU server busy or slow, and what to do about it. */
 #include "cmd/cmd.h"
+#include "collect/nvml-session.h"
 #include "util/fileio.h"
 #include "util/i18n.h"
 #include "util/xalloc.h"
@@ -86,6 +87,10 @@ int main(int argc, char **argv)
     const char *name = "check";
     char prog[64];
 
+    /* The NVML helper is this program started again by nvml_session_open. */
+    if (argc >= 2 && strcmp(argv[1], NVML_SESSION_HELPER_ARG) == 0)
+        return nvml_session_helper_main(argc, argv);
+    nvml_session_use_own_program();
     /* A closed pipe is a write error the commands see (EPIPE), not a silent death. */
     signal(SIGPIPE, SIG_IGN);
     /* A closed stdout must stay closed, not become the first file or pipe the command opens. */

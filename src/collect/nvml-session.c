@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -47,6 +48,18 @@ struct nvml_session {
 #define KILL_REAP_MS 100
 /* How long a helper that closed its end of the connection gets to exit, at most. */
 #define EXIT_REAP_MS 500
+
+/* The descriptors the helper finds: the connection and, for a helper program, the watched page. */
+#define HELPER_SOCK_FD 3
+#define HELPER_MARKER_FD 4
+
+/* This program's own executable, to start again as the helper (nvml_session_use_own_program). */
+static struct {
+    char path[PATH_MAX];
+    dev_t dev;
+    ino_t ino;
+    bool set;
+} helper_program;
 
 /* Helpers killed but not reaped yet: stuck in the kernel, where SIGKILL waits for the driver. */
 static pid_t stuck[NVML_SESSION_MAX_STUCK];
@@ -106,17 +119,19 @@ static void close_from(int first)
 
 /*
  * The helper keeps only what it needs: stdin from /dev/null, stdout and stderr into the pipe its
- * parent forwards, the connection as fd 3. Holding the parent's other descriptors would keep
- * them open after the parent exits if the helper is stuck in the kernel: a pipe reader waiting
- * for gpudoctor's output would then wait forever.
+ * parent forwards, the connection as fd 3 and, for a helper program, the watched page as fd 4.
+ * Holding the parent's other descriptors would keep them open after the parent exits if the
+ * helper is stuck in the kernel: a pipe reader waiting for gpudoctor's output would then wait
+ * forever. Only async-signal-safe calls: this runs between fork and execve.
  */
-static int helper_fds(int sock, int err_w)
+static int helper_fds(int sock, int err_w, int marker_fd)
 {
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int s = fcntl(sock, F_DUPFD_CLOEXEC, 10);
     int e = fcntl(err_w, F_DUPFD_CLOEXEC, 10);
+    int m = marker_fd >= 0 ? fcntl(marker_fd, F_DUPFD_CLOEXEC, 10) : -1;
 
-    if (s < 0 || e < 0)
+    if (s < 0 || e < 0 || (marker_fd >= 0 && m < 0))
         return -1;
     if (devnull >= 0)
         dup2(devnull, 0);
@@ -124,12 +139,14 @@ static int helper_fds(int sock, int err_w)
         close(0);
     dup2(e, 1);
     dup2(e, 2);
-    if (dup2(s, 3) != 3)
+    if (dup2(s, HELPER_SOCK_FD) != HELPER_SOCK_FD)
         return -1;
-    close_from(4);
+    if (m >= 0 && dup2(m, HELPER_MARKER_FD) != HELPER_MARKER_FD)
+        return -1;
+    close_from(m >= 0 ? HELPER_MARKER_FD + 1 : HELPER_SOCK_FD + 1);
     /* A parent that is not reading must not block the library in a write to stderr. */
     fcntl(2, F_SETFL, fcntl(2, F_GETFL) | O_NONBLOCK);
-    return 3;
+    return HELPER_SOCK_FD;
 }
 
 static void send_all(int fd, const char *p, size_t len)
@@ -179,24 +196,14 @@ static void helper_answer(struct nvml_query *q, int fd, enum nvml_request req)
     free(text);
 }
 
-/* Never returns: the helper ends with _exit, so the parent's atexit handlers and stdio buffers
- * are not run twice. */
-static _Noreturn void helper_main(const char *lib, int sock, int err_w, struct nvml_marker *m,
-                                  pid_t parent)
+/* Answers requests until the parent closes the connection; ends with _exit, so the parent's
+ * atexit handlers and stdio buffers are never run twice. */
+static _Noreturn void helper_serve(const char *lib, int fd, struct nvml_marker *m)
 {
     struct nvml_linebuf in;
     struct nvml_query *q;
-    int fd;
 
-    /* Die with the parent, even if it is killed before it can close the connection. */
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent)
-        _exit(1);
     prctl(PR_SET_NAME, "gpudoctor-nvml");
-    helper_signals();
-    fd = helper_fds(sock, err_w);
-    if (fd < 0)
-        _exit(1);
     q = nvml_query_new(lib, helper_mark, m);
     nvml_linebuf_init(&in, NVML_WIRE_MAX_REQUEST);
     for (;;) {
@@ -225,6 +232,72 @@ static _Noreturn void helper_main(const char *lib, int sock, int err_w, struct n
     }
     nvml_query_free(q); /* nvmlShutdown, marked like every call */
     _exit(0);
+}
+
+/*
+ * The child of fork. With a helper program (argv prepared by the parent) it makes only
+ * async-signal-safe calls until execve: the parent may have other threads, and a lock one of them
+ * held at fork time (the allocator's, the loader's) would never be released in the copy. Without
+ * one it becomes the helper itself, which is safe only in a process with one thread.
+ */
+static _Noreturn void helper_child(const char *lib, int sock, int err_w, struct nvml_marker *m,
+                                   int marker_fd, const char *program, char *const *argv,
+                                   pid_t parent)
+{
+    static const char failed[] = "gpudoctor: cannot start the NVML helper program\n";
+    int fd;
+
+    /* Die with the parent, even if it is killed before it can close the connection. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(1);
+    helper_signals();
+    fd = helper_fds(sock, err_w, program != NULL ? marker_fd : -1);
+    if (fd < 0)
+        _exit(1);
+    if (program == NULL)
+        helper_serve(lib, fd, m);
+    execve(program, argv, environ);
+    if (write(STDERR_FILENO, failed, sizeof(failed) - 1) < 0) {
+        /* the parent reports the helper's exit status either way */
+    }
+    _exit(127);
+}
+
+int nvml_session_helper_main(int argc, char **argv)
+{
+    struct nvml_marker *m;
+    struct stat st;
+    char *end;
+    long parent;
+
+    if (argc != 4) {
+        fprintf(stderr, "gpudoctor: %s is how gpudoctor starts its own NVML helper; "
+                        "it is not a command\n",
+                NVML_SESSION_HELPER_ARG);
+        return 64;
+    }
+    errno = 0;
+    parent = strtol(argv[2], &end, 10);
+    /* Started by hand, or orphaned between fork and here: no parent to answer. */
+    if (errno != 0 || *end != '\0' || parent <= 1 || getppid() != (pid_t)parent) {
+        fprintf(stderr, "gpudoctor: %s: not started by gpudoctor (parent %s)\n",
+                NVML_SESSION_HELPER_ARG, argv[2]);
+        return 64;
+    }
+    if (fstat(HELPER_SOCK_FD, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+        fprintf(stderr, "gpudoctor: %s: descriptor %d is not the connection to gpudoctor\n",
+                NVML_SESSION_HELPER_ARG, HELPER_SOCK_FD);
+        return 64;
+    }
+    m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_SHARED, HELPER_MARKER_FD, 0);
+    if (m == MAP_FAILED) {
+        fprintf(stderr, "gpudoctor: %s: the watched page (descriptor %d): %s\n",
+                NVML_SESSION_HELPER_ARG, HELPER_MARKER_FD, strerror(errno));
+        return 64;
+    }
+    close(HELPER_MARKER_FD);
+    helper_serve(argv[3], HELPER_SOCK_FD, m);
 }
 
 /* ---- the parent ---- */
@@ -553,11 +626,67 @@ pid_t nvml_session_pid(const struct nvml_session *ss)
     return ss->pid;
 }
 
+void nvml_session_use_own_program(void)
+{
+    struct stat st;
+    ssize_t n = readlink("/proc/self/exe", helper_program.path, sizeof(helper_program.path));
+
+    helper_program.set = false;
+    /* Under valgrind the link names the program valgrind runs, not valgrind: exec follows it. */
+    if (n <= 0 || (size_t)n >= sizeof(helper_program.path))
+        return;
+    helper_program.path[n] = '\0';
+    if (stat(helper_program.path, &st) != 0 || !S_ISREG(st.st_mode))
+        return; /* already deleted: no helper program, the fork is the helper */
+    helper_program.dev = st.st_dev;
+    helper_program.ino = st.st_ino;
+    helper_program.set = true;
+}
+
+/* The file to execute as the helper, or NULL to let the fork be the helper. */
+static const char *program_to_run(void)
+{
+    struct stat st;
+
+    if (!helper_program.set)
+        return NULL;
+    /* Replaced since we started (a package upgrade): run the same file we are, not the new one,
+     * whose answers could differ. /proc/self/exe still opens it, deleted or not. */
+    if (stat(helper_program.path, &st) != 0 || st.st_dev != helper_program.dev ||
+        st.st_ino != helper_program.ino)
+        return "/proc/self/exe";
+    return helper_program.path;
+}
+
+/* The watched page: in a memory file a helper program maps again (*fd), else anonymous (-1). */
+static struct nvml_marker *map_marker(bool for_program, int *fd, char **cause)
+{
+    struct nvml_marker *m;
+
+    *fd = for_program ? memfd_create("gpudoctor-nvml", MFD_CLOEXEC) : -1;
+    if (*fd >= 0 && ftruncate(*fd, sizeof(*m)) != 0) {
+        close(*fd);
+        *fd = -1;
+    }
+    m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_SHARED | (*fd >= 0 ? 0 : MAP_ANONYMOUS),
+             *fd, 0);
+    if (m == MAP_FAILED) {
+        *cause = xasprintf("mmap: %s", strerror(errno));
+        if (*fd >= 0)
+            close(*fd);
+        return NULL;
+    }
+    return m;
+}
+
 struct nvml_session *nvml_session_open(const char *lib, char **cause)
 {
     struct nvml_session *ss;
     struct nvml_marker *m;
-    int sv[2], ep[2];
+    const char *program = program_to_run();
+    char name_arg[] = "gpudoctor-nvml", helper_arg[] = NVML_SESSION_HELPER_ARG, parent_arg[24];
+    char *argv[] = { name_arg, helper_arg, parent_arg, (char *)lib, NULL };
+    int sv[2], ep[2], marker_fd;
     pid_t parent = getpid(), pid;
 
     if (nvml_session_reap() >= NVML_SESSION_MAX_STUCK) {
@@ -566,20 +695,24 @@ struct nvml_session *nvml_session_open(const char *lib, char **cause)
                            NVML_SESSION_MAX_STUCK);
         return NULL;
     }
-    m = mmap(NULL, sizeof(*m), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED) {
-        *cause = xasprintf("mmap: %s", strerror(errno));
+    m = map_marker(program != NULL, &marker_fd, cause);
+    if (m == NULL)
         return NULL;
-    }
+    if (marker_fd < 0)
+        program = NULL; /* no memory file (a kernel before 3.17): the fork is the helper */
+    snprintf(parent_arg, sizeof(parent_arg), "%ld", (long)parent);
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
         *cause = xasprintf("socketpair: %s", strerror(errno));
-        munmap(m, sizeof(*m));
-        return NULL;
-    }
-    if (pipe2(ep, O_CLOEXEC) != 0) {
+        sv[0] = sv[1] = -1;
+    } else if (pipe2(ep, O_CLOEXEC) != 0) {
         *cause = xasprintf("pipe: %s", strerror(errno));
         close(sv[0]);
         close(sv[1]);
+        sv[0] = sv[1] = -1;
+    }
+    if (sv[0] < 0) {
+        if (marker_fd >= 0)
+            close(marker_fd);
         munmap(m, sizeof(*m));
         return NULL;
     }
@@ -589,10 +722,12 @@ struct nvml_session *nvml_session_open(const char *lib, char **cause)
     if (pid == 0) {
         close(sv[0]);
         close(ep[0]);
-        helper_main(lib, sv[1], ep[1], m, parent);
+        helper_child(lib, sv[1], ep[1], m, marker_fd, program, argv, parent);
     }
     close(sv[1]);
     close(ep[1]);
+    if (marker_fd >= 0)
+        close(marker_fd);
     if (pid < 0) {
         *cause = xasprintf("fork: %s", strerror(errno));
         close(sv[0]);

@@ -1,5 +1,5 @@
 /*
- * An NVML session: a helper process (fork, no exec) that owns the NVML library and answers
+ * An NVML session: a helper process that owns the NVML library and answers
  * requests, so that a wedged driver can never block the caller. Every request has a deadline;
  * when it passes, the helper is killed (SIGKILL) and the session reports which NVML call did not
  * answer, read from a shared page the helper updates before each call.
@@ -64,6 +64,22 @@ void nvml_session_close(struct nvml_session *ss, int64_t deadline_mono_ms);
 
 /* Reaps killed helpers that have died since; returns how many are still not reaped. */
 size_t nvml_session_reap(void);
+
+/*
+ * The helper is gpudoctor itself, started again (fork, then execve of its own executable with
+ * NVML_SESSION_HELPER_ARG, which main hands to nvml_session_helper_main): `serve` and `watch`
+ * have threads, and the fork of a process with threads may only make async-signal-safe calls,
+ * since a lock another thread held at fork time (the allocator's) never unlocks in the copy.
+ * A program calls nvml_session_use_own_program once, at start; without it (unit tests, single
+ * threaded) the fork itself is the helper.
+ */
+#define NVML_SESSION_HELPER_ARG "--nvml-helper"
+void nvml_session_use_own_program(void);
+
+/* The helper program's main: argv is {name, NVML_SESSION_HELPER_ARG, parent pid, library}, the
+ * connection is fd 3 and the watched page fd 4. Returns only on bad arguments (64, with a message
+ * on stderr); otherwise it serves requests and exits. */
+int nvml_session_helper_main(int argc, char **argv);
 
 /* Killed helpers that may remain unreaped at once; nvml_session_open refuses beyond this. */
 #define NVML_SESSION_MAX_STUCK 8

@@ -242,15 +242,17 @@ static void test_helper_killed(void **state)
     assert_true(killer >= 0);
     if (killer == 0) {
         time_sleep_ms(500);
-        kill(pid, SIGSEGV);
+        /* SIGILL, a library built for a newer CPU: an AddressSanitizer build's helper program
+         * would catch SIGSEGV itself, report, and exit with status 1 */
+        kill(pid, SIGILL);
         _exit(0);
     }
     assert_int_equal(nvml_session_full(ss, time_mono_ms() + 5000, &sys, &gpus, &n, &hung, &cause),
                      NVML_SESSION_FAILED);
     assert_int_equal(waitpid(killer, NULL, 0), killer);
     assert_null(hung);
-    assert_string_equal(cause, "the NVML helper process was killed by signal 11 (Segmentation "
-                               "fault) during nvmlDeviceGetPowerUsage on GPU 0");
+    assert_string_equal(cause, "the NVML helper process was killed by signal 4 (Illegal "
+                               "instruction) during nvmlDeviceGetPowerUsage on GPU 0");
     assert_null(gpus);
     assert_reaped(pid);
     free(cause);
@@ -412,9 +414,83 @@ static void test_output_nobody_reads(void **state)
     close(p[0]);
 }
 
-int main(void)
+/* Reads /proc/PID/cmdline with its NULs as spaces. */
+static void read_cmdline(pid_t pid, char *buf, size_t size)
 {
+    char path[64];
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
+    fd = open(path, O_RDONLY);
+    assert_true(fd >= 0);
+    n = read(fd, buf, size - 1);
+    close(fd);
+    assert_true(n > 0);
+    for (ssize_t i = 0; i < n; i++)
+        buf[i] = buf[i] == '\0' ? ' ' : buf[i];
+    buf[n] = '\0';
+}
+
+/*
+ * With a helper program the helper is this binary started again (a fresh process image, so no
+ * lock another thread held at fork time); without one, the fork itself (the same command line).
+ */
+static void test_helper_image(void **state)
+{
+    struct nvml_session *ss;
+    char *cause = NULL, mine[512], helper[512], want[512];
+    pid_t pid;
+
+    (void)state;
+    use_scenario("", "", "");
+    ss = nvml_session_open(SIM_LIB, &cause);
+    assert_non_null(ss);
+    pid = nvml_session_pid(ss);
+    read_cmdline(getpid(), mine, sizeof(mine));
+    /* execve may not have happened yet: the fork's command line is ours until it does */
+    for (int i = 0; i < 200; i++) {
+        read_cmdline(pid, helper, sizeof(helper));
+        if (strcmp(helper, mine) != 0)
+            break;
+        time_sleep_ms(5);
+    }
+    if (*(const bool *)*state) {
+        snprintf(want, sizeof(want), "gpudoctor-nvml " NVML_SESSION_HELPER_ARG " %ld %s ",
+                 (long)getpid(), SIM_LIB);
+        assert_string_equal(helper, want);
+    } else {
+        assert_string_equal(helper, mine);
+    }
+    nvml_session_close(ss, time_mono_ms() + 2000);
+    assert_reaped(pid);
+}
+
+static int fork_mode(void **state)
+{
+    static const bool no = false;
+
+    *state = (void *)&no;
+    return 0;
+}
+
+/* Every test again with the helper program, as gpudoctor runs it (its main calls the same). */
+static int program_mode(void **state)
+{
+    static const bool yes = true;
+
+    nvml_session_use_own_program();
+    *state = (void *)&yes;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc >= 2 && strcmp(argv[1], NVML_SESSION_HELPER_ARG) == 0)
+        return nvml_session_helper_main(argc, argv);
+
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_helper_image, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full_and_samples, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeout, setup, teardown),
         cmocka_unit_test_setup_teardown(test_timeout_in_init, setup, teardown),
@@ -427,5 +503,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_output_nobody_reads, setup, teardown),
     };
 
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests_name("fork", tests, fork_mode, NULL);
+
+    return failed + cmocka_run_group_tests_name("helper program", tests, program_mode, NULL);
 }
