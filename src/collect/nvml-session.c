@@ -50,7 +50,7 @@ struct nvml_session {
 #define EXIT_REAP_MS 500
 
 /* The descriptors the helper finds: the connection and, for a helper program, the watched page. */
-#define HELPER_SOCK_FD 3
+#define HELPER_SOCK_FD   3
 #define HELPER_MARKER_FD 4
 
 /* This program's own executable, to start again as the helper (nvml_session_use_own_program). */
@@ -272,8 +272,9 @@ int nvml_session_helper_main(int argc, char **argv)
     long parent;
 
     if (argc != 4) {
-        fprintf(stderr, "gpudoctor: %s is how gpudoctor starts its own NVML helper; "
-                        "it is not a command\n",
+        fprintf(stderr,
+                "gpudoctor: %s is how gpudoctor starts its own NVML helper; "
+                "it is not a command\n",
                 NVML_SESSION_HELPER_ARG);
         return 64;
     }
