@@ -25,15 +25,6 @@ static bool links_known(const struct rule_ctx *ctx, struct findings *out, const 
     return need_gpu(ctx, out, g, GPU_S_NVLINK);
 }
 
-static const struct gpu_nvlink *find_link(const struct gpu *g, uint32_t link)
-{
-    for (size_t i = 0; i < g->n_nvlinks; i++) {
-        if (g->nvlinks[i].link == link)
-            return &g->nvlinks[i];
-    }
-    return NULL;
-}
-
 /* The GPU with index idx in a sample, or NULL. */
 static const struct gpu *sample_gpu(const struct sample *smp, uint32_t idx)
 {
@@ -132,7 +123,7 @@ static size_t went_down(const struct rule_ctx *ctx, const struct gpu *g, char *b
 
         for (size_t k = 0; h != NULL && k < h->n; k++) {
             const struct gpu *sg = sample_gpu(&h->samples[k], g->index);
-            const struct gpu_nvlink *sl = sg ? find_link(sg, l->link) : NULL;
+            const struct gpu_nvlink *sl = sg ? gpu_nvlink_find(sg, l->link) : NULL;
 
             if (sl == NULL || !gpu_nvlink_valid(sl, NVL_S_ACTIVE))
                 continue;
@@ -252,7 +243,7 @@ static bool growth(const struct rule_ctx *ctx, const struct gpu *g, const struct
 
     for (size_t k = 0; h != NULL && k < h->n; k++) {
         const struct gpu *sg = sample_gpu(&h->samples[k], g->index);
-        const struct gpu_nvlink *sl = sg ? find_link(sg, l->link) : NULL;
+        const struct gpu_nvlink *sl = sg ? gpu_nvlink_find(sg, l->link) : NULL;
 
         if (sl == NULL || !gpu_nvlink_valid(sl, counter_slot[c]))
             continue;

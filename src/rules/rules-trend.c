@@ -951,38 +951,6 @@ static bool stalled(const struct rule_ctx *ctx, const struct gpu *g, const struc
                th(ctx, TH_STALL_PCIE_MIB_PER_S);
 }
 
-/*
- * The NVLink data a GPU moved from reading a to reading b, in bytes per second, both directions
- * and every link together: the links whose sent and received counters both readings have (a
- * counter that went backwards was reset: counted from the reset). False when no link has them (a
- * GPU without NVLink, a driver or GPU without the counters).
- */
-static bool nvlink_rate(const struct gpu *a, const struct gpu *b, double secs, double *bytes_per_s)
-{
-    uint64_t kib = 0;
-    bool any = false;
-
-    if (a == NULL || b == NULL || secs <= 0)
-        return false;
-    for (size_t i = 0; i < b->n_nvlinks; i++) {
-        const struct gpu_nvlink *lb = &b->nvlinks[i], *la = NULL;
-
-        for (size_t k = 0; k < a->n_nvlinks && la == NULL; k++) {
-            if (a->nvlinks[k].link == lb->link)
-                la = &a->nvlinks[k];
-        }
-        if (la == NULL || !gpu_nvlink_valid(la, NVL_S_TX) || !gpu_nvlink_valid(la, NVL_S_RX) ||
-            !gpu_nvlink_valid(lb, NVL_S_TX) || !gpu_nvlink_valid(lb, NVL_S_RX))
-            continue;
-        kib += lb->tx_kib >= la->tx_kib ? lb->tx_kib - la->tx_kib : lb->tx_kib;
-        kib += lb->rx_kib >= la->rx_kib ? lb->rx_kib - la->rx_kib : lb->rx_kib;
-        any = true;
-    }
-    if (any)
-        *bytes_per_s = (double)kib * 1024.0 / secs;
-    return any;
-}
-
 /* The NVML index's position in the snapshot's GPU list (the samples keep that order). */
 static size_t gpu_pos(const struct rule_ctx *ctx, uint32_t index)
 {
@@ -1008,9 +976,9 @@ static size_t stall_nvlink(const struct rule_ctx *ctx, const struct stall_job *j
         size_t pos = gpu_pos(ctx, j->gpus[k]);
 
         rate[k] = NAN;
-        if (pos < ctx->facts->n_gpus &&
-            nvlink_rate(sample_gpu_at(first, pos, j->gpus[k]), sample_gpu_at(last, pos, j->gpus[k]),
-                        t_s(last) - t_s(first), &rate[k]))
+        if (pos < ctx->facts->n_gpus && gpu_nvlink_traffic(sample_gpu_at(first, pos, j->gpus[k]),
+                                                           sample_gpu_at(last, pos, j->gpus[k]),
+                                                           t_s(last) - t_s(first), &rate[k]))
             known++;
     }
     return known;

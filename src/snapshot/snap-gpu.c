@@ -425,6 +425,42 @@ bool gpu_nvlink_valid(const struct gpu_nvlink *l, enum gpu_nvlink_slot slot)
     return l->rc[slot] == 0;
 }
 
+const struct gpu_nvlink *gpu_nvlink_find(const struct gpu *g, uint32_t link)
+{
+    for (size_t i = 0; i < g->n_nvlinks; i++) {
+        if (g->nvlinks[i].link == link)
+            return &g->nvlinks[i];
+    }
+    return NULL;
+}
+
+/* Growth of a counter from a to b; one that went backwards was reset, and counts from zero. */
+static uint64_t growth(uint64_t a, uint64_t b)
+{
+    return b >= a ? b - a : b;
+}
+
+bool gpu_nvlink_traffic(const struct gpu *a, const struct gpu *b, double secs, double *bytes_per_s)
+{
+    uint64_t kib = 0;
+    bool any = false;
+
+    if (a == NULL || b == NULL || secs <= 0)
+        return false;
+    for (size_t i = 0; i < b->n_nvlinks; i++) {
+        const struct gpu_nvlink *lb = &b->nvlinks[i], *la = gpu_nvlink_find(a, lb->link);
+
+        if (la == NULL || !gpu_nvlink_valid(la, NVL_S_TX) || !gpu_nvlink_valid(la, NVL_S_RX) ||
+            !gpu_nvlink_valid(lb, NVL_S_TX) || !gpu_nvlink_valid(lb, NVL_S_RX))
+            continue;
+        kib += growth(la->tx_kib, lb->tx_kib) + growth(la->rx_kib, lb->rx_kib);
+        any = true;
+    }
+    if (any)
+        *bytes_per_s = (double)kib * 1024.0 / secs;
+    return any;
+}
+
 void gpu_nvlinks_free(struct gpu *g)
 {
     for (size_t i = 0; i < g->n_nvlinks; i++)

@@ -350,6 +350,15 @@ void gpu_copy(struct gpu *dst, const struct gpu *src);
 bool gpu_valid(const struct gpu *g, enum gpu_slot slot);
 /* Whether value slot of link l was read (the link list itself must be valid). */
 bool gpu_nvlink_valid(const struct gpu_nvlink *l, enum gpu_nvlink_slot slot);
+/* Link number link of g, or NULL when g has no record of it. */
+const struct gpu_nvlink *gpu_nvlink_find(const struct gpu *g, uint32_t link);
+/*
+ * The NVLink data a GPU moved from reading a to reading b, secs apart, in bytes per second, both
+ * directions and every link together: the links whose sent and received counters both readings
+ * have (a counter that went backwards was reset: counted from the reset). False when no link has
+ * them (no NVLink, a driver or GPU without the counters, a or b NULL, secs not positive).
+ */
+bool gpu_nvlink_traffic(const struct gpu *a, const struct gpu *b, double secs, double *bytes_per_s);
 /* A new link record: every status JF_RC_NOT_COLLECTED. */
 void gpu_nvlink_init(struct gpu_nvlink *l, uint32_t link);
 /* Frees the links of g and forgets them. */

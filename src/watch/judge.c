@@ -201,6 +201,10 @@ void watch_carry(struct snapshot *s, struct snapshot *prev)
         SWAP(s->stack, prev->stack);
         SWAP(s->collectors[COLLECTOR_STACK], prev->collectors[COLLECTOR_STACK]);
     }
+    if (carry_from(s, prev, COLLECTOR_FABRIC)) {
+        SWAP(s->fabric, prev->fabric);
+        SWAP(s->collectors[COLLECTOR_FABRIC], prev->collectors[COLLECTOR_FABRIC]);
+    }
 }
 
 /* ---- new and cleared findings ---- */

@@ -1,6 +1,7 @@
 /*
  * watch --plain: one line per GPU per interval, for logs and pipes, like `nvidia-smi dmon` plus
- * the ids of the findings active on that GPU (and those about the whole host). Each line is
+ * its NVLinks and the ids of the findings active on that GPU (and those about the whole host),
+ * then one line per InfiniBand / RoCE port ("ib" where a GPU line has its index). Each line is
  * flushed as it is written; a closed pipe ends watch quietly. Alerts that fire or clear, and a
  * collection that failed, are comment lines starting with '#'.
  */
@@ -17,10 +18,13 @@
 #include <string.h>
 #include <time.h>
 
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
 struct plain {
     FILE *out;
-    size_t header_gpus; /* GPUs of the last header; SIZE_MAX before the first */
-    int failed;         /* what draw returns once the output failed: -1 gone, -2 not writable */
+    size_t header_gpus;  /* GPUs of the last header; SIZE_MAX before the first */
+    size_t header_ports; /* the same for the InfiniBand ports' header */
+    int failed;          /* what draw returns once the output failed: -1 gone, -2 not writable */
 };
 
 /* The reasons, most serious first; idle is not throttling, shown by the view only. */
@@ -67,10 +71,19 @@ static void now_utc(char *buf, size_t size)
 
 static void header(struct plain *p)
 {
-    fprintf(p->out, "#%-20s %3s %4s %4s %8s %4s %5s %5s %6s %-9s %s\n", "time", "gpu", "util",
-            "mem", "memused", "temp", "power", "smclk", "memclk", "throttle", "findings");
-    fprintf(p->out, "#%-20s %3s %4s %4s %8s %4s %5s %5s %6s %-9s %s\n", "UTC", "idx", "%", "%",
-            "GiB", "C", "W", "MHz", "MHz", "reasons", "ids");
+    fprintf(p->out, "#%-20s %3s %4s %4s %8s %4s %5s %5s %6s %-9s %6s %7s %6s %s\n", "time", "gpu",
+            "util", "mem", "memused", "temp", "power", "smclk", "memclk", "throttle", "nvlink",
+            "nvdata", "nverr", "findings");
+    fprintf(p->out, "#%-20s %3s %4s %4s %8s %4s %5s %5s %6s %-9s %6s %7s %6s %s\n", "UTC", "idx",
+            "%", "%", "GiB", "C", "W", "MHz", "MHz", "reasons", "up/all", "GiB/s", "new", "ids");
+}
+
+static void ports_header(struct plain *p)
+{
+    fprintf(p->out, "#%-20s %3s %-12s %-8s %5s %7s %7s %6s\n", "time", "", "port", "state", "rate",
+            "rxdata", "txdata", "errors");
+    fprintf(p->out, "#%-20s %3s %-12s %-8s %5s %7s %7s %6s\n", "UTC", "", "device/port", "", "Gb/s",
+            "GiB/s", "GiB/s", "new");
 }
 
 /* A number with that many decimals, or "-" when the field is not valid. */
@@ -126,13 +139,23 @@ static void finding_ids(char *buf, size_t size, const struct findings *f, uint32
         snprintf(buf, size, "-");
 }
 
+/* "+3", or "-" when not known. */
+static void new_count(char *buf, size_t size, bool known, uint64_t n)
+{
+    if (known)
+        snprintf(buf, size, "+%" PRIu64, n);
+    else
+        snprintf(buf, size, "-");
+}
+
 static void gpu_line(struct plain *p, const char *when, const struct watch_view *v,
                      const struct gpu *g)
 {
     const struct gpu *st = snapshot_gpu(v->snap, g->index);
     char util[16], mem[16], used[16], temp[16], power[16], sm[16], memclk[16], thr[64];
-    char ids[1024];
+    char links[32] = "-", data[24] = "-", errs[24] = "-", ids[1024];
     bool total = st && gpu_valid(st, GPU_S_MEM_TOTAL) && st->mem_total_bytes > 0;
+    struct watch_nvlink nv;
 
     cell(util, sizeof(util), gpu_valid(g, GPU_S_UTIL_GPU), 0, g->util_gpu_pct);
     cell(mem, sizeof(mem), total && gpu_valid(g, GPU_S_MEM_USED), 0,
@@ -144,9 +167,35 @@ static void gpu_line(struct plain *p, const char *when, const struct watch_view 
     cell(sm, sizeof(sm), gpu_valid(g, GPU_S_CLOCK_SM), 0, g->clock_sm_mhz);
     cell(memclk, sizeof(memclk), gpu_valid(g, GPU_S_CLOCK_MEM), 0, g->clock_mem_mhz);
     watch_reason_codes(thr, sizeof(thr), g, false);
+    if (watch_nvlink_of(v->hist, g->index, &nv)) {
+        snprintf(links, sizeof(links), "%zu/%zu", nv.up, nv.known);
+        cell(data, sizeof(data), nv.traffic_known, 1, nv.bytes_per_s / GIB);
+        new_count(errs, sizeof(errs), nv.errors_known, nv.errors);
+    }
     finding_ids(ids, sizeof(ids), v->findings, g->index);
-    fprintf(p->out, " %-20s %3" PRIu32 " %4s %4s %8s %4s %5s %5s %6s %-9s %s\n", when, g->index,
-            util, mem, used, temp, power, sm, memclk, thr, ids);
+    fprintf(p->out, " %-20s %3" PRIu32 " %4s %4s %8s %4s %5s %5s %6s %-9s %6s %7s %6s %s\n", when,
+            g->index, util, mem, used, temp, power, sm, memclk, thr, links, data, errs, ids);
+}
+
+/* One InfiniBand / RoCE port: its state, rate, traffic and new errors over the window. */
+static void port_line(struct plain *p, const char *when, const struct snapshot *s,
+                      const struct ib_port *port)
+{
+    char name[160], rate[16], rx[24], tx[24], errs[24];
+    struct watch_ib ib;
+
+    watch_ib_port(s, port, &ib);
+    /* The device name is the kernel's; a space in it would shift every column after it. */
+    snprintf(name, sizeof(name), "%s/%" PRIu32, port->device ? port->device : "?", port->port);
+    for (char *c = name; *c; c++)
+        *c = (*c <= ' ' || *c == 0x7f) ? '_' : *c;
+    cell(rate, sizeof(rate), ib_port_valid(port, IB_S_RATE), 0, port->rate_gbps);
+    cell(rx, sizeof(rx), ib.traffic_known, 1, ib.rx_bytes_per_s / GIB);
+    cell(tx, sizeof(tx), ib.traffic_known, 1, ib.tx_bytes_per_s / GIB);
+    new_count(errs, sizeof(errs), ib.errors_known, ib.errors);
+    fprintf(p->out, " %-20s %3s %-12s %-8s %5s %7s %7s %6s\n", when, "ib", name,
+            ib_port_valid(port, IB_S_STATE) && port->state_name ? port->state_name : "?", rate, rx,
+            tx, errs);
 }
 
 static int finish(struct plain *p)
@@ -199,6 +248,15 @@ static int draw(struct watch_ui *ui, const struct watch_view *v)
         if (finish(p) != 0)
             return p->failed;
     }
+    if (v->snap->ib.n_ports > 0 && p->header_ports != v->snap->ib.n_ports) {
+        ports_header(p);
+        p->header_ports = v->snap->ib.n_ports;
+    }
+    for (size_t i = 0; i < v->snap->ib.n_ports; i++) {
+        port_line(p, when, v->snap, &v->snap->ib.ports[i]);
+        if (finish(p) != 0)
+            return p->failed;
+    }
     return 0;
 }
 
@@ -229,6 +287,7 @@ int watch_plain_start(struct watch_ui *ui, const struct watch_opts *o, char **ca
     (void)cause;
     p->out = stdout;
     p->header_gpus = SIZE_MAX;
+    p->header_ports = SIZE_MAX;
     ui->input_fd = -1;
     ui->state = p;
     ui->draw = draw;

@@ -93,6 +93,11 @@ void tui_message(struct tui *t, int64_t now_ms, const char *fmt, ...)
 /* tui-gpus.c: the GPU table from row y, in at most max_rows rows; returns the rows used. */
 int tui_draw_gpus(struct tui *t, const struct watch_view *v, int y, int max_rows);
 
+/* tui-fabric.c: the NVLink and InfiniBand rows under the GPU table (0, 1 or 2 of them). */
+int tui_fabric_rows(const struct watch_view *v);
+/* From row y, at most max_rows; returns the rows used. */
+int tui_draw_fabric(struct tui *t, const struct watch_view *v, int y, int max_rows);
+
 /* tui-procs.c */
 /* The rows of the lists from the latest view, the selections kept. */
 void tui_build_procs(struct tui *t, const struct snapshot *s);

@@ -1,7 +1,7 @@
 /*
  * The full-screen view of watch (ncursesw): its life (start, resize, stop) and the layout of a
  * frame. The parts, one file each: tui-header.c (title and status line), tui-gpus.c (the GPU
- * table), tui-findings.c, tui-procs.c (the two lists), tui-dialogs.c (explain, help, the question
+ * table), tui-fabric.c (NVLink and InfiniBand under it), tui-findings.c, tui-procs.c (the two lists), tui-dialogs.c (explain, help, the question
  * of r), tui-keys.c (input), tui-text.c (text that fits), tui-terminal.c (the terminal restored
  * on every way out); tui-internal.h the state they share.
  *
@@ -26,7 +26,7 @@
 int tui_draw(struct watch_ui *ui, const struct watch_view *v)
 {
     struct tui *t = ui->state;
-    int y, rest, gpu_rows, n_gpus, proc_rows, find_rows;
+    int y, rest, gpu_rows, n_gpus, proc_rows, find_rows, fabric_rows;
 
     tui_build_procs(t, v->snap);
     tui_build_finds(t, v);
@@ -44,12 +44,15 @@ int tui_draw(struct watch_ui *ui, const struct watch_view *v)
     }
     tui_draw_title(t, v);
     n_gpus = v->hist->n ? (int)v->hist->samples[v->hist->n - 1].n_gpus : 0;
-    /* GPUs first (a third of the screen at least), then findings and processes share the rest. */
+    /* GPUs first (a third of the screen at least) with the fabric under them, then findings and
+     * processes share the rest. */
+    fabric_rows = tui_fabric_rows(v);
     gpu_rows = 1 + (n_gpus > 0 ? n_gpus : 1);
-    if (gpu_rows > LINES - 12)
-        gpu_rows = LINES - 12;
+    if (gpu_rows > LINES - 12 - fabric_rows)
+        gpu_rows = LINES - 12 - fabric_rows;
     y = 1;
-    y += tui_draw_gpus(t, v, y, gpu_rows) + 1;
+    y += tui_draw_gpus(t, v, y, gpu_rows);
+    y += tui_draw_fabric(t, v, y, fabric_rows) + 1;
     rest = LINES - 1 - y;
     find_rows = 1 + (int)(t->n_finds ? t->n_finds : 1);
     proc_rows = 1 + (int)(t->n_procs ? t->n_procs : 1);

@@ -79,7 +79,8 @@ struct history watch_recent(const struct history *h, int64_t window_ms);
 
 /*
  * Completes a cycle's snapshot s with the parts a cheaper cycle did not collect (their collector
- * did not run in s but did in prev): the process table, PCIe, driver and kernel log, CUDA stack.
+ * did not run in s but did in prev): the process table, PCIe, driver and kernel log, CUDA stack, NVSwitches and
+ * Fabric Manager.
  * They move from prev, which keeps what s had instead.
  */
 void watch_carry(struct snapshot *s, struct snapshot *prev);
@@ -146,6 +147,37 @@ struct watch_ui {
  * GPU NVML cannot reach.
  */
 void watch_reason_codes(char *buf, size_t size, const struct gpu *g, bool with_idle);
+
+/* ---- the fabric between the GPUs, as both front ends show it (fabric.c) ---- */
+
+/* The NVLinks of one GPU, or of every GPU together, at the latest reading. */
+struct watch_nvlink {
+    size_t known, up;   /* links whose state was read, and how many of them are up */
+    bool traffic_known; /* bytes_per_s: sent + received over every link since the reading before */
+    double bytes_per_s;
+    bool errors_known; /* errors: CRC, replay and recovery errors that appeared since then */
+    uint64_t errors;
+};
+
+/* GPU gpu's links; false when it has none (no NVLink, not in the readings, lost). */
+bool watch_nvlink_of(const struct history *h, uint32_t gpu, struct watch_nvlink *out);
+/* Every GPU's links together, and the GPU with the most new errors (-1: none); false: no GPU
+ * has NVLink. */
+bool watch_nvlink_total(const struct history *h, struct watch_nvlink *out, int32_t *worst_gpu);
+
+/* The InfiniBand / RoCE ports, one or all, over the latest collection's window. */
+struct watch_ib {
+    size_t ports, active;
+    const struct ib_port *first_down; /* the first port not ACTIVE (or of unknown state) */
+    bool traffic_known;               /* data received and sent, bytes per second */
+    double rx_bytes_per_s, tx_bytes_per_s;
+    bool errors_known; /* errors: the growth of the error counters over the window */
+    uint64_t errors;
+};
+
+void watch_ib_port(const struct snapshot *s, const struct ib_port *p, struct watch_ib *out);
+/* False when the snapshot has no port. */
+bool watch_ib_total(const struct snapshot *s, struct watch_ib *out);
 
 /* Front ends. Each returns 0, or -1 with *cause set. */
 int watch_tui_start(struct watch_ui *ui, const struct watch_opts *o, char **cause);

@@ -27,12 +27,13 @@
 #define BIT(id) (1u << (id))
 
 /*
- * What each cycle collects. NVML and the host's counters every time: they are the live view.
+ * What each cycle collects. NVML, the host's counters and the InfiniBand ports (a few small sysfs
+ * files each, their counters' growth over the window) every time: they are the live view.
  * The rest changes slowly and costs more (a pass over /proc is most of a cycle's CPU time on a
  * busy host), so it is refreshed less often, and the main thread carries the last one over; a
  * change in the processes NVML lists brings the process scan forward to the next cycle.
  */
-#define ALWAYS (BIT(COLLECTOR_NVML) | BIT(COLLECTOR_HOST))
+#define ALWAYS (BIT(COLLECTOR_NVML) | BIT(COLLECTOR_HOST) | BIT(COLLECTOR_IB))
 static const struct {
     unsigned mask;
     int64_t every_ms;
@@ -40,6 +41,8 @@ static const struct {
 } refresh[] = {
     { BIT(COLLECTOR_PROCS), 5000, true },
     { BIT(COLLECTOR_DRIVER) | BIT(COLLECTOR_KLOG), 10000, false },
+    /* NVSwitches and Fabric Manager: its process, its unit, the tail of its log */
+    { BIT(COLLECTOR_FABRIC), 10000, false },
     { BIT(COLLECTOR_PCIE), 60000, false },
     /* The stack collector reads the libraries of the processes the scan found. */
     { BIT(COLLECTOR_PROCS) | BIT(COLLECTOR_STACK), 60000, true },

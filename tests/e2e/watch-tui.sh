@@ -116,7 +116,10 @@ below=$(sed -E 's/.*: ([0-9]+) more below.*/\1/' <<<"$head")
 [ "$total" -ge 10 ] || fail "the demo shows $total findings, not 10 or more: $head"
 [ "$below" -eq $((total - 4)) ] || fail "4 of $total shown but $below said to be below: $head"
 # The focus is on the processes: marked, reversed, named; the findings' header is not.
-screen | grep -Eq '^>PID +USER .* 1-5 of 9 v$' || { fail "the process header: no mark or extent"; dump; }
+screen | grep -Eq '^>PID +USER .* 1-4 of 9 v$' || { fail "the process header: no mark or extent"; dump; }
+# The NVLink row under GPU 7: this scenario gives the links' states, not their counters.
+screen | grep -A1 '^  7 ' | grep -Eq '^NVLINK +144/144 links up +- +errors \?$' ||
+    { fail "no NVLink row under the GPUs"; dump; }
 reversed '>PID +USER' || fail "the focused process header is not in reverse video"
 reversed 'FINDINGS' && fail "the findings header is reversed without the focus"
 screen | tail -1 | grep -q '^\[processes\] ' || fail "the status line does not name the focus"

@@ -1,7 +1,8 @@
 /*
  * The pieces of watch that are plain functions: history graphs, the two-run judgement (live
  * rules over the window, trend rules over the history, merged, trends yielding), new and cleared
- * findings, carrying slow collectors' parts between cycles, and recordings: written line by line,
+ * findings, carrying slow collectors' parts between cycles, the NVLink and InfiniBand rows, and
+ * recordings: written line by line,
  * read back by check --from with the samples as history, errors named by line and column.
  */
 #include "rules/config.h"
@@ -346,6 +347,167 @@ static void test_carry(void **state)
     snapshot_free(s);
 }
 
+/* The fabric collector runs every 10 s in watch: the cycles between carry its part. */
+static void test_carry_fabric(void **state)
+{
+    struct snapshot *prev = snapshot_new(), *s = snapshot_new();
+
+    (void)state;
+    prev->collectors[COLLECTOR_FABRIC].state = CS_OK;
+    prev->fabric.fm_running = true;
+    prev->fabric.fm_pid = 4242;
+    watch_carry(s, prev);
+    assert_int_equal(s->collectors[COLLECTOR_FABRIC].state, CS_OK);
+    assert_true(s->fabric.fm_running);
+    assert_int_equal(s->fabric.fm_pid, 4242);
+    /* a cycle that ran it keeps its own */
+    snapshot_free(prev);
+    prev = s;
+    s = snapshot_new();
+    s->collectors[COLLECTOR_FABRIC].state = CS_UNAVAILABLE;
+    watch_carry(s, prev);
+    assert_false(s->fabric.fm_running);
+    snapshot_free(prev);
+    snapshot_free(s);
+}
+
+/* ---- the fabric rows ---- */
+
+/* A reading of GPU idx with links 0 and 1: link 1 down; counters as given (link 0, link 1). */
+static void nvlink_gpu(struct gpu *g, uint32_t idx, uint64_t tx0, uint64_t tx1, uint64_t replay1)
+{
+    gpu_init(g, idx);
+    g->handle_rc = 0;
+    g->rc[GPU_S_NVLINK] = 0;
+    g->nvlinks = xcalloc(2, sizeof(*g->nvlinks));
+    g->n_nvlinks = 2;
+    for (uint32_t l = 0; l < 2; l++) {
+        struct gpu_nvlink *k = &g->nvlinks[l];
+
+        gpu_nvlink_init(k, l);
+        k->active = l == 0;
+        k->tx_kib = l == 0 ? tx0 : tx1;
+        k->rx_kib = k->tx_kib / 2;
+        k->replay_errors = l == 1 ? replay1 : 0;
+        for (int slot = 0; slot < NVL_S__COUNT; slot++)
+            k->rc[slot] = 0;
+    }
+}
+
+static void test_nvlink_rows(void **state)
+{
+    struct sample smp[3] = { { .t_ms = 0 }, { .t_ms = 1000 }, { .t_ms = 3000 } };
+    struct history h = { smp, 3 };
+    struct watch_nvlink nv;
+    int32_t worst;
+
+    (void)state;
+    for (size_t i = 0; i < 3; i++) {
+        smp[i].gpus = xcalloc(2, sizeof(*smp[i].gpus));
+        smp[i].n_gpus = 2;
+        gpu_init(&smp[i].gpus[1], 1); /* GPU 1: no NVLink (the list not supported) */
+        smp[i].gpus[1].handle_rc = 0;
+        smp[i].gpus[1].rc[GPU_S_NVLINK] = 3;
+    }
+    nvlink_gpu(&smp[0].gpus[0], 0, 0, 0, 0);
+    nvlink_gpu(&smp[1].gpus[0], 0, 1024, 2048, 5);
+    /* 2 s later: link 0 moved 4096 KiB sent + 2048 received; link 1's counter was reset */
+    nvlink_gpu(&smp[2].gpus[0], 0, 5120, 1024, 12);
+    assert_true(watch_nvlink_of(&h, 0, &nv));
+    assert_int_equal(nv.known, 2);
+    assert_int_equal(nv.up, 1);
+    assert_true(nv.traffic_known);
+    /* (4096 + 2048) + (1024 + 512 from the reset) KiB over 2 s */
+    assert_float_equal(nv.bytes_per_s, (6144.0 + 1536.0) * 1024.0 / 2.0, 0.001);
+    assert_true(nv.errors_known);
+    assert_int_equal(nv.errors, 7);
+    assert_false(watch_nvlink_of(&h, 1, &nv));
+    assert_false(watch_nvlink_of(&h, 9, &nv));
+    assert_true(watch_nvlink_total(&h, &nv, &worst));
+    assert_int_equal(worst, 0);
+    assert_int_equal(nv.errors, 7);
+
+    /* A counter not read in the reading before: the errors are not known, the state still is */
+    smp[1].gpus[0].nvlinks[1].rc[NVL_S_REPLAY] = 3;
+    assert_true(watch_nvlink_of(&h, 0, &nv));
+    assert_false(nv.errors_known);
+    assert_int_equal(nv.errors, 0);
+    assert_true(watch_nvlink_total(&h, &nv, &worst));
+    assert_int_equal(worst, -1);
+
+    /* One reading only: links, no rates */
+    h.n = 1;
+    assert_true(watch_nvlink_of(&h, 0, &nv));
+    assert_int_equal(nv.up, 1);
+    assert_false(nv.traffic_known);
+    assert_false(nv.errors_known);
+    h.n = 3;
+    /* A GPU NVML lost: nothing to show */
+    smp[2].gpus[0].handle_rc = 15;
+    assert_false(watch_nvlink_of(&h, 0, &nv));
+    for (size_t i = 0; i < 3; i++) {
+        for (size_t k = 0; k < smp[i].n_gpus; k++)
+            gpu_free(&smp[i].gpus[k]);
+        free(smp[i].gpus);
+    }
+}
+
+static void ib_port_set(struct ib_port *p, const char *dev, uint32_t state, const char *name)
+{
+    p->device = xstrdup(dev);
+    p->port = 1;
+    p->state = state;
+    p->state_name = xstrdup(name);
+    p->valid = UINT64_C(1) << IB_S_STATE;
+    for (int c = 0; c < IB_C__COUNT; c++)
+        p->valid |= UINT64_C(1) << (IB_S_COUNTER + c) | UINT64_C(1) << (IB_S_WINDOW + c);
+}
+
+static void test_ib_rows(void **state)
+{
+    struct snapshot *s = snapshot_new();
+    struct watch_ib ib;
+
+    (void)state;
+    s->window_ms = 500;
+    s->ib.ports = xcalloc(2, sizeof(*s->ib.ports));
+    s->ib.n_ports = 2;
+    ib_port_set(&s->ib.ports[0], "mlx5_0", IB_STATE_ACTIVE, "ACTIVE");
+    ib_port_set(&s->ib.ports[1], "mlx5_1", IB_STATE_DOWN, "DOWN");
+    s->ib.ports[0].window[IB_C_PORT_RCV_DATA] = 1000; /* 4-byte words */
+    s->ib.ports[0].window[IB_C_PORT_XMIT_DATA] = 250;
+    s->ib.ports[0].window[IB_C_SYMBOL_ERROR] = 3;
+    s->ib.ports[0].window[IB_C_PORT_XMIT_DISCARDS] = 40; /* congestion, not an error */
+    s->ib.ports[1].window[IB_C_LINK_DOWNED] = 1;
+    watch_ib_port(s, &s->ib.ports[0], &ib);
+    assert_int_equal(ib.active, 1);
+    assert_null(ib.first_down);
+    assert_true(ib.traffic_known);
+    assert_float_equal(ib.rx_bytes_per_s, 8000.0, 0.001);
+    assert_float_equal(ib.tx_bytes_per_s, 2000.0, 0.001);
+    assert_true(ib.errors_known);
+    assert_int_equal(ib.errors, 3);
+    assert_true(watch_ib_total(s, &ib));
+    assert_int_equal(ib.ports, 2);
+    assert_int_equal(ib.active, 1);
+    assert_ptr_equal(ib.first_down, &s->ib.ports[1]);
+    assert_int_equal(ib.errors, 4);
+    /* One port without a counter read: the total is unknown, not smaller */
+    s->ib.ports[1].valid &= ~(UINT64_C(1) << (IB_S_WINDOW + IB_C_SYMBOL_ERROR));
+    assert_true(watch_ib_total(s, &ib));
+    assert_false(ib.errors_known);
+    assert_true(ib.traffic_known);
+    /* No window: no rates, no growth */
+    s->window_ms = 0;
+    watch_ib_port(s, &s->ib.ports[0], &ib);
+    assert_false(ib.traffic_known);
+    assert_false(ib.errors_known);
+    snapshot_free(s);
+    s = snapshot_new();
+    assert_false(watch_ib_total(s, &ib));
+    snapshot_free(s);
+}
+
 /* ---- recordings ---- */
 
 static char tmpdir[64];
@@ -562,6 +724,9 @@ int main(void)
         cmocka_unit_test(test_judge_trend_yields_to_live),
         cmocka_unit_test(test_marks),
         cmocka_unit_test(test_carry),
+        cmocka_unit_test(test_carry_fabric),
+        cmocka_unit_test(test_nvlink_rows),
+        cmocka_unit_test(test_ib_rows),
         cmocka_unit_test(test_recording_round_trip),
         cmocka_unit_test(test_recording_cut_short),
         cmocka_unit_test(test_recording_errors),
