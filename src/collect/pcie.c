@@ -348,10 +348,12 @@ static void resolve_upstream(struct scan *sc, const struct pci_fn *gpu, struct p
     }
     d->valid |= UINT64_C(1) << PCIE_S_UPSTREAM;
     find_peers(sc, gpu, d);
-    /* Under a switch, the port right above the GPU decides whether peer traffic may turn
-     * there or must go up to the root complex (ACS). */
-    if (d->switch_address != NULL)
-        read_acs(sc, &d->upstream[0]);
+    /* Under a switch, the downstream ports on the way up decide whether peer traffic may turn
+     * in a switch or must go up to the root complex (ACS): the one right above the GPU, and in
+     * nested switches each upper switch's port (every other bridge: downstream port, upstream
+     * port, ..., root port). */
+    for (size_t k = 0; d->switch_address != NULL && k + 1 < n; k += 2)
+        read_acs(sc, &d->upstream[k]);
 }
 
 static void describe_gpu(struct scan *sc, const struct pci_fn *fn, struct pcie_device *d)

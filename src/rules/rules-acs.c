@@ -1,12 +1,16 @@
 /*
- * PCIe ACS (category pcie): a switch port right above a GPU that redirects peer-to-peer traffic
- * up to the root complex (ACS P2P Request Redirect, Completion Redirect or Egress Control), while
- * other GPUs or network cards share that switch. Evidence from the pcie collector: the ACS
- * control register of the port, read from its config space (root only), and the switch's other
- * devices (docs/pcie.md, docs/fabric.md).
+ * PCIe ACS (category pcie): a switch's downstream port above a GPU that redirects peer-to-peer
+ * traffic up to the root complex (ACS P2P Request Redirect, Completion Redirect or Egress
+ * Control): the port right above the GPU while other GPUs or network cards share that switch, and
+ * in nested switches an upper switch's port that the traffic to GPUs under its other ports
+ * crosses. Evidence from the pcie collector: the ACS control register of each port, read from its
+ * config space (root only), the switch's other devices and the other GPUs' bridge chains
+ * (docs/pcie.md, docs/fabric.md).
  */
 #include "collect/numa-parse.h"
+#include "render/format.h"
 #include "rules/rule-impl.h"
+#include "util/xalloc.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -32,6 +36,131 @@ static void count_peers(const struct pcie_device *d, size_t *gpus, size_t *nics)
         *gpus += d->peers[k].kind == PCIE_PEER_GPU;
         *nics += d->peers[k].kind == PCIE_PEER_NETWORK;
     }
+}
+
+/* Whether bridge address addr is in d's chain above it, at or after index from. */
+static bool in_chain(const struct pcie_device *d, const char *addr, size_t from)
+{
+    for (size_t k = from; pcie_device_valid(d, PCIE_S_UPSTREAM) && k < d->n_upstream; k++) {
+        if (d->upstream[k].address != NULL && strcmp(d->upstream[k].address, addr) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The NVML indexes of the GPUs whose chain has bridge addr (below it), into idx; returns how many.
+ */
+static size_t gpus_below(const struct rule_ctx *ctx, const char *addr, int32_t *idx, size_t max)
+{
+    const struct pcie_info *p = &ctx->facts->snap->pcie;
+    size_t n = 0;
+
+    for (size_t i = 0; i < p->n_gpus && n < max; i++) {
+        const struct facts_gpu *v = klog_gpu(ctx, p->gpus[i].address);
+
+        if (in_chain(&p->gpus[i], addr, 0))
+            idx[n++] = v ? (int32_t)v->g->index : -1;
+    }
+    return n;
+}
+
+/*
+ * Nested switches: an upper switch's downstream port above a GPU (chain index 2, 4, ...: every
+ * other bridge is a downstream port) carries the GPU's traffic to the GPUs under the upper
+ * switch's other ports. One finding per redirecting port with GPUs on both sides, however many
+ * GPUs lie below it.
+ */
+static void check_upper(const struct rule_ctx *ctx, struct findings *out, size_t *unread,
+                        size_t *broken)
+{
+    const struct pcie_info *p = &ctx->facts->snap->pcie;
+    size_t n_done = 0, n_bridges = 1;
+    const char **done;
+    int32_t *below = xcalloc(p->n_gpus + 1, sizeof(*below));
+    int32_t *beyond = xcalloc(p->n_gpus + 1, sizeof(*beyond));
+
+    for (size_t i = 0; i < p->n_gpus; i++)
+        n_bridges += p->gpus[i].n_upstream;
+    done = xcalloc(n_bridges, sizeof(*done)); /* the ports judged: each once */
+
+    for (size_t i = 0; i < p->n_gpus; i++) {
+        const struct pcie_device *d = &p->gpus[i];
+
+        if (!pcie_device_valid(d, PCIE_S_UPSTREAM) || d->switch_address == NULL)
+            continue;
+        for (size_t k = 2; k + 2 < d->n_upstream; k += 2) {
+            const struct pcie_bridge *port = &d->upstream[k];
+            const char *sw = d->upstream[k + 1].address;
+            size_t n_below, n_beyond = 0, seen = 0;
+            char words[16], list_below[128], list_beyond[128], *qport;
+            struct finding *f;
+
+            for (size_t m = 0; m < n_done && !seen; m++)
+                seen = strcmp(done[m], port->address) == 0;
+            if (seen || port->address == NULL || sw == NULL)
+                continue;
+            done[n_done++] = port->address;
+            /* the GPUs under the upper switch that are not under this port */
+            for (size_t j = 0; j < p->n_gpus; j++) {
+                const struct facts_gpu *v = klog_gpu(ctx, p->gpus[j].address);
+
+                if (in_chain(&p->gpus[j], sw, 0) && !in_chain(&p->gpus[j], port->address, 0))
+                    beyond[n_beyond++] = v ? (int32_t)v->g->index : -1;
+            }
+            if (n_beyond == 0)
+                continue; /* nothing on the other side of this port */
+            if (!((port->valid >> PCIE_B_ACS) & 1u) || port->acs == PCIE_ACS_NEEDS_ROOT) {
+                (*unread)++;
+                continue;
+            }
+            if (port->acs == PCIE_ACS_MALFORMED) {
+                (*broken)++;
+                continue;
+            }
+            if (!((port->valid >> PCIE_B_ACS_CTRL) & 1u) || !(port->acs_ctrl & ACS_REDIRECT))
+                continue;
+            n_below = gpus_below(ctx, port->address, below, p->n_gpus);
+            render_ranges(list_below, sizeof(list_below), below, n_below);
+            render_ranges(list_beyond, sizeof(list_beyond), beyond, n_beyond);
+            redirect_words(words, sizeof(words), port->acs_ctrl);
+            f = finding_new(ctx, out, n_below == 1 ? below[0] : -1, -1);
+            finding_object(f, "PCIe port %s", port->address);
+            finding_title(f,
+                          "ACS on the upper switch port above GPUs %s sends their peer-to-peer "
+                          "traffic with GPUs %s through the CPU",
+                          list_below, list_beyond);
+            finding_evidence(f,
+                             "port %s of switch %s, above GPUs %s: ACS control 0x%04" PRIx32
+                             ", redirect bits %s",
+                             port->address, sw, list_below, port->acs_ctrl, words);
+            finding_evidence(f,
+                             "GPUs %s sit under the same switch %s behind its other ports: "
+                             "traffic between them and GPUs %s crosses this port",
+                             list_beyond, sw, list_below);
+            finding_evidence(f, "peer-to-peer reads and writes between those GPUs (NCCL) go up to "
+                                "the root complex and back instead of turning in the switch: "
+                                "lower bandwidth, higher latency");
+            if (p->valid & (UINT64_C(1) << PCIE_I_IOMMU) && p->iommu_present)
+                finding_evidence(f, "an IOMMU is active: redirected peer traffic is also "
+                                    "translated, which can hang NCCL (a classic cause of "
+                                    "NCCL_P2P_DISABLE=1)");
+            qport = fix_arg(f, "PCI address", port->address);
+            if (qport != NULL)
+                finding_fix(f,
+                            "sudo setpci -s %s ECAP_ACS+0x6.w=0000   # ACS off on this port "
+                            "until the next boot",
+                            qport);
+            finding_fix(f, "# to keep it off, disable ACS (\"PCIe ACS\", \"ACS Enable\") in the "
+                           "BIOS or the switch's settings; but where GPUs are passed through to "
+                           "virtual machines ACS is what isolates them: leave it on there");
+            free(qport);
+            finding_explains(f, "pcie.p2p-unavailable");
+            f->impact = 0.4;
+        }
+    }
+    free(done);
+    free(below);
+    free(beyond);
 }
 
 static void check_acs(const struct rule_ctx *ctx, struct findings *out)
@@ -114,6 +243,7 @@ static void check_acs(const struct rule_ctx *ctx, struct findings *out)
         finding_explains(f, "pcie.p2p-unavailable");
         f->impact = 0.4;
     }
+    check_upper(ctx, out, &unread, &broken);
     if (unread > 0)
         rule_skip(ctx, out, -1,
                   "ACS of %zu switch port%s above GPUs (reading a bridge's extended config "
@@ -141,9 +271,10 @@ const struct rule rule_pcie_acs_p2p = {
         "make NCCL hang. NVIDIA's NCCL documentation tells to disable it on bare-metal servers."),
     .detection = N_("the ACS control register (extended capability 0x000D, control at +6) of "
                     "the switch port right above a GPU that shares its switch with another GPU "
-                    "or a network card: P2P Request Redirect (0x4), Completion Redirect (0x8) or "
-                    "Egress Control (0x20) set. Reading it needs root; without root it is said "
-                    "as not checked."),
+                    "or a network card, and in nested switches of each upper switch's port above "
+                    "GPUs that has other GPUs under the same switch's other ports: P2P Request "
+                    "Redirect (0x4), Completion Redirect (0x8) or Egress Control (0x20) set. "
+                    "Reading it needs root; without root it is said as not checked."),
     .fix = N_("setpci -s PORT ECAP_ACS+0x6.w=0000 on the switch ports (until the next boot), and "
               "disable ACS in the BIOS to keep it off; not on a host that passes GPUs to virtual "
               "machines."),

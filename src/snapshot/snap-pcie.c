@@ -44,8 +44,9 @@ static const struct jfield bridge_fields[] = {
     IDENT_AND_LINK_FIELDS(struct pcie_bridge),
     { "acs", JF_ENUM, offsetof(struct pcie_bridge, acs), PCIE_B_ACS, 0, pcie_acs_names,
       SYSFS "config",
-      "the switch port right above a GPU: its ACS capability is present, absent, or could not be "
-      "read (needs_root: unprivileged reads see only the header; malformed)" },
+      "a switch's downstream port above a GPU (the one right above it, and each upper switch's "
+      "in nested switches): its ACS capability is present, absent, or could not be read "
+      "(needs_root: unprivileged reads see only the header; malformed)" },
     ROW(struct pcie_bridge, "acs_ctrl", JF_HEX32, acs_ctrl, PCIE_B_ACS_CTRL, 0, SYSFS "config",
         "the ACS control register: 0x4 P2P Request Redirect, 0x8 Completion Redirect, 0x20 "
         "Egress Control send peer-to-peer traffic up to the root complex"),

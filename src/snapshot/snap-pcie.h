@@ -58,7 +58,7 @@ struct pcie_bridge {
     char *address; /* "0000:17:00.0" */
     uint32_t vendor_id, device_id, class_code;
     struct pcie_link link; /* the bridge's own upstream link */
-    int32_t acs;           /* enum pcie_acs; read for the switch port right above a GPU */
+    int32_t acs;           /* enum pcie_acs; read for a switch's downstream ports above a GPU */
     uint32_t acs_ctrl;     /* the ACS control register (bits: docs/pcie.md) */
     uint64_t valid;        /* bits of enum pcie_link_slot and enum pcie_bridge_slot */
 };

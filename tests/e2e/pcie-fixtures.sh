@@ -14,7 +14,8 @@ check '[.pcie.gpus[1].upstream[].address]' '["0000:03:00.0","0000:02:00.0","0000
 check '[.pcie.gpus[1].peers[] | [.address, .kind, .vendor_id, .driver]]' '[["0000:05:00.0","network","0x000015b3","mlx5_core"],["0000:06:00.0","gpu","0x000010de","nvidia"],["0000:07:00.0","nvme","0x0000144d","nvme"]]'
 check '.pcie.gpus[2] | [.aer_correctable, .aer_nonfatal, .aer_fatal, .aer_correctable_window]' '[3, 1, 0, null]'
 check '.pcie.gpus[3] | [.driver, .numa_node, .link_gen, .peers]' '[null, 1, 3, []]'
-# ACS is read for the switch port right above a GPU under a switch, nowhere else
+# ACS is read for the switch port right above a GPU under a switch (and, in nested switches, the
+# upper switches' ports: below), nowhere else
 check '[.pcie.gpus[] | .upstream[0] | [.address, .acs, .acs_ctrl]]' \
     '[["0000:00:01.0",null,null],["0000:03:00.0","present","0x0000001d"],["0000:03:02.0","present","0x00000011"],["0000:80:01.0",null,null]]'
 check '[.pcie.gpus[1].upstream[1,2] | .acs]' '[null, null]'
@@ -75,6 +76,51 @@ check '[.not_checked[] | select(.rule == "pcie.acs-p2p") | .reason]' \
 check '[.findings[] | select(.id == "pcie.acs-p2p") | .subject.object] | sort' \
     '["PCIe port 0000:91:00.0","PCIe port 0000:91:01.0","PCIe port 0000:b1:00.0","PCIe port 0000:b1:01.0"]'
 check '[.findings[0].id, (.findings[] | select(.id == "pcie.p2p-unavailable") | .caused_by)]' '["pcie.acs-p2p", 1]'
+
+# Nested switches: two switches (GPUs a-b, c-d) under an upper switch, whose port above c-d
+# redirects. ACS is read on every downstream port of the chain (0 and 2), not on upstream or
+# root ports; the finding is the upper port's, once for its two GPUs.
+nest=$TMP/nested/sys/devices/pci0000:80/0000:80:01.0/0000:81:00.0
+bridge() { # DIR [ACS-CTRL [CLASS]]: a bridge (or CLASS), with the ACS capability at 0x100 when a control is given
+    mkdir -p "$1" "$TMP/nested/sys/bus/pci/devices"
+    printf '0x1000\n' >"$1/vendor"
+    printf '0xc030\n' >"$1/device"
+    printf '%s\n' "${3:-0x060400}" >"$1/class"
+    ln -sfn "../../../devices/${1#"$TMP/nested/sys/devices/"}" "$TMP/nested/sys/bus/pci/devices/$(basename "$1")"
+    if [ -n "${2:-}" ]; then
+        head -c 4096 /dev/zero >"$1/config"
+        printf "\x0d\x00\x01\x00\x5f\x00\x$(printf %02x "$2")\x00" |
+            dd of="$1/config" bs=1 seek=256 conv=notrunc status=none
+    fi
+}
+mkdir -p "$TMP/nested/sys/module/nvidia"
+bridge "$TMP/nested/sys/devices/pci0000:80/0000:80:01.0"
+bridge "$nest"
+bridge "$nest/0000:82:00.0" 0x11
+bridge "$nest/0000:82:01.0" 0x1d
+bridge "$nest/0000:82:00.0/0000:83:00.0"
+bridge "$nest/0000:82:01.0/0000:a3:00.0"
+bridge "$nest/0000:82:00.0/0000:83:00.0/0000:84:00.0" 0x11
+bridge "$nest/0000:82:00.0/0000:83:00.0/0000:84:01.0" 0x11
+bridge "$nest/0000:82:01.0/0000:a3:00.0/0000:a4:00.0" 0x11
+bridge "$nest/0000:82:01.0/0000:a3:00.0/0000:a4:01.0" 0x11
+for g in 82:00.0/0000:83:00.0/0000:84:00.0/0000:9a:00.0 82:00.0/0000:83:00.0/0000:84:01.0/0000:ab:00.0 \
+         82:01.0/0000:a3:00.0/0000:a4:00.0/0000:ba:00.0 82:01.0/0000:a3:00.0/0000:a4:01.0/0000:db:00.0; do
+    bridge "$nest/0000:$g" "" 0x030200
+    printf '0x10de\n' >"$nest/0000:$g/vendor"
+done
+snap "$TMP/nested" --only pcie
+check '[.pcie.gpus[] | [.upstream[] | .acs_ctrl]]' \
+    '[["0x00000011",null,"0x00000011",null,null],["0x00000011",null,"0x00000011",null,null],["0x00000011",null,"0x0000001d",null,null],["0x00000011",null,"0x0000001d",null,null]]'
+if [ "$(acs_rules "$TMP/nested")" != '[["PCIe port 0000:82:01.0","warning"]]' ]; then
+    echo "FAIL: pcie.acs-p2p on nested switches: $(acs_rules "$TMP/nested")"
+    failures=$((failures + 1))
+fi
+# the upper port read without root: not checked, and said (the lower ports do not redirect)
+head -c 64 /dev/zero >"$nest/0000:82:01.0/config"
+acs_rules "$TMP/nested" >/dev/null
+check '[.not_checked[] | select(.rule == "pcie.acs-p2p") | .reason]' \
+    '["ACS of 1 switch port above GPUs (reading a bridge'"'"'s extended config space needs root)"]'
 
 mkdir -p "$TMP/empty"
 snap "$TMP/empty" --only pcie

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Writes the peer-to-peer cases (p2p-acs-blocked, p2p-disabled-regkey): healthy-8gpu-busy's
+# Writes the peer-to-peer cases (p2p-acs-blocked, p2p-acs-nested, p2p-disabled-regkey): healthy-8gpu-busy's
 # 8-GPU snapshot with each GPU's `peers` as gpudoctor's NVML collector read them from the
 # simulator. The board: GPUs 0-3 behind one CPU, 4-7 behind the other; GPUs 0-1, 2-3, 4-5 and 6-7
 # share a PCIe switch (PIX), the others of one CPU meet at its host bridges (NODE), the two halves
@@ -86,5 +86,28 @@ jq --slurpfile p "$tmp/acs.snap" '
                    | $g + {upstream: $n.upstream, switch_address: $n.switch_address, peers: $n.peers}]' \
     "$here/p2p-acs-blocked/snapshot.json" >"$tmp/acs.json"
 mv "$tmp/acs.json" "$here/p2p-acs-blocked/snapshot.json"
+# Nested switches on the second CPU: GPUs 4-5 and 6-7 each under a switch of their own (ACS
+# without redirect on its ports), the two switches under an upper switch whose port above GPUs
+# 6-7 redirects (0x1d). Pairs within a lower switch turn there; 4-5 with 6-7 cannot use P2P.
+write p2p-acs-nested 'if $i >= 4 and $j >= 4 and (($i / 2 | floor) != ($j / 2 | floor)) then "chipset_not_supported" else "ok" end'
+rm -rf "$tree"
+pair pci0000:00 0000:00:01.0 0000:10:00.0 0000:11 0000:18:00.0 0000:2a:00.0 0 0x11
+pair pci0000:00 0000:00:03.0 0000:30:00.0 0000:31 0000:3a:00.0 0000:5d:00.0 0 0x11
+# (pair makes the upper switch's ports as if root ports; they become switch ports after it)
+up=pci0000:80/0000:80:01.0/0000:81:00.0
+pair "$up" 0000:82:00.0 0000:83:00.0 0000:84 0000:9a:00.0 0000:ab:00.0 1 0x11
+pair "$up" 0000:82:01.0 0000:a3:00.0 0000:a4 0000:ba:00.0 0000:db:00.0 1 0x11
+node pci0000:80/0000:80:01.0 0x8086 0x352a 0x060400
+node "$up" 0x1000 0xc030 0x060400
+node "$up/0000:82:00.0" 0x1000 0xc030 0x060400
+node "$up/0000:82:01.0" 0x1000 0xc030 0x060400
+acs "$up/0000:82:00.0" 0x11
+acs "$up/0000:82:01.0" 0x1d
+"$gd" snapshot --root "$tree" --only pcie --window 0 >"$tmp/nested.snap"
+jq --slurpfile p "$tmp/nested.snap" '
+    .pcie.gpus |= [.[] | . as $g | ($p[0].pcie.gpus[] | select(.address == $g.address)) as $n
+                   | $g + {upstream: $n.upstream, switch_address: $n.switch_address, peers: $n.peers}]' \
+    "$here/p2p-acs-nested/snapshot.json" >"$tmp/nested.json"
+mv "$tmp/nested.json" "$here/p2p-acs-nested/snapshot.json"
 # a driver option turned P2P off everywhere (NVreg_RegistryDwords)
 write p2p-disabled-regkey '"disabled_by_regkey"'
