@@ -1,9 +1,10 @@
 /*
  * The full-screen view of watch (ncursesw): its life (start, resize, stop) and the layout of a
  * frame. The parts, one file each: tui-header.c (title and status line), tui-gpus.c (the GPU
- * table), tui-fabric.c (NVLink and InfiniBand under it), tui-findings.c, tui-procs.c (the two lists), tui-dialogs.c (explain, help, the question
- * of r), tui-keys.c (input), tui-text.c (text that fits), tui-terminal.c (the terminal restored
- * on every way out); tui-internal.h the state they share.
+ * table), tui-fabric.c (NVLink and InfiniBand under it), tui-findings.c, tui-procs.c (the two
+ * lists), tui-dialogs.c (explain, help, the question of r), tui-keys.c (input), tui-text.c (text
+ * that fits), tui-terminal.c (the terminal restored on every way out); tui-internal.h the state
+ * they share.
  *
  * No flicker: every frame is drawn into ncurses' virtual screen and sent with one refresh, which
  * transmits only what changed. The terminal is restored on every way out: q, SIGINT, SIGTERM,

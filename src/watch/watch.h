@@ -79,9 +79,8 @@ struct history watch_recent(const struct history *h, int64_t window_ms);
 
 /*
  * Completes a cycle's snapshot s with the parts a cheaper cycle did not collect (their collector
- * did not run in s but did in prev): the process table, PCIe, driver and kernel log, CUDA stack, NVSwitches and
- * Fabric Manager.
- * They move from prev, which keeps what s had instead.
+ * did not run in s but did in prev): the process table, PCIe, driver and kernel log, CUDA stack,
+ * NVSwitches and Fabric Manager. They move from prev, which keeps what s had instead.
  */
 void watch_carry(struct snapshot *s, struct snapshot *prev);
 
