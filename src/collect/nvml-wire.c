@@ -42,6 +42,39 @@ static char *dump_line(json_t *j)
     return out;
 }
 
+/*
+ * Drops from every object of j the null values its "nvml_status" explains: reading an absent key
+ * gives the same record (the status sets the value's code either way), and an 8-GPU NVSwitch
+ * server's 144 NVLinks with counters a driver does not support are otherwise most of the answer,
+ * paid for twice, in encoding and in decoding. A null without a status (not collected) stays:
+ * absent, a list would read as valid.
+ */
+static void drop_explained_nulls(json_t *j)
+{
+    const json_t *status = json_object_get(j, "nvml_status");
+    const char *key;
+    json_t *v;
+    void *tmp;
+    size_t i;
+
+    if (json_is_array(j)) {
+        json_array_foreach(j, i, v)
+        {
+            drop_explained_nulls(v);
+        }
+        return;
+    }
+    if (!json_is_object(j))
+        return;
+    json_object_foreach_safe(j, tmp, key, v)
+    {
+        if (json_is_null(v) && status != NULL && json_object_get(status, key) != NULL)
+            json_object_del(j, key);
+        else
+            drop_explained_nulls(v);
+    }
+}
+
 char *nvml_wire_encode(const struct nvml_system *sys, const struct gpu *gpus, size_t n_gpus)
 {
     json_t *j = json_object(), *arr = json_array();
@@ -51,6 +84,7 @@ char *nvml_wire_encode(const struct nvml_system *sys, const struct gpu *gpus, si
     for (size_t i = 0; i < n_gpus; i++)
         json_array_append_new(arr, gpu_to_json(&gpus[i], sys ? 0 : JF_ID | JF_DYNAMIC));
     json_object_set_new(j, "gpus", arr);
+    drop_explained_nulls(arr);
     return dump_line(j);
 }
 

@@ -4,11 +4,12 @@
 # then SIGTERM), on the troubled simulator scenario: no memory error and no definite or indirect
 # leak, in gpudoctor and in the NVML helper it forks.
 #
-# The NVML helper is gpudoctor started again (fork, then execve): with --trace-children valgrind
-# runs inside it too, each process writes its own log (vg.PID.log), and this script reads them
-# all. The helper is a fresh process image holding none of its parent's heap, so every leak and
-# every memory error counts, in gpudoctor and in the helper alike; the helper's log is also
-# required (a case whose helper went unchecked fails).
+# The NVML helper is a fork of gpudoctor (check, snapshot, procs: one thread) or gpudoctor started
+# again (serve: fork, then execve, since it has threads). With --trace-children valgrind runs in
+# it either way, each process writes its own log (vg.PID.log), and this script reads them all.
+# Every leak and every memory error counts, in gpudoctor and in the helper alike: a fork of a
+# process with one thread still reaches every block its parent could; a fresh image has none of
+# its parent's. The helper's log is required (a case whose helper went unchecked fails).
 # tests/valgrind.supp holds what is provably not ours.
 # About 20 s on an idle 2-core machine. KEEP=1 keeps the logs (the path is printed at the end).
 set -uo pipefail
@@ -52,13 +53,22 @@ vg() {
 }
 
 # logs NAME [HELPER]: every process of the case reported, without memory errors or leaks; with
-# HELPER=helper, one of them must be the NVML helper (its command line names --nvml-helper).
+# HELPER=helper, one of them must be the NVML helper (a child of another process of the case, or
+# a command line naming --nvml-helper).
 logs() {
-    local name=$1 f n=0 helpers=0 contexts
+    local name=$1 f n=0 helpers=0 contexts pids=" " ppid
+    for f in "$tmp/$name"/vg.*.log; do
+        [ -e "$f" ] || continue
+        f=${f##*/vg.}
+        pids+="${f%.log} "
+    done
     for f in "$tmp/$name"/vg.*.log; do
         [ -e "$f" ] || continue
         n=$((n + 1))
-        grep -q -- '--nvml-helper' "$f" && helpers=$((helpers + 1))
+        ppid=$(sed -n 's/^==[0-9]*== Parent PID: \([0-9]*\).*/\1/p' "$f" | head -1)
+        if grep -q -- '--nvml-helper' "$f" || [[ "$pids" == *" $ppid "* ]]; then
+            helpers=$((helpers + 1))
+        fi
         contexts=$(sed -n 's/^==[0-9]*== ERROR SUMMARY: \([0-9]*\) errors from \([0-9]*\) contexts.*/\2/p' "$f")
         if [ -z "$contexts" ]; then
             fail "$name: ${f##*/} has no ERROR SUMMARY (the process was killed?)"

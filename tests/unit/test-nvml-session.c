@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -433,8 +434,9 @@ static void read_cmdline(pid_t pid, char *buf, size_t size)
 }
 
 /*
- * With a helper program the helper is this binary started again (a fresh process image, so no
- * lock another thread held at fork time); without one, the fork itself (the same command line).
+ * With a helper program and another thread the helper is this binary started again (a fresh
+ * process image, so no lock another thread held at fork time); otherwise the fork itself (the
+ * same command line).
  */
 static void test_helper_image(void **state)
 {
@@ -474,13 +476,41 @@ static int fork_mode(void **state)
     return 0;
 }
 
-/* Every test again with the helper program, as gpudoctor runs it (its main calls the same). */
+/* A thread that waits until the group ends: serve's and watch's are what make the fork unsafe. */
+static int idle_pipe[2] = { -1, -1 };
+static pthread_t idle_thread;
+
+static void *idle_main(void *arg)
+{
+    char c;
+
+    (void)arg;
+    while (read(idle_pipe[0], &c, 1) < 0 && errno == EINTR)
+        ;
+    return NULL;
+}
+
+/*
+ * Every test again with the helper program, as gpudoctor runs it (its main calls the same), in a
+ * process with another thread: a process with one thread lets the fork be the helper.
+ */
 static int program_mode(void **state)
 {
     static const bool yes = true;
 
     nvml_session_use_own_program();
+    if (pipe(idle_pipe) != 0 || pthread_create(&idle_thread, NULL, idle_main, NULL) != 0)
+        return -1;
     *state = (void *)&yes;
+    return 0;
+}
+
+static int program_mode_end(void **state)
+{
+    (void)state;
+    close(idle_pipe[1]);
+    pthread_join(idle_thread, NULL);
+    close(idle_pipe[0]);
     return 0;
 }
 
@@ -505,5 +535,6 @@ int main(int argc, char **argv)
 
     int failed = cmocka_run_group_tests_name("fork", tests, fork_mode, NULL);
 
-    return failed + cmocka_run_group_tests_name("helper program", tests, program_mode, NULL);
+    return failed +
+           cmocka_run_group_tests_name("helper program", tests, program_mode, program_mode_end);
 }

@@ -126,6 +126,57 @@ static void test_full_round_trip(void **state)
     gpu_free(&in[1]);
 }
 
+/*
+ * A value NVML refused, or one not collected, is sent as its status alone (no "key": null beside
+ * it), and reads back as it was, on the GPU and on its links.
+ */
+static void test_explained_nulls_left_out(void **state)
+{
+    struct nvml_system sys, back;
+    struct gpu in, *out = NULL;
+    size_t n = 0;
+    char *line, *cause = NULL;
+
+    (void)state;
+    gpu_init(&in, 0);
+    in.handle_rc = 0;
+    in.name = xstrdup("NVIDIA H100 80GB HBM3");
+    in.rc[GPU_S_NAME] = 0;
+    in.rc[GPU_S_FAN] = NVML_ERROR_NOT_SUPPORTED;
+    in.rc[GPU_S_NVLINK] = 0;
+    in.nvlinks = xcalloc(1, sizeof(*in.nvlinks));
+    in.n_nvlinks = 1;
+    gpu_nvlink_init(&in.nvlinks[0], 3);
+    in.nvlinks[0].active = true;
+    in.nvlinks[0].rc[NVL_S_ACTIVE] = 0;
+    in.nvlinks[0].rc[NVL_S_CRC] = NVML_ERROR_NOT_SUPPORTED;
+    memset(&sys, 0, sizeof(sys));
+    sys.attempted = true;
+    sys.device_count = 1;
+    line = nvml_wire_encode(&sys, &in, 1);
+    assert_null(strstr(line, "\"fan_speed_pct\":null"));
+    assert_non_null(strstr(line, "\"fan_speed_pct\":\"NOT_SUPPORTED\""));
+    assert_null(strstr(line, "\"crc_errors\":null"));
+    assert_non_null(strstr(line, "\"crc_errors\":\"NOT_SUPPORTED\""));
+    /* not collected: said as such, once */
+    assert_null(strstr(line, "\"replay_errors\":null"));
+    assert_non_null(strstr(line, "\"replay_errors\":\"NOT_COLLECTED\""));
+    memset(&back, 0, sizeof(back));
+    assert_int_equal(nvml_wire_decode(line, strlen(line) - 1, true, &back, &out, &n, &cause), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(out[0].rc[GPU_S_FAN], NVML_ERROR_NOT_SUPPORTED);
+    assert_int_equal(out[0].n_nvlinks, 1);
+    assert_int_equal(out[0].nvlinks[0].link, 3);
+    assert_true(out[0].nvlinks[0].active);
+    assert_int_equal(out[0].nvlinks[0].rc[NVL_S_CRC], NVML_ERROR_NOT_SUPPORTED);
+    assert_int_equal(out[0].nvlinks[0].rc[NVL_S_REPLAY], JF_RC_NOT_COLLECTED);
+    free(line);
+    free_gpus(out, n);
+    nvml_system_free(&back);
+    nvml_system_free(&sys);
+    gpu_free(&in);
+}
+
 static void test_sample_dynamic_only(void **state)
 {
     struct gpu in[2], *out = NULL;
@@ -252,6 +303,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_requests),
         cmocka_unit_test(test_full_round_trip),
+        cmocka_unit_test(test_explained_nulls_left_out),
         cmocka_unit_test(test_sample_dynamic_only),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_error_answer),
