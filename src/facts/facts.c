@@ -59,18 +59,6 @@ bool facts_has_window(const struct facts *f)
     return f->hist->n >= 2 && f->hist->samples[f->hist->n - 1].t_ms > 0;
 }
 
-/* The GPU with NVML index idx in a sample; samples normally keep the snapshot's order. */
-static const struct gpu *sample_gpu(const struct sample *smp, size_t pos, uint32_t idx)
-{
-    if (pos < smp->n_gpus && smp->gpus[pos].index == idx)
-        return &smp->gpus[pos];
-    for (size_t i = 0; i < smp->n_gpus; i++) {
-        if (smp->gpus[i].index == idx)
-            return &smp->gpus[i];
-    }
-    return NULL;
-}
-
 static const struct pcie_device *find_pcie(const struct snapshot *s, const struct gpu *g)
 {
     if (!gpu_valid(g, GPU_S_PCI_BUS_ID) || g->pci_bus_id == NULL)

@@ -38,6 +38,29 @@ static void count_peers(const struct pcie_device *d, size_t *gpus, size_t *nics)
     }
 }
 
+/* What every finding of a redirecting port ends with: the IOMMU's part, the fixes, the link. */
+static void finish_finding(struct finding *f, const struct pcie_info *p,
+                           const struct pcie_bridge *port)
+{
+    char *qport;
+
+    if (p->valid & (UINT64_C(1) << PCIE_I_IOMMU) && p->iommu_present)
+        finding_evidence(f, "an IOMMU is active: redirected peer traffic is also translated, "
+                            "which can hang NCCL (a classic cause of NCCL_P2P_DISABLE=1)");
+    qport = fix_arg(f, "PCI address", port->address);
+    if (qport != NULL)
+        finding_fix(f,
+                    "sudo setpci -s %s ECAP_ACS+0x6.w=0000   # ACS off on this port until "
+                    "the next boot",
+                    qport);
+    finding_fix(f, "# to keep it off, disable ACS (\"PCIe ACS\", \"ACS Enable\") in the BIOS "
+                   "or the switch's settings; but where GPUs are passed through to virtual "
+                   "machines ACS is what isolates them: leave it on there");
+    free(qport);
+    finding_explains(f, "pcie.p2p-unavailable");
+    f->impact = 0.4;
+}
+
 /* Whether bridge address addr is in d's chain above it, at or after index from. */
 static bool in_chain(const struct pcie_device *d, const char *addr, size_t from)
 {
@@ -92,7 +115,7 @@ static void check_upper(const struct rule_ctx *ctx, struct findings *out, size_t
             const struct pcie_bridge *port = &d->upstream[k];
             const char *sw = d->upstream[k + 1].address;
             size_t n_below, n_beyond = 0, seen = 0;
-            char words[16], list_below[128], list_beyond[128], *qport;
+            char words[16], list_below[128], list_beyond[128];
             struct finding *f;
 
             for (size_t m = 0; m < n_done && !seen; m++)
@@ -140,22 +163,7 @@ static void check_upper(const struct rule_ctx *ctx, struct findings *out, size_t
             finding_evidence(f, "peer-to-peer reads and writes between those GPUs (NCCL) go up to "
                                 "the root complex and back instead of turning in the switch: "
                                 "lower bandwidth, higher latency");
-            if (p->valid & (UINT64_C(1) << PCIE_I_IOMMU) && p->iommu_present)
-                finding_evidence(f, "an IOMMU is active: redirected peer traffic is also "
-                                    "translated, which can hang NCCL (a classic cause of "
-                                    "NCCL_P2P_DISABLE=1)");
-            qport = fix_arg(f, "PCI address", port->address);
-            if (qport != NULL)
-                finding_fix(f,
-                            "sudo setpci -s %s ECAP_ACS+0x6.w=0000   # ACS off on this port "
-                            "until the next boot",
-                            qport);
-            finding_fix(f, "# to keep it off, disable ACS (\"PCIe ACS\", \"ACS Enable\") in the "
-                           "BIOS or the switch's settings; but where GPUs are passed through to "
-                           "virtual machines ACS is what isolates them: leave it on there");
-            free(qport);
-            finding_explains(f, "pcie.p2p-unavailable");
-            f->impact = 0.4;
+            finish_finding(f, p, port);
         }
     }
     free(done);
@@ -177,7 +185,7 @@ static void check_acs(const struct rule_ctx *ctx, struct findings *out)
         const struct pcie_bridge *port;
         const struct facts_gpu *v;
         size_t gpus, nics;
-        char words[16], *qport;
+        char words[16];
         struct finding *f;
 
         if (!pcie_device_valid(d, PCIE_S_UPSTREAM) || d->switch_address == NULL ||
@@ -227,21 +235,7 @@ static void check_acs(const struct rule_ctx *ctx, struct findings *out)
             finding_evidence(f, "peer-to-peer reads and writes between the GPUs (NCCL) go up to "
                                 "the root complex and back instead of turning in the switch: "
                                 "lower bandwidth, higher latency");
-        if (p->valid & (UINT64_C(1) << PCIE_I_IOMMU) && p->iommu_present)
-            finding_evidence(f, "an IOMMU is active: redirected peer traffic is also translated, "
-                                "which can hang NCCL (a classic cause of NCCL_P2P_DISABLE=1)");
-        qport = fix_arg(f, "PCI address", port->address);
-        if (qport != NULL)
-            finding_fix(f,
-                        "sudo setpci -s %s ECAP_ACS+0x6.w=0000   # ACS off on this port until "
-                        "the next boot",
-                        qport);
-        finding_fix(f, "# to keep it off, disable ACS (\"PCIe ACS\", \"ACS Enable\") in the BIOS "
-                       "or the switch's settings; but where GPUs are passed through to virtual "
-                       "machines ACS is what isolates them: leave it on there");
-        free(qport);
-        finding_explains(f, "pcie.p2p-unavailable");
-        f->impact = 0.4;
+        finish_finding(f, p, port);
     }
     check_upper(ctx, out, &unread, &broken);
     if (unread > 0)

@@ -8,6 +8,7 @@
 #include "rules/rule-impl.h"
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,14 +26,12 @@ static bool links_known(const struct rule_ctx *ctx, struct findings *out, const 
     return need_gpu(ctx, out, g, GPU_S_NVLINK);
 }
 
-/* The GPU with index idx in a sample, or NULL. */
-static const struct gpu *sample_gpu(const struct sample *smp, uint32_t idx)
+/* The GPU with index idx in a sample, or NULL (also when NVML lost it in that reading). */
+static const struct gpu *reachable_gpu(const struct sample *smp, uint32_t idx)
 {
-    for (size_t i = 0; i < smp->n_gpus; i++) {
-        if (smp->gpus[i].index == idx && smp->gpus[i].handle_rc == 0)
-            return &smp->gpus[i];
-    }
-    return NULL;
+    const struct gpu *g = sample_gpu(smp, SIZE_MAX, idx);
+
+    return g != NULL && g->handle_rc == 0 ? g : NULL;
 }
 
 static size_t active_links(const struct gpu *g)
@@ -122,7 +121,7 @@ static size_t went_down(const struct rule_ctx *ctx, const struct gpu *g, char *b
         bool was_up = false;
 
         for (size_t k = 0; h != NULL && k < h->n; k++) {
-            const struct gpu *sg = sample_gpu(&h->samples[k], g->index);
+            const struct gpu *sg = reachable_gpu(&h->samples[k], g->index);
             const struct gpu_nvlink *sl = sg ? gpu_nvlink_find(sg, l->link) : NULL;
 
             if (sl == NULL || !gpu_nvlink_valid(sl, NVL_S_ACTIVE))
@@ -242,7 +241,7 @@ static bool growth(const struct rule_ctx *ctx, const struct gpu *g, const struct
     uint64_t first = 0, last = 0;
 
     for (size_t k = 0; h != NULL && k < h->n; k++) {
-        const struct gpu *sg = sample_gpu(&h->samples[k], g->index);
+        const struct gpu *sg = reachable_gpu(&h->samples[k], g->index);
         const struct gpu_nvlink *sl = sg ? gpu_nvlink_find(sg, l->link) : NULL;
 
         if (sl == NULL || !gpu_nvlink_valid(sl, counter_slot[c]))

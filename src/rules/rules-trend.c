@@ -62,18 +62,6 @@ static size_t history_since(const struct history *h, double window_s)
     return k;
 }
 
-/* The GPU with NVML index idx in a sample (at position pos when the order is kept), or NULL. */
-static const struct gpu *sample_gpu_at(const struct sample *smp, size_t pos, uint32_t idx)
-{
-    if (pos < smp->n_gpus && smp->gpus[pos].index == idx)
-        return &smp->gpus[pos];
-    for (size_t i = 0; i < smp->n_gpus; i++) {
-        if (smp->gpus[i].index == idx)
-            return &smp->gpus[i];
-    }
-    return NULL;
-}
-
 static bool usable(const struct gpu *g)
 {
     return g != NULL && g->handle_rc == 0;
@@ -252,7 +240,7 @@ static void memory_series(const struct rule_ctx *ctx, size_t pos, uint32_t idx, 
 
     for (size_t k = 0; k < ctx->facts->hist->n; k++) {
         const struct sample *smp = &ctx->facts->hist->samples[k];
-        const struct gpu *g = sample_gpu_at(smp, pos, idx);
+        const struct gpu *g = sample_gpu(smp, pos, idx);
         const struct gpu_proc *gp;
         const struct proc_sample *ps;
 
@@ -334,7 +322,7 @@ static void check_leak(const struct rule_ctx *ctx, struct findings *out)
         return;
     for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
         const struct gpu *g = ctx->facts->gpus[i].g;
-        const struct gpu *last = sample_gpu_at(&h->samples[h->n - 1], i, g->index);
+        const struct gpu *last = sample_gpu(&h->samples[h->n - 1], i, g->index);
 
         if (!usable(g) || !usable(last) || last->rc[GPU_S_PROCESSES] != 0)
             continue;
@@ -426,7 +414,7 @@ static void check_idle_held(const struct rule_ctx *ctx, struct findings *out)
         return;
     for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
         const struct facts_gpu *v = &ctx->facts->gpus[i];
-        const struct gpu *last = sample_gpu_at(&h->samples[h->n - 1], i, v->g->index);
+        const struct gpu *last = sample_gpu(&h->samples[h->n - 1], i, v->g->index);
         size_t k = h->n, start = h->n;
         uint64_t held = 0, held_now = 0;
         double idle_s;
@@ -437,7 +425,7 @@ static void check_idle_held(const struct rule_ctx *ctx, struct findings *out)
             continue;
         /* Back from the latest reading while the GPU is idle and its memory held. */
         while (k > 0) {
-            const struct gpu *g = sample_gpu_at(&h->samples[k - 1], i, v->g->index);
+            const struct gpu *g = sample_gpu(&h->samples[k - 1], i, v->g->index);
 
             if (!usable(g) || g->rc[GPU_S_UTIL_GPU] != 0 || g->util_gpu_pct > idle_pct ||
                 !held_bytes(g, &held) || (double)held < min_bytes)
@@ -525,7 +513,7 @@ static void check_util_swing(const struct rule_ctx *ctx, struct findings *out)
         if (!usable(v->g) || v->n_compute == 0)
             continue;
         for (size_t k = from; k < h->n; k++) {
-            const struct gpu *g = sample_gpu_at(&h->samples[k], i, v->g->index);
+            const struct gpu *g = sample_gpu(&h->samples[k], i, v->g->index);
             double u;
 
             if (!usable(g) || g->rc[GPU_S_UTIL_GPU] != 0)
@@ -542,7 +530,7 @@ static void check_util_swing(const struct rule_ctx *ctx, struct findings *out)
         low_band = lo + (hi - lo) / 4;
         high_band = hi - (hi - lo) / 4;
         for (size_t k = from; k < h->n; k++) {
-            const struct gpu *g = sample_gpu_at(&h->samples[k], i, v->g->index);
+            const struct gpu *g = sample_gpu(&h->samples[k], i, v->g->index);
             int now;
 
             if (!usable(g) || g->rc[GPU_S_UTIL_GPU] != 0)
@@ -650,7 +638,7 @@ static void check_throttle_episodes(const struct rule_ctx *ctx, struct findings 
         if (!usable(v->g))
             continue;
         for (size_t k = from; k < h->n; k++) {
-            const struct gpu *g = sample_gpu_at(&h->samples[k], i, v->g->index);
+            const struct gpu *g = sample_gpu(&h->samples[k], i, v->g->index);
             double t = t_s(&h->samples[k]);
             uint64_t r;
 
@@ -759,7 +747,7 @@ static void check_temp_rising(const struct rule_ctx *ctx, struct findings *out)
             continue;
         s.n = 0;
         for (size_t k = from; k < h->n; k++) {
-            const struct gpu *sg = sample_gpu_at(&h->samples[k], i, g->index);
+            const struct gpu *sg = sample_gpu(&h->samples[k], i, g->index);
 
             if (usable(sg) && sg->rc[GPU_S_TEMP] == 0 && sg->temp_c <= 200)
                 series_add(&s, t_s(&h->samples[k]), sg->temp_c);
@@ -976,9 +964,9 @@ static size_t stall_nvlink(const struct rule_ctx *ctx, const struct stall_job *j
         size_t pos = gpu_pos(ctx, j->gpus[k]);
 
         rate[k] = NAN;
-        if (pos < ctx->facts->n_gpus && gpu_nvlink_traffic(sample_gpu_at(first, pos, j->gpus[k]),
-                                                           sample_gpu_at(last, pos, j->gpus[k]),
-                                                           t_s(last) - t_s(first), &rate[k]))
+        if (pos < ctx->facts->n_gpus &&
+            gpu_nvlink_traffic(sample_gpu(first, pos, j->gpus[k]),
+                               sample_gpu(last, pos, j->gpus[k]), t_s(last) - t_s(first), &rate[k]))
             known++;
     }
     return known;
@@ -1008,7 +996,7 @@ static void stall_finding(const struct rule_ctx *ctx, struct findings *out,
                      j->n_pids == 1 ? "" : "es", gpus);
     for (size_t k = 0; k < j->n_gpus; k++) {
         size_t pos = gpu_pos(ctx, j->gpus[k]);
-        const struct gpu *g = sample_gpu_at(last, pos, j->gpus[k]);
+        const struct gpu *g = sample_gpu(last, pos, j->gpus[k]);
         uint32_t limit;
         char tx[16], rx[16];
 
@@ -1083,7 +1071,7 @@ static void check_collective_stalled(const struct rule_ctx *ctx, struct findings
             uint32_t idx = jobs[j].gpus[g];
             size_t pos = gpu_pos(ctx, idx);
 
-            if (!stall_readable(sample_gpu_at(last, pos, idx), ctx->facts->gpus[pos].g)) {
+            if (!stall_readable(sample_gpu(last, pos, idx), ctx->facts->gpus[pos].g)) {
                 rule_skip(ctx, out, (int32_t)idx,
                           "utilisation, power or PCIe traffic not read in the latest reading");
                 readable = false;
@@ -1099,8 +1087,8 @@ static void check_collective_stalled(const struct rule_ctx *ctx, struct findings
                 uint32_t idx = jobs[j].gpus[g];
                 size_t pos = gpu_pos(ctx, idx);
 
-                all = stalled(ctx, sample_gpu_at(&h->samples[k - 1], pos, idx),
-                              ctx->facts->gpus[pos].g);
+                all =
+                    stalled(ctx, sample_gpu(&h->samples[k - 1], pos, idx), ctx->facts->gpus[pos].g);
             }
             if (!all)
                 break;

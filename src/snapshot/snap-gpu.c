@@ -434,8 +434,7 @@ const struct gpu_nvlink *gpu_nvlink_find(const struct gpu *g, uint32_t link)
     return NULL;
 }
 
-/* Growth of a counter from a to b; one that went backwards was reset, and counts from zero. */
-static uint64_t growth(uint64_t a, uint64_t b)
+uint64_t counter_growth(uint64_t a, uint64_t b)
 {
     return b >= a ? b - a : b;
 }
@@ -453,7 +452,7 @@ bool gpu_nvlink_traffic(const struct gpu *a, const struct gpu *b, double secs, d
         if (la == NULL || !gpu_nvlink_valid(la, NVL_S_TX) || !gpu_nvlink_valid(la, NVL_S_RX) ||
             !gpu_nvlink_valid(lb, NVL_S_TX) || !gpu_nvlink_valid(lb, NVL_S_RX))
             continue;
-        kib += growth(la->tx_kib, lb->tx_kib) + growth(la->rx_kib, lb->rx_kib);
+        kib += counter_growth(la->tx_kib, lb->tx_kib) + counter_growth(la->rx_kib, lb->rx_kib);
         any = true;
     }
     if (any)

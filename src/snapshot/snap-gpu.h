@@ -350,6 +350,8 @@ void gpu_copy(struct gpu *dst, const struct gpu *src);
 bool gpu_valid(const struct gpu *g, enum gpu_slot slot);
 /* Whether value slot of link l was read (the link list itself must be valid). */
 bool gpu_nvlink_valid(const struct gpu_nvlink *l, enum gpu_nvlink_slot slot);
+/* Growth of a counter read as a, then b; one that went backwards was reset, and counts from 0. */
+uint64_t counter_growth(uint64_t a, uint64_t b);
 /* Link number link of g, or NULL when g has no record of it. */
 const struct gpu_nvlink *gpu_nvlink_find(const struct gpu *g, uint32_t link);
 /*

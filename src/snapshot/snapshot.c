@@ -132,6 +132,17 @@ struct gpu *snapshot_gpu(const struct snapshot *s, uint32_t idx)
     return NULL;
 }
 
+const struct gpu *sample_gpu(const struct sample *smp, size_t pos, uint32_t idx)
+{
+    if (pos < smp->n_gpus && smp->gpus[pos].index == idx)
+        return &smp->gpus[pos];
+    for (size_t i = 0; i < smp->n_gpus; i++) {
+        if (smp->gpus[i].index == idx)
+            return &smp->gpus[i];
+    }
+    return NULL;
+}
+
 /* ---- writing ---- */
 
 static json_t *jstr_or_null(const char *s)

@@ -119,6 +119,9 @@ struct sample *snapshot_add_sample(struct snapshot *s, int64_t t_ms);
 
 /* The GPU with NVML index idx, or NULL. */
 struct gpu *snapshot_gpu(const struct snapshot *s, uint32_t idx);
+/* The GPU with NVML index idx in a sample (one reading of the history), or NULL; pos is where it
+ * usually is (samples keep the snapshot's order of GPUs), SIZE_MAX when not known. */
+const struct gpu *sample_gpu(const struct sample *smp, size_t pos, uint32_t idx);
 
 /* Serialises to JSON text (indented, keys in a fixed order). The caller frees the result. */
 char *snapshot_to_json(const struct snapshot *s);

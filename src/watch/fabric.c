@@ -6,23 +6,8 @@
 #include "util/xalloc.h"
 #include "watch/watch.h"
 
+#include <stdint.h>
 #include <string.h>
-
-/* The GPU with NVML index idx in a reading, or NULL. */
-static const struct gpu *reading_gpu(const struct sample *smp, uint32_t idx)
-{
-    for (size_t i = 0; i < smp->n_gpus; i++) {
-        if (smp->gpus[i].index == idx)
-            return &smp->gpus[i];
-    }
-    return NULL;
-}
-
-/* Growth of a counter from a to b; one that went backwards was reset, and counts from zero. */
-static uint64_t growth(uint64_t a, uint64_t b)
-{
-    return b >= a ? b - a : b;
-}
 
 /* The CRC, replay and recovery errors of link b that link a had not yet; false: not all read. */
 static bool link_errors(const struct gpu_nvlink *a, const struct gpu_nvlink *b, uint64_t *n)
@@ -33,8 +18,9 @@ static bool link_errors(const struct gpu_nvlink *a, const struct gpu_nvlink *b, 
         if (!gpu_nvlink_valid(a, slots[i]) || !gpu_nvlink_valid(b, slots[i]))
             return false;
     }
-    *n += growth(a->crc_errors, b->crc_errors) + growth(a->replay_errors, b->replay_errors) +
-          growth(a->recovery_errors, b->recovery_errors);
+    *n += counter_growth(a->crc_errors, b->crc_errors) +
+          counter_growth(a->replay_errors, b->replay_errors) +
+          counter_growth(a->recovery_errors, b->recovery_errors);
     return true;
 }
 
@@ -46,7 +32,7 @@ bool watch_nvlink_of(const struct history *h, uint32_t gpu, struct watch_nvlink 
 
     memset(out, 0, sizeof(*out));
     while (k > 0 && b == NULL)
-        b = reading_gpu(&h->samples[--k], gpu);
+        b = sample_gpu(&h->samples[--k], SIZE_MAX, gpu);
     if (b == NULL || b->handle_rc != 0 || !gpu_valid(b, GPU_S_NVLINK) || b->n_nvlinks == 0)
         return false;
     for (size_t i = 0; i < b->n_nvlinks; i++) {
@@ -57,7 +43,7 @@ bool watch_nvlink_of(const struct history *h, uint32_t gpu, struct watch_nvlink 
     }
     /* The reading before it that has the GPU's links: the growth between the two. */
     for (size_t j = k; j > 0 && a == NULL; j--) {
-        a = reading_gpu(&h->samples[j - 1], gpu);
+        a = sample_gpu(&h->samples[j - 1], SIZE_MAX, gpu);
         if (a != NULL && (a->handle_rc != 0 || !gpu_valid(a, GPU_S_NVLINK)))
             a = NULL;
         secs = (double)(h->samples[k].t_ms - h->samples[j - 1].t_ms) / 1000.0;

@@ -80,12 +80,16 @@ pair pci0000:00 0000:00:01.0 0000:10:00.0 0000:11 0000:18:00.0 0000:2a:00.0 0 0x
 pair pci0000:00 0000:00:03.0 0000:30:00.0 0000:31 0000:3a:00.0 0000:5d:00.0 0 0x11
 pair pci0000:80 0000:80:01.0 0000:90:00.0 0000:91 0000:9a:00.0 0000:ab:00.0 1 0x1d
 pair pci0000:80 0000:80:03.0 0000:b0:00.0 0000:b1 0000:ba:00.0 0000:db:00.0 1 0x1d
-"$gd" snapshot --root "$tree" --only pcie --window 0 >"$tmp/acs.snap"
-jq --slurpfile p "$tmp/acs.snap" '
-    .pcie.gpus |= [.[] | . as $g | ($p[0].pcie.gpus[] | select(.address == $g.address)) as $n
-                   | $g + {upstream: $n.upstream, switch_address: $n.switch_address, peers: $n.peers}]' \
-    "$here/p2p-acs-blocked/snapshot.json" >"$tmp/acs.json"
-mv "$tmp/acs.json" "$here/p2p-acs-blocked/snapshot.json"
+# pcie_from_tree CASE: the case's GPUs get their PCIe records (bridges, switch, peers) from $tree.
+pcie_from_tree() {
+    "$gd" snapshot --root "$tree" --only pcie --window 0 >"$tmp/$1.pcie"
+    jq --slurpfile p "$tmp/$1.pcie" '
+        .pcie.gpus |= [.[] | . as $g | ($p[0].pcie.gpus[] | select(.address == $g.address)) as $n
+                       | $g + {upstream: $n.upstream, switch_address: $n.switch_address, peers: $n.peers}]' \
+        "$here/$1/snapshot.json" >"$tmp/$1.json"
+    mv "$tmp/$1.json" "$here/$1/snapshot.json"
+}
+pcie_from_tree p2p-acs-blocked
 # Nested switches on the second CPU: GPUs 4-5 and 6-7 each under a switch of their own (ACS
 # without redirect on its ports), the two switches under an upper switch whose port above GPUs
 # 6-7 redirects (0x1d). Pairs within a lower switch turn there; 4-5 with 6-7 cannot use P2P.
@@ -103,11 +107,6 @@ node "$up/0000:82:00.0" 0x1000 0xc030 0x060400
 node "$up/0000:82:01.0" 0x1000 0xc030 0x060400
 acs "$up/0000:82:00.0" 0x11
 acs "$up/0000:82:01.0" 0x1d
-"$gd" snapshot --root "$tree" --only pcie --window 0 >"$tmp/nested.snap"
-jq --slurpfile p "$tmp/nested.snap" '
-    .pcie.gpus |= [.[] | . as $g | ($p[0].pcie.gpus[] | select(.address == $g.address)) as $n
-                   | $g + {upstream: $n.upstream, switch_address: $n.switch_address, peers: $n.peers}]' \
-    "$here/p2p-acs-nested/snapshot.json" >"$tmp/nested.json"
-mv "$tmp/nested.json" "$here/p2p-acs-nested/snapshot.json"
+pcie_from_tree p2p-acs-nested
 # a driver option turned P2P off everywhere (NVreg_RegistryDwords)
 write p2p-disabled-regkey '"disabled_by_regkey"'
