@@ -415,7 +415,10 @@ static void test_output_nobody_reads(void **state)
     close(p[0]);
 }
 
-/* Reads /proc/PID/cmdline with its NULs as spaces. */
+/*
+ * Reads /proc/PID/cmdline with its NULs as spaces. A process in the middle of execve can show an
+ * empty one for a moment: that reads as "".
+ */
 static void read_cmdline(pid_t pid, char *buf, size_t size)
 {
     char path[64];
@@ -427,7 +430,7 @@ static void read_cmdline(pid_t pid, char *buf, size_t size)
     assert_true(fd >= 0);
     n = read(fd, buf, size - 1);
     close(fd);
-    assert_true(n > 0);
+    assert_true(n >= 0);
     for (ssize_t i = 0; i < n; i++)
         buf[i] = buf[i] == '\0' ? ' ' : buf[i];
     buf[n] = '\0';
@@ -453,7 +456,7 @@ static void test_helper_image(void **state)
     /* execve may not have happened yet: the fork's command line is ours until it does */
     for (int i = 0; i < 200; i++) {
         read_cmdline(pid, helper, sizeof(helper));
-        if (strcmp(helper, mine) != 0)
+        if (*helper != '\0' && strcmp(helper, mine) != 0)
             break;
         time_sleep_ms(5);
     }
