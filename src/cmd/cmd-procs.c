@@ -109,7 +109,7 @@ static int exec(int argc, char **argv)
         const struct collector_status *c = &s->collectors[COLLECTOR_PROCS];
 
         cmd_error("procs", "could not read the processes (%s%s%s) nor NVML",
-                  collector_state_names[c->state], c->detail ? ": " : "",
+                  _(collector_state_words[c->state]), c->detail ? ": " : "",
                   c->detail ? c->detail : "");
         goto out;
     }

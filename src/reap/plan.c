@@ -87,7 +87,8 @@ struct use {
     size_t n_gpus, cap_gpus;
     bool used_valid;
     uint64_t used_bytes;
-    char where[160]; /* "71.2 GiB on GPU 3", "GPU 1 (memory not reported)" */
+    char where[160];   /* "71.2 GiB on GPU 3", "GPU 1 (memory use not reported)" */
+    char where_l[320]; /* the same for people: translated where a translation is in use */
 };
 
 static void add_gpu(struct use *u, int32_t g)
@@ -146,12 +147,21 @@ static void use_of(struct use *u, const struct snapshot *s, const struct proc *p
     render_ranges(list, sizeof(list), u->gpus, u->n_gpus);
     if (u->n_gpus == 0) {
         snprintf(u->where, sizeof(u->where), "no GPU memory reported");
+        snprintf(u->where_l, sizeof(u->where_l), "%s", _("no GPU memory reported"));
+    } else if (u->used_valid && u->n_gpus == 1) {
+        render_bytes(b, sizeof(b), u->used_bytes);
+        snprintf(u->where, sizeof(u->where), "%s on GPU %s", b, list);
+        snprintf(u->where_l, sizeof(u->where_l), _("%s on GPU %s"), b, list);
     } else if (u->used_valid) {
         render_bytes(b, sizeof(b), u->used_bytes);
-        snprintf(u->where, sizeof(u->where), "%s on GPU%s %s", b, u->n_gpus > 1 ? "s" : "", list);
+        snprintf(u->where, sizeof(u->where), "%s on GPUs %s", b, list);
+        snprintf(u->where_l, sizeof(u->where_l), _("%s on GPUs %s"), b, list);
+    } else if (u->n_gpus == 1) {
+        snprintf(u->where, sizeof(u->where), "GPU %s (memory use not reported)", list);
+        snprintf(u->where_l, sizeof(u->where_l), _("GPU %s (memory use not reported)"), list);
     } else {
-        snprintf(u->where, sizeof(u->where), "GPU%s %s (memory use not reported)",
-                 u->n_gpus > 1 ? "s" : "", list);
+        snprintf(u->where, sizeof(u->where), "GPUs %s (memory use not reported)", list);
+        snprintf(u->where_l, sizeof(u->where_l), _("GPUs %s (memory use not reported)"), list);
     }
 }
 
@@ -402,6 +412,18 @@ static void set_why(struct reap_target *t, const char *fmt, ...)
     va_end(ap);
 }
 
+/* set_why with the two texts made already (TWICE): the English, and the text for people or NULL. */
+static void set_why_take(struct reap_target *t, char *why, char *why_l)
+{
+    if (t->why != NULL) {
+        free(why);
+        free(why_l);
+        return;
+    }
+    t->why = why;
+    t->why_l = why_l;
+}
+
 static void evidence(struct reap_target *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -520,10 +542,11 @@ static void plan_defunct(struct reap_plan *plan, const struct snapshot *s,
         return; /* gone since the scan: facts_of said so */
     if (have_z && zf.tasks_d > 0) {
         t = advice_target(plan, s, g, p, p->pid, u, FACTS_VERDICT_DEFUNCT, is_named);
-        set_why(t,
-                "defunct, holding %s, with %u thread%s stuck in the kernel (state D, most "
-                "likely in the driver): no signal reaches them",
-                u->where, (unsigned)zf.tasks_d, zf.tasks_d == 1 ? "" : "s");
+        set_why_take(
+            t, TWICE("defunct, holding %s, with %u thread%s stuck in the kernel (state D, most "
+                     "likely in the driver): no signal reaches them",
+                     (u->where, (unsigned)zf.tasks_d, zf.tasks_d == 1 ? "" : "s"),
+                     (u->where_l, (unsigned)zf.tasks_d, zf.tasks_d == 1 ? "" : "s")));
         evidence(t, "its memory is freed only when those threads leave the driver");
         reset_advice(t, u);
         reap_facts_free(&zf);
@@ -533,11 +556,13 @@ static void plan_defunct(struct reap_plan *plan, const struct snapshot *s,
         /* The main thread exited; the others still run and keep the process and its GPU. */
         t = add_target(plan, s, g, &zf, p, REAP_ROLE_SELF, is_named, u, p->pid,
                        FACTS_VERDICT_DEFUNCT);
-        set_why(t,
-                "its main thread exited but %u other thread%s, holding %s: ending the "
-                "process frees it",
-                (unsigned)zf.tasks_live, zf.tasks_live == 1 ? " still runs" : "s still run",
-                u->where);
+        set_why_take(t,
+                     TWICE("its main thread exited but %u other thread%s, holding %s: ending the "
+                           "process frees it",
+                           ((unsigned)zf.tasks_live,
+                            zf.tasks_live == 1 ? " still runs" : "s still run", u->where),
+                           ((unsigned)zf.tasks_live,
+                            zf.tasks_live == 1 ? " still runs" : "s still run", u->where_l)));
         common_evidence(t, s, p, plan->window_ms);
         reap_facts_free(&zf);
         return;
@@ -559,20 +584,20 @@ static void plan_defunct(struct reap_plan *plan, const struct snapshot *s,
             continue;
         t = add_target(plan, s, g, &cf, c, REAP_ROLE_WORKER, named(pol, c->pid), u, p->pid,
                        FACTS_VERDICT_DEFUNCT);
-        set_why(t,
-                "child of defunct process %d, still has its GPU device open: ending it frees "
-                "the %s the defunct process holds",
-                (int)p->pid, u->where);
+        set_why_take(
+            t, TWICE("child of defunct process %d, still has its GPU device open: ending it frees "
+                     "the %s the defunct process holds",
+                     ((int)p->pid, u->where), ((int)p->pid, u->where_l)));
         common_evidence(t, s, c, plan->window_ms);
         reap_facts_free(&cf);
     }
 
     if (ppid <= 1) {
         t = advice_target(plan, s, g, p, p->pid, u, FACTS_VERDICT_DEFUNCT, is_named);
-        set_why(t,
-                "defunct, holding %s; its parent is init, which reaps at once: its exit is "
-                "stuck (in the driver) and no signal helps",
-                u->where);
+        set_why_take(
+            t, TWICE("defunct, holding %s; its parent is init, which reaps at once: its exit is "
+                     "stuck (in the driver) and no signal helps",
+                     (u->where), (u->where_l)));
         evidence(t, "dmesg may show an Xid error or a hung task for it");
         reset_advice(t, u);
         return;
@@ -591,10 +616,10 @@ static void plan_defunct(struct reap_plan *plan, const struct snapshot *s,
         }
         t = add_target(plan, s, g, &pf, pp, REAP_ROLE_PARENT, named(pol, ppid), u, p->pid,
                        FACTS_VERDICT_DEFUNCT);
-        set_why(t,
-                "parent of defunct process %d (holding %s), which it does not reap: ending it "
-                "lets init reap %d and free the memory",
-                (int)p->pid, u->where, (int)p->pid);
+        set_why_take(
+            t, TWICE("parent of defunct process %d (holding %s), which it does not reap: ending it "
+                     "lets init reap %d and free the memory",
+                     ((int)p->pid, u->where, (int)p->pid), ((int)p->pid, u->where_l, (int)p->pid)));
         if (unchecked && t->refusal == REAP_REFUSE_OWNER_UNKNOWN) {
             clear_advice(t);
             t->refusal = REAP_ALLOWED;
@@ -713,7 +738,8 @@ static void plan_use(struct reap_plan *plan, const struct snapshot *s, const str
         t = advice_target(plan, s, g, p, pid, use, v, is_named);
         t->disposition = REAP_REFUSED;
         t->refusal = REAP_REFUSE_NOT_VISIBLE;
-        set_why(t, "NVML lists it (%s), but /proc here does not show it", use->where);
+        set_why_take(t, TWICE("NVML lists it (%s), but /proc here does not show it", (use->where),
+                              (use->where_l)));
         advice(t, "another PID namespace (a container?) or it exited: run gpudoctor reap on the "
                   "host, or in a container started with --pid=host");
         return;
@@ -726,13 +752,8 @@ static void plan_use(struct reap_plan *plan, const struct snapshot *s, const str
         return;
     t = add_target(plan, s, g, &f, p, REAP_ROLE_SELF, is_named, use, pid, v);
     if (j != NULL) {
-        bool first = t->why == NULL;
-
-        set_why(t, "%s, holding %s", verdict_words(v, p), use->where);
-        if (first && t->why_l != NULL) { /* the verdict's words translated too */
-            free(t->why_l);
-            t->why_l = xasprintf(_("%s, holding %s"), _(verdict_words(v, p)), use->where);
-        }
+        set_why_take(t, TWICE("%s, holding %s", (verdict_words(v, p), use->where),
+                              (_(verdict_words(v, p)), use->where_l)));
     } else {
         related_why(t, s, p);
     }

@@ -141,6 +141,39 @@ size_t render_width(const char *s, size_t n)
     return cols;
 }
 
+void render_cell(FILE *out, const char *text, size_t width, bool right)
+{
+    size_t w = render_width(text, strlen(text));
+    int pad = w < width ? (int)(width - w) : 0;
+
+    if (right)
+        fprintf(out, "%*s%s", pad, "", text);
+    else
+        fprintf(out, "%s%*s", text, pad, "");
+}
+
+void render_cut(FILE *out, const char *text, size_t max, bool mark)
+{
+    size_t len = strlen(text), at = 0, w = 0, keep;
+
+    if (render_width(text, len) <= max) {
+        fputs(text, out);
+        return;
+    }
+    keep = mark && max > 0 ? max - 1 : max;
+    while (at < len) {
+        size_t cols, n = render_char(text + at, len - at, &cols);
+
+        if (w + cols > keep)
+            break;
+        w += cols;
+        at += n;
+    }
+    fwrite(text, 1, at, out);
+    if (mark && max > 0)
+        fputc('~', out);
+}
+
 /* Punctuation that closes a phrase: never the first thing on a line (it stays with the word
  * before). */
 static bool no_break_before(const char *p, size_t len)

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* "71.2 GiB", "512 MiB": binary units, three significant digits. */
 void render_bytes(char *buf, size_t size, uint64_t bytes);
@@ -36,6 +37,16 @@ size_t render_char(const char *s, size_t n, size_t *cols);
 
 /* The columns the first n bytes of s take on a terminal (render_char). */
 size_t render_width(const char *s, size_t n);
+/*
+ * text padded with spaces to width display columns, on the left when right is set; text wider
+ * than the column is written whole.
+ */
+void render_cell(FILE *out, const char *text, size_t width, bool right);
+/*
+ * text cut to at most max display columns, never inside a character; with mark, a cut text ends
+ * with '~' (within max).
+ */
+void render_cut(FILE *out, const char *text, size_t max, bool mark);
 
 /*
  * The next piece of text at p (not a space) that a wrapped line may not split, in bytes, and its

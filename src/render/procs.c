@@ -490,38 +490,16 @@ void procs_view_free(struct procs_view *v)
 
 /* ---- the table ---- */
 
-/* Columns printed on one line, measured in characters (UTF-8 continuation bytes do not count). */
+/* Columns s takes on a terminal (a Chinese character two). */
 static size_t text_width(const char *s)
 {
-    size_t w = 0;
-
-    for (; *s; s++)
-        w += ((unsigned char)*s & 0xC0) != 0x80;
-    return w;
+    return render_width(s, strlen(s));
 }
 
-/* Prints s cut to at most max characters; a cut one ends with '~'. */
+/* Prints s cut to at most max columns; a cut one ends with '~'. */
 static void put_cut(FILE *out, const char *s, size_t max)
 {
-    const char *p = s;
-    size_t w = 0;
-
-    if (text_width(s) <= max) {
-        fputs(s, out);
-        return;
-    }
-    if (max == 0)
-        return;
-    /* Keep max - 1 characters (with their continuation bytes), then the mark. */
-    for (; *p; p++) {
-        if (((unsigned char)*p & 0xC0) != 0x80) {
-            if (w == max - 1)
-                break;
-            w++;
-        }
-    }
-    fwrite(s, 1, (size_t)(p - s), out);
-    fputc('~', out);
+    render_cut(out, s, max, true);
 }
 
 static int cmp_gpu_number(const void *a, const void *b)
@@ -586,6 +564,25 @@ static const char *verdict_colour(const struct render_opts *ro, enum facts_verdi
 }
 
 #define COL_VERDICT 11
+
+/*
+ * TRANSLATORS: a GPU process's verdict in the procs table (at most 11 columns) and its summary
+ * line; --json keeps the English.
+ */
+static const char *const verdict_words[] = {
+    [FACTS_VERDICT_ACTIVE] = N_("active"),           [FACTS_VERDICT_IDLE] = N_("idle"),
+    [FACTS_VERDICT_IDLE_HOLDER] = N_("idle-holder"), [FACTS_VERDICT_STOPPED] = N_("stopped"),
+    [FACTS_VERDICT_DEFUNCT] = N_("defunct"),         [FACTS_VERDICT_ORPHANED] = N_("orphaned"),
+    [FACTS_VERDICT_NOT_VISIBLE] = N_("not-visible"), [FACTS_VERDICT_UNKNOWN] = N_("unknown"),
+};
+
+/* A word for people, in English where its translation would not fit its column. */
+static const char *fitting(const char *english, size_t width)
+{
+    const char *word = _(english);
+
+    return text_width(word) <= width ? word : english;
+}
 #define COL_JOB     12
 #define IDLE_MIN_MS 60000 /* idle time is shown when the history is at least this long */
 
@@ -659,7 +656,7 @@ static void print_fold(FILE *out, unsigned levels, const struct layout *l,
         fatal("out of memory drawing the tree");
     fputs("... ", line);
     put_grouped(line, levels);
-    fprintf(line, " more level%s of parents (--json lists every one)", levels == 1 ? "" : "s");
+    fprintf(line, _(" more level%s of parents (--json lists every one)"), levels == 1 ? "" : "s");
     if (fclose(line) != 0)
         fatal("out of memory drawing the tree");
     fprintf(out, "%s%8s", render_dim(ro), "");
@@ -673,7 +670,8 @@ static void print_row(FILE *out, const struct procs_row *r, const struct layout 
 {
     const struct proc *p = r->p;
     char user[32], job[64], gpus[64], mem[16], sm[8], cpu[16], age[16], idle[16], cmd[72];
-    const char *verdict = r->gpu_user ? facts_verdict_names[r->verdict] : "(no GPU)";
+    const char *verdict =
+        fitting(r->gpu_user ? verdict_words[r->verdict] : N_("(no GPU)"), COL_VERDICT);
     const char *command = ok(p, PROC_S_CMDLINE) && p->cmdline ? render_command(p->cmdline)
                           : ok(p, PROC_S_COMM) && p->comm     ? p->comm
                                                               : "?";
@@ -710,8 +708,9 @@ static void print_row(FILE *out, const struct procs_row *r, const struct layout 
             ok(p, PROC_S_STATE) && p->state ? p->state : '?', age);
     if (l->idle_col)
         fprintf(out, "%5s ", idle);
-    fprintf(out, "%s%-*s%s ", verdict_colour(ro, r->verdict), COL_VERDICT, verdict,
-            verdict_colour(ro, r->verdict)[0] ? render_reset(ro) : "");
+    fputs(verdict_colour(ro, r->verdict), out);
+    render_cell(out, verdict, COL_VERDICT, false);
+    fprintf(out, "%s ", verdict_colour(ro, r->verdict)[0] ? render_reset(ro) : "");
     put_indent(out, levels, step, &room);
     if (!l->job_col && job[0]) {
         snprintf(cmd, sizeof(cmd), "[%s] ", job);
@@ -737,8 +736,8 @@ static void collector_lines(FILE *out, const struct snapshot *s, const struct re
 
         snprintf(head, sizeof(head), "%s: ", name);
         if (c->state != CS_OK && c->state != CS_NOT_RUN) {
-            char *text = xasprintf("%s%s%s", collector_state_names[c->state], c->detail ? ": " : "",
-                                   c->detail ? c->detail : "");
+            char *text = xasprintf("%s%s%s", _(collector_state_words[c->state]),
+                                   c->detail ? ": " : "", c->detail ? c->detail : "");
 
             fprintf(out, "%s%s", render_dim(ro), head);
             render_wrap(out, &wrap, strlen(head), 2, text);
@@ -810,13 +809,28 @@ void procs_render_table(FILE *out, const struct procs_view *v, const struct snap
                                : _("No processes are using the GPUs.\n"),
               out);
     } else {
-        fprintf(out, "%s%7s %-8s ", render_bold(ro), "PID", "USER");
+        struct head_cell head[12];
+        size_t n = 0;
+
+#define HEAD(label, width, right) (head[n++] = (struct head_cell){ label, width, 1, right })
+        /* TRANSLATORS: the procs table's column heads; each must fit its column (7, 8, 12,
+           4, 8, 4, 5, 1, 5, 5, 11). */
+        HEAD(N_("PID"), 7, true);
+        HEAD(N_("USER"), 8, false);
         if (l.job_col)
-            fprintf(out, "%-12s ", "JOB");
-        fprintf(out, "%-4s %8s %4s %5s %c %5s ", "GPU", "MEMORY", "SM%", "CPU%", 'S', "AGE");
+            HEAD(N_("JOB"), COL_JOB, false);
+        HEAD(N_("GPU"), 4, false);
+        HEAD(N_("MEMORY"), 8, true);
+        HEAD(N_("SM%"), 4, true);
+        HEAD(N_("CPU%"), 5, true);
+        HEAD(N_("S"), 1, false);
+        HEAD(N_("AGE"), 5, true);
         if (l.idle_col)
-            fprintf(out, "%5s ", "IDLE");
-        fprintf(out, "%-*s %s%s\n", COL_VERDICT, "VERDICT", "COMMAND", render_reset(ro));
+            HEAD(N_("IDLE"), 5, true);
+        HEAD(N_("VERDICT"), COL_VERDICT, false);
+        HEAD(N_("COMMAND"), 0, false);
+#undef HEAD
+        render_table_header(out, ro, head, n);
         print_rows(out, v, &l, ro);
     }
     for (size_t i = 0; i < v->n; i++) {
@@ -833,7 +847,7 @@ void procs_render_table(FILE *out, const struct procs_view *v, const struct snap
                 v->n_gpu_users == 1 ? "" : "es", b);
         for (int k = FACTS_VERDICT_IDLE_HOLDER; k <= FACTS_VERDICT_ORPHANED; k++) {
             if (stale[k])
-                fprintf(out, _(", %zu %s"), stale[k], facts_verdict_names[k]);
+                fprintf(out, _(", %zu %s"), stale[k], _(verdict_words[k]));
         }
         fputs(_("."), out);
         if (stale[FACTS_VERDICT_IDLE_HOLDER] + stale[FACTS_VERDICT_STOPPED] +

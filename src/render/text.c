@@ -438,13 +438,7 @@ static void cell_u32(char *buf, size_t size, const struct gpu *g, enum gpu_slot 
  * the column is right-aligned, and the spaces after it. A translation wider than its column would
  * shift every column after it: the English label is used then.
  */
-struct head_cell {
-    const char *label;
-    int width, gap;
-    bool right;
-};
-
-static void table_header(FILE *out, const struct render_opts *ro, const struct head_cell *c,
+void render_table_header(FILE *out, const struct render_opts *ro, const struct head_cell *c,
                          size_t n)
 {
     fputs(render_bold(ro), out);
@@ -477,7 +471,7 @@ void render_gpu_table(FILE *out, const struct snapshot *s, const struct render_o
 {
     if (s->n_gpus == 0)
         return;
-    table_header(out, ro, gpu_head, ARRAY_SIZE(gpu_head));
+    render_table_header(out, ro, gpu_head, ARRAY_SIZE(gpu_head));
     for (size_t i = 0; i < s->n_gpus; i++) {
         const struct gpu *g = &s->gpus[i];
         char util[16], mem[40], temp[16], power[32], pcie[32], used[16], total[16];
@@ -524,27 +518,28 @@ void render_gpu_table(FILE *out, const struct snapshot *s, const struct render_o
     }
 }
 
+/* TRANSLATORS: a process's state in the report's process table: at most 8 columns. */
 static const char *state_word(const struct proc *p)
 {
     if (p == NULL || !proc_has(p, PROC_S_STATE))
         return "?";
     switch (p->state) {
     case 'R':
-        return "running";
+        return N_("running");
     case 'S':
-        return "sleeping";
+        return N_("sleeping");
     case 'D':
-        return "disk";
+        return N_("disk");
     case 'Z':
-        return "zombie";
+        return N_("zombie");
     case 'T':
-        return "stopped";
+        return N_("stopped");
     case 't':
-        return "traced";
+        return N_("traced");
     case 'I':
-        return "idle";
+        return N_("idle");
     case 'X':
-        return "dead";
+        return N_("dead");
     default:
         return "?";
     }
@@ -555,7 +550,7 @@ static void process_row(FILE *out, const struct snapshot *s, uint32_t gpu, int32
 {
     const struct proc *p = proc_table_find(&s->procs, pid);
     char mem[16] = "-", age[16] = "-";
-    const char *cmd = "?", *user = "?";
+    const char *cmd = "?", *user = "?", *state = _(state_word(p));
     int64_t ms;
 
     if (used_valid)
@@ -572,8 +567,13 @@ static void process_row(FILE *out, const struct snapshot *s, uint32_t gpu, int32
         if (((p->valid >> PROC_S_USER_NAME) & 1u) && p->user)
             user = p->user;
     }
-    fprintf(out, "%3" PRIu32 "  %-7d %-9.9s %-8s %6s %9s  %.30s\n", gpu, (int)pid, user,
-            state_word(p), age, mem, cmd);
+    if (render_width(state, strlen(state)) > 8)
+        state = state_word(p);
+    fprintf(out, "%3" PRIu32 "  %-7d %-9.9s ", gpu, (int)pid, user);
+    render_cell(out, state, 8, false);
+    fprintf(out, " %6s %9s  ", age, mem);
+    render_cut(out, cmd, 30, false);
+    fputc('\n', out);
 }
 
 /* TRANSLATORS: the process table's column heads; each must fit its column (3, 7, 9, 8, 6, 9). */
@@ -590,7 +590,7 @@ void render_gpu_processes(FILE *out, const struct snapshot *s, const struct rend
 #define HEADER()                                                                                   \
     do {                                                                                           \
         if (!header)                                                                               \
-            table_header(out, ro, proc_head, ARRAY_SIZE(proc_head));                               \
+            render_table_header(out, ro, proc_head, ARRAY_SIZE(proc_head));                        \
         header = true;                                                                             \
     } while (0)
     for (size_t i = 0; i < s->n_gpus; i++) {
@@ -766,7 +766,7 @@ void render_not_checked(FILE *out, const struct snapshot *s, const struct findin
             continue;
         HEADER();
         snprintf(line, sizeof(line), _("collector %s: %s%s%s"), collector_names[i],
-                 collector_state_names[c->state], c->detail ? ": " : "",
+                 _(collector_state_words[c->state]), c->detail ? ": " : "",
                  c->detail ? c->detail : "");
         fprintf(out, "  ");
         render_wrap(out, ro, 2, 4, line);

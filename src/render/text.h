@@ -64,6 +64,24 @@ const char *render_dim(const struct render_opts *ro);
 const char *render_reset(const struct render_opts *ro);
 
 /*
+ * A column head of a fixed-width table: its label (marked with N_; printed through _()), its
+ * width in display columns and the spaces after it (both unused for the last head, printed as it
+ * is), and whether it is aligned right.
+ */
+struct head_cell {
+    const char *label;
+    int width, gap;
+    bool right;
+};
+
+/*
+ * The heads on one line in bold, each translation padded to its column by display width; one
+ * wider than its column is printed in English (the columns stay aligned).
+ */
+void render_table_header(FILE *out, const struct render_opts *ro, const struct head_cell *c,
+                         size_t n);
+
+/*
  * The verdict, one line without colour: "2 critical, 1 warning — GPU 3 memory held by ...",
  * "healthy — 8 GPUs checked, no problems found", or why nothing could be checked.
  * The caller frees it.

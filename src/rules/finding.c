@@ -179,8 +179,10 @@ bool need_collector(const struct rule_ctx *ctx, struct findings *out, enum colle
         out->skips[out->n_skips - 1].command = skip_command_collector(id);
         return false;
     default:
-        rule_skip(ctx, out, -1, "%s collector %s", collector_names[id],
-                  collector_state_names[c->state]);
+        rule_skip_take(ctx, out, -1,
+                       TWICE("%s collector %s",
+                             (collector_names[id], collector_state_names[c->state]),
+                             (collector_names[id], _(collector_state_words[c->state]))));
         return false;
     }
 }
@@ -461,20 +463,30 @@ void finding_explains(struct finding *f, const char *rule_id)
 void rule_skip(const struct rule_ctx *ctx, struct findings *out, int32_t gpu_index, const char *fmt,
                ...)
 {
-    struct skip *k;
     va_list ap, aq;
+    char *reason, *reason_l;
+
+    va_start(ap, fmt);
+    va_copy(aq, ap);
+    reason = xvasprintf(fmt, ap);
+    reason_l = i18n_vformat(fmt, aq);
+    va_end(aq);
+    va_end(ap);
+    rule_skip_take(ctx, out, gpu_index, reason, reason_l);
+}
+
+void rule_skip_take(const struct rule_ctx *ctx, struct findings *out, int32_t gpu_index,
+                    char *reason, char *reason_l)
+{
+    struct skip *k;
 
     xgrow(&out->skips, &out->cap_skips, out->n_skips + 1, sizeof(*out->skips));
     k = &out->skips[out->n_skips++];
     k->rule = ctx->rule;
     k->gpu_index = gpu_index;
     k->command = NULL;
-    va_start(ap, fmt);
-    va_copy(aq, ap);
-    k->reason = xvasprintf(fmt, ap);
-    k->reason_l = i18n_vformat(fmt, aq);
-    va_end(aq);
-    va_end(ap);
+    k->reason = reason;
+    k->reason_l = reason_l;
 }
 
 const char *skip_reason_text(const struct skip *k)

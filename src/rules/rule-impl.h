@@ -166,16 +166,6 @@ void finding_evidence_take(struct finding *f, char *en, char *l);
 /* The same for the title. */
 void finding_title_take(struct finding *f, char *en, char *l);
 /*
- * The two texts the _take functions want, from one format: fmt with en_args (in parentheses),
- * and, when a translation is in use, its translation with l_args, whose words went through _():
- *     finding_evidence_take(f, TWICE("parent %d is %s", (pid, word), (pid, _(word))));
- * po/update-pot.sh extracts fmt.
- */
-#define TWICE_ARGS(...) __VA_ARGS__
-#define TWICE(fmt, en_args, l_args)                                                                \
-    xasprintf(fmt, TWICE_ARGS en_args),                                                            \
-        (i18n_active() ? xasprintf(_(fmt), TWICE_ARGS l_args) : NULL)
-/*
  * Adds a fix line: a comment ("# advice"), or one complete command with an optional
  * "   # why". Every value put into a command goes through fix_arg (strings) or is an integer
  * checked for range (fix_pid_ok); a line that would still not paste as one command becomes a
@@ -204,6 +194,10 @@ void finding_object(struct finding *f, const char *fmt, ...) __attribute__((form
 /* Records that the running rule could not check something (gpu_index -1: not one GPU). */
 void rule_skip(const struct rule_ctx *ctx, struct findings *out, int32_t gpu_index, const char *fmt,
                ...) __attribute__((format(printf, 4, 5)));
+/* rule_skip with the two texts made already (TWICE), which it takes: the English, the other or
+ * NULL. */
+void rule_skip_take(const struct rule_ctx *ctx, struct findings *out, int32_t gpu_index,
+                    char *reason, char *reason_l);
 /*
  * True when the GPU field in slot is valid; otherwise records a skip naming the field and its
  * NVML status ("temp_c NOT_SUPPORTED") and returns false.

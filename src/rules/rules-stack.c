@@ -700,8 +700,10 @@ static void check_cudnn(const struct rule_ctx *ctx, struct findings *out)
             continue; /* some cuDNN is there */
         /* "None anywhere" needs every place looked at: unknown is not absent. */
         if (!system_known) {
-            rule_skip(ctx, out, -1, "system cuDNN not collected (stack collector %s)",
-                      collector_state_names[stack->state]);
+            rule_skip_take(ctx, out, -1,
+                           TWICE("system cuDNN not collected (stack collector %s)",
+                                 (collector_state_names[stack->state]),
+                                 (_(collector_state_words[stack->state]))));
             continue;
         }
         if (!maps_known) {

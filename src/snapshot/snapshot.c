@@ -1,5 +1,6 @@
 #include "snapshot/snapshot.h"
 #include "util/fileio.h"
+#include "util/i18n.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -28,6 +29,18 @@ const char *const collector_state_names[] = {
     [CS_NO_PERMISSION] = "no_permission",
     [CS_FAILED] = "failed",
     [CS_TIMEOUT] = "timeout",
+    NULL,
+};
+
+/* Spelled as the names, so the English text reads as it always has. */
+const char *const collector_state_words[] = {
+    [CS_NOT_RUN] = N_("not_run"),
+    [CS_OK] = N_("ok"),
+    [CS_PARTIAL] = N_("partial"),
+    [CS_UNAVAILABLE] = N_("unavailable"),
+    [CS_NO_PERMISSION] = N_("no_permission"),
+    [CS_FAILED] = N_("failed"),
+    [CS_TIMEOUT] = N_("timeout"),
     NULL,
 };
 

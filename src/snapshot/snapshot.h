@@ -102,6 +102,8 @@ struct snapshot {
 
 extern const char *const collector_names[COLLECTOR__COUNT];
 extern const char *const collector_state_names[];
+/* The same states for people, marked for translation: print them through _(). */
+extern const char *const collector_state_words[];
 
 struct snapshot *snapshot_new(void);
 void snapshot_free(struct snapshot *s);

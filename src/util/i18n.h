@@ -6,6 +6,8 @@
 #ifndef GPUDOCTOR_I18N_H
 #define GPUDOCTOR_I18N_H
 
+#include "util/xalloc.h"
+
 #include <libintl.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -33,5 +35,17 @@ bool i18n_active(void);
  * msgfmt --check holds every translation's conversions to its msgid's (tests/e2e/i18n.sh).
  */
 char *i18n_vformat(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+/*
+ * The two texts a line kept in both languages wants, from one format: fmt with en_args (in
+ * parentheses), and, when a translation is in use, its translation with l_args, whose words went
+ * through _() (NULL otherwise):
+ *     finding_evidence_take(f, TWICE("parent %d is %s", (pid, word), (pid, _(word))));
+ * po/update-pot.sh extracts fmt.
+ */
+#define TWICE_ARGS(...) __VA_ARGS__
+#define TWICE(fmt, en_args, l_args)                                                                \
+    xasprintf(fmt, TWICE_ARGS en_args),                                                            \
+        (i18n_active() ? xasprintf(_(fmt), TWICE_ARGS l_args) : NULL)
 
 #endif

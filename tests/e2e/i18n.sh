@@ -159,9 +159,53 @@ fix_commands "$tmp/zh.txt" >"$tmp/zh.cmds"
 [ "$(wc -l <"$tmp/en.cmds")" -ge 10 ] || bad "the English report shows too few fix commands ($(wc -l <"$tmp/en.cmds"))"
 diff "$tmp/en.cmds" "$tmp/zh.cmds" >"$tmp/cmds.diff" || { bad "the fix commands differ in zh_CN:"; head -10 "$tmp/cmds.diff"; }
 # At a narrow width too: wrapped Chinese never splits a character and keeps within the width.
-# (The GPU and process tables are not wrapped, in any language: 71 columns; their heads are left out.)
-zh "$GPUDOCTOR" check --from "$tmp/snap.json" --width 60 | grep -v '^GPU  ' >"$tmp/zh60.txt"
+# (The GPU and process tables are not wrapped, in any language: up to 80 columns; their heads
+# and the process rows, whose state is a Chinese word, are left out.)
+zh "$GPUDOCTOR" check --from "$tmp/snap.json" --width 60 | grep -Ev '^(GPU  | *[0-9]+  [0-9]+ )' >"$tmp/zh60.txt"
 widths 60 <"$tmp/zh60.txt" >"$tmp/w.out" || bad "zh_CN report at 60 columns: $(cat "$tmp/w.out")"
+
+# ---- procs, reap and the report's process table: their words in Chinese, their columns where
+# the English ones are (every line, up to its last word, as wide in display columns as the English)
+same_widths() { # EN ZH WHAT: line by line, as many columns before the last word
+    python3 -c '
+import sys, unicodedata
+def w(line):
+    line = line.rstrip().rsplit(" ", 1)[0]
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+en, zh = (open(f, encoding="utf-8").read().split("\n") for f in sys.argv[1:3])
+if len(en) != len(zh):
+    sys.exit("%d lines in English, %d in Chinese" % (len(en), len(zh)))
+for n, (a, b) in enumerate(zip(en, zh), 1):
+    if w(a) != w(b):
+        sys.exit("line %d: %d columns in English, %d in Chinese: %s" % (n, w(a), w(b), b))
+' "$1" "$2" || bad "$3: the Chinese columns are not where the English ones are"
+}
+en "$GPUDOCTOR" procs --from "$tmp/snap.json" -w >"$tmp/procs.en"
+zh "$GPUDOCTOR" procs --from "$tmp/snap.json" -w >"$tmp/procs.zh"
+head -1 "$tmp/procs.zh" | grep -q 'PID 用户 .* 显存 .* 时长 结论 *命令$' || bad "zh_CN procs heads: $(head -1 "$tmp/procs.zh")"
+grep -q '^  39104 alice .* 已停止 ' "$tmp/procs.zh" || bad "zh_CN procs: the stopped holder's verdict is not in Chinese"
+grep -Eq ' (active|stopped|idle-holder|orphaned|defunct) ' "$tmp/procs.zh" && bad "zh_CN procs keeps an English verdict"
+grep -q '，1 个已停止。' "$tmp/procs.zh" || bad "zh_CN procs summary: $(grep 'GPU' "$tmp/procs.zh" | tail -1)"
+sed -n '1,/^$/p' "$tmp/procs.en" >"$tmp/procs-table.en"
+sed -n '1,/^$/p' "$tmp/procs.zh" >"$tmp/procs-table.zh"
+same_widths "$tmp/procs-table.en" "$tmp/procs-table.zh" "zh_CN procs"
+en "$GPUDOCTOR" procs --from "$tmp/snap.json" --json >"$tmp/procs-c.json"
+zh "$GPUDOCTOR" procs --from "$tmp/snap.json" --json >"$tmp/procs-zh.json"
+cmp -s "$tmp/procs-c.json" "$tmp/procs-zh.json" || bad "procs --json differs under zh_CN.UTF-8"
+# the report's process table: the states in Chinese, the rows as wide as the English ones
+grep -E '^ +[0-9]+  [0-9]+ ' "$tmp/en.txt" >"$tmp/rows.en"
+grep -E '^ +[0-9]+  [0-9]+ ' "$tmp/zh.txt" >"$tmp/rows.zh"
+[ -s "$tmp/rows.zh" ] || bad "the zh_CN report has no process rows"
+grep -q '^  3  39104   alice     已停止 ' "$tmp/rows.zh" || bad "zh_CN report: the process state is not in Chinese"
+same_widths "$tmp/rows.en" "$tmp/rows.zh" "zh_CN report's process table"
+# reap: what a process holds, in Chinese inside the Chinese reason
+zh "$GPUDOCTOR" reap --from "$tmp/snap.json" </dev/null >"$tmp/reap.zh" 2>&1
+grep -q '占用 78.7 GiB（GPU 3）' "$tmp/reap.zh" || bad "zh_CN reap: $(grep 39104 -A1 "$tmp/reap.zh")"
+grep -q ' on GPU' "$tmp/reap.zh" && bad "zh_CN reap keeps an English 'on GPU'"
+# what a rule could not check, with the collector's state in Chinese (English in the JSON)
+grep -q 'pcie 采集器 不可用' "$tmp/zh.txt" || bad "zh_CN report: a collector's state is not in Chinese"
+jq -e '[.not_checked[]? // empty | .reason? // empty | select(. == "pcie collector unavailable")] | length > 0' \
+    "$tmp/zh.json" >/dev/null || bad "the JSON lost the English reason 'pcie collector unavailable'"
 
 zh "$GPUDOCTOR" --help >"$tmp/help.zh"
 grep -q '用法' "$tmp/help.zh" || bad "zh_CN --help is not in Chinese: $(head -1 "$tmp/help.zh")"

@@ -421,6 +421,58 @@ static void test_wrap_wide(void **state)
     setlocale(LC_CTYPE, "C");
 }
 
+/* What cell and cut write, as a string. */
+static char *cell_text(const char *text, size_t width, bool right, bool cut, bool mark)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+
+    assert_non_null(out);
+    if (cut)
+        render_cut(out, text, width, mark);
+    else
+        render_cell(out, text, width, right);
+    fclose(out);
+    return buf;
+}
+
+/* Table cells count display columns: a Chinese character is two, and none is ever split. */
+static void test_cells_wide(void **state)
+{
+    static const struct {
+        const char *text;
+        size_t width;
+        bool right, cut, mark;
+        const char *want;
+    } cases[] = {
+        { "已停止", 11, false, false, false, "已停止     " },
+        { "已停止", 8, true, false, false, "  已停止" },
+        { "stopped", 11, false, false, false, "stopped    " },
+        { "空闲占用", 4, false, false, false, "空闲占用" }, /* wider: whole */
+        { "python 训练.py", 30, false, true, true, "python 训练.py" },
+        { "python 训练.py", 10, false, true, true, "python 训~" },
+        { "python 训练.py", 9, false, true, true, "python ~" }, /* 训 would take 9-10 */
+        { "python 训练.py", 9, false, true, false, "python 训" },
+        { "python 训练.py", 8, false, true, false, "python " },
+        { "abc", 0, false, true, true, "" },
+    };
+
+    (void)state;
+    if (setlocale(LC_CTYPE, "C.UTF-8") == NULL) {
+        skip();
+        return;
+    }
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *got =
+            cell_text(cases[i].text, cases[i].width, cases[i].right, cases[i].cut, cases[i].mark);
+
+        assert_string_equal(got, cases[i].want);
+        free(got);
+    }
+    setlocale(LC_CTYPE, "C");
+}
+
 static void test_formats(void **state)
 {
     char b[64];
@@ -469,6 +521,7 @@ int main(void)
         cmocka_unit_test(test_wrap),
         cmocka_unit_test(test_wrap_wide),
         cmocka_unit_test(test_formats),
+        cmocka_unit_test(test_cells_wide),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
