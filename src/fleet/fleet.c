@@ -32,6 +32,7 @@ void fleet_node_free(struct fleet_node *n)
         free(n->findings[i].id);
         free(n->findings[i].subject);
         free(n->findings[i].title);
+        free(n->findings[i].title_l);
     }
     free(n->findings);
     profile_deviations_free(n->devs, n->n_devs);

@@ -91,6 +91,7 @@ struct fleet_finding {
     enum severity severity;
     char *subject; /* subject_key: "gpu=3", "host" */
     char *title;
+    char *title_l; /* the title for people in the locale's language; NULL when it is the English */
 };
 
 enum fleet_reason_kind {
@@ -112,8 +113,12 @@ struct fleet_reason {
     char *majority;   /* FLEET_LEVEL / FLEET_TEXT: the group's value, as text */
     size_t agree, of; /* nodes with the majority's value (or sharing the finding), and how
                          many nodes were compared */
-    char *text;       /* FLEET_BY_FINDING / FLEET_BY_PROFILE: what it is */
+    char *text;       /* FLEET_BY_FINDING / FLEET_BY_PROFILE: what it is, in English */
     const char *id;   /* FLEET_BY_FINDING: the rule; FLEET_BY_PROFILE: the key */
+    /* what the text report formats for people (borrowed from the node): the finding whose title
+       text holds (FLEET_BY_FINDING), the deviation text tells (FLEET_BY_PROFILE) */
+    const struct fleet_finding *finding;
+    const struct profile_deviation *dev;
 };
 
 enum fleet_verdict {

@@ -6,6 +6,7 @@
  * is freed, so a fleet of thousands costs the memory of one snapshot per worker thread.
  */
 #include "fleet/fleet.h"
+#include "util/i18n.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
 #include "watch/recording.h"
@@ -93,6 +94,10 @@ static void node_from_snapshot(const struct fleet_opts *o, const struct snapshot
         ff->severity = f->severity;
         ff->subject = subject_key(&f->subject);
         ff->title = xstrdup(f->title ? f->title : f->rule->title);
+        if (f->title_l != NULL)
+            ff->title_l = xstrdup(f->title_l);
+        else if (f->title == NULL && i18n_active())
+            ff->title_l = xstrdup(_(f->rule->title));
     }
     fp = profile_for(o, n->model);
     if (fp != NULL) {

@@ -249,6 +249,7 @@ static void judge_findings(const struct fleet_group *g, struct fleet_node *n, si
                     r->severity = f->severity;
                     free(r->text);
                     r->text = xstrdup(f->title);
+                    r->finding = f;
                 }
             }
         }
@@ -257,6 +258,7 @@ static void judge_findings(const struct fleet_group *g, struct fleet_node *n, si
         r = add_reason(n, cap, FLEET_BY_FINDING, f->severity);
         r->id = f->id;
         r->text = xstrdup(f->title);
+        r->finding = f;
         r->agree = shared;
         r->of = g->n;
     }
@@ -274,6 +276,7 @@ static void judge_profile(struct fleet_node *n, size_t *cap)
         r = add_reason(n, cap, FLEET_BY_PROFILE,
                        d->key == PK_GPU_COUNT && d->fewer ? SEV_CRITICAL : SEV_WARNING);
         r->id = def->name;
+        r->dev = d;
         if (d->gpu >= 0)
             r->text = xasprintf("GPU %d %s %s, the profile (%s) expects %s", (int)d->gpu, def->name,
                                 d->found, n->profile, d->expected);

@@ -355,6 +355,7 @@ static void fold_findings(struct fleet *fl, json_t *result)
             f->severity = (enum severity)k;
             f->subject = subject ? subject : xstrdup("host");
             f->title = xasprintf("%s (%s)", id, f->subject);
+            f->title_l = NULL; /* the rule id and subject: the same in every language */
             id = subject = NULL;
         }
         free(id);
