@@ -4,6 +4,7 @@
  */
 #include "fleet/fleet.h"
 #include "render/format.h"
+#include "util/i18n.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
@@ -24,34 +25,70 @@ void fleet_value_text(char *buf, size_t size, int m, const struct fleet_value *v
         snprintf(buf, size, "%.10g%s%s", v->num, *mt->unit ? " " : "", mt->unit);
 }
 
-/* Characters, not bytes: UTF-8 continuation bytes take no column. */
-static size_t columns(const char *s)
+/*
+ * The columns s takes on a terminal: a Chinese character two (render_width). In ASCII (--ascii,
+ * a locale that is not UTF-8) one a character, as its ASCII copy (render_out_end) mostly prints.
+ */
+static size_t columns(const char *s, const struct render_opts *ro)
 {
     size_t n = 0;
 
+    if (!ro->ascii)
+        return render_width(s, strlen(s));
     for (; *s; s++)
         n += ((unsigned char)*s & 0xc0) != 0x80;
     return n;
 }
 
 /* s, cut to w columns (with "…" when cut), then padded to w. */
-static void cell(FILE *out, const char *s, size_t w)
+static void cell(FILE *out, const char *s, size_t w, const struct render_opts *ro)
 {
-    size_t c = columns(s);
+    size_t c = columns(s, ro);
 
     if (c > w) {
-        size_t keep = 0, bytes = 0;
+        size_t keep = 0, bytes = 0, n = strlen(s);
 
-        while (s[bytes] && keep < w - 1) {
-            bytes++;
-            while (((unsigned char)s[bytes] & 0xc0) == 0x80)
-                bytes++;
-            keep++;
+        while (s[bytes]) {
+            size_t cols, len = render_char(s + bytes, n - bytes, &cols);
+
+            if (ro->ascii) /* one a character, as columns() counts */
+                cols = 1;
+
+            if (keep + cols > w - 1)
+                break;
+            bytes += len;
+            keep += cols;
         }
-        fprintf(out, "%.*s…", (int)bytes, s);
+        fprintf(out, "%.*s…%*s", (int)bytes, s, (int)(w - 1 - keep), "");
         return;
     }
     fprintf(out, "%s%*s", s, (int)(w - c), "");
+}
+
+/* s, then blanks up to w columns (none when s is as wide or wider). */
+static void pad(FILE *out, const char *s, size_t w, const struct render_opts *ro)
+{
+    size_t c = columns(s, ro);
+
+    fprintf(out, "%s%*s", s, c < w ? (int)(w - c) : 0, "");
+}
+
+/* TRANSLATORS: the severity of a line of evidence in `gpudoctor fleet`: at most 8 columns (4
+   Chinese characters) */
+static const char *const severity_words[] = { N_("info"), N_("warning"), N_("critical") };
+
+/* A node's own check in the node table: at most 9 columns (its column's width). */
+static const char *check_text(int status, const struct render_opts *ro)
+{
+    /* TRANSLATORS: the CHECK column of `gpudoctor fleet`: at most 9 columns */
+    static const char *const words[] = { N_("healthy"), N_("warning"), N_("critical"),
+                                         N_("unknown") };
+    const char *w;
+
+    if (status < 0)
+        return "?";
+    w = _(words[status > 3 ? 3 : status]);
+    return columns(w, ro) <= 9 ? w : render_status(status);
 }
 
 static const char *sev_color(const struct render_opts *ro, int sev)
@@ -62,8 +99,42 @@ static const char *sev_color(const struct render_opts *ro, int sev)
 static const char *verdict_text(const struct fleet_node *n)
 {
     if (n->verdict == FLEET_OUTLIER)
-        return n->severity == SEV_CRITICAL ? "outlier (critical)" : "outlier";
-    return n->verdict == FLEET_OK ? "ok" : "not judged";
+        return n->severity == SEV_CRITICAL ? _("outlier (critical)") : _("outlier");
+    return n->verdict == FLEET_OK ? _("ok") : _("not judged");
+}
+
+/* A figure's unit for people: the words among them translated ("lanes"), symbols as they are. */
+static const char *unit_text(const char *unit)
+{
+    /* TRANSLATORS: units of fleet's figures after a number: "16 lanes", "18 links", "4 ports" */
+    static const char *const words[] = { N_("lanes"), N_("links"), N_("ports") };
+
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+        if (strcmp(unit, words[i]) == 0)
+            return _(words[i]);
+    }
+    return unit;
+}
+
+/* fleet_value_text with the unit for people. */
+static void value_people(char *buf, size_t size, int m, const struct fleet_value *v)
+{
+    const struct fleet_metric *mt = &fleet_metrics[m];
+
+    if (!v->known || mt->kind == FLEET_TEXT)
+        fleet_value_text(buf, size, m, v);
+    else
+        snprintf(buf, size, "%.10g%s%s", v->num, *mt->unit ? " " : "", unit_text(mt->unit));
+}
+
+/* The severity of a line of evidence, in its colour, padded to 8 columns, then a blank. */
+static void severity_cell(FILE *out, const struct fleet_reason *r, const struct render_opts *ro)
+{
+    const char *w = _(severity_words[r->severity]);
+    size_t c = columns(w, ro);
+
+    fprintf(out, "     %s%s%*s%s ", sev_color(ro, (int)r->severity), w, c < 8 ? (int)(8 - c) : 0,
+            "", render_reset(ro));
 }
 
 /* One line of evidence: the node's side, then the group's. */
@@ -72,41 +143,61 @@ static void reason_line(FILE *out, const struct fleet_node *n, const struct flee
 {
     char mine[300], group[300] = "", gpu[24] = "";
 
+    severity_cell(out, r, ro);
     if (r->kind == FLEET_BY_METRIC) {
         const struct fleet_metric *mt = &fleet_metrics[r->metric];
 
-        fleet_value_text(mine, sizeof(mine), r->metric, r->value);
+        value_people(mine, sizeof(mine), r->metric, r->value);
         if (r->value->gpu >= 0)
             snprintf(gpu, sizeof(gpu), " (GPU %d)", (int)r->value->gpu);
         if (mt->kind == FLEET_NUMBER) {
-            char z[48];
+            char z[160];
 
             if (r->z_valid)
                 snprintf(z, sizeof(z), "z %+.1f", r->z);
             else
-                snprintf(z, sizeof(z), "most nodes exactly at the median");
-            snprintf(group, sizeof(group), "group median %.10g%s%s, MAD %.3g; %s", r->median,
-                     *mt->unit ? " " : "", mt->unit, r->mad, z);
+                snprintf(z, sizeof(z), "%s", _("most nodes exactly at the median"));
+            /* TRANSLATORS: the group's side of a figure: its median and unit, the MAD, then
+               "z +3.9" or "most nodes exactly at the median" */
+            snprintf(group, sizeof(group), _("group median %.10g%s%s, MAD %.3g; %s"), r->median,
+                     *mt->unit ? " " : "", unit_text(mt->unit), r->mad, z);
         } else {
-            snprintf(group, sizeof(group), "group: %s%s%s (%zu of %zu nodes)", r->majority,
+            /* TRANSLATORS: the group's side of a level or a version: the majority's value (and
+               unit), how many nodes have it, of how many */
+            snprintf(group, sizeof(group), _("group: %s%s%s (%zu of %zu nodes)"), r->majority,
                      *mt->unit && mt->kind == FLEET_LEVEL ? " " : "",
-                     mt->kind == FLEET_LEVEL ? mt->unit : "", r->agree, r->of);
+                     mt->kind == FLEET_LEVEL ? unit_text(mt->unit) : "", r->agree, r->of);
         }
-        fprintf(out, "     %s%-8s%s %-20s ", sev_color(ro, (int)r->severity),
-                severity_names[r->severity], render_reset(ro), mt->name);
+        fprintf(out, "%-20s ", mt->name);
         strncat(mine, gpu, sizeof(mine) - strlen(mine) - 1);
         /* the evidence whole, however long: padded when short, never cut */
-        fprintf(out, "%s%*s %s\n", mine, columns(mine) < 24 ? (int)(24 - columns(mine)) : 0, "",
-                group);
+        pad(out, mine, 24, ro);
+        fprintf(out, " %s\n", group);
     } else if (r->kind == FLEET_BY_FINDING) {
-        fprintf(out, "     %s%-8s%s finding %s: %s (%zu of %zu nodes have it)\n",
-                sev_color(ro, (int)r->severity), severity_names[r->severity], render_reset(ro),
-                r->id, r->text, r->agree, r->of);
+        const char *title = r->finding && r->finding->title_l ? r->finding->title_l : r->text;
+
+        /* TRANSLATORS: a finding of few nodes of the group: its rule id, its title, how many of
+           the group's nodes have it */
+        fprintf(out, _("finding %s: %s (%zu of %zu nodes have it)"), r->id, title, r->agree, r->of);
+        fputc('\n', out);
+    } else if (r->dev != NULL) {
+        const struct profile_deviation *d = r->dev;
+
+        fputs(_("profile: "), out);
+        /* TRANSLATORS: a deviation from the --profile: the GPU, the key, the value found, the
+           profile's file, the value it expects */
+        if (d->gpu >= 0)
+            fprintf(out, _("GPU %d %s %s, the profile (%s) expects %s"), (int)d->gpu, r->id,
+                    d->found, n->profile, d->expected);
+        else
+            /* TRANSLATORS: the same for the node as a whole: the key, the value found, the
+               profile's file, the value it expects */
+            fprintf(out, _("%s %s, the profile (%s) expects %s"), r->id, d->found, n->profile,
+                    d->expected);
+        fputc('\n', out);
     } else {
-        fprintf(out, "     %s%-8s%s profile: %s\n", sev_color(ro, (int)r->severity),
-                severity_names[r->severity], render_reset(ro), r->text);
+        fprintf(out, "%s%s\n", _("profile: "), r->text);
     }
-    (void)n;
 }
 
 static int cmp_rank(const void *a, const void *b)
@@ -117,6 +208,42 @@ static int cmp_rank(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
+/* The node table's head: each label padded to its column by display width (the English one
+ * when the translation does not fit). */
+static void table_head(FILE *out, const struct render_opts *ro)
+{
+    /* TRANSLATORS: the node table's column heads of `gpudoctor fleet`; each must fit its column
+       (25, 27, 4, 9 columns; a Chinese character takes two) */
+    static const struct {
+        const char *label;
+        size_t width, gap;
+        bool right;
+    } head[] = { { N_("NODE"), 25, 1, false },
+                 { N_("MODEL"), 27, 1, false },
+                 { N_("GPUS"), 4, 2, true },
+                 { N_("CHECK"), 9, 1, false },
+                 { N_("VERDICT"), 0, 0, false } };
+    size_t n = sizeof(head) / sizeof(head[0]);
+
+    fprintf(out, "\n%s", render_bold(ro));
+    for (size_t i = 0; i < n; i++) {
+        const char *label = _(head[i].label);
+        size_t w = columns(label, ro);
+
+        if (i + 1 == n) {
+            fputs(label, out);
+            break;
+        }
+        if (w > head[i].width) {
+            label = head[i].label;
+            w = strlen(label);
+        }
+        fprintf(out, "%*s%s%*s", head[i].right ? (int)(head[i].width - w) : 0, "", label,
+                (int)((head[i].right ? 0 : head[i].width - w) + head[i].gap), "");
+    }
+    fprintf(out, "%s\n", render_reset(ro));
+}
+
 void fleet_print(FILE *out, const struct fleet *fl, const struct render_opts *ro,
                  bool outliers_only)
 {
@@ -124,36 +251,41 @@ void fleet_print(FILE *out, const struct fleet *fl, const struct render_opts *ro
     const struct fleet_node **ranked = xcalloc(n_out + 1, sizeof(*ranked));
     bool missing = false;
 
-    fprintf(out, "%s%zu node%s, %zu GPU model%s: ", render_bold(ro), fl->n, fl->n == 1 ? "" : "s",
-            fl->n_groups, fl->n_groups == 1 ? "" : "s");
+    fputs(render_bold(ro), out);
+    /* TRANSLATORS: the report's first line: "12 nodes, 1 GPU model: "; each %s after a number is
+       the English plural's "s" (write %.0s to leave it out) */
+    fprintf(out, _("%zu node%s, %zu GPU model%s: "), fl->n, fl->n == 1 ? "" : "s", fl->n_groups,
+            fl->n_groups == 1 ? "" : "s");
     if (n_out == 0)
-        fprintf(out, "no outlier");
+        fputs(_("no outlier"), out);
     else
-        fprintf(out, "%zu outlier%s (%zu critical)", n_out, n_out == 1 ? "" : "s", critical);
-    fprintf(out, "%s%s\n", fl->prometheus ? " — from " : "", fl->prometheus ? fl->prometheus : "");
+        /* TRANSLATORS: "3 outliers (1 critical)"; %s is the English plural's "s" */
+        fprintf(out, _("%zu outlier%s (%zu critical)"), n_out, n_out == 1 ? "" : "s", critical);
+    if (fl->prometheus)
+        /* TRANSLATORS: after the first line: the Prometheus server the nodes were read from */
+        fprintf(out, _(" — from %s"), fl->prometheus);
+    fputc('\n', out);
     fputs(render_reset(ro), out);
     for (size_t i = 0; i < fl->n_errors; i++)
-        fprintf(out, "%snot read%s: %s: %s\n", render_red(ro), render_reset(ro),
+        fprintf(out, "%s%s%s: %s: %s\n", render_red(ro), _("not read"), render_reset(ro),
                 fl->errors[i].source, fl->errors[i].message);
     if (fl->duplicates)
-        fprintf(out, "%zu older snapshot%s of nodes already read left out (the newest counts)\n",
+        /* TRANSLATORS: %s is the English plural's "s" */
+        fprintf(out, _("%zu older snapshot%s of nodes already read left out (the newest counts)\n"),
                 fl->duplicates, fl->duplicates == 1 ? "" : "s");
 
     if (fl->n > 0) {
-        fprintf(out,
-                "\n%sNODE                      MODEL                       GPUS  CHECK     "
-                "VERDICT%s\n",
-                render_bold(ro), render_reset(ro));
+        table_head(out, ro);
         for (size_t i = 0; i < fl->n; i++) {
             const struct fleet_node *n = &fl->nodes[i];
 
             if (outliers_only && n->verdict != FLEET_OUTLIER)
                 continue;
-            cell(out, n->name, 25);
+            cell(out, n->name, 25, ro);
             fputc(' ', out);
-            cell(out, n->model, 27);
+            cell(out, n->model, 27, ro);
             fprintf(out, " %4u  ", (unsigned)n->n_gpus);
-            cell(out, n->check_status >= 0 ? render_status(n->check_status) : "?", 9);
+            cell(out, check_text(n->check_status, ro), 9, ro);
             fprintf(out, " %s%s%s\n", sev_color(ro, n->severity), verdict_text(n),
                     render_reset(ro));
         }
@@ -165,30 +297,38 @@ void fleet_print(FILE *out, const struct fleet *fl, const struct render_opts *ro
     }
     qsort(ranked, k, sizeof(*ranked), cmp_rank);
     if (k > 0)
-        fprintf(out, "\n%sOutliers, most serious first%s\n", render_bold(ro), render_reset(ro));
+        fprintf(out, "\n%s%s%s\n", render_bold(ro), _("Outliers, most serious first"),
+                render_reset(ro));
     for (size_t i = 0; i < k; i++) {
         const struct fleet_node *n = ranked[i];
         const struct fleet_group *g = &fl->groups[n->group];
 
-        fprintf(out, "\n%zu. %s%s%s — %s, %u GPU%s (group of %zu%s)\n", n->rank, render_bold(ro),
-                n->name, render_reset(ro), n->model, (unsigned)n->n_gpus, n->n_gpus == 1 ? "" : "s",
-                g->n, g->judged ? "" : ", too small to compare");
+        fprintf(out, "\n%zu. %s%s%s — ", n->rank, render_bold(ro), n->name, render_reset(ro));
+        /* TRANSLATORS: an outlier's heading after its name: its GPU model, its GPUs (%s: the
+           English plural's "s"), the nodes of its group, then ", too small to compare" or "" */
+        fprintf(out, _("%s, %u GPU%s (group of %zu%s)"), n->model, (unsigned)n->n_gpus,
+                n->n_gpus == 1 ? "" : "s", g->n, g->judged ? "" : _(", too small to compare"));
+        fputc('\n', out);
         for (size_t r = 0; r < n->n_reasons; r++)
             reason_line(out, n, &n->reasons[r], ro);
     }
 
     if (fl->n_groups > 0)
-        fprintf(out, "\n%sGroups%s\n", render_bold(ro), render_reset(ro));
+        fprintf(out, "\n%s%s%s\n", render_bold(ro), _("Groups"), render_reset(ro));
     for (size_t i = 0; i < fl->n_groups; i++) {
         const struct fleet_group *g = &fl->groups[i];
         size_t shown = 0;
 
-        fprintf(out, "  %s: %zu node%s%s\n", g->model, g->n, g->n == 1 ? "" : "s",
-                g->judged ? "" : ", not compared (fewer than --min-group)");
+        /* TRANSLATORS: a group: its GPU model, its nodes (%s: the English plural's "s"), then
+           ", not compared (fewer than --min-group)" or "" */
+        fprintf(out, _("  %s: %zu node%s%s\n"), g->model, g->n, g->n == 1 ? "" : "s",
+                g->judged ? "" : _(", not compared (fewer than --min-group)"));
         for (size_t c = 0; c < g->n_common && shown < 5; c++) {
             if (2 * g->common[c].nodes < g->n)
                 break;
-            fprintf(out, "    common to %zu of %zu: %s\n", g->common[c].nodes, g->n,
+            /* TRANSLATORS: a finding most of a group's nodes have: how many, of how many, its
+               rule id */
+            fprintf(out, _("    common to %zu of %zu: %s\n"), g->common[c].nodes, g->n,
                     g->common[c].id);
             shown++;
         }
@@ -197,14 +337,17 @@ void fleet_print(FILE *out, const struct fleet *fl, const struct render_opts *ro
 
             if (fleet_metrics[m].section == NULL && st->n > 0 &&
                 fleet_metrics[m].kind != FLEET_NUMBER && st->majority == NULL)
-                fprintf(out, "    %s: no value held by more than half the nodes\n",
+                /* TRANSLATORS: %s is a figure's name (clock_sm_busy_mhz) */
+                fprintf(out, _("    %s: no value held by more than half the nodes\n"),
                         fleet_metrics[m].name);
         }
     }
     for (size_t m = 0; m < fleet_n_metrics; m++)
         missing |= fleet_metrics[m].section != NULL;
     if (missing) {
-        fputs("\nNot in the evidence yet (snapshots have no such section):", out);
+        fputc('\n', out);
+        /* TRANSLATORS: followed by the names of the figures, each after a blank */
+        fputs(_("Not in the evidence yet (snapshots have no such section):"), out);
         for (size_t m = 0; m < fleet_n_metrics; m++) {
             if (fleet_metrics[m].section)
                 fprintf(out, " %s", fleet_metrics[m].name);
