@@ -564,6 +564,8 @@ static const char *verdict_colour(const struct render_opts *ro, enum facts_verdi
 }
 
 #define COL_VERDICT 11
+#define COL_JOB     12
+#define IDLE_MIN_MS 60000 /* idle time is shown when the history is at least this long */
 
 /*
  * TRANSLATORS: a GPU process's verdict in the procs table (at most 11 columns) and its summary
@@ -583,8 +585,6 @@ static const char *fitting(const char *english, size_t width)
 
     return text_width(word) <= width ? word : english;
 }
-#define COL_JOB     12
-#define IDLE_MIN_MS 60000 /* idle time is shown when the history is at least this long */
 
 struct layout {
     bool job_col; /* a JOB column; else "[job] " before the command */
