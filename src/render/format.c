@@ -1,4 +1,5 @@
 #include "render/format.h"
+#include "util/i18n.h"
 #include "util/xalloc.h"
 
 #include <inttypes.h>
@@ -150,6 +151,24 @@ void render_cell(FILE *out, const char *text, size_t width, bool right)
         fprintf(out, "%*s%s", pad, "", text);
     else
         fprintf(out, "%s%*s", text, pad, "");
+}
+
+void render_pad(char *buf, size_t size, const char *text, size_t width, bool right)
+{
+    size_t w = render_width(text, strlen(text));
+    int pad = w < width ? (int)(width - w) : 0;
+
+    if (right)
+        snprintf(buf, size, "%*s%s", pad, "", text);
+    else
+        snprintf(buf, size, "%s%*s", text, pad, "");
+}
+
+const char *render_fit(const char *english, size_t width)
+{
+    const char *word = _(english);
+
+    return render_width(word, strlen(word)) <= width ? word : english;
 }
 
 void render_cut(FILE *out, const char *text, size_t max, bool mark)

@@ -42,6 +42,10 @@ size_t render_width(const char *s, size_t n);
  * than the column is written whole.
  */
 void render_cell(FILE *out, const char *text, size_t width, bool right);
+/* The same cell into buf (cut short only by size). */
+void render_pad(char *buf, size_t size, const char *text, size_t width, bool right);
+/* The translation of english, or english itself where the translation is wider than width. */
+const char *render_fit(const char *english, size_t width);
 /*
  * text cut to at most max display columns, never inside a character; with mark, a cut text ends
  * with '~' (within max).

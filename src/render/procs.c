@@ -578,14 +578,6 @@ static const char *const verdict_words[] = {
     [FACTS_VERDICT_NOT_VISIBLE] = N_("not-visible"), [FACTS_VERDICT_UNKNOWN] = N_("unknown"),
 };
 
-/* A word for people, in English where its translation would not fit its column. */
-static const char *fitting(const char *english, size_t width)
-{
-    const char *word = _(english);
-
-    return text_width(word) <= width ? word : english;
-}
-
 struct layout {
     bool job_col; /* a JOB column; else "[job] " before the command */
     bool idle_col;
@@ -671,7 +663,7 @@ static void print_row(FILE *out, const struct procs_row *r, const struct layout 
     const struct proc *p = r->p;
     char user[32], job[64], gpus[64], mem[16], sm[8], cpu[16], age[16], idle[16], cmd[72];
     const char *verdict =
-        fitting(r->gpu_user ? verdict_words[r->verdict] : N_("(no GPU)"), COL_VERDICT);
+        render_fit(r->gpu_user ? verdict_words[r->verdict] : N_("(no GPU)"), COL_VERDICT);
     const char *command = ok(p, PROC_S_CMDLINE) && p->cmdline ? render_command(p->cmdline)
                           : ok(p, PROC_S_COMM) && p->comm     ? p->comm
                                                               : "?";

@@ -550,7 +550,7 @@ static void process_row(FILE *out, const struct snapshot *s, uint32_t gpu, int32
 {
     const struct proc *p = proc_table_find(&s->procs, pid);
     char mem[16] = "-", age[16] = "-";
-    const char *cmd = "?", *user = "?", *state = _(state_word(p));
+    const char *cmd = "?", *user = "?", *state = render_fit(state_word(p), 8);
     int64_t ms;
 
     if (used_valid)
@@ -567,8 +567,6 @@ static void process_row(FILE *out, const struct snapshot *s, uint32_t gpu, int32
         if (((p->valid >> PROC_S_USER_NAME) & 1u) && p->user)
             user = p->user;
     }
-    if (render_width(state, strlen(state)) > 8)
-        state = state_word(p);
     fprintf(out, "%3" PRIu32 "  %-7d %-9.9s ", gpu, (int)pid, user);
     render_cell(out, state, 8, false);
     fprintf(out, " %6s %9s  ", age, mem);

@@ -5,6 +5,7 @@
  * the header says how much of the list is shown, how many are acknowledged, and how to see the
  * rest.
  */
+#include "render/format.h"
 #include "util/i18n.h"
 #include "util/xalloc.h"
 #include "watch/tui-internal.h"
@@ -29,13 +30,13 @@ static void finds_extent(char *buf, size_t size, size_t top, size_t shown, size_
     if (n <= shown)
         snprintf(buf, size, "(%zu%s)", n, ack);
     else if (top > 0 && end < n)
-        snprintf(buf, size, "%zu-%zu of %zu%s: %zu above, %zu below (%sk/j, PgUp/PgDn)", top + 1,
+        snprintf(buf, size, _("%zu-%zu of %zu%s: %zu above, %zu below (%sk/j, PgUp/PgDn)"), top + 1,
                  end, n, ack, top, n - end, keys);
     else if (top > 0)
-        snprintf(buf, size, "%zu-%zu of %zu%s: %zu more above (%sk/PgUp)", top + 1, end, n, ack,
+        snprintf(buf, size, _("%zu-%zu of %zu%s: %zu more above (%sk/PgUp)"), top + 1, end, n, ack,
                  top, keys);
     else
-        snprintf(buf, size, "%zu-%zu of %zu%s: %zu more below (%sj/PgDn)", top + 1, end, n, ack,
+        snprintf(buf, size, _("%zu-%zu of %zu%s: %zu more below (%sj/PgDn)"), top + 1, end, n, ack,
                  n - end, keys);
 }
 
@@ -46,7 +47,11 @@ static int sev_pair(enum severity s)
 
 static const char *sev_tag(enum severity s)
 {
-    return s == SEV_CRITICAL ? "CRIT" : s == SEV_WARNING ? "WARN" : "INFO";
+    /* TRANSLATORS: severity tags in watch's findings pane: at most 5 columns. */
+    return render_fit(s == SEV_CRITICAL  ? N_("CRIT")
+                      : s == SEV_WARNING ? N_("WARN")
+                                         : N_("INFO"),
+                      5);
 }
 
 static char *frow_key(const struct frow *r)
@@ -138,7 +143,7 @@ int tui_draw_finds(struct tui *t, const struct watch_view *v, int y, int rows)
     finds_extent(extent, sizeof(extent), top, shown, t->n_finds,
                  v->findings ? findings_acked(v->findings) : 0, focused);
     tui_pane_header(t, focused);
-    tui_putf(t, y, 0, COLS, true, "%s%-5s FINDINGS %s", tui_focus_mark(focused), "",
+    tui_putf(t, y, 0, COLS, true, "%s%-5s %s %s", tui_focus_mark(focused), "", _("FINDINGS"),
              t->n_finds ? extent : "");
     tui_on(t, 0, 0);
     if (t->n_finds == 0 && rows > 1) {
@@ -164,7 +169,11 @@ int tui_draw_finds(struct tui *t, const struct watch_view *v, int y, int rows)
         tui_putf(t, row, 0, 2, true, "%c", sel ? '>' : ' ');
         if (r->f != NULL && !acked && !(sel && t->focus == FOCUS_FINDINGS))
             tui_on(t, sev_pair(sev), A_BOLD);
-        tui_put(t, row, 1, 5, acked ? "ack" : r->f ? sev_tag(sev) : "ok", true);
+        tui_put(t, row, 1, 5,
+                acked  ? render_fit(N_("ack"), 5)
+                : r->f ? sev_tag(sev)
+                       : render_fit(N_("ok"), 5),
+                true);
         if (r->f != NULL && !acked && !(sel && t->focus == FOCUS_FINDINGS))
             tui_on(t, 0, isnew ? A_BOLD : 0);
         tui_putf(t, row, 6, title_x - 6, true, "%s%s", isnew ? "+" : " ", id);

@@ -4,6 +4,7 @@
  * they are; "... N more GPUs" when the terminal is too short for all of them.
  */
 #include "render/format.h"
+#include "util/i18n.h"
 #include "util/xalloc.h"
 #include "watch/graph.h"
 #include "watch/tui-internal.h"
@@ -92,19 +93,20 @@ int tui_draw_gpus(struct tui *t, const struct watch_view *v, int y, int max_rows
     buf = xmalloc((size_t)(gu + gm + gt) * 4 + 64);
     /* The header at the columns the rows below use. */
     tui_on(t, 0, A_BOLD);
-    tui_put(t, y, 0, COLS, "GPU", true);
+    /* TRANSLATORS: watch's GPU table heads; each must fit its column (3, 4, 6, 4, 5, 6). */
+    tui_put(t, y, 0, COLS, render_fit(N_("GPU"), 3), true);
     x = 4;
-    tui_put(t, y, x, 4, "UTIL", false);
+    tui_put(t, y, x, 4, render_fit(N_("UTIL"), 4), false);
     x += 5 + gu + 1;
-    tui_put(t, y, x, 6, "MEMORY", false);
+    tui_put(t, y, x, 6, render_fit(N_("MEMORY"), 6), false);
     x += 14 + gm + 1;
-    tui_put(t, y, x, 4, "TEMP", false);
+    tui_put(t, y, x, 4, render_fit(N_("TEMP"), 4), false);
     x += 6 + gt + 1;
-    tui_put(t, y, x, 5, "POWER", false);
+    tui_put(t, y, x, 5, render_fit(N_("POWER"), 5), false);
     x += 6;
-    tui_put(t, y, x, 6, "SM MHz", false);
+    tui_put(t, y, x, 6, render_fit(N_("SM MHz"), 6), false);
     x += 7;
-    tui_put(t, y, x, COLS - x, "THROTTLE", false);
+    tui_put(t, y, x, COLS - x, _("THROTTLE"), false);
     tui_on(t, 0, 0);
     rows++;
     for (size_t i = 0; last && i < last->n_gpus && rows < max_rows; i++) {

@@ -87,8 +87,8 @@ void tui_draw_status(struct tui *t, const struct watch_view *v)
     if (len == head)
         snprintf(line + len, sizeof(line) - len, "%s",
                  t->focus == FOCUS_PROCS
-                     ? "j/k select  s sort  e explain  r end process  Tab findings  q quit"
-                     : "j/k select  PgDn  e explain  Tab processes  ? help  q quit");
+                     ? _("j/k select  s sort  e explain  r end process  Tab findings  q quit")
+                     : _("j/k select  PgDn  e explain  Tab processes  ? help  q quit"));
     tui_on(t, 0, A_REVERSE);
     tui_put(t, LINES - 1, 0, COLS, line, true);
     tui_on(t, 0, 0);

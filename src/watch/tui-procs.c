@@ -4,6 +4,7 @@
  * chosen column, the selection kept on the same pid across refreshes.
  */
 #include "render/format.h"
+#include "util/i18n.h"
 #include "util/xalloc.h"
 #include "watch/tui-internal.h"
 
@@ -155,25 +156,40 @@ void tui_build_procs(struct tui *t, const struct snapshot *s)
     t->sel_pid = t->n_procs ? t->procs[t->sel_proc].pid : -1;
 }
 
-const char *tui_state_word(const struct proc *p)
+/* TRANSLATORS: a process's state in watch's process list: at most 5 columns. */
+static const char *state_english(const struct proc *p)
 {
     if (p == NULL || !proc_has(p, PROC_S_STATE))
         return "?";
     switch (p->state) {
     case 'R':
-        return "run";
+        return N_("run");
     case 'S':
-        return "sleep";
+        return N_("sleep");
     case 'D':
-        return "disk";
+        return N_("disk");
     case 'T':
     case 't':
-        return "STOP";
+        return N_("STOP");
     case 'Z':
-        return "ZOMB";
+        return N_("ZOMB");
     default:
-        return "other";
+        return N_("other");
     }
+}
+
+const char *tui_state_word(const struct proc *p)
+{
+    return render_fit(state_english(p), 5);
+}
+
+/* One head of the list: its label (marked with N_), "*" when the list is sorted by it, padded. */
+static void list_head(FILE *f, const char *english, bool sorted, size_t width, bool right)
+{
+    char label[64];
+
+    snprintf(label, sizeof(label), "%s%s", render_fit(english, width - sorted), sorted ? "*" : "");
+    render_cell(f, label, width, right);
 }
 
 int tui_draw_procs(struct tui *t, const struct watch_view *v, int y, int rows)
@@ -181,8 +197,10 @@ int tui_draw_procs(struct tui *t, const struct watch_view *v, int y, int rows)
     size_t top = 0, shown;
     int cmd_w = COLS - 62;
     bool focused = t->focus == FOCUS_PROCS;
-    char extent[96];
+    char extent[96], *head_text = NULL;
+    size_t head_len = 0;
     int extent_w;
+    FILE *head;
 
     if (rows <= 0)
         return 0;
@@ -192,29 +210,50 @@ int tui_draw_procs(struct tui *t, const struct watch_view *v, int y, int rows)
     /* The column the list is sorted by is marked; how many rows there are ends the line. */
     extent_w = procs_extent(t, extent, sizeof(extent), top, shown, t->n_procs) + 1;
     tui_pane_header(t, focused);
-    tui_putf(t, y, 0, COLS, true, "%s%-7s %-9s %-5s %9s %4s %5s %-5s %6s  %s",
-             tui_focus_mark(focused), t->sort == SORT_PID ? "PID*" : "PID", "USER", "GPU",
-             t->sort == SORT_MEM ? "GPU MEM*" : "GPU MEM", t->sort == SORT_SM ? "SM%*" : "SM%",
-             t->sort == SORT_CPU ? "CPU%*" : "CPU%", "STATE", t->sort == SORT_AGE ? "AGE*" : "AGE",
-             COLS - 61 >= 7 + 1 + extent_w ? "COMMAND" : "CMD");
+    head = open_memstream(&head_text, &head_len);
+    if (head == NULL)
+        fatal("out of memory drawing the process list");
+    /* TRANSLATORS: watch's process list heads; each must fit its column (7, 9, 5, 9, 4, 5, 5, 6).
+     */
+    fputs(tui_focus_mark(focused), head);
+    list_head(head, N_("PID"), t->sort == SORT_PID, 7, false);
+    fputc(' ', head);
+    list_head(head, N_("USER"), false, 9, false);
+    fputc(' ', head);
+    list_head(head, N_("GPU"), false, 5, false);
+    fputc(' ', head);
+    list_head(head, N_("GPU MEM"), t->sort == SORT_MEM, 9, true);
+    fputc(' ', head);
+    list_head(head, N_("SM%"), t->sort == SORT_SM, 4, true);
+    fputc(' ', head);
+    list_head(head, N_("CPU%"), t->sort == SORT_CPU, 5, true);
+    fputc(' ', head);
+    list_head(head, N_("STATE"), false, 5, false);
+    fputc(' ', head);
+    list_head(head, N_("AGE"), t->sort == SORT_AGE, 6, true);
+    fprintf(head, "  %s", COLS - 61 >= 7 + 1 + extent_w ? _("COMMAND") : _("CMD"));
+    if (fclose(head) != 0)
+        fatal("out of memory drawing the process list");
+    tui_put(t, y, 0, COLS, head_text, true);
+    free(head_text);
     if (COLS - extent_w > 64)
         tui_put(t, y, COLS - extent_w, extent_w, extent, true);
     tui_on(t, 0, 0);
     if (t->n_procs == 0 && rows > 1) {
         tui_on(t, PAIR_DIM, A_DIM);
-        tui_put(t, y + 1, 0, COLS, "  no process uses a GPU", true);
+        tui_put(t, y + 1, 0, COLS, _("  no process uses a GPU"), true);
         tui_on(t, 0, 0);
         return 2;
     }
     for (size_t i = top; i < t->n_procs && i - top < shown; i++) {
         const struct prow *r = &t->procs[i];
         const struct proc *p = r->p;
-        char gpus[32], mem[16] = "-", sm[8] = "-", cpu[12] = "-", age[16] = "-";
+        char gpus[32], mem[16] = "-", sm[8] = "-", cpu[12] = "-", age[16] = "-", state[32];
         const char *user = p && p->user ? p->user : "?";
         const char *cmd = p ? (p->cmdline ? p->cmdline
                                : p->comm  ? p->comm
                                           : "?")
-                            : "(not in /proc)";
+                            : _("(not in /proc)");
         bool sel = i == t->sel_proc;
         int row = y + 1 + (int)(i - top);
 
@@ -231,9 +270,10 @@ int tui_draw_procs(struct tui *t, const struct watch_view *v, int y, int rows)
             tui_on(t, 0, A_REVERSE);
         else if (p && (p->state == 'T' || p->state == 'Z'))
             tui_on(t, PAIR_RED, 0);
+        render_pad(state, sizeof(state), tui_state_word(p), 5, false);
         tui_putf(t, row, 0, COLS - (cmd_w > 8 ? cmd_w : 8), true,
-                 "%c%-7d %-9.9s %-5.5s %9s %4s %5s %-5s %6s  ", sel ? '>' : ' ', (int)r->pid, user,
-                 gpus, mem, sm, cpu, tui_state_word(p), age);
+                 "%c%-7d %-9.9s %-5.5s %9s %4s %5s %s %6s  ", sel ? '>' : ' ', (int)r->pid, user,
+                 gpus, mem, sm, cpu, state, age);
         tui_put(t, row, COLS - (cmd_w > 8 ? cmd_w : 8), cmd_w > 8 ? cmd_w : 8, cmd, true);
         tui_on(t, 0, 0);
     }
