@@ -57,7 +57,7 @@ static const struct cmd *find_cmd(const char *name)
 
 static int unknown(const char *name)
 {
-    fprintf(stderr, "gpudoctor: unknown command '%s'\n", name);
+    fprintf(stderr, _("gpudoctor: unknown command '%s'\n"), name);
     usage(stderr);
     return EXIT_USAGE;
 }
@@ -68,7 +68,7 @@ static int help(int argc, char **argv)
     const struct cmd *c;
 
     if (argc > 3) {
-        fprintf(stderr, "gpudoctor help: give one command at most\n");
+        fputs(_("gpudoctor help: give one command at most\n"), stderr);
         return EXIT_USAGE;
     }
     if (argc < 3) {

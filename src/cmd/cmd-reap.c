@@ -302,11 +302,11 @@ static bool collected(const struct snapshot *s)
 
     if (pr->state == CS_OK || pr->state == CS_PARTIAL)
         return true;
-    cmd_error("reap", "could not read the processes: %s%s%s", collector_state_names[pr->state],
+    cmd_error("reap", "could not read the processes: %s%s%s", _(collector_state_words[pr->state]),
               pr->detail ? ": " : "", pr->detail ? pr->detail : "");
     if (nv->state != CS_OK)
-        cmd_error("reap", "NVML: %s%s%s", collector_state_names[nv->state], nv->detail ? ": " : "",
-                  nv->detail ? nv->detail : "");
+        cmd_error("reap", "NVML: %s%s%s", _(collector_state_words[nv->state]),
+                  nv->detail ? ": " : "", nv->detail ? nv->detail : "");
     return false;
 }
 
@@ -495,7 +495,7 @@ static int exec(int argc, char **argv)
         cmd_error("reap",
                   "NVML %s%s%s: GPU memory is not known, and only processes with a GPU "
                   "device open are seen",
-                  collector_state_names[nv->state], nv->detail ? ": " : "",
+                  _(collector_state_words[nv->state]), nv->detail ? ": " : "",
                   nv->detail ? nv->detail : "");
     }
     if (!f.from) {

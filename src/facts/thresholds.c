@@ -3,6 +3,7 @@
  * file or --set, range-checked.
  */
 #include "facts/thresholds.h"
+#include "util/i18n.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
@@ -155,12 +156,12 @@ int thresholds_set(struct thresholds *t, int id, const char *value, const char *
     double v;
 
     if (!str_to_double(value, &v) || !isfinite(v)) {
-        *cause = xasprintf("%s: '%s' is not a number", d->name, value);
+        *cause = xasprintf(_("%s: '%s' is not a number"), d->name, value);
         return -1;
     }
     if (v < d->min || v > d->max) {
-        *cause =
-            xasprintf("%s: %g is out of range (%g to %g %s)", d->name, v, d->min, d->max, d->unit);
+        *cause = xasprintf(_("%s: %g is out of range (%g to %g %s)"), d->name, v, d->min, d->max,
+                           d->unit);
         return -1;
     }
     t->v[id] = v;

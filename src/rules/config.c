@@ -1,6 +1,7 @@
 #include "rules/config.h"
 #include "rules/suggest.h"
 #include "util/fileio.h"
+#include "util/i18n.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -77,15 +78,15 @@ static char *unknown_key(const char *key)
     char *shown = str_excerpt(key, QUOTE_MAX), *msg;
 
     if (profile_key_find(key) >= 0)
-        msg = xasprintf("'%s' is a key of the [profile] section: put it after a [profile] line "
-                        "(or --set profile.%s=VALUE)",
+        msg = xasprintf(_("'%s' is a key of the [profile] section: put it after a [profile] line "
+                          "(or --set profile.%s=VALUE)"),
                         shown, shown);
     else if (n == 0)
-        msg = xasprintf("unknown key '%s' (gpudoctor explain --thresholds lists them)", shown);
+        msg = xasprintf(_("unknown key '%s' (gpudoctor explain --thresholds lists them)"), shown);
     else
-        msg = xasprintf("unknown key '%s' (did you mean '%s'%s%s%s%s?)", shown, near[0],
+        msg = xasprintf(_("unknown key '%s' (did you mean '%s'%s%s%s%s?)"), shown, near[0],
                         n > 1 ? ", '" : "", n > 1 ? near[1] : "", n > 1 ? "'" : "",
-                        n > 2 ? " or another" : "");
+                        n > 2 ? _(" or another") : "");
     free(shown);
     return msg;
 }
@@ -109,9 +110,9 @@ static int disable_rules(struct config *c, const char *value, char **cause)
                 ids[n++] = rule_table[i]->id;
             k = suggest_pick(id, ids, n, near, 2);
             *cause =
-                k ? xasprintf("disable: unknown rule '%s' (did you mean '%s'?)", shown, near[0])
-                  : xasprintf("disable: unknown rule '%s' (gpudoctor explain --list lists "
-                              "them)",
+                k ? xasprintf(_("disable: unknown rule '%s' (did you mean '%s'?)"), shown, near[0])
+                  : xasprintf(_("disable: unknown rule '%s' (gpudoctor explain --list lists "
+                                "them)"),
                               shown);
             free(shown);
             rc = -1;
@@ -136,22 +137,22 @@ static int slurm_drain(struct config *c, const char *value, char **cause)
 
         if (strcmp(t, "node-faults") == 0 || strcmp(t, "critical") == 0) {
             if (base)
-                *cause = xasprintf(SLURM_DRAIN_KEY ": give node-faults or critical once");
+                *cause = xasprintf(_("%s: give node-faults or critical once"), SLURM_DRAIN_KEY);
             p.every_critical = strcmp(t, "critical") == 0;
             base = true;
         } else if (r != NULL) {
             p.rules[rule_position(r)] = t[0] == '-' ? -1 : 1;
         } else {
-            *cause =
-                xasprintf(SLURM_DRAIN_KEY ": '%s' is not node-faults, critical, a rule id "
-                                          "or -RULE-ID (gpudoctor explain --list lists the rules)",
-                          t);
+            *cause = xasprintf(
+                _("%s: '%s' is not node-faults, critical, a rule id or -RULE-ID (gpudoctor "
+                  "explain --list lists the rules)"),
+                SLURM_DRAIN_KEY, t);
         }
     }
     free(list);
     if (*cause == NULL && !base)
-        *cause = xasprintf(SLURM_DRAIN_KEY ": name node-faults or critical, then any RULE-ID or "
-                                           "-RULE-ID");
+        *cause = xasprintf(_("%s: name node-faults or critical, then any RULE-ID or -RULE-ID"),
+                           SLURM_DRAIN_KEY);
     if (*cause != NULL) {
         free(p.rules);
         return -1;
@@ -177,8 +178,8 @@ static int apply_profile(struct config *c, const char *key, const char *value, c
         for (int i = 0; i < PK__COUNT; i++)
             names[i] = profile_keys[i].name;
         k = suggest_pick(key, names, PK__COUNT, near, 2);
-        *cause = k ? xasprintf("unknown profile key '%s' (did you mean '%s'?)", shown, near[0])
-                   : xasprintf("unknown profile key '%s' (docs/config.md lists them)", shown);
+        *cause = k ? xasprintf(_("unknown profile key '%s' (did you mean '%s'?)"), shown, near[0])
+                   : xasprintf(_("unknown profile key '%s' (docs/config.md lists them)"), shown);
         free(shown);
         free(origin);
         return -1;
@@ -220,7 +221,7 @@ static int apply(struct config *c, const char *key, const char *value, char *ori
     if (strcmp(key, SLURM_BENCH_KEY) == 0) {
         free(origin);
         if (strcmp(value, "off") != 0 && strcmp(value, "quick") != 0) {
-            *cause = xasprintf("%s: '%s' is not 'off' or 'quick'", key, value);
+            *cause = xasprintf(_("%s: '%s' is not 'off' or 'quick'"), key, value);
             return -1;
         }
         c->slurm_bench = strcmp(value, "quick") == 0;
@@ -232,7 +233,7 @@ static int apply(struct config *c, const char *key, const char *value, char *ori
         free(origin);
         if (!time_parse_duration_ms(value, &ms) || ms <= 0) {
             *cause =
-                xasprintf("%s: '%s' is not a duration (\"24h\", \"90m\", \"3600\")", key, value);
+                xasprintf(_("%s: '%s' is not a duration (\"24h\", \"90m\", \"3600\")"), key, value);
             return -1;
         }
         c->slurm_bench_max_age_ms = ms;
@@ -242,7 +243,7 @@ static int apply(struct config *c, const char *key, const char *value, char *ori
         free(origin);
         /* an absolute directory, or "off": a relative one would depend on where it runs */
         if (value[0] != '/' && strcmp(value, "off") != 0) {
-            *cause = xasprintf("%s: '%s' is not an absolute directory or 'off'", key, value);
+            *cause = xasprintf(_("%s: '%s' is not an absolute directory or 'off'"), key, value);
             return -1;
         }
         free(c->state_dir);
@@ -257,7 +258,7 @@ static int apply(struct config *c, const char *key, const char *value, char *ori
     }
     if (*value == '\0') {
         free(origin);
-        *cause = xasprintf("%s: no value", key);
+        *cause = xasprintf(_("%s: no value"), key);
         return -1;
     }
     if (thresholds_set(&c->rules.th, id, value, origin, cause) != 0) {
@@ -309,7 +310,7 @@ static int section_line(const char *line, const char **section, char **cause)
     if (line[len - 1] != ']') {
         char *shown = str_excerpt(line, QUOTE_MAX);
 
-        *cause = xasprintf("expected '[section]', got '%s'", shown);
+        *cause = xasprintf(_("expected '[section]', got '%s'"), shown);
         free(shown);
         return -1;
     }
@@ -318,7 +319,7 @@ static int section_line(const char *line, const char **section, char **cause)
     if (strcmp(str_ltrim(name), PROFILE_SECTION) != 0) {
         char *shown = str_excerpt(str_ltrim(name), QUOTE_MAX);
 
-        *cause = xasprintf("unknown section '[%s]' (the only section is [profile])", shown);
+        *cause = xasprintf(_("unknown section '[%s]' (the only section is [profile])"), shown);
         free(shown);
         free(name);
         return -1;
@@ -365,7 +366,7 @@ int config_parse(struct config *c, const char *text, const char *name, char **ca
         if (eq == NULL) {
             char *shown = str_excerpt(key, QUOTE_MAX);
 
-            *cause = xasprintf("%s:%d: expected 'key = value', got '%s'", name, lineno, shown);
+            *cause = xasprintf(_("%s:%d: expected 'key = value', got '%s'"), name, lineno, shown);
             free(shown);
             free(line);
             return -1;
@@ -374,7 +375,7 @@ int config_parse(struct config *c, const char *text, const char *name, char **ca
         value = (char *)str_ltrim(eq + 1);
         str_rtrim(key);
         if (*key == '\0') {
-            *cause = xasprintf("%s:%d: no key before '='", name, lineno);
+            *cause = xasprintf(_("%s:%d: no key before '='"), name, lineno);
             free(line);
             return -1;
         }
@@ -402,7 +403,7 @@ static char *nul_error(const char *path, const char *text)
         lineno++;
         line = nl + 1;
     }
-    return xasprintf("%s:%d:%zu: a NUL byte: not a text file", path, lineno, strlen(line) + 1);
+    return xasprintf(_("%s:%d:%zu: a NUL byte: not a text file"), path, lineno, strlen(line) + 1);
 }
 
 int config_load(struct config *c, const char *path, bool optional, char **cause)
@@ -421,7 +422,7 @@ int config_load(struct config *c, const char *path, bool optional, char **cause)
         if (optional && n == -ENOENT)
             return 0;
         *cause = xasprintf("%s: %s", path,
-                           n == -EFBIG ? "larger than 1 MiB, the most a config file may hold"
+                           n == -EFBIG ? _("larger than 1 MiB, the most a config file may hold")
                                        : strerror((int)-n));
         return -1;
     }
@@ -442,7 +443,7 @@ int config_set(struct config *c, const char *assignment, char **cause)
     if (eq == NULL) {
         char *shown = str_excerpt(assignment, QUOTE_MAX);
 
-        *cause = xasprintf("--set: expected key=value, got '%s'", shown);
+        *cause = xasprintf(_("--set: expected key=value, got '%s'"), shown);
         free(shown);
         free(copy);
         return -1;

@@ -1,5 +1,6 @@
 #include "rules/profile.h"
 #include "nvml/nvml-abi.h"
+#include "util/i18n.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
@@ -92,14 +93,14 @@ int profile_set(struct profile *p, int id, const char *value, const char *origin
     int64_t n;
 
     if (*value == '\0') {
-        *cause = xasprintf("%s: no value", k->name);
+        *cause = xasprintf(_("%s: no value"), k->name);
         return -1;
     }
     if (k->type == PROFILE_INT) {
         if (!str_to_i64(value, 10, &n) || n < k->min || n > k->max) {
             char *shown = str_excerpt(value, 60);
 
-            *cause = xasprintf("%s: '%s' is not a whole number from %" PRId64 " to %" PRId64,
+            *cause = xasprintf(_("%s: '%s' is not a whole number from %" PRId64 " to %" PRId64),
                                k->name, shown, k->min, k->max);
             free(shown);
             return -1;
@@ -109,7 +110,8 @@ int profile_set(struct profile *p, int id, const char *value, const char *origin
         if (!str_is_one_line(value, SIZE_MAX)) {
             char *shown = str_excerpt(value, 60);
 
-            *cause = xasprintf("%s: '%s' has control characters or is not UTF-8", k->name, shown);
+            *cause =
+                xasprintf(_("%s: '%s' has control characters or is not UTF-8"), k->name, shown);
             free(shown);
             return -1;
         }
@@ -147,14 +149,14 @@ char *profile_unquote(const char *value, char **cause)
     }
     *o = '\0';
     if (*p != '"') {
-        *cause = xstrdup("a quote that does not end");
+        *cause = xstrdup(_("a quote that does not end"));
         free(out);
         return NULL;
     }
     if (*str_ltrim(p + 1) != '\0') {
         char *shown = str_excerpt(str_ltrim(p + 1), 60);
 
-        *cause = xasprintf("'%s' after the closing quote", shown);
+        *cause = xasprintf(_("'%s' after the closing quote"), shown);
         free(shown);
         free(out);
         return NULL;
@@ -554,10 +556,10 @@ struct profile *profile_from_facts(const struct profile_facts *f, char ***notes,
             continue;
         any = true;
         if (!same)
-            note(notes, n_notes, "%s: the GPUs differ; the most common value, %s, is saved",
+            note(notes, n_notes, _("%s: the GPUs differ; the most common value, %s, is saved"),
                  profile_keys[k].name, best);
         if (profile_set(p, k, best, NULL, &cause) != 0) {
-            note(notes, n_notes, "%s: not saved: %s", profile_keys[k].name, cause);
+            note(notes, n_notes, _("%s: not saved: %s"), profile_keys[k].name, cause);
             free(cause);
             cause = NULL;
         }
@@ -570,7 +572,7 @@ struct profile *profile_from_facts(const struct profile_facts *f, char ***notes,
             continue;
         snprintf(buf, sizeof(buf), "%" PRId64, x);
         if (profile_set(p, k, buf, NULL, &cause) != 0) {
-            note(notes, n_notes, "%s: not saved: %s", profile_keys[k].name, cause);
+            note(notes, n_notes, _("%s: not saved: %s"), profile_keys[k].name, cause);
             free(cause);
             cause = NULL;
         }
@@ -579,7 +581,7 @@ struct profile *profile_from_facts(const struct profile_facts *f, char ***notes,
         const char *t = node_text(f, k);
 
         if (t != NULL && profile_set(p, k, t, NULL, &cause) != 0) {
-            note(notes, n_notes, "%s: not saved: %s", profile_keys[k].name, cause);
+            note(notes, n_notes, _("%s: not saved: %s"), profile_keys[k].name, cause);
             free(cause);
             cause = NULL;
         }

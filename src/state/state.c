@@ -1,6 +1,7 @@
 /* The state file: where it lives, reading it safely, merging what a run saw, locked updates. */
 #include "state/state.h"
 #include "util/fileio.h"
+#include "util/i18n.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -650,7 +651,7 @@ int state_dir_make(const char *dir, char **cause)
             continue;
         *q = '\0';
         if (mkdir(p, end ? mode : 0755) != 0 && errno != EEXIST) {
-            *cause = xasprintf("cannot create %s: %s", p, strerror(errno));
+            *cause = xasprintf(_("cannot create %s: %s"), p, strerror(errno));
             rc = -1;
         }
         if (end)
@@ -672,21 +673,21 @@ static int lock_dir(const char *dir, int64_t wait_ms, char **cause)
 
     fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
-        *cause = xasprintf("cannot open %s: %s", path, strerror(errno));
+        *cause = xasprintf(_("cannot open %s: %s"), path, strerror(errno));
         free(path);
         return -1;
     }
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) || (sb.st_uid != geteuid() && sb.st_uid != 0)) {
-        *cause = xasprintf("%s: not a file of this user's; not used", path);
+        *cause = xasprintf(_("%s: not a file of this user's; not used"), path);
         goto fail;
     }
     while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         if (errno != EWOULDBLOCK && errno != EINTR) {
-            *cause = xasprintf("cannot lock %s: %s", path, strerror(errno));
+            *cause = xasprintf(_("cannot lock %s: %s"), path, strerror(errno));
             goto fail;
         }
         if (time_mono_ms() >= until) {
-            *cause = xasprintf("%s: another gpudoctor held the lock for %.1fs", path,
+            *cause = xasprintf(_("%s: another gpudoctor held the lock for %.1fs"), path,
                                (double)wait_ms / 1000.0);
             goto fail;
         }

@@ -1,4 +1,5 @@
 #include "util/fileio.h"
+#include "util/i18n.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -221,14 +222,14 @@ static int write_special(const char *path, const char *data, size_t len, char **
     int err;
 
     if (fd < 0) {
-        *cause = xasprintf("cannot open %s: %s", path, strerror(errno));
+        *cause = xasprintf(_("cannot open %s: %s"), path, strerror(errno));
         return -1;
     }
     err = write_all(fd, data, len);
     if (close(fd) != 0 && err == 0)
         err = -errno;
     if (err != 0) {
-        *cause = xasprintf("cannot write %s: %s", path, strerror(-err));
+        *cause = xasprintf(_("cannot write %s: %s"), path, strerror(-err));
         return -1;
     }
     return 0;
@@ -248,8 +249,8 @@ int file_write_atomic(const char *path, const char *data, size_t len, mode_t mod
      * or write into what it names (/etc/shadow, a disk).
      */
     if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0) {
-        *cause = xasprintf("%s is a symbolic link of uid %u, not of uid %u who runs this: not "
-                           "followed (give the file itself, or remove the link)",
+        *cause = xasprintf(_("%s is a symbolic link of uid %u, not of uid %u who runs this: not "
+                             "followed (give the file itself, or remove the link)"),
                            path, (unsigned)st.st_uid, (unsigned)geteuid());
         return -1;
     }
@@ -272,7 +273,7 @@ int file_write_atomic(const char *path, const char *data, size_t len, mode_t mod
     pthread_sigmask(SIG_BLOCK, &stop, &old);
     fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0) {
-        *cause = xasprintf("cannot create a file beside %s: %s", path, strerror(errno));
+        *cause = xasprintf(_("cannot create a file beside %s: %s"), path, strerror(errno));
         goto out;
     }
     err = write_all(fd, data, len);
@@ -281,12 +282,12 @@ int file_write_atomic(const char *path, const char *data, size_t len, mode_t mod
     if (close(fd) != 0 && err == 0)
         err = -errno;
     if (err != 0) {
-        *cause = xasprintf("cannot write %s: %s", path, strerror(-err));
+        *cause = xasprintf(_("cannot write %s: %s"), path, strerror(-err));
         unlink(tmp);
         goto out;
     }
     if (rename(tmp, target) != 0) {
-        *cause = xasprintf("cannot rename %s to %s: %s", tmp, target, strerror(errno));
+        *cause = xasprintf(_("cannot rename %s to %s: %s"), tmp, target, strerror(errno));
         unlink(tmp);
         goto out;
     }
@@ -304,16 +305,16 @@ static char *refusal(const struct stat *st)
     if (S_ISCHR(st->st_mode))
         return NULL;
     if (!S_ISREG(st->st_mode) && !S_ISFIFO(st->st_mode))
-        return xstrdup(S_ISDIR(st->st_mode)   ? "is a directory"
-                       : S_ISBLK(st->st_mode) ? "is a block device, not a file"
-                                              : "is not a regular file");
+        return xstrdup(S_ISDIR(st->st_mode)   ? _("is a directory")
+                       : S_ISBLK(st->st_mode) ? _("is a block device, not a file")
+                                              : _("is not a regular file"));
     if (st->st_uid != geteuid())
-        return xasprintf("belongs to uid %u, not to uid %u who runs this: remove it first, or "
-                         "give a new file",
+        return xasprintf(_("belongs to uid %u, not to uid %u who runs this: remove it first, or "
+                           "give a new file"),
                          (unsigned)st->st_uid, (unsigned)geteuid());
     if (S_ISREG(st->st_mode) && st->st_nlink != 1)
-        return xasprintf("has %ju names (hard links): one could be a file that must not be "
-                         "overwritten; give a new file",
+        return xasprintf(_("has %ju names (hard links): one could be a file that must not be "
+                           "overwritten; give a new file"),
                          (uintmax_t)st->st_nlink);
     return NULL;
 }
@@ -338,10 +339,10 @@ int file_open_private(const char *path, char **why)
         int e = errno;
 
         if (e == ELOOP)
-            *why = xstrdup("is a symbolic link: give the file itself (a link could point "
-                           "anywhere)");
+            *why = xstrdup(_("is a symbolic link: give the file itself (a link could point "
+                             "anywhere)"));
         else if (e == ENXIO)
-            *why = xstrdup("is a FIFO that nobody reads");
+            *why = xstrdup(_("is a FIFO that nobody reads"));
         else
             *why = xstrdup(strerror(e));
         return -1;
@@ -378,7 +379,7 @@ int sysroot_open(struct sysroot *root, const char *path, char **cause)
 {
     root->fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (root->fd < 0) {
-        *cause = xasprintf("cannot open root directory %s: %s", path, strerror(errno));
+        *cause = xasprintf(_("cannot open root directory %s: %s"), path, strerror(errno));
         root->path = NULL;
         return -1;
     }

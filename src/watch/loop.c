@@ -5,6 +5,7 @@
  * recording finished by the ordinary code path on SIGINT, SIGTERM and SIGHUP.
  */
 #include "serve/serve.h"
+#include "util/i18n.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 #include "watch/recording.h"
@@ -118,7 +119,7 @@ static void record(struct core *c, const struct snapshot *s, const struct sample
         c->rec = NULL;
         return;
     }
-    set_msg(&c->record_msg, xasprintf("recording to %s: %" PRIu64 " lines", c->o->record_path,
+    set_msg(&c->record_msg, xasprintf(_("recording to %s: %" PRIu64 " lines"), c->o->record_path,
                                       recorder_lines(c->rec)));
 }
 
@@ -140,7 +141,7 @@ static void alert(struct core *c, const struct snapshot *s, const struct sample 
         set_msg(&c->shown_error, xstrdup(err));
     }
     set_msg(&c->alert_msg,
-            xasprintf("alerts: %zu firing, %" PRIu64 " fired, %" PRIu64 " cleared%s%s",
+            xasprintf(_("alerts: %zu firing, %" PRIu64 " fired, %" PRIu64 " cleared%s%s"),
                       alert_engine_firing(c->alerts), st.fired, st.cleared, err ? "; " : "",
                       err ? err : ""));
 }
@@ -215,7 +216,7 @@ static int core_init(struct core *c, const struct watch_opts *o)
             free(cause);
             return -1;
         }
-        c->record_msg = xasprintf("recording to %s", o->record_path);
+        c->record_msg = xasprintf(_("recording to %s"), o->record_path);
     }
     if (o->n_alerts > 0) {
         char host[256] = "";
@@ -284,7 +285,7 @@ int watch_run(const struct watch_opts *o)
         return 3;
     }
     if (signals_setup() != 0) {
-        fprintf(stderr, "gpudoctor watch: cannot create a pipe: %s\n", strerror(errno));
+        fprintf(stderr, _("gpudoctor watch: cannot create a pipe: %s\n"), strerror(errno));
         core_free(&c);
         return 3;
     }

@@ -1,5 +1,6 @@
 #include "watch/recording.h"
 #include "util/fileio.h"
+#include "util/i18n.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
@@ -104,7 +105,7 @@ static int write_line(struct recorder *r, json_t *j, char **cause)
         /* A pipe or a full disk: keep the file a recording, then stop writing to it. */
         if (off > 0 && ftruncate(r->fd, r->written) == 0)
             (void)lseek(r->fd, r->written, SEEK_SET);
-        *cause = xasprintf("recording to %s stopped: %s", r->path, strerror(err));
+        *cause = xasprintf(_("recording to %s stopped: %s"), r->path, strerror(err));
         close(r->fd);
         r->fd = -1;
         return -1;

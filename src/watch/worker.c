@@ -7,6 +7,7 @@
 #include "collect/nvml-lib.h"
 #include "collect/nvml-session.h"
 #include "state/state.h"
+#include "util/i18n.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 #include "watch/watch.h"
@@ -133,7 +134,7 @@ static void with_state(struct watch_worker *w, struct snapshot *s)
     collect_state(s, w->rec.dir);
     rc = state_recorder_record(&w->rec, s, time_real_ms(), &cause);
     if (rc < 0 && !w->rec.failing)
-        fprintf(stderr, "gpudoctor watch: note: the state file was not updated: %s\n", cause);
+        fprintf(stderr, _("gpudoctor watch: note: the state file was not updated: %s\n"), cause);
     if (rc != 0)
         w->rec.failing = rc < 0;
     free(cause);
@@ -218,7 +219,7 @@ struct watch_worker *watch_worker_start(const struct collect_opts *co, int64_t i
     for (size_t i = 0; i < sizeof(refresh) / sizeof(refresh[0]); i++)
         w->last_ms[i] = -1;
     if (pipe2(w->pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
-        *cause = xasprintf("cannot create a pipe: %s", strerror(errno));
+        *cause = xasprintf(_("cannot create a pipe: %s"), strerror(errno));
         free(w);
         return NULL;
     }
@@ -233,7 +234,7 @@ struct watch_worker *watch_worker_start(const struct collect_opts *co, int64_t i
     rc = pthread_create(&w->thread, NULL, run, w);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0) {
-        *cause = xasprintf("cannot start the collection thread: %s", strerror(rc));
+        *cause = xasprintf(_("cannot start the collection thread: %s"), strerror(rc));
         pthread_cond_destroy(&w->wake);
         pthread_mutex_destroy(&w->lock);
         close(w->pipe[0]);
