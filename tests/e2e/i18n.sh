@@ -248,5 +248,19 @@ cmp -s "$tmp/help.langc" "$tmp/help.c" || bad "LANGUAGE=zh_CN under LANG=C chang
 LANGUAGE=zh_CN LOCPATH="$tmp" LANG=C "$GPUDOCTOR" check --from "$tmp/snap.json" --width 80 >"$tmp/c.txt"
 head -1 "$tmp/c.txt" | grep -q '^4 critical, 7 warnings - ' || bad "LANG=C verdict: $(head -1 "$tmp/c.txt")"
 
+# ---- errors formed in lower layers, said in Chinese (config file, state directory, profile save,
+# help); the English of each stays as it was (tests/e2e/config*.sh, profile.sh, state-*.sh)
+printf 'tmep_warn = 80\n[foo]\n' >"$tmp/bad.conf"
+GPUDOCTOR_CONFIG="$tmp/bad.conf" zh "$GPUDOCTOR" check --from "$tmp/snap.json" >/dev/null 2>"$tmp/err.zh"
+grep -q "^gpudoctor check: $tmp/bad.conf:1: 未知的键 'tmep_warn'（" "$tmp/err.zh" || bad "zh_CN config error: $(head -2 "$tmp/err.zh")"
+touch "$tmp/notdir"
+GPUDOCTOR_CONFIG=/dev/null GPUDOCTOR_NVML_LIB="$SIM_LIB" NVML_SIM_SCENARIO="$SRC/tests/scenarios/troubled-8xh100/scenario.json" \
+    zh "$GPUDOCTOR" check --root "$SRC/tests/scenarios/troubled-8xh100/root" --window 0 --state-dir "$tmp/notdir/s" >/dev/null 2>"$tmp/err.zh"
+grep -q "^gpudoctor check: 注意：状态文件未更新：无法创建 $tmp/notdir/s：" "$tmp/err.zh" || bad "zh_CN state-dir error: $(head -2 "$tmp/err.zh")"
+zh "$GPUDOCTOR" profile save --from "$SRC/tests/scenarios/profile-deviations/snapshot.json" -o "$tmp/dev.conf" 2>"$tmp/err.zh"
+grep -q '^gpudoctor profile: vbios_version：各 GPU 不一致；保存最常见的值 96.00.89.00.01$' "$tmp/err.zh" || bad "zh_CN profile save note: $(head -2 "$tmp/err.zh")"
+zh "$GPUDOCTOR" help a b 2>"$tmp/err.zh" && bad "help a b succeeded"
+grep -qx 'gpudoctor help: 最多给出一个命令' "$tmp/err.zh" || bad "zh_CN help a b: $(head -2 "$tmp/err.zh")"
+
 [ "$fail" = 0 ] && echo "translations: $n_po catalogue(s) complete; zh_CN report and help laid out; JSON unchanged"
 exit "$fail"
