@@ -25,7 +25,9 @@ static int procs_extent(const struct tui *t, char *buf, size_t size, size_t top,
 
     if (n <= shown)
         return snprintf(buf, size, "(%zu)", n);
-    w = snprintf(buf, size, "%zu-%zu of %zu ", top + 1, end, n);
+    w = snprintf(buf, size, _("%zu-%zu of %zu "), top + 1, end, n);
+    if (w < 0 || (size_t)w >= size)
+        return 0;
     if (top > 0 && end < n)
         snprintf(buf + w, size - (size_t)w, "%s", t->utf8 ? "↕" : "^v");
     else
@@ -33,7 +35,7 @@ static int procs_extent(const struct tui *t, char *buf, size_t size, size_t top,
                  top > 0   ? (t->utf8 ? "↑" : "^")
                  : t->utf8 ? "↓"
                            : "v");
-    return w + (top > 0 && end < n && !t->utf8 ? 2 : 1);
+    return (int)render_width(buf, strlen(buf));
 }
 
 static struct prow *prow_for(struct tui *t, size_t *cap, int32_t pid)

@@ -41,6 +41,16 @@ for n, line in enumerate(text.split("\n"), 1):
 PY
 # The GPU table is unchanged by the language: every GPU's row, its numbers in the C format.
 [ "$(grep -Ec '^ +[0-7] +[0-9]+% .*GiB' "$TMP/screen")" -ge 4 ] || { fail "the GPU rows are not laid out"; dump; }
+# The tables' heads, the findings pane and the key hints in Chinese too, at the English columns.
+grep -Eq '^GPU 负载 +显存 +温度 +功耗 +SM MHz 降频原因' "$TMP/screen" || { fail "the GPU table's heads are not in Chinese"; dump; }
+grep -Eq '^[ ▶] *问题 第 1-[0-9]+ 条，共 [0-9]+ 条' "$TMP/screen" || { fail "the findings pane's title is not in Chinese"; dump; }
+grep -Eq '^>严重  proc\.stopped-holder' "$TMP/screen" || { fail "the severity tag is not in Chinese"; dump; }
+grep -Eq 'FINDINGS|CRIT |WARN |j/k select|USER|STATE' "$TMP/screen" && { fail "the screen keeps English labels"; dump; }
+grep -Eq '^[ ▶]PID +用户 +GPU +显存\* +SM% +CPU% 状态 +时长  命令' "$TMP/screen" ||
+    { fail "the process list's heads are not in Chinese"; dump; }
+grep -Eq '^[> ]39104   alice     3      78\.7 GiB    0 +[0-9-]+ 停止 ' "$TMP/screen" ||
+    { fail "the stopped process's state is not in Chinese, at its column"; dump; }
+grep -Eq '^\[(进程|问题)\] j/k 选择  ' "$TMP/screen" || { fail "the key hints are not in Chinese"; dump; }
 keys q
 wait_for 'EXITED rc=0' 10 || { fail "q did not end watch with status 0"; dump; }
 [ ! -s "$TMP/stderr" ] || fail "stderr: $(head -c 300 "$TMP/stderr")"
