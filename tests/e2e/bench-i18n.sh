@@ -161,7 +161,7 @@ labels = [m.group(1) for m in (re.match(r"^  (\S(?:.*?\S)?)  +(?=\S)", l) for l 
 need(len(labels) >= 20, "figure lines: %r" % labels)
 for lab in labels:
     need(lab.startswith("GEMM") or wide(lab), "label %r" % lab)
-need(any("固定内存" in l and "可分页内存" in l for l in z), "pinned and pageable")
+need(any("锁页内存" in l and "可分页内存" in l for l in z), "pinned and pageable")
 need(any(l.startswith("  校验和") for l in z), "checksum")
 need(any(l.startswith("  ") and "NUMA" in l and wide(l) for l in z), "host buffer")
 need(all(wide(l) for l in z if l.startswith("GPU 0 ->") or "GPU 0 -> GPU 1" in l), "peer line")
