@@ -1,6 +1,7 @@
 #include "util/i18n.h"
 #include "util/xalloc.h"
 
+#include <ctype.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <stdlib.h>
@@ -34,6 +35,29 @@ void i18n_init(void)
 bool i18n_active(void)
 {
     return active;
+}
+
+const char *i18n_language(void)
+{
+    static char tag[32];
+    const char *h, *p;
+    size_t n = 0;
+
+    if (!active)
+        return "en";
+    if (tag[0])
+        return tag;
+    h = dgettext(I18N_DOMAIN, "");
+    p = strstr(h, "\nLanguage: ");
+    if (p == NULL && strncmp(h, "Language: ", 10) == 0)
+        p = h - 1;
+    if (p == NULL)
+        return "en";
+    /* "zh_CN", "zh_CN.UTF-8", "sr@latin": letters and digits, '_' as '-', up to the rest */
+    for (p += 11; n + 1 < sizeof(tag) && (isalnum((unsigned char)*p) || *p == '_'); p++)
+        tag[n++] = *p == '_' ? '-' : *p;
+    tag[n] = '\0';
+    return n ? tag : "en";
 }
 
 char *i18n_vformat(const char *fmt, va_list ap)

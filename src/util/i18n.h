@@ -30,6 +30,13 @@ void i18n_init(void);
 bool i18n_active(void);
 
 /*
+ * The language of the text for people as a BCP 47 tag, for HTML's lang attribute: the
+ * catalogue's own ("zh-CN" from its header's "Language: zh_CN") when a translation is in use,
+ * "en" otherwise.
+ */
+const char *i18n_language(void);
+
+/*
  * The translation of fmt formatted with ap (the caller frees it), or NULL when no translation is
  * in use or fmt has none: for text kept in both languages, the English for machines beside this.
  * msgfmt --check holds every translation's conversions to its msgid's (tests/e2e/i18n.sh).
