@@ -311,5 +311,9 @@ json_t *fleet_to_json(const struct fleet *fl, int status);
 char *fleet_html(const struct fleet *fl, int status);
 /* A value as text with its unit: "1980 MHz", "x16", "550.54.15", "?" when unknown. */
 void fleet_value_text(char *buf, size_t size, int metric, const struct fleet_value *v);
+/* The same for people: the units that are words ("lanes") in the locale's language. */
+void fleet_value_people(char *buf, size_t size, int metric, const struct fleet_value *v);
+/* A profile deviation (r->dev) for people, in the locale's language; the caller frees it. */
+char *fleet_deviation_people(const struct fleet_node *n, const struct fleet_reason *r);
 
 #endif

@@ -116,8 +116,7 @@ static const char *unit_text(const char *unit)
     return unit;
 }
 
-/* fleet_value_text with the unit for people. */
-static void value_people(char *buf, size_t size, int m, const struct fleet_value *v)
+void fleet_value_people(char *buf, size_t size, int m, const struct fleet_value *v)
 {
     const struct fleet_metric *mt = &fleet_metrics[m];
 
@@ -125,6 +124,21 @@ static void value_people(char *buf, size_t size, int m, const struct fleet_value
         fleet_value_text(buf, size, m, v);
     else
         snprintf(buf, size, "%.10g%s%s", v->num, *mt->unit ? " " : "", unit_text(mt->unit));
+}
+
+char *fleet_deviation_people(const struct fleet_node *n, const struct fleet_reason *r)
+{
+    const struct profile_deviation *d = r->dev;
+
+    /* TRANSLATORS: a deviation from the --profile: the GPU, the key, the value found, the
+       profile's file, the value it expects */
+    if (d->gpu >= 0)
+        return xasprintf(_("GPU %d %s %s, the profile (%s) expects %s"), (int)d->gpu, r->id,
+                         d->found, n->profile, d->expected);
+    /* TRANSLATORS: the same for the node as a whole: the key, the value found, the profile's
+       file, the value it expects */
+    return xasprintf(_("%s %s, the profile (%s) expects %s"), r->id, d->found, n->profile,
+                     d->expected);
 }
 
 /* The severity of a line of evidence, in its colour, padded to 8 columns, then a blank. */
@@ -147,7 +161,7 @@ static void reason_line(FILE *out, const struct fleet_node *n, const struct flee
     if (r->kind == FLEET_BY_METRIC) {
         const struct fleet_metric *mt = &fleet_metrics[r->metric];
 
-        value_people(mine, sizeof(mine), r->metric, r->value);
+        fleet_value_people(mine, sizeof(mine), r->metric, r->value);
         if (r->value->gpu >= 0)
             snprintf(gpu, sizeof(gpu), " (GPU %d)", (int)r->value->gpu);
         if (mt->kind == FLEET_NUMBER) {
@@ -181,20 +195,10 @@ static void reason_line(FILE *out, const struct fleet_node *n, const struct flee
         fprintf(out, _("finding %s: %s (%zu of %zu nodes have it)"), r->id, title, r->agree, r->of);
         fputc('\n', out);
     } else if (r->dev != NULL) {
-        const struct profile_deviation *d = r->dev;
+        char *text = fleet_deviation_people(n, r);
 
-        fputs(_("profile: "), out);
-        /* TRANSLATORS: a deviation from the --profile: the GPU, the key, the value found, the
-           profile's file, the value it expects */
-        if (d->gpu >= 0)
-            fprintf(out, _("GPU %d %s %s, the profile (%s) expects %s"), (int)d->gpu, r->id,
-                    d->found, n->profile, d->expected);
-        else
-            /* TRANSLATORS: the same for the node as a whole: the key, the value found, the
-               profile's file, the value it expects */
-            fprintf(out, _("%s %s, the profile (%s) expects %s"), r->id, d->found, n->profile,
-                    d->expected);
-        fputc('\n', out);
+        fprintf(out, "%s%s\n", _("profile: "), text);
+        free(text);
     } else {
         fprintf(out, "%s%s\n", _("profile: "), r->text);
     }
