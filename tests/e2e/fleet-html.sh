@@ -6,7 +6,10 @@
 #    per node in each, the red dots exactly the nodes that are outliers on that figure;
 #  - a screenshot: the outliers' red dots and highlighted rows are on the picture (pixels of
 #    their colours), and a fleet without outliers shows none;
-#  - a host name that is HTML (and "</script>") stays text: no element made from it.
+#  - a host name that is HTML (and "</script>") stays text: no element made from it;
+#  - the page under zh_CN.UTF-8 (the build's catalogue): lang="zh-CN", its headings, table heads,
+#    words and the script's plot headings rendered in Chinese, the same rows and dots as the
+#    English page, no English label left.
 # Skipped (77) without chromium.
 # ctest: timeout 300
 set -uo pipefail
@@ -15,7 +18,8 @@ command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; 
 CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$CHROMIUM" ] || { echo "SKIP: chromium is not installed (scripts/deps.sh test)"; exit 77; }
 : "${GPUDOCTOR:?}" "${SRC:?}"
-export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1
+unset LC_ALL LC_MESSAGES LANGUAGE
+export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 LANG=C.UTF-8
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failures=0
@@ -169,6 +173,70 @@ dots=$(cat "$tmp/red-dots" 2>/dev/null || echo 0)
 [ "$yellow" -ge 3000 ] || fail "screenshot: $yellow pixels of outlier yellow, not three highlighted rows"
 blue=$(pixels "$tmp/fleet.png" 74 123 208)
 [ "$blue" -ge 200 ] || fail "screenshot: $blue pixels of the healthy nodes' blue: the plots are not drawn"
+
+# The same fleet's page in Simplified Chinese (docs/i18n.md): lang="zh-CN", and what chromium
+# renders, the script's plot headings included, is Chinese where it is text for people, with the
+# same rows, plots and red dots as the English page; the host name's markup stays text.
+zhloc=$tmp/locale
+mkdir -p "$zhloc"
+if [ -d "${BUILD:-}/locale/zh_CN" ] && localedef -i zh_CN -f UTF-8 "$zhloc/zh_CN.UTF-8" 2>/dev/null; then
+    LOCPATH=$zhloc GPUDOCTOR_LOCALEDIR=$BUILD/locale LANG=zh_CN.UTF-8 \
+        "$GPUDOCTOR" fleet --html "$tmp/zh.html" "$tmp/fleet" >/dev/null
+    browser --dump-dom "file://$tmp/zh.html" >"$tmp/zh-dom.html"
+    python3 - "$tmp/zh-dom.html" "$tmp/dom.html" >"$tmp/zh-dom.out" <<'PY'
+import re, sys
+from html.parser import HTMLParser
+class Text(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.html, self.tags, self.text, self.dots, self.red, self.rows = {}, [], {}, 0, 0, 0
+        self.injected = False
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "html": self.html = a
+        if tag == "img" or a.get("id") == "injected": self.injected = True
+        if tag == "circle":
+            self.dots += 1
+            self.red += "outlier" in (a.get("class") or "").split()
+        if tag == "tr" and "node" in (a.get("class") or "").split(): self.rows += 1
+        if tag not in ("meta", "br", "input", "link", "img"): self.tags.append(tag)
+    def handle_endtag(self, tag):
+        if tag in self.tags:
+            while self.tags.pop() != tag: pass
+    def handle_data(self, data):
+        if self.tags and data.strip(): self.text.setdefault(self.tags[-1], []).append(data.strip())
+zh, en = Text(), Text()
+zh.feed(open(sys.argv[1]).read())
+en.feed(open(sys.argv[2]).read())
+t = lambda p, tag: p.text.get(tag, [])
+bad = []
+if zh.html.get("lang") != "zh-CN": bad.append("lang %r" % zh.html.get("lang"))
+if en.html.get("lang") != "en": bad.append("English page: lang %r" % en.html.get("lang"))
+if t(zh, "title")[:1] != ["gpudoctor fleet：60 个节点，3 个离群节点"]: bad.append("title %s" % t(zh, "title")[:1])
+if t(zh, "h2") != ["离群节点（最严重的在前）", "分布图", "节点"]: bad.append("headings %s" % t(zh, "h2"))
+if t(zh, "th") != ["排名", "节点", "型号", "卡数", "检查", "结论", "原因"]: bad.append("table heads %s" % t(zh, "th"))
+if t(zh, "h3") != ["NVIDIA H100 80GB HBM3（60 个节点）"]: bad.append("plot headings %s" % t(zh, "h3"))
+if t(en, "h3") != ["NVIDIA H100 80GB HBM3 (60 nodes)"]: bad.append("English plot headings %s" % t(en, "h3"))
+if not any(x.startswith("60 个节点，1 种 GPU 型号：") for x in t(zh, "p")): bad.append("summary %s" % t(zh, "p")[:1])
+if not set(t(zh, "td")) >= {"健康", "正常", "离群节点"}: bad.append("no Chinese check or verdict in the table")
+if not set(t(zh, "span")) <= {"严重", "告警", "提示"}: bad.append("severities %s" % sorted(set(t(zh, "span"))))
+words = " ".join(x for k in ("h2", "h3", "th", "td", "span", "li", "b", "p", "title") for x in t(zh, k))
+for english in ("Outliers", "Plots", "Nodes", "nodes", "rank", "verdict", "healthy", "outlier",
+                "group median", "Exit status", "critical", "warning"):
+    if re.search(r"\b%s\b" % english, words): bad.append("English left: %r" % english)
+if (zh.rows, zh.dots, zh.red) != (en.rows, en.dots, en.red):
+    bad.append("rows, dots, red dots %s, English %s" % ((zh.rows, zh.dots, zh.red), (en.rows, en.dots, en.red)))
+if zh.injected: bad.append("the markup in a host name became an element")
+if not any(x.startswith("evil</script>") for x in t(zh, "td")): bad.append("the markup host name is not shown as text")
+print("\n".join(bad))
+PY
+    while read -r line; do [ -n "$line" ] && fail "zh_CN DOM: $line"; done <"$tmp/zh-dom.out"
+    browser --window-size=1100,3000 --screenshot="$tmp/zh.png" "file://$tmp/zh.html" >/dev/null
+    red=$(pixels "$tmp/zh.png" 208 48 30)
+    [ "$red" -ge $((dots * 40)) ] || fail "zh_CN screenshot: $red pixels of outlier red, not $dots red dots"
+else
+    echo "note: the zh_CN page not rendered (no build/locale, or localedef failed)"
+fi
 
 # A fleet without outliers: no red, no yellow on the picture
 mkdir "$tmp/clean"

@@ -6,6 +6,8 @@
 # Chinese character takes two), a Chinese host name cut to its 25 columns; the units that are
 # words and the finding titles follow the language while figure names, rule ids and numbers stay
 # as they are; --json is byte-identical to LANG=C's. Under LANG=C the report stays English.
+# The page (--html) says lang="zh-CN" and its fixed text is Chinese, lang="en" and English under
+# LANG=C; the data its script reads and every value's escaping do not change.
 # Needs the zh_CN catalogue to hold fleet's text (po/zh_CN.po).
 set -uo pipefail
 : "${GPUDOCTOR:?}" "${SRC:?}" "${BUILD:?}"
@@ -119,5 +121,40 @@ if bad:
     sys.exit(1)
 PY
 
+# The page (--html), from the same fleet with a host name that is markup: <html lang> is the
+# language used, its headings, labels and words are Chinese under zh_CN.UTF-8 and English under
+# LANG=C, the data its script reads is the same in both, and values stay escaped.
+cp -r "$tmp/in" "$tmp/html-in"
+jq '.hostname = "<img id=\"x\" src=y>&amp;\"q'"'"'"' "$tmp/in/node0003.json" >"$tmp/html-in/node0003.json"
+hargs=(fleet --profile "$tmp/profile.conf" "$tmp/html-in")
+LANG=C "$GPUDOCTOR" "${hargs[@]}" --html "$tmp/c.html" >/dev/null 2>&1
+zh "$GPUDOCTOR" "${hargs[@]}" --html "$tmp/zh.html" >/dev/null 2>&1
+[ -s "$tmp/zh.html" ] || fail "zh_CN: no page written"
+grep -q '^<html lang="en">' "$tmp/c.html" || fail "LANG=C page: $(grep -o '<html[^>]*>' "$tmp/c.html")"
+grep -q '^<html lang="zh-CN">' "$tmp/zh.html" || fail "zh_CN page: $(grep -o '<html[^>]*>' "$tmp/zh.html")"
+for want in '<title>gpudoctor fleet：40 个节点，10 个离群节点</title>' \
+    '<p id="summary">40 个节点，1 种 GPU 型号：<b>10 个离群节点</b>（2 个严重）。退出状态 2。</p>' \
+    '<h2>离群节点（最严重的在前）</h2>' '<h2>分布图</h2>' '<h2>节点</h2>' '<p class="muted">每个点是一个节点' \
+    '<th>排名</th><th>节点</th><th>型号</th><th>卡数</th><th>检查</th><th>结论</th><th>原因</th>' \
+    '<td>健康</td><td>正常</td>' '<td>离群节点</td>' 'NVIDIA H100 80GB HBM3，7 块 GPU' \
+    '<span class="sev-critical">严重</span> 配置档案：gpu_count 为 7，配置档案（' \
+    '<span class="sev-critical">严重</span> 问题 <b>health.gpu-missing</b>：' '（1 个节点有，共 40 个）</li>' \
+    '<span class="sev-warning">告警</span> <b>pcie_width</b>: 8 条通道 (GPU 2) &mdash; 组内多数：16（39 个，共 40 个节点）' \
+    '<b>clock_sm_busy_mhz</b>: 1410 MHz (GPU 3) &mdash; 组中位数 ' \
+    "h.textContent=g.model+'（'+g.nodes+' 个节点'+(g.judged?'':'，未比较')+'）'" \
+    '<td>&lt;img id=&quot;x&quot; src=y&gt;&amp;amp;&quot;q&#39;</td>'; do
+    grep -qF "$want" "$tmp/zh.html" || fail "zh_CN page: no '$want'"
+done
+for english in 'Outliers, most serious first' '<h2>Plots</h2>' '<h2>Nodes</h2>' '<th>rank</th>' \
+    '<td>healthy</td>' '<td>outlier</td>' 'nodes have it' 'group median' 'group: ' 'Exit status' \
+    '</span> profile: ' 'critical</span>' ', 7 GPUs' "' nodes'" 'not compared' 'Each dot is a node'; do
+    grep -qF "$english" "$tmp/zh.html" && fail "zh_CN page: English left: '$english'"
+    grep -qF "$english" "$tmp/c.html" || fail "LANG=C page: no '$english'"
+done
+grep -q '<img' "$tmp/zh.html" && fail "zh_CN page: a host name's markup became an element"
+# what the script reads and machines read: the same in either language
+for f in c zh; do sed -n 's/^<script type="application\/json" id="fleet-data">//p' "$tmp/$f.html" >"$tmp/$f.data"; done
+[ -s "$tmp/zh.data" ] && cmp -s "$tmp/c.data" "$tmp/zh.data" || fail "the page's data differs between LANG=C and zh_CN.UTF-8"
+
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
-echo "ok: fleet's text report in zh_CN, --json the same in every locale"
+echo "ok: fleet's text report and page in zh_CN, --json the same in every locale"
