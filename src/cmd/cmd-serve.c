@@ -299,6 +299,7 @@ static int exec(int argc, char **argv)
     so->state_dir = f.state_dir;
     /* Old data is worse than missing data only once a whole cycle more than expected is lost. */
     o.ho.stale_ms = 2 * so->interval_ms + so->collect.window_ms + so->collect.timeout_ms;
+    i18n_off(); /* what it prints from here is its log */
     rc = o.once ? run_once(so) : run_server(so, &o.ho);
 out:
     cmd_front_free(&f);

@@ -107,6 +107,7 @@ static int exec(int argc, char **argv)
     rc = cmd_front_parse(&f, &cmd_slurm_prolog, argc, argv, option, &o);
     if (rc != CMD_GO)
         goto out;
+    i18n_off(); /* Slurm's log and reasons read English */
     rc = slurm_job_begin(&r, "slurm-prolog", &o);
     if (rc != 0)
         goto out;

@@ -686,6 +686,7 @@ static int exec(int argc, char **argv)
     rc = cmd_front_parse(&f, &cmd_slurm_check, argc, argv, option, &o);
     if (rc != CMD_GO)
         goto out;
+    i18n_off(); /* Slurm's log and reasons read English */
     rc = EXIT_UNKNOWN;
     name = slurm_node_name(o.node);
     if (name == NULL) {

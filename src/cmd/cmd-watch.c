@@ -140,6 +140,8 @@ static int exec(int argc, char **argv)
     o.w.rules = &f.config.rules;
     o.w.state_dir = f.state_dir;
     o.w.plain = o.plain || !isatty(STDOUT_FILENO);
+    if (o.w.plain)
+        i18n_off(); /* log lines */
     o.w.no_color = f.color == RENDER_NEVER;
     o.w.ascii = f.ascii == RENDER_ALWAYS;
     o.w.alerts = o.alerts;

@@ -32,6 +32,12 @@ void i18n_init(void)
              strstr(dgettext(I18N_DOMAIN, ""), "Language: en") == NULL;
 }
 
+void i18n_off(void)
+{
+    setlocale(LC_MESSAGES, "C"); /* gettext ignores LANGUAGE under the C locale */
+    active = false;
+}
+
 bool i18n_active(void)
 {
     return active;

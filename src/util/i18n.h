@@ -26,6 +26,14 @@
  */
 void i18n_init(void);
 
+/*
+ * English from here on, whatever the locale: for a command whose output is a log or is read by
+ * another program (serve's stderr, slurm-*, watch --plain), once its options are checked (its
+ * --help and usage errors keep the language). Causes formed by lower layers through _() (a file
+ * that cannot be written, a state directory) then stay English in its log lines.
+ */
+void i18n_off(void);
+
 /* Whether a translation other than the English is in use (then findings keep both texts). */
 bool i18n_active(void);
 

@@ -241,6 +241,16 @@ widths 80 <"$tmp/list.zh" >"$tmp/w.out" || bad "zh_CN explain --list: $(cat "$tm
 zh "$GPUDOCTOR" check --width abc >/dev/null 2>"$tmp/err.zh"
 grep -q "^gpudoctor check: --width：'abc' 不是" "$tmp/err.zh" || bad "zh_CN usage error: $(head -2 "$tmp/err.zh")"
 
+# ---- log lines stay English in every language: watch --plain (and serve, slurm-*) switch to
+# English once their options are read, so even causes formed through _() below them stay English
+GPUDOCTOR_CONFIG=/dev/null GPUDOCTOR_NVML_LIB="$SIM_LIB" \
+    NVML_SIM_SCENARIO="$SRC/tests/scenarios/troubled-8xh100/scenario.json" \
+    NVML_SIM_PROC="$SRC/tests/scenarios/troubled-8xh100/root/proc" \
+    zh "$GPUDOCTOR" watch --plain -n 0.2 -c 1 --root "$SRC/tests/scenarios/troubled-8xh100/root" \
+    --record "$tmp/no-such-dir/rec" >"$tmp/plain.out" 2>&1
+grep -q -- '--record' "$tmp/plain.out" || bad "watch --plain: no error for an unwritable --record: $(head -3 "$tmp/plain.out")"
+LC_ALL=C.UTF-8 grep -qP '[^\x00-\x7f]' "$tmp/plain.out" && bad "watch --plain under zh_CN is not all English: $(head -3 "$tmp/plain.out")"
+
 # ---- not UTF-8: English (every catalogue is UTF-8; the ASCII renderer could not show it)
 LANG=C LANGUAGE=zh_CN "$GPUDOCTOR" --help >"$tmp/help.langc"
 LANG=C "$GPUDOCTOR" --help >"$tmp/help.c"
