@@ -252,7 +252,12 @@ uint32_t gpu_dev_minor(const struct gpu *g);
 double klog_age_s(const struct rule_ctx *ctx, const struct klog_event *ev);
 bool klog_recent(const struct rule_ctx *ctx, const struct klog_event *ev);
 const struct facts_gpu *klog_gpu(const struct rule_ctx *ctx, const char *pci);
-void klog_when(char *buf, size_t size, const struct rule_ctx *ctx, const struct klog_event *ev);
+/* When a kernel-log event happened, for a finding: "58m ago", and the same for people. */
+struct klog_time {
+    char en[48];
+    char l[96]; /* the translation, or the English when none is in use */
+};
+void klog_when(struct klog_time *w, const struct rule_ctx *ctx, const struct klog_event *ev);
 
 /*
  * The past in the state file (past.c, docs/state.md). past_find: in how many earlier epochs the

@@ -446,7 +446,8 @@ static void sxid_finding(const struct rule_ctx *ctx, struct findings *out,
 {
     const struct klog_event *ev = sw->last_fatal ? sw->last_fatal : sw->last;
     bool always = sw->worst != NULL && sw->worst->cls == SXID_CLASS_ALWAYS_FATAL;
-    char codes[96] = "", when[48];
+    char codes[96] = "";
+    struct klog_time when;
     size_t used = 0;
     struct finding *f;
 
@@ -455,7 +456,7 @@ static void sxid_finding(const struct rule_ctx *ctx, struct findings *out,
                                  sw->codes[i]);
     if (sw->more_codes > 0 && used < sizeof(codes))
         snprintf(codes + used, sizeof(codes) - used, " +%zu", sw->more_codes);
-    klog_when(when, sizeof(when), ctx, ev);
+    klog_when(&when, ctx, ev);
     f = finding_new(ctx, out, -1, -1);
     finding_object(f, "NVSwitch %s", sw->pci);
     if (sw->fatal > 0) {
@@ -472,11 +473,13 @@ static void sxid_finding(const struct rule_ctx *ctx, struct findings *out,
     finding_evidence(f, "%zu fatal and %zu non-fatal SXid line%s in the kernel log", sw->fatal,
                      sw->nonfatal, sw->fatal + sw->nonfatal == 1 ? "" : "s");
     if (ev->sxid_fatal)
-        finding_evidence(f, "%s: fatal SXid %" PRId32 ": %s", when, ev->sxid,
-                         ev->message ? ev->message : "");
+        finding_evidence_take(f, TWICE("%s: fatal SXid %" PRId32 ": %s",
+                                       (when.en, ev->sxid, ev->message ? ev->message : ""),
+                                       (when.l, ev->sxid, ev->message ? ev->message : "")));
     else
-        finding_evidence(f, "%s: non-fatal SXid %" PRId32 ": %s", when, ev->sxid,
-                         ev->message ? ev->message : "");
+        finding_evidence_take(f, TWICE("%s: non-fatal SXid %" PRId32 ": %s",
+                                       (when.en, ev->sxid, ev->message ? ev->message : ""),
+                                       (when.l, ev->sxid, ev->message ? ev->message : "")));
     catalogue_evidence(f, ev->sxid);
     if (sw->worst != NULL && sw->worst->sxid != ev->sxid && sw->worst->cls > SXID_CLASS_NONFATAL)
         catalogue_evidence(f, sw->worst->sxid);

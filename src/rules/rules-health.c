@@ -52,17 +52,19 @@ const struct facts_gpu *klog_gpu(const struct rule_ctx *ctx, const char *pci)
     return NULL;
 }
 
-void klog_when(char *buf, size_t size, const struct rule_ctx *ctx, const struct klog_event *ev)
+void klog_when(struct klog_time *w, const struct rule_ctx *ctx, const struct klog_event *ev)
 {
     char a[16];
     double age = klog_age_s(ctx, ev);
 
     if (age < 0) {
-        snprintf(buf, size, "at an unknown time");
+        snprintf(w->en, sizeof(w->en), "at an unknown time");
+        snprintf(w->l, sizeof(w->l), "%s", _("at an unknown time"));
         return;
     }
     render_duration(a, sizeof(a), age);
-    snprintf(buf, size, "%s ago", a);
+    snprintf(w->en, sizeof(w->en), "%s ago", a);
+    snprintf(w->l, sizeof(w->l), _("%s ago"), a);
 }
 
 static bool klog_source_known(const struct rule_ctx *ctx)
@@ -83,7 +85,7 @@ static void check_nvml_hung(const struct rule_ctx *ctx, struct findings *out)
     const struct collector_status *c = &ctx->facts->snap->collectors[COLLECTOR_NVML];
     const struct nvml_system *n = &ctx->facts->snap->nvml;
     struct finding *f;
-    char when[32];
+    struct klog_time when;
 
     if (c->state != CS_TIMEOUT && n->hung_call == NULL)
         return;
@@ -99,8 +101,10 @@ static void check_nvml_hung(const struct rule_ctx *ctx, struct findings *out)
         const struct klog_event *ev = &ctx->facts->snap->driver.events[i];
 
         if ((ev->kind == KLOG_HUNG_TASK || ev->kind == KLOG_XID) && klog_recent(ctx, ev)) {
-            klog_when(when, sizeof(when), ctx, ev);
-            finding_evidence(f, "kernel log %s: %s", when, ev->message ? ev->message : "?");
+            klog_when(&when, ctx, ev);
+            finding_evidence_take(f, TWICE("kernel log %s: %s",
+                                           (when.en, ev->message ? ev->message : "?"),
+                                           (when.l, ev->message ? ev->message : "?")));
         }
     }
     finding_fix(f, "sudo dmesg -T | grep -iE 'NVRM|Xid|blocked for more' | tail -40   # what "
@@ -266,7 +270,7 @@ static bool nvml_list_known(const struct rule_ctx *ctx)
 static void check_gpu_lost(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct driver_info *d = &ctx->facts->snap->driver;
-    char when[32];
+    struct klog_time when;
 
     for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
         const struct gpu *g = ctx->facts->gpus[i].g;
@@ -311,8 +315,10 @@ static void check_gpu_lost(const struct rule_ctx *ctx, struct findings *out)
 
             if (bus_event(ev) && klog_recent(ctx, ev) &&
                 bus_event_gpu(ctx, ev) == &ctx->facts->gpus[i]) {
-                klog_when(when, sizeof(when), ctx, ev);
-                finding_evidence(f, "kernel log %s: %s", when, ev->message ? ev->message : "?");
+                klog_when(&when, ctx, ev);
+                finding_evidence_take(f, TWICE("kernel log %s: %s",
+                                               (when.en, ev->message ? ev->message : "?"),
+                                               (when.l, ev->message ? ev->message : "?")));
             }
         }
         lost_fixes(f, (int32_t)g->index);
@@ -335,8 +341,10 @@ static void check_gpu_lost(const struct rule_ctx *ctx, struct findings *out)
         f = finding_new(ctx, out, -1, -1);
         finding_object(f, "%s", ev->pci);
         finding_title(f, "GPU at PCI %s has fallen off the bus", ev->pci);
-        klog_when(when, sizeof(when), ctx, ev);
-        finding_evidence(f, "kernel log %s: %s", when, ev->message ? ev->message : "?");
+        klog_when(&when, ctx, ev);
+        finding_evidence_take(f,
+                              TWICE("kernel log %s: %s", (when.en, ev->message ? ev->message : "?"),
+                                    (when.l, ev->message ? ev->message : "?")));
         if (nvml_list_known(ctx))
             finding_evidence(f, "NVML does not list a GPU at that address any more");
         else
@@ -599,7 +607,7 @@ static void check_no_gpu_found(const struct rule_ctx *ctx, struct findings *out)
     const char *addr = NULL;
     bool bar = false;
     struct finding *f;
-    char when[32];
+    struct klog_time when;
 
     /* NVML started and counted: zero. (It not starting is stack.no-driver's or nvml-failed's.) */
     if (!s->nvml.attempted || s->nvml.load_error != 0 || s->nvml.init_rc != 0 ||
@@ -652,8 +660,9 @@ static void check_no_gpu_found(const struct rule_ctx *ctx, struct findings *out)
         if (!klog_recent(ctx, ev) || ev->message == NULL ||
             (!init_failure(ev) && ev->kind != KLOG_OTHER_NVRM))
             continue;
-        klog_when(when, sizeof(when), ctx, ev);
-        finding_evidence(f, "kernel log %s: %s", when, ev->message);
+        klog_when(&when, ctx, ev);
+        finding_evidence_take(
+            f, TWICE("kernel log %s: %s", (when.en, ev->message), (when.l, ev->message)));
         shown++;
     }
     if (n_failed == 0)
@@ -1052,7 +1061,7 @@ static void check_hung_task(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct driver_info *d = &ctx->facts->snap->driver;
     struct finding *f = NULL;
-    char when[32];
+    struct klog_time when;
     size_t n = 0;
 
     for (size_t i = 0; i < d->n_events; i++) {
@@ -1066,8 +1075,10 @@ static void check_hung_task(const struct rule_ctx *ctx, struct findings *out)
             f = finding_new(ctx, out, -1,
                             facts_proc_find(ctx->facts, klog_pid(ev)) ? klog_pid(ev) : -1);
         n++;
-        klog_when(when, sizeof(when), ctx, ev);
-        finding_evidence(f, "kernel log %s: %s", when, ev->message ? ev->message : "?");
+        klog_when(&when, ctx, ev);
+        finding_evidence_take(f,
+                              TWICE("kernel log %s: %s", (when.en, ev->message ? ev->message : "?"),
+                                    (when.l, ev->message ? ev->message : "?")));
         finding_title(f,
                       "%zu task%s blocked in the kernel while using the GPU (latest: %s, "
                       "pid %d)",
@@ -1127,7 +1138,7 @@ static void check_oom(const struct rule_ctx *ctx, struct findings *out)
     const struct driver_info *d = &ctx->facts->snap->driver;
     const struct klog_event *latest = NULL;
     struct finding *f = NULL;
-    char when[32];
+    struct klog_time when;
     size_t n = 0;
 
     for (size_t i = 0; i < d->n_events; i++) {
@@ -1139,24 +1150,29 @@ static void check_oom(const struct rule_ctx *ctx, struct findings *out)
             f = finding_new(ctx, out, -1, -1);
         n++;
         latest = ev;
-        klog_when(when, sizeof(when), ctx, ev);
+        klog_when(&when, ctx, ev);
         if (ev->valid & (UINT64_C(1) << KLOG_S_RSS)) {
             char rss[16];
 
             render_bytes(rss, sizeof(rss), ev->rss_bytes);
-            finding_evidence(f, "%s: %s (pid %d) killed, it used %s of host memory", when, ev->name,
-                             (int)klog_pid(ev), rss);
+            finding_evidence_take(f, TWICE("%s: %s (pid %d) killed, it used %s of host memory",
+                                           (when.en, ev->name, (int)klog_pid(ev), rss),
+                                           (when.l, ev->name, (int)klog_pid(ev), rss)));
         } else {
-            finding_evidence(f, "%s: %s (pid %d) killed", when, ev->name, (int)klog_pid(ev));
+            finding_evidence_take(f, TWICE("%s: %s (pid %d) killed",
+                                           (when.en, ev->name, (int)klog_pid(ev)),
+                                           (when.l, ev->name, (int)klog_pid(ev))));
         }
     }
     if (!klog_source_known(ctx))
         need_collector(ctx, out, COLLECTOR_KLOG);
     if (f == NULL)
         return;
-    klog_when(when, sizeof(when), ctx, latest);
-    finding_title(f, "Host out of memory: the kernel killed %zu GPU job%s (latest %s, pid %d, %s)",
-                  n, n == 1 ? "" : "s", latest->name, (int)klog_pid(latest), when);
+    klog_when(&when, ctx, latest);
+    finding_title_take(
+        f, TWICE("Host out of memory: the kernel killed %zu GPU job%s (latest %s, pid %d, %s)",
+                 (n, n == 1 ? "" : "s", latest->name, (int)klog_pid(latest), when.en),
+                 (n, n == 1 ? "" : "s", latest->name, (int)klog_pid(latest), when.l)));
     if (host_valid(&ctx->facts->snap->host, HOST_S_MEM_AVAILABLE)) {
         char a[16], t[16];
 

@@ -244,15 +244,18 @@ static void catalogue_evidence(struct finding *f, const struct xid_info *x, int3
 /* The latest three events of the group, as the log has them. */
 static void log_evidence(struct finding *f, const struct xgroup *g)
 {
-    char when[32];
+    struct klog_time when;
 
     for (size_t k = g->n > 3 ? g->n - 3 : 0; k < g->n; k++) {
         const struct klog_event *e = gev(g, k);
 
-        klog_when(when, sizeof(when), g->ctx, e);
-        finding_evidence(f, "kernel log %s: Xid %d%s%s%s%s", when, (int)e->xid, e->name ? ", " : "",
-                         e->name ? e->name : "", e->message ? ": " : "",
-                         e->message ? e->message : "");
+        klog_when(&when, g->ctx, e);
+        finding_evidence_take(
+            f, TWICE("kernel log %s: Xid %d%s%s%s%s",
+                     (when.en, (int)e->xid, e->name ? ", " : "", e->name ? e->name : "",
+                      e->message ? ": " : "", e->message ? e->message : ""),
+                     (when.l, (int)e->xid, e->name ? ", " : "", e->name ? e->name : "",
+                      e->message ? ": " : "", e->message ? e->message : "")));
     }
 }
 
@@ -290,7 +293,7 @@ static enum severity recovery_finding(struct finding *f, const struct xgroup *g,
                                       size_t size)
 {
     const struct klog_event *cur = NULL;
-    char when[32];
+    struct klog_time when;
     int32_t a;
 
     for (size_t k = g->n; k-- > 0 && cur == NULL;) {
@@ -305,13 +308,17 @@ static enum severity recovery_finding(struct finding *f, const struct xgroup *g,
     }
     a = cur->recovery_action;
     snprintf(title, size, ": now %s", recovery_words(a));
-    klog_when(when, sizeof(when), g->ctx, cur);
+    klog_when(&when, g->ctx, cur);
     if (HAS(cur, KLOG_S_RECOVERY_PREV))
-        finding_evidence(f, "recovery action now: %s (0x%x), %s; before: %s", recovery_words(a),
-                         (unsigned)a, when, recovery_words(cur->recovery_action_prev));
+        finding_evidence_take(f, TWICE("recovery action now: %s (0x%x), %s; before: %s",
+                                       (recovery_words(a), (unsigned)a, when.en,
+                                        recovery_words(cur->recovery_action_prev)),
+                                       (recovery_words(a), (unsigned)a, when.l,
+                                        recovery_words(cur->recovery_action_prev))));
     else
-        finding_evidence(f, "recovery action now: %s (0x%x), %s", recovery_words(a), (unsigned)a,
-                         when);
+        finding_evidence_take(f, TWICE("recovery action now: %s (0x%x), %s",
+                                       (recovery_words(a), (unsigned)a, when.en),
+                                       (recovery_words(a), (unsigned)a, when.l)));
     if (a < 0 || a >= KLOG__RA_COUNT) {
         finding_evidence(f,
                          "gpudoctor does not know recovery action 0x%x (a newer driver): read "
@@ -577,7 +584,8 @@ static void xid_finding(const struct rule_ctx *ctx, struct findings *out, const 
 {
     const struct klog_event *first = gev(g, 0), *last = gev(g, g->n - 1);
     const struct xid_info *x = g->x;
-    char when[32], times[32] = "", causes[64] = "", suffix[128] = "";
+    char times[32] = "", times_l[64] = "", causes[64] = "", suffix[128] = "";
+    struct klog_time when;
     enum severity sev = x ? sev_of(x->severity) : SEV_WARNING;
     struct finding *f;
 
@@ -616,15 +624,25 @@ static void xid_finding(const struct rule_ctx *ctx, struct findings *out, const 
     }
     sev = recurring(f, g, sev, suffix, sizeof(suffix));
     f->severity = sev;
-    klog_when(when, sizeof(when), ctx, last);
-    if (g->n > 1)
+    klog_when(&when, ctx, last);
+    if (g->n > 1) {
         snprintf(times, sizeof(times), " %zu times", g->n);
+        snprintf(times_l, sizeof(times_l), _(" %zu times"), g->n);
+    }
     if (g->v)
-        finding_title(f, "GPU %" PRIu32 ": Xid %d (%s)%s%s, last %s", g->v->g->index, (int)g->code,
-                      x ? x->meaning : "not in the catalogue", times, suffix, when);
+        finding_title_take(
+            f, TWICE("GPU %" PRIu32 ": Xid %d (%s)%s%s, last %s",
+                     (g->v->g->index, (int)g->code, x ? x->meaning : "not in the catalogue", times,
+                      suffix, when.en),
+                     (g->v->g->index, (int)g->code, x ? x->meaning : _("not in the catalogue"),
+                      times_l, suffix, when.l)));
     else
-        finding_title(f, "GPU at PCI %s: Xid %d (%s)%s%s, last %s", first->pci ? first->pci : "?",
-                      (int)g->code, x ? x->meaning : "not in the catalogue", times, suffix, when);
+        finding_title_take(
+            f, TWICE("GPU at PCI %s: Xid %d (%s)%s%s, last %s",
+                     (first->pci ? first->pci : "?", (int)g->code,
+                      x ? x->meaning : "not in the catalogue", times, suffix, when.en),
+                     (first->pci ? first->pci : "?", (int)g->code,
+                      x ? x->meaning : _("not in the catalogue"), times_l, suffix, when.l)));
     log_evidence(f, g);
     if (xid_wedges(g->code)) {
         finding_explains(f, "health.nvml-hung");

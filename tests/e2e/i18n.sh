@@ -147,6 +147,12 @@ grep -q "时钟事件原因 '硬件过热降频'" "$tmp/zh.txt" || bad "a clock 
 grep -q "hardware thermal slowdown" "$tmp/zh.txt" && bad "the zh_CN report keeps an English clock event reason"
 jq -e '[.findings[].evidence[] | select(test("clock event reason .hardware thermal slowdown."))] | length > 0' \
     "$tmp/zh.json" >/dev/null || bad "the JSON lost the English clock event reason"
+# When a kernel-log event happened, inside the Xid title and the log's evidence lines.
+grep -q 'Xid 48（Double Bit ECC Error），最近一次 [0-9hm]* 前$' "$tmp/zh.txt" || bad "zh_CN report: the Xid's time is not in Chinese"
+grep -q '内核日志 [0-9hm]* 前：Xid 48' "$tmp/zh.txt" || bad "zh_CN report: the kernel log line's time is not in Chinese"
+grep -q ' ago' "$tmp/zh.txt" && bad "the zh_CN report keeps an English 'ago': $(grep -m1 ' ago' "$tmp/zh.txt")"
+jq -e '[.findings[].title | select(test("Xid 48 .*, last [0-9hm]+ ago$"))] | length > 0' "$tmp/zh.json" >/dev/null ||
+    bad "the JSON lost the English time of the Xid"
 widths 80 <"$tmp/zh.txt" >"$tmp/w.out" || bad "zh_CN report: $(cat "$tmp/w.out")"
 # The commands of the fixes, as people copy them: the same in both languages.
 fix_commands() {
