@@ -509,7 +509,7 @@ const char *gpu_status_name(const struct gpu *g, enum gpu_slot slot)
     const char *name;
 
     if (rc == JF_RC_NOT_COLLECTED)
-        return "not collected";
+        return N_("not collected");
     name = nvml_rc_name(rc);
     return name ? name : "error";
 }
@@ -522,7 +522,10 @@ bool need_gpu(const struct rule_ctx *ctx, struct findings *out, const struct gpu
     /* A GPU NVML cannot reach at all is one health finding, not a skip in every rule. */
     if (g->handle_rc != 0)
         return false;
-    rule_skip(ctx, out, (int32_t)g->index, "%s %s", gpu_field_name(slot), gpu_status_name(g, slot));
+    /* NVML's error names (NOT_SUPPORTED) are its own; "not collected" is a phrase, translated */
+    rule_skip_take(ctx, out, (int32_t)g->index,
+                   TWICE("%s %s", (gpu_field_name(slot), gpu_status_name(g, slot)),
+                         (gpu_field_name(slot), _(gpu_status_name(g, slot)))));
     /* Not in the evidence (an error reading it is the GPU's answer, no command changes it). */
     if (g->rc[slot] == JF_RC_NOT_COLLECTED)
         out->skips[out->n_skips - 1].command = skip_command_gpu(gpu_field_name(slot));

@@ -501,8 +501,9 @@ static void check_gpu_missing(const struct rule_ctx *ctx, struct findings *out)
         if (g->handle_rc != 0) {
             unreachable++;
         } else if (!gpu_valid(g, GPU_S_PCI_BUS_ID)) {
-            rule_skip(ctx, out, (int32_t)g->index, "pci_bus_id %s",
-                      gpu_status_name(g, GPU_S_PCI_BUS_ID));
+            rule_skip_take(ctx, out, (int32_t)g->index,
+                           TWICE("pci_bus_id %s", (gpu_status_name(g, GPU_S_PCI_BUS_ID)),
+                                 (_(gpu_status_name(g, GPU_S_PCI_BUS_ID)))));
             return;
         }
     }

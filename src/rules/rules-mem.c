@@ -189,8 +189,11 @@ static void check_full_idle(const struct rule_ctx *ctx, struct findings *out)
         if (v->n_holders == 0 && gpu_valid(g, GPU_S_PROCESSES))
             finding_evidence(f, "no process is listed on this GPU");
         else if (v->n_holders == 0)
-            finding_evidence(f, "the processes on this GPU are not known (%s %s)",
-                             gpu_field_name(GPU_S_PROCESSES), gpu_status_name(g, GPU_S_PROCESSES));
+            finding_evidence_take(
+                f,
+                TWICE("the processes on this GPU are not known (%s %s)",
+                      (gpu_field_name(GPU_S_PROCESSES), gpu_status_name(g, GPU_S_PROCESSES)),
+                      (gpu_field_name(GPU_S_PROCESSES), _(gpu_status_name(g, GPU_S_PROCESSES)))));
         rules_holder_evidence(ctx, f, v, 4);
         if (holder_pids(pids, sizeof(pids), v) > 0)
             finding_fix(f, "ps -o pid,user,stat,etime,pcpu,args -p %s   # still working?", pids);

@@ -133,8 +133,10 @@ static void check_p2p(const struct rule_ctx *ctx, struct findings *out)
     if (n == 0) {
         const struct gpu *g = &s->gpus[0];
 
-        rule_skip(ctx, out, -1, "peers %s: P2P between the GPUs is not known",
-                  gpu_status_name(g, GPU_S_PEERS));
+        rule_skip_take(ctx, out, -1,
+                       TWICE("peers %s: P2P between the GPUs is not known",
+                             (gpu_status_name(g, GPU_S_PEERS)),
+                             (_(gpu_status_name(g, GPU_S_PEERS)))));
         free(pairs);
         return;
     }
