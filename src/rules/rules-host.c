@@ -23,9 +23,12 @@ static bool need_host(const struct rule_ctx *ctx, struct findings *out, enum hos
     if (!need_collector(ctx, out, COLLECTOR_HOST))
         return false;
     if (ctx->facts->snap->window_ms == 0)
-        rule_skip(ctx, out, -1, "%s needs a sampling window (--window)", what);
+        rule_skip_take(ctx, out, -1,
+                       TWICE("%s needs a sampling window (--window)", (what), (_(what))));
     else
-        rule_skip(ctx, out, -1, "%s not readable (see the host collector's notes)", what);
+        rule_skip_take(
+            ctx, out, -1,
+            TWICE("%s not readable (see the host collector's notes)", (what), (_(what))));
     return false;
 }
 
@@ -145,11 +148,13 @@ static void check_input_starved(const struct rule_ctx *ctx, struct findings *out
                           "CPU is saturated",
                           v->g->index, v->util_mean);
         }
-        finding_evidence(f,
-                         "utilisation %.0f %% on average over %zu readings, between %.0f and "
-                         "%.0f %%%s",
-                         v->util_mean, v->util_n, v->util_min, v->util_max,
-                         swinging ? " (swinging: the GPU waits, then catches up)" : "");
+        const char *swing = swinging ? N_(" (swinging: the GPU waits, then catches up)") : "";
+
+        finding_evidence_take(
+            f, TWICE("utilisation %.0f %% on average over %zu readings, "
+                     "between %.0f and %.0f %%%s",
+                     (v->util_mean, v->util_n, v->util_min, v->util_max, swing),
+                     (v->util_mean, v->util_n, v->util_min, v->util_max, *swing ? _(swing) : "")));
         if (job && proc_ok(job, PROC_S_CPU_PCT))
             finding_evidence(f,
                              "pid %d uses %.0f %% CPU (100 = one core) with %zu child "
@@ -239,7 +244,7 @@ static void check_cpu(const struct rule_ctx *ctx, struct findings *out)
     if (split)
         busy = host_cpu_busy(h);
     else if (!samples_cpu_busy(ctx, &busy, &n_samples)) {
-        need_host(ctx, out, HOST_S_CPU_PCT, "host CPU use");
+        need_host(ctx, out, HOST_S_CPU_PCT, N_("host CPU use"));
         return;
     }
     if (busy < th(ctx, TH_HOST_CPU_BUSY_PCT))
@@ -310,7 +315,7 @@ static void check_iowait(const struct rule_ctx *ctx, struct findings *out)
     struct finding *f;
 
     if (!host_valid(h, HOST_S_CPU_PCT) && io < 0) {
-        need_host(ctx, out, HOST_S_CPU_PCT, "I/O wait");
+        need_host(ctx, out, HOST_S_CPU_PCT, N_("I/O wait"));
         return;
     }
     if (!wait && !(io >= th(ctx, TH_HOST_PSI_IO_PCT)))
@@ -385,8 +390,10 @@ static void check_disks(const struct rule_ctx *ctx, struct findings *out)
         finding_title(f, "Disk %s%s busy %.0f%% of the time (read %.0f MB/s, write %.0f MB/s)",
                       d->name ? d->name : "?", rot ? " (rotational)" : "", d->util_pct,
                       d->read_bytes_per_s / 1e6, d->write_bytes_per_s / 1e6);
-        finding_evidence(f, "busy %.0f %% of the window%s", d->util_pct,
-                         rot ? "; a spinning disk: every seek costs milliseconds" : "");
+        const char *spin = rot ? N_("; a spinning disk: every seek costs milliseconds") : "";
+
+        finding_evidence_take(f, TWICE("busy %.0f %% of the window%s", (d->util_pct, spin),
+                                       (d->util_pct, *spin ? _(spin) : "")));
         if (d->valid & (UINT64_C(1) << DISK_S_AWAIT))
             finding_evidence(f, "average wait per I/O %.1f ms", d->await_ms);
         if (host_valid(h, HOST_S_CPU_PCT))
@@ -452,7 +459,7 @@ static void check_memory(const struct rule_ctx *ctx, struct findings *out)
     if (host_valid(h, HOST_S_MEM) && host_valid(h, HOST_S_MEM_AVAILABLE))
         avail = pct((double)h->mem_available_bytes, (double)h->mem_total_bytes);
     if (rate < 0 && avail < 0 && mem_psi < 0) {
-        need_host(ctx, out, HOST_S_MEM_AVAILABLE, "host memory");
+        need_host(ctx, out, HOST_S_MEM_AVAILABLE, N_("host memory"));
         return;
     }
     swapping = rate >= th(ctx, TH_SWAP_PAGES_PER_S);
@@ -519,7 +526,7 @@ static void check_fs(const struct rule_ctx *ctx, struct findings *out)
     const struct host_info *h = &ctx->facts->snap->host;
 
     if (!host_valid(h, HOST_S_FS) && h->n_fs == 0) {
-        need_host(ctx, out, HOST_S_FS, "free disk space");
+        need_host(ctx, out, HOST_S_FS, N_("free disk space"));
         return;
     }
     for (size_t i = 0; i < h->n_fs; i++) {

@@ -63,10 +63,15 @@ static struct finding *port_finding(const struct rule_ctx *ctx, struct findings 
 
 static void state_evidence(struct finding *f, const struct ib_port *p)
 {
-    finding_evidence(f, "%s: state %s, physical state %s",
-                     is_ethernet(p) ? "link layer Ethernet (RoCE)" : "link layer InfiniBand",
-                     ib_port_valid(p, IB_S_STATE) ? p->state_name : "unknown",
-                     ib_port_valid(p, IB_S_PHYS_STATE) ? p->phys_state_name : "unknown");
+    const char *layer =
+        is_ethernet(p) ? N_("link layer Ethernet (RoCE)") : N_("link layer InfiniBand");
+
+    finding_evidence_take(
+        f, TWICE("%s: state %s, physical state %s",
+                 (layer, ib_port_valid(p, IB_S_STATE) ? p->state_name : "unknown",
+                  ib_port_valid(p, IB_S_PHYS_STATE) ? p->phys_state_name : "unknown"),
+                 (_(layer), ib_port_valid(p, IB_S_STATE) ? p->state_name : "unknown",
+                  ib_port_valid(p, IB_S_PHYS_STATE) ? p->phys_state_name : "unknown")));
     if (ib_port_valid(p, IB_S_RATE))
         finding_evidence(f, "rate %g Gb/s (%" PRIu32 "X %s)", p->rate_gbps, p->width,
                          p->speed ? p->speed : "");
@@ -412,11 +417,15 @@ static void check_errors(const struct rule_ctx *ctx, struct findings *out)
         f = port_finding(ctx, out, p);
         if (downed > 0)
             f->severity = SEV_CRITICAL;
-        if (flap)
-            finding_title(f, "%s link flapping: %s %" PRIu64 " times in %.0f s", label,
-                          downed > 0 ? "went down" : "retrained", downed > 0 ? downed : recov,
-                          (double)s->window_ms / 1000.0);
-        else if (sym_bad)
+        if (flap) {
+            const char *how = downed > 0 ? N_("went down") : N_("retrained");
+
+            finding_title_take(
+                f,
+                TWICE("%s link flapping: %s %" PRIu64 " times in %.0f s",
+                      (label, how, downed > 0 ? downed : recov, (double)s->window_ms / 1000.0),
+                      (label, _(how), downed > 0 ? downed : recov, (double)s->window_ms / 1000.0)));
+        } else if (sym_bad)
             finding_title(f, "%s symbol errors growing: %.0f a minute", label,
                           (double)sym / minutes);
         else

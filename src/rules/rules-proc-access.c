@@ -37,16 +37,19 @@ static void hidden_holder(const struct rule_ctx *ctx, struct findings *out,
                   "other CUDA programs get 'busy or unavailable'",
                   g->index, mode, used);
     finding_evidence(f, "compute mode: %s (one context at a time)", mode);
-    finding_evidence(f,
-                     "%s of memory in use (a CUDA context is there: %.0f MiB or more) but no "
-                     "compute process is listed%s",
-                     used, th(ctx, TH_CONTEXT_MIN_MIB),
-                     ctx->facts->snap->collectors[COLLECTOR_NVML].state == CS_OK
-                         ? ""
-                         : " (NVML's process list was not fully read)");
+    const char *partial = ctx->facts->snap->collectors[COLLECTOR_NVML].state == CS_OK
+                              ? ""
+                              : N_(" (NVML's process list was not fully read)");
+    const char *computing = g->util_gpu_pct > 0 ? N_(": the hidden holder is computing") : "";
+
+    finding_evidence_take(f,
+                          TWICE("%s of memory in use (a CUDA context is there: %.0f MiB or "
+                                "more) but no compute process is listed%s",
+                                (used, th(ctx, TH_CONTEXT_MIN_MIB), partial),
+                                (used, th(ctx, TH_CONTEXT_MIN_MIB), *partial ? _(partial) : "")));
     if (gpu_valid(g, GPU_S_UTIL_GPU))
-        finding_evidence(f, "utilisation %" PRIu32 " %%%s", g->util_gpu_pct,
-                         g->util_gpu_pct > 0 ? ": the hidden holder is computing" : "");
+        finding_evidence_take(f, TWICE("utilisation %" PRIu32 " %%%s", (g->util_gpu_pct, computing),
+                                       (g->util_gpu_pct, *computing ? _(computing) : "")));
     finding_evidence(f, "the holder runs in another PID namespace (a container, another job's "
                         "namespace) or is a process this snapshot did not list");
     finding_fix(f,

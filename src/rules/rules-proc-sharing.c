@@ -60,9 +60,11 @@ static void check_shared(const struct rule_ctx *ctx, struct findings *out)
         if (mps)
             continue;
         if (n_owners < 2 && n_procs >= 2 && n_unknown > 0) {
-            rule_skip(ctx, out, (int32_t)v->g->index, "owners of GPU processes unknown (%s)",
-                      ctx->facts->procs_known ? "not visible: run as root"
-                                              : "processes collector not run");
+            const char *why = ctx->facts->procs_known ? N_("not visible: run as root")
+                                                      : N_("processes collector not run");
+
+            rule_skip_take(ctx, out, (int32_t)v->g->index,
+                           TWICE("owners of GPU processes unknown (%s)", (why), (_(why))));
             continue;
         }
         if (n_owners < 2)
@@ -407,9 +409,12 @@ static void check_graphics(const struct rule_ctx *ctx, struct findings *out)
                 render_bytes(held, sizeof(held), h->used_bytes);
             if (h->np && (h->np->valid & (1u << GPU_PROC_S_UTIL)))
                 snprintf(util, sizeof(util), ", SM %" PRIu32 " %%", h->np->sm_util_pct);
-            finding_evidence(f, "graphics %s: %s%s%s%s", label, held, util,
-                             holder_compute(h) ? " (compute and graphics)" : "",
-                             display_server(h->p) ? " (display server)" : "");
+            const char *both = holder_compute(h) ? N_(" (compute and graphics)") : "";
+            const char *ds = display_server(h->p) ? N_(" (display server)") : "";
+
+            finding_evidence_take(
+                f, TWICE("graphics %s: %s%s%s%s", (label, held, util, both, ds),
+                         (label, held, util, *both ? _(both) : "", *ds ? _(ds) : "")));
         }
         render_bytes(b, sizeof(b), t.bytes);
         if (t.share_valid) {

@@ -134,10 +134,14 @@ static void check_no_driver(const struct rule_ctx *ctx, struct findings *out)
     else
         finding_evidence(f, "nvmlInit_v2: DRIVER_NOT_LOADED");
     for (size_t i = 0; i < s->pcie.n_gpus && i < 8; i++)
-        finding_evidence(f, "GPU %s (device %04" PRIx32 "): kernel driver %s",
-                         s->pcie.gpus[i].address ? s->pcie.gpus[i].address : "?",
-                         s->pcie.gpus[i].device_id,
-                         s->pcie.gpus[i].driver ? s->pcie.gpus[i].driver : "none bound");
+        finding_evidence_take(
+            f,
+            TWICE(
+                "GPU %s (device %04" PRIx32 "): kernel driver %s",
+                (s->pcie.gpus[i].address ? s->pcie.gpus[i].address : "?", s->pcie.gpus[i].device_id,
+                 s->pcie.gpus[i].driver ? s->pcie.gpus[i].driver : "none bound"),
+                (s->pcie.gpus[i].address ? s->pcie.gpus[i].address : "?", s->pcie.gpus[i].device_id,
+                 s->pcie.gpus[i].driver ? s->pcie.gpus[i].driver : _("none bound"))));
     if (passthrough == s->pcie.n_gpus) {
         finding_fix(f, "# intended for VMs; to use them here, unbind them from vfio-pci");
         f->impact = 0.1;
@@ -355,9 +359,14 @@ static void cuda_finding(const struct rule_ctx *ctx, struct findings *out, const
                          "version string is not known",
                          have);
     if (req.min_driver)
-        finding_evidence(f, "CUDA %s needs driver %s or newer%s%s", cuda, req.min_driver,
-                         req.min_driver_compat ? "; with minor-version compatibility " : "",
-                         req.min_driver_compat ? req.min_driver_compat : "");
+        finding_evidence_take(
+            f, TWICE("CUDA %s needs driver %s or newer%s%s",
+                     (cuda, req.min_driver,
+                      req.min_driver_compat ? "; with minor-version compatibility " : "",
+                      req.min_driver_compat ? req.min_driver_compat : ""),
+                     (cuda, req.min_driver,
+                      req.min_driver_compat ? _("; with minor-version compatibility ") : "",
+                      req.min_driver_compat ? req.min_driver_compat : "")));
     else if (req.min_driver_compat)
         finding_evidence(f, "CUDA %lu.x needs driver %s or newer (minor-version compatibility)",
                          major_of(cuda), req.min_driver_compat);
@@ -639,8 +648,11 @@ static void cudnn_system_conflict(const struct rule_ctx *ctx, struct findings *o
     finding_title(f, "%s %s was built for cuDNN %s, the system's cuDNN is %s", name,
                   fw->version ? fw->version : "", fw->cudnn_version, system);
     finding_evidence(f, "%s", why);
-    finding_evidence(f, "system cuDNN %s from %s", system,
-                     s->stack.cudnn_source ? s->stack.cudnn_source : "the stack collector");
+    finding_evidence_take(
+        f,
+        TWICE("system cuDNN %s from %s",
+              (system, s->stack.cudnn_source ? s->stack.cudnn_source : "the stack collector"),
+              (system, s->stack.cudnn_source ? s->stack.cudnn_source : _("the stack collector"))));
     finding_evidence(f, "no process of it runs here, so what it loads is not known: without a "
                         "cuDNN of its own in its environment it loads the system's");
     if (fw->cuda_version)
