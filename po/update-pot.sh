@@ -10,7 +10,8 @@ mapfile -t files < <(grep -v '^#' po/POTFILES | grep .)
 # _() and N_() mark text for people; L_(people, s) is _() for people and the English for --json;
 # the finding_* helpers format a rule's title, evidence and fix lines, rule_skip what it could not
 # check (rules/finding.c); cmd_error translates its message (cmd/cmd-common.c),
-# and reap's plan keeps each of its lines in both languages (reap/plan.c, reap/safety.c).
+# reap's plan keeps each of its lines in both languages (reap/plan.c, reap/safety.c), and so does
+# the detail of each result (conclude, reap/signal.c).
 xgettext --language=C --from-code=UTF-8 --add-comments=TRANSLATORS: --sort-by-file --add-location=file \
     --package-name=gpudoctor --msgid-bugs-address= --no-wrap \
     --keyword=_ --keyword=N_ --keyword=L_:2 \
@@ -23,6 +24,6 @@ xgettext --language=C --from-code=UTF-8 --add-comments=TRANSLATORS: --sort-by-fi
     --keyword=tui_message:3 --flag=tui_message:3:c-format \
     --keyword=set_why:2 --flag=set_why:2:c-format --keyword=evidence:2 --flag=evidence:2:c-format \
     --keyword=advice:2 --flag=advice:2:c-format --keyword=note:2 --flag=note:2:c-format \
-    --keyword=say:4 --flag=say:4:c-format \
+    --keyword=say:4 --flag=say:4:c-format --keyword=conclude:5 --flag=conclude:5:c-format \
     --flag=xasprintf:1:c-format --flag=L_:2:c-format \
     -o "$out" "${files[@]}"

@@ -391,7 +391,7 @@ static void print_results(const struct reap_plan *plan, const struct reap_result
     fputs(_("\nResult:\n"), stdout);
     for (size_t i = 0; i < plan->n; i++) {
         if (plan->targets[i].disposition == REAP_SIGNAL)
-            printf("  pid %d: %s\n", (int)plan->targets[i].pid, res[i].detail);
+            printf("  pid %d: %s\n", (int)plan->targets[i].pid, reap_result_text(&res[i]));
     }
     if (n_freed > 0)
         fputs(_("\nGPU memory used, before and after:\n"), stdout);
@@ -439,7 +439,8 @@ static void act(const struct opts *o, const struct collect_opts *co, const struc
                          render_command(t->command ? t->command : "?"));
         if (!go) {
             res[i].outcome = REAP_OUT_DECLINED;
-            res[i].detail = xstrdup("not signalled: declined");
+            reap_result_take(&res[i], xstrdup("not signalled: declined"),
+                             i18n_active() ? xstrdup(_("not signalled: declined")) : NULL);
             continue;
         }
         reap_execute(t, &x, &res[i]);

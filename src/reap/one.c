@@ -4,6 +4,7 @@
  * safety checks, and the same pinned signalling and log.
  */
 #include "reap/reap.h"
+#include "util/i18n.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -14,6 +15,12 @@
 #include <unistd.h>
 
 #define ONE_KILL_WAIT_MS 5000
+
+/* Line i for people: its translation where there is one, else the English. */
+static const char *text(char *const *en, char *const *l, size_t i)
+{
+    return l != NULL && l[i] != NULL ? l[i] : en[i];
+}
 
 int reap_one(const struct snapshot *s, int32_t pid, uint64_t start_ticks,
              const struct reap_one_opts *o, struct reap_result *r)
@@ -30,8 +37,8 @@ int reap_one(const struct snapshot *s, int32_t pid, uint64_t start_ticks,
     memset(r, 0, sizeof(*r));
     if (p == NULL || !((p->valid >> PROC_S_STAT) & 1u) || p->start_ticks != start_ticks) {
         r->outcome = REAP_OUT_CHANGED;
-        r->detail =
-            xasprintf("pid %d is not the process shown (it exited, or the view is old)", (int)pid);
+        reap_result_take(r, TWICE("pid %d is not the process shown (it exited, or the view is old)",
+                                  ((int)pid), ((int)pid)));
         return -1;
     }
     memset(&pol, 0, sizeof(pol));
@@ -48,7 +55,12 @@ int reap_one(const struct snapshot *s, int32_t pid, uint64_t start_ticks,
 
     if (plan.n == 0) {
         r->outcome = REAP_OUT_GONE;
-        r->detail = xstrdup(plan.n_notes ? plan.notes[0] : "nothing to signal");
+        if (plan.n_notes)
+            reap_result_take(r, xstrdup(plan.notes[0]),
+                             plan.notes_l[0] ? xstrdup(plan.notes_l[0]) : NULL);
+        else
+            reap_result_take(r, xstrdup("nothing to signal"),
+                             i18n_active() ? xstrdup(_("nothing to signal")) : NULL);
         goto out;
     }
     /* One target for a process (its parent or a worker for a defunct one): end them in order. */
@@ -59,21 +71,33 @@ int reap_one(const struct snapshot *s, int32_t pid, uint64_t start_ticks,
         reap_result_free(r);
         if (t->disposition == REAP_REFUSED) {
             r->outcome = REAP_OUT_REFUSED;
-            r->detail = xasprintf("pid %d: not signalled: %s", (int)t->pid,
-                                  t->n_advice ? t->advice[0] : "refused");
+            reap_result_take(r, TWICE("pid %d: not signalled: %s",
+                                      ((int)t->pid, t->n_advice ? t->advice[0] : "refused"),
+                                      ((int)t->pid, t->n_advice ? text(t->advice, t->advice_l, 0)
+                                                                : _("refused"))));
             goto out;
         }
         if (t->disposition == REAP_CANNOT_HELP) {
             r->outcome = REAP_OUT_REFUSED;
-            r->detail = xasprintf("%s; instead: %s", t->why ? t->why : "no signal helps",
-                                  t->n_advice ? t->advice[0] : "reset the GPU or reboot");
+            reap_result_take(r,
+                             TWICE("%s; instead: %s",
+                                   (t->why ? t->why : "no signal helps",
+                                    t->n_advice ? t->advice[0] : "reset the GPU or reboot"),
+                                   (t->why ? (t->why_l ? t->why_l : t->why) : _("no signal helps"),
+                                    t->n_advice ? text(t->advice, t->advice_l, 0)
+                                                : _("reset the GPU or reboot"))));
             goto out;
         }
         if (o->dry_run) {
             r->outcome = REAP_OUT_DECLINED;
-            r->detail = xasprintf("would send SIGTERM (SIGKILL after %.0f s) to pid %d (%s): %s",
-                                  (double)o->grace_ms / 1000.0, (int)t->pid,
-                                  t->command ? t->command : "?", t->why ? t->why : "");
+            reap_result_take(
+                r, TWICE("would send SIGTERM (SIGKILL after %.0f s) to pid %d (%s): %s",
+                         ((double)o->grace_ms / 1000.0, (int)t->pid, t->command ? t->command : "?",
+                          t->why ? t->why : ""),
+                         ((double)o->grace_ms / 1000.0, (int)t->pid, t->command ? t->command : "?",
+                          t->why_l ? t->why_l
+                          : t->why ? t->why
+                                   : "")));
             continue;
         }
         reap_execute(t, &x, r);

@@ -215,7 +215,9 @@ struct reap_result {
     enum reap_outcome outcome;
     int last_signal; /* the last signal sent, 0 when none */
     int64_t elapsed_ms;
-    char *detail; /* one sentence */
+    char *detail; /* one sentence, English: --json and the log */
+    /* The same sentence for people where a translation is in use (i18n.h), else NULL. */
+    char *detail_l;
 };
 
 struct reap_exec {
@@ -234,6 +236,10 @@ struct reap_exec {
  */
 void reap_execute(const struct reap_target *t, const struct reap_exec *x, struct reap_result *r);
 void reap_result_free(struct reap_result *r);
+/* Replaces r's detail with these two texts (TWICE: the English, the text for people or NULL). */
+void reap_result_take(struct reap_result *r, char *detail, char *detail_l);
+/* r's detail for people: the translation where there is one, else the English. */
+const char *reap_result_text(const struct reap_result *r);
 /* Whether the outcome means the process is gone (what it held is freed). */
 bool reap_outcome_ended(enum reap_outcome o);
 

@@ -9,12 +9,14 @@
  * libraries have no wrappers for them.
  */
 #include "reap/reap.h"
+#include "util/i18n.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <locale.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -94,22 +96,71 @@ static int32_t pidfd_pid(int pidfd)
     return (int32_t)strtol(line + 5, NULL, 10);
 }
 
-static void result(struct reap_result *r, enum reap_outcome o, int sig, int64_t t0, const char *fmt,
-                   ...) __attribute__((format(printf, 5, 6)));
-
-static void result(struct reap_result *r, enum reap_outcome o, int sig, int64_t t0, const char *fmt,
-                   ...)
+/* errno's message in English, whatever LC_MESSAGES says: for the detail --json and the log keep. */
+static const char *err_en(int e)
 {
-    va_list ap;
+    static locale_t c;
 
+    if (c == (locale_t)0)
+        c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    return c != (locale_t)0 ? strerror_l(e, c) : strerror(e);
+}
+
+void reap_result_take(struct reap_result *r, char *detail, char *detail_l)
+{
+    free(r->detail);
+    free(r->detail_l);
+    r->detail = detail;
+    r->detail_l = detail_l;
+}
+
+const char *reap_result_text(const struct reap_result *r)
+{
+    return r->detail_l != NULL ? r->detail_l : r->detail;
+}
+
+/* The outcome, with the detail made already (TWICE). */
+static void conclude_take(struct reap_result *r, enum reap_outcome o, int sig, int64_t t0,
+                          char *detail, char *detail_l)
+{
     r->outcome = o;
     if (sig)
         r->last_signal = sig;
     r->elapsed_ms = time_mono_ms() - t0;
-    free(r->detail);
+    reap_result_take(r, detail, detail_l);
+}
+
+/* The outcome, and its detail in English and for people from the same values. */
+static void conclude(struct reap_result *r, enum reap_outcome o, int sig, int64_t t0,
+                     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void conclude(struct reap_result *r, enum reap_outcome o, int sig, int64_t t0,
+                     const char *fmt, ...)
+{
+    va_list ap, aq;
+    char *detail, *detail_l;
+
     va_start(ap, fmt);
-    r->detail = xvasprintf(fmt, ap);
+    va_copy(aq, ap);
+    detail = xvasprintf(fmt, ap);
+    detail_l = i18n_vformat(fmt, aq);
+    va_end(aq);
     va_end(ap);
+    conclude_take(r, o, sig, t0, detail, detail_l);
+}
+
+/* What a target that is not to be signalled is, for people (reap_disposition_names for JSON). */
+static const char *disposition_words(enum reap_disposition d)
+{
+    switch (d) {
+    case REAP_SIGNAL:
+        return N_("to be signalled");
+    case REAP_REFUSED:
+        return N_("refused");
+    case REAP_CANNOT_HELP:
+        return N_("killing cannot help");
+    }
+    return "?";
 }
 
 /* Pins and verifies; returns the pidfd, or -1 with *r and the log saying why not. */
@@ -117,20 +168,22 @@ static int pin_verified(const struct reap_target *t, const struct reap_exec *x,
                         struct reap_result *r, int64_t t0, char *state)
 {
     struct reap_facts live;
-    char why[320], *cause = NULL;
-    int pidfd = pin(t->pid), proc_fd, rc;
+    char why[320], why_l[320], *cause = NULL;
+    int pidfd = pin(t->pid), proc_fd, rc, e = errno;
     int32_t named_pid;
     bool alive;
 
     if (pidfd < 0) {
-        if (errno == ESRCH)
-            result(r, REAP_OUT_GONE, 0, t0, "pid %d had already exited", (int)t->pid);
-        else if (errno == ENOSYS)
-            result(r, REAP_OUT_FAILED, 0, t0,
-                   "this kernel has no pidfd_open (Linux 5.3 or later): without it a reused pid "
-                   "could be hit, so nothing is signalled");
+        if (e == ESRCH)
+            conclude(r, REAP_OUT_GONE, 0, t0, "pid %d had already exited", (int)t->pid);
+        else if (e == ENOSYS)
+            conclude(r, REAP_OUT_FAILED, 0, t0,
+                     "this kernel has no pidfd_open (Linux 5.3 or later): without it a reused "
+                     "pid could be hit, so nothing is signalled");
         else
-            result(r, REAP_OUT_FAILED, 0, t0, "pidfd_open(%d): %s", (int)t->pid, strerror(errno));
+            conclude_take(
+                r, REAP_OUT_FAILED, 0, t0,
+                TWICE("pidfd_open(%d): %s", ((int)t->pid, err_en(e)), ((int)t->pid, strerror(e))));
         goto fail;
     }
     proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -140,28 +193,30 @@ static int pin_verified(const struct reap_target *t, const struct reap_exec *x,
     /* Asked after the read: alive now, the entry read was this process's own. */
     alive = send_sig(pidfd, 0) == 0 || errno != ESRCH;
     if (!alive || rc == -ESRCH) {
-        result(r, REAP_OUT_GONE, 0, t0, "pid %d exited before it was signalled", (int)t->pid);
+        conclude(r, REAP_OUT_GONE, 0, t0, "pid %d exited before it was signalled", (int)t->pid);
         if (rc == 0)
             reap_facts_free(&live);
         goto fail_fd;
     }
     if (rc != 0) {
-        result(r, REAP_OUT_FAILED, 0, t0, "cannot read /proc/%d: %s", (int)t->pid,
-               cause ? cause : strerror(-rc));
+        conclude_take(r, REAP_OUT_FAILED, 0, t0,
+                      TWICE("cannot read /proc/%d: %s", ((int)t->pid, cause ? cause : err_en(-rc)),
+                            ((int)t->pid, cause ? cause : strerror(-rc))));
         free(cause);
         goto fail_fd;
     }
     named_pid = pidfd_pid(pidfd);
     if (live.start_ticks != t->start_ticks || (named_pid != 0 && named_pid != t->pid)) {
-        result(r, REAP_OUT_CHANGED, 0, t0,
-               "pid %d is another process now (start time %" PRIu64 ", the one selected: %" PRIu64
-               "): not signalled",
-               (int)t->pid, live.start_ticks, t->start_ticks);
+        conclude(r, REAP_OUT_CHANGED, 0, t0,
+                 "pid %d is another process now (start time %" PRIu64 ", the one selected: %" PRIu64
+                 "): not signalled",
+                 (int)t->pid, live.start_ticks, t->start_ticks);
         reap_facts_free(&live);
         goto fail_fd;
     }
-    if (reap_check(x->guard, &live, t->named, why, NULL, sizeof(why)) != REAP_ALLOWED) {
-        result(r, REAP_OUT_REFUSED, 0, t0, "not signalled: %s", why);
+    if (reap_check(x->guard, &live, t->named, why, why_l, sizeof(why)) != REAP_ALLOWED) {
+        conclude_take(r, REAP_OUT_REFUSED, 0, t0,
+                      TWICE("not signalled: %s", (why), (why_l[0] ? why_l : why)));
         reap_facts_free(&live);
         goto fail_fd;
     }
@@ -180,12 +235,15 @@ void reap_execute(const struct reap_target *t, const struct reap_exec *x, struct
 {
     int64_t t0 = time_mono_ms();
     char state = '\0', what[160];
-    int pidfd;
+    int pidfd, e;
 
     memset(r, 0, sizeof(*r));
     if (t->disposition != REAP_SIGNAL) {
-        result(r, REAP_OUT_REFUSED, 0, t0, "not signalled: %s",
-               t->n_advice ? t->advice[0] : reap_disposition_names[t->disposition]);
+        conclude_take(r, REAP_OUT_REFUSED, 0, t0,
+                      TWICE("not signalled: %s",
+                            (t->n_advice ? t->advice[0] : reap_disposition_names[t->disposition]),
+                            (t->n_advice ? (t->advice_l[0] ? t->advice_l[0] : t->advice[0])
+                                         : _(disposition_words(t->disposition)))));
         return;
     }
     pidfd = pin_verified(t, x, r, t0, &state);
@@ -193,10 +251,12 @@ void reap_execute(const struct reap_target *t, const struct reap_exec *x, struct
         return;
 
     if (send_sig(pidfd, SIGTERM) != 0) {
-        if (errno == ESRCH)
-            result(r, REAP_OUT_GONE, 0, t0, "exited before SIGTERM reached it");
+        e = errno;
+        if (e == ESRCH)
+            conclude(r, REAP_OUT_GONE, 0, t0, "exited before SIGTERM reached it");
         else
-            result(r, REAP_OUT_FAILED, 0, t0, "SIGTERM: %s", strerror(errno));
+            conclude_take(r, REAP_OUT_FAILED, 0, t0,
+                          TWICE("SIGTERM: %s", (err_en(e)), (strerror(e))));
         reap_log(t, SIGTERM, r->detail, r->outcome != REAP_OUT_GONE, x->log_stderr);
         close(pidfd);
         return;
@@ -205,8 +265,8 @@ void reap_execute(const struct reap_target *t, const struct reap_exec *x, struct
     if (state == 'T')
         send_sig(pidfd, SIGCONT);
     if (wait_exit(pidfd, x->grace_ms)) {
-        result(r, REAP_OUT_EXITED, SIGTERM, t0, "exited after SIGTERM (%.1f s)",
-               (double)(time_mono_ms() - t0) / 1000.0);
+        conclude(r, REAP_OUT_EXITED, SIGTERM, t0, "exited after SIGTERM (%.1f s)",
+                 (double)(time_mono_ms() - t0) / 1000.0);
         reap_log(t, SIGTERM, r->detail, false, x->log_stderr);
         close(pidfd);
         return;
@@ -215,15 +275,16 @@ void reap_execute(const struct reap_target *t, const struct reap_exec *x, struct
              (double)(time_mono_ms() - t0) / 1000.0, state == 'T' ? " and SIGCONT" : "");
     reap_log(t, SIGTERM, what, false, x->log_stderr);
 
-    if (send_sig(pidfd, SIGKILL) != 0 && errno != ESRCH) {
-        result(r, REAP_OUT_FAILED, SIGTERM, t0, "SIGKILL: %s", strerror(errno));
+    if (send_sig(pidfd, SIGKILL) != 0 && (e = errno) != ESRCH) {
+        conclude_take(r, REAP_OUT_FAILED, SIGTERM, t0,
+                      TWICE("SIGKILL: %s", (err_en(e)), (strerror(e))));
         reap_log(t, SIGKILL, r->detail, true, x->log_stderr);
         close(pidfd);
         return;
     }
     if (wait_exit(pidfd, x->kill_wait_ms)) {
-        result(r, REAP_OUT_KILLED, SIGKILL, t0, "killed: it ignored SIGTERM for %.1f s",
-               (double)x->grace_ms / 1000.0);
+        conclude(r, REAP_OUT_KILLED, SIGKILL, t0, "killed: it ignored SIGTERM for %.1f s",
+                 (double)x->grace_ms / 1000.0);
         reap_log(t, SIGKILL, "exited", false, x->log_stderr);
     } else {
         struct reap_facts live;
@@ -236,11 +297,11 @@ void reap_execute(const struct reap_target *t, const struct reap_exec *x, struct
         }
         if (proc_fd >= 0)
             close(proc_fd);
-        result(r, REAP_OUT_STUCK, SIGKILL, t0,
-               "still there %.1f s after SIGKILL: %u thread%s in state D (stuck in the kernel, "
-               "most likely the driver); it ends when they return, else a GPU reset or a "
-               "reboot frees its memory",
-               (double)x->kill_wait_ms / 1000.0, (unsigned)stuck, stuck == 1 ? "" : "s");
+        conclude(r, REAP_OUT_STUCK, SIGKILL, t0,
+                 "still there %.1f s after SIGKILL: %u thread%s in state D (stuck in the kernel, "
+                 "most likely the driver); it ends when they return, else a GPU reset or a "
+                 "reboot frees its memory",
+                 (double)x->kill_wait_ms / 1000.0, (unsigned)stuck, stuck == 1 ? "" : "s");
         reap_log(t, SIGKILL, r->detail, true, x->log_stderr);
     }
     close(pidfd);
@@ -249,5 +310,6 @@ void reap_execute(const struct reap_target *t, const struct reap_exec *x, struct
 void reap_result_free(struct reap_result *r)
 {
     free(r->detail);
+    free(r->detail_l);
     memset(r, 0, sizeof(*r));
 }

@@ -5,6 +5,7 @@
  * action goes to reap's log. The view asks first, showing what reap would do.
  */
 #include "reap/reap.h"
+#include "util/i18n.h"
 #include "util/xalloc.h"
 #include "watch/watch.h"
 
@@ -26,16 +27,18 @@ static int run(const struct watch_opts *o, const struct snapshot *s, int32_t pid
 
     /* reap acts on this machine: the processes of a --root tree are not here to signal. */
     if (o->collect.root != NULL && strcmp(o->collect.root, "/") != 0) {
-        *detail = xasprintf("--root %s is another machine's tree: nothing to signal here",
+        *detail = xasprintf(_("--root %s is another machine's tree: nothing to signal here"),
                             o->collect.root);
         return -1;
     }
     if (s == NULL) {
-        *detail = xstrdup("nothing collected yet");
+        *detail = xstrdup(_("nothing collected yet"));
         return -1;
     }
     rc = reap_one(s, pid, start_ticks, &ro, &r);
-    *detail = r.detail ? xstrdup(r.detail) : xstrdup(rc == 0 ? "done" : "not signalled");
+    /* For the view's messages: people read them. */
+    *detail = r.detail ? xstrdup(reap_result_text(&r))
+                       : xstrdup(rc == 0 ? _("done") : _("not signalled"));
     reap_result_free(&r);
     return rc;
 }
