@@ -171,6 +171,7 @@ static void check_low(const struct rule_ctx *ctx, struct findings *out, bool mem
         double v = mem ? g->triad_bytes_per_s : g->fma_flops, best = 0;
         double e = mem ? g->mem_expected_bytes_per_s : g->fp32_expected_flops;
         const char *unit = mem ? "GB/s" : "TFLOPS";
+        const char *what = mem ? N_("memory bandwidth") : N_("compute rate");
         double scale = mem ? GB : 1e12;
         struct finding *f;
 
@@ -186,14 +187,16 @@ static void check_low(const struct rule_ctx *ctx, struct findings *out, bool mem
         }
         if (bench_gpu_valid(g, expect) && v < (mem ? MEM_MIN_SHARE : COMPUTE_MIN_SHARE) * e) {
             f = finding_new(ctx, out, (int32_t)g->index, -1);
-            finding_title(f, "GPU %" PRIu32 " %s at %.0f %% of its model's", g->index,
-                          mem ? "memory bandwidth" : "compute rate", pct(v, e));
+            finding_title_take(f,
+                               TWICE("GPU %" PRIu32 " %s at %.0f %% of its model's",
+                                     (g->index, what, pct(v, e)), (g->index, _(what), pct(v, e))));
             finding_evidence(f, "measured %.1f %s, the %s should reach %.1f %s", v / scale, unit,
                              g->name ? g->name : "model", e / scale, unit);
         } else if (best > 0 && v < BEHIND_SIBLINGS * best) {
             f = finding_new(ctx, out, (int32_t)g->index, -1);
-            finding_title(f, "GPU %" PRIu32 " %s at %.0f %% of its fastest sibling", g->index,
-                          mem ? "memory bandwidth" : "compute rate", pct(v, best));
+            finding_title_take(f, TWICE("GPU %" PRIu32 " %s at %.0f %% of its fastest sibling",
+                                        (g->index, what, pct(v, best)),
+                                        (g->index, _(what), pct(v, best))));
             finding_evidence(f, "measured %.1f %s, the fastest %s here %.1f %s", v / scale, unit,
                              g->name ? g->name : "GPU of this model", best / scale, unit);
         } else {
@@ -246,6 +249,7 @@ static void check_compute_low(const struct rule_ctx *ctx, struct findings *out)
         double worst = 2;
         int worst_p = -1;
         bool worst_model = false;
+        const char *ref;
         struct finding *f;
 
         for (int p = -1; p < BP_N; p++) {
@@ -293,13 +297,15 @@ static void check_compute_low(const struct rule_ctx *ctx, struct findings *out)
         if (n_lines == 0)
             continue;
         f = finding_new(ctx, out, (int32_t)g->index, -1);
+        ref = worst_model ? N_("model's") : N_("fastest sibling");
         if (worst_p < 0)
-            finding_title(f, "GPU %" PRIu32 " compute rate at %.0f %% of its %s", g->index,
-                          worst * 100, worst_model ? "model's" : "fastest sibling");
+            finding_title_take(f, TWICE("GPU %" PRIu32 " compute rate at %.0f %% of its %s",
+                                        (g->index, worst * 100, ref),
+                                        (g->index, worst * 100, _(ref))));
         else
-            finding_title(f, "GPU %" PRIu32 " %s GEMM at %.0f %% of its %s", g->index,
-                          labels[worst_p], worst * 100,
-                          worst_model ? "model's" : "fastest sibling");
+            finding_title_take(f, TWICE("GPU %" PRIu32 " %s GEMM at %.0f %% of its %s",
+                                        (g->index, labels[worst_p], worst * 100, ref),
+                                        (g->index, labels[worst_p], worst * 100, _(ref))));
         for (size_t k = 0; k < n_lines; k++) {
             finding_evidence(f, "%s", lines[k]);
             free(lines[k]);
@@ -379,6 +385,7 @@ static void check_p2p(const struct rule_ctx *ctx, struct findings *out)
     free(v);
     for (size_t i = 0; i < b->n_pairs; i++) {
         const struct bench_pair *p = &b->pairs[i];
+        const char *how;
         struct finding *f;
 
         if (p->bytes_per_s >= P2P_MIN_SHARE * median)
@@ -391,10 +398,8 @@ static void check_p2p(const struct rule_ctx *ctx, struct findings *out)
                       p->src, p->dst, pct(p->bytes_per_s, median));
         finding_evidence(f, "%.1f GB/s, latency %.1f us; the median pair %.1f GB/s",
                          p->bytes_per_s / GB, p->latency_us, median / GB);
-        finding_evidence(f, "peer access %s",
-                         p->peer_access ? "direct"
-                                        : "not possible: staged "
-                                          "through host memory");
+        how = p->peer_access ? N_("direct") : N_("not possible: staged through host memory");
+        finding_evidence_take(f, TWICE("peer access %s", (how), (_(how))));
         finding_fix(f, "nvidia-smi topo -m   # NVLink, PCIe switch or the CPU between the two");
         finding_fix(f, "nvidia-smi nvlink --status -i %" PRIu32 "   # links down or degraded",
                     p->src);
@@ -778,8 +783,9 @@ static void regression(const struct rule_ctx *ctx, struct findings *out, const s
         return;
     f = finding_new(ctx, out, (int32_t)g->index, -1);
     finding_object(f, "%s", what);
-    finding_title(f, "GPU %" PRIu32 " %s at %.0f %% of this node's baseline", g->index, what,
-                  pct(now, base));
+    finding_title_take(f, TWICE("GPU %" PRIu32 " %s at %.0f %% of this node's baseline",
+                                (g->index, what, pct(now, base)),
+                                (g->index, _(what), pct(now, base))));
     finding_evidence(f, "now %.1f %s, baseline %.1f %s (%s)", now / scale, unit, base / scale, unit,
                      ctx->facts->snap->bench.baseline ? ctx->facts->snap->bench.baseline
                                                       : "baseline");
@@ -795,13 +801,13 @@ static void check_regression(const struct rule_ctx *ctx, struct findings *out)
         const struct bench_gpu *g = &b->gpus[i];
 
         if (bench_gpu_valid(g, BG_BASE_H2D) && bench_gpu_valid(g, BG_H2D_PINNED))
-            regression(ctx, out, g, "host-to-device copy", g->h2d_pinned_bytes_per_s,
+            regression(ctx, out, g, N_("host-to-device copy"), g->h2d_pinned_bytes_per_s,
                        g->base_h2d_bytes_per_s, GB, "GB/s");
         if (bench_gpu_valid(g, BG_BASE_TRIAD) && bench_gpu_valid(g, BG_TRIAD))
-            regression(ctx, out, g, "memory bandwidth", g->triad_bytes_per_s,
+            regression(ctx, out, g, N_("memory bandwidth"), g->triad_bytes_per_s,
                        g->base_triad_bytes_per_s, GB, "GB/s");
         if (bench_gpu_valid(g, BG_BASE_FMA) && bench_gpu_valid(g, BG_FMA))
-            regression(ctx, out, g, "compute rate", g->fma_flops, g->base_fma_flops, 1e12,
+            regression(ctx, out, g, N_("compute rate"), g->fma_flops, g->base_fma_flops, 1e12,
                        "TFLOPS");
     }
 }

@@ -250,6 +250,7 @@ static void check_hw_slowdown(const struct rule_ctx *ctx, struct findings *out)
         const struct facts_gpu *v = &ctx->facts->gpus[i];
         const struct gpu *g = v->g;
         bool brake, slow;
+        const char *why;
         size_t n_slow;
         struct finding *f;
 
@@ -266,8 +267,10 @@ static void check_hw_slowdown(const struct rule_ctx *ctx, struct findings *out)
         if (!brake && !slow)
             continue;
         f = finding_new(ctx, out, (int32_t)g->index, -1);
-        finding_title(f, "GPU %" PRIu32 " clocks cut by %s: check its power supply and cables",
-                      g->index, brake ? "the hardware power brake" : "hardware slowdown");
+        why = brake ? N_("the hardware power brake") : N_("hardware slowdown");
+        finding_title_take(f, TWICE("GPU %" PRIu32
+                                    " clocks cut by %s: check its power supply and cables",
+                                    (g->index, why), (g->index, _(why))));
         if (brake)
             reason_evidence(f, v, NVML_CLOCKS_EVENT_HW_POWER_BRAKE);
         if (n_slow)

@@ -411,21 +411,30 @@ static void check_fabric(const struct rule_ctx *ctx, struct findings *out)
         status = nvml_rc_name(fb->status);
         f = finding_new(ctx, out, (int32_t)g->index, -1);
         finding_object(f, "GPU %" PRIu32 " fabric", g->index);
-        if (!done)
-            finding_title(f, "GPU %" PRIu32 " is not registered with the NVLink fabric (%s)",
-                          g->index,
-                          fb->state == GPU_FABRIC_NOT_STARTED   ? "registration not started"
-                          : fb->state == GPU_FABRIC_IN_PROGRESS ? "registration in progress"
-                                                                : "unknown state");
-        else
+        if (!done) {
+            const char *why = fb->state == GPU_FABRIC_NOT_STARTED   ? N_("registration not started")
+                              : fb->state == GPU_FABRIC_IN_PROGRESS ? N_("registration in progress")
+                                                                    : N_("unknown state");
+
+            finding_title_take(f, TWICE("GPU %" PRIu32
+                                        " is not registered with the NVLink fabric (%s)",
+                                        (g->index, why), (g->index, _(why))));
+        } else
             finding_title(f, "GPU %" PRIu32 " failed to register with the NVLink fabric: %s",
                           g->index, status ? status : "error");
-        finding_evidence(f, "fabric state %s, status %s (%" PRId32 "), clique %" PRIu32,
-                         gpu_fabric_state_names[fb->state >= 0 && fb->state <= GPU_FABRIC_UNKNOWN
-                                                    ? fb->state
-                                                    : GPU_FABRIC_UNKNOWN],
-                         done ? (status ? status : "?") : "not yet meaningful", fb->status,
-                         fb->clique_id);
+        {
+            const char *st =
+                gpu_fabric_state_names[fb->state >= 0 && fb->state <= GPU_FABRIC_UNKNOWN
+                                           ? fb->state
+                                           : GPU_FABRIC_UNKNOWN];
+            /* NVML's state and status names stay as NVML spells them; the phrase is translated. */
+            const char *res = done ? (status ? status : "?") : N_("not yet meaningful");
+
+            finding_evidence_take(f,
+                                  TWICE("fabric state %s, status %s (%" PRId32 "), clique %" PRIu32,
+                                        (st, res, fb->status, fb->clique_id),
+                                        (st, done ? res : _(res), fb->status, fb->clique_id)));
+        }
         if (fb->cluster_uuid)
             finding_evidence(f, "cluster %s", fb->cluster_uuid);
         finding_evidence(f, "until it is registered, CUDA on this GPU fails with \"system not "

@@ -261,6 +261,31 @@ GPUDOCTOR_CONFIG=/dev/null GPUDOCTOR_NVML_LIB="$SIM_LIB" \
 grep -q -- '--record' "$tmp/plain.out" || bad "watch --plain: no error for an unwritable --record: $(head -3 "$tmp/plain.out")"
 LC_ALL=C.UTF-8 grep -qP '[^\x00-\x7f]' "$tmp/plain.out" && bad "watch --plain under zh_CN is not all English: $(head -3 "$tmp/plain.out")"
 
+# ---- words gpudoctor passes into a translated title or evidence line (the reason of a clock cut,
+# the fabric registration state, a bench figure's name, peer access) are Chinese in the zh report
+zhs() { zh "$GPUDOCTOR" check --width 500 --from "$SRC/tests/scenarios/$1/snapshot.json" >"$tmp/w-$1.zh"; }
+has() { grep -qF -- "$2" "$tmp/w-$1.zh" || bad "zh_CN $1: no '$2'"; }
+hasnt() { grep -qF -- "$2" "$tmp/w-$1.zh" && bad "zh_CN $1 keeps the English '$2'"; }
+zhs power-brake
+has power-brake '的时钟被硬件功率制动（power brake）压低'
+hasnt power-brake 'the hardware power brake'
+zhs fabric-not-ready
+has fabric-not-ready '（注册尚未开始）'
+hasnt fabric-not-ready 'registration not started'
+has fabric-not-ready '结果 尚无意义'
+hasnt fabric-not-ready 'not yet meaningful'
+zhs bench-copy-mem-p2p
+has bench-copy-mem-p2p 'GPU 7 的显存带宽只有其型号标称值的'
+hasnt bench-copy-mem-p2p 'memory bandwidth'
+has bench-copy-mem-p2p 'P2P 访问：不可用：经主机内存中转'
+hasnt bench-copy-mem-p2p 'staged through host memory'
+zhs bench-regression
+has bench-regression 'GPU 0 的算力只有本节点基线的'
+hasnt bench-regression 'compute rate 只有'
+zhs bench-behind-under-load
+has bench-behind-under-load '（参照：型号标称值）'
+hasnt bench-behind-under-load "model's"
+
 # ---- not UTF-8: English (every catalogue is UTF-8; the ASCII renderer could not show it)
 LANG=C LANGUAGE=zh_CN "$GPUDOCTOR" --help >"$tmp/help.langc"
 LANG=C "$GPUDOCTOR" --help >"$tmp/help.c"
