@@ -127,6 +127,7 @@ static void check_stopped(const struct rule_ctx *ctx, struct findings *out)
         struct finding *f;
 
         const struct facts_use *parent;
+        const char *how;
         size_t stopped_children = 0;
 
         if (u->verdict != FACTS_VERDICT_STOPPED)
@@ -145,9 +146,9 @@ static void check_stopped(const struct rule_ctx *ctx, struct findings *out)
         use_bytes(b, sizeof(b), u);
         f = finding_new(ctx, out, u->top_gpu, u->pid);
         finding_title(f, "%s memory (%s) held by stopped process %d (%s)", where, b, u->pid, label);
-        finding_evidence(f, "state %c: %s", u->p->state,
-                         u->p->state == 't' ? "stopped by a debugger or tracer"
-                                            : "stopped (Ctrl-Z in its terminal, or SIGSTOP)");
+        how = u->p->state == 't' ? N_("stopped by a debugger or tracer")
+                                 : N_("stopped (Ctrl-Z in its terminal, or SIGSTOP)");
+        finding_evidence_take(f, TWICE("state %c: %s", (u->p->state, how), (u->p->state, _(how))));
         use_evidence(ctx, f, u);
         if (stopped_children)
             finding_evidence(f, "%zu of its child processes hold GPU memory and are stopped too",

@@ -141,6 +141,7 @@ zh "$GPUDOCTOR" check --from "$tmp/snap.json" --width 80 >"$tmp/zh.txt"
 head -1 "$tmp/zh.txt" | grep -Eq '^4 ?[^ -~]+.*7 ?[^ -~]+.* — ' || bad "zh_CN verdict: $(head -1 "$tmp/zh.txt")"
 head -1 "$tmp/zh.txt" | grep -Eq 'critical|warning' && bad "zh_CN verdict keeps English words: $(head -1 "$tmp/zh.txt")"
 grep -q '停止' "$tmp/zh.txt" || bad "the stopped holder's title is not in Chinese"
+grep -q '状态 T：已停止（在其终端按了 Ctrl-Z，或收到 SIGSTOP）' "$tmp/zh.txt" || bad "the stopped holder's state is not in Chinese"
 # Words from tables inside a translated line (clock event reasons, process states): in Chinese
 # for people, in English in the JSON (the bytes compared above).
 grep -q "时钟事件原因 '硬件过热降频'" "$tmp/zh.txt" || bad "a clock event reason is not in Chinese"
