@@ -70,8 +70,8 @@ static void state_evidence(struct finding *f, const struct ib_port *p)
         f, TWICE("%s: state %s, physical state %s",
                  (layer, ib_port_valid(p, IB_S_STATE) ? p->state_name : "unknown",
                   ib_port_valid(p, IB_S_PHYS_STATE) ? p->phys_state_name : "unknown"),
-                 (_(layer), ib_port_valid(p, IB_S_STATE) ? p->state_name : "unknown",
-                  ib_port_valid(p, IB_S_PHYS_STATE) ? p->phys_state_name : "unknown")));
+                 (_(layer), ib_port_valid(p, IB_S_STATE) ? p->state_name : _("unknown"),
+                  ib_port_valid(p, IB_S_PHYS_STATE) ? p->phys_state_name : _("unknown"))));
     if (ib_port_valid(p, IB_S_RATE))
         finding_evidence(f, "rate %g Gb/s (%" PRIu32 "X %s)", p->rate_gbps, p->width,
                          p->speed ? p->speed : "");
