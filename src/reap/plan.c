@@ -35,14 +35,10 @@ static void vadd_line(char ***lines, char ***lines_l, size_t *n, const char *fmt
 
 static void vadd_line(char ***lines, char ***lines_l, size_t *n, const char *fmt, va_list ap)
 {
-    va_list aq;
-
     *lines = xreallocarray(*lines, *n + 1, sizeof(**lines));
     *lines_l = xreallocarray(*lines_l, *n + 1, sizeof(**lines_l));
-    va_copy(aq, ap);
-    (*lines)[*n] = xvasprintf(fmt, ap);
-    (*lines_l)[(*n)++] = i18n_vformat(fmt, aq);
-    va_end(aq);
+    (*lines)[*n] = i18n_vformat_both(&(*lines_l)[*n], fmt, ap);
+    (*n)++;
 }
 
 static void advice(struct reap_target *t, const char *fmt, ...)
@@ -400,15 +396,12 @@ static void set_why(struct reap_target *t, const char *fmt, ...)
 
 static void set_why(struct reap_target *t, const char *fmt, ...)
 {
-    va_list ap, aq;
+    va_list ap;
 
     if (t->why != NULL) /* a second reason for the same target (a parent of two) */
         return;
     va_start(ap, fmt);
-    va_copy(aq, ap);
-    t->why = xvasprintf(fmt, ap);
-    t->why_l = i18n_vformat(fmt, aq);
-    va_end(aq);
+    t->why = i18n_vformat_both(&t->why_l, fmt, ap);
     va_end(ap);
 }
 

@@ -137,14 +137,11 @@ static void conclude(struct reap_result *r, enum reap_outcome o, int sig, int64_
 static void conclude(struct reap_result *r, enum reap_outcome o, int sig, int64_t t0,
                      const char *fmt, ...)
 {
-    va_list ap, aq;
+    va_list ap;
     char *detail, *detail_l;
 
     va_start(ap, fmt);
-    va_copy(aq, ap);
-    detail = xvasprintf(fmt, ap);
-    detail_l = i18n_vformat(fmt, aq);
-    va_end(aq);
+    detail = i18n_vformat_both(&detail_l, fmt, ap);
     va_end(ap);
     conclude_take(r, o, sig, t0, detail, detail_l);
 }

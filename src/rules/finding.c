@@ -232,15 +232,12 @@ struct finding *finding_new(const struct rule_ctx *ctx, struct findings *out, in
 
 void finding_title(struct finding *f, const char *fmt, ...)
 {
-    va_list ap, aq;
+    va_list ap;
 
     free(f->title);
     free(f->title_l);
     va_start(ap, fmt);
-    va_copy(aq, ap);
-    f->title = xvasprintf(fmt, ap);
-    f->title_l = i18n_vformat(fmt, aq);
-    va_end(aq);
+    f->title = i18n_vformat_both(&f->title_l, fmt, ap);
     va_end(ap);
 }
 
@@ -268,13 +265,8 @@ static void append(char ***items, char ***items_l, size_t *n, size_t *cap, const
 static void append(char ***items, char ***items_l, size_t *n, size_t *cap, const char *fmt,
                    va_list ap)
 {
-    char *en, *l;
-    va_list aq;
+    char *l, *en = i18n_vformat_both(&l, fmt, ap);
 
-    va_copy(aq, ap);
-    en = xvasprintf(fmt, ap);
-    l = i18n_vformat(fmt, aq);
-    va_end(aq);
     push(items, items_l, n, cap, en, l);
 }
 
@@ -463,14 +455,11 @@ void finding_explains(struct finding *f, const char *rule_id)
 void rule_skip(const struct rule_ctx *ctx, struct findings *out, int32_t gpu_index, const char *fmt,
                ...)
 {
-    va_list ap, aq;
+    va_list ap;
     char *reason, *reason_l;
 
     va_start(ap, fmt);
-    va_copy(aq, ap);
-    reason = xvasprintf(fmt, ap);
-    reason_l = i18n_vformat(fmt, aq);
-    va_end(aq);
+    reason = i18n_vformat_both(&reason_l, fmt, ap);
     va_end(ap);
     rule_skip_take(ctx, out, gpu_index, reason, reason_l);
 }

@@ -66,6 +66,18 @@ const char *i18n_language(void)
     return n ? tag : "en";
 }
 
+char *i18n_vformat_both(char **l, const char *fmt, va_list ap)
+{
+    va_list aq;
+    char *en;
+
+    va_copy(aq, ap);
+    en = xvasprintf(fmt, ap);
+    *l = i18n_vformat(fmt, aq);
+    va_end(aq);
+    return en;
+}
+
 char *i18n_vformat(const char *fmt, va_list ap)
 {
     if (!active || _(fmt) == fmt)

@@ -50,6 +50,12 @@ const char *i18n_language(void);
  * msgfmt --check holds every translation's conversions to its msgid's (tests/e2e/i18n.sh).
  */
 char *i18n_vformat(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+/*
+ * Both texts of a line kept in both languages: fmt formatted with ap in English (returned), and
+ * its translation in *l (i18n_vformat: NULL when none is in use). The caller frees both.
+ */
+char *i18n_vformat_both(char **l, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 
 /*
  * The two texts a line kept in both languages wants, from one format: fmt with en_args (in
