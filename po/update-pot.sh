@@ -14,7 +14,7 @@ mapfile -t files < <(grep -v '^#' po/POTFILES | grep .)
 # the detail of each result (conclude, reap/signal.c).
 xgettext --language=C --from-code=UTF-8 --add-comments=TRANSLATORS: --sort-by-file --add-location=file \
     --package-name=gpudoctor --msgid-bugs-address= --no-wrap \
-    --keyword=_ --keyword=N_ --keyword=L_:2 \
+    --keyword=_ --keyword=N_ --keyword=P_:1,2 --keyword=L_:2 \
     --keyword=finding_title:2 --flag=finding_title:2:c-format --keyword=TWICE:1 --flag=TWICE:1:c-format \
     --keyword=finding_evidence:2 --flag=finding_evidence:2:c-format \
     --keyword=finding_fix:2 --flag=finding_fix:2:c-format \

@@ -258,7 +258,7 @@ static void subject_line(char *buf, size_t size, const struct subject *sub)
             ADD(" (%.12s)", sub->gpu_uuid);
     }
     if (sub->object)
-        ADD("%s%s", len ? ", " : "", sub->object);
+        ADD("%s%s", len ? ", " : "", sub->object_l ? sub->object_l : sub->object);
     if (sub->pid >= 0)
         ADD("%spid %d", len ? ", " : "", (int)sub->pid);
     if (sub->user)
@@ -283,12 +283,19 @@ static void fix_comment(FILE *out, const struct render_opts *ro, size_t indent, 
  */
 static void fix_line(FILE *out, const struct render_opts *ro, const char *fix, bool first)
 {
-    const size_t indent = FINDING_INDENT + 5;
+    /* TRANSLATORS: the label before a finding's first fix line; the lines under it are
+       indented by its width. */
+    const char *label = _("fix: ");
+    const size_t label_cols = render_width(label, strlen(label)),
+                 indent = FINDING_INDENT + label_cols;
     size_t hash = fix_comment_start(fix), cmd = hash;
 
     while (cmd > 0 && fix[cmd - 1] == ' ')
         cmd--;
-    fprintf(out, "%*s%s", FINDING_INDENT, "", first ? "fix: " : "     ");
+    if (first)
+        fprintf(out, "%*s%s", FINDING_INDENT, "", label);
+    else
+        fprintf(out, "%*s", (int)indent, "");
     if (cmd == 0 && fix[hash] == '#') {
         fix_comment(out, ro, indent, fix + hash);
     } else if (fix[hash] == '#' && indent + strlen(fix) > ro->width) {

@@ -41,6 +41,7 @@ static void subject_free(struct subject *s)
     free(s->command);
     free(s->container);
     free(s->object);
+    free(s->object_l);
 }
 
 static void finding_free(struct finding *f)

@@ -393,24 +393,49 @@ static bool same_command(const char *a, const char *b)
     return na == nb && memcmp(a, b, na) == 0;
 }
 
+void finding_fix_take(struct finding *f, char *en, char *l)
+{
+    push(&f->fix, &f->fix_l, &f->n_fix, &f->cap_fix, fix_safe(en), l ? fix_safe(l) : NULL);
+    /* A translation changes the comment only: one whose command differs is not used. */
+    if (f->fix_l != NULL && f->fix_l[f->n_fix - 1] != NULL &&
+        !same_command(f->fix[f->n_fix - 1], f->fix_l[f->n_fix - 1])) {
+        free(f->fix_l[f->n_fix - 1]);
+        f->fix_l[f->n_fix - 1] = NULL;
+    }
+}
+
 void finding_fix(struct finding *f, const char *fmt, ...)
 {
     va_list ap;
+    char *l, *en;
 
     va_start(ap, fmt);
-    append(&f->fix, &f->fix_l, &f->n_fix, &f->cap_fix, fmt, ap);
+    en = i18n_vformat_both(&l, fmt, ap);
     va_end(ap);
-    f->fix[f->n_fix - 1] = fix_safe(f->fix[f->n_fix - 1]);
-    if (f->fix_l != NULL && f->fix_l[f->n_fix - 1] != NULL) {
-        char **l = &f->fix_l[f->n_fix - 1];
+    finding_fix_take(f, en, l);
+}
 
-        *l = fix_safe(*l);
-        /* A translation changes the comment only: one whose command differs is not used. */
-        if (!same_command(f->fix[f->n_fix - 1], *l)) {
-            free(*l);
-            *l = NULL;
-        }
-    }
+/* *text followed by more, in a new string; takes both. */
+static char *joined(char *text, char *more)
+{
+    char *both = text != NULL ? xasprintf("%s%s", text, more) : xstrdup(more);
+
+    free(text);
+    free(more);
+    return both;
+}
+
+void text2_add_take(struct text2 *t, char *en, char *l)
+{
+    t->l = joined(t->l, l != NULL ? l : xstrdup(en));
+    t->en = joined(t->en, en);
+}
+
+void text2_free(struct text2 *t)
+{
+    free(t->en);
+    free(t->l);
+    t->en = t->l = NULL;
 }
 
 char *fix_arg(struct finding *f, const char *what, const char *value)
@@ -434,9 +459,18 @@ void finding_object(struct finding *f, const char *fmt, ...)
     va_list ap;
 
     free(f->subject.object);
+    free(f->subject.object_l);
+    f->subject.object_l = NULL;
     va_start(ap, fmt);
     f->subject.object = xvasprintf(fmt, ap);
     va_end(ap);
+}
+
+void finding_object_word(struct finding *f, const char *word)
+{
+    finding_object(f, "%s", word);
+    if (i18n_active())
+        f->subject.object_l = xstrdup(_(word));
 }
 
 void finding_explains(struct finding *f, const char *rule_id)

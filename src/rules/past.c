@@ -108,18 +108,31 @@ bool past_find(const struct rule_ctx *ctx, const struct gpu *g, enum state_event
     return p->boots + p->resets > 0;
 }
 
-size_t past_words(const struct past *p, char *buf, size_t size)
+void past_words(const struct past *p, struct text2 *w)
 {
-    int n;
+    const char *boot_s = p->boots == 1 ? "" : "s", *reset_s = p->resets == 1 ? "" : "s";
+    char *boots_l, *resets_l, *l = NULL;
 
-    if (p->resets == 0)
-        n = snprintf(buf, size, "%zu reboot%s", p->boots, p->boots == 1 ? "" : "s");
-    else if (p->boots == 0)
-        n = snprintf(buf, size, "%zu GPU reset%s", p->resets, p->resets == 1 ? "" : "s");
-    else
-        n = snprintf(buf, size, "%zu reboot%s and %zu reset%s", p->boots, p->boots == 1 ? "" : "s",
-                     p->resets, p->resets == 1 ? "" : "s");
-    return n < 0 ? 0 : (size_t)n;
+    if (p->resets == 0) {
+        if (i18n_active())
+            l = xasprintf(P_("%zu reboot", "%zu reboots", p->boots), p->boots);
+        text2_add_take(w, xasprintf("%zu reboot%s", p->boots, boot_s), l);
+    } else if (p->boots == 0) {
+        if (i18n_active())
+            l = xasprintf(P_("%zu GPU reset", "%zu GPU resets", p->resets), p->resets);
+        text2_add_take(w, xasprintf("%zu GPU reset%s", p->resets, reset_s), l);
+    } else {
+        if (i18n_active()) {
+            boots_l = xasprintf(P_("%zu reboot", "%zu reboots", p->boots), p->boots);
+            resets_l = xasprintf(P_("%zu reset", "%zu resets", p->resets), p->resets);
+            /* TRANSLATORS: "2 reboots and 1 reset": after how many a fault came back. */
+            l = xasprintf(_("%s and %s"), boots_l, resets_l);
+            free(boots_l);
+            free(resets_l);
+        }
+        text2_add_take(
+            w, xasprintf("%zu reboot%s and %zu reset%s", p->boots, boot_s, p->resets, reset_s), l);
+    }
 }
 
 /* How each reset of this boot was seen, for the evidence. */
@@ -136,19 +149,22 @@ static void resets_said(struct finding *f, const struct rule_ctx *ctx, const str
             continue;
         switch (r->how) {
         case STATE_RESET_REPAIR_APPLIED:
-            how = "a pending row remap or page retirement was applied (only a reset does that)";
+            how = N_("a pending row remap or page retirement was applied (only a reset does "
+                     "that)");
             break;
         case STATE_RESET_ENERGY_DROP:
-            how = "NVML's energy counter, which counts since the driver loaded, went down: the "
-                  "driver reloaded";
+            how = N_("NVML's energy counter, which counts since the driver loaded, went down: "
+                     "the driver reloaded");
             break;
         default:
-            how = "the driver's load banner appeared again in the kernel log: the driver "
-                  "reloaded";
+            how = N_("the driver's load banner appeared again in the kernel log: the driver "
+                     "reloaded");
             break;
         }
-        finding_evidence(f, "GPU reset in this boot between %.0fs and %.0fs of uptime: %s",
-                         (double)r->after_us / 1e6, (double)r->uptime_us / 1e6, how);
+        finding_evidence_take(
+            f, TWICE("GPU reset in this boot between %.0fs and %.0fs of uptime: %s",
+                     ((double)r->after_us / 1e6, (double)r->uptime_us / 1e6, how),
+                     ((double)r->after_us / 1e6, (double)r->uptime_us / 1e6, _(how))));
         said++;
     }
 }
@@ -156,39 +172,54 @@ static void resets_said(struct finding *f, const struct rule_ctx *ctx, const str
 void past_said(struct finding *f, const struct rule_ctx *ctx, const char *what,
                const struct past *p)
 {
-    char when[40], words[64];
+    struct text2 words = { 0 };
+    char when[40];
 
     time_format_iso(p->last ? p->last->time_ms : 0, when, sizeof(when));
     if (p->resets == 0) {
-        finding_evidence(
-            f, "the state file remembers %s on this GPU in %zu earlier boot%s, the last at %s",
-            what, p->boots, p->boots == 1 ? "" : "s", when);
+        finding_evidence_take(
+            f,
+            xasprintf(
+                "the state file remembers %s on this GPU in %zu earlier boot%s, the last at %s",
+                what, p->boots, p->boots == 1 ? "" : "s", when),
+            i18n_active() ? xasprintf(P_("the state file remembers %s on this GPU in %zu earlier "
+                                         "boot, the last at %s",
+                                         "the state file remembers %s on this GPU in %zu earlier "
+                                         "boots, the last at %s",
+                                         p->boots),
+                                      _(what), p->boots, when)
+                          : NULL);
         return;
     }
-    past_words(p, words, sizeof(words));
-    finding_evidence(f, "the state file remembers %s on this GPU before %s, the last at %s", what,
-                     words, when);
+    past_words(p, &words);
+    finding_evidence_take(f,
+                          TWICE("the state file remembers %s on this GPU before %s, the last at %s",
+                                (what, words.en, when), (_(what), words.l, when)));
+    text2_free(&words);
     if (p->here_resets > 0)
         resets_said(f, ctx, p);
 }
 
 enum severity past_escalate(struct finding *f, const struct gpu *g, const struct past *p,
-                            enum severity sev, char *suffix, size_t size)
+                            enum severity sev, struct text2 *suffix)
 {
-    size_t len = strlen(suffix), epochs = p->boots + p->resets;
-    char words[64];
+    struct text2 words = { 0 };
+    size_t epochs = p->boots + p->resets;
 
-    past_words(p, words, sizeof(words));
+    past_words(p, &words);
     if (epochs >= 2 || sev == SEV_CRITICAL) {
-        snprintf(suffix + len, size - len, ", again after %s: inspect or replace the GPU", words);
-        finding_fix(f,
-                    "# the fault survived %s: inspect or replace this GPU (its serial is in the "
-                    "evidence)",
-                    words);
+        text2_add_take(
+            suffix, TWICE(", again after %s: inspect or replace the GPU", (words.en), (words.l)));
+        finding_fix_take(f, TWICE("# the fault survived %s: inspect or replace this GPU (its "
+                                  "serial is in the evidence)",
+                                  (words.en), (words.l)));
         finding_evidence(f, "serial %s, UUID %s", gpu_valid(g, GPU_S_SERIAL) ? g->serial : "?",
                          gpu_valid(g, GPU_S_UUID) ? g->uuid : "?");
-        return SEV_CRITICAL;
+        sev = SEV_CRITICAL;
+    } else {
+        text2_add_take(suffix, TWICE(", again after %s", (words.en), (words.l)));
+        sev = sev > SEV_WARNING ? sev : SEV_WARNING;
     }
-    snprintf(suffix + len, size - len, ", again after %s", words);
-    return sev > SEV_WARNING ? sev : SEV_WARNING;
+    text2_free(&words);
+    return sev;
 }

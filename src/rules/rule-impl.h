@@ -165,6 +165,19 @@ void finding_evidence(struct finding *f, const char *fmt, ...)
 void finding_evidence_take(struct finding *f, char *en, char *l);
 /* The same for the title. */
 void finding_title_take(struct finding *f, char *en, char *l);
+/* The same for a fix line, made safe like finding_fix's. */
+void finding_fix_take(struct finding *f, char *en, char *l);
+/*
+ * A text kept in both languages while it is built from parts (a title's tail: an Xid's recovery
+ * action, how often a fault came back). Starts zeroed: empty. text2_add_take appends en, and l
+ * (NULL: en) to the people copy, as TWICE gives them, and takes both; text2_free.
+ */
+struct text2 {
+    char *en;
+    char *l;
+};
+void text2_add_take(struct text2 *t, char *en, char *l);
+void text2_free(struct text2 *t);
 /*
  * Adds a fix line: a comment ("# advice"), or one complete command with an optional
  * "   # why". Every value put into a command goes through fix_arg (strings) or is an integer
@@ -190,6 +203,8 @@ static inline bool fix_pid_ok(int64_t pid)
  */
 void finding_explains(struct finding *f, const char *rule_id);
 void finding_object(struct finding *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same for an object that is a word people read translated (N_() text): "compute rate". */
+void finding_object_word(struct finding *f, const char *word);
 
 /* Records that the running rule could not check something (gpu_index -1: not one GPU). */
 void rule_skip(const struct rule_ctx *ctx, struct findings *out, int32_t gpu_index, const char *fmt,
@@ -267,12 +282,13 @@ void klog_when(struct klog_time *w, const struct rule_ctx *ctx, const struct klo
  * between one and the fault seen now: an Xid's newest line in this boot, else the snapshot's
  * uptime); the newest earlier occurrence in last. False when the past is unknown (no state file,
  * this boot's id unknown: unknown is not "first time") or clean. past_words: "1 reboot", "2 GPU
- * resets", "2 reboots and 1 reset". past_said: the evidence "the state file remembers WHAT on
- * this GPU in N earlier boots (or: before WORDS), the last at TIME", and how this boot's resets
- * were seen. past_escalate (something found): the escalation policy of a fault of the GPU, at
- * least a warning after one reboot or reset, critical after two or when sev is critical already,
- * then with "inspect or replace the GPU", a fix and the serial in the evidence; appends ", again
- * after WORDS[: inspect or replace the GPU]" to suffix and returns the severity.
+ * resets", "2 reboots and 1 reset", appended to w in both languages. past_said: the evidence
+ * "the state file remembers WHAT (N_() text, or a name such as "Xid 79") on this GPU in N earlier
+ * boots (or: before WORDS), the last at TIME", and how this boot's resets were seen. past_escalate
+ * (something found): the escalation policy of a fault of the GPU, at least a warning after one
+ * reboot or reset, critical after two or when sev is critical already, then with "inspect or
+ * replace the GPU", a fix and the serial in the evidence; appends ", again after WORDS[: inspect or
+ * replace the GPU]" to suffix and returns the severity.
  */
 struct past {
     size_t boots;       /* earlier boots with the fault */
@@ -283,11 +299,11 @@ struct past {
 };
 bool past_find(const struct rule_ctx *ctx, const struct gpu *g, enum state_event_kind kind,
                int32_t code, struct past *p);
-size_t past_words(const struct past *p, char *buf, size_t size);
+void past_words(const struct past *p, struct text2 *w);
 void past_said(struct finding *f, const struct rule_ctx *ctx, const char *what,
                const struct past *p);
 enum severity past_escalate(struct finding *f, const struct gpu *g, const struct past *p,
-                            enum severity sev, char *suffix, size_t size);
+                            enum severity sev, struct text2 *suffix);
 
 /* Percentages that cope with a zero total. */
 double pct(double part, double whole);

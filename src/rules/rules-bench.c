@@ -244,13 +244,14 @@ static void check_compute_low(const struct rule_ctx *ctx, struct findings *out)
     for (size_t i = 0; b != NULL && i < b->n_gpus; i++) {
         const struct bench_gpu *g = &b->gpus[i];
         const char *model = g->name ? g->name : "model";
-        char *lines[1 + BP_N];
-        size_t n_lines = 0;
+        const char *model_l = g->name ? g->name : _("model");
+        const char *sibling = g->name ? g->name : "GPU of this model";
+        const char *sibling_l = g->name ? g->name : _("GPU of this model");
         double worst = 2;
         int worst_p = -1;
         bool worst_model = false;
         const char *ref;
-        struct finding *f;
+        struct finding *f = NULL;
 
         for (int p = -1; p < BP_N; p++) {
             double v, e, best = 0, ov, oe, share = p < 0 ? COMPUTE_MIN_SHARE : GEMM_MIN_SHARE;
@@ -266,27 +267,39 @@ static void check_compute_low(const struct rule_ctx *ctx, struct findings *out)
                     strcmp(o->name, g->name) == 0 && ov > best)
                     best = ov;
             }
+            if (!(known && v < share * e) && !(best > 0 && v < BEHIND_SIBLINGS * best))
+                continue;
+            /* The title, which names the lowest share, is set once every figure is seen. */
+            if (f == NULL)
+                f = finding_new(ctx, out, (int32_t)g->index, -1);
             if (known && v < share * e) {
-                lines[n_lines++] =
-                    p < 0 ? xasprintf("measured %.1f TFLOPS, the %s should reach %.1f TFLOPS",
-                                      v / 1e12, model, e / 1e12)
-                          : xasprintf("%s GEMM (cuBLASLt): measured %.1f TFLOPS, %.0f %% of the "
-                                      "%s's dense Tensor Core %.1f TFLOPS (below %.0f %%)",
-                                      what, v / 1e12, pct(v, e), model, e / 1e12, share * 100);
+                if (p < 0)
+                    finding_evidence_take(
+                        f, TWICE("measured %.1f TFLOPS, the %s should reach %.1f TFLOPS",
+                                 (v / 1e12, model, e / 1e12), (v / 1e12, model_l, e / 1e12)));
+                else
+                    finding_evidence_take(
+                        f, TWICE("%s GEMM (cuBLASLt): measured %.1f TFLOPS, %.0f %% of the %s's "
+                                 "dense Tensor Core %.1f TFLOPS (below %.0f %%)",
+                                 (what, v / 1e12, pct(v, e), model, e / 1e12, share * 100),
+                                 (what, v / 1e12, pct(v, e), model_l, e / 1e12, share * 100)));
                 if (v / e < worst) {
                     worst = v / e;
                     worst_p = p;
                     worst_model = true;
                 }
-            } else if (best > 0 && v < BEHIND_SIBLINGS * best) {
-                lines[n_lines++] =
-                    p < 0
-                        ? xasprintf("measured %.1f TFLOPS, the fastest %s here %.1f TFLOPS",
-                                    v / 1e12, g->name ? g->name : "GPU of this model", best / 1e12)
-                        : xasprintf("%s GEMM (cuBLASLt): measured %.1f TFLOPS, the fastest %s "
-                                    "here %.1f TFLOPS",
-                                    what, v / 1e12, g->name ? g->name : "GPU of this model",
-                                    best / 1e12);
+            } else {
+                if (p < 0)
+                    finding_evidence_take(
+                        f, TWICE("measured %.1f TFLOPS, the fastest %s here %.1f TFLOPS",
+                                 (v / 1e12, sibling, best / 1e12),
+                                 (v / 1e12, sibling_l, best / 1e12)));
+                else
+                    finding_evidence_take(
+                        f, TWICE("%s GEMM (cuBLASLt): measured %.1f TFLOPS, the fastest %s here "
+                                 "%.1f TFLOPS",
+                                 (what, v / 1e12, sibling, best / 1e12),
+                                 (what, v / 1e12, sibling_l, best / 1e12)));
                 if (v / best < worst) {
                     worst = v / best;
                     worst_p = p;
@@ -294,9 +307,8 @@ static void check_compute_low(const struct rule_ctx *ctx, struct findings *out)
                 }
             }
         }
-        if (n_lines == 0)
+        if (f == NULL)
             continue;
-        f = finding_new(ctx, out, (int32_t)g->index, -1);
         ref = worst_model ? N_("model's") : N_("fastest sibling");
         if (worst_p < 0)
             finding_title_take(f, TWICE("GPU %" PRIu32 " compute rate at %.0f %% of its %s",
@@ -306,10 +318,6 @@ static void check_compute_low(const struct rule_ctx *ctx, struct findings *out)
             finding_title_take(f, TWICE("GPU %" PRIu32 " %s GEMM at %.0f %% of its %s",
                                         (g->index, labels[worst_p], worst * 100, ref),
                                         (g->index, labels[worst_p], worst * 100, _(ref))));
-        for (size_t k = 0; k < n_lines; k++) {
-            finding_evidence(f, "%s", lines[k]);
-            free(lines[k]);
-        }
         finding_fix(f,
                     "nvidia-smi -i %" PRIu32 " -q -d CLOCK,PERFORMANCE   # clocks and why "
                     "they are held down",
@@ -782,7 +790,7 @@ static void regression(const struct rule_ctx *ctx, struct findings *out, const s
     if (now >= BASELINE_MIN_SHARE * base)
         return;
     f = finding_new(ctx, out, (int32_t)g->index, -1);
-    finding_object(f, "%s", what);
+    finding_object_word(f, what);
     finding_title_take(f, TWICE("GPU %" PRIu32 " %s at %.0f %% of this node's baseline",
                                 (g->index, what, pct(now, base)),
                                 (g->index, _(what), pct(now, base))));

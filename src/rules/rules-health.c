@@ -720,16 +720,16 @@ const struct rule rule_health_no_gpu_found = {
 static void memory_past(const struct rule_ctx *ctx, struct finding *f, const struct gpu *g,
                         enum state_event_kind kind, const char *what)
 {
+    struct text2 suffix = { 0 };
     struct past p;
-    char suffix[128] = "", *title;
 
     if (!past_find(ctx, g, kind, 0, &p))
         return;
     past_said(f, ctx, what, &p);
-    f->severity = past_escalate(f, g, &p, f->severity, suffix, sizeof(suffix));
-    title = xstrdup(f->title);
-    finding_title(f, "%s%s", title, suffix);
-    free(title);
+    f->severity = past_escalate(f, g, &p, f->severity, &suffix);
+    finding_title_take(f, xasprintf("%s%s", f->title, suffix.en),
+                       i18n_active() ? xasprintf("%s%s", finding_title_text(f), suffix.l) : NULL);
+    text2_free(&suffix);
 }
 
 /* ---- health.ecc-uncorrectable ---- */
@@ -799,7 +799,7 @@ static void check_ecc(const struct rule_ctx *ctx, struct findings *out)
         }
         finding_fix(f, "# errors that keep coming after a reset: contact the vendor (RMA)");
         if (vol)
-            memory_past(ctx, f, g, STATE_EV_ECC_VOL, "uncorrectable ECC errors");
+            memory_past(ctx, f, g, STATE_EV_ECC_VOL, N_("uncorrectable ECC errors"));
         f->impact = vol ? 1.0 : 0.2;
     }
 }
@@ -851,7 +851,7 @@ static void check_remap_failure(const struct rule_ctx *ctx, struct findings *out
         finding_fix(f, "# drain GPU %" PRIu32 ": it cannot repair its memory any more", g->index);
         finding_fix(f, "nvidia-smi -i %" PRIu32 " -q -d ROW_REMAPPER", g->index);
         finding_fix(f, "# contact the vendor: a remapping failure is an RMA condition");
-        memory_past(ctx, f, g, STATE_EV_REMAP_FAIL, "a row remapping failure");
+        memory_past(ctx, f, g, STATE_EV_REMAP_FAIL, N_("a row remapping failure"));
         f->impact = 1.0;
     }
 }
@@ -1010,7 +1010,7 @@ static void check_repair_pending(const struct rule_ctx *ctx, struct findings *ou
         finding_evidence(f, "until then the faulty memory can still be handed to jobs");
         finding_fix(f, "sudo nvidia-smi -r -i %" PRIu32 "   # when no job uses it (or reboot)",
                     g->index);
-        memory_past(ctx, f, g, STATE_EV_REPAIR, "a memory repair pending a reset");
+        memory_past(ctx, f, g, STATE_EV_REPAIR, N_("a memory repair pending a reset"));
         f->impact = 0.5;
     }
 }

@@ -411,9 +411,12 @@ static void check_disks(const struct rule_ctx *ctx, struct findings *out)
             finding_fix(f, "iostat -x %s 1 5   # confirm: %%util, r_await", dev);
         free(dev);
         finding_fix(f, "sudo iotop -o   # who reads and writes");
-        finding_fix(f, "# move the dataset to NVMe/SSD or RAM; pack small files into shards; %s",
-                    rot ? "a spinning disk cannot serve random reads fast enough"
-                        : "spread I/O over several disks");
+        if (rot)
+            finding_fix(f, "# move the dataset to NVMe/SSD or RAM; pack small files into shards; "
+                           "a spinning disk cannot serve random reads fast enough");
+        else
+            finding_fix(f, "# move the dataset to NVMe/SSD or RAM; pack small files into shards; "
+                           "spread I/O over several disks");
         f->impact = rot ? 0.5 : 0.4;
     }
     if (!any && h->n_disks > 0)

@@ -396,9 +396,10 @@ static void check_errors(const struct rule_ctx *ctx, struct findings *out)
         }
         if (s->window_ms <= 0 || !ib_port_valid(p, IB_S_WINDOW + IB_C_SYMBOL_ERROR)) {
             if (!skipped_window) {
-                rule_skip(ctx, out, -1,
-                          s->window_ms <= 0 ? "needs a sampling window (--window)"
-                                            : "the InfiniBand counters were not read twice");
+                if (s->window_ms <= 0)
+                    rule_skip(ctx, out, -1, "needs a sampling window (--window)");
+                else
+                    rule_skip(ctx, out, -1, "the InfiniBand counters were not read twice");
                 skipped_window = true;
             }
             continue;

@@ -606,8 +606,8 @@ static bool cudnn_parts(const char *v, long *major, long *minor)
 }
 
 /*
- * Why a cuDNN loaded at run time does not serve a framework built for want, or NULL when it
- * does (or the versions do not say). Another major is another API. Before cuDNN 8 the minor
+ * Why (N_() text) a cuDNN loaded at run time does not serve a framework built for want, or NULL
+ * when it does (or the versions do not say). Another major is another API. Before cuDNN 8 the minor
  * must match too (PyTorch refuses 7.1 for a 7.3 build); from 8 on, a release runs what was built
  * for the same or an earlier minor (minor-version compatibility), not for a later one.
  */
@@ -618,16 +618,16 @@ static const char *cudnn_conflict(const char *want, const char *loaded)
     if (!cudnn_parts(want, &wmaj, &wmin) || !cudnn_parts(loaded, &lmaj, &lmin))
         return NULL;
     if (wmaj != lmaj)
-        return "a cuDNN of another major version has a different API: layers fail, or the "
-               "framework falls back to slow kernels";
+        return N_("a cuDNN of another major version has a different API: layers fail, or the "
+                  "framework falls back to slow kernels");
     if (wmin < 0 || lmin < 0 || wmin == lmin)
         return NULL;
     if (wmaj < 8)
-        return "before cuDNN 8 the minor version must match too: the framework refuses to use "
-               "cuDNN ('cuDNN version incompatibility')";
+        return N_("before cuDNN 8 the minor version must match too: the framework refuses to use "
+                  "cuDNN ('cuDNN version incompatibility')");
     if (lmin < wmin)
-        return "cuDNN runs what was built for the same or an earlier minor version, not a later "
-               "one: functions the build uses may be missing";
+        return N_("cuDNN runs what was built for the same or an earlier minor version, not a later "
+                  "one: functions the build uses may be missing");
     return NULL;
 }
 
@@ -647,7 +647,7 @@ static void cudnn_system_conflict(const struct rule_ctx *ctx, struct findings *o
 
     finding_title(f, "%s %s was built for cuDNN %s, the system's cuDNN is %s", name,
                   fw->version ? fw->version : "", fw->cudnn_version, system);
-    finding_evidence(f, "%s", why);
+    finding_evidence_take(f, xstrdup(why), i18n_active() ? xstrdup(_(why)) : NULL);
     finding_evidence_take(
         f,
         TWICE("system cuDNN %s from %s",
@@ -699,7 +699,7 @@ static void check_cudnn(const struct rule_ctx *ctx, struct findings *out)
             finding_title(f, "%s %s expects cuDNN %s but %s loads cuDNN %s",
                           fw->name ? fw->name : "framework", fw->version ? fw->version : "", want,
                           label, loaded);
-            finding_evidence(f, "%s", why);
+            finding_evidence_take(f, xstrdup(why), i18n_active() ? xstrdup(_(why)) : NULL);
             finding_fix(f,
                         "# install the cuDNN the framework was built for (pip: "
                         "nvidia-cudnn-cu%lu==%s.*), and remove other cuDNN directories from "
@@ -775,8 +775,9 @@ const struct rule rule_stack_cudnn = {
 /* ---- stack.known-bad-driver ---- */
 
 /*
- * Driver releases with a documented defect that affects what operators see. Only defects with
- * a public source belong here (see ../shared/reference/nvml-facts.md).
+ * Driver releases with a documented defect that affects what operators see (N_() text: the
+ * report translates it, --json keeps the English). Only defects with a public source belong here
+ * (see ../shared/reference/nvml-facts.md).
  */
 static const struct bad_driver {
     const char *first, *last; /* inclusive range of release versions */
@@ -785,16 +786,16 @@ static const struct bad_driver {
     const char *fix;
 } bad_drivers[] = {
     { "535.43.02", "535.86.05",
-      "nvmlDeviceGetComputeRunningProcesses_v3 writes 32-byte process records without a version "
-      "change (an ABI break fixed in 535.104.05)",
-      "monitoring tools built against other NVML headers (nvitop, gpustat, pynvml, exporters) "
-      "show wrong process ids and memory, or only the first process",
-      "upgrade to 535.104.05 or later in the 535 branch" },
+      N_("nvmlDeviceGetComputeRunningProcesses_v3 writes 32-byte process records without a "
+         "version change (an ABI break fixed in 535.104.05)"),
+      N_("monitoring tools built against other NVML headers (nvitop, gpustat, pynvml, exporters) "
+         "show wrong process ids and memory, or only the first process"),
+      N_("upgrade to 535.104.05 or later in the 535 branch") },
     { "535.98", "535.98",
-      "the process-list v3 entry points (nvmlDeviceGetComputeRunningProcesses_v3 and its "
-      "siblings) that 535.43.02 to 535.86.05 had are gone (re-added in 535.104.05)",
-      "monitoring tools that call them (nvitop, gpustat, pynvml) show no processes at all",
-      "upgrade to 535.104.05 or later in the 535 branch" },
+      N_("the process-list v3 entry points (nvmlDeviceGetComputeRunningProcesses_v3 and its "
+         "siblings) that 535.43.02 to 535.86.05 had are gone (re-added in 535.104.05)"),
+      N_("monitoring tools that call them (nvitop, gpustat, pynvml) show no processes at all"),
+      N_("upgrade to 535.104.05 or later in the 535 branch") },
 };
 
 static void check_known_bad(const struct rule_ctx *ctx, struct findings *out)
@@ -815,9 +816,13 @@ static void check_known_bad(const struct rule_ctx *ctx, struct findings *out)
             continue;
         f = finding_new(ctx, out, -1, -1);
         finding_object(f, "driver %s", driver);
-        finding_title(f, "Driver %s has a known defect: %s", driver, b->effect);
-        finding_evidence(f, "affected releases %s to %s: %s", b->first, b->last, b->defect);
-        finding_fix(f, "# %s", b->fix);
+        finding_title_take(f, TWICE("Driver %s has a known defect: %s", (driver, b->effect),
+                                    (driver, _(b->effect))));
+        finding_evidence_take(f, TWICE("affected releases %s to %s: %s",
+                                       (b->first, b->last, b->defect),
+                                       (b->first, b->last, _(b->defect))));
+        finding_fix_take(f, xasprintf("# %s", b->fix),
+                         i18n_active() ? xasprintf("# %s", _(b->fix)) : NULL);
         f->impact = 0.1;
     }
 }

@@ -146,21 +146,22 @@ static size_t gpu_code_count(const struct xgroup *g, int32_t code)
 
 /* ---- fix lines ---- */
 
+/* why: N_() text, translated in the people copy. */
 static void fix_reset(struct finding *f, const struct xgroup *g, const char *why)
 {
     if (g->v)
-        finding_fix(f, "sudo nvidia-smi -r -i %" PRIu32 "   # %s", g->v->g->index, why);
+        finding_fix_take(f, TWICE("sudo nvidia-smi -r -i %" PRIu32 "   # %s", (g->v->g->index, why),
+                                  (g->v->g->index, _(why))));
     else
-        finding_fix(f,
-                    "# %s: find the index of the GPU at that PCI address (nvidia-smi "
-                    "--query-gpu=index,pci.bus_id --format=csv), then: sudo nvidia-smi -r -i "
-                    "INDEX",
-                    why);
+        finding_fix_take(f, TWICE("# %s: find the index of the GPU at that PCI address "
+                                  "(nvidia-smi --query-gpu=index,pci.bus_id --format=csv), then: "
+                                  "sudo nvidia-smi -r -i INDEX",
+                                  (why), (_(why))));
 }
 
 static void fix_reboot(struct finding *f, const char *why)
 {
-    finding_fix(f, "# %s: drain the node, then sudo reboot", why);
+    finding_fix_take(f, TWICE("# %s: drain the node, then sudo reboot", (why), (_(why))));
 }
 
 static void fix_bug_report(struct finding *f)
@@ -188,23 +189,27 @@ static void catalogue_fixes(struct finding *f, const struct xgroup *g, enum seve
     bool app = x && x->category == XID_CAT_APPLICATION;
 
     if (bucket(imm, "RESTART_APP") || app) {
-        if (HAS(last, KLOG_S_PID) && last->pid > 0)
-            finding_fix(f, "# restart the job that hit it (pid %d)%s", (int)last->pid,
-                        app ? " and check it for bugs (compute-sanitizer finds bad memory accesses)"
-                            : "");
+        if (HAS(last, KLOG_S_PID) && last->pid > 0 && app)
+            finding_fix(f,
+                        "# restart the job that hit it (pid %d) and check it for bugs "
+                        "(compute-sanitizer finds bad memory accesses)",
+                        (int)last->pid);
+        else if (HAS(last, KLOG_S_PID) && last->pid > 0)
+            finding_fix(f, "# restart the job that hit it (pid %d)", (int)last->pid);
+        else if (app)
+            finding_fix(f, "# restart the job that hit it and check it for bugs "
+                           "(compute-sanitizer finds bad memory accesses)");
         else
-            finding_fix(f, "# restart the job that hit it%s",
-                        app ? " and check it for bugs (compute-sanitizer finds bad memory accesses)"
-                            : "");
+            finding_fix(f, "# restart the job that hit it");
     }
     if (x && x->category == XID_CAT_BUS && !bucket(imm, "RESTART_BM"))
         finding_fix(f, "sudo dmesg -T | grep -iE 'AER|pcieport' | tail -20   # PCIe errors of the "
                        "link");
     if (bucket(imm, "RESET_GPU") || bucket(imm, "WORKFLOW_XID_48") ||
         (imm == NULL && sev == SEV_CRITICAL))
-        fix_reset(f, g, "after draining its jobs: reset the GPU");
+        fix_reset(f, g, N_("after draining its jobs: reset the GPU"));
     else if (bucket(imm, "RESTART_BM"))
-        fix_reboot(f, "NVIDIA: restart the node");
+        fix_reboot(f, N_("NVIDIA: restart the node"));
     else if (bucket(imm, "RESTART_VM"))
         finding_fix(f, "# NVIDIA: restart the virtual machine that uses this GPU");
     else if (bucket(imm, "CHECK_MECHANICALS"))
@@ -215,7 +220,7 @@ static void catalogue_fixes(struct finding *f, const struct xgroup *g, enum seve
         finding_fix(f, "nvidia-smi nvlink -s -i %" PRIu32 "   # the state of each link",
                     g->v->g->index);
     if (bucket(imm, "WORKFLOW_NVLINK_ERR"))
-        fix_reset(f, g, "a GPU reset or reboot clears an NVLink error; drain its jobs first");
+        fix_reset(f, g, N_("a GPU reset or reboot clears an NVLink error; drain its jobs first"));
     if (x && x->investigatory_action && strstr(x->investigatory_action, "CONTACT_SUPPORT"))
         fix_bug_report(f);
 }
@@ -289,8 +294,8 @@ static const char *recovery_words(int32_t a)
     return a >= 0 && a < KLOG__RA_COUNT ? klog_recovery_action_driver_names[a] : "unknown";
 }
 
-static enum severity recovery_finding(struct finding *f, const struct xgroup *g, char *title,
-                                      size_t size)
+static enum severity recovery_finding(struct finding *f, const struct xgroup *g,
+                                      struct text2 *title)
 {
     const struct klog_event *cur = NULL;
     struct klog_time when;
@@ -307,7 +312,7 @@ static enum severity recovery_finding(struct finding *f, const struct xgroup *g,
         return SEV_WARNING;
     }
     a = cur->recovery_action;
-    snprintf(title, size, ": now %s", recovery_words(a));
+    text2_add_take(title, TWICE(": now %s", (recovery_words(a)), (recovery_words(a))));
     klog_when(&when, g->ctx, cur);
     if (HAS(cur, KLOG_S_RECOVERY_PREV))
         finding_evidence_take(f, TWICE("recovery action now: %s (0x%x), %s; before: %s",
@@ -334,10 +339,10 @@ static enum severity recovery_finding(struct finding *f, const struct xgroup *g,
         finding_fix(f, "# nothing to do for this GPU: the driver says it recovered");
         break;
     case KLOG_RA_GPU_RESET:
-        fix_reset(f, g, "the driver asks for a GPU reset; end its processes first");
+        fix_reset(f, g, N_("the driver asks for a GPU reset; end its processes first"));
         break;
     case KLOG_RA_NODE_REBOOT:
-        fix_reboot(f, "the driver asks for a node reboot");
+        fix_reboot(f, N_("the driver asks for a node reboot"));
         break;
     case KLOG_RA_DRAIN_P2P:
         finding_fix(f, "# end the processes on this GPU that use peer-to-peer (NVLink or PCIe "
@@ -346,7 +351,7 @@ static enum severity recovery_finding(struct finding *f, const struct xgroup *g,
         break;
     case KLOG_RA_DRAIN_AND_RESET:
         finding_fix(f, "# drain: let the GPU's jobs finish and start no new ones on it, then:");
-        fix_reset(f, g, "the driver asks for a reset once the GPU is drained");
+        fix_reset(f, g, N_("the driver asks for a reset once the GPU is drained"));
         break;
     case KLOG_RA_RECOVER_IMEX_DOMAIN:
         finding_fix(f, "# recover the IMEX domain of this GPU's NVLink domain (its IMEX daemons) "
@@ -377,8 +382,13 @@ static enum severity nvlink5_event_sev(const struct klog_event *e, const struct 
     return s;
 }
 
-static enum severity nvlink5_finding(struct finding *f, const struct xgroup *g, char *title,
-                                     size_t size)
+/* The driver's word for an NVLink5 event, for people to read in a title. */
+static const char *fatal_word(const struct klog_event *e)
+{
+    return e->nvlink_fatal ? N_("Fatal") : N_("Nonfatal");
+}
+
+static enum severity nvlink5_finding(struct finding *f, const struct xgroup *g, struct text2 *title)
 {
     const struct klog_event *worst = NULL;
     const struct xid_nvlink5_rule *wr = NULL;
@@ -408,8 +418,8 @@ static enum severity nvlink5_finding(struct finding *f, const struct xgroup *g, 
         fix_log(f);
         return sev_of(g->x->severity);
     }
-    snprintf(title, size, ": %s %s", worst->nvlink_unit,
-             worst->nvlink_fatal ? "Fatal" : "Nonfatal");
+    text2_add_take(title, TWICE(": %s %s", (worst->nvlink_unit, fatal_word(worst)),
+                                (worst->nvlink_unit, _(fatal_word(worst)))));
     if (worst->nvlink_link >= 0)
         finding_evidence(f, "%s: %s %s on link %d, error status 0x%08" PRIx32 ", sub-code %" PRIu32,
                          decoded > 1 ? "worst event" : "decoded", worst->nvlink_unit,
@@ -427,7 +437,7 @@ static enum severity nvlink5_finding(struct finding *f, const struct xgroup *g, 
                          "the driver's own word (%s) sets the severity",
                          worst->nvlink_fatal ? "Fatal" : "Nonfatal");
         if (worst->nvlink_fatal)
-            fix_reset(f, g, "a fatal NVLink error: reset the GPU once its jobs are drained");
+            fix_reset(f, g, N_("a fatal NVLink error: reset the GPU once its jobs are drained"));
         fix_bug_report(f);
         fix_log(f);
         return sev;
@@ -438,7 +448,7 @@ static enum severity nvlink5_finding(struct finding *f, const struct xgroup *g, 
                      wr->action2 ? wr->action2 : "");
     finding_evidence(f, "what else to expect (NVIDIA): %s", wr->effect);
     if (strcmp(wr->immediate_action, "RESET_GPU") == 0 || worst->nvlink_fatal)
-        fix_reset(f, g, "NVIDIA: reset the GPU once its jobs are drained");
+        fix_reset(f, g, N_("NVIDIA: reset the GPU once its jobs are drained"));
     else if (strcmp(wr->immediate_action, "XID_154_EVAL") == 0)
         finding_fix(f, "# act on the recovery action of the Xid 154 that follows (its own "
                        "finding)");
@@ -550,12 +560,12 @@ static enum severity consequence_finding(struct finding *f, const struct xgroup 
  * the code is critical already, with "inspect or replace the GPU". Returns the severity.
  */
 static enum severity recurring(struct finding *f, const struct xgroup *g, enum severity sev,
-                               char *suffix, size_t size)
+                               struct text2 *suffix)
 {
     const struct gpu *gpu = g->v ? g->v->g : NULL;
-    size_t len = strlen(suffix);
+    struct text2 words = { 0 };
     struct past p;
-    char what[24], words[64];
+    char what[24];
 
     if (gpu == NULL || !past_find(g->ctx, gpu, STATE_EV_XID, g->code, &p))
         return sev;
@@ -566,16 +576,17 @@ static enum severity recurring(struct finding *f, const struct xgroup *g, enum s
         if (g->x->category == XID_CAT_APPLICATION)
             finding_evidence(f, "an application error that recurs across reboots follows the "
                                 "application or its input, not the GPU");
-        past_words(&p, words, sizeof(words));
-        snprintf(suffix + len, size - len, ", again after %s", words);
+        past_words(&p, &words);
+        text2_add_take(suffix, TWICE(", again after %s", (words.en), (words.l)));
+        text2_free(&words);
         return sev;
     }
     if (p.boots + p.resets >= 2 || sev == SEV_CRITICAL) {
-        sev = past_escalate(f, gpu, &p, sev, suffix, size);
+        sev = past_escalate(f, gpu, &p, sev, suffix);
         fix_bug_report(f);
         return sev;
     }
-    return past_escalate(f, gpu, &p, sev, suffix, size);
+    return past_escalate(f, gpu, &p, sev, suffix);
 }
 
 /* ---- one finding ---- */
@@ -584,7 +595,8 @@ static void xid_finding(const struct rule_ctx *ctx, struct findings *out, const 
 {
     const struct klog_event *first = gev(g, 0), *last = gev(g, g->n - 1);
     const struct xid_info *x = g->x;
-    char times[32] = "", times_l[64] = "", causes[64] = "", suffix[128] = "";
+    char times[32] = "", times_l[64] = "", causes[64] = "";
+    struct text2 suffix = { 0 };
     struct klog_time when;
     enum severity sev = x ? sev_of(x->severity) : SEV_WARNING;
     struct finding *f;
@@ -594,13 +606,13 @@ static void xid_finding(const struct rule_ctx *ctx, struct findings *out, const 
         finding_object(f, "%s", first->pci ? first->pci : "unknown GPU");
     catalogue_evidence(f, x, g->code);
     if (g->code == XID_RECOVERY_ACTION) {
-        sev = recovery_finding(f, g, suffix, sizeof(suffix));
+        sev = recovery_finding(f, g, &suffix);
     } else if (g->code >= XID_NVLINK5_FIRST && g->code <= XID_NVLINK5_LAST && x) {
-        sev = nvlink5_finding(f, g, suffix, sizeof(suffix));
+        sev = nvlink5_finding(f, g, &suffix);
     } else if (g->code == XID_PREEMPTIVE) {
         sev = consequence_finding(f, g, causes, sizeof(causes));
         if (causes[0])
-            snprintf(suffix, sizeof(suffix), ", caused by Xid %s", causes);
+            text2_add_take(&suffix, TWICE(", caused by Xid %s", (causes), (causes)));
         fix_log(f);
     } else {
         if ((g->code == XID_CONTAINED || g->code == XID_UNCONTAINED) &&
@@ -616,13 +628,13 @@ static void xid_finding(const struct rule_ctx *ctx, struct findings *out, const 
             if (last->reset_required || last->drain_reset_required) {
                 sev = SEV_CRITICAL;
                 if (g->code == XID_CONTAINED)
-                    fix_reset(f, g, "the driver asks for a GPU reset");
+                    fix_reset(f, g, N_("the driver asks for a GPU reset"));
             }
         }
         catalogue_fixes(f, g, sev);
         fix_log(f);
     }
-    sev = recurring(f, g, sev, suffix, sizeof(suffix));
+    sev = recurring(f, g, sev, &suffix);
     f->severity = sev;
     klog_when(&when, ctx, last);
     if (g->n > 1) {
@@ -633,16 +645,18 @@ static void xid_finding(const struct rule_ctx *ctx, struct findings *out, const 
         finding_title_take(
             f, TWICE("GPU %" PRIu32 ": Xid %d (%s)%s%s, last %s",
                      (g->v->g->index, (int)g->code, x ? x->meaning : "not in the catalogue", times,
-                      suffix, when.en),
+                      suffix.en ? suffix.en : "", when.en),
                      (g->v->g->index, (int)g->code, x ? x->meaning : _("not in the catalogue"),
-                      times_l, suffix, when.l)));
+                      times_l, suffix.l ? suffix.l : "", when.l)));
     else
-        finding_title_take(
-            f, TWICE("GPU at PCI %s: Xid %d (%s)%s%s, last %s",
-                     (first->pci ? first->pci : "?", (int)g->code,
-                      x ? x->meaning : "not in the catalogue", times, suffix, when.en),
-                     (first->pci ? first->pci : "?", (int)g->code,
-                      x ? x->meaning : _("not in the catalogue"), times_l, suffix, when.l)));
+        finding_title_take(f, TWICE("GPU at PCI %s: Xid %d (%s)%s%s, last %s",
+                                    (first->pci ? first->pci : "?", (int)g->code,
+                                     x ? x->meaning : "not in the catalogue", times,
+                                     suffix.en ? suffix.en : "", when.en),
+                                    (first->pci ? first->pci : "?", (int)g->code,
+                                     x ? x->meaning : _("not in the catalogue"), times_l,
+                                     suffix.l ? suffix.l : "", when.l)));
+    text2_free(&suffix);
     log_evidence(f, g);
     if (xid_wedges(g->code)) {
         finding_explains(f, "health.nvml-hung");

@@ -48,6 +48,8 @@ struct subject {
     char *command;
     char *container;
     char *object; /* a disk ("sda"), a file system ("/tmp"), a PCI address, a library */
+    char
+        *object_l; /* the object for people where it is a word they read translated; NULL: object */
 };
 
 /* What acknowledged a finding (`gpudoctor ack`, rules/ack.c). */

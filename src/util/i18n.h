@@ -15,6 +15,8 @@
 #define I18N_DOMAIN "gpudoctor"
 #define _(s)        dgettext(I18N_DOMAIN, s)
 #define N_(s)       s
+/* The form of "one"/"many" the reader's language wants for n ("%zu reboot", "%zu reboots"). */
+#define P_(one, many, n) dngettext(I18N_DOMAIN, one, many, n)
 /* The translation for people, the English for machines (--json keeps it). */
 #define L_(people, s) ((people) ? _(s) : (s))
 

@@ -104,6 +104,7 @@ static void add_copy(struct findings *out, const struct finding *f)
     d->subject.command = dup_or_null(f->subject.command);
     d->subject.container = dup_or_null(f->subject.container);
     d->subject.object = dup_or_null(f->subject.object);
+    d->subject.object_l = dup_or_null(f->subject.object_l);
     d->title = dup_or_null(f->title);
     d->title_l = dup_or_null(f->title_l);
     d->evidence = dup_list(f->evidence, f->n_evidence);

@@ -38,6 +38,19 @@ expect() {
 }
 
 expect scenarios/graphics-on-compute/snapshot.json '（显示服务器）' '(display server)'
+# Tables of text a rule passes whole into a sentence: the known-bad-driver defects, why a cuDNN
+# does not serve a framework; and sentences once formed around an English value.
+expect scenarios/known-bad-driver/snapshot.json '有已知缺陷：按其他版本 NVML 头文件构建的监控工具' 'monitoring tools built against'
+expect scenarios/known-bad-driver/snapshot.json '# 升级到 535 分支的 535.104.05 或更新版本' 'upgrade to 535.104.05'
+expect scenarios/known-bad-driver/snapshot.json '（ABI 不兼容，535.104.05 修复）' 'an ABI break'
+expect scenarios/cudnn-mismatch/snapshot.json '主版本不同的 cuDNN 的 API 也不同' 'has a different API'
+expect scenarios/disk-busy-rotational/snapshot.json '机械硬盘的随机读取速度跟不上' 'a spinning disk cannot serve'
+expect scenarios/ib-port-down/snapshot.json 'InfiniBand 计数器没有被读取两次' 'counters were not read twice'
+expect scenarios/bench-behind-under-load/snapshot.json '测得 30.0 TFLOPS，NVIDIA H100 80GB HBM3 应达到 67.0 TFLOPS' 'measured 30.0'
+expect scenarios/bench-regression/snapshot.json 'GPU 0 (GPU-6f3c2a91), 算力' ', compute rate'
+expect scenarios/xids/snapshot.json '，由 Xid 48 引起' ', caused by Xid'
+expect scenarios/xids/snapshot.json '# 重启触发该错误的作业（pid 6100），并检查它的缺陷' 'and check it for bugs'
+expect scenarios/xids/snapshot.json '   # 排空它上面的作业后：重置 GPU' 'after draining its jobs'
 expect scenarios/compute-mode-hidden-holder/snapshot.json '：隐藏的占用者正在计算' 'the hidden holder is computing'
 expect incidents/020-zombie-holders-data-io-child/snapshot.json '（不可见：请以 root 运行）' 'not visible: run as root'
 expect incidents/022-exclusive-process-gpu-taken/snapshot.json '（NVML 的进程列表未能完整读取）' 'was not fully read'

@@ -157,14 +157,16 @@ jq -e '[.findings[].title | select(test("Xid 48 .*, last [0-9hm]+ ago$"))] | len
 widths 80 <"$tmp/zh.txt" >"$tmp/w.out" || bad "zh_CN report: $(cat "$tmp/w.out")"
 # The commands of the fixes, as people copy them: the same in both languages.
 fix_commands() {
-    awk '/^          fix: / { inside = 1; sub(/^          fix: /, "") ; print; next }
-         inside && /^               / { sub(/^               /, ""); print; next }
+    awk '/^          (fix: |修复：)/ { inside = 1; sub(/^          (fix: |修复：)/, "") ; print; next }
+         inside && /^               / { sub(/^               +/, ""); print; next }
          { inside = 0 }' "$1" | grep -v '^#' | sed 's/  *# .*$//'
 }
 fix_commands "$tmp/en.txt" >"$tmp/en.cmds"
 fix_commands "$tmp/zh.txt" >"$tmp/zh.cmds"
 [ "$(wc -l <"$tmp/en.cmds")" -ge 10 ] || bad "the English report shows too few fix commands ($(wc -l <"$tmp/en.cmds"))"
 diff "$tmp/en.cmds" "$tmp/zh.cmds" >"$tmp/cmds.diff" || { bad "the fix commands differ in zh_CN:"; head -10 "$tmp/cmds.diff"; }
+grep -q '^          修复：' "$tmp/zh.txt" || bad "the zh_CN report's fix label is not in Chinese"
+grep -q '^          fix: ' "$tmp/zh.txt" && bad "the zh_CN report keeps the English fix label"
 # At a narrow width too: wrapped Chinese never splits a character and keeps within the width.
 # (The GPU and process tables are not wrapped, in any language: up to 80 columns; their heads
 # and the process rows, whose state is a Chinese word, are left out.)

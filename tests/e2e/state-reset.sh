@@ -52,6 +52,21 @@ sev() { jq -r --arg id "$1" '[.findings[] | select(.id == $id)][0].severity' "$T
 acked() { jq -r --arg id "$1" '[.findings[] | select(.id == $id)][0].acknowledged != null' "$T/out"; }
 resets() { jq -c '[.gpus[] | select(.serial == "1652823054671") | .resets[]? | .how]' "$S/state.json"; }
 PEND=health.memory-repair-pending
+# The Chinese report of a snapshot of the root now into $1 (docs/i18n.md), with --json checked
+# byte-identical to the English; returns 1 (the caller skips) where gettext or the zh_CN locale
+# is missing.
+zh_report() {
+    [ -e "${BUILD:-}/locale/zh_CN/LC_MESSAGES/gpudoctor.mo" ] || return 1
+    [ -d "$T/loc/zh_CN.UTF-8" ] || { mkdir -p "$T/loc" && localedef -i zh_CN -f UTF-8 "$T/loc/zh_CN.UTF-8" 2>/dev/null; } || return 1
+    local zh="env -u LC_ALL LOCPATH=$T/loc LANG=zh_CN.UTF-8 GPUDOCTOR_LOCALEDIR=$BUILD/locale GPUDOCTOR_STATE_DIR=off"
+    gd snapshot --root "$R" --window 0 --state-dir "$S" -o "$T/snap.json"
+    $zh "$GPUDOCTOR" check --from "$T/snap.json" --width 400 >"$1" || true
+    $zh "$GPUDOCTOR" check --from "$T/snap.json" --json >"$T/zh.json" || true
+    "$GPUDOCTOR" check --from "$T/snap.json" --json >"$T/en.json" || true
+    cmp -s "$T/zh.json" "$T/en.json" || { echo "FAIL: --json differs under zh_CN" >&2; fail=1; }
+}
+# has WHAT FILE TEXT: FILE holds TEXT.
+has() { grep -qF -- "$3" "$2" || { echo "FAIL: $1: lacks '$3'" >&2; fail=1; }; }
 
 # 1. A row remap pending, then cleared in the same boot (a reset applied it); Xid 48 again.
 S=$T/s1
@@ -104,12 +119,21 @@ kmsg "372 xid" "550 xid"
 check
 expect "Xid after the reload" "$(title health.xid | grep -o 'again after [^,]*')" \
     "again after 1 GPU reset: inspect or replace the GPU"
+if zh_report "$T/zh"; then
+    has "zh: after the reload" "$T/zh" "，在 1 次 GPU 重置之后再次出现：检查或更换这块 GPU"
+    has "zh: how the reset was seen" "$T/zh" \
+        "NVML 的能耗计数器（从驱动加载时开始计数）变小了：驱动重新加载过"
+fi
 boot 44444444-0000-0000-0000-000000000003
 uptime 400
 kmsg "372 xid"
 check
 expect "after a reboot and a reset" "$(title health.xid | grep -o 'again after [^,]*')" \
     "again after 1 reboot and 1 reset: inspect or replace the GPU"
+if zh_report "$T/zh"; then
+    has "zh: after a reboot and a reset" "$T/zh" "，在 1 次重启和 1 次重置之后再次出现"
+    grep -q "again after\\|reboot and" "$T/zh" && { echo "FAIL: zh report keeps English" >&2; fail=1; }
+fi
 
 # 3. The driver's load banner twice in one boot's log: a reload between the two Xids.
 S=$T/s3

@@ -32,6 +32,19 @@ expect() { # what, got, want
     fi
 }
 xid_title() { jq -r '[.findings[] | select(.id == "health.xid")][0].title' "$T/out"; }
+# The Chinese report of snapshot $1 into $2 (docs/i18n.md), with --json checked byte-identical
+# to the English; returns 1 (the caller skips) where gettext or the zh_CN locale is missing.
+zh_report() {
+    [ -e "${BUILD:-}/locale/zh_CN/LC_MESSAGES/gpudoctor.mo" ] || return 1
+    [ -d "$T/loc/zh_CN.UTF-8" ] || { mkdir -p "$T/loc" && localedef -i zh_CN -f UTF-8 "$T/loc/zh_CN.UTF-8" 2>/dev/null; } || return 1
+    local zh="env -u LC_ALL LOCPATH=$T/loc LANG=zh_CN.UTF-8 GPUDOCTOR_LOCALEDIR=$BUILD/locale GPUDOCTOR_STATE_DIR=off"
+    $zh "$GPUDOCTOR" check --from "$1" --width 400 >"$2" || true
+    $zh "$GPUDOCTOR" check --from "$1" --json >"$T/zh.json" || true
+    "$GPUDOCTOR" check --from "$1" --json >"$T/en.json" || true
+    cmp -s "$T/zh.json" "$T/en.json" || { echo "FAIL: $1: --json differs under zh_CN" >&2; fail=1; }
+}
+# has WHAT FILE TEXT: FILE holds TEXT.
+has() { grep -qF -- "$3" "$2" || { echo "FAIL: $1: lacks '$3'" >&2; fail=1; }; }
 
 # 1. First boot: no state file yet; no claim about the past.
 boot 11111111-0000-0000-0000-000000000001
@@ -70,6 +83,13 @@ expect "snapshot boot id" "$(jq -r '.host.boot_id' "$T/snap.json")" "11111111-00
 expect "--from title" "$(xid_title)" \
     "GPU 0: Xid 48 (Double Bit ECC Error), again after 2 reboots: inspect or replace the GPU, last 28s ago"
 expect "--from writes nothing" "$(md5sum <"$S/state.json")" "$before"
+# The same in Chinese: how often it came back, the state file's evidence and the fix.
+if zh_report "$T/snap.json" "$T/zh"; then
+    has "zh title" "$T/zh" "，在 2 次重启之后再次出现：检查或更换这块 GPU，最近一次 28s 前"
+    has "zh evidence" "$T/zh" "状态文件记录到 Xid 48 曾在这块 GPU 之前的 2 次启动中出现，最近一次在"
+    has "zh fix" "$T/zh" "# 故障在 2 次重启之后依然存在：检查或更换这块 GPU"
+    grep -q "again after\|reboots" "$T/zh" && { echo "FAIL: zh report keeps English" >&2; fail=1; }
+fi
 
 # 3. The GPU replaced: a new serial and UUID in the same slot starts clean.
 jq '.gpus[0].serial = "9999999999999" | .gpus[0].uuid = "GPU-aaaaaaaa-1d4e-7b8a-93c5-0e2f4a6b8c10"' \
@@ -198,6 +218,11 @@ expect "ecc boot 2" "$(rule_title $ECC)/$(rule_sev $ECC)" \
 expect "ecc boot 2 evidence" \
     "$(jq -r --arg id $ECC '.findings[] | select(.id == $id) | .evidence[] | select(startswith("the state file"))' "$T/out" | sed 's/, the last at .*//')" \
     "the state file remembers uncorrectable ECC errors on this GPU in 1 earlier boot"
+gd snapshot --root "$R2" --window 0 --state-dir "$S4" -o "$T/snap-ecc.json"
+if zh_report "$T/snap-ecc.json" "$T/zh"; then
+    has "zh ecc title" "$T/zh" "，在 1 次重启之后再次出现：检查或更换这块 GPU"
+    has "zh ecc evidence" "$T/zh" "状态文件记录到 不可纠正的 ECC 错误 曾在这块 GPU 之前的 1 次启动中出现"
+fi
 boot2 22222222-0000-0000-0000-000000000003
 mcheck >"$T/out"
 expect "ecc boot 3" "$(rule_title $ECC)" \

@@ -499,7 +499,7 @@ static void test_history_drives_trends(void **state)
 static void test_subject_key(void **state)
 {
     char tmp[] = "/tmp";
-    struct subject sub = { 3, NULL, 4121, NULL, NULL, NULL, NULL };
+    struct subject sub = { .gpu_index = 3, .pid = 4121 };
     char *k;
 
     (void)state;
