@@ -66,6 +66,14 @@ const char *i18n_language(void)
     return n ? tag : "en";
 }
 
+const char *i18n_pgettext(const char *ctx_s, const char *s)
+{
+    const char *t = dgettext(I18N_DOMAIN, ctx_s);
+
+    /* gettext hands back its argument when there is no translation: the context must not show */
+    return t == ctx_s ? s : t;
+}
+
 char *i18n_vformat_both(char **l, const char *fmt, va_list ap)
 {
     va_list aq;

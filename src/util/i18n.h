@@ -19,6 +19,12 @@
 #define P_(one, many, n) dngettext(I18N_DOMAIN, one, many, n)
 /* The translation for people, the English for machines (--json keeps it). */
 #define L_(people, s) ((people) ? _(s) : (s))
+/*
+ * _(s) in a context (the .po's msgctxt), for a word that must read differently from the same
+ * English elsewhere: C_("Xid category", "memory") is not bench's "memory".
+ */
+#define C_(ctx, s) i18n_pgettext(ctx "\004" s, s)
+const char *i18n_pgettext(const char *ctx_s, const char *s);
 
 /*
  * Takes the character set (LC_CTYPE) and the language (LC_MESSAGES, LANGUAGE) from the
