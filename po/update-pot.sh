@@ -1,20 +1,27 @@
 #!/usr/bin/env bash
-# Writes po/gpudoctor.pot from the sources named in po/POTFILES (run after changing a marked
-# string, then merge it into every .po: msgmerge -U po/LANG.po po/gpudoctor.pot). tests/e2e/i18n.sh
-# fails when the committed .pot is not what this writes.
+# Writes po/gpudoctor.pot from the sources named in po/POTFILES and the prose columns of the
+# catalogues in data/ (run after changing a marked string or a catalogue's text, then merge it into
+# every .po: msgmerge -U po/LANG.po po/gpudoctor.pot). tests/e2e/i18n.sh fails when the committed
+# .pot is not what this writes.
 #   po/update-pot.sh [OUT]   (default po/gpudoctor.pot)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-po/gpudoctor.pot}
 mapfile -t files < <(grep -v '^#' po/POTFILES | grep .)
+# The catalogues' columns whose text the rules show people through _() (rules-xid.c): FILE:COLUMNS.
+# Their other columns are identifiers (RESET_GPU, nverror names, SXid names) and stay as they are.
+tsv_text=(data/xid.tsv:meaning,typical_cause,recommended_action data/xid-nvlink5.tsv:effect)
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
 # _() and N_() mark text for people; L_(people, s) is _() for people and the English for --json;
+# C_(context, s) is _() with a msgctxt;
 # the finding_* helpers format a rule's title, evidence and fix lines, rule_skip what it could not
 # check (rules/finding.c); cmd_error translates its message (cmd/cmd-common.c),
 # reap's plan keeps each of its lines in both languages (reap/plan.c, reap/safety.c), and so does
 # the detail of each result (conclude, reap/signal.c).
 xgettext --language=C --from-code=UTF-8 --add-comments=TRANSLATORS: --sort-by-file --add-location=file \
     --package-name=gpudoctor --msgid-bugs-address= --no-wrap \
-    --keyword=_ --keyword=N_ --keyword=P_:1,2 --keyword=L_:2 \
+    --keyword=_ --keyword=N_ --keyword=P_:1,2 --keyword=L_:2 --keyword=C_:1c,2 \
     --keyword=finding_title:2 --flag=finding_title:2:c-format --keyword=TWICE:1 --flag=TWICE:1:c-format \
     --keyword=finding_evidence:2 --flag=finding_evidence:2:c-format \
     --keyword=finding_fix:2 --flag=finding_fix:2:c-format \
@@ -27,3 +34,6 @@ xgettext --language=C --from-code=UTF-8 --add-comments=TRANSLATORS: --sort-by-fi
     --keyword=say:4 --flag=say:4:c-format --keyword=conclude:5 --flag=conclude:5:c-format \
     --flag=xasprintf:1:c-format --flag=L_:2:c-format \
     -o "$out" "${files[@]}"
+# The catalogues' entries after the sources' (msgcat keeps xgettext's header and order).
+po/tsv2pot.py "$tmp" "${tsv_text[@]}"
+msgcat --use-first --no-wrap -o "$out" "$out" "$tmp"

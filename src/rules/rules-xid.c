@@ -227,6 +227,44 @@ static void catalogue_fixes(struct finding *f, const struct xgroup *g, enum seve
 
 /* ---- evidence ---- */
 
+/*
+ * A text of the catalogue (a cell of data/xid.tsv's meaning, typical_cause and
+ * recommended_action, of data/xid-nvlink5.tsv's effect) for people: its translation.
+ * po/update-pot.sh extracts those columns from the TSVs; the English (--json) keeps the cell.
+ */
+static const char *text_l(const char *cell)
+{
+    return cell != NULL && cell[0] != '\0' ? _(cell) : cell; /* _("") is the .mo's header */
+}
+
+/* A likely-cause category's word for people; the English keeps data/xid.tsv's name. */
+static const char *category_l(enum xid_category c)
+{
+    switch (c) {
+    case XID_CAT_APPLICATION:
+        return C_("Xid category", "application");
+    case XID_CAT_DRIVER:
+        return C_("Xid category", "driver");
+    case XID_CAT_HARDWARE:
+        return C_("Xid category", "hardware");
+    case XID_CAT_MEMORY:
+        return C_("Xid category", "memory");
+    case XID_CAT_BUS:
+        return C_("Xid category", "bus");
+    case XID_CAT_THERMAL:
+        return C_("Xid category", "thermal");
+    case XID_CAT_NVLINK:
+        return C_("Xid category", "nvlink");
+    case XID_CAT_CONSEQUENCE:
+        return C_("Xid category", "consequence");
+    case XID_CAT_INFO:
+        return C_("Xid category", "info");
+    case XID_CAT__COUNT:
+        break;
+    }
+    return xid_category_name(c);
+}
+
 static void catalogue_evidence(struct finding *f, const struct xid_info *x, int32_t code)
 {
     if (x == NULL) {
@@ -237,8 +275,10 @@ static void catalogue_evidence(struct finding *f, const struct xid_info *x, int3
             (int)code);
         return;
     }
-    finding_evidence(f, "likely cause (%s): %s", xid_category_name(x->category), x->typical_cause);
-    finding_evidence(f, "action: %s", x->action);
+    finding_evidence_take(f, TWICE("likely cause (%s): %s",
+                                   (xid_category_name(x->category), x->typical_cause),
+                                   (category_l(x->category), text_l(x->typical_cause))));
+    finding_evidence_take(f, TWICE("action: %s", (x->action), (text_l(x->action))));
     if (x->listed_in == XID_LISTED_NVERROR)
         finding_evidence(f,
                          "Xid %d (%s) is newer than NVIDIA's Xid catalogue: the driver's "
@@ -272,21 +312,22 @@ static const struct {
     enum severity sev;
     const char *means;
 } recovery[KLOG__RA_COUNT] = {
-    [KLOG_RA_NONE] = { SEV_INFO, "no recovery action is needed: new processes can use the GPU" },
-    [KLOG_RA_GPU_RESET] = { SEV_CRITICAL, "end every process on the GPU and reset it "
-                                          "(nvidia-smi -r); then it can be used again" },
-    [KLOG_RA_NODE_REBOOT] = { SEV_CRITICAL, "the fault may have left the operating system "
-                                            "inconsistent: reboot the node" },
+    [KLOG_RA_NONE] = { SEV_INFO, N_("no recovery action is needed: new processes can use the "
+                                    "GPU") },
+    [KLOG_RA_GPU_RESET] = { SEV_CRITICAL, N_("end every process on the GPU and reset it "
+                                             "(nvidia-smi -r); then it can be used again") },
+    [KLOG_RA_NODE_REBOOT] = { SEV_CRITICAL, N_("the fault may have left the operating system "
+                                               "inconsistent: reboot the node") },
     [KLOG_RA_DRAIN_P2P] = { SEV_WARNING,
-                            "end the processes that use peer-to-peer traffic and disable UVM "
-                            "persistence mode; the driver then names the next action (another "
-                            "Xid 154)" },
-    [KLOG_RA_DRAIN_AND_RESET] = { SEV_CRITICAL, "let the GPU's work drain (start nothing new on "
-                                                "it), then reset it" },
+                            N_("end the processes that use peer-to-peer traffic and disable UVM "
+                               "persistence mode; the driver then names the next action "
+                               "(another Xid 154)") },
+    [KLOG_RA_DRAIN_AND_RESET] = { SEV_CRITICAL, N_("let the GPU's work drain (start nothing new "
+                                                   "on it), then reset it") },
     [KLOG_RA_RECOVER_IMEX_DOMAIN] = { SEV_CRITICAL,
-                                      "the driver disabled fabric memory allocation: the IMEX "
-                                      "domain of this NVLink domain must be recovered before "
-                                      "jobs can share memory across nodes again" },
+                                      N_("the driver disabled fabric memory allocation: the IMEX "
+                                         "domain of this NVLink domain must be recovered before "
+                                         "jobs can share memory across nodes again") },
 };
 
 static const char *recovery_words(int32_t a)
@@ -333,7 +374,7 @@ static enum severity recovery_finding(struct finding *f, const struct xgroup *g,
         fix_log(f);
         return SEV_WARNING;
     }
-    finding_evidence(f, "NVIDIA: %s", recovery[a].means);
+    finding_evidence_take(f, TWICE("NVIDIA: %s", (recovery[a].means), (_(recovery[a].means))));
     switch ((enum klog_recovery_action)a) {
     case KLOG_RA_NONE:
         finding_fix(f, "# nothing to do for this GPU: the driver says it recovered");
@@ -446,7 +487,8 @@ static enum severity nvlink5_finding(struct finding *f, const struct xgroup *g, 
                      wr->unit, wr->hw_sw, wr->nvidia_severity, wr->immediate_action,
                      wr->investigatory_action, wr->action2 ? ", then " : "",
                      wr->action2 ? wr->action2 : "");
-    finding_evidence(f, "what else to expect (NVIDIA): %s", wr->effect);
+    finding_evidence_take(
+        f, TWICE("what else to expect (NVIDIA): %s", (wr->effect), (text_l(wr->effect))));
     if (strcmp(wr->immediate_action, "RESET_GPU") == 0 || worst->nvlink_fatal)
         fix_reset(f, g, N_("NVIDIA: reset the GPU once its jobs are drained"));
     else if (strcmp(wr->immediate_action, "XID_154_EVAL") == 0)
@@ -497,23 +539,25 @@ static enum severity consequence_finding(struct finding *f, const struct xgroup 
         len += (size_t)snprintf(causes_out + len, len < size ? size - len : 0, "%s%d",
                                 j ? ", " : "", (int)causes[j]);
         if (there > 0) {
-            finding_evidence(
-                f,
-                "the driver names Xid %d (%s) as the cause: see that Xid's finding for "
-                "this GPU (%zu event%s)",
-                (int)causes[j], c ? c->meaning : "not in the catalogue", there,
-                there == 1 ? "" : "s");
+            finding_evidence_take(
+                f, TWICE("the driver names Xid %d (%s) as the cause: see that Xid's finding for "
+                         "this GPU (%zu event%s)",
+                         ((int)causes[j], c ? c->meaning : "not in the catalogue", there,
+                          there == 1 ? "" : "s"),
+                         ((int)causes[j], c ? text_l(c->meaning) : _("not in the catalogue"), there,
+                          there == 1 ? "" : "s")));
         } else {
             /* the cause left no line of its own in what was read: this is its only trace */
             enum severity cs = c ? sev_of(c->severity) : SEV_WARNING;
 
-            finding_evidence(
-                f,
-                "the driver names Xid %d (%s) as the cause, and the log gpudoctor read "
-                "has no line of it: this finding stands for it",
-                (int)causes[j], c ? c->meaning : "not in the catalogue");
+            finding_evidence_take(
+                f, TWICE("the driver names Xid %d (%s) as the cause, and the log gpudoctor read "
+                         "has no line of it: this finding stands for it",
+                         ((int)causes[j], c ? c->meaning : "not in the catalogue"),
+                         ((int)causes[j], c ? text_l(c->meaning) : _("not in the catalogue"))));
             if (c)
-                finding_evidence(f, "Xid %d: %s", (int)causes[j], c->action);
+                finding_evidence_take(f, TWICE("Xid %d: %s", ((int)causes[j], c->action),
+                                               ((int)causes[j], text_l(c->action))));
             sev = worse(sev, cs);
         }
     }
@@ -646,7 +690,7 @@ static void xid_finding(const struct rule_ctx *ctx, struct findings *out, const 
             f, TWICE("GPU %" PRIu32 ": Xid %d (%s)%s%s, last %s",
                      (g->v->g->index, (int)g->code, x ? x->meaning : "not in the catalogue", times,
                       suffix.en ? suffix.en : "", when.en),
-                     (g->v->g->index, (int)g->code, x ? x->meaning : _("not in the catalogue"),
+                     (g->v->g->index, (int)g->code, x ? text_l(x->meaning) : _("not in the catalogue"),
                       times_l, suffix.l ? suffix.l : "", when.l)));
     else
         finding_title_take(f, TWICE("GPU at PCI %s: Xid %d (%s)%s%s, last %s",
@@ -654,7 +698,7 @@ static void xid_finding(const struct rule_ctx *ctx, struct findings *out, const 
                                      x ? x->meaning : "not in the catalogue", times,
                                      suffix.en ? suffix.en : "", when.en),
                                     (first->pci ? first->pci : "?", (int)g->code,
-                                     x ? x->meaning : _("not in the catalogue"), times_l,
+                                     x ? text_l(x->meaning) : _("not in the catalogue"), times_l,
                                      suffix.l ? suffix.l : "", when.l)));
     text2_free(&suffix);
     log_evidence(f, g);

@@ -149,7 +149,7 @@ grep -q "hardware thermal slowdown" "$tmp/zh.txt" && bad "the zh_CN report keeps
 jq -e '[.findings[].evidence[] | select(test("clock event reason .hardware thermal slowdown."))] | length > 0' \
     "$tmp/zh.json" >/dev/null || bad "the JSON lost the English clock event reason"
 # When a kernel-log event happened, inside the Xid title and the log's evidence lines.
-grep -q 'Xid 48（Double Bit ECC Error），最近一次 [0-9hm]* 前$' "$tmp/zh.txt" || bad "zh_CN report: the Xid's time is not in Chinese"
+grep -q 'Xid 48（双比特 ECC 错误），最近一次 [0-9hm]* 前$' "$tmp/zh.txt" || bad "zh_CN report: the Xid's time is not in Chinese"
 grep -q '内核日志 [0-9hm]* 前：Xid 48' "$tmp/zh.txt" || bad "zh_CN report: the kernel log line's time is not in Chinese"
 grep -q ' ago' "$tmp/zh.txt" && bad "the zh_CN report keeps an English 'ago': $(grep -m1 ' ago' "$tmp/zh.txt")"
 jq -e '[.findings[].title | select(test("Xid 48 .*, last [0-9hm]+ ago$"))] | length > 0' "$tmp/zh.json" >/dev/null ||
