@@ -2,7 +2,9 @@
 # Words a rule passes into a translated sentence as a value (docs/i18n.md) are translated with it
 # in the Chinese report, and only there: for each, the zh_CN report of a snapshot that shows it
 # has the Chinese and not the English, and check --json is byte-identical under LANG=C and
-# zh_CN.UTF-8 for every snapshot used here.
+# zh_CN.UTF-8 for every snapshot used here. The same holds for the Xid catalogue's text (data/xid.tsv,
+# data/xid-nvlink5.tsv), and every text of theirs that the report shows has a translation in every
+# po/*.po: a row added without one fails here.
 set -uo pipefail
 : "${GPUDOCTOR:?}" "${SRC:?}" "${BUILD:?}"
 command -v msgfmt >/dev/null || { echo "SKIP: gettext (msgfmt) is not installed"; exit 77; }
@@ -23,9 +25,11 @@ zh() { LOCPATH="$tmp" LANG=zh_CN.UTF-8 "$@"; }
 en() { LANG=C.UTF-8 "$@"; }
 
 n=0
-# expect SNAPSHOT CHINESE ENGLISH: the zh_CN report of SNAPSHOT (tests/...) says CHINESE, not ENGLISH.
+# expect SNAPSHOT CHINESE ENGLISH: the zh_CN report of SNAPSHOT (tests/..., or an absolute path)
+# says CHINESE, not ENGLISH.
 expect() {
     local snap="$SRC/tests/$1" out="$tmp/$(echo "$1" | tr / _)"
+    [ "${1#/}" = "$1" ] || snap=$1
     n=$((n + 1))
     if [ ! -e "$out.zh" ]; then
         zh "$GPUDOCTOR" check --from "$snap" --width 400 >"$out.zh" 2>&1
@@ -65,5 +69,72 @@ expect scenarios/ib-errors/snapshot.json '链路抖动：断开 1 次' 'went dow
 expect scenarios/ib-errors/snapshot.json '链路层 InfiniBand：' 'link layer InfiniBand'
 expect scenarios/ib-roce-down/snapshot.json '链路层 Ethernet（RoCE）：' 'link layer Ethernet'
 
-[ "$fail" = 0 ] && echo "i18n-rules: $n translated values in the zh_CN report; JSON unchanged"
+# The Xid catalogue: meaning (the title), likely cause with its category, NVIDIA's action.
+expect scenarios/xids/snapshot.json 'GPU 0：Xid 13（图形引擎异常），' 'Graphics Engine Exception'
+expect scenarios/xids/snapshot.json '- 可能原因（显存）：显存硬件：不可纠正的（双比特）ECC 错误' 'GPU memory hardware'
+expect scenarios/xids/snapshot.json '- 处理：NVIDIA：复位 GPU 或重启即可清除。' 'a GPU reset or reboot clears it'
+expect scenarios/xids/snapshot.json '驱动指出原因是 Xid 48（双比特 ECC 错误）' 'previous Xid 48）'
+expect scenarios/xids/snapshot.json '- 可能原因（应用程序）：最常见的是应用程序' 'likely cause (application)'
+# A Blackwell node's log (NVLink5 Xids decoded with data/xid-nvlink5.tsv, Xid 154's recovery
+# action), its snapshot dated an hour after the last event so that every one is recent.
+if command -v jq >/dev/null; then
+    mkdir -p "$tmp/bw/var/log"
+    cp "$SRC/tests/fixtures/klog/gen-580-blackwell.log" "$tmp/bw/var/log/kern.log"
+    "$GPUDOCTOR" snapshot --root "$tmp/bw" --only kernel_log -o "$tmp/bw.json" 2>/dev/null &&
+        jq '.time_ms = ([.driver.events[].time_ms] | max) + 3600000' "$tmp/bw.json" >"$tmp/blackwell.json" ||
+        bad "no snapshot of tests/fixtures/klog/gen-580-blackwell.log"
+    expect "$tmp/blackwell.json" '：Xid 149（NVLink：NETIR 错误），' 'NVLINK: NETIR Error'
+    expect "$tmp/blackwell.json" '- 可能原因（NVLink）：NVLink5（Blackwell）：NETIR 单元' 'the NETIR unit'
+    expect "$tmp/blackwell.json" '- 可能随之出现的情况（NVIDIA）：本端：无；对端：无' 'Local: none; Remote: none'
+    expect "$tmp/blackwell.json" '- NVIDIA：该故障可能使操作系统处于不一致状态：重启节点' 'inconsistent: reboot the node'
+    expect "$tmp/blackwell.json" '- 可能原因（显存）：显存：GPU 未能隔离的不可纠正错误' 'could not contain'
+fi
+
+# Every text of the catalogues that the report shows (the columns rules-xid.c passes through _(),
+# found by header name as src/data/tsv2c.c finds them) and every category word has a translation
+# in every po/*.po that is not fuzzy and holds Chinese (or, for another language, differs; a
+# category word need only differ: "nvlink" is "NVLink").
+for po in "$SRC"/po/*.po; do
+    lang=$(basename "$po" .po)
+    msgfmt -o "$tmp/$lang.mo" "$po" 2>/dev/null || { bad "$lang: msgfmt failed"; continue; }
+    python3 - "$tmp/$lang.mo" "$lang" "$SRC/data/xid.tsv" "$SRC/data/xid-nvlink5.tsv" >"$tmp/cat.out" <<'PY' ||
+import gettext, re, sys
+
+mo, lang, xid_tsv, nvlink5_tsv = sys.argv[1:]
+t = gettext.GNUTranslations(open(mo, "rb"))
+cjk = re.compile("[\u4e00-\u9fff]")
+missing, checked = [], 0
+
+def ok(en, l, words=True):
+    return l != en and (not words or not lang.startswith("zh") or cjk.search(l))
+
+def rows(path):
+    lines = [l.rstrip("\n") for l in open(path, encoding="utf-8") if l.strip() and not l.startswith("#")]
+    header = lines[0].split("\t")
+    return header, [dict(zip(header, l.split("\t"))) for l in lines[1:]]
+
+for path, cols in ((xid_tsv, ("meaning", "typical_cause", "recommended_action")), (nvlink5_tsv, ("effect",))):
+    header, table = rows(path)
+    for col in cols:
+        if col not in header:
+            missing.append("%s has no column %s" % (path, col))
+    for r in table:
+        for col in cols:
+            text = r.get(col, "")
+            if text in ("", "-"):
+                continue
+            checked += 1
+            if not ok(text, t.gettext(text)):
+                missing.append("xid %s %s: %r" % (r["xid"], col, text))
+        if path == xid_tsv and not ok(r["category"], t.pgettext("Xid category", r["category"]), False):
+            missing.append("xid %s category: %r" % (r["xid"], r["category"]))
+if missing or checked < 500:
+    print("%d of %d untranslated: %s" % (len(missing), checked, "; ".join(missing[:5])))
+    sys.exit(1)
+print(checked)
+PY
+        bad "$lang: the Xid catalogue's text lacks translations: $(cat "$tmp/cat.out")"
+done
+
+[ "$fail" = 0 ] && echo "i18n-rules: $n translated values in the zh_CN report; JSON unchanged; the Xid catalogue's $(cat "$tmp/cat.out") texts translated"
 exit "$fail"
