@@ -435,6 +435,7 @@ static enum severity nvlink5_finding(struct finding *f, const struct xgroup *g, 
     const struct xid_nvlink5_rule *wr = NULL;
     enum severity sev = SEV_INFO;
     size_t decoded = 0;
+    const char *which;
 
     for (size_t k = 0; k < g->n; k++) {
         const struct klog_event *e = gev(g, k);
@@ -461,17 +462,21 @@ static enum severity nvlink5_finding(struct finding *f, const struct xgroup *g, 
     }
     text2_add_take(title, TWICE(": %s %s", (worst->nvlink_unit, fatal_word(worst)),
                                 (worst->nvlink_unit, _(fatal_word(worst)))));
+    which = decoded > 1 ? N_("worst event") : N_("decoded");
     if (worst->nvlink_link >= 0)
-        finding_evidence(f, "%s: %s %s on link %d, error status 0x%08" PRIx32 ", sub-code %" PRIu32,
-                         decoded > 1 ? "worst event" : "decoded", worst->nvlink_unit,
-                         worst->nvlink_fatal ? "Fatal" : "Nonfatal", (int)worst->nvlink_link,
-                         worst->nvlink_error_status, xid_nvlink5_subcode(worst->nvlink_intrinfo));
+        finding_evidence_take(
+            f, TWICE("%s: %s %s on link %d, error status 0x%08" PRIx32 ", sub-code %" PRIu32,
+                     (which, worst->nvlink_unit, fatal_word(worst), (int)worst->nvlink_link,
+                      worst->nvlink_error_status, xid_nvlink5_subcode(worst->nvlink_intrinfo)),
+                     (_(which), worst->nvlink_unit, _(fatal_word(worst)), (int)worst->nvlink_link,
+                      worst->nvlink_error_status, xid_nvlink5_subcode(worst->nvlink_intrinfo))));
     else
-        finding_evidence(
-            f, "%s: %s %s (no single link), error status 0x%08" PRIx32 ", sub-code %" PRIu32,
-            decoded > 1 ? "worst event" : "decoded", worst->nvlink_unit,
-            worst->nvlink_fatal ? "Fatal" : "Nonfatal", worst->nvlink_error_status,
-            xid_nvlink5_subcode(worst->nvlink_intrinfo));
+        finding_evidence_take(
+            f, TWICE("%s: %s %s (no single link), error status 0x%08" PRIx32 ", sub-code %" PRIu32,
+                     (which, worst->nvlink_unit, fatal_word(worst), worst->nvlink_error_status,
+                      xid_nvlink5_subcode(worst->nvlink_intrinfo)),
+                     (_(which), worst->nvlink_unit, _(fatal_word(worst)),
+                      worst->nvlink_error_status, xid_nvlink5_subcode(worst->nvlink_intrinfo))));
     if (wr == NULL) {
         finding_evidence(f,
                          "NVIDIA's decode sheet has no row for this unit and error status: "
@@ -661,11 +666,12 @@ static void xid_finding(const struct rule_ctx *ctx, struct findings *out, const 
     } else {
         if ((g->code == XID_CONTAINED || g->code == XID_UNCONTAINED) &&
             HAS(last, KLOG_S_CONTAINMENT)) {
-            finding_evidence(f,
-                             "the driver says: GPU reset required: %s; drain and reset "
-                             "required: %s",
-                             last->reset_required ? "yes" : "no",
-                             last->drain_reset_required ? "yes" : "no");
+            const char *rst = last->reset_required ? N_("yes") : N_("no");
+            const char *drst = last->drain_reset_required ? N_("yes") : N_("no");
+
+            finding_evidence_take(f, TWICE("the driver says: GPU reset required: %s; drain and "
+                                           "reset required: %s",
+                                           (rst, drst), (_(rst), _(drst))));
             if (last->drain_reset_required)
                 finding_fix(f, "# drain: let the GPU's jobs finish and start no new ones on it, "
                                "then reset it");
@@ -687,11 +693,12 @@ static void xid_finding(const struct rule_ctx *ctx, struct findings *out, const 
     }
     if (g->v)
         finding_title_take(
-            f, TWICE("GPU %" PRIu32 ": Xid %d (%s)%s%s, last %s",
-                     (g->v->g->index, (int)g->code, x ? x->meaning : "not in the catalogue", times,
-                      suffix.en ? suffix.en : "", when.en),
-                     (g->v->g->index, (int)g->code, x ? text_l(x->meaning) : _("not in the catalogue"),
-                      times_l, suffix.l ? suffix.l : "", when.l)));
+            f,
+            TWICE("GPU %" PRIu32 ": Xid %d (%s)%s%s, last %s",
+                  (g->v->g->index, (int)g->code, x ? x->meaning : "not in the catalogue", times,
+                   suffix.en ? suffix.en : "", when.en),
+                  (g->v->g->index, (int)g->code, x ? text_l(x->meaning) : _("not in the catalogue"),
+                   times_l, suffix.l ? suffix.l : "", when.l)));
     else
         finding_title_take(f, TWICE("GPU at PCI %s: Xid %d (%s)%s%s, last %s",
                                     (first->pci ? first->pci : "?", (int)g->code,

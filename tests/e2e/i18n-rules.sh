@@ -53,8 +53,6 @@ expect scenarios/ib-port-down/snapshot.json 'InfiniBand 计数器没有被读取
 expect scenarios/bench-behind-under-load/snapshot.json '测得 30.0 TFLOPS，NVIDIA H100 80GB HBM3 应达到 67.0 TFLOPS' 'measured 30.0'
 expect scenarios/bench-regression/snapshot.json 'GPU 0 (GPU-6f3c2a91), 算力' ', compute rate'
 expect scenarios/xids/snapshot.json '，由 Xid 48 引起' ', caused by Xid'
-expect scenarios/xids/snapshot.json '# 重启触发该错误的作业（pid 6100），并检查它的缺陷' 'and check it for bugs'
-expect scenarios/xids/snapshot.json '   # 排空它上面的作业后：重置 GPU' 'after draining its jobs'
 expect scenarios/compute-mode-hidden-holder/snapshot.json '：隐藏的占用者正在计算' 'the hidden holder is computing'
 expect incidents/020-zombie-holders-data-io-child/snapshot.json '（不可见：请以 root 运行）' 'not visible: run as root'
 expect incidents/022-exclusive-process-gpu-taken/snapshot.json '（NVML 的进程列表未能完整读取）' 'was not fully read'
@@ -75,6 +73,9 @@ expect scenarios/xids/snapshot.json '- 可能原因（显存）：显存硬件�
 expect scenarios/xids/snapshot.json '- 处理：NVIDIA：复位 GPU 或重启即可清除。' 'a GPU reset or reboot clears it'
 expect scenarios/xids/snapshot.json '驱动指出原因是 Xid 48（双比特 ECC 错误）' 'previous Xid 48）'
 expect scenarios/xids/snapshot.json '- 可能原因（应用程序）：最常见的是应用程序' 'likely cause (application)'
+# ... and the rule's own words around it: the fixes' comments, the decoded fields.
+expect scenarios/xids/snapshot.json 'sudo nvidia-smi -r -i 2   # 排空其上的作业后：复位 GPU' 'after draining its jobs'
+expect scenarios/xids/snapshot.json '（pid 6100），并检查程序中的 bug' 'check it for bugs'
 # A Blackwell node's log (NVLink5 Xids decoded with data/xid-nvlink5.tsv, Xid 154's recovery
 # action), its snapshot dated an hour after the last event so that every one is recent.
 if command -v jq >/dev/null; then
@@ -88,6 +89,9 @@ if command -v jq >/dev/null; then
     expect "$tmp/blackwell.json" '- 可能随之出现的情况（NVIDIA）：本端：无；对端：无' 'Local: none; Remote: none'
     expect "$tmp/blackwell.json" '- NVIDIA：该故障可能使操作系统处于不一致状态：重启节点' 'inconsistent: reboot the node'
     expect "$tmp/blackwell.json" '- 可能原因（显存）：显存：GPU 未能隔离的不可纠正错误' 'could not contain'
+    expect "$tmp/blackwell.json" '- 最严重的事件：NETIR_LINK_EVT 致命，链路 0，' 'worst event'
+    expect "$tmp/blackwell.json" '- 驱动表示：需要复位 GPU：是；' 'required: yes'
+    expect "$tmp/blackwell.json" '# 驱动要求重启节点：先 drain 节点' 'asks for a node reboot'
 fi
 
 # Every text of the catalogues that the report shows (the columns rules-xid.c passes through _(),

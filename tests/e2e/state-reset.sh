@@ -120,7 +120,7 @@ check
 expect "Xid after the reload" "$(title health.xid | grep -o 'again after [^,]*')" \
     "again after 1 GPU reset: inspect or replace the GPU"
 if zh_report "$T/zh"; then
-    has "zh: after the reload" "$T/zh" "，在 1 次 GPU 重置之后再次出现：检查或更换这块 GPU"
+    has "zh: after the reload" "$T/zh" "，在 1 次 GPU 复位之后再次出现：检查或更换这块 GPU"
     has "zh: how the reset was seen" "$T/zh" \
         "NVML 的能耗计数器（从驱动加载时开始计数）变小了：驱动重新加载过"
 fi
@@ -131,7 +131,7 @@ check
 expect "after a reboot and a reset" "$(title health.xid | grep -o 'again after [^,]*')" \
     "again after 1 reboot and 1 reset: inspect or replace the GPU"
 if zh_report "$T/zh"; then
-    has "zh: after a reboot and a reset" "$T/zh" "，在 1 次重启和 1 次重置之后再次出现"
+    has "zh: after a reboot and a reset" "$T/zh" "，在 1 次重启和 1 次复位之后再次出现"
     grep -q "again after\\|reboot and" "$T/zh" && { echo "FAIL: zh report keeps English" >&2; fail=1; }
 fi
 
