@@ -7,6 +7,7 @@
  * place (beta 0).
  */
 #include "bench/gemm.h"
+#include "snapshot/bench-steps.h"
 #include "util/xalloc.h"
 
 #include <stdarg.h>
@@ -79,7 +80,7 @@ void bench_gemm_open(struct bench_gemm *gm, const struct cuda_lib *cu, int fd, b
     gm->cu = cu;
     gm->fd = fd;
     gm->full = full;
-    gstep(gm, "loading cuBLASLt");
+    gstep(gm, "%s", BENCH_STEP_CUBLASLT);
     if (cublaslt_lib_open(&gm->lt, NULL, &gm->cause) != 0)
         return;
     gm->loaded = true;
@@ -142,7 +143,7 @@ static int one_precision(struct bench_gemm *gm, int dev, struct bench_gpu *g, in
             goto fail;                                                                             \
     } while (0)
 
-    gstep(gm, "gpu %d: cuBLASLt %s GEMM (cublasLtMatmul)", dev, precs[p].label);
+    gstep(gm, "gpu %d: " BENCH_STEP_GEMM, dev, precs[p].label);
     LT(cublasLtMatmulDescCreate, (&desc, precs[p].compute, CUDA_R_32F));
     LT(cublasLtMatmulDescSetAttribute, (desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
     LT(cublasLtMatmulDescSetAttribute, (desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
@@ -254,7 +255,7 @@ int bench_gemm_measure(struct bench_gemm *gm, int dev, struct bench_gpu *g, CUst
              n, n, (3.0 * (double)bytes + GEMM_WORKSPACE) / MIB, budget > 0 ? budget / MIB : 0);
         goto done;
     }
-    gstep(gm, "gpu %d: cuBLASLt (cublasLtCreate)", dev);
+    gstep(gm, "gpu %d: " BENCH_STEP_LT_HANDLE, dev);
     {
         cublasStatus_t bs = gm->lt.cublasLtCreate(&h);
 
@@ -267,7 +268,7 @@ int bench_gemm_measure(struct bench_gemm *gm, int dev, struct bench_gpu *g, CUst
             goto done;
         }
     }
-    gstep(gm, "gpu %d: GEMM buffers (cuMemAlloc_v2, %u x %u)", dev, n, n);
+    gstep(gm, "gpu %d: " BENCH_STEP_GEMM_BUFFER, dev, n, n);
 #define GTRY(call, args)                                                                           \
     do {                                                                                           \
         rc = cu->call args;                                                                        \

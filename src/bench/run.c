@@ -5,6 +5,7 @@
  * run reports what it had.
  */
 #include "bench/bench.h"
+#include "snapshot/bench-steps.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
@@ -185,18 +186,17 @@ int bench_run(const struct bench_opts *o, struct bench_info *b)
         b->state = BENCH_TIMEOUT;
         b->hung_step = last_step;
         last_step = NULL;
-        b->detail = xasprintf("the CUDA worker did not finish within %.0f s", o->deadline_s);
+        b->detail = xasprintf(BENCH_DETAIL_TIMEOUT, o->deadline_s);
     } else if (interrupted) {
         b->state = BENCH_FAILED;
-        b->detail = xasprintf("interrupted by %s: the CUDA worker was ended",
-                              interrupted == SIGINT ? "SIGINT" : "SIGTERM");
+        b->detail =
+            xasprintf(BENCH_DETAIL_INTERRUPTED, interrupted == SIGINT ? "SIGINT" : "SIGTERM");
     } else if (result == NULL) {
         b->state = BENCH_FAILED;
         b->detail = WIFSIGNALED(status)
-                        ? xasprintf("the CUDA worker was killed by signal %d during: %s",
-                                    WTERMSIG(status), last_step ? last_step : "start-up")
-                        : xasprintf("the CUDA worker ended without a result during: %s",
-                                    last_step ? last_step : "start-up");
+                        ? xasprintf(BENCH_DETAIL_KILLED, WTERMSIG(status),
+                                    last_step ? last_step : BENCH_STEP_STARTUP)
+                        : xasprintf(BENCH_DETAIL_ENDED, last_step ? last_step : BENCH_STEP_STARTUP);
     } else {
         json_error_t je;
         json_t *j = json_loads(result, 0, &je);

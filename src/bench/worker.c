@@ -5,6 +5,7 @@
  * work on the device (so the simulator's clock and a real GPU's are read the same way).
  */
 #include "bench/bench.h"
+#include "snapshot/bench-steps.h"
 #include "bench/gemm.h"
 #include "cuda/cuda-lib.h"
 #include "cuda/kernels.h"
@@ -185,7 +186,7 @@ static void measure_gpu(struct worker *w, int dev, struct bench_gpu *g)
     double s;
     uint64_t gsum = 0;
 
-    step(w, "gpu %d: context", dev);
+    step(w, "gpu %d: " BENCH_STEP_CONTEXT, dev);
     TRY(g, cuDevicePrimaryCtxRetain, (&w->ctx[dev], dev));
     TRY(g, cuCtxSetCurrent, (w->ctx[dev]));
     TRY(g, cuMemGetInfo_v2, (&free_b, &total_b));
@@ -204,7 +205,7 @@ static void measure_gpu(struct worker *w, int dev, struct bench_gpu *g)
     TRY(g, cuEventCreate, (&e3, CU_EVENT_DEFAULT));
 
     /* ---- host copies ---- */
-    step(w, "gpu %d: cuMemAlloc_v2 and cuMemHostAlloc", dev);
+    step(w, "gpu %d: " BENCH_STEP_ALLOC, dev);
     TRY(g, cuMemAlloc_v2, (&d1, w->copy_bytes));
     TRY(g, cuMemAlloc_v2, (&d2, w->copy_bytes));
     if (w->pinned == NULL) {
@@ -229,7 +230,7 @@ static void measure_gpu(struct worker *w, int dev, struct bench_gpu *g)
     if (g->gpu_numa_node >= 0)
         bench_gpu_set(g, BG_GPU_NUMA);
 
-    step(w, "gpu %d: host to device copies (cuMemcpyHtoDAsync_v2)", dev);
+    step(w, "gpu %d: " BENCH_STEP_H2D, dev);
     TRY(g, cuMemcpyHtoDAsync_v2, (d1, pinned, w->copy_bytes, st)); /* warm-up */
     TRY(g, cuStreamSynchronize, (st));
     {
@@ -240,14 +241,14 @@ static void measure_gpu(struct worker *w, int dev, struct bench_gpu *g)
             goto out;
         }
         bench_gpu_set(g, BG_H2D_PINNED);
-        step(w, "gpu %d: device to host copies (cuMemcpyDtoHAsync_v2)", dev);
+        step(w, "gpu %d: " BENCH_STEP_D2H, dev);
         rc = time_copy(w, C_D2H, d1, pinned, st, e0, e1, &g->d2h_pinned_bytes_per_s);
         if (rc != CUDA_SUCCESS) {
             g->error = failure(w, "cuMemcpyDtoHAsync_v2", rc);
             goto out;
         }
         bench_gpu_set(g, BG_D2H_PINNED);
-        step(w, "gpu %d: pageable copies", dev);
+        step(w, "gpu %d: " BENCH_STEP_PAGEABLE, dev);
         rc = time_copy(w, C_H2D, d1, pageable, st, e0, e1, &g->h2d_pageable_bytes_per_s);
         if (rc == CUDA_SUCCESS)
             rc = time_copy(w, C_D2H, d1, pageable, st, e0, e1, &g->d2h_pageable_bytes_per_s);
@@ -259,7 +260,7 @@ static void measure_gpu(struct worker *w, int dev, struct bench_gpu *g)
         bench_gpu_set(g, BG_D2H_PAGEABLE);
     }
     /* both directions at once: one stream each, timed from before both to after both */
-    step(w, "gpu %d: both directions at once", dev);
+    step(w, "gpu %d: " BENCH_STEP_BIDIR, dev);
     TRY(g, cuStreamSynchronize, (st));
     TRY(g, cuStreamCreate, (&st2, CU_STREAM_NON_BLOCKING));
     TRY(g, cuEventRecord, (e0, st));
@@ -286,7 +287,7 @@ static void measure_gpu(struct worker *w, int dev, struct bench_gpu *g)
     }
 
     /* ---- device memory ---- */
-    step(w, "gpu %d: device to device copies (cuMemcpyDtoD_v2)", dev);
+    step(w, "gpu %d: " BENCH_STEP_D2D, dev);
     TRY(g, cuEventRecord, (e0, NULL));
     for (unsigned r = 0; r < w->reps; r++)
         TRY(g, cuMemcpyDtoD_v2, (d2, d1, w->copy_bytes));
@@ -307,7 +308,7 @@ static void measure_gpu(struct worker *w, int dev, struct bench_gpu *g)
     TRY(g, cuMemFree_v2, (d2));
     d1 = d2 = 0;
 
-    step(w, "gpu %d: loading the kernels (cuModuleLoadDataEx)", dev);
+    step(w, "gpu %d: " BENCH_STEP_KERNELS, dev);
     TRY(g, cuModuleLoadDataEx, (&w->mods[3 * dev], cuda_ptx_triad, 0, NULL, NULL));
     TRY(g, cuModuleLoadDataEx, (&w->mods[3 * dev + 1], cuda_ptx_fma, 0, NULL, NULL));
     TRY(g, cuModuleLoadDataEx, (&w->mods[3 * dev + 2], cuda_ptx_checksum, 0, NULL, NULL));
@@ -316,7 +317,7 @@ static void measure_gpu(struct worker *w, int dev, struct bench_gpu *g)
     TRY(g, cuModuleGetFunction, (&fsum, w->mods[3 * dev + 2], "gd_checksum"));
 
     /* ---- triad and checksum ---- */
-    step(w, "gpu %d: triad kernel (cuLaunchKernel)", dev);
+    step(w, "gpu %d: " BENCH_STEP_TRIAD, dev);
     TRY(g, cuMemAlloc_v2, (&ta, w->triad_n * 4));
     TRY(g, cuMemAlloc_v2, (&tb, w->triad_n * 4));
     TRY(g, cuMemAlloc_v2, (&tc, w->triad_n * 4));
@@ -356,7 +357,7 @@ static void measure_gpu(struct worker *w, int dev, struct bench_gpu *g)
             g->triad_bytes_per_s = 12.0 * (double)w->triad_n * w->reps / s;
             bench_gpu_set(g, BG_TRIAD);
         }
-        step(w, "gpu %d: checksum kernel (cuLaunchKernel)", dev);
+        step(w, "gpu %d: " BENCH_STEP_CHECKSUM, dev);
         {
             void *cargs[] = { &sum, &ta, &n };
 
@@ -377,7 +378,7 @@ static void measure_gpu(struct worker *w, int dev, struct bench_gpu *g)
                            w->o->mem_share * (double)free_b - (3.0 * (double)w->triad_n * 4 + 8),
                            &w->measured_s) != 0)
         goto out;
-    step(w, "gpu %d: FMA kernel (cuLaunchKernel)", dev);
+    step(w, "gpu %d: " BENCH_STEP_FMA, dev);
     {
         int sms = 0;
         unsigned blocks, iters = w->fma_iters;
@@ -555,8 +556,7 @@ static void load_all(struct worker *w, const int *devs, struct bench_gpu *gpus, 
         free(jobs);
         return;
     }
-    step(w, "sustained load on GPU%s %s at once (%.1f s)", k == 1 ? "" : "s", list,
-         w->o->duration_s);
+    step(w, BENCH_STEP_LOAD, k == 1 ? "" : "s", list, w->o->duration_s);
     (void)!write(w->fd, "load start\n", 11);
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (size_t i = 0; i < k; i++) {
@@ -596,7 +596,7 @@ static void measure_pair(struct worker *w, int a, int b, struct bench_pair *p, c
         }                                                                                          \
     } while (0)
 
-    step(w, "gpus %d -> %d: peer copies (cuMemcpyPeerAsync)", a, b);
+    step(w, "gpus %d -> %d: " BENCH_STEP_PEER, a, b);
     PTRY(cuDeviceCanAccessPeer, (&can, a, b));
     p->peer_access = can != 0;
     PTRY(cuCtxSetCurrent, (w->ctx[b]));
@@ -692,7 +692,7 @@ int bench_worker(const struct bench_opts *o, int fd)
     w.triad_n = (size_t)(o->full ? 64 : 4) << 20;
     w.reps = o->full ? 20 : 5;
     w.fma_iters = o->full ? 65536 : 16384;
-    step(&w, "loading the CUDA driver");
+    step(&w, "%s", BENCH_STEP_DRIVER);
     if (cuda_lib_open(&w.cu, o->cuda_lib, &cause) != CUDA_LIB_OK) {
         b.state = BENCH_FAILED;
         b.detail = cause;
@@ -769,7 +769,7 @@ int bench_worker(const struct bench_opts *o, int fd)
 done:
     free_host(&w); /* when the loop above ended early; else done already */
     b.measured_s = w.measured_s;
-    step(&w, "reporting");
+    step(&w, "%s", BENCH_STEP_REPORTING);
     status = report(fd, &b);
     bench_info_free(&b);
     free(w.ctx);

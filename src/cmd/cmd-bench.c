@@ -8,6 +8,7 @@
 #include "cmd/cmd.h"
 #include "render/format.h"
 #include "rules/rules.h"
+#include "snapshot/bench-steps.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
@@ -543,7 +544,11 @@ static int exec(int argc, char **argv)
     if (f.json) {
         print_json(&s->bench, &findings, rc);
     } else {
-        struct bench_people people = { detail_people, note_people };
+        struct bench_people people;
+
+        if (detail_people == NULL && i18n_active())
+            detail_people = bench_detail_l(s->bench.detail); /* a deadline's, else NULL */
+        people = (struct bench_people){ detail_people, note_people };
 
         print_text(&s->bench, &findings, &people);
     }

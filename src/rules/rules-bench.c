@@ -5,6 +5,7 @@
  */
 #include "nvml/nvml-abi.h"
 #include "rules/rule-impl.h"
+#include "snapshot/bench-steps.h"
 #include "util/xalloc.h"
 
 #include <inttypes.h>
@@ -45,13 +46,28 @@ static void check_failed(const struct rule_ctx *ctx, struct findings *out)
     if (b->state == BENCH_TIMEOUT || b->state == BENCH_FAILED) {
         f = finding_new(ctx, out, -1, -1);
         if (b->state == BENCH_TIMEOUT) {
-            finding_title(f, "The CUDA bench hung: %s", b->hung_step ? b->hung_step : "?");
-            finding_evidence(f, "%s", b->detail ? b->detail : "deadline passed");
+            char *step_l = i18n_active() ? bench_step_l(b->hung_step) : NULL;
+            char *detail_l = i18n_active() ? bench_detail_l(b->detail) : NULL;
+
+            finding_title_take(f,
+                               TWICE("The CUDA bench hung: %s", (b->hung_step ? b->hung_step : "?"),
+                                     (step_l         ? step_l
+                                      : b->hung_step ? b->hung_step
+                                                     : "?")));
+            if (b->detail)
+                finding_evidence_take(f, xstrdup(b->detail), detail_l);
+            else
+                finding_evidence(f, "deadline passed");
+            free(step_l);
             finding_fix(f, "sudo dmesg -T | grep -iE 'NVRM|Xid' | tail   # what the driver said");
             finding_fix(f, "nvidia-smi -q -d PERFORMANCE,ECC   # is the GPU still answering?");
         } else {
             finding_title(f, "The CUDA bench could not run");
-            finding_evidence(f, "%s", b->detail ? b->detail : "no detail");
+            if (b->detail)
+                finding_evidence_take(f, xstrdup(b->detail),
+                                      i18n_active() ? bench_detail_l(b->detail) : NULL);
+            else
+                finding_evidence(f, "no detail");
             finding_fix(f, "gpudoctor check   # the driver and stack findings say why");
         }
         f->impact = 1;

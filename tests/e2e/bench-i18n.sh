@@ -173,4 +173,18 @@ need(wide(nogpu[0]) and "PCI" in nogpu[0], "no GPU %r" % nogpu[0])
 sys.exit(0 if ok else 1)
 PY
 echo "ok: Chinese"
+
+# ---- a hang: the deadline's detail and the worker's step, in Chinese; --json as it was ----
+scenario 's["cuda"]["hang"] = ["cuMemHostAlloc"]'
+bench hang --gpus 0 --deadline 3
+grep -qxF "bench (quick): timeout: the CUDA worker did not finish within 3 s" "$tmp/hang.en.txt" ||
+    die "English hang: $(head -1 "$tmp/hang.en.txt")"
+grep -qF "[bench.failed] The CUDA bench hung: gpu 0: cuMemAlloc_v2 and cuMemHostAlloc" "$tmp/hang.en.txt" ||
+    die "English hang finding: $(cat "$tmp/hang.en.txt")"
+grep -qF "：CUDA 工作进程未能在 3 s 内完成" "$tmp/hang.zh.txt" || die "Chinese hang: $(head -1 "$tmp/hang.zh.txt")"
+grep -qF "[bench.failed] CUDA 基准测试卡住了：GPU 0：cuMemAlloc_v2 和 cuMemHostAlloc" "$tmp/hang.zh.txt" ||
+    die "Chinese hang finding: $(cat "$tmp/hang.zh.txt")"
+python3 -c 'import json, sys; a, b = (json.load(open(p)) for p in sys.argv[1:]); sys.exit(a["bench"]["hung_step"] != b["bench"]["hung_step"] or a["bench"]["detail"] != b["bench"]["detail"] or a["bench"]["hung_step"] != "gpu 0: cuMemAlloc_v2 and cuMemHostAlloc")' \
+    "$tmp/hang.en.json" "$tmp/hang.zh.json" || die "--json of a hang under zh_CN: the step or detail differs"
+echo "ok: a hang"
 exit $fail

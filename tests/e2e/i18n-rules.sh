@@ -52,6 +52,9 @@ expect scenarios/disk-busy-rotational/snapshot.json '机械硬盘的随机读取
 expect scenarios/ib-port-down/snapshot.json 'InfiniBand 计数器没有被读取两次' 'counters were not read twice'
 expect scenarios/bench-behind-under-load/snapshot.json '测得 30.0 TFLOPS，NVIDIA H100 80GB HBM3 应达到 67.0 TFLOPS' 'measured 30.0'
 expect scenarios/bench-regression/snapshot.json 'GPU 0 (GPU-6f3c2a91), 算力' ', compute rate'
+# A hung bench: the worker's step (written through src/snapshot/bench-steps.h) and the deadline.
+expect scenarios/bench-timeout/snapshot.json 'CUDA 基准测试卡住了：在 GPU 0,1,2,3,4,5,6,7 上同时施加持续负载（30.0 s）' 'sustained load on'
+expect scenarios/bench-timeout/snapshot.json '- CUDA 工作进程未能在 720 s 内完成' 'did not finish within'
 expect scenarios/xids/snapshot.json '，由 Xid 48 引起' ', caused by Xid'
 expect scenarios/compute-mode-hidden-holder/snapshot.json '：隐藏的占用者正在计算' 'the hidden holder is computing'
 expect incidents/020-zombie-holders-data-io-child/snapshot.json '（不可见：请以 root 运行）' 'not visible: run as root'
