@@ -148,11 +148,14 @@ static void held_free(struct held *x)
     memset(x, 0, sizeof(*x));
 }
 
-static void held_find(struct held *x, const struct snapshot *s, const struct slurm_job_run *r,
-                      uint64_t min_bytes)
+/* first: the epilog's first look, which describes a holder that has ended since (NULL: s is it) */
+static void held_find(struct held *x, const struct snapshot *s, const struct snapshot *first,
+                      const struct slurm_job_run *r, uint64_t min_bytes)
 {
     memset(x, 0, sizeof(*x));
     x->n_h = slurm_gpu_holders(s, r->job, r->gpus, r->n_gpus, &x->h);
+    if (first != NULL)
+        slurm_holders_recall(x->h, x->n_h, first, r->job);
     x->list = xcalloc(x->n_h ? x->n_h : 1, sizeof(*x->list));
     for (size_t i = 0; i < x->n_h; i++) {
         if (x->h[i].kind != SLURM_HOLDER_RUNNING_JOB)
@@ -251,7 +254,7 @@ static int exec(int argc, char **argv)
     struct opts o = { .grace_ms = DEFAULT_GRACE_MS, .wait_ms = DEFAULT_WAIT_MS };
     struct slurm_job_run r = { 0 };
     struct cmd_front f;
-    struct snapshot *s = NULL;
+    struct snapshot *s = NULL, *first = NULL;
     struct held x = { 0 };
     char gpus[160], line[512], *reason = NULL, *cause = NULL;
     uint64_t min_bytes;
@@ -274,7 +277,7 @@ static int exec(int argc, char **argv)
         goto done;
     slurm_job_gpus_of(&r, s, &o.job);
     slurm_job_gpu_text(&r, gpus, sizeof(gpus));
-    held_find(&x, s, &r, min_bytes);
+    held_find(&x, s, NULL, &r, min_bytes);
     if (o.reap) {
         int32_t *pids;
         size_t n = own_pids(s, &r, &x, &pids);
@@ -297,12 +300,15 @@ static int exec(int argc, char **argv)
             cause = NULL;
             break;
         }
-        snapshot_free(s);
+        if (first == NULL)
+            first = s; /* kept: it knew the processes that have ended since */
+        else
+            snapshot_free(s);
         s = again;
         held_free(&x);
         if (!collected(s))
             goto done;
-        held_find(&x, s, &r, min_bytes);
+        held_find(&x, s, first, &r, min_bytes);
     }
     if (x.n == 0 && x.n_mem == 0) {
         printf("gpudoctor slurm-epilog: job %s: %s free\n", r.job, gpus);
@@ -334,6 +340,7 @@ out:
     free(reason);
     held_free(&x);
     snapshot_free(s);
+    snapshot_free(first);
     slurm_job_end(&r);
     cmd_front_free(&f);
     return rc;

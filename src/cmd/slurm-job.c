@@ -177,6 +177,29 @@ void slurm_holders_free(struct slurm_holder *h, size_t n)
     free(h);
 }
 
+void slurm_holders_recall(struct slurm_holder *h, size_t n, const struct snapshot *before,
+                          const char *job)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct proc *now = h[i].p, *then = proc_table_find(&before->procs, h[i].pid);
+
+        if (then == NULL || h[i].kind == SLURM_HOLDER_THIS_JOB)
+            continue;
+        /* Still in /proc, alive or another process on a reused pid: it says who it is itself.
+         * Gone (only NVML lists it) or defunct (its cgroup and command line went with it): the
+         * process the first look saw. */
+        if (now != NULL && proc_has(now, PROC_S_STATE) &&
+            !(now->state == 'Z' && proc_has(now, PROC_S_START_TICKS) &&
+              proc_has(then, PROC_S_START_TICKS) && now->start_ticks == then->start_ticks))
+            continue;
+        h[i].p = then;
+        if (h[i].job == NULL && proc_has(then, PROC_S_CGROUP) && then->slurm_job_id)
+            h[i].job = xstrdup(then->slurm_job_id);
+        if (h[i].job && job && strcmp(h[i].job, job) == 0)
+            h[i].kind = SLURM_HOLDER_THIS_JOB;
+    }
+}
+
 size_t slurm_unaccounted(const struct snapshot *s, const int32_t *gpus, size_t n_gpus,
                          uint64_t min_bytes, struct slurm_gpu_memory **out)
 {

@@ -146,6 +146,17 @@ size_t slurm_gpu_holders(const struct snapshot *s, const char *job, const int32_
 void slurm_holders_free(struct slurm_holder *h, size_t n);
 
 /*
+ * The holders that ended since an earlier snapshot, before, saw them, and that NVML still lists
+ * (the driver has not given their memory back): gone from /proc, or defunct with the same start
+ * time (a zombie has lost its cgroup and command line). They are described as before saw them:
+ * command, user, job, and SLURM_HOLDER_THIS_JOB when that job is job. The epilog's later looks
+ * use its first one, so the job's own process is still named as the job's after the reap. h[i].p
+ * then points into before, which must outlive h.
+ */
+void slurm_holders_recall(struct slurm_holder *h, size_t n, const struct snapshot *before,
+                          const char *job);
+
+/*
  * The job GPUs whose used memory minus what the listed processes hold is at least min_bytes.
  * Returns how many, in *out (the caller frees it).
  */

@@ -1,9 +1,10 @@
 /*
  * What the Slurm prolog and epilog decide from a snapshot (src/cmd/slurm-job.c): the job's GPUs
  * from SLURM_JOB_GPUS / CUDA_VISIBLE_DEVICES (device minors, UUIDs), whose each GPU process is
- * (this job, another running job, a leftover), memory no process accounts for, the drain reason,
- * when slurm-check may lift it, the job from the environment, and the drain itself through a
- * recording scontrol. The snapshot is JSON, as `check --from` reads it.
+ * (this job, another running job, a leftover), what a holder that has ended since the epilog's
+ * first look was, memory no process accounts for, the drain reason, when slurm-check may lift it,
+ * the job from the environment, and the drain itself through a recording scontrol. The snapshot is
+ * JSON, as `check --from` reads it.
  */
 #include "cmd/cmd.h"
 #include "cmd/slurm.h"
@@ -368,6 +369,80 @@ static void test_reason(void **state)
     free(big);
 }
 
+/* A process as /proc showed it: state and start time too. */
+#define PROC_AT(pid, state, ticks, user, cgroup, job, cmd)                                         \
+    "{\"pid\": " #pid ", \"ppid\": 1, \"state\": \"" state "\", \"start_ticks\": " #ticks ", "     \
+    "\"user\": \"" user "\", \"comm\": \"x\", \"cmdline\": " cmd ", \"cgroup\": \"" cgroup "\", "  \
+    "\"slurm_job_id\": " job ", \"cuda_visible_devices\": null, \"container_runtime\": null, "     \
+    "\"container_id\": null, \"pod_uid\": null}"
+
+/* One GPU, its processes listed by NVML: the epilog's look before the reap and after it. */
+#define LOOK(procs)                                                                                \
+    "{\"schema\": \"gpudoctor.snapshot/1\", \"gpus\": [{\"index\": 0, "                            \
+    "\"mem_used_bytes\": 4294967296, \"processes\": ["                                             \
+    "{\"pid\": 40, \"used_bytes\": 1073741824, \"type\": [\"compute\"]},"                          \
+    "{\"pid\": 41, \"used_bytes\": 1073741824, \"type\": [\"compute\"]},"                          \
+    "{\"pid\": 42, \"used_bytes\": 1073741824, \"type\": [\"compute\"]},"                          \
+    "{\"pid\": 43, \"used_bytes\": 1073741824, \"type\": [\"compute\"]}]}], "                      \
+    "\"processes\": {\"processes\": [" procs "]}}"
+
+/* 40 and 41 the job's own, 42 another ended job's, 43 outside Slurm */
+static const char look_before[] = LOOK(
+    /* clang-format off */
+    PROC_AT(40, "S", 400, "alice", "/slurm/uid_1000/job_5002/step_0", "\"5002\"",
+            "\"python train.py\"") ","
+    PROC_AT(41, "S", 410, "alice", "/slurm/uid_1000/job_5002/step_0", "\"5002\"",
+            "\"python w.py\"") ","
+    PROC_AT(42, "S", 420, "bob", "/slurm/uid_1001/job_4999/step_0", "\"4999\"",
+            "\"python old.py\"") ","
+    PROC_AT(43, "S", 430, "bob", "/", "null", "\"python nb.py\""));
+/* clang-format on */
+/*
+ * After the reap: 40 gone from /proc (NVML still lists it); 41 defunct (its cgroup and command
+ * line went with it); 42 defunct too; 43's pid is a new process's (another start time), defunct.
+ */
+static const char look_after[] = LOOK(
+    /* clang-format off */
+    PROC_AT(41, "Z", 410, "alice", "/", "null", "null") ","
+    PROC_AT(42, "Z", 420, "bob", "/", "null", "null") ","
+    PROC_AT(43, "Z", 999, "carol", "/", "null", "null"));
+/* clang-format on */
+
+static void test_recall(void **state)
+{
+    struct snapshot *before = load(look_before), *after = load(look_after);
+    struct slurm_holder *h;
+    size_t n = slurm_gpu_holders(after, "5002", NULL, 0, &h);
+    const struct slurm_holder *x;
+    char line[256];
+
+    (void)state;
+    assert_int_equal(n, 4);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(h[i].kind, SLURM_HOLDER_LEFTOVER);
+    slurm_holders_recall(h, n, before, "5002");
+    x = holder(h, n, 40);
+    assert_int_equal(x->kind, SLURM_HOLDER_THIS_JOB);
+    slurm_holder_line(line, sizeof(line), x);
+    assert_string_equal(line, "GPU 0: pid 40 (job 5002, alice: python train.py), 1.0 GiB");
+    x = holder(h, n, 41);
+    assert_int_equal(x->kind, SLURM_HOLDER_THIS_JOB);
+    assert_string_equal(x->job, "5002");
+    /* another job's stays a leftover, now with its job and command */
+    x = holder(h, n, 42);
+    assert_int_equal(x->kind, SLURM_HOLDER_LEFTOVER);
+    slurm_holder_line(line, sizeof(line), x);
+    assert_string_equal(line, "GPU 0: pid 42 (job 4999, bob: python old.py), 1.0 GiB");
+    /* another process on the pid: described as it is now */
+    x = holder(h, n, 43);
+    assert_int_equal(x->kind, SLURM_HOLDER_LEFTOVER);
+    slurm_holder_line(line, sizeof(line), x);
+    assert_string_equal(line, "GPU 0: pid 43 (no job, carol: x), 1.0 GiB");
+    slurm_holders_free(h, n);
+    snapshot_free(after);
+    snapshot_free(before);
+}
+
 static void test_cleared(void **state)
 {
     struct snapshot *s = load(tree);
@@ -625,8 +700,9 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_job_gpus),    cmocka_unit_test(test_holders),
         cmocka_unit_test(test_unaccounted), cmocka_unit_test(test_reason),
-        cmocka_unit_test(test_cleared),     cmocka_unit_test(test_job_env),
-        cmocka_unit_test(test_holder_line), cmocka_unit_test(test_drain),
+        cmocka_unit_test(test_recall),      cmocka_unit_test(test_cleared),
+        cmocka_unit_test(test_job_env),     cmocka_unit_test(test_holder_line),
+        cmocka_unit_test(test_drain),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
