@@ -7,10 +7,11 @@
 #     on GPU 0 and refuses 1, 2 and 3, each with its own drain reason; a node someone else
 #     drained is left as it is; a failing scontrol still refuses. The epilog says what stays,
 #     exits 1 when scontrol cannot drain (so that Slurm does) and 0 with --warn-only.
-#  2. real processes in a job's cgroup (root, a writable cgroup v1 freezer): --reap ends a
-#     leftover that ignores SIGTERM with SIGKILL after --grace; another ended job's leftover on
-#     the same GPU is not touched and drains the node; memory that stays held after the reap
-#     drains it too.
+#  2. real processes in a job's cgroup (root, a writable cgroup v1 freezer), which record the
+#     SIGTERMs they get: --reap ends a leftover that ignores SIGTERM with SIGKILL, not before
+#     --grace has passed; another ended job's leftover on the same GPU gets no signal and drains
+#     the node; memory that stays held after the reap drains it too; so does the job's own
+#     process that ended on SIGTERM while NVML still lists it, named as the job's.
 # ctest: timeout 120
 . "$SRC/tests/fixtures/serve/common.bash"
 
@@ -202,54 +203,104 @@ cleanup_procs() {
     return 0
 }
 CLEANUPS+=(cleanup_procs)
-# spawn JOB [ignore-term]: a process of JOB in the job's cgroup; its pid in $P
+# spawn JOB [ignore-term|exit-on-term]: a process of JOB in the job's cgroup, a child of this
+# shell; its pid in $P. The last two write each SIGTERM they get ("TERM <ns>") to a file that
+# signals and term_ns read, and the time in ns to one that heartbeat reads every 50 ms while they
+# live; ignore-term carries on after SIGTERM, exit-on-term exits 0.
+declare -A REC # pid -> its files' prefix
+NREC=0
+cat >"$TMP/leftover.sh" <<'SH'
+trap 'echo TERM $(date +%s%N) >>"$1.signals"; [ "$2" = exit-on-term ] && exit 0' TERM
+while :; do
+    sleep 0.05
+    date +%s%N >"$1.alive"
+done
+SH
 spawn() {
+    local rec=$TMP/rec.$((NREC += 1))
     mkdir -p "$CG/uid_0/job_$1"
-    if [ "${2:-}" = ignore-term ]; then
-        bash -c 'trap "" TERM; exec sleep 300' </dev/null >/dev/null 2>&1 &
-    else
+    case "${2:-}" in
+    ignore-term | exit-on-term)
+        : >"$rec.signals"
+        bash "$TMP/leftover.sh" "$rec" "$2" </dev/null >/dev/null 2>&1 &
+        P=$!
+        REC[$P]=$rec
+        for _ in $(seq 100); do [ -s "$rec.alive" ] && break; sleep 0.02; done # the trap is set
+        ;;
+    *)
         sleep 300 </dev/null >/dev/null 2>&1 &
-    fi
-    P=$!
-    disown "$P" # no "Killed" notices from this shell
+        P=$!
+        ;;
+    esac
     PIDS+=("$P")
     echo "$P" >"$CG/uid_0/job_$1/cgroup.procs"
 }
+# ended PID: waits for PID (a child of this shell) and says how it ended: "exit N", "signal N"
+ended() {
+    local st=0
+    { wait "$1"; } 2>/dev/null || st=$?
+    if [ "$st" -gt 128 ]; then echo "signal $((st - 128))"; else echo "exit $st"; fi
+}
+signals() { cut -d' ' -f1 "${REC[$1]}.signals" | tr '\n' ' ' | sed 's/ $//'; } # "TERM", "": got
+term_ns() { cut -d' ' -f2 "${REC[$1]}.signals" | head -1; }                    # when TERM came
+heartbeat() { cat "${REC[$1]}.alive"; }                                         # last sign of life
 alive() { kill -0 "$1" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
 
-# the job's own leftover ignores SIGTERM: SIGKILL after the grace, then the GPU is free
+# the job's own leftover ignores SIGTERM: SIGKILL, not before --grace has passed, then the GPU
+# is free
 spawn 5002 ignore-term
 STUBBORN=$P
-sleep 0.2 # bash has set SIG_IGN and exec'd sleep
 FOLLOW=1 sim "$TMP/live.json" "$STUBBORN:0:10"
 SCEN=$TMP/live.json ROOT=/ hook reap-kill 0 epilog --gpus 0 --reap --grace 1s --wait 3s
 has reap-kill "pid $STUBBORN: killed"
 has reap-kill "job 5002: GPU 0 free"
 not_drained reap-kill
-alive "$STUBBORN" && fail "reap-kill: pid $STUBBORN is still alive"
+check "reap-kill: how pid $STUBBORN ended" "$(ended "$STUBBORN")" "signal 9"
+check "reap-kill: the signals pid $STUBBORN caught" "$(signals "$STUBBORN")" TERM
+# it lived on for the grace after SIGTERM (the heartbeat comes every 50 ms)
+lived=$((($(heartbeat "$STUBBORN") - $(term_ns "$STUBBORN")) / 1000000))
+[ "$lived" -ge 850 ] && [ "$lived" -lt 4000 ] ||
+    fail "reap-kill: pid $STUBBORN lived ${lived} ms after SIGTERM, not the 1 s grace"
 
 # the job's own leftover and another ended job's on the same GPU: only the own one ends, the
-# other drains the node
-spawn 5002
+# other gets no signal and drains the node
+spawn 5002 exit-on-term
 OWN=$P
-spawn 4999
+spawn 4999 exit-on-term
 OTHER=$P
 FOLLOW=1 sim "$TMP/live.json" "$OWN:0:10" "$OTHER:0:20"
 SCEN=$TMP/live.json ROOT=/ hook reap-other 0 epilog --gpus 0 --reap --grace 1s --wait 2s
 has reap-other "pid $OWN: exited"
-has reap-other "job 5002: GPU 0: pid $OTHER (job 4999, root: sleep 300), 20.0 GiB: left over"
-drained_with reap-other "gpudoctor: GPU 0 held by leftover pid $OTHER (job 4999, root: sleep 300)"
-alive "$OWN" && fail "reap-other: the job's own pid $OWN is still alive"
+has reap-other "job 5002: GPU 0: pid $OTHER (job 4999, root: bash $TMP/leftover.sh ${REC[$OTHER]} exit-on-term), 20.0 GiB: left over"
+drained_with reap-other "gpudoctor: GPU 0 held by leftover pid $OTHER (job 4999, root: bash $TMP/leftover.sh ${REC[$OTHER]} exit-on-term)"
+check "reap-other: how the job's own pid $OWN ended" "$(ended "$OWN")" "exit 0"
+check "reap-other: the signals the job's own pid $OWN caught" "$(signals "$OWN")" TERM
 alive "$OTHER" || fail "reap-other: the epilog ended another job's process ($OTHER)"
+check "reap-other: the signals another job's pid $OTHER caught" "$(signals "$OTHER")" ""
 kill -KILL "$OTHER"
+ended "$OTHER" >/dev/null
 
 # memory that no process accounts for stays held after the reap: drained, naming it
-spawn 5002
+spawn 5002 exit-on-term
 OWN=$P
 EXTRA_GIB=12 FOLLOW=1 sim "$TMP/live.json" "$OWN:3:10"
 SCEN=$TMP/live.json ROOT=/ hook reap-memory 0 epilog --gpus 3 --reap --grace 1s --wait 2s
 has reap-memory "pid $OWN: exited"
 has reap-memory "job 5002: GPU 3: 12.0 GiB held by no listed process"
 drained_with reap-memory "gpudoctor: GPU 3 held by leftover memory: 12.0 GiB, no process listed"
+check "reap-memory: the signals pid $OWN caught" "$(signals "$OWN")" TERM
+check "reap-memory: how pid $OWN ended" "$(ended "$OWN")" "exit 0"
+
+# the job's own process ends on SIGTERM but NVML still lists it (the driver has not given its
+# memory back): after --wait the node is drained for that pid
+spawn 5002 exit-on-term
+OWN=$P
+FOLLOW=0 sim "$TMP/live.json" "$OWN:1:30"
+SCEN=$TMP/live.json ROOT=/ hook reap-still-listed 0 epilog --gpus 1 --reap --grace 1s --wait 1s
+has reap-still-listed "pid $OWN: exited"
+has reap-still-listed "job 5002: GPU 1: pid $OWN (job 5002, root: bash $TMP/leftover.sh ${REC[$OWN]} exit-on-term), 30.0 GiB: the job's own, still there"
+drained_with reap-still-listed "gpudoctor: GPU 1 held by leftover pid $OWN (job 5002, root: bash $TMP/leftover.sh ${REC[$OWN]} exit-on-term)"
+check "reap-still-listed: the signals pid $OWN caught" "$(signals "$OWN")" TERM
+check "reap-still-listed: how pid $OWN ended" "$(ended "$OWN")" "exit 0"
 
 finish

@@ -11,7 +11,10 @@
 #    (--gpus) are not the held one, and with --warn-only;
 #  - the leftover killed, slurm-check resumes the node and the held job runs;
 #  - with --reap, the epilog ends the job's own leftover itself (SIGTERM, pidfd-pinned) and the
-#    node stays in service.
+#    node stays in service;
+#  - with --reap, a leftover that ignores SIGTERM gets SIGKILL once --grace has passed, and GPU
+#    memory that stays held after it (no process listed) drains the node, naming the GiB;
+#  - an epilog whose scontrol fails exits 1, and Slurm drains the node itself ("Epilog error").
 # ctest: timeout 300
 . "$SRC/tests/fixtures/serve/common.bash"
 . "$SRC/tests/e2e/slurm-lib.bash"
@@ -36,8 +39,9 @@ cleanup_jobs() {
 }
 CLEANUPS+=(cleanup_jobs)
 
-# scenario PID|none: the healthy server's GPUs; GPU 3 held (70 GiB) by PID when one is given.
-# Listed processes leave the lists when they exit (processes_follow_proc).
+# scenario PID|none [GIB]: the healthy server's GPUs; GPU 3 held (70 GiB) by PID when one is
+# given, and GIB more (default 0) that no process accounts for. Listed processes leave the lists
+# when they exit (processes_follow_proc).
 HEALTHY=$TMP/healthy.json
 jq 'del(.timeline) | .processes_follow_proc = true | .gpus |= map(.processes = []
     | .util_gpu_pct = 0 | .mem_used_bytes = 0 | .mem_free_bytes = (.mem_total_bytes - .mem_reserved_bytes))' \
@@ -46,38 +50,63 @@ scenario() {
     if [ "$1" = none ]; then
         cp "$HEALTHY" "$TMP/current.json.new"
     else
-        jq --argjson p "$1" --argjson b $((70 * GIB)) '.gpus[3].processes = [{pid: $p, used_bytes: $b,
+        jq --argjson p "$1" --argjson b $((70 * GIB)) --argjson x $((${2:-0} * GIB)) '.gpus[3].processes = [{pid: $p, used_bytes: $b,
             type: "compute", sm_util_pct: 0, mem_util_pct: 0, enc_util_pct: 0, dec_util_pct: 0}]
-            | .gpus[3].mem_used_bytes = $b
-            | .gpus[3].mem_free_bytes = (.gpus[3].mem_total_bytes - .gpus[3].mem_reserved_bytes - $b)' \
+            | .gpus[3].mem_used_bytes = $b + $x
+            | .gpus[3].mem_free_bytes = (.gpus[3].mem_total_bytes - .gpus[3].mem_reserved_bytes - $b - $x)' \
             "$HEALTHY" >"$TMP/current.json.new"
     fi
     mv "$TMP/current.json.new" "$TMP/current.json"
 }
 scenario none
 
-# leftover JOB: a process of job JOB that outlives it (its cgroup names the job), a child of this
-# shell (which reaps it when it ends); its pid in $LEFTOVER.
+# leftover JOB [ignore-term]: a process of job JOB that outlives it (its cgroup names the job), a
+# child of this shell (which reaps it when it ends); its pid in $LEFTOVER. ignore-term: it writes
+# "TERM <ns>" to $TMP/signals for each SIGTERM and carries on, and its last sign of life (the
+# time in ns, every 50 ms) to $TMP/alive.
+cat >"$TMP/stubborn.sh" <<'SH'
+trap 'echo TERM $(date +%s%N) >>"$1/signals"' TERM
+while :; do
+    sleep 0.05
+    date +%s%N >"$1/alive"
+done
+SH
 leftover() {
     local dir=$CG/uid_0/job_$1
     mkdir -p "$dir"
-    sleep 300 </dev/null >/dev/null 2>&1 &
-    LEFTOVER=$!
+    if [ "${2:-}" = ignore-term ]; then
+        : >"$TMP/signals"
+        bash "$TMP/stubborn.sh" "$TMP" </dev/null >/dev/null 2>&1 &
+        LEFTOVER=$!
+        for i in $(seq 100); do [ -s "$TMP/alive" ] && break; sleep 0.02; done # its trap is set
+    else
+        sleep 300 </dev/null >/dev/null 2>&1 &
+        LEFTOVER=$!
+    fi
     LEFTOVERS+=("$LEFTOVER")
     echo "$LEFTOVER" >"$dir/cgroup.procs"
 }
+# ended PID: waits for PID (a child of this shell) and says how it ended: "exit N", "signal N"
+ended() {
+    local st=0
+    { wait "$1"; } 2>/dev/null || st=$?
+    if [ "$st" -gt 128 ]; then echo "signal $((st - 128))"; else echo "exit $st"; fi
+}
 alive() { kill -0 "$1" 2>/dev/null && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
 
-# The wrappers slurmd runs: gpudoctor on the simulator, its output kept; the environment slurmd
-# gave is kept too.
+# The wrappers slurmd runs: gpudoctor on the simulator, its output kept, then its exit status
+# ("exit status N", which the wrapper exits with); the environment slurmd gave is kept too.
 wrapper() { # NAME COMMAND-ARGS...
     local name=$1
     shift
     cat >"$TMP/$name.sh" <<SH
 #!/bin/sh
 env | grep -E '^(SLURM_JOB_ID|SLURM_JOB_USER|SLURM_JOB_GPUS|CUDA_VISIBLE_DEVICES)=' >$TMP/$name.env
-exec env SLURM_CONF=$S/slurm.conf GPUDOCTOR_NVML_LIB=$SIM_LIB NVML_SIM_SCENARIO=$TMP/current.json \\
+env SLURM_CONF=$S/slurm.conf GPUDOCTOR_NVML_LIB=$SIM_LIB NVML_SIM_SCENARIO=$TMP/current.json \\
     GPUDOCTOR_CONFIG=/dev/null NVML_SIM_QUIET=1 $GPUDOCTOR $* >>$TMP/$name.log 2>&1
+rc=\$?
+echo "exit status \$rc" >>$TMP/$name.log
+exit \$rc
 SH
     chmod 755 "$TMP/$name.sh"
 }
@@ -215,5 +244,54 @@ grep -q "job $J2: GPUs\? .*free\|job $J2: every GPU free" "$TMP/epilog.log" ||
     fail "epilog --reap: no 'free': $(tail -5 "$TMP/epilog.log")"
 sleep 1
 check "epilog --reap: the node in service" "$(node_state)" IDLE
+
+# ---- 5. --reap: SIGKILL after --grace for a leftover that ignores SIGTERM; memory that stays
+# held after it drains the node ----
+wrapper epilog slurm-epilog --reap --grace 1s --wait 2s
+: >"$TMP/epilog.log"
+J3=$(submit three)
+wait_job_state "$J3" RUNNING || fail "job 3 did not start: $(tail -3 "$TMP/prolog.log")"
+leftover "$J3" ignore-term
+L3=$LEFTOVER
+scenario "$L3" 6
+touch "$TMP/three.go"
+wait_state IDLE+DRAIN || fail "epilog --reap: memory stays held, the node is not drained ($(node_state)): $(cat "$TMP/epilog.log")"
+check "epilog --reap, memory stays: drain reason" "$(node_reason)" \
+    "gpudoctor: GPU 3 held by leftover memory: 6.0 GiB, no process listed"
+grep -q "pid $L3: killed" "$TMP/epilog.log" || fail "epilog --reap: pid $L3 not killed: $(cat "$TMP/epilog.log")"
+grep -q "job $J3: GPU 3: 6.0 GiB held by no listed process" "$TMP/epilog.log" ||
+    fail "epilog --reap: the memory is not named: $(cat "$TMP/epilog.log")"
+grep -qx "exit status 0" "$TMP/epilog.log" || fail "epilog --reap, drained itself: $(grep 'exit status' "$TMP/epilog.log")"
+alive "$L3" && { fail "epilog --reap: pid $L3 is still alive"; kill -KILL "$L3"; }
+check "epilog --reap: how pid $L3 ended" "$(ended "$L3")" "signal 9"
+check "epilog --reap: the signals pid $L3 caught" "$(cut -d' ' -f1 "$TMP/signals" | tr '\n' ' ')" "TERM "
+lived=$((($(cat "$TMP/alive") - $(cut -d' ' -f2 "$TMP/signals" | head -1 | grep . || echo 0)) / 1000000))
+[ "$lived" -ge 850 ] && [ "$lived" -lt 4000 ] ||
+    fail "epilog --reap: pid $L3 lived ${lived} ms after SIGTERM, not the 1 s grace"
+
+# ---- 6. scontrol fails: the epilog exits 1, and Slurm drains the node for the failed epilog ----
+scenario none
+scontrol update NodeName="$NODE" State=RESUME
+wait_state IDLE || fail "the node did not come back: $(node_state)"
+cat >"$TMP/scontrol-fails" <<'SH'
+#!/bin/sh
+echo "slurm_load_node error: Unable to contact slurm controller (connect failure)" >&2
+exit 1
+SH
+chmod 755 "$TMP/scontrol-fails"
+wrapper epilog slurm-epilog --wait 1s --scontrol "$TMP/scontrol-fails"
+: >"$TMP/epilog.log"
+J4=$(submit four)
+wait_job_state "$J4" RUNNING || fail "job 4 did not start: $(tail -3 "$TMP/prolog.log")"
+leftover "$J4"
+L4=$LEFTOVER
+scenario "$L4"
+touch "$TMP/four.go"
+wait_state IDLE+DRAIN || fail "a failed epilog did not drain the node ($(node_state)): $(cat "$TMP/epilog.log")"
+grep -qx "exit status 1" "$TMP/epilog.log" || fail "epilog, scontrol fails: $(cat "$TMP/epilog.log")"
+grep -q "scontrol show node -o $NODE failed (exit 1): slurm_load_node error" "$TMP/epilog.log" ||
+    fail "epilog, scontrol fails: scontrol's message not said: $(cat "$TMP/epilog.log")"
+check "epilog, scontrol fails: Slurm's own drain reason" "$(node_reason)" "Epilog error"
+alive "$L4" || fail "the epilog without --reap ended pid $L4"
 
 finish
