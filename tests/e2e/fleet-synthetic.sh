@@ -3,10 +3,14 @@
 # each a copy of a healthy 8-GPU server with natural noise (clocks, temperatures, PCIe replays),
 # and one fault planted every 100 nodes, of every kind the generator knows (a slow clock, a hot
 # GPU, a x8 link, a missing GPU, another driver and its CUDA version, XIDs, another VBIOS, a low
-# power limit, PCIe replays, and memory pressure: a finding no other node has, with no figure). Two seeds, from a directory and from a stream on standard input: every planted node
-# is an outlier for its planted figure, no other node is flagged, the ranking puts the critical
-# ones first, and the exit status says so. Then the edges: a fleet with no fault, a small group,
-# duplicates, unreadable inputs, usage errors; and the same bytes out with 1 and 8 reading threads.
+# power limit, PCIe replays, and memory pressure: a finding no other node has, with no figure).
+# Two seeds, from a directory and from a stream on standard input: every planted node is an
+# outlier for its planted figure and for no other, no other node is flagged, the ranking puts the
+# critical ones first, and the exit status says so. --profile on the snapshots: exactly the nodes
+# that deviate, with what they have beside what it expects. A clean fleet with one node set apart
+# by its CUDA version alone and one by a finding alone: the only outliers, with their evidence.
+# Then the edges: a fleet with no fault, a small group, duplicates, unreadable inputs, usage
+# errors; and the same bytes out with 1 and 8 reading threads.
 # ctest: timeout 300
 set -uo pipefail
 command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
@@ -49,6 +53,16 @@ $(diff <(echo "$want") <(echo "$got"))"
             fail "$name: $m was not planted"
     done
     [ -s "$tmp/judge.out" ] && failures=$((failures + $(wc -l <"$tmp/judge.out")))
+    # and no node is an outlier for a figure it was not planted with: each figure's outliers are
+    # exactly the nodes planted with it (the one with another CUDA version alone for cuda_version)
+    want=$(jq -r 'to_entries[] | .key as $n | (.value | if type == "array" then .[] else . end)
+        | select(startswith("finding:") | not) | "\($n) \(.)"' "$planted" | sort)
+    got=$(jq -r '.nodes[] | .name as $n | .reasons[] | select(.kind == "metric") | "\($n) \(.metric)"' "$report" | sort)
+    [ "$want" = "$got" ] || fail "$name: the (node, figure) outliers differ from the planted ones:
+$(diff <(echo "$want") <(echo "$got"))"
+    [ "$(jq -r '[.nodes[] | select(any(.reasons[]; .metric == "cuda_version")) | .name] | join(",")' "$report")" = \
+        "$(jq -r '[to_entries[] | select(.value | if type == "array" then index("cuda_version") != null else . == "cuda_version" end) | .key] | join(",")' "$planted")" ] ||
+        fail "$name: cuda_version: not exactly the planted node is an outlier for it"
     [ "$(jq '.nodes | length' "$report")" = 1000 ] || fail "$name: $(jq '.nodes | length' "$report") nodes, not 1000"
     [ "$(jq '.groups | length' "$report")" = 1 ] || fail "$name: not one group"
     # a missing GPU and a GPU fallen off the bus are critical: exit 2, and they rank first
@@ -106,12 +120,17 @@ for m in bench_h2d_gbps bench_d2h_gbps bench_triad_gbps bench_tflops; do
         fail "metric $m: a node without a bench is an outlier for it"
 done
 
-# --profile on snapshots: the nodes of its model are judged by it; the driver node (535, CUDA 12.2)
-# and the node with 7 GPUs deviate, and only they; a profile of another model judges none of them
+# --profile on snapshots: the nodes of its model are judged by it; the driver node (535, CUDA 12.2),
+# the node with 7 GPUs, the x8 link and the other VBIOS deviate, and only they, each with the
+# figure it has beside the one the profile expects; what every node meets (memory, PCIe
+# generation) is no deviation
 cat >"$tmp/profile.conf" <<'CONF'
 [profile]
 gpu_model = "NVIDIA H100 80GB HBM3"
 gpu_count = 8
+gpu_memory_mib = 81559
+pcie_gen = 5
+pcie_width = 16
 driver_version = "550.54.15"
 cuda_version = "12.4"
 vbios_version = "96.00.89.00.01"
@@ -122,12 +141,36 @@ rc=0
 driver_node=$(jq -r 'to_entries[] | select(.value | type == "array") | .key' "$tmp/planted1.json")
 missing_node=$(jq -r 'to_entries[] | select(.value == "gpu_count") | .key' "$tmp/planted1.json")
 vbios_node=$(jq -r 'to_entries[] | select(.value == "vbios_version") | .key' "$tmp/planted1.json")
-got=$(jq -c '[.nodes[] | select(any(.reasons[]; .kind == "profile")) | {(.name): ([.reasons[] | select(.kind == "profile") | .key] | sort)}] | add | to_entries | sort_by(.key) | from_entries' "$tmp/rp.json")
-want=$(jq -nc --arg d "$driver_node" --arg m "$missing_node" --arg v "$vbios_node" \
-    '{($d): ["cuda_version", "driver_version"], ($m): ["gpu_count"], ($v): ["vbios_version"]} | to_entries | sort_by(.key) | from_entries')
-[ "$got" = "$want" ] || fail "--profile: deviations $got, not $want"
-jq -e --arg m "$missing_node" '.nodes[] | select(.name == $m) | .reasons[] | select(.kind == "profile" and .key == "gpu_count") | .severity == "critical"' \
-    "$tmp/rp.json" >/dev/null || fail "--profile: a missing GPU is not a critical deviation"
+width_node=$(jq -r 'to_entries[] | select(.value == "pcie_width") | .key' "$tmp/planted1.json")
+got=$(jq -r '.nodes[] | .name as $n | .reasons[] | select(.kind == "profile") | "\($n) \(.severity) \(.key): \(.text)"' \
+    "$tmp/rp.json" | sort)
+want=$(sort <<WANT
+$driver_node warning driver_version: driver_version 535.104.05, the profile ($tmp/profile.conf) expects 550.54.15
+$driver_node warning cuda_version: cuda_version 12.2, the profile ($tmp/profile.conf) expects 12.4
+$missing_node critical gpu_count: gpu_count 7, the profile ($tmp/profile.conf) expects 8
+$vbios_node warning vbios_version: GPU 1 vbios_version 96.00.61.00.01, the profile ($tmp/profile.conf) expects 96.00.89.00.01
+$width_node warning pcie_width: GPU 2 pcie_width 8, the profile ($tmp/profile.conf) expects 16
+WANT
+)
+[ "$got" = "$want" ] || fail "--profile: deviations differ:
+$(diff <(echo "$want") <(echo "$got"))"
+# the deviations as data too: the healthy nodes have none, and every node names its profile
+got=$(jq -c '[.nodes[] | select(.profile_deviations != []) | {(.name): .profile_deviations}] | add' "$tmp/rp.json")
+want=$(jq -nc --arg d "$driver_node" --arg m "$missing_node" --arg v "$vbios_node" --arg w "$width_node" '{
+    ($w): [{key: "pcie_width", gpu: 2, outcome: "deviates", expected: "16", found: "8"}],
+    ($m): [{key: "gpu_count", gpu: null, outcome: "deviates", expected: "8", found: "7"}],
+    ($d): [{key: "driver_version", gpu: null, outcome: "deviates", expected: "550.54.15", found: "535.104.05"},
+           {key: "cuda_version", gpu: null, outcome: "deviates", expected: "12.4", found: "12.2"}],
+    ($v): [{key: "vbios_version", gpu: 1, outcome: "deviates", expected: "96.00.89.00.01", found: "96.00.61.00.01"}]}')
+[ "$(jq -S . <<<"$got")" = "$(jq -S . <<<"$want")" ] || fail "--profile: profile_deviations $got"
+[ "$(jq -r '[.nodes[].profile] | unique | join(",")' "$tmp/rp.json")" = "$tmp/profile.conf" ] ||
+    fail "--profile: nodes' profile: $(jq -c '[.nodes[].profile] | unique' "$tmp/rp.json")"
+# the text report puts a deviation first in its node's evidence, as the JSON says it
+rc=0
+"$GPUDOCTOR" fleet --outliers --profile "$tmp/profile.conf" "$tmp/dir" >"$tmp/rp.txt" 2>/dev/null || rc=$?
+[ "$rc" = 2 ] || fail "--profile, text: exit status $rc"
+grep -A1 "^[0-9]*\. $missing_node " "$tmp/rp.txt" | tail -1 | grep -qx " *critical  *profile: gpu_count 7, the profile ($tmp/profile.conf) expects 8" ||
+    fail "--profile, text: $missing_node's first evidence: $(grep -A1 "^[0-9]*\. $missing_node " "$tmp/rp.txt")"
 sed 's/NVIDIA H100 80GB HBM3/NVIDIA A100-SXM4-80GB/' "$tmp/profile.conf" >"$tmp/profile-a100.conf"
 "$GPUDOCTOR" fleet --json --profile "$tmp/profile-a100.conf" "$tmp/dir" >"$tmp/rp2.json" 2>/dev/null
 [ "$(jq '[.nodes[].reasons[] | select(.kind == "profile")] | length' "$tmp/rp2.json")" = 0 ] ||
@@ -143,6 +186,34 @@ rc=0
 [ "$rc" = 0 ] || fail "clean fleet: exit status $rc"
 [ "$(jq '[.nodes[] | select(.verdict != "ok")] | length' "$tmp/clean.json")" = 0 ] ||
     fail "clean fleet: $(jq -c '[.nodes[] | select(.verdict != "ok") | .name]' "$tmp/clean.json") flagged"
+
+# the clean fleet again, two nodes set apart: node0123 by its CUDA version alone (the driver the
+# same: a forward-compatible CUDA), node0077 by a finding alone (host memory pressure, no figure).
+# Each is the only outlier, for that and nothing else, with its evidence; with a profile, node0123
+# is the only node that deviates from it.
+cp -r "$tmp/clean" "$tmp/two"
+jq -c '.nvml.cuda_driver_version = 12060' "$tmp/clean/node0123.json" >"$tmp/two/node0123.json"
+jq -c '.host.mem_available_bytes = 1000000000 | .host.psi_mem_full_avg10_pct = 30
+    | .host.swap_in_pages_per_s = 5000' "$tmp/clean/node0077.json" >"$tmp/two/node0077.json"
+rc=0
+"$GPUDOCTOR" fleet --json "$tmp/two" >"$tmp/two.json" 2>"$tmp/err" || rc=$?
+[ "$rc" = 1 ] || fail "two outliers (warnings): exit status $rc, not 1: $(head -3 "$tmp/err")"
+got=$(jq -c '[.nodes[] | select(.verdict != "ok") | {name, verdict, severity, reasons}]' "$tmp/two.json")
+want='[{"name":"node0077","verdict":"outlier","severity":"warning","reasons":[{"kind":"finding","severity":"warning","id":"host.memory-pressure","text":"Host swapping: 5000 pages/s in and out of swap","nodes_with_it":1,"compared":200}]},{"name":"node0123","verdict":"outlier","severity":"warning","reasons":[{"kind":"metric","severity":"warning","metric":"cuda_version","unit":"","node":{"value":"12.6","gpu":null},"majority":"12.4","agree":199,"compared":200}]}]'
+[ "$got" = "$want" ] || fail "two outliers: got $got"
+jq -e '.groups[0].metrics.cuda_version == {"n": 200, "majority": "12.4", "agree": 199}' "$tmp/two.json" >/dev/null ||
+    fail "two outliers: the group's cuda_version: $(jq -c '.groups[0].metrics.cuda_version' "$tmp/two.json")"
+"$GPUDOCTOR" fleet --outliers "$tmp/two" >"$tmp/two.txt" 2>/dev/null
+grep -q '^ *warning  *cuda_version  *12\.6  *group: 12\.4 (199 of 200 nodes)$' "$tmp/two.txt" ||
+    fail "two outliers, text: cuda_version evidence: $(grep -A2 node0123 "$tmp/two.txt")"
+grep -q '^ *warning  *finding host\.memory-pressure: Host swapping: 5000 pages/s in and out of swap (1 of 200 nodes have it)$' "$tmp/two.txt" ||
+    fail "two outliers, text: the finding's evidence: $(grep -A2 node0077 "$tmp/two.txt")"
+rc=0
+"$GPUDOCTOR" fleet --json --profile "$tmp/profile.conf" "$tmp/two" >"$tmp/two-p.json" 2>/dev/null || rc=$?
+[ "$rc" = 1 ] || fail "two outliers, --profile: exit status $rc, not 1"
+got=$(jq -c '[.nodes[] | .name as $n | .reasons[] | select(.kind == "profile") | [$n, .key, .text]]' "$tmp/two-p.json")
+[ "$got" = '[["node0123","cuda_version","cuda_version 12.6, the profile ('"$tmp"'/profile.conf) expects 12.4"]]' ] ||
+    fail "two outliers, --profile: deviations $got"
 
 # fewer nodes of a model than --min-group: not judged against each other
 mkdir "$tmp/small"
