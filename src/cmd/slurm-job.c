@@ -292,7 +292,8 @@ char *slurm_leftover_reason(const struct snapshot *s, const struct slurm_holder 
     return r;
 }
 
-int slurm_leftover_cleared(const struct snapshot *s, const char *reason, uint64_t min_bytes)
+/* Whether the leftover the reason names (GPU N held by leftover pid P, or memory) is gone. */
+static int named_leftover_cleared(const struct snapshot *s, const char *reason, uint64_t min_bytes)
 {
     const char *p;
     uint32_t gpu;
@@ -328,6 +329,44 @@ int slurm_leftover_cleared(const struct snapshot *s, const char *reason, uint64_
         return n == 0;
     }
     return -1;
+}
+
+/*
+ * Whether no GPU of the node is held by a leftover (a process of no running job) or by memory
+ * no listed process accounts for: what a reason that named only the first of several ("(+N
+ * more)") needs before the drain is lifted. A GPU whose processes NVML did not give is not seen
+ * clear.
+ */
+static bool nothing_left_over(const struct snapshot *s, uint64_t min_bytes)
+{
+    struct slurm_gpu_memory *m;
+    struct slurm_holder *h;
+    size_t n;
+    bool clear = true;
+
+    for (size_t i = 0; i < s->n_gpus; i++) {
+        if (s->gpus[i].handle_rc != 0 || !gpu_valid(&s->gpus[i], GPU_S_PROCESSES))
+            return false;
+    }
+    n = slurm_gpu_holders(s, NULL, NULL, 0, &h);
+    for (size_t i = 0; i < n; i++) {
+        if (h[i].kind == SLURM_HOLDER_LEFTOVER)
+            clear = false;
+    }
+    slurm_holders_free(h, n);
+    if (slurm_unaccounted(s, NULL, 0, min_bytes, &m) > 0)
+        clear = false;
+    free(m);
+    return clear;
+}
+
+int slurm_leftover_cleared(const struct snapshot *s, const char *reason, uint64_t min_bytes)
+{
+    int named = named_leftover_cleared(s, reason, min_bytes);
+
+    if (named != 1 || strstr(reason, " more)") == NULL)
+        return named;
+    return nothing_left_over(s, min_bytes) ? 1 : 0;
 }
 
 /* ---- what the prolog and the epilog share ---- */

@@ -175,7 +175,8 @@ char *slurm_leftover_reason(const struct snapshot *s, const struct slurm_holder 
 /*
  * For a drain reason the prolog or epilog wrote (SLURM_LEFTOVER_PREFIX): whether what it names is
  * gone in snapshot s: the pid no longer listed on that GPU, or that GPU's unaccounted memory below
- * min_bytes. -1 when the reason is not such a reason.
+ * min_bytes; a reason that named only the first of several ("(+N more)") also needs every GPU
+ * free of leftovers and of unaccounted memory. -1 when the reason is not such a reason.
  */
 int slurm_leftover_cleared(const struct snapshot *s, const char *reason, uint64_t min_bytes);
 

@@ -460,6 +460,10 @@ static void test_cleared(void **state)
                                             "more)",
                                             0),
                      0);
+    /* "(+N more)": the named leftover gone is not enough while another is left (pid 200 on
+     * GPU 1, pid 300 on GPU 2) */
+    assert_int_equal(
+        slurm_leftover_cleared(s, "gpudoctor: GPU 2 held by leftover pid 555 (+1 more)", 0), 0);
     /* a GPU the node does not have: cannot see it, not cleared */
     assert_int_equal(slurm_leftover_cleared(s, "gpudoctor: GPU 9 held by leftover pid 1", 0), 0);
     /* memory: held while the unaccounted part is at least the threshold */
@@ -480,6 +484,37 @@ static void test_cleared(void **state)
     assert_int_equal(slurm_leftover_cleared(s, "gpudoctor: GPU 3 lost from the bus", 0), -1);
     assert_int_equal(slurm_leftover_cleared(s, "gpudoctor: GPU held by leftover pid 3", 0), -1);
     assert_int_equal(slurm_leftover_cleared(s, "bad fan", 0), -1);
+    snapshot_free(s);
+}
+
+/* A node after its leftovers went: GPU 0 held by a running job's process, GPU 1 idle; $MEM is
+ * GPU 1's used memory. */
+#define CLEAN(mem)                                                                                 \
+    "{\"schema\": \"gpudoctor.snapshot/1\", \"gpus\": ["                                           \
+    "{\"index\": 0, \"mem_used_bytes\": 21474836480, \"processes\": ["                             \
+    "{\"pid\": 101, \"used_bytes\": 21474836480, \"type\": [\"compute\"]}]},"                      \
+    "{\"index\": 1, \"mem_used_bytes\": " #mem ", \"processes\": []}"                              \
+    "], \"processes\": {\"processes\": [" PROC(                                                    \
+        100, 1, "root", "/", "null", "slurmstepd: [5001.0]") "," PROC(101, 100, "alice", "/",      \
+                                                                      "\"5001\"",                  \
+                                                                      "python train.py") "]}}"
+
+static void test_cleared_more(void **state)
+{
+    static const char reason[] = "gpudoctor: GPU 1 held by leftover pid 200 (job 4999, alice: "
+                                 "python old.py) (+2 more)";
+    struct snapshot *s = load(CLEAN(0));
+
+    (void)state;
+    /* every leftover gone, the running job's process is not one: cleared */
+    assert_int_equal(slurm_leftover_cleared(s, reason, 2 * GIB), 1);
+    snapshot_free(s);
+    /* memory no process accounts for on another GPU: one of the "more" may be it */
+    s = load(CLEAN(21474836480));
+    assert_int_equal(slurm_leftover_cleared(s, reason, 2 * GIB), 0);
+    /* without "(+N more)" the named leftover is all the reason spoke of */
+    assert_int_equal(
+        slurm_leftover_cleared(s, "gpudoctor: GPU 0 held by leftover pid 200", 2 * GIB), 1);
     snapshot_free(s);
 }
 
@@ -702,7 +737,7 @@ int main(void)
         cmocka_unit_test(test_unaccounted), cmocka_unit_test(test_reason),
         cmocka_unit_test(test_recall),      cmocka_unit_test(test_cleared),
         cmocka_unit_test(test_job_env),     cmocka_unit_test(test_holder_line),
-        cmocka_unit_test(test_drain),
+        cmocka_unit_test(test_drain),       cmocka_unit_test(test_cleared_more),
     };
 
     return cmocka_run_group_tests(tests, setup, teardown);
