@@ -278,11 +278,13 @@ static void judge_profile(struct fleet_node *n, size_t *cap)
         r->id = def->name;
         r->dev = d;
         if (d->gpu >= 0)
-            r->text = xasprintf("GPU %d %s %s, the profile (%s) expects %s", (int)d->gpu, def->name,
-                                d->found, n->profile, d->expected);
+            r->text = xasprintf("GPU %d %s %s, the profile (%s) expects %s%s", (int)d->gpu,
+                                def->name, d->found, n->profile,
+                                def->cmp == PROFILE_AT_LEAST ? "at least " : "", d->expected);
         else
-            r->text = xasprintf("%s %s, the profile (%s) expects %s", def->name, d->found,
-                                n->profile, d->expected);
+            r->text =
+                xasprintf("%s %s, the profile (%s) expects %s%s", def->name, d->found, n->profile,
+                          def->cmp == PROFILE_AT_LEAST ? "at least " : "", d->expected);
     }
 }
 

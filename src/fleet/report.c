@@ -129,12 +129,22 @@ void fleet_value_people(char *buf, size_t size, int m, const struct fleet_value 
 char *fleet_deviation_people(const struct fleet_node *n, const struct fleet_reason *r)
 {
     const struct profile_deviation *d = r->dev;
+    bool at_least = profile_keys[d->key].cmp == PROFILE_AT_LEAST;
 
-    /* TRANSLATORS: a deviation from the --profile: the GPU, the key, the value found, the
-       profile's file, the value it expects */
+    if (d->gpu >= 0 && at_least)
+        /* TRANSLATORS: a deviation from the --profile of a key that sets a minimum (a PCIe
+           link's width): the GPU, the key, the value found, the profile's file, the minimum */
+        return xasprintf(_("GPU %d %s %s, the profile (%s) expects at least %s"), (int)d->gpu,
+                         r->id, d->found, n->profile, d->expected);
     if (d->gpu >= 0)
+        /* TRANSLATORS: a deviation from the --profile: the GPU, the key, the value found, the
+           profile's file, the value it expects */
         return xasprintf(_("GPU %d %s %s, the profile (%s) expects %s"), (int)d->gpu, r->id,
                          d->found, n->profile, d->expected);
+    if (at_least)
+        /* TRANSLATORS: the same for the node as a whole, of a key that sets a minimum */
+        return xasprintf(_("%s %s, the profile (%s) expects at least %s"), r->id, d->found,
+                         n->profile, d->expected);
     /* TRANSLATORS: the same for the node as a whole: the key, the value found, the profile's
        file, the value it expects */
     return xasprintf(_("%s %s, the profile (%s) expects %s"), r->id, d->found, n->profile,

@@ -440,8 +440,12 @@ static void check_fabric(const struct rule_ctx *ctx, struct findings *out)
     for (size_t i = 0; i < n; i++) {
         struct finding *f = finding_new(ctx, out, d[i].gpu, -1);
 
-        finding_title(f, "%s is %s, the profile expects %s", profile_keys[d[i].key].name,
-                      d[i].found, d[i].expected);
+        if (profile_keys[d[i].key].cmp == PROFILE_AT_LEAST)
+            finding_title(f, "%s is %s, the profile expects at least %s",
+                          profile_keys[d[i].key].name, d[i].found, d[i].expected);
+        else
+            finding_title(f, "%s is %s, the profile expects %s", profile_keys[d[i].key].name,
+                          d[i].found, d[i].expected);
         finding_evidence(f, "profile: %s = %s", profile_keys[d[i].key].name, d[i].expected);
         finding_fix(f, "# compare the fabric with a node that matches the profile");
         f->impact = 0.3;

@@ -149,7 +149,7 @@ $driver_node warning driver_version: driver_version 535.104.05, the profile ($tm
 $driver_node warning cuda_version: cuda_version 12.2, the profile ($tmp/profile.conf) expects 12.4
 $missing_node critical gpu_count: gpu_count 7, the profile ($tmp/profile.conf) expects 8
 $vbios_node warning vbios_version: GPU 1 vbios_version 96.00.61.00.01, the profile ($tmp/profile.conf) expects 96.00.89.00.01
-$width_node warning pcie_width: GPU 2 pcie_width 8, the profile ($tmp/profile.conf) expects 16
+$width_node warning pcie_width: GPU 2 pcie_width 8, the profile ($tmp/profile.conf) expects at least 16
 WANT
 )
 [ "$got" = "$want" ] || fail "--profile: deviations differ:
