@@ -7,11 +7,13 @@
  *   tsv2c cudacompat data/cuda-driver-compat.tsv  cudacompat-table.c
  *   tsv2c gpuspecs   data/gpu-specs.tsv           gpuspecs-table.c
  *   tsv2c sxid       data/sxid.tsv                sxid-table.c
+ *   tsv2c cudaerr    data/cuda-errors.tsv         cudaerr-table.c
  *
  * Lines starting with '#' are comments; the first other line names the columns, and columns are
  * found by name, so adding a column to the TSV does not break the build. Every value is checked:
  * a bad one stops the build with "file:line: column 'x': what is wrong".
  */
+#include "data/cudaerr.h"
 #include "data/sxid.h"
 #include "data/xid.h"
 
@@ -694,6 +696,75 @@ static int gen_sxid(struct tsv *t, FILE *out)
     return 0;
 }
 
+/* ---- cudaerr ---- */
+
+static int gen_cudaerr(struct tsv *t, FILE *out)
+{
+    static const char *const names[] = { "api", "number", "name", "kind", "pattern", "meaning" };
+    static const char *const apis[] = { "cuda-runtime", "cuda-driver", "pytorch", "nccl" };
+    static const char *const kinds[] = {
+#define CUDAERR_KIND_NAME(id, name) name,
+        CUDAERR_KINDS(CUDAERR_KIND_NAME)
+#undef CUDAERR_KIND_NAME
+    };
+    static const char *const kind_ids[] = {
+#define CUDAERR_KIND_ID(id, name) "CUDAERR_" #id,
+        CUDAERR_KINDS(CUDAERR_KIND_ID)
+#undef CUDAERR_KIND_ID
+    };
+    enum { API, NUMBER, NAME, KIND, PATTERN, MEANING };
+    int c[6], r, rows = 0, kind;
+
+    if (need_cols(t, names, c, 6) != 0)
+        return -1;
+    fprintf(out, "#include \"data/cudaerr.h\"\n\nconst struct cudaerr_info cudaerr_rows[] = {\n");
+    while ((r = tsv_row(t)) == 1) {
+        const char *v[6];
+        long number = -1;
+
+        for (int k = 0; k < 6; k++)
+            v[k] = t->cell[c[k]];
+        if (find_name(apis, 4, v[API]) < 0)
+            return fail(t, "column 'api': '%s' is not cuda-runtime, cuda-driver, pytorch or nccl",
+                        v[API]);
+        if (strcmp(v[NUMBER], "-") != 0) {
+            char *end;
+
+            errno = 0;
+            number = strtol(v[NUMBER], &end, 10);
+            if (errno != 0 || end == v[NUMBER] || *end != '\0' || number < 0 || number > 100000)
+                return fail(t, "column 'number': '%s' is not an error number or -", v[NUMBER]);
+        }
+        kind = find_name(kinds, CUDAERR__COUNT, v[KIND]);
+        if (kind < 0)
+            return fail(t, "column 'kind': '%s' is not a kind of src/data/cudaerr.h", v[KIND]);
+        if (strlen(v[NAME]) < 4 || (strlen(v[PATTERN]) < 4 && strcmp(v[PATTERN], "-") != 0))
+            return fail(t, "column '%s' is shorter than 4 characters: it would match anything",
+                        strlen(v[NAME]) < 4 ? "name" : "pattern");
+        if (v[PATTERN][0] == '*' || v[PATTERN][strlen(v[PATTERN]) - 1] == '*' ||
+            strstr(v[PATTERN], "**") != NULL)
+            return fail(t, "column 'pattern': '%s': '*' stands between two parts", v[PATTERN]);
+        if (v[MEANING][0] == '\0')
+            return fail(t, "column 'meaning' is empty");
+        fputs("    { ", out);
+        put_str(out, v[API]);
+        fprintf(out, ", %ld, ", number);
+        put_str(out, v[NAME]);
+        fprintf(out, ", %s, ", kind_ids[kind]);
+        put_str(out, strcmp(v[PATTERN], "-") == 0 ? NULL : v[PATTERN]);
+        fputs(", ", out);
+        put_str(out, v[MEANING]);
+        fputs(" },\n", out);
+        rows++;
+    }
+    if (r < 0)
+        return -1;
+    if (rows == 0)
+        return fail(t, "no rows");
+    fprintf(out, "};\n\nconst size_t cudaerr_n_rows = %d;\n", rows);
+    return 0;
+}
+
 /* ---- cudacompat ---- */
 
 static int gen_cudacompat(struct tsv *t, FILE *out)
@@ -843,8 +914,9 @@ int main(int argc, char **argv)
 
     if (argc != 4 || (strcmp(argv[1], "xid") != 0 && strcmp(argv[1], "nvlink5") != 0 &&
                       strcmp(argv[1], "cudacompat") != 0 && strcmp(argv[1], "gpuspecs") != 0 &&
-                      strcmp(argv[1], "sxid") != 0)) {
-        fprintf(stderr, "usage: tsv2c xid|nvlink5|cudacompat|gpuspecs|sxid TABLE.tsv OUT.c\n");
+                      strcmp(argv[1], "sxid") != 0 && strcmp(argv[1], "cudaerr") != 0)) {
+        fprintf(stderr,
+                "usage: tsv2c xid|nvlink5|cudacompat|gpuspecs|sxid|cudaerr TABLE.tsv OUT.c\n");
         return 2;
     }
     if (tsv_open(&t, argv[2]) != 0) {
@@ -872,6 +944,8 @@ int main(int argc, char **argv)
         rc = gen_cudacompat(&t, out);
     else if (strcmp(argv[1], "sxid") == 0)
         rc = gen_sxid(&t, out);
+    else if (strcmp(argv[1], "cudaerr") == 0)
+        rc = gen_cudaerr(&t, out);
     else
         rc = gen_gpuspecs(&t, out);
     if (fclose(out) != 0)

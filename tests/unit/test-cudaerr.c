@@ -1,0 +1,92 @@
+/* The reported-error catalogue (data/cuda-errors.tsv): the texts people paste are recognised as
+ * the error they are (number, name, kind), case-insensitively and inside longer lines, the longest
+ * match winning; what is not in the catalogue is not recognised. */
+#include "data/cudaerr.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+static void expect(const char *text, const char *name, int32_t number, enum cudaerr_kind kind)
+{
+    const struct cudaerr_info *e = cudaerr_match(text);
+
+    if (e == NULL)
+        fail_msg("'%s' not recognised, want %s", text, name);
+    if (strcmp(e->name, name) != 0 || e->number != number || e->kind != kind)
+        fail_msg("'%s' matched %s %d kind %d, want %s %d kind %d", text, e->name, e->number,
+                 (int)e->kind, name, number, (int)kind);
+}
+
+static void test_cuda_texts(void **state)
+{
+    (void)state;
+    expect("ggml_cuda_init: failed to initialize CUDA: system not yet initialized",
+           "cudaErrorSystemNotReady", 802, CUDAERR_NOT_READY);
+    expect("RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable",
+           "cudaErrorDevicesUnavailable", 46, CUDAERR_BUSY);
+    expect("CUDA-capable device(s) is/are busy or unavailable", "cudaErrorDevicesUnavailable", 46,
+           CUDAERR_BUSY);
+    expect("cudaGetDeviceCount returned 100 -> NO CUDA-CAPABLE DEVICE IS DETECTED",
+           "cudaErrorNoDevice", 100, CUDAERR_NO_DEVICE);
+    expect("CUDA driver version is insufficient for CUDA runtime version",
+           "cudaErrorInsufficientDriver", 35, CUDAERR_OTHER);
+    expect("forward compatibility was attempted on non supported HW",
+           "cudaErrorCompatNotSupportedOnDevice", 804, CUDAERR_OTHER);
+    expect("system has unsupported display driver / cuda driver combination",
+           "cudaErrorSystemDriverMismatch", 803, CUDAERR_OTHER);
+    expect("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+           "cudaErrorMemoryAllocation", 2, CUDAERR_OTHER);
+    expect("CUDA error: no kernel image is available for execution on the device",
+           "cudaErrorNoKernelImageForDevice", 209, CUDAERR_OTHER);
+    expect("the provided PTX was compiled with an unsupported toolchain.",
+           "cudaErrorUnsupportedPtxVersion", 222, CUDAERR_OTHER);
+    expect("CUDA error: invalid device ordinal", "cudaErrorInvalidDevice", 101, CUDAERR_OTHER);
+    expect("CUDA error: unknown error", "cudaErrorUnknown", 999, CUDAERR_OTHER);
+    expect("CUDA initialization error", "cudaErrorInitializationError", 3, CUDAERR_OTHER);
+}
+
+static void test_names_and_frameworks(void **state)
+{
+    (void)state;
+    /* the driver API's name, as programs print it */
+    expect("cuInit failed: CUDA_ERROR_SYSTEM_NOT_READY", "CUDA_ERROR_SYSTEM_NOT_READY", 802,
+           CUDAERR_NOT_READY);
+    expect("error 46 (cudaErrorDevicesUnavailable)", "cudaErrorDevicesUnavailable", 46,
+           CUDAERR_BUSY);
+    expect("torch.cuda.is_available() returns False", "torch.cuda.is_available() False", -1,
+           CUDAERR_NO_DEVICE);
+    expect("the following returns false `torch.cuda.is_available()`",
+           "torch.cuda.is_available() False", -1, CUDAERR_NO_DEVICE);
+    expect("RuntimeError: Found no NVIDIA driver on your system. Please check that you have an "
+           "NVIDIA GPU",
+           "Found no NVIDIA driver", -1, CUDAERR_NO_DRIVER);
+    expect("NCCL error in: ProcessGroupNCCL.cpp:1191, unhandled system error (run with "
+           "NCCL_DEBUG=INFO for details)",
+           "ncclSystemError", 2, CUDAERR_OTHER);
+}
+
+static void test_not_recognised(void **state)
+{
+    (void)state;
+    assert_null(cudaerr_match(""));
+    assert_null(cudaerr_match(NULL));
+    assert_null(cudaerr_match("Segmentation fault (core dumped)"));
+    assert_null(cudaerr_match("is_available() True")); /* no False: nothing to say */
+    assert_null(cudaerr_match("system not yet"));      /* a part of a pattern is not the pattern */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cuda_texts),
+        cmocka_unit_test(test_names_and_frameworks),
+        cmocka_unit_test(test_not_recognised),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
