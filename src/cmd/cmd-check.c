@@ -8,6 +8,7 @@
 #include "rules/rules.h"
 #include "util/xalloc.h"
 
+#include <getopt.h>
 #include <jansson.h>
 #include <stdlib.h>
 
@@ -23,14 +24,23 @@ static void print_json(const struct snapshot *s, const struct findings *f, int s
     free(text);
 }
 
+static const struct cmd_option options[] = {
+    { "error", 'e', required_argument, "TEXT",
+      N_("the error a program printed (\"CUDA error: system not yet initialized\"), as evidence; "
+         "repeatable. Recognised CUDA, PyTorch and NCCL errors lead to their causes "
+         "(docs/reported-errors.md); the text is only matched, never run") },
+    { NULL, 0, 0, NULL, NULL },
+};
+
 static int exec(int argc, char **argv)
 {
+    struct cmd_reported rep = { "check", NULL, 0 };
     struct cmd_front f;
     struct findings findings = { 0 };
     struct snapshot *s = NULL;
     int rc;
 
-    rc = cmd_front_parse(&f, &cmd_check, argc, argv, NULL, NULL);
+    rc = cmd_front_parse(&f, &cmd_check, argc, argv, cmd_reported_option, &rep);
     if (rc != CMD_GO)
         goto out;
     s = cmd_front_snapshot(&f);
@@ -38,6 +48,7 @@ static int exec(int argc, char **argv)
         rc = EXIT_UNKNOWN;
         goto out;
     }
+    cmd_reported_apply(&rep, s);
     rules_run(s, NULL, &f.config.rules, &findings);
     rc = rules_exit_status(s, &findings);
     if (f.json) {
@@ -55,6 +66,7 @@ out:
     findings_free(&findings);
     snapshot_free(s);
     cmd_front_free(&f);
+    cmd_reported_free(&rep);
     return rc;
 }
 
@@ -65,6 +77,7 @@ const struct cmd cmd_check = {
     .about = N_("Diagnose this machine: collect the evidence (NVML, GPU processes, host pressure,\n"
                 "PCIe, driver and kernel log, CUDA stack), then print what is wrong, the evidence\n"
                 "and the fix.\n"),
+    .options = options,
     .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_FROM | CMD_G_CONFIG | CMD_G_JSON | CMD_G_COLOR |
               CMD_G_WIDTH | CMD_G_ASCII | CMD_G_STATE,
     .window_ms = 2000,

@@ -68,3 +68,37 @@ int cmd_finish_stdout(const char *cmd)
     cmd_error(cmd, "cannot write to standard output: %s", strerror(err));
     return -1;
 }
+
+int cmd_reported_option(void *ctx, int key, char *arg)
+{
+    struct cmd_reported *r = ctx;
+
+    (void)key;
+    if (arg[0] == '\0') {
+        cmd_error(r->cmd, "--error needs the text of the error");
+        return EXIT_USAGE;
+    }
+    if (r->n >= REPORTED_ERRORS_MAX) {
+        cmd_error(r->cmd, "at most %d --error texts", REPORTED_ERRORS_MAX);
+        return EXIT_USAGE;
+    }
+    r->texts = xreallocarray(r->texts, r->n + 1, sizeof(*r->texts));
+    r->texts[r->n++] = arg;
+    return 0;
+}
+
+void cmd_reported_apply(const struct cmd_reported *r, struct snapshot *s)
+{
+    collect_reported_recognise(s);
+    for (size_t i = 0; i < r->n; i++) {
+        if (collect_reported_add(s, r->texts[i]) != 0)
+            break; /* the snapshot already held the most: its own come first */
+    }
+}
+
+void cmd_reported_free(struct cmd_reported *r)
+{
+    free(r->texts);
+    r->texts = NULL;
+    r->n = 0;
+}

@@ -12,6 +12,9 @@ static const struct cmd_option options[] = {
     { "output", 'o', required_argument, "FILE",
       N_("write to FILE (atomically, mode 0600: it holds every user's command lines) instead of "
          "standard output") },
+    { "error", 'e', required_argument, "TEXT",
+      N_("record the error a program printed in the snapshot (repeatable; "
+         "docs/reported-errors.md)") },
     { "describe", OPT_DESCRIBE, no_argument, NULL,
       N_("print every field of the snapshot as Markdown (docs/snapshot.md) and exit") },
     { NULL, 0, 0, NULL, NULL },
@@ -20,12 +23,15 @@ static const struct cmd_option options[] = {
 struct opts {
     const char *output;
     bool describe;
+    struct cmd_reported rep;
 };
 
 static int option(void *ctx, int key, char *arg)
 {
     struct opts *o = ctx;
 
+    if (key == 'e')
+        return cmd_reported_option(&o->rep, key, arg);
     if (key == 'o')
         o->output = arg;
     else
@@ -35,7 +41,7 @@ static int option(void *ctx, int key, char *arg)
 
 static int exec(int argc, char **argv)
 {
-    struct opts o = { NULL, false };
+    struct opts o = { NULL, false, { "snapshot", NULL, 0 } };
     struct cmd_front f;
     struct snapshot *s;
     char *text;
@@ -55,12 +61,14 @@ static int exec(int argc, char **argv)
         rc = EXIT_UNKNOWN;
         goto out;
     }
+    cmd_reported_apply(&o.rep, s);
     text = snapshot_to_json(s);
     rc = cmd_write_output("snapshot", o.output, text) == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
     free(text);
     snapshot_free(s);
 out:
     cmd_front_free(&f);
+    cmd_reported_free(&o.rep);
     return rc;
 }
 

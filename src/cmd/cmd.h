@@ -181,6 +181,20 @@ void cmd_usage(const struct cmd *c, FILE *out);
 /* Sets collection defaults: root /, the window, --timeout the window + 10s. */
 void cmd_collect_defaults(struct collect_opts *o, int64_t window_ms);
 
+/* ---- --error TEXT, the error the user saw (cmd-common.c) ---- */
+
+/* The --error texts of one run, in order (borrowed from argv). */
+struct cmd_reported {
+    const char *cmd; /* "check": for messages */
+    const char **texts;
+    size_t n;
+};
+/* A cmd_option_fn for --error ('e'): keeps arg; EXIT_USAGE for an empty one or too many. */
+int cmd_reported_option(void *ctx, int key, char *arg);
+/* Recognises what s already records (a loaded snapshot), then adds the --error texts to it. */
+void cmd_reported_apply(const struct cmd_reported *r, struct snapshot *s);
+void cmd_reported_free(struct cmd_reported *r);
+
 /* ---- messages and output (cmd-common.c) ---- */
 
 /* Prints "gpudoctor CMD: message" to stderr, the message translated (po/update-pot.sh extracts

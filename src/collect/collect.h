@@ -83,6 +83,15 @@ void collect_state(struct snapshot *s, const char *dir);
  * timed out or failed, so the next cycle starts a new helper. Without a session the collector
  * opens its own and says why that failed.
  */
+/*
+ * The user's own evidence: an error text they saw (--error), sanitised, cut to
+ * REPORTED_TEXT_MAX bytes and recognised with data/cuda-errors.tsv, appended to s->reported.
+ * Returns 0, or -1 when s already holds REPORTED_ERRORS_MAX texts (nothing added).
+ */
+int collect_reported_add(struct snapshot *s, const char *text);
+/* Recognises every reported text of s again with this gpudoctor's catalogue (a loaded snapshot). */
+void collect_reported_recognise(struct snapshot *s);
+
 void collect_session_lend(struct nvml_session **held, struct collect_opts *co);
 void collect_session_check(struct nvml_session **held, const struct snapshot *s);
 

@@ -96,6 +96,12 @@ static const struct doc_section sections[] = {
       &fabric_info_table },
     { "fabric.switches[]", "One NVSwitch.", &fabric_switch_table },
     { "fabric.log_lines[]", "One error line of the Fabric Manager log.", &fabric_log_line_table },
+    { "reported.errors[]",
+      "The error texts the user saw, given with `--error TEXT` to `check` or `snapshot` "
+      "(docs/reported-errors.md), and what gpudoctor's catalogue (data/cuda-errors.tsv) recognised "
+      "in each. The section is written only when an error was given; a snapshot read back is "
+      "recognised again with this gpudoctor's catalogue.",
+      &reported_error_table },
     { "samples[].host", "The host part of each sample.", &host_sample_table },
     { "samples[].processes[]", "Each table process's CPU time at the sample.",
       &proc_sample_jtable },

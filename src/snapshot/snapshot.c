@@ -90,6 +90,7 @@ void snapshot_free(struct snapshot *s)
     bench_info_free(&s->bench);
     ib_info_free(&s->ib);
     fabric_info_free(&s->fabric);
+    reported_info_free(&s->reported);
     for (size_t i = 0; i < COLLECTOR__COUNT; i++)
         collector_status_free(&s->collectors[i]);
     for (size_t i = 0; i < s->n_samples; i++)
@@ -229,6 +230,8 @@ json_t *snapshot_to_jansson(const struct snapshot *s)
         json_object_set_new(j, "ib", ib_info_to_json(&s->ib));
     if (s->fabric.valid != 0) /* read by the fabric collector */
         json_object_set_new(j, "fabric", fabric_info_to_json(&s->fabric));
+    if (s->reported.n_errors > 0) /* only when the user gave an error */
+        json_object_set_new(j, "reported", reported_info_to_json(&s->reported));
     for (size_t i = 0; i < s->n_samples; i++)
         json_array_append_new(samples, sample_to_json(&s->samples[i]));
     json_object_set_new(j, "samples", samples);
@@ -436,6 +439,7 @@ SECTION_READER(state_info, struct state_info)
 SECTION_READER(bench_info, struct bench_info)
 SECTION_READER(ib_info, struct ib_info)
 SECTION_READER(fabric_info, struct fabric_info)
+SECTION_READER(reported_info, struct reported_info)
 #undef SECTION_READER
 
 static const char *const top_keys[] = { "schema",    "gpudoctor_version",
@@ -448,7 +452,7 @@ static const char *const top_keys[] = { "schema",    "gpudoctor_version",
                                         "stack",     "samples",
                                         "state",     "bench",
                                         "ib",        "fabric",
-                                        NULL };
+                                        "reported",  NULL };
 
 static int snapshot_read(struct snapshot *s, const json_t *root, struct jerr *err)
 {
@@ -501,6 +505,7 @@ static int snapshot_read(struct snapshot *s, const json_t *root, struct jerr *er
         read_section(root, "bench", err, read_bench_info, &s->bench) != 0 ||
         read_section(root, "ib", err, read_ib_info, &s->ib) != 0 ||
         read_section(root, "fabric", err, read_fabric_info, &s->fabric) != 0 ||
+        read_section(root, "reported", err, read_reported_info, &s->reported) != 0 ||
         read_samples(s, json_object_get(root, "samples"), err) != 0)
         return -1;
     return 0;

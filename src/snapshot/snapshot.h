@@ -16,6 +16,7 @@
 #include "snapshot/snap-ib.h"
 #include "snapshot/snap-pcie.h"
 #include "snapshot/snap-procs.h"
+#include "snapshot/snap-reported.h"
 #include "snapshot/snap-stack.h"
 #include "snapshot/snap-state.h"
 
@@ -93,6 +94,7 @@ struct snapshot {
     struct bench_info bench;   /* gpudoctor bench; state BENCH_NOT_RUN elsewhere */
     struct ib_info ib;         /* InfiniBand / RoCE ports and GPUDirect RDMA (collect/ib.c) */
     struct fabric_info fabric; /* NVSwitches and Fabric Manager (collect/fabric.c) */
+    struct reported_info reported; /* the errors the user saw: --error (collect/reported.c) */
 
     struct collector_status collectors[COLLECTOR__COUNT];
 
