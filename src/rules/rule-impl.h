@@ -107,7 +107,10 @@ struct rule_ctx {
     X(fabric_fm_version)                                                                           \
     X(fabric_fm_errors)                                                                            \
     X(fabric_sxid)                                                                                 \
-    X(pcie_acs_p2p)
+    X(pcie_acs_p2p)                                                                                \
+    X(reported_system_not_ready)                                                                   \
+    X(reported_devices_unavailable)                                                                \
+    X(reported_error)
 
 #define RULE_DECLARE(name) extern const struct rule rule_##name;
 RULE_LIST(RULE_DECLARE)

@@ -215,7 +215,9 @@ const struct rule rule_fabric_fm_not_running = {
               "it does not stay up."),
     .thresholds = NO_THRESHOLDS,
     .explains = EXPLAINS({ "fabric.gpu-not-ready", LINK_ANY, NULL,
-                           N_("without Fabric Manager no GPU is registered with the fabric") }),
+                           N_("without Fabric Manager no GPU is registered with the fabric") },
+                         { "reported.system-not-ready", LINK_ANY, NULL,
+                           N_("without Fabric Manager CUDA is not ready") }),
     .check = check_not_running,
 };
 
@@ -296,7 +298,9 @@ const struct rule rule_fabric_fm_version = {
                          { "fabric.gpu-not-ready", LINK_ANY, NULL,
                            N_("a Fabric Manager of another version registers no GPU") },
                          { "fabric.fm-errors", LINK_ANY, NULL,
-                           N_("the version mismatch is the error its log shows") }),
+                           N_("the version mismatch is the error its log shows") },
+                         { "reported.system-not-ready", LINK_ANY, NULL,
+                           N_("a Fabric Manager of another version leaves CUDA not ready") }),
     .check = check_version,
 };
 

@@ -3,6 +3,7 @@
  * admits nobody or one process, CUDA_VISIBLE_DEVICES naming a missing or busy GPU, MIG enabled
  * without an instance.
  */
+#include "data/cudaerr.h"
 #include "nvml/nvml-abi.h"
 #include "rules/rule-impl.h"
 #include "util/strutil.h"
@@ -156,6 +157,9 @@ const struct rule rule_proc_compute_mode = {
               "persistence mode or a boot script sets it). Or keep the mode and send other jobs to "
               "other GPUs."),
     .thresholds = THRESHOLDS(TH_CONTEXT_MIN_MIB),
+    .explains = EXPLAINS({ "reported.devices-unavailable", LINK_ANY, NULL,
+                           N_("an exclusive GPU held by another process is \"busy or "
+                              "unavailable\"") }),
     .check = check_compute_mode,
 };
 
@@ -302,8 +306,44 @@ static void report_elsewhere(const struct rule_ctx *ctx, struct findings *out, c
     f->impact = 0.5;
 }
 
+/*
+ * An error given with --error that says CUDA (or PyTorch) found no GPU, on a machine whose GPUs
+ * NVML lists: the job's CUDA_VISIBLE_DEVICES most likely names none of them. The job's
+ * environment is not seen, so the finding says "probably" and what else it could be.
+ */
+static void reported_no_device(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct snapshot *s = ctx->facts->snap;
+    size_t n = ctx->facts->n_gpus;
+
+    for (size_t i = 0; i < s->reported.n_errors && n > 0; i++) {
+        const struct cudaerr_info *m = cudaerr_match(s->reported.errors[i].text);
+        struct finding *f;
+
+        if (m == NULL || m->kind != CUDAERR_NO_DEVICE)
+            continue;
+        f = finding_new(ctx, out, -1, -1);
+        finding_title(f,
+                      "CUDA found no GPU where NVML lists %zu: the job's CUDA_VISIBLE_DEVICES "
+                      "probably names GPUs that do not exist here",
+                      n);
+        finding_evidence(f, "the error given: \"%s\" (%s)", s->reported.errors[i].text, m->name);
+        finding_evidence(f,
+                         "this machine has %zu GPU%s (NVML indices 0-%zu): an index "
+                         "CUDA_VISIBLE_DEVICES names must be one of them, or a GPU's UUID",
+                         n, n == 1 ? "" : "s", n - 1);
+        finding_evidence(f, "the job's environment was not seen here: other causes are a "
+                            "container started without GPUs, or CUDA_VISIBLE_DEVICES empty or -1");
+        finding_fix(f, "nvidia-smi -L   # the GPUs and UUIDs that exist");
+        finding_fix(f, "# in the job's shell: echo \"$CUDA_VISIBLE_DEVICES\"; start it with an "
+                       "index of the list above (CUDA_VISIBLE_DEVICES=0) or a UUID");
+        f->impact = 0.5;
+    }
+}
+
 static void check_cvd(const struct rule_ctx *ctx, struct findings *out)
 {
+    reported_no_device(ctx, out);
     for (size_t i = 0; i < ctx->facts->snap->procs.n_procs; i++) {
         const struct proc *p = &ctx->facts->snap->procs.procs[i];
         char *list, *save = NULL, label[96];
@@ -404,7 +444,10 @@ const struct rule rule_proc_cuda_visible_devices = {
            "above gpu_busy_util_pct with compute processes of other owners; or a process outside "
            "containers and Slurm jobs whose entries are all existing indices while every GPU it "
            "has open is another one (CUDA's fastest-first numbering). Indices inside a "
-           "container or a Slurm job count among the GPUs it was given and are not judged."),
+           "container or a Slurm job count among the GPUs it was given and are not judged. "
+           "Also: an error given with --error that says CUDA or PyTorch found no GPU (100, "
+           "\"no CUDA-capable device\", torch.cuda.is_available() False) while NVML lists "
+           "GPUs."),
     .fix = N_("List GPUs with nvidia-smi -L, pick an existing idle one, and start the job with "
               "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=N (or a UUID, which never changes "
               "meaning)."),

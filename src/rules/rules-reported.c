@@ -1,0 +1,310 @@
+/*
+ * The error the user saw (`check --error TEXT`, the snapshot's "reported" section) as evidence:
+ * CUDA's "system not yet initialized" on an NVSwitch machine, "busy or unavailable", and any
+ * other error, recognised (data/cuda-errors.tsv) or not. "No CUDA-capable device" is judged by
+ * proc.cuda-visible-devices (rules-proc-access.c). The text is only read and shown: it was
+ * sanitised when it entered the snapshot, and it is never put into a command.
+ */
+#include "data/cudaerr.h"
+#include "nvml/nvml-abi.h"
+#include "rules/rule-impl.h"
+#include "util/xalloc.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* The reported error i's catalogue row (this gpudoctor's), NULL when not recognised. */
+static const struct cudaerr_info *reported_match(const struct rule_ctx *ctx, size_t i)
+{
+    return cudaerr_match(ctx->facts->snap->reported.errors[i].text);
+}
+
+static void evidence_text(struct finding *f, const char *text, const struct cudaerr_info *m)
+{
+    finding_evidence(f, "the error given: \"%s\"", text);
+    if (m != NULL && m->number >= 0)
+        finding_evidence(f, "recognised as %s %s (%" PRId32 "): %s", m->api, m->name, m->number,
+                         m->meaning);
+    else if (m != NULL)
+        finding_evidence(f, "recognised as %s's \"%s\": %s", m->api, m->name, m->meaning);
+}
+
+/*
+ * Whether NVML names the GPU a board of the kind HGX and DGX systems join through NVSwitches:
+ * H100/H800 SXM ("... HBM3"; the PCIe cards are "H100 PCIe", "H100 NVL"), H200 and H20 (not
+ * "NVL"), B200/B300, A100/A800 SXM4.
+ */
+static bool nvswitch_class(const char *name)
+{
+    static const char *const models[] = { "H100 SXM", "H800 SXM", "HBM3",      "H200",     "H20 ",
+                                          "B200",     "B300",     "A100-SXM4", "A800-SXM4" };
+
+    if (name == NULL || strstr(name, "NVL") != NULL || strstr(name, "PCIe") != NULL)
+        return false;
+    for (size_t i = 0; i < sizeof(models) / sizeof(models[0]); i++) {
+        if (strstr(name, models[i]) != NULL)
+            return true;
+    }
+    return false;
+}
+
+/* ---- reported.system-not-ready ---- */
+
+static void fm_evidence(struct finding *f, const struct fabric_info *fb, const char *dv)
+{
+    if (fb->valid == 0) {
+        finding_evidence(f, "Fabric Manager's state was not collected: whether it runs, and its "
+                            "version, are unknown here");
+        return;
+    }
+    if (fabric_valid(fb, FABRIC_S_PROCESS))
+        finding_evidence(f, fb->fm_running ? "nv-fabricmanager is running"
+                                           : "nv-fabricmanager is not running");
+    else
+        finding_evidence(f, "whether nv-fabricmanager runs is unknown (/proc was not read)");
+    if (fabric_valid(fb, FABRIC_S_VERSION) && dv != NULL)
+        finding_evidence(f, "Fabric Manager %s, driver %s", fb->fm_version, dv);
+    else
+        finding_evidence(f, "Fabric Manager's version against the driver's is unknown here");
+}
+
+static void check_not_ready(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct snapshot *s = ctx->facts->snap;
+    const struct fabric_info *fb = &s->fabric;
+    const char *dv = s->driver.module_version ? s->driver.module_version
+                     : s->nvml.driver_version && s->nvml.driver_version_rc == 0
+                         ? s->nvml.driver_version
+                         : NULL;
+
+    for (size_t i = 0; i < s->reported.n_errors; i++) {
+        const struct cudaerr_info *m = reported_match(ctx, i);
+        const struct gpu *model = NULL;
+        size_t n_class = 0;
+        bool switches = fabric_valid(fb, FABRIC_S_SWITCHES) && fb->n_switches > 0;
+        struct finding *f;
+
+        if (m == NULL || m->kind != CUDAERR_NOT_READY)
+            continue;
+        for (size_t k = 0; k < ctx->facts->n_gpus; k++) {
+            const struct gpu *g = ctx->facts->gpus[k].g;
+
+            if (gpu_valid(g, GPU_S_NAME) && nvswitch_class(g->name)) {
+                n_class++;
+                model = model ? model : g;
+            }
+        }
+        f = finding_new(ctx, out, -1, -1);
+        finding_object(f, "nvidia-fabricmanager");
+        if (n_class > 0 || switches) {
+            finding_title(f, "CUDA reports \"system not yet initialized\" on an NVSwitch-class "
+                             "machine: the Fabric Manager has not registered the GPUs with the "
+                             "NVLink fabric");
+        } else {
+            f->severity = SEV_WARNING;
+            finding_title(f, "CUDA reports \"system not yet initialized\": a service CUDA needs "
+                             "is not ready");
+        }
+        evidence_text(f, s->reported.errors[i].text, m);
+        if (model != NULL)
+            finding_evidence(f,
+                             "%zu GPU%s of a model HGX and DGX systems join through NVSwitches "
+                             "(GPU %" PRIu32 ": %s)",
+                             n_class, n_class == 1 ? "" : "s", model->index, model->name);
+        if (switches)
+            finding_evidence(f, "%zu NVSwitch%s on the PCI bus", fb->n_switches,
+                             fb->n_switches == 1 ? "" : "es");
+        else if (!fabric_valid(fb, FABRIC_S_SWITCHES))
+            finding_evidence(f, "the PCI bus was not read for NVSwitches: whether there are "
+                                "any is unknown here");
+        else
+            finding_evidence(f, "no NVSwitch on the PCI bus");
+        if (n_class == 0 && !switches)
+            finding_evidence(f, "no GPU model known here is one NVSwitch systems use: the cause "
+                                "may be another service CUDA waits for");
+        fm_evidence(f, fb, dv);
+        finding_fix(f, "systemctl status nvidia-fabricmanager   # is it running, and why not");
+        finding_fix(f, "nv-fabricmanager --version   # must be exactly the driver's version:");
+        finding_fix(f, "nvidia-smi --query-gpu=driver_version --format=csv,noheader");
+        finding_fix(f, "nvidia-smi -q | grep -A2 Fabric   # each GPU's fabric state: "
+                       "Completed, or In Progress / Not Started");
+        f->impact = 1.0;
+    }
+}
+
+const struct rule rule_reported_system_not_ready = {
+    .id = "reported.system-not-ready",
+    .severity = SEV_CRITICAL,
+    .category = CAT_FABRIC,
+    .title = N_("The reported CUDA error 802: Fabric Manager has not registered the GPUs"),
+    .explanation = N_(
+        "CUDA's \"system not yet initialized\" (cudaErrorSystemNotReady, 802) means a service "
+        "CUDA needs is not running or not done. On HGX and DGX machines whose GPUs are joined by "
+        "NVSwitches (H100, H200, B200 and A100 SXM boards) that service is NVIDIA Fabric Manager: "
+        "until it has registered every GPU with the NVLink fabric, CUDA refuses to start, while "
+        "nvidia-smi lists the GPUs as usual. It is usually stopped, missing, or of another "
+        "version than the driver. When gpudoctor read the Fabric Manager's state, "
+        "fabric.fm-not-running or fabric.fm-version names the cause; otherwise this finding says "
+        "what was not read."),
+    .detection = N_("An error given with --error that the catalogue (data/cuda-errors.tsv) "
+                    "recognises as 802 (\"system not yet initialized\", "
+                    "CUDA_ERROR_SYSTEM_NOT_READY). Critical when a GPU's model is one NVSwitch "
+                    "systems use or NVSwitches are on the PCI bus, a warning otherwise."),
+    .fix = N_("systemctl status nvidia-fabricmanager; compare nv-fabricmanager --version with "
+              "the driver's version (they must be the same); nvidia-smi -q | grep -A2 Fabric "
+              "shows each GPU's registration. Install the Fabric Manager of the driver's "
+              "version and start it."),
+    .thresholds = NO_THRESHOLDS,
+    .check = check_not_ready,
+};
+
+/* ---- reported.devices-unavailable ---- */
+
+static void check_unavailable(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct snapshot *s = ctx->facts->snap;
+
+    for (size_t i = 0; i < s->reported.n_errors; i++) {
+        const struct cudaerr_info *m = reported_match(ctx, i);
+        size_t exclusive = 0, known = 0;
+        struct finding *f;
+
+        if (m == NULL || m->kind != CUDAERR_BUSY)
+            continue;
+        f = finding_new(ctx, out, -1, -1);
+        evidence_text(f, s->reported.errors[i].text, m);
+        for (size_t k = 0; k < ctx->facts->n_gpus; k++) {
+            const struct gpu *g = ctx->facts->gpus[k].g;
+
+            if (!gpu_valid(g, GPU_S_COMPUTE_MODE))
+                continue;
+            known++;
+            if (g->compute_mode == NVML_COMPUTEMODE_DEFAULT)
+                continue;
+            exclusive++;
+            finding_evidence(f, "GPU %" PRIu32 " compute mode: %s", g->index,
+                             g->compute_mode >= 0 && g->compute_mode <= 3
+                                 ? compute_mode_names[g->compute_mode]
+                                 : "unknown");
+        }
+        if (exclusive > 0) {
+            finding_title(f,
+                          "CUDA reports the GPUs \"busy or unavailable\": %zu GPU%s in an "
+                          "exclusive or prohibited compute mode",
+                          exclusive, exclusive == 1 ? " is" : "s are");
+            finding_evidence(f, "one process at a time (exclusive) or none (prohibited) may use "
+                                "such a GPU: proc.compute-mode says who holds it");
+        } else {
+            f->severity = SEV_INFO;
+            finding_title(f, "CUDA reports the GPUs \"busy or unavailable\"; no compute mode "
+                             "here explains it");
+            if (known == 0)
+                finding_evidence(f, "the GPUs' compute modes were not read: whether one is "
+                                    "exclusive is unknown here");
+            else
+                finding_evidence(f, "every GPU whose compute mode was read is in the default "
+                                    "(shared) mode");
+            finding_evidence(f, "other causes: a GPU whose memory is full, a job's "
+                                "CUDA_VISIBLE_DEVICES, a container without the GPU, a GPU in "
+                                "an error state (the other findings show what was seen)");
+        }
+        finding_fix(f, "nvidia-smi --query-gpu=index,compute_mode,memory.used,memory.total "
+                       "--format=csv");
+        finding_fix(f, "nvidia-smi --query-compute-apps=pid,gpu_uuid,used_memory --format=csv   "
+                       "# who holds the GPUs");
+        f->impact = 0.6;
+    }
+}
+
+const struct rule rule_reported_devices_unavailable = {
+    .id = "reported.devices-unavailable",
+    .severity = SEV_WARNING,
+    .category = CAT_PROCESS,
+    .title = N_("The reported CUDA error 46: the GPUs are busy or unavailable"),
+    .explanation = N_(
+        "CUDA's \"busy or unavailable\" (cudaErrorDevicesUnavailable, 46) most often means the "
+        "GPUs are in exclusive-process (or prohibited) compute mode and another process holds "
+        "them; it can also mean a GPU without memory left for a new context. gpudoctor shows the "
+        "compute modes it read; a warning when a GPU is exclusive or prohibited (proc.compute-mode "
+        "then names the holder), information with what to check otherwise."),
+    .detection = N_("An error given with --error that the catalogue recognises as 46 "
+                    "(\"busy or unavailable\", CUDA_ERROR_DEVICE_UNAVAILABLE), against each "
+                    "GPU's compute mode from NVML."),
+    .fix = N_("Find the holder (nvidia-smi --query-compute-apps), wait for it or end it, or set "
+              "the GPU back to the default compute mode (sudo nvidia-smi -i N -c DEFAULT)."),
+    .thresholds = NO_THRESHOLDS,
+    .check = check_unavailable,
+};
+
+/* ---- reported.error ---- */
+
+static void check_error(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct snapshot *s = ctx->facts->snap;
+
+    for (size_t i = 0; i < s->reported.n_errors; i++) {
+        const char *text = s->reported.errors[i].text;
+        const struct cudaerr_info *m = reported_match(ctx, i);
+        char ran[256] = "";
+        struct finding *f;
+
+        if (m != NULL && m->kind != CUDAERR_OTHER && m->kind != CUDAERR_NO_DRIVER)
+            continue; /* a rule of its own judges it */
+        for (size_t c = 0; c < COLLECTOR__COUNT; c++) {
+            size_t n = strlen(ran);
+
+            if (s->collectors[c].state != CS_NOT_RUN && n + 32 < sizeof(ran))
+                snprintf(ran + n, sizeof(ran) - n, "%s%s", n ? ", " : "", collector_names[c]);
+        }
+        f = finding_new(ctx, out, -1, -1);
+        if (m == NULL) {
+            finding_title(f, "The error given is not one gpudoctor recognises");
+            finding_evidence(f, "the error given: \"%s\"", text);
+            finding_evidence(f, "it matches no CUDA, PyTorch or NCCL error of gpudoctor's "
+                                "catalogue: what it means is unknown here");
+        } else if (m->number >= 0) {
+            finding_title(f, "The error given is %s %s (%" PRId32 ")", m->api, m->name, m->number);
+            evidence_text(f, text, m);
+        } else {
+            finding_title(f, "The error given is %s's \"%s\"", m->api, m->name);
+            evidence_text(f, text, m);
+        }
+        finding_evidence(f,
+                         "gpudoctor checked this machine anyway (%s): the other findings "
+                         "are what it saw",
+                         *ran ? ran : "nothing collected");
+        if (m == NULL && strlen(text) <= 200) {
+            char *q = fix_arg(f, "error text", text);
+
+            if (q != NULL)
+                finding_fix(f,
+                            "journalctl -b --no-pager | grep -F -- %s   # where else it was "
+                            "logged",
+                            q);
+            free(q);
+        }
+        f->impact = 0.05;
+    }
+}
+
+const struct rule rule_reported_error = {
+    .id = "reported.error",
+    .severity = SEV_INFO,
+    .category = CAT_STACK,
+    .title = N_("The reported error: what it means, or that it is not recognised"),
+    .explanation =
+        N_("An error given with --error that no other rule judges: its name, number and meaning "
+           "when gpudoctor's catalogue (data/cuda-errors.tsv: CUDA runtime and driver errors, "
+           "PyTorch's and NCCL's words) knows it, or that it is not recognised. Either way "
+           "gpudoctor checked the machine as usual; the other findings are what it saw, and the "
+           "error is never taken to say more than it does."),
+    .detection = N_("An error given with --error, matched case-insensitively against the "
+                    "catalogue, that is not 802, 46 or a \"no CUDA device\" error (those have "
+                    "rules of their own)."),
+    .fix = N_("Read what the error means, and the other findings of the report."),
+    .thresholds = NO_THRESHOLDS,
+    .check = check_error,
+};
