@@ -14,6 +14,8 @@ The conveniences, applied at any depth:
   - "time": "2021-04-27T08:00:00Z" becomes time_ms (top level, driver events, processes'
     "start_time" becomes start_time_ms)
   - collectors: {"nvml": "ok"} or {"nvml": "failed: the detail"}; collectors left out were not run
+  - "errors": ["text", ...]: the error texts the thread posted, as `--error TEXT` would give
+    them; they become the "reported" section, which gpudoctor recognises again when it reads it
   - keys starting with "_" are comments and are dropped
 """
 import json
@@ -142,8 +144,14 @@ def build(case):
         if key in case:
             snap[key] = convert(case[key], key, in_gpu=key == "gpus")
             fill_required(snap[key], key)
+    if "errors" in case:
+        errors = case["errors"]
+        if not isinstance(errors, list) or not all(isinstance(t, str) and t for t in errors):
+            raise CaseError("case.json: \"errors\" must be a list of error texts")
+        snap["reported"] = {"errors": [{"text": t, "error": None, "api": None, "number": None}
+                                       for t in errors]}
     unknown = set(case) - {"time", "hostname", "window_ms", "collectors", "nvml", "gpus",
-                           "processes", "host", "pcie", "driver", "stack", "samples"}
+                           "processes", "host", "pcie", "driver", "stack", "samples", "errors"}
     unknown = {k for k in unknown if not k.startswith("_")}
     if unknown:
         raise CaseError(f"case.json: unknown key(s) {', '.join(sorted(unknown))}")
