@@ -194,7 +194,7 @@ static void check_unavailable(const struct rule_ctx *ctx, struct findings *out)
             finding_title(f,
                           "CUDA reports the GPUs \"busy or unavailable\": %zu GPU%s in an "
                           "exclusive or prohibited compute mode",
-                          exclusive, exclusive == 1 ? " is" : "s are");
+                          exclusive, exclusive == 1 ? "" : "s");
             finding_evidence(f, "one process at a time (exclusive) or none (prohibited) may use "
                                 "such a GPU: proc.compute-mode says who holds it");
         } else {
