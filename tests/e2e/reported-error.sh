@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# The error the user saw, as evidence (check/snapshot --error TEXT): on the simulated 8 x H100 SXM
+# server, CUDA's 802 is reported.system-not-ready (critical, the Fabric Manager named, its unknown
+# state said as unknown); 46 points at an exclusive GPU; "no CUDA-capable device" while NVML lists
+# 8 GPUs is proc.cuda-visible-devices; an unknown text is reported.error (info). On the HGX
+# fixture tree with Fabric Manager stopped, fabric.fm-not-running explains the 802. Hostile text
+# (quotes, $(), backticks, newlines, escape sequences) is shown printable and never reaches a fix
+# command unquoted; snapshot --error then check --from gives the same findings.
+set -uo pipefail
+: "${GPUDOCTOR:?}" "${SRC:?}" "${SIM_LIB:?}"
+command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
+[ -e "$SIM_LIB" ] || { echo "SKIP: the NVML simulator is not built"; exit 77; }
+export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 LC_ALL=C.UTF-8 GPUDOCTOR_STATE_DIR=off
+export GPUDOCTOR_NVML_LIB=$SIM_LIB NVML_SIM_SCENARIO=$SRC/scenarios/healthy-8xh100.json
+unset COLUMNS
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+# eq WHAT GOT WANT
+eq() { [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"; }
+# ids: "id severity" of every reported.* and proc.cuda-visible-devices finding of $tmp/j
+ids() {
+    jq -r '[.findings[] | select((.id | startswith("reported.")) or .id == "proc.cuda-visible-devices")
+           | "\(.id) \(.severity)"] | join(",")' "$tmp/j"
+}
+check() { "$GPUDOCTOR" check --window 0 --only nvml --json "$@" >"$tmp/j" 2>"$tmp/err"; }
+
+# 802 on NVSwitch-class GPUs (H100 80GB HBM3), Fabric Manager not collected
+check --error 'RuntimeError: CUDA error: system not yet initialized'
+eq "802: exit" $? 2
+eq "802: findings" "$(ids)" "reported.system-not-ready critical"
+f='[.findings[] | select(.id == "reported.system-not-ready")][0]'
+eq "802: first" "$(jq -r '.findings[0].id' "$tmp/j")" reported.system-not-ready
+eq "802: title" "$(jq -r "$f.title" "$tmp/j")" \
+    'CUDA reports "system not yet initialized" on an NVSwitch-class machine: the Fabric Manager has not registered the GPUs with the NVLink fabric'
+jq -e "$f.evidence | index(\"recognised as cuda-runtime cudaErrorSystemNotReady (802): the system is not ready: required driver daemons (on NVSwitch systems, the Fabric Manager) are not running or not done\") != null" "$tmp/j" >/dev/null ||
+    fail "802: the recognised error is not in the evidence"
+jq -e "$f.evidence | index(\"8 GPUs of a model HGX and DGX systems join through NVSwitches (GPU 0: NVIDIA H100 80GB HBM3)\") != null" "$tmp/j" >/dev/null ||
+    fail "802: the GPU model is not in the evidence"
+jq -e "$f.evidence | index(\"Fabric Manager's state was not collected: whether it runs, and its version, are unknown here\") != null" "$tmp/j" >/dev/null ||
+    fail "802: the unknown Fabric Manager state is not said"
+eq "802: fixes" "$(jq -r "$f.fix | join(\"|\")" "$tmp/j")" \
+    "systemctl status nvidia-fabricmanager   # is it running, and why not|nv-fabricmanager --version   # must be exactly the driver's version:|nvidia-smi --query-gpu=driver_version --format=csv,noheader|nvidia-smi -q | grep -A2 Fabric   # each GPU's fabric state: Completed, or In Progress / Not Started"
+# the driver API's name works as well; the text's case does not matter
+check --error 'cuInit: CUDA_ERROR_SYSTEM_NOT_READY'
+eq "802 by name" "$(ids)" "reported.system-not-ready critical"
+
+# 46, every GPU shared: information with what to check
+check --error 'CUDA error: all CUDA-capable devices are busy or unavailable'
+eq "46 shared" "$(ids)" "reported.devices-unavailable info"
+# 46 with GPU 3 exclusive and held: a warning naming the mode, explained by proc.compute-mode
+jq '.gpus[3].compute_mode = "exclusive_process"' "$SRC/scenarios/healthy-8xh100.json" >"$tmp/excl.json"
+NVML_SIM_SCENARIO=$tmp/excl.json check --error 'CUDA-capable device(s) is/are busy or unavailable'
+eq "46 exclusive" "$(ids)" "reported.devices-unavailable warning"
+jq -e '[.findings[] | select(.id == "reported.devices-unavailable")][0].evidence | index("GPU 3 compute mode: exclusive_process") != null' "$tmp/j" >/dev/null ||
+    fail "46: GPU 3's mode is not in the evidence"
+cause=$(jq -r '[.findings[] | select(.id == "reported.devices-unavailable")][0].caused_by' "$tmp/j")
+eq "46: caused by" "$(jq -r --argjson n "$cause" '.findings[$n - 1].id' "$tmp/j" 2>/dev/null)" proc.compute-mode
+
+# "no CUDA-capable device" and PyTorch's False while NVML lists 8 GPUs
+for text in 'no CUDA-capable device is detected' 'torch.cuda.is_available() returned False'; do
+    check --error "$text"
+    eq "no device ($text)" "$(ids)" "proc.cuda-visible-devices warning"
+    jq -e '.findings[] | select(.id == "proc.cuda-visible-devices") | .evidence | index("this machine has 8 GPUs (NVML indices 0-7): an index CUDA_VISIBLE_DEVICES names must be one of them, or a GPU'"'"'s UUID") != null' "$tmp/j" >/dev/null ||
+        fail "no device: the node's indices are not in the evidence"
+done
+
+# recognised without a rule of its own, and unrecognised: information
+check --error 'CUDA driver version is insufficient for CUDA runtime version'
+eq "35" "$(ids)" "reported.error info"
+eq "35: title" "$(jq -r '.findings[] | select(.id == "reported.error") | .title' "$tmp/j")" \
+    "The error given is cuda-runtime cudaErrorInsufficientDriver (35)"
+check --error 'Segmentation fault (core dumped)'
+eq "unrecognised" "$(ids)" "reported.error info"
+eq "unrecognised: title" "$(jq -r '.findings[] | select(.id == "reported.error") | .title' "$tmp/j")" \
+    "The error given is not one gpudoctor recognises"
+eq "unrecognised: exit" "$(check --error 'Segmentation fault'; echo $?)" 0
+eq "unrecognised: fix" "$(jq -r '.findings[] | select(.id == "reported.error") | .fix[0]' "$tmp/j")" \
+    "journalctl -b --no-pager | grep -F -- 'Segmentation fault'   # where else it was logged"
+
+# hostile text: printable in the evidence, one quoted word in the fix, nothing run
+evil=$'x\'; touch '"$tmp"$'/pwned; echo "$(touch '"$tmp"$'/pwned2)" `id` \e[31mred\nline2\x07'
+check --error "$evil"
+[ ! -e "$tmp/pwned" ] && [ ! -e "$tmp/pwned2" ] || fail "hostile text was run"
+ev=$(jq -r '.findings[] | select(.id == "reported.error") | .evidence[0]' "$tmp/j")
+eq "hostile: evidence" "$ev" "the error given: \"x'; touch $tmp/pwned; echo \"\$(touch $tmp/pwned2)\" \`id\` ?[31mred?line2?\""
+fix=$(jq -r '.findings[] | select(.id == "reported.error") | .fix[0]' "$tmp/j")
+eq "hostile: fix" "$fix" "journalctl -b --no-pager | grep -F -- 'x'\\''; touch $tmp/pwned; echo \"\$(touch $tmp/pwned2)\" \`id\` ?[31mred?line2?'   # where else it was logged"
+# the quoted word is exactly the text: bash reads it back as one argument
+word=$(bash -c 'eval "set -- ${1#*grep -F -- }"; printf %s "$1"' _ "${fix%%   #*}")
+eq "hostile: one word" "$word" "x'; touch $tmp/pwned; echo \"\$(touch $tmp/pwned2)\" \`id\` ?[31mred?line2?"
+[ ! -e "$tmp/pwned" ] || fail "hostile text was run by the quoting check"
+"$GPUDOCTOR" check --window 0 --only nvml --error "$evil" >"$tmp/text" 2>&1
+grep -q $'\e\\[31m' "$tmp/text" && fail "an escape sequence reached the terminal report"
+# a leading '-' never becomes an option of the fix's command: a comment names it instead
+check --error '-rf /'
+jq -e '.findings[] | select(.id == "reported.error") | .fix | all(startswith("journalctl") | not)' "$tmp/j" >/dev/null ||
+    fail "a text starting with '-' went into a command"
+# bounded
+check --error "$(head -c 5000 /dev/zero | tr '\0' a)"
+eq "bounded" "$(jq -r '.snapshot.reported.errors[0].text | length' "$tmp/j" 2>/dev/null || echo missing)" 1024
+
+# snapshot --error, then check --from: the same findings, from what the snapshot recorded
+"$GPUDOCTOR" snapshot --window 0 --only nvml --error 'system not yet initialized' \
+    --error 'Segmentation fault' -o "$tmp/s.json" || fail "snapshot --error failed"
+eq "snapshot: recorded" "$(jq -c '[.reported.errors[] | [.text, .error, .api, .number]]' "$tmp/s.json")" \
+    '[["system not yet initialized","cudaErrorSystemNotReady","cuda-runtime",802],["Segmentation fault","unrecognised",null,null]]'
+"$GPUDOCTOR" check --from "$tmp/s.json" --json >"$tmp/j" 2>"$tmp/err"
+eq "from: findings" "$(ids)" "reported.system-not-ready critical,reported.error info"
+
+# usage errors
+"$GPUDOCTOR" check --error '' >/dev/null 2>&1
+eq "empty --error" $? 64
+
+# on the HGX fixture tree with Fabric Manager stopped, the fabric finding is the cause
+cp -a "$SRC/tests/fixtures/fabric/hgx" "$tmp/stopped"
+rm -r "$tmp/stopped/proc/4242"
+"$GPUDOCTOR" check --root "$tmp/stopped" --only fabric --window 0 --json \
+    --error 'system not yet initialized' >"$tmp/j" 2>"$tmp/err"
+eq "fm stopped: first" "$(jq -r '.findings[0].id' "$tmp/j")" fabric.fm-not-running
+cause=$(jq -r '[.findings[] | select(.id == "reported.system-not-ready")][0].caused_by' "$tmp/j")
+eq "fm stopped: caused by" "$(jq -r --argjson n "$cause" '.findings[$n - 1].id' "$tmp/j" 2>/dev/null)" \
+    fabric.fm-not-running
+jq -e '[.findings[] | select(.id == "reported.system-not-ready")][0] | .severity == "critical" and (.evidence | index("nv-fabricmanager is not running") != null)' "$tmp/j" >/dev/null ||
+    fail "fm stopped: the 802 finding does not say what the collector saw"
+
+[ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
+echo "ok"
