@@ -259,6 +259,7 @@ void snapshot_describe(FILE *out)
         "| `stack` | object | CUDA toolkits, libraries, framework builds |\n"
         "| `ib` | object | InfiniBand / RoCE ports, counters, GPUDirect RDMA module (when read) |\n"
         "| `fabric` | object | NVSwitches and Fabric Manager (when read) |\n"
+        "| `reported` | object | the errors the user gave with `--error` (when given) |\n"
         "| `samples` | array | the history over the window (below) |\n"
         "\n"
         "## `collectors.<name>`\n"
