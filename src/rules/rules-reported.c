@@ -139,7 +139,7 @@ const struct rule rule_reported_system_not_ready = {
     .id = "reported.system-not-ready",
     .severity = SEV_CRITICAL,
     .category = CAT_FABRIC,
-    .title = N_("The reported CUDA error 802: Fabric Manager has not registered the GPUs"),
+    .title = N_("CUDA 802 reported: GPUs not on the NVLink fabric"),
     .explanation = N_(
         "CUDA's \"system not yet initialized\" (cudaErrorSystemNotReady, 802) means a service "
         "CUDA needs is not running or not done. On HGX and DGX machines whose GPUs are joined by "
@@ -223,7 +223,7 @@ const struct rule rule_reported_devices_unavailable = {
     .id = "reported.devices-unavailable",
     .severity = SEV_WARNING,
     .category = CAT_PROCESS,
-    .title = N_("The reported CUDA error 46: the GPUs are busy or unavailable"),
+    .title = N_("CUDA 46 reported: GPUs busy or unavailable"),
     .explanation = N_(
         "CUDA's \"busy or unavailable\" (cudaErrorDevicesUnavailable, 46) most often means the "
         "GPUs are in exclusive-process (or prohibited) compute mode and another process holds "
@@ -294,7 +294,7 @@ const struct rule rule_reported_error = {
     .id = "reported.error",
     .severity = SEV_INFO,
     .category = CAT_STACK,
-    .title = N_("The reported error: what it means, or that it is not recognised"),
+    .title = N_("The error reported: its meaning, or unknown"),
     .explanation =
         N_("An error given with --error that no other rule judges: its name, number and meaning "
            "when gpudoctor's catalogue (data/cuda-errors.tsv: CUDA runtime and driver errors, "
