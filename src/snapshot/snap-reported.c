@@ -1,4 +1,5 @@
 #include "snapshot/snap-reported.h"
+#include "util/strutil.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>
@@ -64,8 +65,10 @@ int reported_info_from_json(struct reported_info *r, const json_t *j, const char
             jerr_set(err, path, "errors[%zu].text: missing", i);
             return -1;
         }
-        if (strlen(e->text) > REPORTED_TEXT_MAX) /* collect/reported.c cuts what it keeps */
+        if (strlen(e->text) > REPORTED_TEXT_MAX) { /* as collect/reported.c cuts what it keeps */
             e->text[REPORTED_TEXT_MAX] = '\0';
+            str_sanitize(e->text); /* a UTF-8 sequence cut in two becomes '?' */
+        }
     }
     return 0;
 }
