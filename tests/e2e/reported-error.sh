@@ -112,6 +112,12 @@ eq "snapshot: recorded" "$(jq -c '[.reported.errors[] | [.text, .error, .api, .n
 "$GPUDOCTOR" check --from "$tmp/s.json" --json >"$tmp/j" 2>"$tmp/err"
 eq "from: findings" "$(ids)" "reported.system-not-ready critical,reported.error info"
 
+# a recorded text over the bound is cut there; a UTF-8 sequence cut in two becomes '?'
+jq --arg t "$(head -c 1023 /dev/zero | tr '\0' a)é$(head -c 10 /dev/zero | tr '\0' b)" \
+    '.reported.errors[0].text = $t' "$tmp/s.json" >"$tmp/long.json"
+"$GPUDOCTOR" check --from "$tmp/long.json" --json >"$tmp/j" 2>"$tmp/err"
+eq "from: cut" "$(jq -r '.snapshot.reported.errors[0].text | .[1020:]' "$tmp/j")" "aaa?"
+
 # usage errors
 "$GPUDOCTOR" check --error '' >/dev/null 2>&1
 eq "empty --error" $? 64
