@@ -356,6 +356,126 @@ static void resolve_upstream(struct scan *sc, const struct pci_fn *gpu, struct p
         read_acs(sc, &d->upstream[k]);
 }
 
+static bool is_nvidia_gpu(const struct pci_fn *fn)
+{
+    return fn->vendor == PCI_VENDOR_NVIDIA && PCI_CLASS_BASE(fn->class_code) == PCI_CLASS_DISPLAY;
+}
+
+/*
+ * The lowest switch that fn shares with a GPU, as an index into fn's bridges nearest first (an
+ * upstream port: odd, below the root port), or 0 when they share none.
+ */
+static size_t lowest_shared(const struct pci_fn *fn, const struct pci_fn *gpu)
+{
+    size_t n = (size_t)fn->depth - 1;
+
+    for (size_t k = 1; k + 1 < n; k += 2) {
+        if (is_below(gpu, fn->chain[n - 1 - k]))
+            return k;
+    }
+    return 0;
+}
+
+/* The name people know a network card by: its RDMA device, else its interface (NULL: none). */
+static char *read_nic_name(struct scan *sc, const char *addr)
+{
+    static const char *const dirs[] = { "infiniband", "net" };
+    char *best = NULL;
+
+    for (size_t i = 0; i < ARRAY_SIZE(dirs) && best == NULL; i++) {
+        char rel[64];
+        int fd;
+        DIR *dir;
+        struct dirent *e;
+
+        snprintf(rel, sizeof(rel), "%s/%s", addr, dirs[i]);
+        fd = openat(sc->dirfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        if ((dir = fdopendir(fd)) == NULL) {
+            close(fd);
+            continue;
+        }
+        /* the first name in order, so that a card with two ports is named the same each time */
+        while ((e = readdir(dir)) != NULL) {
+            if (e->d_name[0] == '.' || (best != NULL && strcmp(e->d_name, best) >= 0))
+                continue;
+            free(best);
+            best = xstrndup(e->d_name, 64);
+        }
+        closedir(dir);
+    }
+    if (best != NULL) {
+        char *text = hostfs_text(best);
+
+        free(best);
+        best = text;
+    }
+    return best;
+}
+
+/*
+ * The network cards under a switch that a GPU is also under, at any level: GPUDirect RDMA between
+ * them enters the switch through the card's downstream port, and in nested switches through each
+ * port on its way up to the lowest switch it shares with that GPU; their ACS is read up to the
+ * highest of those switches, and for no other card.
+ */
+static void find_nics(struct scan *sc, struct pcie_info *p)
+{
+    size_t cap = 0;
+
+    for (size_t i = 0; i < sc->n_fns; i++) {
+        const struct pci_fn *fn = &sc->fns[i];
+        size_t top = 0, n;
+        struct pcie_nic *nic;
+
+        if (PCI_CLASS_BASE(fn->class_code) != PCI_CLASS_NETWORK || fn->depth < 4)
+            continue; /* no switch above it: a port, an upstream port and a root port at least */
+        for (size_t j = 0; j < sc->n_fns; j++) {
+            size_t k;
+
+            if (is_nvidia_gpu(&sc->fns[j]) && sc->fns[j].depth > 0 &&
+                (k = lowest_shared(fn, &sc->fns[j])) > top)
+                top = k;
+        }
+        if (top == 0)
+            continue;
+        n = (size_t)fn->depth - 1;
+        xgrow(&p->nics, &cap, p->n_nics + 1, sizeof(*p->nics));
+        nic = &p->nics[p->n_nics++];
+        memset(nic, 0, sizeof(*nic));
+        nic->address = xstrdup(fn->addr);
+        nic->vendor_id = fn->vendor;
+        nic->device_id = fn->device;
+        nic->class_code = fn->class_code;
+        nic->driver = read_driver(sc, fn->addr);
+        if ((nic->name = read_nic_name(sc, fn->addr)) != NULL)
+            nic->valid |= UINT64_C(1) << PCIE_N_NAME;
+        nic->upstream = xcalloc(n, sizeof(*nic->upstream));
+        for (size_t k = 0; k < n; k++) {
+            const struct pci_fn *b = find_fn(sc, fn->chain[n - 1 - k]);
+
+            if (b == NULL) {
+                collector_note(sc->st, "%s: the bridge %s above it is not in /" DEVICES_DIR,
+                               fn->addr, fn->chain[n - 1 - k]);
+                break;
+            }
+            nic->upstream[k].address = xstrdup(b->addr);
+            nic->upstream[k].vendor_id = b->vendor;
+            nic->upstream[k].device_id = b->device;
+            nic->upstream[k].class_code = b->class_code;
+            read_link(sc, b->addr, &nic->upstream[k].link, &nic->upstream[k].valid, false);
+            nic->n_upstream = k + 1;
+        }
+        if (nic->n_upstream < n)
+            continue; /* an incomplete chain: its place is not known */
+        nic->valid |= UINT64_C(1) << PCIE_N_UPSTREAM;
+        for (size_t k = 0; k < top; k += 2)
+            read_acs(sc, &nic->upstream[k]);
+    }
+    p->valid |= UINT64_C(1) << PCIE_I_NICS;
+}
+
 static void describe_gpu(struct scan *sc, const struct pci_fn *fn, struct pcie_device *d)
 {
     uint64_t aer[3];
@@ -461,11 +581,6 @@ static int scan_devices(struct scan *sc)
     }
     free(names);
     return 0;
-}
-
-static bool is_nvidia_gpu(const struct pci_fn *fn)
-{
-    return fn->vendor == PCI_VENDOR_NVIDIA && PCI_CLASS_BASE(fn->class_code) == PCI_CLASS_DISPLAY;
 }
 
 static void check_module(struct collect_ctx *ctx, struct snapshot *s)
@@ -631,6 +746,7 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
         describe_gpu(&sc, &sc.fns[i], &s->pcie.gpus[s->pcie.n_gpus]);
         read_node_cpus(ctx, st, &s->pcie.gpus[s->pcie.n_gpus++]);
     }
+    find_nics(&sc, &s->pcie);
     count_nodes(ctx, s);
     s->pcie.valid |= UINT64_C(1) << PCIE_I_GPUS;
     set_summary(s);

@@ -45,7 +45,8 @@ static const struct jfield bridge_fields[] = {
     { "acs", JF_ENUM, offsetof(struct pcie_bridge, acs), PCIE_B_ACS, 0, pcie_acs_names,
       SYSFS "config",
       "a switch's downstream port above a GPU (the one right above it, and each upper switch's "
-      "in nested switches): its ACS capability is present, absent, or could not be read "
+      "in nested switches), or above a network card up to the lowest switch it shares with each "
+      "GPU: its ACS capability is present, absent, or could not be read "
       "(needs_root: unprivileged reads see only the header; malformed)" },
     ROW(struct pcie_bridge, "acs_ctrl", JF_HEX32, acs_ctrl, PCIE_B_ACS_CTRL, 0, SYSFS "config",
         "the ACS control register: 0x4 P2P Request Redirect, 0x8 Completion Redirect, 0x20 "
@@ -77,6 +78,34 @@ static const struct jfield peer_fields[] = {
 
 const struct jtable pcie_peer_table = {
     "PCIe peer", peer_fields, ARRAY_SIZE(peer_fields), JT_NONE, 0, NULL,
+};
+
+#define N(key, jtype, member, slot, source, doc)                                                   \
+    ROW(struct pcie_nic, key, jtype, member, slot, 0, source, doc)
+static const struct jfield nic_fields[] = {
+    { "address", JF_STR, offsetof(struct pcie_nic, address), -1, JF_ID, NULL,
+      "/sys/bus/pci/devices", "PCI address of the network card" },
+    N("vendor_id", JF_HEX32, vendor_id, -1, SYSFS "vendor",
+      "PCI vendor id (0x15b3 Mellanox/NVIDIA networking)"),
+    N("device_id", JF_HEX32, device_id, -1, SYSFS "device", "PCI device id"),
+    N("class_code", JF_HEX32, class_code, -1, SYSFS "class",
+      "PCI class code (0x0200xx Ethernet, 0x0207xx InfiniBand)"),
+    N("driver", JF_STR, driver, -1, SYSFS "driver", "bound kernel driver, null when none"),
+    N("name", JF_STR, name, PCIE_N_NAME, SYSFS "infiniband, " SYSFS "net",
+      "its RDMA device (mlx5_0), else its network interface; null when it has neither"),
+    { "upstream", JF_NONE, 0, PCIE_N_UPSTREAM, 0, NULL, "/sys/bus/pci/devices (link target)",
+      "bridges above the card, nearest first; ACS read on its downstream ports up to the "
+      "lowest switch it shares with each GPU" },
+};
+#undef N
+
+const struct jtable pcie_nic_table = {
+    "PCIe network card",
+    nic_fields,
+    ARRAY_SIZE(nic_fields),
+    JT_BITS,
+    offsetof(struct pcie_nic, valid),
+    NULL,
 };
 
 #define F(key, type, member, slot, source, doc)                                                    \
@@ -140,6 +169,9 @@ static const struct jfield info_fields[] = {
       "/proc/cmdline", "amd_iommu=: -1 not given, 0 off, 1 on" },
     { "numa_nodes", JF_U32, offsetof(struct pcie_info, numa_nodes), PCIE_I_NODES, 0, NULL,
       "/sys/devices/system/node", "NUMA nodes of the machine (its node<N> entries)" },
+    { "nics", JF_NONE, 0, PCIE_I_NICS, 0, NULL, "/sys/bus/pci/devices",
+      "network cards (class 0x02xxxx) under a PCIe switch that a GPU is also under, at any "
+      "level: GPUDirect RDMA between them crosses the card's switch ports" },
 };
 
 const struct jtable pcie_info_table = {
@@ -167,11 +199,22 @@ void pcie_device_free(struct pcie_device *d)
     memset(d, 0, sizeof(*d));
 }
 
+static void nic_free(struct pcie_nic *n)
+{
+    jtable_free(&pcie_nic_table, n);
+    for (size_t i = 0; i < n->n_upstream; i++)
+        jtable_free(&pcie_bridge_table, &n->upstream[i]);
+    free(n->upstream);
+}
+
 void pcie_info_free(struct pcie_info *p)
 {
     for (size_t i = 0; i < p->n_gpus; i++)
         pcie_device_free(&p->gpus[i]);
     free(p->gpus);
+    for (size_t i = 0; i < p->n_nics; i++)
+        nic_free(&p->nics[i]);
+    free(p->nics);
     memset(p, 0, sizeof(*p));
 }
 
@@ -205,6 +248,22 @@ json_t *pcie_info_to_json(const struct pcie_info *p)
         for (size_t i = 0; i < p->n_gpus; i++)
             json_array_append_new(a, device_to_json(&p->gpus[i]));
         json_object_set_new(j, "gpus", a);
+    }
+    if ((p->valid >> PCIE_I_NICS) & 1u) {
+        json_t *a = json_array();
+
+        for (size_t i = 0; i < p->n_nics; i++) {
+            const struct pcie_nic *n = &p->nics[i];
+            json_t *o = json_object();
+
+            jtable_write(&pcie_nic_table, n, o, 0);
+            if ((n->valid >> PCIE_N_UPSTREAM) & 1u)
+                json_object_set_new(o, "upstream",
+                                    jlist_write_table(&pcie_bridge_table, n->upstream,
+                                                      n->n_upstream, sizeof(*n->upstream)));
+            json_array_append_new(a, o);
+        }
+        json_object_set_new(j, "nics", a);
     }
     return j;
 }
@@ -246,6 +305,24 @@ static int read_device(void *obj, const json_t *j, const char *path, struct jerr
     return 0;
 }
 
+static int read_nic(void *obj, const json_t *j, const char *path, struct jerr *err)
+{
+    struct pcie_nic *n = obj;
+    void *items = NULL;
+    int r;
+
+    if (jtable_read(&pcie_nic_table, n, j, path, 0, NULL, err) != 0)
+        return -1;
+    r = jlist_read(j, "upstream", path, sizeof(*n->upstream), &items, &n->n_upstream, read_bridge,
+                   err);
+    n->upstream = items;
+    if (r < 0)
+        return -1;
+    if (r > 0)
+        n->valid |= UINT64_C(1) << PCIE_N_UPSTREAM;
+    return 0;
+}
+
 int pcie_info_from_json(struct pcie_info *p, const json_t *j, const char *path, struct jerr *err)
 {
     void *items = NULL;
@@ -259,5 +336,12 @@ int pcie_info_from_json(struct pcie_info *p, const json_t *j, const char *path, 
         return -1;
     if (r > 0)
         p->valid |= UINT64_C(1) << PCIE_I_GPUS;
+    items = NULL;
+    r = jlist_read(j, "nics", path, sizeof(*p->nics), &items, &p->n_nics, read_nic, err);
+    p->nics = items;
+    if (r < 0)
+        return -1;
+    if (r > 0)
+        p->valid |= UINT64_C(1) << PCIE_I_NICS;
     return 0;
 }

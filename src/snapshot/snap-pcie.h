@@ -102,6 +102,28 @@ enum pcie_info_slot {
     PCIE_I_IOMMU,   /* /sys/class/iommu was looked at */
     PCIE_I_CMDLINE, /* /proc/cmdline was read for IOMMU options */
     PCIE_I_NODES,   /* /sys/devices/system/node was read: numa_nodes */
+    PCIE_I_NICS,    /* the network cards sharing a switch with a GPU were looked for */
+};
+
+/* Validity bits of struct pcie_nic. */
+enum pcie_nic_slot {
+    PCIE_N_NAME,     /* name: an RDMA device or network interface was found */
+    PCIE_N_UPSTREAM, /* the card's place in the hierarchy was resolved */
+};
+
+/*
+ * A network card under a PCIe switch that a GPU also sits under (at any level): GPUDirect RDMA
+ * between them enters the switch through the card's downstream ports, whose ACS is read up to
+ * the lowest switch it shares with each GPU.
+ */
+struct pcie_nic {
+    char *address; /* "0000:05:00.0" */
+    uint32_t vendor_id, device_id, class_code;
+    char *driver;                 /* bound kernel driver, NULL when none */
+    char *name;                   /* its RDMA device ("mlx5_0"), else its interface ("eth2") */
+    struct pcie_bridge *upstream; /* bridge chain, nearest first, root port last */
+    size_t n_upstream;
+    uint64_t valid; /* bits of enum pcie_nic_slot */
 };
 
 struct pcie_info {
@@ -109,18 +131,21 @@ struct pcie_info {
     uint32_t devices_scanned;  /* PCI functions looked at */
     struct pcie_device *gpus;  /* every NVIDIA display-class device */
     size_t n_gpus;
-    bool iommu_present;  /* /sys/class/iommu has an entry: an IOMMU is active */
-    bool iommu_pt;       /* iommu=pt on the kernel command line (passthrough for the host) */
-    int32_t intel_iommu; /* intel_iommu= on the command line: -1 not given, 0 off, 1 on */
-    int32_t amd_iommu;   /* amd_iommu= on the command line: -1 not given, 0 off, 1 on */
-    uint32_t numa_nodes; /* NUMA nodes of the machine (node<N> entries) */
-    uint64_t valid;      /* bits of enum pcie_info_slot */
+    bool iommu_present;    /* /sys/class/iommu has an entry: an IOMMU is active */
+    bool iommu_pt;         /* iommu=pt on the kernel command line (passthrough for the host) */
+    int32_t intel_iommu;   /* intel_iommu= on the command line: -1 not given, 0 off, 1 on */
+    int32_t amd_iommu;     /* amd_iommu= on the command line: -1 not given, 0 off, 1 on */
+    uint32_t numa_nodes;   /* NUMA nodes of the machine (node<N> entries) */
+    struct pcie_nic *nics; /* network cards that share a switch with a GPU */
+    size_t n_nics;
+    uint64_t valid; /* bits of enum pcie_info_slot */
 };
 
 extern const struct jtable pcie_info_table;
 extern const struct jtable pcie_device_table;
 extern const struct jtable pcie_bridge_table;
 extern const struct jtable pcie_peer_table;
+extern const struct jtable pcie_nic_table;
 
 bool pcie_device_valid(const struct pcie_device *d, int slot);
 

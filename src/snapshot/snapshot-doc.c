@@ -62,6 +62,14 @@ static const struct doc_section sections[] = {
       "Other high-bandwidth devices (NICs, NVMe drives, GPUs) under the same PCIe switch: they "
       "share its uplink.",
       &pcie_peer_table },
+    { "pcie.nics[]",
+      "Network cards under a PCIe switch that a GPU is also under (at any level): GPUDirect RDMA "
+      "between them crosses the card's switch ports.",
+      &pcie_nic_table },
+    { "pcie.nics[].upstream[]",
+      "The bridges above the card, nearest first; ACS is read on its switch's downstream ports up "
+      "to the lowest switch it shares with each GPU.",
+      &pcie_bridge_table },
     { "driver", "The NVIDIA kernel module and the kernel log (docs/driver.md).",
       &driver_info_table },
     { "driver.events[]",

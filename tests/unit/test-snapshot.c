@@ -218,6 +218,49 @@ static void test_nvml_rc_names(void **state)
     assert_null(nvml_rc_name(12345));
 }
 
+/* The network cards of the PCIe section: an unknown name and an unread ACS stay null both ways. */
+static void test_pcie_nics_round_trip(void **state)
+{
+    struct snapshot *s = snapshot_new(), *back;
+    struct pcie_nic *n;
+    char *first, *second, *cause = NULL;
+    json_t *j;
+
+    (void)state;
+    s->pcie.valid = UINT64_C(1) << PCIE_I_GPUS | UINT64_C(1) << PCIE_I_NICS;
+    s->pcie.nics = n = xcalloc(1, sizeof(*n));
+    s->pcie.n_nics = 1;
+    n->address = xstrdup("0000:05:00.0");
+    n->class_code = 0x020700;
+    n->valid = UINT64_C(1) << PCIE_N_UPSTREAM;
+    n->upstream = xcalloc(2, sizeof(*n->upstream));
+    n->n_upstream = 2;
+    n->upstream[0].address = xstrdup("0000:03:01.0");
+    n->upstream[0].acs = PCIE_ACS_PRESENT;
+    n->upstream[0].acs_ctrl = 0x1d;
+    n->upstream[0].valid = UINT64_C(1) << PCIE_B_ACS | UINT64_C(1) << PCIE_B_ACS_CTRL;
+    n->upstream[1].address = xstrdup("0000:02:00.0");
+    first = snapshot_to_json(s);
+    back = snapshot_from_json(first, strlen(first), "first", &cause);
+    assert_null(cause);
+    assert_non_null(back);
+    second = snapshot_to_json(back);
+    assert_string_equal(first, second);
+    assert_int_equal(back->pcie.n_nics, 1);
+    assert_false((back->pcie.nics[0].valid >> PCIE_N_NAME) & 1u);
+    assert_int_equal(back->pcie.nics[0].n_upstream, 2);
+    assert_int_equal(back->pcie.nics[0].upstream[0].acs_ctrl, 0x1d);
+    assert_false((back->pcie.nics[0].upstream[1].valid >> PCIE_B_ACS) & 1u);
+    j = json_loads(first, 0, NULL);
+    assert_true(json_is_null(json_object_get(
+        json_array_get(json_object_get(json_object_get(j, "pcie"), "nics"), 0), "name")));
+    json_decref(j);
+    free(first);
+    free(second);
+    snapshot_free(s);
+    snapshot_free(back);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -226,6 +269,7 @@ int main(void)
         cmocka_unit_test(test_missing_rc_and_hex),
         cmocka_unit_test(test_jlocate),
         cmocka_unit_test(test_nvml_rc_names),
+        cmocka_unit_test(test_pcie_nics_round_trip),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
