@@ -3,9 +3,10 @@
  * traffic up to the root complex (ACS P2P Request Redirect, Completion Redirect or Egress
  * Control): the port right above the GPU while other GPUs or network cards share that switch, and
  * in nested switches an upper switch's port that the traffic to GPUs under its other ports
- * crosses. Evidence from the pcie collector: the ACS control register of each port, read from its
- * config space (root only), the switch's other devices and the other GPUs' bridge chains
- * (docs/pcie.md, docs/fabric.md).
+ * crosses; and a network card's ports on its way up to the lowest switch it shares with a GPU,
+ * which GPUDirect RDMA between them crosses. Evidence from the pcie collector: the ACS control
+ * register of each port, read from its config space (root only), the switch's other devices and the
+ * other GPUs' bridge chains (docs/pcie.md, docs/fabric.md).
  */
 #include "collect/numa-parse.h"
 #include "render/format.h"
@@ -171,10 +172,136 @@ static void check_upper(const struct rule_ctx *ctx, struct findings *out, size_t
     free(beyond);
 }
 
+/*
+ * The lowest switch that nic shares with GPU d: its index in the card's bridges (an upstream
+ * port), or 0 when they share none.
+ */
+static size_t nic_shared(const struct pcie_nic *nic, const struct pcie_device *d)
+{
+    for (size_t k = 1; k + 1 < nic->n_upstream; k += 2) {
+        if (nic->upstream[k].address != NULL && in_chain(d, nic->upstream[k].address, 0))
+            return k;
+    }
+    return 0;
+}
+
+/* Whether check_upper judges port (of switch sw): GPUs below it, and others under sw beside it. */
+static bool upper_judges(const struct pcie_info *p, const char *port, const char *sw)
+{
+    bool below = false, beside = false;
+
+    for (size_t j = 0; j < p->n_gpus; j++) {
+        below |= in_chain(&p->gpus[j], port, 0);
+        beside |= in_chain(&p->gpus[j], sw, 0) && !in_chain(&p->gpus[j], port, 0);
+    }
+    return below && beside;
+}
+
+/* The PCI addresses of the GPUs whose RDMA with nic crosses its port k, "a, b", into buf. */
+static void gpu_addresses(const struct pcie_info *p, const struct pcie_nic *nic, size_t k,
+                          char *buf, size_t size)
+{
+    size_t len = 0;
+
+    buf[0] = '\0';
+    for (size_t j = 0; j < p->n_gpus && len < size; j++) {
+        if (!pcie_device_valid(&p->gpus[j], PCIE_S_UPSTREAM) || nic_shared(nic, &p->gpus[j]) <= k)
+            continue;
+        len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "",
+                                p->gpus[j].address ? p->gpus[j].address : "?");
+    }
+}
+
+/*
+ * A network card's downstream ports (pcie.nics): GPUDirect RDMA between the card and a GPU
+ * enters the switch through the card's port, and crosses each of its ports below the lowest
+ * switch it shares with that GPU. One finding per redirecting port, naming the GPUs beyond it.
+ */
+static void check_nics(const struct rule_ctx *ctx, struct findings *out, size_t *unread,
+                       size_t *broken)
+{
+    const struct pcie_info *p = &ctx->facts->snap->pcie;
+    int32_t *beyond = xcalloc(p->n_gpus + 1, sizeof(*beyond));
+
+    for (size_t i = 0; (p->valid >> PCIE_I_NICS) & 1u && i < p->n_nics; i++) {
+        const struct pcie_nic *nic = &p->nics[i];
+        char who[160];
+
+        if (!((nic->valid >> PCIE_N_UPSTREAM) & 1u) || nic->address == NULL)
+            continue;
+        if ((nic->valid >> PCIE_N_NAME) & 1u && nic->name != NULL)
+            snprintf(who, sizeof(who), "%s (%s)", nic->name, nic->address);
+        else
+            snprintf(who, sizeof(who), "%s", nic->address);
+        for (size_t k = 0; k + 1 < nic->n_upstream; k += 2) {
+            const struct pcie_bridge *port = &nic->upstream[k];
+            const char *sw = nic->upstream[k + 1].address;
+            size_t n_beyond = 0;
+            bool named = true; /* every GPU beyond has an NVML index; else their addresses */
+            char words[16], list[128];
+            struct finding *f;
+
+            for (size_t j = 0; j < p->n_gpus; j++) {
+                const struct facts_gpu *v = klog_gpu(ctx, p->gpus[j].address);
+
+                if (pcie_device_valid(&p->gpus[j], PCIE_S_UPSTREAM) &&
+                    nic_shared(nic, &p->gpus[j]) > k) {
+                    beyond[n_beyond++] = v ? (int32_t)v->g->index : -1;
+                    named &= v != NULL;
+                }
+            }
+            if (n_beyond == 0 || port->address == NULL || sw == NULL)
+                continue; /* no GPU's RDMA crosses this port */
+            if (upper_judges(p, port->address, sw))
+                continue; /* GPUs below it too: one finding for the port, check_upper's */
+            if (!((port->valid >> PCIE_B_ACS) & 1u) || port->acs == PCIE_ACS_NEEDS_ROOT) {
+                (*unread)++;
+                continue;
+            }
+            if (port->acs == PCIE_ACS_MALFORMED) {
+                (*broken)++;
+                continue;
+            }
+            if (!((port->valid >> PCIE_B_ACS_CTRL) & 1u) || !(port->acs_ctrl & ACS_REDIRECT))
+                continue;
+            if (named)
+                render_ranges(list, sizeof(list), beyond, n_beyond);
+            else
+                gpu_addresses(p, nic, k, list, sizeof(list));
+            redirect_words(words, sizeof(words), port->acs_ctrl);
+            f = finding_new(ctx, out, n_beyond == 1 ? beyond[0] : -1, -1);
+            finding_object(f, "PCIe port %s", port->address);
+            if (k == 0)
+                finding_title(f,
+                              "ACS on the switch port above NIC %s sends GPUDirect RDMA between "
+                              "it and GPUs %s through the CPU",
+                              who, list);
+            else
+                finding_title(f,
+                              "ACS on the upper switch port above NIC %s sends GPUDirect RDMA "
+                              "between it and GPUs %s through the CPU",
+                              who, list);
+            finding_evidence(f,
+                             "port %s of switch %s, above NIC %s: ACS control 0x%04" PRIx32
+                             ", redirect bits %s",
+                             port->address, sw, nic->address, port->acs_ctrl, words);
+            finding_evidence(f,
+                             "GPUs %s sit under the same switch %s behind its other ports: "
+                             "GPUDirect RDMA between them and the NIC crosses this port",
+                             list, sw);
+            finding_evidence(f, "the NIC's reads and writes of GPU memory go up to the root "
+                                "complex and back instead of turning in the switch: lower RDMA "
+                                "bandwidth, higher latency");
+            finish_finding(f, p, port);
+        }
+    }
+    free(beyond);
+}
+
 static void check_acs(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct pcie_info *p = &ctx->facts->snap->pcie;
-    size_t unread = 0, broken = 0;
+    size_t unread = 0, broken = 0, nic_unread = 0, nic_broken = 0;
 
     if (!(p->valid & (UINT64_C(1) << PCIE_I_GPUS))) {
         need_collector(ctx, out, COLLECTOR_PCIE);
@@ -238,6 +365,17 @@ static void check_acs(const struct rule_ctx *ctx, struct findings *out)
         finish_finding(f, p, port);
     }
     check_upper(ctx, out, &unread, &broken);
+    check_nics(ctx, out, &nic_unread, &nic_broken);
+    if (nic_unread > 0)
+        rule_skip(ctx, out, -1,
+                  "ACS of %zu switch port%s above network cards (reading a bridge's extended "
+                  "config space needs root)",
+                  nic_unread, nic_unread == 1 ? "" : "s");
+    if (nic_broken > 0)
+        rule_skip(ctx, out, -1,
+                  "ACS of %zu switch port%s above network cards (a broken extended capability "
+                  "list: the collector's notes name it)",
+                  nic_broken, nic_broken == 1 ? "" : "s");
     if (unread > 0)
         rule_skip(ctx, out, -1,
                   "ACS of %zu switch port%s above GPUs (reading a bridge's extended config "
@@ -266,7 +404,9 @@ const struct rule rule_pcie_acs_p2p = {
     .detection = N_("the ACS control register (extended capability 0x000D, control at +6) of "
                     "the switch port right above a GPU that shares its switch with another GPU "
                     "or a network card, and in nested switches of each upper switch's port above "
-                    "GPUs that has other GPUs under the same switch's other ports: P2P Request "
+                    "GPUs that has other GPUs under the same switch's other ports; and of the "
+                    "switch ports above a network card up to the lowest switch it shares with a "
+                    "GPU, which GPUDirect RDMA between them crosses: P2P Request "
                     "Redirect (0x4), Completion Redirect (0x8) or Egress Control (0x20) set. "
                     "Reading it needs root; without root it is said as not checked."),
     .fix = N_("setpci -s PORT ECAP_ACS+0x6.w=0000 on the switch ports (until the next boot), and "

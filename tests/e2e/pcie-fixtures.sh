@@ -19,6 +19,11 @@ check '.pcie.gpus[3] | [.driver, .numa_node, .link_gen, .peers]' '[null, 1, 3, [
 check '[.pcie.gpus[] | .upstream[0] | [.address, .acs, .acs_ctrl]]' \
     '[["0000:00:01.0",null,null],["0000:03:00.0","present","0x0000001d"],["0000:03:02.0","present","0x00000011"],["0000:80:01.0",null,null]]'
 check '[.pcie.gpus[1].upstream[1,2] | .acs]' '[null, null]'
+# the NIC under the GPUs' switch: its RDMA device's name, and the ACS of its port (only that one:
+# the switch is the lowest it shares with a GPU); the NVMe drive's port is not read
+check '[.pcie.nics[] | [.address, .name, .driver, .class_code]]' '[["0000:05:00.0","mlx5_0","mlx5_core","0x00020000"]]'
+check '[.pcie.nics[0].upstream[] | [.address, .acs, .acs_ctrl]]' \
+    '[["0000:03:01.0","present","0x0000001d"],["0000:02:00.0",null,null],["0000:00:02.0",null,null]]'
 
 # With a window the AER counters are read twice: nothing changed in a fixture.
 snap "$PCIE_FIX/server" --only pcie --window 150ms
@@ -35,6 +40,7 @@ check '.pcie.gpus' '[]'
 snap "$PCIE_FIX/garbage" --only pcie
 check '.collectors.pcie.state' '"partial"'
 check '.collectors.pcie.notes | length >= 17' 'true'
+check '.pcie.nics' '[]'
 check '.pcie.gpus | length' '4'
 check '.pcie.gpus[0] | [.link_speed_gts, .link_width, .numa_node, .aer_correctable]' '[null, null, null, null]'
 check '.pcie.gpus[1] | [.upstream, .peers, .link_speed_max_gts, .link_gen_max]' '[null, null, 12.5, null]'
@@ -47,8 +53,11 @@ head -c 4096 /dev/zero >"$sw/0000:03:02.0/config"
 printf '\x0d\x00\x01\x00' | dd of="$sw/0000:03:02.0/config" bs=1 seek=256 conv=notrunc status=none
 printf '\x0d\x00' | dd of="$sw/0000:03:02.0/config" bs=1 seek=258 conv=notrunc status=none # no control
 printf '\x01\x00\x01\x05' | dd of="$sw/0000:03:02.0/config" bs=1 seek=256 conv=notrunc status=none # next 0x050: before 0x100
+head -c 64 /dev/zero >"$sw/0000:03:01.0/config"
+rm -r "$sw/0000:03:01.0/0000:05:00.0/infiniband"
 snap "$TMP/acs" --only pcie
 check '[.pcie.gpus[1,2] | .upstream[0] | [.acs, .acs_ctrl]]' '[["needs_root",null],["malformed",null]]'
+check '.pcie.nics[0] | [.name, .upstream[0].acs, .upstream[0].acs_ctrl]' '["ens1np0","needs_root",null]'
 check '.collectors.pcie.notes' '["/sys/bus/pci/devices/0000:03:02.0/config: malformed: its extended capability list is broken"]'
 
 # pcie.acs-p2p: the port with redirect bits, above a GPU sharing its switch with a GPU and a NIC
@@ -56,19 +65,23 @@ acs_rules() {
     GPUDOCTOR_STATE_DIR=off "$GPUDOCTOR" check --json --root "$1" --only pcie --window 0 >"$OUT" 2>/dev/null || true
     jq -c '[.findings[] | select(.id == "pcie.acs-p2p") | [.subject.object, .severity]]' "$OUT"
 }
-if [ "$(acs_rules "$PCIE_FIX/server")" != '[["PCIe port 0000:03:00.0","warning"]]' ]; then
+# and the NIC's port, for its RDMA with both GPUs under the switch
+if [ "$(acs_rules "$PCIE_FIX/server")" != '[["PCIe port 0000:03:00.0","warning"],["PCIe port 0000:03:01.0","warning"]]' ]; then
     echo "FAIL: pcie.acs-p2p on the server tree: $(acs_rules "$PCIE_FIX/server")"
     failures=$((failures + 1))
 fi
 check '[.findings[] | select(.id == "pcie.acs-p2p") | .fix[] | select(startswith("sudo setpci"))]' \
-    '["sudo setpci -s 0000:03:00.0 ECAP_ACS+0x6.w=0000   # ACS off on this port until the next boot"]'
+    '["sudo setpci -s 0000:03:00.0 ECAP_ACS+0x6.w=0000   # ACS off on this port until the next boot","sudo setpci -s 0000:03:01.0 ECAP_ACS+0x6.w=0000   # ACS off on this port until the next boot"]'
+check '.findings[] | select(.subject.object == "PCIe port 0000:03:01.0") | [.title, .evidence[0,1]]' \
+    '["ACS on the switch port above NIC mlx5_0 (0000:05:00.0) sends GPUDirect RDMA between it and GPUs 0000:04:00.0, 0000:06:00.0 through the CPU","port 0000:03:01.0 of switch 0000:02:00.0, above NIC 0000:05:00.0: ACS control 0x001d, redirect bits RR CR","GPUs 0000:04:00.0, 0000:06:00.0 sit under the same switch 0000:02:00.0 behind its other ports: GPUDirect RDMA between them and the NIC crosses this port"]'
+check '[.findings[] | select(.subject.object == "PCIe port 0000:03:01.0") | .fix[] | select(startswith("#")) | test("virtual machines")]' '[true]'
 # without root: not checked, and said
 if [ "$(acs_rules "$TMP/acs")" != '[]' ]; then
     echo "FAIL: pcie.acs-p2p without the ACS registers: $(acs_rules "$TMP/acs")"
     failures=$((failures + 1))
 fi
 check '[.not_checked[] | select(.rule == "pcie.acs-p2p") | .reason]' \
-    '["ACS of 1 switch port above GPUs (reading a bridge'"'"'s extended config space needs root)","ACS of 1 switch port above GPUs (a broken extended capability list: the collector'"'"'s notes name it)"]'
+    '["ACS of 1 switch port above network cards (reading a bridge'"'"'s extended config space needs root)","ACS of 1 switch port above GPUs (reading a bridge'"'"'s extended config space needs root)","ACS of 1 switch port above GPUs (a broken extended capability list: the collector'"'"'s notes name it)"]'
 
 # On the 8-GPU case whose second CPU's switch ports redirect: one finding per port above GPUs
 # 4-7, and the P2P finding is explained by the first of them.
