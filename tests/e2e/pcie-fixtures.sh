@@ -122,18 +122,33 @@ for g in 82:00.0/0000:83:00.0/0000:84:00.0/0000:9a:00.0 82:00.0/0000:83:00.0/000
     bridge "$nest/0000:$g" "" 0x030200
     printf '0x10de\n' >"$nest/0000:$g/vendor"
 done
+# An InfiniBand card under a third switch, below the upper switch's port 82:02.0, which
+# redirects: its RDMA with all four GPUs crosses that port. A card on a root port of its own
+# shares no switch with a GPU: not listed, its port not read.
+bridge "$nest/0000:82:02.0" 0x1d
+bridge "$nest/0000:82:02.0/0000:c3:00.0"
+bridge "$nest/0000:82:02.0/0000:c3:00.0/0000:c4:00.0" 0x11
+bridge "$nest/0000:82:02.0/0000:c3:00.0/0000:c4:00.0/0000:c5:00.0" "" 0x020700
+bridge "$TMP/nested/sys/devices/pci0000:80/0000:80:02.0" 0x1d
+bridge "$TMP/nested/sys/devices/pci0000:80/0000:80:02.0/0000:e1:00.0" "" 0x020000
 snap "$TMP/nested" --only pcie
+check '[.pcie.nics[] | [.address, .name, .class_code]]' '[["0000:c5:00.0",null,"0x00020700"]]'
+check '[.pcie.nics[0].upstream[] | [.address, .acs, .acs_ctrl]]' \
+    '[["0000:c4:00.0","present","0x00000011"],["0000:c3:00.0",null,null],["0000:82:02.0","present","0x0000001d"],["0000:81:00.0",null,null],["0000:80:01.0",null,null]]'
 check '[.pcie.gpus[] | [.upstream[] | .acs_ctrl]]' \
     '[["0x00000011",null,"0x00000011",null,null],["0x00000011",null,"0x00000011",null,null],["0x00000011",null,"0x0000001d",null,null],["0x00000011",null,"0x0000001d",null,null]]'
-if [ "$(acs_rules "$TMP/nested")" != '[["PCIe port 0000:82:01.0","warning"]]' ]; then
+if [ "$(acs_rules "$TMP/nested")" != '[["PCIe port 0000:82:01.0","warning"],["PCIe port 0000:82:02.0","warning"]]' ]; then
     echo "FAIL: pcie.acs-p2p on nested switches: $(acs_rules "$TMP/nested")"
     failures=$((failures + 1))
 fi
-# the upper port read without root: not checked, and said (the lower ports do not redirect)
+check '.findings[] | select(.subject.object == "PCIe port 0000:82:02.0") | [.title, .fix[0]]' \
+    '["ACS on the upper switch port above NIC 0000:c5:00.0 sends GPUDirect RDMA between it and GPUs 0000:9a:00.0, 0000:ab:00.0, 0000:ba:00.0, 0000:db:00.0 through the CPU","sudo setpci -s 0000:82:02.0 ECAP_ACS+0x6.w=0000   # ACS off on this port until the next boot"]'
+# the upper ports read without root: not checked, and said (the lower ports do not redirect)
 head -c 64 /dev/zero >"$nest/0000:82:01.0/config"
+head -c 64 /dev/zero >"$nest/0000:82:02.0/config"
 acs_rules "$TMP/nested" >/dev/null
 check '[.not_checked[] | select(.rule == "pcie.acs-p2p") | .reason]' \
-    '["ACS of 1 switch port above GPUs (reading a bridge'"'"'s extended config space needs root)"]'
+    '["ACS of 1 switch port above network cards (reading a bridge'"'"'s extended config space needs root)","ACS of 1 switch port above GPUs (reading a bridge'"'"'s extended config space needs root)"]'
 
 mkdir -p "$TMP/empty"
 snap "$TMP/empty" --only pcie
