@@ -90,6 +90,12 @@ check '[.findings[] | select(.id == "pcie.acs-p2p") | .subject.object] | sort' \
     '["PCIe port 0000:91:00.0","PCIe port 0000:91:01.0","PCIe port 0000:b1:00.0","PCIe port 0000:b1:01.0"]'
 check '[.findings[0].id, (.findings[] | select(.id == "pcie.p2p-unavailable") | .caused_by)]' '["pcie.acs-p2p", 1]'
 
+# A ConnectX card's port redirecting under GPUs 0-1's switch (their ports not): the finding names
+# the card and the GPUs by their NVML indexes; GPU P2P is not said to be blocked.
+"$GPUDOCTOR" check --json --from "$SRC/tests/scenarios/p2p-acs-nic/snapshot.json" >"$OUT" 2>/dev/null || true
+check '[.findings[] | select(.id == "pcie.acs-p2p") | [.subject.object, .title]]' \
+    '[["PCIe port 0000:11:02.0","ACS on the switch port above NIC mlx5_0 (0000:1c:00.0) sends GPUDirect RDMA between it and GPUs 0, 1 through the CPU"]]'
+
 # Nested switches: two switches (GPUs a-b, c-d) under an upper switch, whose port above c-d
 # redirects. ACS is read on every downstream port of the chain (0 and 2), not on upstream or
 # root ports; the finding is the upper port's, once for its two GPUs.
