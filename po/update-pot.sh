@@ -10,7 +10,8 @@ out=${1:-po/gpudoctor.pot}
 mapfile -t files < <(grep -v '^#' po/POTFILES | grep .)
 # The catalogues' columns whose text the rules show people through _() (rules-xid.c): FILE:COLUMNS.
 # Their other columns are identifiers (RESET_GPU, nverror names, SXid names) and stay as they are.
-tsv_text=(data/xid.tsv:meaning,typical_cause,recommended_action data/xid-nvlink5.tsv:effect)
+tsv_text=(data/xid.tsv:meaning,typical_cause,recommended_action data/xid-nvlink5.tsv:effect
+    data/cuda-errors.tsv:meaning)
 tmp=$(mktemp)
 trap 'rm -f "$tmp"' EXIT
 # _() and N_() mark text for people; L_(people, s) is _() for people and the English for --json;

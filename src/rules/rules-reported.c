@@ -22,14 +22,23 @@ static const struct cudaerr_info *reported_match(const struct rule_ctx *ctx, siz
     return cudaerr_match(ctx->facts->snap->reported.errors[i].text);
 }
 
+/* A catalogue's meaning for people: data/cuda-errors.tsv's text is translated (po/tsv2pot.py). */
+static const char *meaning_l(const char *meaning)
+{
+    return meaning != NULL && meaning[0] != '\0' ? _(meaning) : meaning; /* _("") is the header */
+}
+
 static void evidence_text(struct finding *f, const char *text, const struct cudaerr_info *m)
 {
     finding_evidence(f, "the error given: \"%s\"", text);
     if (m != NULL && m->number >= 0)
-        finding_evidence(f, "recognised as %s %s (%" PRId32 "): %s", m->api, m->name, m->number,
-                         m->meaning);
+        finding_evidence_take(f, TWICE("recognised as %s %s (%" PRId32 "): %s",
+                                       (m->api, m->name, m->number, m->meaning),
+                                       (m->api, m->name, m->number, meaning_l(m->meaning))));
     else if (m != NULL)
-        finding_evidence(f, "recognised as %s's \"%s\": %s", m->api, m->name, m->meaning);
+        finding_evidence_take(f,
+                              TWICE("recognised as %s's \"%s\": %s", (m->api, m->name, m->meaning),
+                                    (m->api, m->name, meaning_l(m->meaning))));
 }
 
 /*

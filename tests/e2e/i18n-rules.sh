@@ -104,10 +104,10 @@ fi
 for po in "$SRC"/po/*.po; do
     lang=$(basename "$po" .po)
     msgfmt -o "$tmp/$lang.mo" "$po" 2>/dev/null || { bad "$lang: msgfmt failed"; continue; }
-    python3 - "$tmp/$lang.mo" "$lang" "$SRC/data/xid.tsv" "$SRC/data/xid-nvlink5.tsv" >"$tmp/cat.out" <<'PY' ||
+    python3 - "$tmp/$lang.mo" "$lang" "$SRC/data/xid.tsv" "$SRC/data/xid-nvlink5.tsv" "$SRC/data/cuda-errors.tsv" >"$tmp/cat.out" <<'PY' ||
 import gettext, re, sys
 
-mo, lang, xid_tsv, nvlink5_tsv = sys.argv[1:]
+mo, lang, xid_tsv, nvlink5_tsv, cudaerr_tsv = sys.argv[1:]
 t = gettext.GNUTranslations(open(mo, "rb"))
 cjk = re.compile("[\u4e00-\u9fff]")
 missing, checked = [], 0
@@ -120,7 +120,8 @@ def rows(path):
     header = lines[0].split("\t")
     return header, [dict(zip(header, l.split("\t"))) for l in lines[1:]]
 
-for path, cols in ((xid_tsv, ("meaning", "typical_cause", "recommended_action")), (nvlink5_tsv, ("effect",))):
+for path, cols in ((xid_tsv, ("meaning", "typical_cause", "recommended_action")), (nvlink5_tsv, ("effect",)),
+                   (cudaerr_tsv, ("meaning",))):
     header, table = rows(path)
     for col in cols:
         if col not in header:
@@ -132,7 +133,7 @@ for path, cols in ((xid_tsv, ("meaning", "typical_cause", "recommended_action"))
                 continue
             checked += 1
             if not ok(text, t.gettext(text)):
-                missing.append("xid %s %s: %r" % (r["xid"], col, text))
+                missing.append("%s %s %s: %r" % (path.rsplit("/", 1)[-1], r[header[0]], col, text))
         if path == xid_tsv and not ok(r["category"], t.pgettext("Xid category", r["category"]), False):
             missing.append("xid %s category: %r" % (r["xid"], r["category"]))
 if missing or checked < 500:
