@@ -21,6 +21,24 @@
 #define ACS_REDIRECT (NUMA_ACS_RR | NUMA_ACS_CR | NUMA_ACS_EC)
 
 /* "RR CR EC" for the redirect bits of ctrl into buf. */
+/*
+ * Whether a switch port's ACS sends peer traffic that enters it up to the root complex; a port
+ * whose ACS could not be read counts in unread, one whose capability list was malformed in
+ * broken (both: not known to redirect).
+ */
+static bool port_redirects(const struct pcie_bridge *port, size_t *unread, size_t *broken)
+{
+    if (!((port->valid >> PCIE_B_ACS) & 1u) || port->acs == PCIE_ACS_NEEDS_ROOT) {
+        (*unread)++;
+        return false;
+    }
+    if (port->acs == PCIE_ACS_MALFORMED) {
+        (*broken)++;
+        return false;
+    }
+    return ((port->valid >> PCIE_B_ACS_CTRL) & 1u) && (port->acs_ctrl & ACS_REDIRECT);
+}
+
 static void redirect_words(char *buf, size_t size, uint32_t ctrl)
 {
     snprintf(buf, size, "%s%s%s", ctrl & NUMA_ACS_RR ? "RR " : "", ctrl & NUMA_ACS_CR ? "CR " : "",
@@ -133,15 +151,7 @@ static void check_upper(const struct rule_ctx *ctx, struct findings *out, size_t
             }
             if (n_beyond == 0)
                 continue; /* nothing on the other side of this port */
-            if (!((port->valid >> PCIE_B_ACS) & 1u) || port->acs == PCIE_ACS_NEEDS_ROOT) {
-                (*unread)++;
-                continue;
-            }
-            if (port->acs == PCIE_ACS_MALFORMED) {
-                (*broken)++;
-                continue;
-            }
-            if (!((port->valid >> PCIE_B_ACS_CTRL) & 1u) || !(port->acs_ctrl & ACS_REDIRECT))
+            if (!port_redirects(port, unread, broken))
                 continue;
             n_below = gpus_below(ctx, port->address, below, p->n_gpus);
             render_ranges(list_below, sizeof(list_below), below, n_below);
@@ -254,15 +264,7 @@ static void check_nics(const struct rule_ctx *ctx, struct findings *out, size_t 
                 continue; /* no GPU's RDMA crosses this port */
             if (upper_judges(p, port->address, sw))
                 continue; /* GPUs below it too: one finding for the port, check_upper's */
-            if (!((port->valid >> PCIE_B_ACS) & 1u) || port->acs == PCIE_ACS_NEEDS_ROOT) {
-                (*unread)++;
-                continue;
-            }
-            if (port->acs == PCIE_ACS_MALFORMED) {
-                (*broken)++;
-                continue;
-            }
-            if (!((port->valid >> PCIE_B_ACS_CTRL) & 1u) || !(port->acs_ctrl & ACS_REDIRECT))
+            if (!port_redirects(port, unread, broken))
                 continue;
             if (named)
                 render_ranges(list, sizeof(list), beyond, n_beyond);
@@ -322,19 +324,7 @@ static void check_acs(const struct rule_ctx *ctx, struct findings *out)
         if (gpus + nics == 0)
             continue; /* alone under its switch: nothing to talk to through it */
         port = &d->upstream[0];
-        if (!((port->valid >> PCIE_B_ACS) & 1u)) {
-            unread++;
-            continue;
-        }
-        if (port->acs == PCIE_ACS_NEEDS_ROOT) {
-            unread++;
-            continue;
-        }
-        if (port->acs == PCIE_ACS_MALFORMED) {
-            broken++;
-            continue;
-        }
-        if (!((port->valid >> PCIE_B_ACS_CTRL) & 1u) || !(port->acs_ctrl & ACS_REDIRECT))
+        if (!port_redirects(port, &unread, &broken))
             continue;
         redirect_words(words, sizeof(words), port->acs_ctrl);
         v = klog_gpu(ctx, d->address);
