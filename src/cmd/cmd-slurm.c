@@ -246,6 +246,11 @@ static const struct {
     /* where a job runs and how its NCCL is set: the job's own doing */
     { "proc.numa-remote", false },
     { "proc.nccl-disabled", false },
+    /* an error one user gave with --error (slurm-check takes none): one job's report, which
+     * never drains a node by itself; the fabric rules judge the node's own evidence */
+    { "reported.system-not-ready", false },
+    { "reported.devices-unavailable", false },
+    { "reported.error", false },
 };
 
 int slurm_rule_scope(const struct rule *r)
