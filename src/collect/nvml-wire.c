@@ -43,8 +43,9 @@ static char *dump_line(json_t *j)
 }
 
 /*
- * Drops from every object of j the null values its "nvml_status" explains: reading an absent key
- * gives the same record (the status sets the value's code either way), and an 8-GPU NVSwitch
+ * Drops from every object of j the null values its "nvml_status" explains, and an empty
+ * "nvml_status": reading an absent key gives the same record (the status sets the value's code
+ * either way; no status is no error), and an 8-GPU NVSwitch
  * server's 144 NVLinks with counters a driver does not support are otherwise most of the answer,
  * paid for twice, in encoding and in decoding. A null without a status (not collected) stays:
  * absent, a list would read as valid.
@@ -73,6 +74,9 @@ static void drop_explained_nulls(json_t *j)
         else
             drop_explained_nulls(v);
     }
+    /* An empty status reads as an absent one: every value there is valid. */
+    if (status != NULL && json_is_object(status) && json_object_size(status) == 0)
+        json_object_del(j, "nvml_status");
 }
 
 char *nvml_wire_encode(const struct nvml_system *sys, const struct gpu *gpus, size_t n_gpus)
@@ -82,7 +86,7 @@ char *nvml_wire_encode(const struct nvml_system *sys, const struct gpu *gpus, si
     if (sys != NULL)
         json_object_set_new(j, "nvml", nvml_system_to_json(sys));
     for (size_t i = 0; i < n_gpus; i++)
-        json_array_append_new(arr, gpu_to_json(&gpus[i], sys ? 0 : JF_ID | JF_DYNAMIC));
+        json_array_append_new(arr, gpu_to_wire(&gpus[i], sys ? 0 : JF_ID | JF_DYNAMIC));
     json_object_set_new(j, "gpus", arr);
     drop_explained_nulls(arr);
     return dump_line(j);
@@ -158,7 +162,7 @@ int nvml_wire_decode(const char *line, size_t len, bool want_sys, struct nvml_sy
         snprintf(path, sizeof(path), "gpus[%zu]", i);
         gpu_init(&out[i], (uint32_t)i);
         n = i + 1;
-        if (gpu_from_json(&out[i], v, path, JF_RC_NOT_COLLECTED, NULL, &err) != 0)
+        if (gpu_from_wire(&out[i], v, path, &err) != 0)
             goto out;
     }
     *gpus = out;
@@ -172,6 +176,42 @@ out:
     free_gpus(out, n);
     json_decref(root);
     return rc;
+}
+
+int nvml_wire_sample_of(const struct gpu *full, size_t n_full, struct gpu **gpus, size_t *n_gpus,
+                        char **cause)
+{
+    struct jerr err = { "", "" };
+    struct gpu *out;
+    size_t n = 0;
+
+    *gpus = NULL;
+    *n_gpus = 0;
+    *cause = NULL;
+    out = xcalloc(n_full ? n_full : 1, sizeof(*out));
+    for (size_t i = 0; i < n_full; i++) {
+        /* The same encoding as a sample answer's, read back the same way: the one definition of
+         * what a sample holds stays the encoder's. */
+        json_t *j = gpu_to_wire(&full[i], JF_ID | JF_DYNAMIC);
+        char path[64];
+        int rc;
+
+        snprintf(path, sizeof(path), "gpus[%zu]", i);
+        gpu_init(&out[i], (uint32_t)i);
+        n = i + 1;
+        drop_explained_nulls(j);
+        rc = gpu_from_wire(&out[i], j, path, &err);
+        json_decref(j);
+        if (rc != 0) {
+            *cause = xasprintf("the full NVML reading does not make a sample: %s: %s", err.path,
+                               err.msg);
+            free_gpus(out, n);
+            return -1;
+        }
+    }
+    *gpus = out;
+    *n_gpus = n;
+    return 0;
 }
 
 void nvml_linebuf_init(struct nvml_linebuf *b, size_t max)

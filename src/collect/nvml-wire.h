@@ -1,7 +1,8 @@
 /*
  * The conversation between the collector and its NVML helper process: the parent writes a request
  * line ("full" or "sample"), the helper answers with one line of compact JSON in the snapshot's
- * own format (nvml_system_to_json, gpu_to_json), so the wire needs no codec of its own:
+ * own format (nvml_system_to_json, gpu_to_wire: gpu_to_json's, with each NVLink and peer record a
+ * row of values instead of an object), so the wire needs no codec of its own:
  *   {"nvml": {...}, "gpus": [{...}, ...]}     answer to "full"
  *   {"gpus": [{index, dynamic fields}, ...]}  answer to "sample"
  *   {"error": "text"}                         a request the helper did not understand
@@ -47,6 +48,16 @@ char *nvml_wire_encode_error(const char *msg);
  */
 int nvml_wire_decode(const char *line, size_t len, bool want_sys, struct nvml_system *sys,
                      struct gpu **gpus, size_t *n_gpus, char **cause);
+
+/*
+ * The GPUs an answer to "sample" would decode to, made from a full answer's GPUs without the wire:
+ * each GPU's identifying and dynamic fields, everything else not collected. A sample taken right
+ * after the full reading (a check without a window) reads the same values; this spares the helper
+ * the second reading and both sides its encoding and decoding. *gpus is a new array (free each
+ * with gpu_free) or NULL. Returns 0, or -1 with *cause set (the caller frees it).
+ */
+int nvml_wire_sample_of(const struct gpu *full, size_t n_full, struct gpu **gpus, size_t *n_gpus,
+                        char **cause);
 
 /* Accumulates bytes read from a stream until a whole line is there. */
 struct nvml_linebuf {

@@ -1,6 +1,7 @@
 /*
  * The NVML collector: a thin wrapper over an NVML session (nvml-session.h). start = open + full,
- * sample = the dynamic fields into each sample, finish = close. NVML gets the collection deadline
+ * sample = the dynamic fields into each sample (without a window, the full reading's), finish =
+ * close. NVML gets the collection deadline
  * minus a reserve, so whatever hangs in the driver, the other collectors still run and the
  * program exits on time.
  */
@@ -8,6 +9,7 @@
 #include "collect/nvml-lib.h"
 #include "collect/nvml-session.h"
 #include "collect/nvml-status.h"
+#include "collect/nvml-wire.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
@@ -129,6 +131,15 @@ static void sample(struct collect_ctx *ctx, void *state, struct snapshot *s, str
 
     if (st == NULL || st->ss == NULL)
         return;
+    /* Without a window the one sample follows the full reading at once: it is that reading. */
+    if (ctx->opts->window_ms == 0 && smp->t_ms == 0) {
+        if (nvml_wire_sample_of(s->gpus, s->n_gpus, &smp->gpus, &smp->n_gpus, &cause) != 0) {
+            collector_set(c, CS_FAILED, "while sampling: %s", cause);
+            stop(ctx, st);
+        }
+        free(cause);
+        return;
+    }
     switch (
         nvml_session_sample(st->ss, nvml_deadline(ctx), &smp->gpus, &smp->n_gpus, &hung, &cause)) {
     case NVML_SESSION_OK:

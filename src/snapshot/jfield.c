@@ -405,6 +405,45 @@ static bool report_unknown_key(const struct jtable *t, const json_t *in, const c
     return false; /* counted twice: an extra key that is also a field */
 }
 
+/*
+ * Reads field f of obj from v: its value, NULL when the record lacks it (missing_rc), JSON null
+ * when it was not collected. *missing gathers the JT_BITS slots a field lacks. Returns 0, or -1
+ * with *err set.
+ */
+static int read_field(const struct jtable *t, const struct jfield *f, void *obj, const json_t *v,
+                      const char *path, int32_t missing_rc, uint64_t *missing, struct jerr *err)
+{
+    if (f->type == JF_NONE) {
+        /* Written only when invalid (null plus a status); the caller reads the content. */
+        if (t->validity == JT_RC)
+            jfield_set_rc(t, obj, f->slot, v != NULL && json_is_null(v) ? JF_RC_NOT_COLLECTED : 0);
+        return 0;
+    }
+    if (v == NULL || json_is_null(v)) {
+        if (f->slot < 0 && v == NULL && t->validity != JT_NONE) {
+            jerr_set(err, path, "missing required key \"%s\"", f->name);
+            return -1;
+        }
+        if (t->validity == JT_RC)
+            jfield_set_rc(t, obj, f->slot, v == NULL ? missing_rc : JF_RC_NOT_COLLECTED);
+        else
+            jfield_set_valid(t, obj, f, false);
+        if (f->slot >= 0 && f->slot < 64)
+            *missing |= UINT64_C(1) << f->slot;
+        return 0;
+    }
+    if (field_from_json(f, obj, v, path, err) != 0) {
+        snprintf(err->path, sizeof(err->path), "%s%s%s", path, *path ? "." : "", f->name);
+        return -1;
+    }
+    /* Fields that share a bit are known together: one that is missing keeps the bit clear, so its
+     * value never reads as a valid 0. */
+    jfield_set_valid(t, obj, f,
+                     t->validity != JT_BITS || f->slot < 0 || f->slot >= 64 ||
+                         !(*missing & (UINT64_C(1) << f->slot)));
+    return 0;
+}
+
 int jtable_read(const struct jtable *t, void *obj, const json_t *in, const char *path,
                 int32_t missing_rc, const char *const *extra_keys, struct jerr *err)
 {
@@ -417,39 +456,10 @@ int jtable_read(const struct jtable *t, void *obj, const json_t *in, const char 
         return -1;
     }
     for (size_t i = 0; i < t->n_fields; i++) {
-        const struct jfield *f = &t->fields[i];
-
-        v = json_object_get(in, f->name);
+        v = json_object_get(in, t->fields[i].name);
         known += v != NULL;
-        if (f->type == JF_NONE) {
-            /* Written only when invalid (null plus a status); the caller reads the content. */
-            if (t->validity == JT_RC)
-                jfield_set_rc(t, obj, f->slot,
-                              v != NULL && json_is_null(v) ? JF_RC_NOT_COLLECTED : 0);
-            continue;
-        }
-        if (v == NULL || json_is_null(v)) {
-            if (f->slot < 0 && v == NULL && t->validity != JT_NONE) {
-                jerr_set(err, path, "missing required key \"%s\"", f->name);
-                return -1;
-            }
-            if (t->validity == JT_RC)
-                jfield_set_rc(t, obj, f->slot, v == NULL ? missing_rc : JF_RC_NOT_COLLECTED);
-            else
-                jfield_set_valid(t, obj, f, false);
-            if (f->slot >= 0 && f->slot < 64)
-                missing |= UINT64_C(1) << f->slot;
-            continue;
-        }
-        if (field_from_json(f, obj, v, path, err) != 0) {
-            snprintf(err->path, sizeof(err->path), "%s%s%s", path, *path ? "." : "", f->name);
+        if (read_field(t, &t->fields[i], obj, v, path, missing_rc, &missing, err) != 0)
             return -1;
-        }
-        /* Fields that share a bit are known together: one that is missing keeps the bit clear,
-         * so its value never reads as a valid 0. */
-        jfield_set_valid(t, obj, f,
-                         t->validity != JT_BITS || f->slot < 0 || f->slot >= 64 ||
-                             !(missing & (UINT64_C(1) << f->slot)));
     }
     /* Every key is a field, an extra key or the status key: counting spares a lookup per key. */
     for (size_t i = 0; extra_keys && extra_keys[i]; i++)
@@ -463,6 +473,66 @@ int jtable_read(const struct jtable *t, void *obj, const json_t *in, const char 
         if (v != NULL && read_status(t, obj, v, path, err) != 0)
             return -1;
     }
+    return 0;
+}
+
+void jtable_write_row(const struct jtable *t, const void *obj, json_t *out, unsigned only_flags)
+{
+    json_t *row = json_array(), *status = NULL;
+
+    if (t->validity != JT_RC)
+        fatal("%s: rows are for tables with NVML statuses", t->name);
+    for (size_t i = 0; i < t->n_fields; i++) {
+        const struct jfield *f = &t->fields[i];
+        bool valid = jfield_valid(t, obj, f);
+
+        if (only_flags && !(f->flags & only_flags)) {
+            json_array_append_new(row, json_null());
+            continue;
+        }
+        if (valid) {
+            /* A list's slot has no value of its own: true stands for "valid". */
+            json_array_append_new(row, f->type == JF_NONE ? json_true() : field_to_json(f, obj));
+            continue;
+        }
+        json_array_append_new(row, json_null());
+        /* As in jtable_write: a sample leaves out why a value is missing. */
+        if (!only_flags) {
+            int32_t rc = jfield_rc(t, obj, f->slot);
+            const char *name = rc == JF_RC_NOT_COLLECTED ? "NOT_COLLECTED" : nvml_rc_name(rc);
+
+            if (status == NULL)
+                status = json_object();
+            json_object_set_new(status, f->name, name ? json_string(name) : json_integer(rc));
+        }
+    }
+    if (status != NULL)
+        json_array_append_new(row, status);
+    json_array_append_new(out, row);
+}
+
+int jtable_read_row(const struct jtable *t, void *obj, const json_t *in, const char *path,
+                    struct jerr *err)
+{
+    uint64_t missing = 0;
+    size_t n = json_array_size(in);
+
+    if (t->validity != JT_RC)
+        fatal("%s: rows are for tables with NVML statuses", t->name);
+    if (!json_is_array(in) || (n != t->n_fields && n != t->n_fields + 1) ||
+        (n == t->n_fields + 1 && !json_is_object(json_array_get(in, t->n_fields)))) {
+        jerr_set(err, path, "expected a %s row: %zu values and perhaps their statuses", t->name,
+                 t->n_fields);
+        return -1;
+    }
+    for (size_t i = 0; i < t->n_fields; i++) {
+        if (read_field(t, &t->fields[i], obj, json_array_get(in, i), path, JF_RC_NOT_COLLECTED,
+                       &missing, err) != 0)
+            return -1;
+    }
+    if (n == t->n_fields + 1 &&
+        read_status(t, obj, json_array_get(in, t->n_fields), path, err) != 0)
+        return -1;
     return 0;
 }
 

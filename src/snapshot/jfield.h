@@ -96,6 +96,20 @@ int jtable_read(const struct jtable *t, void *obj, const json_t *in, const char 
                 int32_t missing_rc, const char *const *extra_keys, struct jerr *err);
 
 /*
+ * A record as a row, for the NVML helper's wire, where most of an answer is link records whose keys
+ * would outweigh their values: a JSON array of the table's fields in order (null for a value not
+ * there, true for a valid list slot) and, when some value has an error, the status object last.
+ * Only for JT_RC tables. only_flags as jtable_write. The row is appended to the array out.
+ */
+void jtable_write_row(const struct jtable *t, const void *obj, json_t *out, unsigned only_flags);
+/*
+ * Reads a row jtable_write_row wrote: the record jtable_read would read from the same record as an
+ * object, with missing_rc JF_RC_NOT_COLLECTED. Returns 0, or -1 with *err set.
+ */
+int jtable_read_row(const struct jtable *t, void *obj, const json_t *in, const char *path,
+                    struct jerr *err);
+
+/*
  * Copies the fields having one of only_flags (JF_DYNAMIC: what a sample holds), values and
  * validity, from src to dst, records of the same table. Identifying fields (JF_ID) stay.
  */

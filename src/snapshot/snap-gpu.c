@@ -577,7 +577,8 @@ static json_t *proc_type_json(uint32_t mask)
     return a;
 }
 
-json_t *gpu_to_json(const struct gpu *g, unsigned only_flags)
+/* rows: links and peers as rows (jtable_write_row), the NVML helper's wire. */
+static json_t *encode(const struct gpu *g, unsigned only_flags, bool rows)
 {
     json_t *j = json_object();
 
@@ -608,9 +609,15 @@ json_t *gpu_to_json(const struct gpu *g, unsigned only_flags)
         json_t *links = json_array();
 
         for (size_t i = 0; i < g->n_nvlinks; i++) {
-            json_t *l = json_object();
+            unsigned flags = only_flags ? JF_ID | JF_DYNAMIC : 0;
+            json_t *l;
 
-            jtable_write(&gpu_nvlink_table, &g->nvlinks[i], l, only_flags ? JF_ID | JF_DYNAMIC : 0);
+            if (rows) {
+                jtable_write_row(&gpu_nvlink_table, &g->nvlinks[i], links, flags);
+                continue;
+            }
+            l = json_object();
+            jtable_write(&gpu_nvlink_table, &g->nvlinks[i], l, flags);
             json_array_append_new(links, l);
         }
         json_object_set_new(j, "nvlink", links);
@@ -626,8 +633,13 @@ json_t *gpu_to_json(const struct gpu *g, unsigned only_flags)
         json_t *peers = json_array();
 
         for (size_t i = 0; i < g->n_peers; i++) {
-            json_t *p = json_object();
+            json_t *p;
 
+            if (rows) {
+                jtable_write_row(&gpu_peer_table, &g->peers[i], peers, 0);
+                continue;
+            }
+            p = json_object();
             jtable_write(&gpu_peer_table, &g->peers[i], p, 0);
             json_array_append_new(peers, p);
         }
@@ -636,9 +648,19 @@ json_t *gpu_to_json(const struct gpu *g, unsigned only_flags)
     return j;
 }
 
+json_t *gpu_to_json(const struct gpu *g, unsigned only_flags)
+{
+    return encode(g, only_flags, false);
+}
+
+json_t *gpu_to_wire(const struct gpu *g, unsigned only_flags)
+{
+    return encode(g, only_flags, true);
+}
+
 /* Peers are listed once each, never the GPU itself; at most NVML_QUERY_MAX_GPUS - 1 of them. */
 static int peers_from_json(struct gpu *g, const json_t *peers, const char *path, int32_t missing_rc,
-                           struct jerr *err)
+                           bool rows, struct jerr *err)
 {
     size_t i;
     json_t *p;
@@ -660,12 +682,15 @@ static int peers_from_json(struct gpu *g, const json_t *peers, const char *path,
         snprintf(ppath, sizeof(ppath), "%s.peers[%zu]", path, i);
         gpu_peer_init(gp, 0);
         g->n_peers = i + 1;
-        if (!json_is_object(p) || !json_is_integer(json_object_get(p, "gpu"))) {
+        if (rows) {
+            if (jtable_read_row(&gpu_peer_table, gp, p, ppath, err) != 0)
+                return -1;
+        } else if (!json_is_object(p) || !json_is_integer(json_object_get(p, "gpu"))) {
             jerr_set(err, ppath, "expected a peer object with \"gpu\": its index");
             return -1;
-        }
-        if (jtable_read(&gpu_peer_table, gp, p, ppath, missing_rc, NULL, err) != 0)
+        } else if (jtable_read(&gpu_peer_table, gp, p, ppath, missing_rc, NULL, err) != 0) {
             return -1;
+        }
         if (gp->gpu == g->index) {
             jerr_set(err, ppath, "gpu: a GPU is not its own peer");
             return -1;
@@ -682,7 +707,7 @@ static int peers_from_json(struct gpu *g, const json_t *peers, const char *path,
 
 /* Links are listed once each, in the range the header allows. */
 static int nvlinks_from_json(struct gpu *g, const json_t *links, const char *path,
-                             int32_t missing_rc, struct jerr *err)
+                             int32_t missing_rc, bool rows, struct jerr *err)
 {
     size_t i;
     json_t *l;
@@ -704,12 +729,15 @@ static int nvlinks_from_json(struct gpu *g, const json_t *links, const char *pat
         snprintf(lpath, sizeof(lpath), "%s.nvlink[%zu]", path, i);
         gpu_nvlink_init(gl, 0);
         g->n_nvlinks = i + 1;
-        if (!json_is_object(l) || !json_is_integer(json_object_get(l, "link"))) {
+        if (rows) {
+            if (jtable_read_row(&gpu_nvlink_table, gl, l, lpath, err) != 0)
+                return -1;
+        } else if (!json_is_object(l) || !json_is_integer(json_object_get(l, "link"))) {
             jerr_set(err, lpath, "expected a link object with \"link\": its number");
             return -1;
-        }
-        if (jtable_read(&gpu_nvlink_table, gl, l, lpath, missing_rc, NULL, err) != 0)
+        } else if (jtable_read(&gpu_nvlink_table, gl, l, lpath, missing_rc, NULL, err) != 0) {
             return -1;
+        }
         if (gl->link >= NVML_NVLINK_MAX_LINKS) {
             jerr_set(err, lpath, "link: expected 0 to %d", NVML_NVLINK_MAX_LINKS - 1);
             return -1;
@@ -763,8 +791,8 @@ bad:
 
 static const char *const gpu_proc_extra[] = { "type", NULL };
 
-int gpu_from_json(struct gpu *g, const json_t *j, const char *path, int32_t missing_rc,
-                  const char *const *extra_keys, struct jerr *err)
+static int decode(struct gpu *g, const json_t *j, const char *path, int32_t missing_rc,
+                  const char *const *extra_keys, bool rows, struct jerr *err)
 {
     static const char *const base_extra[] = { "handle_status", NULL };
     const char *extra[32];
@@ -826,7 +854,7 @@ int gpu_from_json(struct gpu *g, const json_t *j, const char *path, int32_t miss
         g->rc[GPU_S_PEERS] = missing_rc;
     links = json_object_get(j, "nvlink");
     if (links != NULL && !json_is_null(links)) {
-        if (nvlinks_from_json(g, links, path, missing_rc, err) != 0)
+        if (nvlinks_from_json(g, links, path, missing_rc, rows, err) != 0)
             return -1;
         g->rc[GPU_S_NVLINK] = 0;
     }
@@ -845,11 +873,22 @@ int gpu_from_json(struct gpu *g, const json_t *j, const char *path, int32_t miss
     }
     peers = json_object_get(j, "peers");
     if (peers != NULL && !json_is_null(peers)) {
-        if (peers_from_json(g, peers, path, missing_rc, err) != 0)
+        if (peers_from_json(g, peers, path, missing_rc, rows, err) != 0)
             return -1;
         g->rc[GPU_S_PEERS] = 0;
     }
     return 0;
+}
+
+int gpu_from_json(struct gpu *g, const json_t *j, const char *path, int32_t missing_rc,
+                  const char *const *extra_keys, struct jerr *err)
+{
+    return decode(g, j, path, missing_rc, extra_keys, false, err);
+}
+
+int gpu_from_wire(struct gpu *g, const json_t *j, const char *path, struct jerr *err)
+{
+    return decode(g, j, path, JF_RC_NOT_COLLECTED, NULL, true, err);
 }
 
 int gpu_pids_check(const struct gpu *g, const char *path, struct jerr *err)

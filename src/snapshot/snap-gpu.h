@@ -380,6 +380,12 @@ json_t *gpu_to_json(const struct gpu *g, unsigned only_flags);
 int gpu_from_json(struct gpu *g, const json_t *j, const char *path, int32_t missing_rc,
                   const char *const *extra_keys, struct jerr *err);
 /*
+ * The NVML helper's wire form of a GPU: gpu_to_json's object, with its links and peers as rows
+ * (jtable_write_row) instead of objects; read back with missing_rc JF_RC_NOT_COLLECTED.
+ */
+json_t *gpu_to_wire(const struct gpu *g, unsigned only_flags);
+int gpu_from_wire(struct gpu *g, const json_t *j, const char *path, struct jerr *err);
+/*
  * A snapshot's GPU process pids must be possible process ids (1..PROC_PID_MAX): 0 or -1 in a fix
  * would name every process. The simulator's scenarios, which may hold any value NVML can return,
  * are not checked. Returns 0, or -1 with *err naming the pid.

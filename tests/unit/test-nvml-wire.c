@@ -1,4 +1,7 @@
-/* The collector <-> NVML helper framing: requests, answers as snapshot JSON, line buffering. */
+/*
+ * The collector <-> NVML helper framing: requests, answers as snapshot JSON (links and peers as
+ * rows), the sample made from a full reading, line buffering.
+ */
 #include "collect/nvml-wire.h"
 #include "nvml/nvml-abi.h"
 #include "util/xalloc.h"
@@ -207,6 +210,135 @@ static void test_sample_dynamic_only(void **state)
     gpu_free(&in[1]);
 }
 
+/* A GPU with links and peers, some values read, some refused, some not collected. */
+static void make_fabric_gpu(struct gpu *g)
+{
+    gpu_init(g, 0);
+    g->name = xstrdup("NVIDIA H100 80GB HBM3");
+    g->rc[GPU_S_NAME] = 0;
+    g->temp_c = 55;
+    g->rc[GPU_S_TEMP] = 0;
+    g->rc[GPU_S_NVLINK] = 0;
+    g->nvlinks = xcalloc(2, sizeof(*g->nvlinks));
+    g->n_nvlinks = 2;
+    gpu_nvlink_init(&g->nvlinks[0], 0);
+    g->nvlinks[0].active = true;
+    g->nvlinks[0].rc[NVL_S_ACTIVE] = 0;
+    g->nvlinks[0].remote_pci_bus_id = xstrdup("00000000:C5:00.0");
+    g->nvlinks[0].rc[NVL_S_REMOTE_BUS] = 0;
+    g->nvlinks[0].replay_errors = 7;
+    g->nvlinks[0].rc[NVL_S_REPLAY] = 0;
+    g->nvlinks[0].rc[NVL_S_CRC] = NVML_ERROR_NOT_SUPPORTED;
+    gpu_nvlink_init(&g->nvlinks[1], 5);
+    g->nvlinks[1].active = false;
+    g->nvlinks[1].rc[NVL_S_ACTIVE] = 0;
+    g->rc[GPU_S_PEERS] = 0;
+    g->peers = xcalloc(1, sizeof(*g->peers));
+    g->n_peers = 1;
+    gpu_peer_init(&g->peers[0], 1);
+    g->peers[0].topology = GPU_TOPO_INTERNAL;
+    g->peers[0].rc[PEER_S_TOPOLOGY] = 0;
+    g->peers[0].rc[PEER_S_P2P_NVLINK] = NVML_ERROR_NO_PERMISSION;
+}
+
+/* What a GPU reads as from the snapshot's own object form (the reference the wire must match). */
+static json_t *as_snapshot_reads(const struct gpu *g, unsigned only_flags)
+{
+    json_t *j = gpu_to_json(g, only_flags), *out;
+    struct jerr err = { "", "" };
+    struct gpu back;
+
+    gpu_init(&back, g->index);
+    if (gpu_from_json(&back, j, "gpu", JF_RC_NOT_COLLECTED, NULL, &err) != 0)
+        fail_msg("the object form did not read back: %s: %s", err.path, err.msg);
+    out = gpu_to_json(&back, 0);
+    gpu_free(&back);
+    json_decref(j);
+    return out;
+}
+
+static void assert_same_gpu(const struct gpu *a, json_t *want)
+{
+    json_t *got = gpu_to_json(a, 0);
+
+    if (!json_equal(got, want)) {
+        char *g = json_dumps(got, JSON_COMPACT | JSON_SORT_KEYS);
+        char *w = json_dumps(want, JSON_COMPACT | JSON_SORT_KEYS);
+
+        fail_msg("read back as\n%s\nnot as\n%s", g, w);
+    }
+    json_decref(got);
+    json_decref(want);
+}
+
+/* Links and peers travel as rows, and read back exactly as their objects would, full or sample. */
+static void test_link_rows(void **state)
+{
+    struct nvml_system sys, back;
+    struct gpu in, *out = NULL;
+    size_t n = 0;
+    char *line, *cause = NULL;
+
+    (void)state;
+    make_fabric_gpu(&in);
+    memset(&sys, 0, sizeof(sys));
+    sys.attempted = true;
+    sys.device_count = 1;
+    line = nvml_wire_encode(&sys, &in, 1);
+    assert_null(strstr(line, "\"link\":"));
+    assert_null(strstr(line, "\"topology\":"));
+    assert_non_null(strstr(line, "\"nvlink\":[[0,true,"));
+    memset(&back, 0, sizeof(back));
+    assert_int_equal(nvml_wire_decode(line, strlen(line) - 1, true, &back, &out, &n, &cause), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(out[0].nvlinks[0].replay_errors, 7);
+    assert_int_equal(out[0].nvlinks[0].rc[NVL_S_CRC], NVML_ERROR_NOT_SUPPORTED);
+    assert_int_equal(out[0].nvlinks[1].link, 5);
+    assert_int_equal(out[0].peers[0].rc[PEER_S_P2P_NVLINK], NVML_ERROR_NO_PERMISSION);
+    assert_same_gpu(&out[0], as_snapshot_reads(&in, 0));
+    free(line);
+    free_gpus(out, n);
+    nvml_system_free(&back);
+
+    line = nvml_wire_encode(NULL, &in, 1);
+    assert_int_equal(nvml_wire_decode(line, strlen(line) - 1, false, NULL, &out, &n, &cause), 0);
+    assert_same_gpu(&out[0], as_snapshot_reads(&in, JF_ID | JF_DYNAMIC));
+    free(line);
+    free_gpus(out, n);
+    nvml_system_free(&sys);
+    gpu_free(&in);
+}
+
+/* Without a window the sample is made from the full reading: the same GPUs a sample answer gives.
+ */
+static void test_sample_of_full(void **state)
+{
+    struct gpu in[3], *wire = NULL, *made = NULL;
+    size_t n_wire = 0, n_made = 0;
+    char *line, *cause = NULL;
+
+    (void)state;
+    make_gpus(in);
+    make_fabric_gpu(&in[2]);
+    in[2].index = 2;
+    line = nvml_wire_encode(NULL, in, 3);
+    assert_int_equal(nvml_wire_decode(line, strlen(line) - 1, false, NULL, &wire, &n_wire, &cause),
+                     0);
+    assert_int_equal(nvml_wire_sample_of(in, 3, &made, &n_made, &cause), 0);
+    assert_null(cause);
+    assert_int_equal(n_made, 3);
+    for (size_t i = 0; i < 3; i++)
+        assert_same_gpu(&made[i], gpu_to_json(&wire[i], 0));
+    assert_null(made[0].name); /* static: not in a sample */
+    assert_int_equal(made[0].temp_c, 71);
+    assert_int_equal(made[1].handle_rc, NVML_ERROR_GPU_IS_LOST);
+    free(line);
+    free_gpus(wire, n_wire);
+    free_gpus(made, n_made);
+    for (size_t i = 0; i < 3; i++)
+        gpu_free(&in[i]);
+}
+
 /* A malformed answer is an error that says where, never a crash or a half-filled result. */
 static void expect_bad(const char *line, bool want_sys, const char *want)
 {
@@ -247,6 +379,17 @@ static void test_malformed(void **state)
     expect_bad("{\"nvml\": {\"init_rc\": \"x\"}, \"gpus\": []}", true, "nvml.init_rc");
     expect_bad("{\"error\": \"unknown request\"}", false, "refused the request: unknown request");
     expect_bad("{\"gpus\": [], \"gpus\": []}", false, "duplicate");
+    /* rows: the table's values in order, and perhaps their statuses; nothing else */
+    expect_bad("{\"gpus\": [{\"index\": 0, \"nvlink\": [[0]]}]}", false,
+               "gpus[0].nvlink[0]: expected a GPU NVLink row");
+    expect_bad("{\"gpus\": [{\"index\": 0, \"nvlink\": [{\"link\": 0}]}]}", false,
+               "expected a GPU NVLink row");
+    expect_bad("{\"gpus\": [{\"index\": 0, \"nvlink\": [[40,true,6,null,null,0,0,0,0,0]]}]}", false,
+               "link: expected 0 to");
+    expect_bad("{\"gpus\": [{\"index\": 0, \"peers\": [[0,null,null,null]]}]}", false,
+               "a GPU is not its own peer");
+    expect_bad("{\"gpus\": [{\"index\": 0, \"peers\": [[1,null,null,null,{\"nope\":1}]]}]}", false,
+               "unknown field \"nope\"");
 }
 
 static void test_error_answer(void **state)
@@ -305,6 +448,8 @@ int main(void)
         cmocka_unit_test(test_full_round_trip),
         cmocka_unit_test(test_explained_nulls_left_out),
         cmocka_unit_test(test_sample_dynamic_only),
+        cmocka_unit_test(test_link_rows),
+        cmocka_unit_test(test_sample_of_full),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_error_answer),
         cmocka_unit_test(test_linebuf),
