@@ -99,9 +99,10 @@ check '.nvml.hung_call' '"nvmlInit_v2"'
 no_leftovers
 
 # A hang while sampling: everything from the first reading is kept, the sample times out.
-# The delay fits the budget once (the full reading) but not twice (the sample right after it).
+# The delay fits the budget once (the full reading) but not twice (the sample right after it;
+# with a window, since without one the sample is the full reading).
 run_timed "$(scenario slow-sample "$(three_gpus '.gpus[0].delays_ms = {nvmlDeviceGetTemperature: 1000}')")" \
-    --timeout 2s --only nvml
+    --timeout 2s --window 100ms --only nvml
 within 1400 2800
 check '.collectors.nvml.state' '"timeout"'
 check '.nvml.hung_call' '"nvmlDeviceGetTemperatureV on GPU 0"'
@@ -110,7 +111,8 @@ check '[.gpus[].temp_c]' '[64,64,64]'
 check '.samples[0].gpus' '[]'
 no_leftovers
 
-# A delay shorter than the deadline: the value is still collected and the run is ok.
+# A delay shorter than the deadline: the value is still collected and the run is ok. Without a
+# window the one sample is the full reading, so the delay is paid once; with one, twice.
 run_timed "$(scenario delay "$(three_gpus '.gpus[2].delays_ms = {nvmlDeviceGetPowerUsage: 200}')")" \
     --timeout 5s --only nvml
 check '.collectors.nvml.state' '"ok"'
@@ -118,6 +120,11 @@ check '.nvml.hung_call' 'null'
 check '[.gpus[].power_mw]' '[612345,612345,612345]'
 check '[.samples[0].gpus[].power_mw]' '[612345,612345,612345]'
 check '.nvml.elapsed_us >= 200000' 'true'
+within 200 4000
+no_leftovers
+run_timed "$TMP/delay.json" --timeout 5s --window 10ms --only nvml
+check '.collectors.nvml.state' '"ok"'
+check '[.samples[].gpus[2].power_mw]' '[612345,612345]'
 within 400 4000
 no_leftovers
 
