@@ -16,6 +16,7 @@
     X(BUSY, "busy")                                                                                \
     X(NO_DEVICE, "no_device")                                                                      \
     X(NO_DRIVER, "no_driver")                                                                      \
+    X(SLOW_INIT, "slow_init")                                                                      \
     X(OTHER, "other")
 
 enum cudaerr_kind {
@@ -26,7 +27,7 @@ enum cudaerr_kind {
 };
 
 struct cudaerr_info {
-    const char *api;  /* "cuda-runtime", "cuda-driver", "pytorch", "nccl" */
+    const char *api;  /* "cuda-runtime", "cuda-driver", "pytorch", "nccl", ... */
     int32_t number;   /* the api's number; -1: none */
     const char *name; /* "cudaErrorSystemNotReady" */
     enum cudaerr_kind kind;

@@ -701,7 +701,8 @@ static int gen_sxid(struct tsv *t, FILE *out)
 static int gen_cudaerr(struct tsv *t, FILE *out)
 {
     static const char *const names[] = { "api", "number", "name", "kind", "pattern", "meaning" };
-    static const char *const apis[] = { "cuda-runtime", "cuda-driver", "pytorch", "nccl" };
+    static const char *const apis[] = { "cuda-runtime", "cuda-driver", "pytorch", "nccl",
+                                        "nvidia-container-toolkit" };
     static const char *const kinds[] = {
 #define CUDAERR_KIND_NAME(id, name) name,
         CUDAERR_KINDS(CUDAERR_KIND_NAME)
@@ -724,8 +725,10 @@ static int gen_cudaerr(struct tsv *t, FILE *out)
 
         for (int k = 0; k < 6; k++)
             v[k] = t->cell[c[k]];
-        if (find_name(apis, 4, v[API]) < 0)
-            return fail(t, "column 'api': '%s' is not cuda-runtime, cuda-driver, pytorch or nccl",
+        if (find_name(apis, sizeof(apis) / sizeof(apis[0]), v[API]) < 0)
+            return fail(t,
+                        "column 'api': '%s' is not cuda-runtime, cuda-driver, pytorch, nccl or "
+                        "nvidia-container-toolkit",
                         v[API]);
         if (strcmp(v[NUMBER], "-") != 0) {
             char *end;

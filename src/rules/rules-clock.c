@@ -3,6 +3,7 @@
  * power caps and limits set low, reduced application clocks, and persistence mode.
  */
 #include "nvml/nvml-abi.h"
+#include "data/cudaerr.h"
 #include "rules/rule-impl.h"
 #include "util/xalloc.h"
 
@@ -621,10 +622,26 @@ const struct rule rule_clock_low_pstate = {
 
 /* ---- clock.persistence-off ---- */
 
+/* The first error given with --error that says the driver was too slow to bring the GPUs up
+ * (nvidia-container-cli's "driver error: timed out"), or -1. */
+static ssize_t reported_slow_init(const struct rule_ctx *ctx)
+{
+    const struct snapshot *s = ctx->facts->snap;
+
+    for (size_t i = 0; i < s->reported.n_errors; i++) {
+        const struct cudaerr_info *m = cudaerr_match(s->reported.errors[i].text);
+
+        if (m != NULL && m->kind == CUDAERR_SLOW_INIT)
+            return (ssize_t)i;
+    }
+    return -1;
+}
+
 static void check_persistence(const struct rule_ctx *ctx, struct findings *out)
 {
     int32_t *off = xcalloc(ctx->facts->n_gpus ? ctx->facts->n_gpus : 1, sizeof(*off));
     size_t n_off = 0, n_known = 0;
+    ssize_t slow;
     char list[128];
     struct finding *f;
 
@@ -646,7 +663,19 @@ static void check_persistence(const struct rule_ctx *ctx, struct findings *out)
     f = finding_new(ctx, out, n_off == 1 ? off[0] : -1, -1);
     if (n_off > 1)
         finding_object(f, "GPUs %s", list);
-    finding_title(f, "Persistence mode off on GPU%s %s", n_off == 1 ? "" : "s", list);
+    slow = reported_slow_init(ctx);
+    if (slow >= 0) {
+        /* The user's tool gave up waiting for that initialisation: the setting is the cause. */
+        f->severity = SEV_WARNING;
+        finding_title(f,
+                      "Persistence mode off on GPU%s %s: the driver initialises the GPUs for "
+                      "every new client, and the error given timed out waiting for it",
+                      n_off == 1 ? "" : "s", list);
+        finding_evidence(f, "the error given: \"%s\"",
+                         ctx->facts->snap->reported.errors[slow].text);
+    } else {
+        finding_title(f, "Persistence mode off on GPU%s %s", n_off == 1 ? "" : "s", list);
+    }
     finding_evidence(f, "persistence mode disabled on %zu of %zu GPUs", n_off, n_known);
     finding_evidence(f, "each CUDA program start re-initialises the GPU (seconds), and settings "
                         "such as clocks and compute mode are lost when the last client exits");
@@ -656,7 +685,7 @@ static void check_persistence(const struct rule_ctx *ctx, struct findings *out)
     else
         for (size_t i = 0; i < n_off; i++)
             finding_fix(f, "sudo nvidia-smi -i %d -pm 1", off[i]);
-    f->impact = 0.05;
+    f->impact = slow >= 0 ? 0.6 : 0.05;
     free(off);
 }
 
@@ -671,9 +700,13 @@ const struct rule rule_clock_persistence_off = {
         "every nvidia-smi call pays an initialisation of seconds on a large server, first kernels "
         "start slow, and settings such as application clocks or compute mode are forgotten. "
         "NVIDIA recommends nvidia-persistenced on Linux servers. GPUs that drive a display are not "
-        "reported: the display keeps the driver loaded."),
+        "reported: the display keeps the driver loaded. Information, unless the error given with "
+        "--error is a tool that timed out waiting for that initialisation (nvidia-container-cli's "
+        "\"driver error: timed out\", which stops GPU containers from starting): then the setting "
+        "is the cause, and a warning."),
     .detection = N_("persistence mode disabled (nvmlDeviceGetPersistenceMode) on a GPU without an "
-                    "active display; one finding for all such GPUs."),
+                    "active display; one finding for all such GPUs; a warning when --error gave a "
+                    "driver initialisation that timed out (data/cuda-errors.tsv kind slow_init)."),
     .fix = N_("Enable the daemon: sudo systemctl enable --now nvidia-persistenced. The legacy "
               "switch nvidia-smi -pm 1 also works until the next reboot."),
     .thresholds = NO_THRESHOLDS,

@@ -1134,6 +1134,34 @@ static bool gpu_job_name(const struct rule_ctx *ctx, const char *name)
     return false;
 }
 
+/*
+ * Whether an error given with --error names process pid ("pid 629", "pid=629", "(pid: 629)"):
+ * PyTorch's "DataLoader worker (pid 629) is killed by signal: Killed" says the job the user ran
+ * lost that process, whatever its name.
+ */
+static bool reported_names_pid(const struct rule_ctx *ctx, int pid)
+{
+    const struct snapshot *s = ctx->facts->snap;
+
+    for (size_t i = 0; i < s->reported.n_errors && pid > 0; i++) {
+        for (const char *p = s->reported.errors[i].text; (p = strstr(p, "pid")) != NULL;) {
+            char *end;
+            long v;
+
+            p += 3;
+            while (*p == ' ' || *p == '=' || *p == ':')
+                p++;
+            if (*p < '0' || *p > '9')
+                continue;
+            v = strtol(p, &end, 10);
+            if (v == pid)
+                return true;
+            p = end;
+        }
+    }
+    return false;
+}
+
 static void check_oom(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct driver_info *d = &ctx->facts->snap->driver;
@@ -1145,13 +1173,21 @@ static void check_oom(const struct rule_ctx *ctx, struct findings *out)
     for (size_t i = 0; i < d->n_events; i++) {
         const struct klog_event *ev = &d->events[i];
 
-        if (ev->kind != KLOG_OOM_KILL || !klog_recent(ctx, ev) || !gpu_job_name(ctx, ev->name))
+        bool named;
+
+        if (ev->kind != KLOG_OOM_KILL || !klog_recent(ctx, ev))
+            continue;
+        named = reported_names_pid(ctx, (int)klog_pid(ev));
+        if (!named && !gpu_job_name(ctx, ev->name))
             continue;
         if (f == NULL)
             f = finding_new(ctx, out, -1, -1);
         n++;
         latest = ev;
         klog_when(&when, ctx, ev);
+        if (named)
+            finding_evidence(f, "the error given names pid %d: the killed %s was the job's",
+                             (int)klog_pid(ev), ev->name);
         if (ev->valid & (UINT64_C(1) << KLOG_S_RSS)) {
             char rss[16];
 
@@ -1203,7 +1239,8 @@ const struct rule rule_health_oom_kill = {
         "add up."),
     .detection = N_("kernel-log OOM-kill events within klog_max_age_h for processes that are GPU "
                     "jobs: named like a GPU process now running, or python, torchrun, tritonserver "
-                    "and similar."),
+                    "and similar, or named by pid in the error given with --error (PyTorch's "
+                    "\"DataLoader worker (pid N) is killed by signal: Killed\")."),
     .fix = N_("Read what was killed and its size in the kernel log. Reduce host memory per job "
               "(fewer loader workers, smaller prefetch, memory-mapped data), set per-job memory "
               "limits, or add memory."),

@@ -21,7 +21,7 @@
  * the holder is there, invisible from here (another PID namespace, a container, or a process
  * list that was not read), and every new CUDA program gets 'busy or unavailable'.
  */
-static void hidden_holder(const struct rule_ctx *ctx, struct findings *out,
+static bool hidden_holder(const struct rule_ctx *ctx, struct findings *out,
                           const struct facts_gpu *v, const char *mode)
 {
     const struct gpu *g = v->g;
@@ -30,7 +30,7 @@ static void hidden_holder(const struct rule_ctx *ctx, struct findings *out,
 
     if (!need_gpu(ctx, out, g, GPU_S_MEM_USED) ||
         (double)g->mem_used_bytes < th(ctx, TH_CONTEXT_MIN_MIB) * MIB)
-        return;
+        return false;
     render_bytes(used, sizeof(used), g->mem_used_bytes);
     f = finding_new(ctx, out, (int32_t)g->index, -1);
     finding_title(f,
@@ -67,10 +67,91 @@ static void hidden_holder(const struct rule_ctx *ctx, struct findings *out,
                 "it",
                 g->index);
     f->impact = 0.3 + (double)g->mem_used_bytes / (1024.0 * MIB) / 80.0;
+    return true;
+}
+
+/* The first error given with --error that the catalogue reads as a GPU refused as taken
+ * (46 "busy or unavailable", 216 "already in use"), or -1. */
+static ssize_t reported_refusal(const struct rule_ctx *ctx, const struct cudaerr_info **row)
+{
+    const struct snapshot *s = ctx->facts->snap;
+
+    for (size_t i = 0; i < s->reported.n_errors; i++) {
+        const struct cudaerr_info *m = cudaerr_match(s->reported.errors[i].text);
+
+        if (m != NULL && m->kind == CUDAERR_BUSY) {
+            *row = m;
+            return (ssize_t)i;
+        }
+    }
+    return -1;
+}
+
+/*
+ * Exclusive GPUs on which no holder can be seen (none listed, too little memory in use to show
+ * a context), when the user's program was refused a GPU: the refusal is the process the rule
+ * waits to see failing. The holder may be the job's own first process (several processes of one
+ * job on one exclusive GPU), a process in another PID namespace, or one that has ended since.
+ */
+static void refused_without_holder(const struct rule_ctx *ctx, struct findings *out,
+                                   const uint32_t *gpus, size_t n, const char *mode)
+{
+    const struct snapshot *s = ctx->facts->snap;
+    const struct cudaerr_info *m = NULL;
+    ssize_t r = reported_refusal(ctx, &m);
+    bool thread = mode != NULL && strcmp(mode, "exclusive_thread") == 0;
+    const char *who = thread ? N_("one thread at a time") : N_("one process at a time");
+    char list[96] = "";
+    struct finding *f;
+
+    if (r < 0 || n == 0)
+        return;
+    for (size_t i = 0, at = 0; i < n && at < sizeof(list); i++)
+        at += (size_t)snprintf(list + at, sizeof(list) - at, "%s%" PRIu32, i ? ", " : "", gpus[i]);
+    f = finding_new(ctx, out, n == 1 ? (int32_t)gpus[0] : -1, -1);
+    if (n == 1)
+        finding_title_take(f,
+                           TWICE("GPU %s is %s and CUDA refused the program a GPU: %s may use it",
+                                 (list, mode, who), (list, mode, _(who))));
+    else
+        finding_title_take(f, TWICE("GPUs %s are %s and CUDA refused the program a GPU: %s may use "
+                                    "each",
+                                    (list, mode, who), (list, mode, _(who))));
+    finding_evidence(f, "the error given: \"%s\" (%s)", s->reported.errors[r].text, m->name);
+    finding_evidence(f, "compute mode: %s (one context at a time)", mode);
+    if (thread)
+        finding_evidence(f, "no holder is visible here: another thread of the same program is "
+                            "enough to hold an exclusive_thread GPU");
+    else
+        finding_evidence(f, "no holder is visible here: the job's own first process, a process in "
+                            "another PID namespace (a container, another job), or one that has "
+                            "ended since");
+    finding_fix(f, "nvidia-smi --query-compute-apps=pid,gpu_uuid,used_memory --format=csv   # on "
+                   "the host: who holds it now");
+    if (thread)
+        finding_fix(f, "# or use the GPU from one thread of the program only");
+    else
+        finding_fix(f, "# one GPU per process: start each process with its own "
+                       "CUDA_VISIBLE_DEVICES, or use one process per GPU (torchrun "
+                       "--nproc_per_node=<GPUs>)");
+    if (n == 1)
+        finding_fix(f,
+                    "sudo nvidia-smi -i %" PRIu32 " -c DEFAULT   # or let several processes "
+                    "share it",
+                    gpus[0]);
+    else
+        finding_fix(f, "sudo nvidia-smi -c DEFAULT   # or let several processes share every GPU");
+    f->impact = 0.5;
 }
 
 static void check_compute_mode(const struct rule_ctx *ctx, struct findings *out)
 {
+    const struct cudaerr_info *refusal = NULL;
+    bool refused = reported_refusal(ctx, &refusal) >= 0;
+    uint32_t unheld[64];
+    size_t n_unheld = 0;
+    const char *unheld_mode = NULL;
+
     for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
         const struct facts_gpu *v = &ctx->facts->gpus[i];
         const struct gpu *g = v->g;
@@ -97,7 +178,12 @@ static void check_compute_mode(const struct rule_ctx *ctx, struct findings *out)
             continue;
         }
         if (v->n_compute == 0) {
-            hidden_holder(ctx, out, v, mode);
+            /* One finding for them all: the error does not say which GPU refused it. */
+            if (!hidden_holder(ctx, out, v, mode) && n_unheld < ARRAY_SIZE(unheld) &&
+                (unheld_mode == NULL || strcmp(unheld_mode, mode) == 0)) {
+                unheld[n_unheld++] = g->index;
+                unheld_mode = mode;
+            }
             continue;
         }
         for (size_t k = 0; k < v->n_holders; k++)
@@ -108,7 +194,7 @@ static void check_compute_mode(const struct rule_ctx *ctx, struct findings *out)
                       "GPU %" PRIu32 " is %s and taken: other CUDA programs get 'all "
                       "CUDA-capable devices are busy or unavailable'",
                       g->index, mode);
-        if (blocked == 0)
+        if (blocked == 0 && !refused)
             f->severity = SEV_INFO;
         finding_evidence(f, "compute mode: %s (one context at a time)", mode);
         for (size_t k = 0; k < v->n_holders; k++) {
@@ -128,9 +214,13 @@ static void check_compute_mode(const struct rule_ctx *ctx, struct findings *out)
                     "sudo nvidia-smi -i %" PRIu32 " -c DEFAULT   # let several processes "
                     "share it",
                     g->index);
+        if (blocked == 0 && refused)
+            finding_evidence(f, "CUDA refused a program a GPU: %s (the error given)",
+                             refusal->name);
         finding_fix(f, "# or keep exclusive mode and start other jobs on other GPUs");
         f->impact = 0.3;
     }
+    refused_without_holder(ctx, out, unheld, n_unheld, unheld_mode);
 }
 
 const struct rule rule_proc_compute_mode = {
@@ -144,15 +234,21 @@ const struct rule rule_proc_compute_mode = {
         "at start-up with 'all CUDA-capable devices are busy or unavailable' "
         "(cudaErrorDevicesUnavailable), "
         "which looks like a broken GPU but is a setting. Clusters set exclusive mode on purpose; "
-        "it is a warning when a process is seen failing to get the GPU, information otherwise. "
+        "it is a warning when a process is seen failing to get the GPU (a process with the "
+        "device open but no context, or the error given with --error), information otherwise. "
         "When no process holding the GPU can be seen but its memory is in use, the holder is in "
         "another PID namespace (a container, another job) or was not listed: new programs fail "
-        "while nothing seems to use the GPU, so that is a warning, with how to find the holder."),
+        "while nothing seems to use the GPU, so that is a warning, with how to find the holder. "
+        "So is an exclusive GPU with no holder in sight when the error given says CUDA refused "
+        "a GPU: often the job's own processes share one exclusive GPU, and every one after the "
+        "first is refused."),
     .detection =
         N_("compute mode prohibited; or exclusive_process / exclusive_thread with a compute "
            "process on the GPU (a warning when another process has /dev/nvidiaN open "
-           "without a context); or exclusive with no compute process visible and memory "
-           "used at or above context_min_mib (a warning)."),
+           "without a context, or when --error gave a refusal: CUDA 46 or 216); or exclusive "
+           "with no compute process visible and memory used at or above context_min_mib (a "
+           "warning); or exclusive with no holder visible and --error giving a refusal (one "
+           "warning for all such GPUs)."),
     .fix = N_("sudo nvidia-smi -i N -c DEFAULT allows sharing again (it resets at reboot unless "
               "persistence mode or a boot script sets it). Or keep the mode and send other jobs to "
               "other GPUs."),
@@ -328,10 +424,14 @@ static void reported_no_device(const struct rule_ctx *ctx, struct findings *out)
                       "probably names GPUs that do not exist here",
                       n);
         finding_evidence(f, "the error given: \"%s\" (%s)", s->reported.errors[i].text, m->name);
-        finding_evidence(f,
-                         "this machine has %zu GPU%s (NVML indices 0-%zu): an index "
-                         "CUDA_VISIBLE_DEVICES names must be one of them, or a GPU's UUID",
-                         n, n == 1 ? "" : "s", n - 1);
+        if (n == 1)
+            finding_evidence(f, "this machine has 1 GPU (NVML index 0): an index "
+                                "CUDA_VISIBLE_DEVICES names must be 0, or the GPU's UUID");
+        else
+            finding_evidence(f,
+                             "this machine has %zu GPUs (NVML indices 0-%zu): an index "
+                             "CUDA_VISIBLE_DEVICES names must be one of them, or a GPU's UUID",
+                             n, n - 1);
         finding_evidence(f, "the job's environment was not seen here: other causes are a "
                             "container started without GPUs, or CUDA_VISIBLE_DEVICES empty or -1");
         finding_fix(f, "nvidia-smi -L   # the GPUs and UUIDs that exist");

@@ -199,7 +199,14 @@ static void check_unavailable(const struct rule_ctx *ctx, struct findings *out)
                                  ? compute_mode_names[g->compute_mode]
                                  : "unknown");
         }
-        if (exclusive > 0) {
+        if (exclusive > 0 && m->number == 216) {
+            finding_title(f,
+                          "CUDA reports a GPU \"already in use\" by another thread: %zu GPU%s in "
+                          "an exclusive or prohibited compute mode",
+                          exclusive, exclusive == 1 ? "" : "s");
+            finding_evidence(f, "one thread at a time (exclusive_thread) may use such a GPU: "
+                                "proc.compute-mode says more");
+        } else if (exclusive > 0) {
             finding_title(f,
                           "CUDA reports the GPUs \"busy or unavailable\": %zu GPU%s in an "
                           "exclusive or prohibited compute mode",
@@ -208,8 +215,12 @@ static void check_unavailable(const struct rule_ctx *ctx, struct findings *out)
                                 "such a GPU: proc.compute-mode says who holds it");
         } else {
             f->severity = SEV_INFO;
-            finding_title(f, "CUDA reports the GPUs \"busy or unavailable\"; no compute mode "
-                             "here explains it");
+            if (m->number == 216)
+                finding_title(f, "CUDA reports a GPU \"already in use\" by another thread; no "
+                                 "compute mode here explains it");
+            else
+                finding_title(f, "CUDA reports the GPUs \"busy or unavailable\"; no compute mode "
+                                 "here explains it");
             if (known == 0)
                 finding_evidence(f, "the GPUs' compute modes were not read: whether one is "
                                     "exclusive is unknown here");
@@ -240,8 +251,9 @@ const struct rule rule_reported_devices_unavailable = {
         "compute modes it read; a warning when a GPU is exclusive or prohibited (proc.compute-mode "
         "then names the holder), information with what to check otherwise."),
     .detection = N_("An error given with --error that the catalogue recognises as 46 "
-                    "(\"busy or unavailable\", CUDA_ERROR_DEVICE_UNAVAILABLE), against each "
-                    "GPU's compute mode from NVML."),
+                    "(\"busy or unavailable\", CUDA_ERROR_DEVICE_UNAVAILABLE) or 216 (an "
+                    "exclusive-thread GPU already in use), against each GPU's compute mode from "
+                    "NVML."),
     .fix = N_("Find the holder (nvidia-smi --query-compute-apps), wait for it or end it, or set "
               "the GPU back to the default compute mode (sudo nvidia-smi -i N -c DEFAULT)."),
     .thresholds = NO_THRESHOLDS,
@@ -260,7 +272,8 @@ static void check_error(const struct rule_ctx *ctx, struct findings *out)
         char ran[256] = "";
         struct finding *f;
 
-        if (m != NULL && m->kind != CUDAERR_OTHER && m->kind != CUDAERR_NO_DRIVER)
+        if (m != NULL && m->kind != CUDAERR_OTHER && m->kind != CUDAERR_NO_DRIVER &&
+            m->kind != CUDAERR_SLOW_INIT)
             continue; /* a rule of its own judges it */
         for (size_t c = 0; c < COLLECTOR__COUNT; c++) {
             size_t n = strlen(ran);
@@ -272,8 +285,9 @@ static void check_error(const struct rule_ctx *ctx, struct findings *out)
         if (m == NULL) {
             finding_title(f, "The error given is not one gpudoctor recognises");
             finding_evidence(f, "the error given: \"%s\"", text);
-            finding_evidence(f, "it matches no CUDA, PyTorch or NCCL error of gpudoctor's "
-                                "catalogue: what it means is unknown here");
+            finding_evidence(f, "it matches no error of gpudoctor's catalogue (CUDA, PyTorch, "
+                                "NCCL, the NVIDIA container toolkit): what it means is unknown "
+                                "here");
         } else if (m->number >= 0) {
             finding_title(f, "The error given is %s %s (%" PRId32 ")", m->api, m->name, m->number);
             evidence_text(f, text, m);

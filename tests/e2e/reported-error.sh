@@ -3,7 +3,9 @@
 # server, CUDA's 802 is reported.system-not-ready (critical, the Fabric Manager named, its unknown
 # state said as unknown); 46 points at an exclusive GPU; "no CUDA-capable device" while NVML lists
 # 8 GPUs is proc.cuda-visible-devices; an unknown text is reported.error (info). On the HGX
-# fixture tree with Fabric Manager stopped, fabric.fm-not-running explains the 802. Hostile text
+# fixture tree with Fabric Manager stopped, fabric.fm-not-running explains the 802. An exclusive
+# GPU nobody is seen holding is proc.compute-mode when 46 is given; nvidia-container-cli's timeout
+# makes persistence mode off a warning. Hostile text
 # (quotes, $(), backticks, newlines, escape sequences) is shown printable and never reaches a fix
 # command unquoted; snapshot --error then check --from gives the same findings.
 set -uo pipefail
@@ -60,6 +62,29 @@ jq -e '[.findings[] | select(.id == "reported.devices-unavailable")][0].evidence
     fail "46: GPU 3's mode is not in the evidence"
 cause=$(jq -r '[.findings[] | select(.id == "reported.devices-unavailable")][0].caused_by' "$tmp/j")
 eq "46: caused by" "$(jq -r --argjson n "$cause" '.findings[$n - 1].id' "$tmp/j" 2>/dev/null)" proc.compute-mode
+
+# 46 with GPU 3 exclusive and nobody on it (the job's own first process held it, and ended):
+# proc.compute-mode takes the refusal as the process seen failing, and comes first
+jq '.gpus[3].compute_mode = "exclusive_process" | .gpus[3].processes = [] | .gpus[3].util_gpu_pct = 0
+    | .gpus[3].mem_free_bytes += .gpus[3].mem_used_bytes | .gpus[3].mem_used_bytes = 0' \
+    "$SRC/scenarios/healthy-8xh100.json" >"$tmp/unheld.json"
+NVML_SIM_SCENARIO=$tmp/unheld.json check --error 'CUDA error: all CUDA-capable devices are busy or unavailable'
+eq "46 unheld: first" "$(jq -r '.findings[0] | "\(.id) \(.severity) \(.subject.gpu_index)"' "$tmp/j")" \
+    "proc.compute-mode warning 3"
+eq "46 unheld: title" "$(jq -r '.findings[0].title' "$tmp/j")" \
+    "GPU 3 is exclusive_process and CUDA refused the program a GPU: one process at a time may use it"
+eq "46 unheld: fix" "$(jq -r '.findings[0].fix[-1]' "$tmp/j")" \
+    "sudo nvidia-smi -i 3 -c DEFAULT   # or let several processes share it"
+NVML_SIM_SCENARIO=$tmp/unheld.json check
+eq "unheld, no error" "$(jq -r '[.findings[] | select(.id == "proc.compute-mode")] | length' "$tmp/j")" 0
+
+# nvidia-container-cli timed out while persistence mode is off: the setting is the cause
+jq '.gpus[].persistence_mode = false' "$SRC/scenarios/healthy-8xh100.json" >"$tmp/pm.json"
+NVML_SIM_SCENARIO=$tmp/pm.json check
+eq "persistence off" "$(jq -r '.findings[] | select(.id == "clock.persistence-off") | .severity' "$tmp/j")" info
+NVML_SIM_SCENARIO=$tmp/pm.json check --error 'nvidia-container-cli: initialization error: driver rpc error: timed out: unknown.'
+eq "persistence off, timed out" "$(jq -r '.findings[0] | "\(.id) \(.severity)"' "$tmp/j")" \
+    "clock.persistence-off warning"
 
 # "no CUDA-capable device" and PyTorch's False while NVML lists 8 GPUs
 for text in 'no CUDA-capable device is detected' 'torch.cuda.is_available() returned False'; do

@@ -70,6 +70,27 @@ static void test_names_and_frameworks(void **state)
            "ncclSystemError", 2, CUDAERR_OTHER);
 }
 
+/* 216, the container toolkit's timeout and PyTorch's killed workers (added with issue 17's corpus)
+ */
+static void test_refusals_and_timeouts(void **state)
+{
+    (void)state;
+    expect("cudaErrorDeviceAlreadyInUse: exclusive-thread device already in use by a different "
+           "thread",
+           "cudaErrorDeviceAlreadyInUse", 216, CUDAERR_BUSY);
+    expect("F tensorflow/stream_executor/cuda/cuda_driver.cc:383] Check failed: CUDA_SUCCESS == "
+           "dynload::cuCtxSetCurrent(context) (0 vs. 216)",
+           "CUDA_ERROR_CONTEXT_ALREADY_IN_USE", 216, CUDAERR_BUSY);
+    expect("nvidia-container-cli: initialization error: driver error: timed out\\n",
+           "driver error: timed out", -1, CUDAERR_SLOW_INIT);
+    expect("nvidia-container-cli: initialization error: driver rpc error: timed out: unknown.",
+           "driver error: timed out", -1, CUDAERR_SLOW_INIT);
+    expect("RuntimeError: DataLoader worker (pid 629) is killed by signal: Killed.",
+           "DataLoader worker killed (SIGKILL)", -1, CUDAERR_OTHER);
+    expect("DataLoader worker (pid 83641) is killed by signal: Bus error.",
+           "DataLoader worker killed (SIGBUS)", -1, CUDAERR_OTHER);
+}
+
 static void test_not_recognised(void **state)
 {
     (void)state;
@@ -78,6 +99,9 @@ static void test_not_recognised(void **state)
     assert_null(cudaerr_match("Segmentation fault (core dumped)"));
     assert_null(cudaerr_match("is_available() True")); /* no False: nothing to say */
     assert_null(cudaerr_match("system not yet"));      /* a part of a pattern is not the pattern */
+    assert_null(cudaerr_match("Check failed: CUDA_SUCCESS == cuInit(0) (0 vs. 2160)"));
+    assert_null(cudaerr_match("(0 vs. 216)")); /* without glog's "CUDA_SUCCESS ==" */
+    assert_null(cudaerr_match("DataLoader worker (pid 1) is killed by signal: Aborted."));
 }
 
 int main(void)
@@ -85,6 +109,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cuda_texts),
         cmocka_unit_test(test_names_and_frameworks),
+        cmocka_unit_test(test_refusals_and_timeouts),
         cmocka_unit_test(test_not_recognised),
     };
 

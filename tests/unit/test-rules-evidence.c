@@ -6,6 +6,7 @@
  * run, a process whose maps were not read, and pids no command may name.
  */
 #include "rules/config.h"
+#include "nvml/nvml-abi.h"
 #include "rules/rules.h"
 #include "util/xalloc.h"
 
@@ -588,6 +589,155 @@ static void test_graphics_by_what_it_takes(void **state)
     snapshot_free(s);
 }
 
+/* The error the user saw, as check --error records it. */
+static void give_error(struct snapshot *s, const char *text)
+{
+    struct reported_error *e;
+
+    s->reported.errors =
+        xreallocarray(s->reported.errors, s->reported.n_errors + 1, sizeof(*s->reported.errors));
+    e = &s->reported.errors[s->reported.n_errors++];
+    memset(e, 0, sizeof(*e));
+    e->text = xstrdup(text);
+    e->error = xstrdup(REPORTED_UNRECOGNISED);
+}
+
+static bool evidence_has(const struct finding *x, const char *text)
+{
+    for (size_t i = 0; i < x->n_evidence; i++) {
+        if (strstr(x->evidence[i], text))
+            return true;
+    }
+    return false;
+}
+
+/*
+ * An exclusive GPU with no holder in sight is information enough to say nothing, until the user's
+ * program was refused a GPU: then the refusal is the process seen failing, and the compute mode
+ * is the cause of the reported error.
+ */
+static void test_refused_without_holder(void **state)
+{
+    const struct finding *x, *r;
+    struct snapshot *s;
+    struct findings f;
+
+    (void)state;
+    s = load("compute-mode");
+    gpu_of(s, 1)->compute_mode = NVML_COMPUTEMODE_EXCLUSIVE_PROCESS; /* no process, no memory */
+    run(s, &f);
+    assert_null(find(&f, "proc.compute-mode", 1));
+    findings_free(&f);
+
+    give_error(s, "RuntimeError: CUDA error: all CUDA-capable devices are busy or unavailable");
+    run(s, &f);
+    x = MUST(find(&f, "proc.compute-mode", 1));
+    assert_int_equal(x->severity, SEV_WARNING);
+    assert_string_equal(x->title, "GPU 1 is exclusive_process and CUDA refused the program a GPU: "
+                                  "one process at a time may use it");
+    assert_true(evidence_has(x, "(cudaErrorDevicesUnavailable)"));
+    assert_true(fix_has(x, "sudo nvidia-smi -i 1 -c DEFAULT"));
+    r = MUST(find(&f, "reported.devices-unavailable", -1));
+    assert_int_not_equal(r->cause, 0);
+    assert_string_equal(f.items[r->cause - 1].rule->id, "proc.compute-mode");
+    findings_free(&f);
+    snapshot_free(s);
+
+    /* exclusive_thread refuses the program's own other thread: 216, as glog's CHECK prints it */
+    s = load("compute-mode");
+    gpu_of(s, 1)->compute_mode = NVML_COMPUTEMODE_EXCLUSIVE_THREAD;
+    give_error(s, "Check failed: CUDA_SUCCESS == dynload::cuCtxSetCurrent(context) (0 vs. 216)");
+    run(s, &f);
+    x = MUST(find(&f, "proc.compute-mode", 1));
+    assert_int_equal(x->severity, SEV_WARNING);
+    assert_string_equal(x->title, "GPU 1 is exclusive_thread and CUDA refused the program a GPU: "
+                                  "one thread at a time may use it");
+    assert_true(evidence_has(x, "another thread of the same program"));
+    r = MUST(find(&f, "reported.devices-unavailable", -1));
+    assert_non_null(strstr(r->title, "\"already in use\" by another thread"));
+    findings_free(&f);
+    snapshot_free(s);
+
+    /* an error that is not a refusal changes nothing */
+    s = load("compute-mode");
+    gpu_of(s, 1)->compute_mode = NVML_COMPUTEMODE_EXCLUSIVE_PROCESS;
+    give_error(s, "CUDA error: out of memory");
+    run(s, &f);
+    assert_null(find(&f, "proc.compute-mode", 1));
+    findings_free(&f);
+    snapshot_free(s);
+}
+
+/* An OOM victim is the user's job when the error they give names its pid, whatever its name. */
+static void test_oom_victim_named_by_pid(void **state)
+{
+    struct driver_info *d;
+    const struct finding *x;
+    struct snapshot *s;
+    struct findings f;
+
+    (void)state;
+    s = load("oom-kill");
+    d = &s->driver;
+    for (size_t i = 0; i < d->n_events; i++) {
+        if (d->events[i].kind == KLOG_OOM_KILL && d->events[i].name &&
+            strcmp(d->events[i].name, "python") == 0) {
+            free(d->events[i].name);
+            d->events[i].name = xstrdup("onmt_train");
+        }
+    }
+    run(s, &f);
+    assert_null(find(&f, "health.oom-kill", -1));
+    findings_free(&f);
+
+    give_error(s, "RuntimeError: DataLoader worker (pid 53120) is killed by signal: Killed.");
+    run(s, &f);
+    assert_null(find(&f, "health.oom-kill", -1)); /* another pid */
+    findings_free(&f);
+
+    give_error(s, "RuntimeError: DataLoader worker (pid 5312) is killed by signal: Killed.");
+    run(s, &f);
+    x = MUST(find(&f, "health.oom-kill", -1));
+    assert_int_equal(x->severity, SEV_WARNING);
+    assert_true(evidence_has(x, "the error given names pid 5312: the killed onmt_train was the "
+                                "job's"));
+    findings_free(&f);
+    snapshot_free(s);
+}
+
+/* Persistence mode off is information, and the cause when a tool timed out waiting for the driver.
+ */
+static void test_persistence_off_and_a_timeout(void **state)
+{
+    static const char *const texts[] = {
+        "nvidia-container-cli: initialization error: driver error: timed out",
+        "stderr: Auto-detected mode as 'legacy' nvidia-container-cli: initialization error: "
+        "driver rpc error: timed out: unknown.",
+    };
+    const struct finding *x;
+    struct snapshot *s;
+    struct findings f;
+
+    (void)state;
+    s = load("persistence-off");
+    run(s, &f);
+    x = MUST(find(&f, "clock.persistence-off", -1));
+    assert_int_equal(x->severity, SEV_INFO);
+    findings_free(&f);
+    snapshot_free(s);
+    for (size_t i = 0; i < 2; i++) {
+        s = load("persistence-off");
+        give_error(s, texts[i]);
+        run(s, &f);
+        x = MUST(find(&f, "clock.persistence-off", -1));
+        assert_int_equal(x->severity, SEV_WARNING);
+        assert_non_null(strstr(x->title, "the error given timed out waiting for it"));
+        assert_string_equal(f.items[0].rule->id, "clock.persistence-off");
+        findings_free(&f);
+        snapshot_free(s);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -601,6 +751,9 @@ int main(void)
         cmocka_unit_test(test_kill_names_real_pids),
         cmocka_unit_test(test_unknown_is_not_absent),
         cmocka_unit_test(test_graphics_by_what_it_takes),
+        cmocka_unit_test(test_refused_without_holder),
+        cmocka_unit_test(test_oom_victim_named_by_pid),
+        cmocka_unit_test(test_persistence_off_and_a_timeout),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
