@@ -76,7 +76,6 @@ static void finish_finding(struct finding *f, const struct pcie_info *p,
                    "or the switch's settings; but where GPUs are passed through to virtual "
                    "machines ACS is what isolates them: leave it on there");
     free(qport);
-    finding_explains(f, "pcie.p2p-unavailable");
     f->impact = 0.4;
 }
 
@@ -106,11 +105,46 @@ static size_t gpus_below(const struct rule_ctx *ctx, const char *addr, int32_t *
     return n;
 }
 
+/* Whether bridge address addr is in the card's chain above it. */
+static bool nic_in_chain(const struct pcie_nic *nic, const char *addr)
+{
+    for (size_t k = 0; ((nic->valid >> PCIE_N_UPSTREAM) & 1u) && k < nic->n_upstream; k++) {
+        if (nic->upstream[k].address != NULL && strcmp(nic->upstream[k].address, addr) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* The network cards under switch sw but not below its port, "mlx5_0 (0000:1c:00.0), ..." into
+ * buf; returns how many. */
+static size_t nics_beside(const struct pcie_info *p, const char *port, const char *sw, char *buf,
+                          size_t size)
+{
+    size_t n = 0, len = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; (p->valid >> PCIE_I_NICS) & 1u && i < p->n_nics; i++) {
+        const struct pcie_nic *nic = &p->nics[i];
+
+        if (nic->address == NULL || !nic_in_chain(nic, sw) || nic_in_chain(nic, port))
+            continue;
+        n++;
+        if (len >= size)
+            continue;
+        if ((nic->valid >> PCIE_N_NAME) & 1u && nic->name != NULL)
+            len += (size_t)snprintf(buf + len, size - len, "%s%s (%s)", len ? ", " : "", nic->name,
+                                    nic->address);
+        else
+            len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "", nic->address);
+    }
+    return n;
+}
+
 /*
  * Nested switches: an upper switch's downstream port above a GPU (chain index 2, 4, ...: every
  * other bridge is a downstream port) carries the GPU's traffic to the GPUs under the upper
- * switch's other ports. One finding per redirecting port with GPUs on both sides, however many
- * GPUs lie below it.
+ * switch's other ports, and its GPUDirect RDMA with the network cards there. One finding per
+ * redirecting port with GPUs below it and GPUs or cards beside it, however many GPUs lie below.
  */
 static void check_upper(const struct rule_ctx *ctx, struct findings *out, size_t *unread,
                         size_t *broken)
@@ -133,8 +167,8 @@ static void check_upper(const struct rule_ctx *ctx, struct findings *out, size_t
         for (size_t k = 2; k + 2 < d->n_upstream; k += 2) {
             const struct pcie_bridge *port = &d->upstream[k];
             const char *sw = d->upstream[k + 1].address;
-            size_t n_below, n_beyond = 0, seen = 0;
-            char words[16], list_below[128], list_beyond[128];
+            size_t n_below, n_beyond = 0, n_nics, seen = 0;
+            char words[16], list_below[128], list_beyond[128], nics[256];
             struct finding *f;
 
             for (size_t m = 0; m < n_done && !seen; m++)
@@ -149,7 +183,8 @@ static void check_upper(const struct rule_ctx *ctx, struct findings *out, size_t
                 if (in_chain(&p->gpus[j], sw, 0) && !in_chain(&p->gpus[j], port->address, 0))
                     beyond[n_beyond++] = v ? (int32_t)v->g->index : -1;
             }
-            if (n_beyond == 0)
+            n_nics = nics_beside(p, port->address, sw, nics, sizeof(nics));
+            if (n_beyond == 0 && n_nics == 0)
                 continue; /* nothing on the other side of this port */
             if (!port_redirects(port, unread, broken))
                 continue;
@@ -159,22 +194,46 @@ static void check_upper(const struct rule_ctx *ctx, struct findings *out, size_t
             redirect_words(words, sizeof(words), port->acs_ctrl);
             f = finding_new(ctx, out, n_below == 1 ? below[0] : -1, -1);
             finding_object(f, "PCIe port %s", port->address);
-            finding_title(f,
-                          "ACS on the upper switch port above GPUs %s sends their peer-to-peer "
-                          "traffic with GPUs %s through the CPU",
-                          list_below, list_beyond);
+            if (n_beyond > 0)
+                finding_title(f,
+                              "ACS on the upper switch port above GPUs %s sends their "
+                              "peer-to-peer traffic with GPUs %s through the CPU",
+                              list_below, list_beyond);
+            else
+                finding_title(f,
+                              "ACS on the upper switch port above GPUs %s sends GPUDirect RDMA "
+                              "between them and NIC %s through the CPU",
+                              list_below, nics);
             finding_evidence(f,
                              "port %s of switch %s, above GPUs %s: ACS control 0x%04" PRIx32
                              ", redirect bits %s",
                              port->address, sw, list_below, port->acs_ctrl, words);
-            finding_evidence(f,
-                             "GPUs %s sit under the same switch %s behind its other ports: "
-                             "traffic between them and GPUs %s crosses this port",
-                             list_beyond, sw, list_below);
-            finding_evidence(f, "peer-to-peer reads and writes between those GPUs (NCCL) go up to "
-                                "the root complex and back instead of turning in the switch: "
-                                "lower bandwidth, higher latency");
+            if (n_beyond > 0)
+                finding_evidence(f,
+                                 "GPUs %s sit under the same switch %s behind its other ports: "
+                                 "traffic between them and GPUs %s crosses this port",
+                                 list_beyond, sw, list_below);
+            if (n_nics == 1)
+                finding_evidence(f,
+                                 "network card %s under the same switch %s behind another port: "
+                                 "GPUDirect RDMA between it and GPUs %s crosses this port",
+                                 nics, sw, list_below);
+            else if (n_nics > 1)
+                finding_evidence(f,
+                                 "network cards %s under the same switch %s behind its other "
+                                 "ports: GPUDirect RDMA between them and GPUs %s crosses this port",
+                                 nics, sw, list_below);
+            if (n_beyond > 0)
+                finding_evidence(f, "peer-to-peer reads and writes between those GPUs (NCCL) go "
+                                    "up to the root complex and back instead of turning in the "
+                                    "switch: lower bandwidth, higher latency");
+            else
+                finding_evidence(f, "the NIC's reads and writes of GPU memory go up to the root "
+                                    "complex and back instead of turning in the switch: lower "
+                                    "RDMA bandwidth, higher latency");
             finish_finding(f, p, port);
+            if (n_beyond > 0)
+                finding_explains(f, "pcie.p2p-unavailable");
         }
     }
     free(done);
@@ -353,6 +412,7 @@ static void check_acs(const struct rule_ctx *ctx, struct findings *out)
                                 "the root complex and back instead of turning in the switch: "
                                 "lower bandwidth, higher latency");
         finish_finding(f, p, port);
+        finding_explains(f, "pcie.p2p-unavailable");
     }
     check_upper(ctx, out, &unread, &broken);
     check_nics(ctx, out, &nic_unread, &nic_broken);
@@ -394,7 +454,8 @@ const struct rule rule_pcie_acs_p2p = {
     .detection = N_("the ACS control register (extended capability 0x000D, control at +6) of "
                     "the switch port right above a GPU that shares its switch with another GPU "
                     "or a network card, and in nested switches of each upper switch's port above "
-                    "GPUs that has other GPUs under the same switch's other ports; and of the "
+                    "GPUs that has other GPUs or network cards under the same switch's other "
+                    "ports; and of the "
                     "switch ports above a network card up to the lowest switch it shares with a "
                     "GPU, which GPUDirect RDMA between them crosses: P2P Request "
                     "Redirect (0x4), Completion Redirect (0x8) or Egress Control (0x20) set. "

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Writes the peer-to-peer cases (p2p-acs-blocked, p2p-acs-nested, p2p-acs-nic, p2p-disabled-regkey): healthy-8gpu-busy's
+# Writes the peer-to-peer cases (p2p-acs-blocked, p2p-acs-nested, p2p-acs-nic, p2p-acs-nic-upper,
+# p2p-disabled-regkey): healthy-8gpu-busy's
 # 8-GPU snapshot with each GPU's `peers` as gpudoctor's NVML collector read them from the
 # simulator. The board: GPUs 0-3 behind one CPU, 4-7 behind the other; GPUs 0-1, 2-3, 4-5 and 6-7
 # share a PCIe switch (PIX), the others of one CPU meet at its host bridges (NODE), the two halves
@@ -126,5 +127,28 @@ pcie_from_tree p2p-acs-nic
 "$gd" snapshot --root "$tree" --only pcie --window 0 >"$tmp/nics.pcie"
 jq --slurpfile p "$tmp/nics.pcie" '.pcie.nics = $p[0].pcie.nics' "$here/p2p-acs-nic/snapshot.json" >"$tmp/nic.json"
 mv "$tmp/nic.json" "$here/p2p-acs-nic/snapshot.json"
+# Nested switches with a ConnectX card beside GPUs 4-5 only at the upper switch: GPUs 4-5 under
+# a switch of their own, under an upper switch port that redirects (0x1d); the card under another
+# port of the upper switch (0x11, no redirect); GPUs 6-7 on a root port of their own. GPU P2P is
+# fine, GPUDirect RDMA between the card and GPUs 4-5 crosses the GPUs' upper port: through the CPU.
+write p2p-acs-nic-upper '"ok"'
+rm -rf "$tree"
+pair pci0000:00 0000:00:01.0 0000:10:00.0 0000:11 0000:18:00.0 0000:2a:00.0 0 0x11
+pair pci0000:00 0000:00:03.0 0000:30:00.0 0000:31 0000:3a:00.0 0000:5d:00.0 0 0x11
+up=pci0000:80/0000:80:01.0/0000:81:00.0
+pair "$up" 0000:82:00.0 0000:83:00.0 0000:84 0000:9a:00.0 0000:ab:00.0 1 0x11
+pair pci0000:80 0000:80:03.0 0000:b0:00.0 0000:b1 0000:ba:00.0 0000:db:00.0 1 0x11
+node pci0000:80/0000:80:01.0 0x8086 0x352a 0x060400
+node "$up" 0x1000 0xc030 0x060400
+node "$up/0000:82:00.0" 0x1000 0xc030 0x060400
+node "$up/0000:82:02.0" 0x1000 0xc030 0x060400
+acs "$up/0000:82:00.0" 0x1d
+acs "$up/0000:82:02.0" 0x11
+node "$up/0000:82:02.0/0000:8c:00.0" 0x15b3 0x1021 0x020700 1
+mkdir -p "$tree/sys/devices/$up/0000:82:02.0/0000:8c:00.0/infiniband/mlx5_1"
+pcie_from_tree p2p-acs-nic-upper
+"$gd" snapshot --root "$tree" --only pcie --window 0 >"$tmp/nics.pcie"
+jq --slurpfile p "$tmp/nics.pcie" '.pcie.nics = $p[0].pcie.nics' "$here/p2p-acs-nic-upper/snapshot.json" >"$tmp/nic.json"
+mv "$tmp/nic.json" "$here/p2p-acs-nic-upper/snapshot.json"
 # a driver option turned P2P off everywhere (NVreg_RegistryDwords)
 write p2p-disabled-regkey '"disabled_by_regkey"'
