@@ -471,6 +471,128 @@ const struct rule rule_health_gpu_inaccessible = {
 
 /* ---- health.gpu-missing ---- */
 
+static bool init_failure(const struct klog_event *ev);
+static bool nvml_has_address(const struct rule_ctx *ctx, const char *address);
+
+/* The minor number a driver line names ("... for device bearing minor number 0"), or -1. */
+static long line_minor(const struct klog_event *ev)
+{
+    const char *at = ev->message ? strstr(ev->message, "minor number ") : NULL;
+    char *end;
+    long v;
+
+    if (at == NULL)
+        return -1;
+    at += strlen("minor number ");
+    if (*at < '0' || *at > '9')
+        return -1;
+    v = strtol(at, &end, 10);
+    return v >= 0 && v < 4096 ? v : -1;
+}
+
+/* Whether NVML lists a GPU of minor number m: 1 yes, 0 no, -1 cannot tell (a number not read). */
+static int nvml_has_minor(const struct rule_ctx *ctx, long m)
+{
+    if (ctx->facts->n_gpus < ctx->facts->snap->nvml.device_count)
+        return -1; /* GPUs counted but not read */
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct gpu *g = ctx->facts->gpus[i].g;
+
+        if (!gpu_valid(g, GPU_S_MINOR))
+            return -1;
+        if ((long)g->minor_number == m)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * No PCI view, but the kernel log has the driver failing to start a GPU (RmInitAdapter) while
+ * NVML counts others: that GPU is missing, unless NVML lists it after all (the line names its
+ * address or minor number, and a GPU NVML lists has it: a later try succeeded). Without NVML's
+ * GPUs to compare with, the failure is said with what could not be compared.
+ */
+static void init_failed_beside_others(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct driver_info *d = &ctx->facts->snap->driver;
+    const struct klog_event *first = NULL;
+    size_t n_lines = 0, shown = 0;
+    long minor = -1;
+    const char *addr = NULL;
+    int listed = -1;
+    struct klog_time when;
+    struct finding *f;
+
+    for (size_t i = 0; i < d->n_events; i++) {
+        const struct klog_event *ev = &d->events[i];
+
+        if (!init_failure(ev) || !klog_recent(ctx, ev))
+            continue;
+        n_lines++;
+        if (first == NULL)
+            first = ev;
+        if (addr == NULL && ev->pci != NULL)
+            addr = ev->pci;
+        if (minor < 0)
+            minor = line_minor(ev);
+    }
+    if (first == NULL)
+        return;
+    if (addr != NULL)
+        listed = nvml_has_address(ctx, addr) && ctx->facts->n_gpus > 0 ? 1 : 0;
+    else if (minor >= 0)
+        listed = nvml_has_minor(ctx, minor);
+    if (listed == 1)
+        return; /* a later try started it */
+    f = finding_new(ctx, out, -1, -1);
+    if (addr != NULL) {
+        finding_object(f, "%s", addr);
+        finding_title(f,
+                      "The driver failed to start GPU %s (RmInitAdapter): NVML counts %u GPU%s "
+                      "without it",
+                      addr, ctx->facts->snap->nvml.device_count,
+                      ctx->facts->snap->nvml.device_count == 1 ? "" : "s");
+    } else if (minor >= 0) {
+        finding_object(f, "/dev/nvidia%ld", minor);
+        finding_title(f,
+                      "The driver failed to start the GPU of minor number %ld (RmInitAdapter): "
+                      "NVML counts %u GPU%s without it",
+                      minor, ctx->facts->snap->nvml.device_count,
+                      ctx->facts->snap->nvml.device_count == 1 ? "" : "s");
+    } else {
+        finding_title(f,
+                      "The driver failed to start a GPU (RmInitAdapter): NVML counts %u GPU%s "
+                      "without it",
+                      ctx->facts->snap->nvml.device_count,
+                      ctx->facts->snap->nvml.device_count == 1 ? "" : "s");
+    }
+    for (size_t i = 0; i < d->n_events && shown < 4; i++) {
+        const struct klog_event *ev = &d->events[i];
+
+        if (!init_failure(ev) || !klog_recent(ctx, ev))
+            continue;
+        klog_when(&when, ctx, ev);
+        finding_evidence_take(
+            f, TWICE("kernel log %s: %s", (when.en, ev->message), (when.l, ev->message)));
+        shown++;
+    }
+    if (n_lines > shown)
+        finding_evidence(f, "%zu more such lines: the driver tried again and failed again",
+                         n_lines - shown);
+    if (listed < 0)
+        finding_evidence(f, "NVML's GPUs were not read (or not their minor numbers): whether a "
+                            "later try started it could not be compared");
+    else
+        finding_evidence(f, "none of the GPUs NVML lists is that device");
+    finding_evidence(f, "the PCI bus was not read: the GPUs on it were not counted");
+    finding_fix(f, "lspci -nn -d 10de:   # the NVIDIA GPUs on the bus: one more than NVML counts");
+    finding_fix(f, "sudo dmesg -T | grep -iE 'NVRM|RmInitAdapter|rm_init_adapter' | head -40   # "
+                   "the driver's first error is the one to read");
+    finding_fix(f, "# drain the node; reboot (a cold power cycle); if the GPU stays missing, "
+                   "reseat it and its power cables, then contact the vendor");
+    f->impact = 1.5;
+}
+
 static bool nvml_has_address(const struct rule_ctx *ctx, const char *address)
 {
     if (address == NULL)
@@ -492,8 +614,14 @@ static void check_gpu_missing(const struct rule_ctx *ctx, struct findings *out)
     size_t unreachable = 0, unmatched = 0;
 
     if (s->nvml.init_rc != 0 || !s->nvml.attempted || s->nvml.load_error != 0 ||
-        s->nvml.device_count_rc != 0 || s->n_gpus == 0)
+        s->nvml.device_count_rc != 0 || s->nvml.device_count == 0)
         return; /* other rules say why NVML sees nothing */
+    /* Without the bus's device list, the kernel log may still say a GPU did not start. */
+    if (p->n_gpus == 0 && !(p->valid & (UINT64_C(1) << PCIE_I_GPUS)) &&
+        s->collectors[COLLECTOR_PCIE].state != CS_OK)
+        init_failed_beside_others(ctx, out);
+    if (s->n_gpus == 0)
+        return;
     for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
         const struct gpu *g = ctx->facts->gpus[i].g;
 
@@ -564,11 +692,14 @@ const struct rule rule_health_gpu_missing = {
         "machine has. A GPU bound to vfio-pci is passed through to virtual machines and is "
         "reported as information."),
     .detection = N_("NVIDIA display-class devices in sysfs whose PCI address matches no GPU NVML "
-                    "lists (NVML must have started and listed its GPUs)."),
+                    "lists (NVML must have started and listed its GPUs); without the PCI bus's "
+                    "view, an RmInitAdapter/rm_init_adapter failure in the kernel log within "
+                    "klog_max_age_h while NVML counts other GPUs, unless a GPU NVML lists has the "
+                    "line's address or minor number (a later try started it)."),
     .fix =
         N_("Read the kernel log for the driver's reason (RmInitAdapter), check modprobe options "
            "for exclusions, reseat the card and its power cables. Persisting: contact the vendor."),
-    .thresholds = NO_THRESHOLDS,
+    .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),
     .check = check_gpu_missing,
 };
 

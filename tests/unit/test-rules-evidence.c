@@ -738,6 +738,37 @@ static void test_persistence_off_and_a_timeout(void **state)
     }
 }
 
+/* A GPU the driver failed to start, seen only in the kernel log: missing unless NVML lists it. */
+static void test_init_failure_without_the_bus(void **state)
+{
+    const struct finding *x;
+    struct snapshot *s;
+    struct findings f;
+
+    (void)state;
+    s = load("gpu-missing-rminit");
+    run(s, &f);
+    x = MUST(find(&f, "health.gpu-missing", -1));
+    assert_int_equal(x->severity, SEV_CRITICAL);
+    assert_string_equal(x->title, "The driver failed to start the GPU of minor number 7 "
+                                  "(RmInitAdapter): NVML counts 7 GPUs without it");
+    assert_true(evidence_has(x, "none of the GPUs NVML lists is that device"));
+    assert_true(evidence_has(x, "2 more such lines"));
+    findings_free(&f);
+    /* a later try started it: NVML lists a GPU of that minor number */
+    gpu_of(s, 6)->minor_number = 7;
+    run(s, &f);
+    assert_null(find(&f, "health.gpu-missing", -1));
+    findings_free(&f);
+    /* NVML's minor numbers unknown: still said, with what could not be compared */
+    gpu_set_rc(gpu_of(s, 6), GPU_S_MINOR, NVML_ERROR_NOT_SUPPORTED);
+    run(s, &f);
+    x = MUST(find(&f, "health.gpu-missing", -1));
+    assert_true(evidence_has(x, "whether a later try started it could not be compared"));
+    findings_free(&f);
+    snapshot_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -754,6 +785,7 @@ int main(void)
         cmocka_unit_test(test_refused_without_holder),
         cmocka_unit_test(test_oom_victim_named_by_pid),
         cmocka_unit_test(test_persistence_off_and_a_timeout),
+        cmocka_unit_test(test_init_failure_without_the_bus),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
