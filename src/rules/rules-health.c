@@ -518,10 +518,11 @@ static void init_failed_beside_others(const struct rule_ctx *ctx, struct finding
     const struct klog_event *first = NULL;
     size_t n_lines = 0, shown = 0;
     long minor = -1;
-    const char *addr = NULL;
+    const char *addr = NULL, *plural;
     int listed = -1;
     struct klog_time when;
     struct finding *f;
+    uint32_t n;
 
     for (size_t i = 0; i < d->n_events; i++) {
         const struct klog_event *ev = &d->events[i];
@@ -544,27 +545,26 @@ static void init_failed_beside_others(const struct rule_ctx *ctx, struct finding
         listed = nvml_has_minor(ctx, minor);
     if (listed == 1)
         return; /* a later try started it */
+    n = ctx->facts->snap->nvml.device_count;
+    plural = n == 1 ? "" : "s";
     f = finding_new(ctx, out, -1, -1);
     if (addr != NULL) {
         finding_object(f, "%s", addr);
         finding_title(f,
                       "The driver failed to start GPU %s (RmInitAdapter): NVML counts %u GPU%s "
                       "without it",
-                      addr, ctx->facts->snap->nvml.device_count,
-                      ctx->facts->snap->nvml.device_count == 1 ? "" : "s");
+                      addr, n, plural);
     } else if (minor >= 0) {
         finding_object(f, "/dev/nvidia%ld", minor);
         finding_title(f,
                       "The driver failed to start the GPU of minor number %ld (RmInitAdapter): "
                       "NVML counts %u GPU%s without it",
-                      minor, ctx->facts->snap->nvml.device_count,
-                      ctx->facts->snap->nvml.device_count == 1 ? "" : "s");
+                      minor, n, plural);
     } else {
         finding_title(f,
                       "The driver failed to start a GPU (RmInitAdapter): NVML counts %u GPU%s "
                       "without it",
-                      ctx->facts->snap->nvml.device_count,
-                      ctx->facts->snap->nvml.device_count == 1 ? "" : "s");
+                      n, plural);
     }
     for (size_t i = 0; i < d->n_events && shown < 4; i++) {
         const struct klog_event *ev = &d->events[i];
