@@ -27,8 +27,8 @@ static void print_json(const struct snapshot *s, const struct findings *f, int s
 static const struct cmd_option options[] = {
     { "error", 'e', required_argument, "TEXT",
       N_("the error a program printed (\"CUDA error: system not yet initialized\"), as evidence; "
-         "repeatable. Recognised CUDA, PyTorch and NCCL errors lead to their causes "
-         "(docs/reported-errors.md); the text is only matched, never run") },
+         "repeatable. Recognised CUDA, PyTorch, NCCL and container-toolkit errors lead to their "
+         "causes (docs/reported-errors.md); the text is only matched, never run") },
     { NULL, 0, 0, NULL, NULL },
 };
 
