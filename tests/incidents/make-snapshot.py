@@ -14,6 +14,7 @@ The conveniences, applied at any depth:
   - "time": "2021-04-27T08:00:00Z" becomes time_ms (top level, driver events, processes'
     "start_time" becomes start_time_ms)
   - collectors: {"nvml": "ok"} or {"nvml": "failed: the detail"}; collectors left out were not run
+  - the sections are the snapshot's own (SECTIONS below, ib and fabric among them)
   - "errors": ["text", ...]: the error texts the thread posted, as `--error TEXT` would give
     them; they become the "reported" section, which gpudoctor recognises again when it reads it
   - keys starting with "_" are comments and are dropped
@@ -27,7 +28,10 @@ SCHEMA = "gpudoctor.snapshot/1"
 UNIT_KEYS = (("_mib", "_bytes", 1 << 20), ("_gib", "_bytes", 1 << 30), ("_kib", "_bytes", 1 << 10),
              ("_w", "_mw", 1000))
 TIME_KEYS = {"time": "time_ms", "start_time": "start_time_ms"}
-COLLECTORS = ("nvml", "processes", "host", "pcie", "driver", "kernel_log", "stack")
+# The snapshot's sections a case may hold, as the snapshot writes them (docs/snapshot.md).
+SECTIONS = ("nvml", "gpus", "processes", "host", "pcie", "driver", "stack", "ib", "fabric",
+            "samples")
+COLLECTORS = ("nvml", "processes", "host", "pcie", "driver", "kernel_log", "stack", "ib", "fabric")
 # Keys the snapshot reader requires in every record: fields without a validity slot, where null
 # means "none" (no driver bound, no container, no banner). The reader cannot say "unknown" for
 # them, so a case that does not know them gets null, which reads as "none": a known limitation
@@ -40,6 +44,9 @@ REQUIRED_NULL = {
     "processes.processes[]": ("cuda_visible_devices", "container_runtime", "container_id",
                               "pod_uid", "slurm_job_id"),
     "processes.processes[].gpus[]": ("holds_device", "nvml_listed", "nvml_type_mask"),
+    "ib": ("peermem_module",),
+    "ib.ports[]": ("pci_address", "hca_type", "fw_ver", "node_desc", "netdev"),
+    "fabric": ("fm_package", "fm_package_version", "log_path"),
 }
 
 
@@ -140,7 +147,7 @@ def build(case):
     snap["time_utc"] = case["time"]
     snap["window_ms"] = case.get("window_ms", 0)
     snap["collectors"] = collectors(case.get("collectors", {}))
-    for key in ("nvml", "gpus", "processes", "host", "pcie", "driver", "stack", "samples"):
+    for key in SECTIONS:
         if key in case:
             snap[key] = convert(case[key], key, in_gpu=key == "gpus")
             fill_required(snap[key], key)
@@ -150,8 +157,7 @@ def build(case):
             raise CaseError("case.json: \"errors\" must be a list of error texts")
         snap["reported"] = {"errors": [{"text": t, "error": None, "api": None, "number": None}
                                        for t in errors]}
-    unknown = set(case) - {"time", "hostname", "window_ms", "collectors", "nvml", "gpus",
-                           "processes", "host", "pcie", "driver", "stack", "samples", "errors"}
+    unknown = set(case) - {"time", "hostname", "window_ms", "collectors", "errors", *SECTIONS}
     unknown = {k for k in unknown if not k.startswith("_")}
     if unknown:
         raise CaseError(f"case.json: unknown key(s) {', '.join(sorted(unknown))}")
