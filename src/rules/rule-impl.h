@@ -6,11 +6,13 @@
 #ifndef GPUDOCTOR_RULE_IMPL_H
 #define GPUDOCTOR_RULE_IMPL_H
 
+#include "data/cudaerr.h"
 #include "facts/facts.h"
 #include "render/format.h"
 #include "rules/rules.h"
 #include "util/i18n.h"
 
+#include <sys/types.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -170,6 +172,13 @@ void finding_evidence_take(struct finding *f, char *en, char *l);
 void finding_title_take(struct finding *f, char *en, char *l);
 /* The same for a fix line, made safe like finding_fix's. */
 void finding_fix_take(struct finding *f, char *en, char *l);
+/*
+ * The first error given with --error (the snapshot's reported section) that the catalogue reads
+ * as kind, its row in *row (row may be NULL); -1 when none is.
+ */
+ssize_t reported_find(const struct rule_ctx *ctx, enum cudaerr_kind kind,
+                      const struct cudaerr_info **row);
+
 /*
  * A text kept in both languages while it is built from parts (a title's tail: an Xid's recovery
  * action, how often a fault came back). Starts zeroed: empty. text2_add_take appends en, and l

@@ -3,7 +3,6 @@
  * power caps and limits set low, reduced application clocks, and persistence mode.
  */
 #include "nvml/nvml-abi.h"
-#include "data/cudaerr.h"
 #include "rules/rule-impl.h"
 #include "util/xalloc.h"
 
@@ -622,21 +621,6 @@ const struct rule rule_clock_low_pstate = {
 
 /* ---- clock.persistence-off ---- */
 
-/* The first error given with --error that says the driver was too slow to bring the GPUs up
- * (nvidia-container-cli's "driver error: timed out"), or -1. */
-static ssize_t reported_slow_init(const struct rule_ctx *ctx)
-{
-    const struct snapshot *s = ctx->facts->snap;
-
-    for (size_t i = 0; i < s->reported.n_errors; i++) {
-        const struct cudaerr_info *m = cudaerr_match(s->reported.errors[i].text);
-
-        if (m != NULL && m->kind == CUDAERR_SLOW_INIT)
-            return (ssize_t)i;
-    }
-    return -1;
-}
-
 static void check_persistence(const struct rule_ctx *ctx, struct findings *out)
 {
     int32_t *off = xcalloc(ctx->facts->n_gpus ? ctx->facts->n_gpus : 1, sizeof(*off));
@@ -663,7 +647,7 @@ static void check_persistence(const struct rule_ctx *ctx, struct findings *out)
     f = finding_new(ctx, out, n_off == 1 ? off[0] : -1, -1);
     if (n_off > 1)
         finding_object(f, "GPUs %s", list);
-    slow = reported_slow_init(ctx);
+    slow = reported_find(ctx, CUDAERR_SLOW_INIT, NULL);
     if (slow >= 0) {
         /* The user's tool gave up waiting for that initialisation: the setting is the cause. */
         f->severity = SEV_WARNING;

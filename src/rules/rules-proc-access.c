@@ -70,23 +70,6 @@ static bool hidden_holder(const struct rule_ctx *ctx, struct findings *out,
     return true;
 }
 
-/* The first error given with --error that the catalogue reads as a GPU refused as taken
- * (46 "busy or unavailable", 216 "already in use"), or -1. */
-static ssize_t reported_refusal(const struct rule_ctx *ctx, const struct cudaerr_info **row)
-{
-    const struct snapshot *s = ctx->facts->snap;
-
-    for (size_t i = 0; i < s->reported.n_errors; i++) {
-        const struct cudaerr_info *m = cudaerr_match(s->reported.errors[i].text);
-
-        if (m != NULL && m->kind == CUDAERR_BUSY) {
-            *row = m;
-            return (ssize_t)i;
-        }
-    }
-    return -1;
-}
-
 /*
  * Exclusive GPUs on which no holder can be seen (none listed, too little memory in use to show
  * a context), when the user's program was refused a GPU: the refusal is the process the rule
@@ -98,7 +81,7 @@ static void refused_without_holder(const struct rule_ctx *ctx, struct findings *
 {
     const struct snapshot *s = ctx->facts->snap;
     const struct cudaerr_info *m = NULL;
-    ssize_t r = reported_refusal(ctx, &m);
+    ssize_t r = reported_find(ctx, CUDAERR_BUSY, &m);
     bool thread = mode != NULL && strcmp(mode, "exclusive_thread") == 0;
     const char *who = thread ? N_("one thread at a time") : N_("one process at a time");
     char list[96] = "";
@@ -147,7 +130,7 @@ static void refused_without_holder(const struct rule_ctx *ctx, struct findings *
 static void check_compute_mode(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct cudaerr_info *refusal = NULL;
-    bool refused = reported_refusal(ctx, &refusal) >= 0;
+    bool refused = reported_find(ctx, CUDAERR_BUSY, &refusal) >= 0;
     uint32_t unheld[64];
     size_t n_unheld = 0;
     const char *unheld_mode = NULL;

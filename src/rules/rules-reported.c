@@ -22,6 +22,21 @@ static const struct cudaerr_info *reported_match(const struct rule_ctx *ctx, siz
     return cudaerr_match(ctx->facts->snap->reported.errors[i].text);
 }
 
+ssize_t reported_find(const struct rule_ctx *ctx, enum cudaerr_kind kind,
+                      const struct cudaerr_info **row)
+{
+    for (size_t i = 0; i < ctx->facts->snap->reported.n_errors; i++) {
+        const struct cudaerr_info *m = reported_match(ctx, i);
+
+        if (m != NULL && m->kind == kind) {
+            if (row != NULL)
+                *row = m;
+            return (ssize_t)i;
+        }
+    }
+    return -1;
+}
+
 /* A catalogue's meaning for people: data/cuda-errors.tsv's text is translated (po/tsv2pot.py). */
 static const char *meaning_l(const char *meaning)
 {

@@ -158,6 +158,18 @@ static json_t *field_to_json(const struct jfield *f, const void *obj)
     fatal("field %s has unknown type %d", f->name, (int)f->type);
 }
 
+/* Adds why field f of obj has no value to *status ({field: "ERROR_NAME"}), made when NULL. */
+static void add_status(const struct jtable *t, const void *obj, const struct jfield *f,
+                       json_t **status)
+{
+    int32_t rc = jfield_rc(t, obj, f->slot);
+    const char *name = rc == JF_RC_NOT_COLLECTED ? "NOT_COLLECTED" : nvml_rc_name(rc);
+
+    if (*status == NULL)
+        *status = json_object();
+    json_object_set_new(*status, f->name, name ? json_string(name) : json_integer(rc));
+}
+
 void jtable_write(const struct jtable *t, const void *obj, json_t *out, unsigned only_flags)
 {
     json_t *status = NULL;
@@ -174,17 +186,8 @@ void jtable_write(const struct jtable *t, const void *obj, json_t *out, unsigned
             json_object_set_new(out, f->name, valid ? field_to_json(f, obj) : json_null());
         else if (!valid)
             json_object_set_new(out, f->name, json_null());
-        if (!valid && t->validity == JT_RC) {
-            int32_t rc = jfield_rc(t, obj, f->slot);
-            const char *name = rc == JF_RC_NOT_COLLECTED ? "NOT_COLLECTED" : nvml_rc_name(rc);
-
-            if (status == NULL)
-                status = json_object();
-            if (name != NULL)
-                json_object_set_new(status, f->name, json_string(name));
-            else
-                json_object_set_new(status, f->name, json_integer(rc));
-        }
+        if (!valid && t->validity == JT_RC)
+            add_status(t, obj, f, &status);
     }
     if (t->validity == JT_RC && !only_flags)
         json_object_set_new(out, t->status_key, status ? status : json_object());
@@ -497,14 +500,8 @@ void jtable_write_row(const struct jtable *t, const void *obj, json_t *out, unsi
         }
         json_array_append_new(row, json_null());
         /* As in jtable_write: a sample leaves out why a value is missing. */
-        if (!only_flags) {
-            int32_t rc = jfield_rc(t, obj, f->slot);
-            const char *name = rc == JF_RC_NOT_COLLECTED ? "NOT_COLLECTED" : nvml_rc_name(rc);
-
-            if (status == NULL)
-                status = json_object();
-            json_object_set_new(status, f->name, name ? json_string(name) : json_integer(rc));
-        }
+        if (!only_flags)
+            add_status(t, obj, f, &status);
     }
     if (status != NULL)
         json_array_append_new(row, status);
