@@ -10,10 +10,13 @@
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define VERSION_FILE "proc/driver/nvidia/version"
 #define SYSFS_MODULE "sys/module/nvidia"
@@ -48,6 +51,39 @@ static void parse_banner(struct driver_info *d, char *text, struct collector_sta
         collector_note(c, "/proc/driver/nvidia/version: unrecognised first line \"%.120s\"", text);
 }
 
+/*
+ * The device files programs open: /dev/nvidiactl and one /dev/nvidiaN per GPU. A container
+ * started without the GPUs has none of them while the host's module is loaded. Any entry of the
+ * name counts (a fixture tree cannot hold device nodes); an unreadable /dev leaves it unknown.
+ */
+static void read_devices(int rootfd, struct driver_info *d, struct collector_status *c)
+{
+    int fd = openat(rootfd, "dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct dirent *e;
+    DIR *dir;
+
+    if (fd < 0 || (dir = fdopendir(fd)) == NULL) {
+        if (fd >= 0)
+            close(fd);
+        if (errno != ENOENT)
+            collector_note(c, "cannot read /dev: %s", strerror(errno));
+        return;
+    }
+    d->dev_ctl = false;
+    d->dev_gpus = 0;
+    while ((e = readdir(dir)) != NULL) {
+        const char *n = e->d_name;
+
+        if (strcmp(n, "nvidiactl") == 0)
+            d->dev_ctl = true;
+        else if (strncmp(n, "nvidia", 6) == 0 && n[6] != '\0' &&
+                 strspn(n + 6, "0123456789") == strlen(n + 6))
+            d->dev_gpus++;
+    }
+    closedir(dir);
+    d->valid |= 1u << DRIVER_S_DEVICES;
+}
+
 static void *start(struct collect_ctx *ctx, struct snapshot *s)
 {
     struct collector_status *c = &s->collectors[COLLECTOR_DRIVER];
@@ -61,6 +97,7 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
     d->uvm_loaded = exists(rootfd, "sys/module/nvidia_uvm");
     d->module_loaded = proc_dir || sys_dir;
     d->valid |= 1u << DRIVER_S_MODULE;
+    read_devices(rootfd, d, c);
     if (!d->module_loaded) {
         collector_set(c, CS_UNAVAILABLE, "no NVIDIA kernel module loaded");
         return NULL;

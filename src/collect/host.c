@@ -6,6 +6,7 @@
  */
 #include "collect/collect.h"
 #include "collect/hostfs.h"
+#include "collect/procfs.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -333,6 +334,69 @@ static void read_boot_id(struct reader *r, struct host_info *h)
     host_set_valid(h, HOST_S_BOOT_ID);
 }
 
+/* ---- the container gpudoctor runs in ---- */
+
+static bool entry_exists(struct reader *r, const char *rel)
+{
+    struct stat st;
+
+    return fstatat(r->ctx->root.fd, rel, &st, 0) == 0;
+}
+
+/* systemd's /run/systemd/container: one word naming the manager ("docker", "lxc"). */
+static char *container_word(const char *text)
+{
+    size_t n = strspn(text, "abcdefghijklmnopqrstuvwxyz0123456789_-");
+
+    if (n == 0 || n > 32 || (text[n] != '\0' && text[n] != '\n'))
+        return NULL;
+    return xstrndup(text, n);
+}
+
+/*
+ * Whether gpudoctor runs inside a container, from the marks the runtimes leave: docker's
+ * /.dockerenv, podman's /run/.containerenv, the name systemd was given, the cgroup path of this
+ * process (cgroup v1, or v2 without a cgroup namespace), a Kubernetes service-account mount. No
+ * mark is "none": a container that leaves none of them (some cgroup-v2 setups) is not seen.
+ */
+static void read_container(struct reader *r, struct host_info *h)
+{
+    char buf[4096];
+    ssize_t n;
+
+    if (entry_exists(r, ".dockerenv")) {
+        h->container = xstrdup("docker");
+        h->container_sign = xstrdup("/.dockerenv");
+    } else if (entry_exists(r, "run/.containerenv")) {
+        h->container = xstrdup("podman");
+        h->container_sign = xstrdup("/run/.containerenv");
+    } else if ((n = file_read_at(r->ctx->root.fd, "run/systemd/container", buf, sizeof(buf))) >=
+                   0 &&
+               (h->container = container_word(buf)) != NULL) {
+        h->container_sign = xstrdup("/run/systemd/container");
+    } else {
+        struct procfs_cgroup cg;
+
+        n = file_read_at(r->ctx->root.fd, "proc/self/cgroup", buf, sizeof(buf));
+        if (n >= 0 && procfs_parse_cgroup(buf, &cg) == 0) {
+            if (cg.runtime != NULL || cg.pod_uid != NULL) {
+                h->container = xstrdup(cg.runtime ? cg.runtime : "kubernetes");
+                h->container_sign = xstrdup("/proc/self/cgroup");
+            }
+            procfs_cgroup_free(&cg);
+        }
+        if (h->container == NULL && entry_exists(r, "var/run/secrets/kubernetes.io")) {
+            h->container = xstrdup("kubernetes");
+            h->container_sign = xstrdup("/var/run/secrets/kubernetes.io");
+        }
+    }
+    if (h->container == NULL)
+        h->container = xstrdup("none");
+    else
+        host_set_valid(h, HOST_S_CONTAINER_SIGN);
+    host_set_valid(h, HOST_S_CONTAINER);
+}
+
 /* MemAvailable into *avail when the kernel has it; the rest into h when h is not NULL. */
 static bool read_meminfo(struct reader *r, struct host_info *h, uint64_t *avail)
 {
@@ -636,6 +700,7 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
     read_uptime(&r, h);
     read_kernel(&r, h);
     read_boot_id(&r, h);
+    read_container(&r, h);
     if (read_meminfo(&r, h, &avail)) {
         h->mem_available_bytes = avail;
         host_set_valid(h, HOST_S_MEM_AVAILABLE);
@@ -645,9 +710,15 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
     if (hs->first.have_disks)
         read_disks(&r, &hs->first, &ix, h);
     fs_index_free(&ix);
-    if (r.read_ok == 0)
+    if (r.read_ok == 0) {
         collector_set(st, r.denied > 0 && r.failed == 0 ? CS_NO_PERMISSION : CS_UNAVAILABLE,
                       "nothing could be read under %s/proc", ctx->root.path);
+        /* a tree with no /proc (or none readable) is not shown to be no container */
+        free(h->container);
+        free(h->container_sign);
+        h->container = h->container_sign = NULL;
+        h->valid &= ~((UINT64_C(1) << HOST_S_CONTAINER) | (UINT64_C(1) << HOST_S_CONTAINER_SIGN));
+    }
     return hs;
 }
 

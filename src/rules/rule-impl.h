@@ -274,6 +274,13 @@ void rules_holder_evidence(const struct rule_ctx *ctx, struct finding *f, const 
 /* The device file number of a GPU: its minor number when known, else its index. */
 uint32_t gpu_dev_minor(const struct gpu *g);
 
+/*
+ * NVML failing inside a container started without the GPUs (health.nvml-failed reports it;
+ * stack.no-driver leaves it alone): its library missing or DRIVER_NOT_LOADED in a container,
+ * unless the NVIDIA module is known not loaded.
+ */
+bool nvml_failed_in_container(const struct snapshot *s);
+
 /* Kernel-log events (rules-health.c): age in seconds (-1 unknown), within klog_max_age_h, the GPU
  * of a "0000:3b:00" address, and "12m ago". */
 double klog_age_s(const struct rule_ctx *ctx, const struct klog_event *ev);

@@ -140,6 +140,82 @@ const struct rule rule_health_nvml_hung = {
 
 /* ---- health.nvml-failed ---- */
 
+bool nvml_failed_in_container(const struct snapshot *s)
+{
+    const struct nvml_system *n = &s->nvml;
+    bool module_absent =
+        (s->driver.valid & (UINT64_C(1) << DRIVER_S_MODULE)) != 0 && !s->driver.module_loaded;
+
+    return host_container(&s->host) != NULL && n->attempted && !module_absent &&
+           (n->load_error != 0 || n->init_rc == NVML_ERROR_DRIVER_NOT_LOADED);
+}
+
+/*
+ * Inside a container NVML's library missing, or DRIVER_NOT_LOADED, while the host's module is
+ * loaded (or cannot be told from here): the container was started without the GPUs. Its runtime
+ * then mounts neither the device files nor the driver's libraries; the fix is how it is started.
+ */
+static void nvml_failed_container(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct snapshot *s = ctx->facts->snap;
+    const struct nvml_system *n = &s->nvml;
+    const struct driver_info *d = &s->driver;
+    const char *ctr = host_container(&s->host);
+    struct finding *f = finding_new(ctx, out, -1, -1);
+
+    finding_title(f,
+                  "NVML cannot reach the NVIDIA driver from inside this container (%s): it "
+                  "was started without the GPUs",
+                  ctr);
+    if (n->load_error != 0)
+        finding_evidence(f, "%s is not in the container: %s", n->library ? n->library : "NVML",
+                         n->load_detail ? n->load_detail : "not found");
+    else
+        finding_evidence(f, "nvmlInit_v2 returned DRIVER_NOT_LOADED (%d)", (int)n->init_rc);
+    finding_evidence(f, "gpudoctor runs inside a container: %s (%s)", ctr,
+                     s->host.container_sign ? s->host.container_sign : "?");
+    if (d->valid & (UINT64_C(1) << DRIVER_S_DEVICES)) {
+        if (!d->dev_ctl && d->dev_gpus == 0)
+            finding_evidence(f, "no /dev/nvidiactl and no /dev/nvidiaN in the container: no GPU "
+                                "device was passed in");
+        else if (d->dev_ctl)
+            finding_evidence(
+                f, "/dev/nvidiactl is in the container, with %" PRIu32 " GPU device file(s)",
+                d->dev_gpus);
+        else
+            finding_evidence(
+                f, "no /dev/nvidiactl in the container, but %" PRIu32 " GPU device file(s)",
+                d->dev_gpus);
+    }
+    if ((d->valid & (UINT64_C(1) << DRIVER_S_MODULE)) && d->module_loaded)
+        finding_evidence(f,
+                         "the host's NVIDIA kernel module %s is loaded: the driver runs, this "
+                         "container does not reach it",
+                         d->module_version ? d->module_version : "");
+    else
+        finding_evidence(f, "whether the host's NVIDIA kernel module is loaded was not read");
+    finding_fix(f, "# on the host, outside the container: nvidia-smi must list the GPUs (if it "
+                   "fails there too, the host's driver is the problem)");
+    if (strcmp(ctr, "docker") == 0) {
+        finding_fix(f, "# start the container with the GPUs: docker run --gpus all ... (NVIDIA "
+                       "Container Toolkit; older setups: --runtime=nvidia or nvidia-docker)");
+        finding_fix(f, "sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl "
+                       "restart docker   # on the host, when docker refuses --gpus");
+    } else if (strcmp(ctr, "podman") == 0) {
+        finding_fix(f, "# start the container with the GPUs: podman run --device "
+                       "nvidia.com/gpu=all ... (after sudo nvidia-ctk cdi generate --output="
+                       "/etc/cdi/nvidia.yaml on the host)");
+    } else if (strcmp(ctr, "kubernetes") == 0 || strcmp(ctr, "containerd") == 0 ||
+               strcmp(ctr, "cri-o") == 0) {
+        finding_fix(f, "# request the GPUs in the pod spec (resources: limits: nvidia.com/gpu: "
+                       "1), with NVIDIA's device plugin or GPU Operator running on the node");
+    } else {
+        finding_fix(f, "# pass /dev/nvidiactl, /dev/nvidia-uvm and the /dev/nvidiaN of the GPUs "
+                       "into the container, with the driver's libraries");
+    }
+    f->impact = 4.0;
+}
+
 static void check_nvml_failed(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct nvml_system *n = &ctx->facts->snap->nvml;
@@ -147,6 +223,10 @@ static void check_nvml_failed(const struct rule_ctx *ctx, struct findings *out)
     const char *name;
     struct finding *f;
 
+    if (nvml_failed_in_container(ctx->facts->snap)) {
+        nvml_failed_container(ctx, out);
+        return;
+    }
     if (!n->attempted || n->load_error != 0 || c->state == CS_TIMEOUT || n->hung_call)
         return;
     /* Not asked (evidence that does not say, JF_RC_NOT_COLLECTED) is no failure. */
@@ -195,12 +275,21 @@ const struct rule rule_health_nvml_failed = {
         "count failed. Without it nvidia-smi fails too, and usually CUDA does as well. Common "
         "causes: no permission on /dev/nvidiactl (containers without the devices, device files "
         "with wrong modes), a driver half-loaded after an error, or an internal driver error. The "
-        "error name in the evidence says which. (Driver not loaded and driver/library mismatch "
-        "have their own findings.)"),
-    .detection = N_("nvmlInit_v2 or nvmlDeviceGetCount_v2 returned an error other than "
-                    "DRIVER_NOT_LOADED and LIB_RM_VERSION_MISMATCH."),
+        "error name in the evidence says which. Inside a container started without the GPUs "
+        "(plain docker run, a pod that requests none) NVML finds neither its library nor the "
+        "device files and says the driver is not loaded, although the host's driver runs: the "
+        "container's start is the cause, not the driver. (Driver not loaded and driver/library "
+        "mismatch on the host have their own findings.)"),
+    .detection = N_(
+        "nvmlInit_v2 or nvmlDeviceGetCount_v2 returned an error other than DRIVER_NOT_LOADED and "
+        "LIB_RM_VERSION_MISMATCH. Inside a container (/.dockerenv, /run/.containerenv, "
+        "/run/systemd/container, the cgroup path, a Kubernetes service account): NVML's library "
+        "missing or DRIVER_NOT_LOADED, unless the driver collector saw that no NVIDIA module is "
+        "loaded (sysfs shows the host's modules); the device files in the container are shown."),
     .fix = N_("Follow the error: permissions on /dev/nvidia* (or pass the devices into the "
-              "container), the kernel log for driver errors, nvidia-smi for its own message."),
+              "container), the kernel log for driver errors, nvidia-smi for its own message. In a "
+              "container: start it with the GPUs (docker run --gpus all, podman --device "
+              "nvidia.com/gpu=all, nvidia.com/gpu in the pod's limits)."),
     .thresholds = NO_THRESHOLDS,
     .check = check_nvml_failed,
 };

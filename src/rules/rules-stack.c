@@ -42,6 +42,18 @@ static bool has_driver_cuda(const struct snapshot *s)
 
 /* ---- stack.no-driver ---- */
 
+/* Inside a container the module and the bus are the host's: so are the commands. */
+static void host_side(struct finding *f, const struct snapshot *s)
+{
+    const char *ctr = host_container(&s->host);
+
+    if (ctr != NULL)
+        finding_evidence(f,
+                         "gpudoctor runs inside a container (%s): the kernel module is the "
+                         "host's, and the commands below are for the host",
+                         ctr);
+}
+
 /*
  * NVML's library is installed (the driver's user-space half) and says the kernel driver is not
  * loaded, while the PCI bus shows no NVIDIA GPU. Read and empty, the bus says nothing needs the
@@ -63,6 +75,7 @@ static void check_no_driver_no_bus_gpu(const struct rule_ctx *ctx, struct findin
     f = finding_new(ctx, out, -1, -1);
     finding_evidence(f, "nvmlInit_v2: DRIVER_NOT_LOADED (nvidia-smi: 'couldn't communicate "
                         "with the NVIDIA driver')");
+    host_side(f, s);
     if (module_known)
         finding_evidence(f, "no nvidia kernel module loaded (/sys/module/nvidia absent)");
     if (bus_read) {
@@ -99,6 +112,8 @@ static void check_no_driver(const struct rule_ctx *ctx, struct findings *out)
 
     if (!n->attempted || (n->load_error == 0 && n->init_rc != NVML_ERROR_DRIVER_NOT_LOADED))
         return;
+    if (nvml_failed_in_container(s))
+        return; /* health.nvml-failed: the container was started without the GPUs */
     if (s->pcie.n_gpus == 0) {
         /* No GPU on the bus either: nothing to check (exit 3), unless the bus was not read. */
         if (n->load_error != 0) {
@@ -133,6 +148,7 @@ static void check_no_driver(const struct rule_ctx *ctx, struct findings *out)
                          n->load_detail ? n->load_detail : "not found");
     else
         finding_evidence(f, "nvmlInit_v2: DRIVER_NOT_LOADED");
+    host_side(f, s);
     for (size_t i = 0; i < s->pcie.n_gpus && i < 8; i++)
         finding_evidence_take(
             f,
@@ -183,7 +199,9 @@ const struct rule rule_stack_no_driver = {
            "saying DRIVER_NOT_LOADED is enough: the driver was installed for a GPU and its "
            "module is not running (unless the driver collector saw the module loaded). A "
            "bus that was read and holds no NVIDIA GPU makes it information: nothing needs "
-           "the driver."),
+           "the driver. Inside a container it fires only when the driver collector saw no "
+           "NVIDIA module loaded (sysfs shows the host's): otherwise the container was started "
+           "without the GPUs, which health.nvml-failed reports."),
     .fix =
         N_("Load it (modprobe nvidia) and read the error; check that DKMS built it for the running "
            "kernel and that Secure Boot accepts it; blacklist nouveau; install the driver if it is "

@@ -122,6 +122,11 @@ static const struct jfield driver_info_fields[] = {
       "the first line of that file, as written"),
     D("sysfs_version", JF_STR, sysfs_version, -1, "/sys/module/nvidia/version",
       "version the loaded module reports in sysfs"),
+    D("dev_ctl", JF_BOOL, dev_ctl, DRIVER_S_DEVICES, "/dev/nvidiactl",
+      "the driver's control device exists (NVML and CUDA open it first; a container started "
+      "without the GPUs lacks it)"),
+    D("dev_gpus", JF_U32, dev_gpus, DRIVER_S_DEVICES, "/dev/nvidia[0-9]*",
+      "GPU device files present (one per GPU the driver or the container runtime made)"),
     D("klog_source", JF_STR, klog_source, -1, "/dev/kmsg, /var/log/{kern.log,messages,syslog}",
       "the kernel log read"),
     D("klog_records", JF_U64, klog_records, DRIVER_S_KLOG, NULL, "log records (lines) read"),

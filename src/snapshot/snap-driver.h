@@ -96,8 +96,9 @@ struct klog_event {
 
 /* Validity bits of struct driver_info. */
 enum driver_slot {
-    DRIVER_S_MODULE, /* module_loaded, uvm_loaded: the driver collector ran */
-    DRIVER_S_KLOG,   /* klog_* counters: the kernel-log collector read a source */
+    DRIVER_S_MODULE,  /* module_loaded, uvm_loaded: the driver collector ran */
+    DRIVER_S_KLOG,    /* klog_* counters: the kernel-log collector read a source */
+    DRIVER_S_DEVICES, /* dev_ctl, dev_gpus: /dev was read */
 };
 
 struct driver_info {
@@ -107,6 +108,8 @@ struct driver_info {
     char *module_flavor;  /* "open" or "proprietary" */
     char *module_banner;  /* the first line of /proc/driver/nvidia/version */
     char *sysfs_version;  /* /sys/module/nvidia/version as read */
+    bool dev_ctl;         /* /dev/nvidiactl exists: NVML and CUDA open it first */
+    uint32_t dev_gpus;    /* /dev/nvidiaN files: one per GPU this machine (or container) has */
 
     char *klog_source;            /* "/dev/kmsg", "/var/log/kern.log", ... */
     uint64_t klog_records;        /* log lines (records) read */

@@ -76,6 +76,15 @@ static const struct jfield host_fields[] = {
     F("uptime_s", JF_DOUBLE, uptime_s, HOST_S_UPTIME, "/proc/uptime", "time since boot"),
     F("boot_id", JF_STR, boot_id, HOST_S_BOOT_ID, "/proc/sys/kernel/random/boot_id",
       "a random id the kernel draws at each boot: the state file tells reboots apart by it"),
+    F("container", JF_STR, container, HOST_S_CONTAINER,
+      "/.dockerenv, /run/.containerenv, /run/systemd/container, /proc/self/cgroup, "
+      "/var/run/secrets/kubernetes.io",
+      "the container gpudoctor ran in (docker, podman, kubernetes, containerd, cri-o, or the "
+      "name systemd was given, such as lxc), \"none\" when there was no sign of one: inside a "
+      "container the kernel module, the device files and the other processes are the host's "
+      "business"),
+    F("container_sign", JF_STR, container_sign, HOST_S_CONTAINER_SIGN, NULL,
+      "the mark the container was known by (\"/.dockerenv\"); null with \"none\""),
     F("oom_kills", JF_U32, oom_kills, HOST_S_OOM, "kernel log (driver.events)",
       "processes the kernel's OOM killer ended, among the kernel-log events kept; the events "
       "name the victims"),
@@ -172,6 +181,14 @@ bool host_valid(const struct host_info *h, enum host_slot slot)
 void host_set_valid(struct host_info *h, enum host_slot slot)
 {
     h->valid |= UINT64_C(1) << slot;
+}
+
+const char *host_container(const struct host_info *h)
+{
+    if (!host_valid(h, HOST_S_CONTAINER) || h->container == NULL ||
+        strcmp(h->container, "none") == 0)
+        return NULL;
+    return h->container;
 }
 
 void host_disk_free(struct host_disk *d)

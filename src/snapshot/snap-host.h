@@ -34,6 +34,8 @@ enum host_slot {
     HOST_S_DISKS, /* /proc/diskstats was read: the disk list is complete */
     HOST_S_FS,    /* free space was looked up */
     HOST_S_BOOT_ID,
+    HOST_S_CONTAINER,      /* the marks of a container were looked for */
+    HOST_S_CONTAINER_SIGN, /* ... and one was found */
 };
 
 /* Validity bits of struct host_disk. */
@@ -92,8 +94,10 @@ struct host_info {
     double swap_in_pages_per_s, swap_out_pages_per_s;
     char *kernel_release;
     double uptime_s;
-    char *boot_id;      /* this boot's random id: tells one boot from the next */
-    uint32_t oom_kills; /* OOM-killer kills among the kernel-log events (driver.events) */
+    char *boot_id;        /* this boot's random id: tells one boot from the next */
+    uint32_t oom_kills;   /* OOM-killer kills among the kernel-log events (driver.events) */
+    char *container;      /* the container gpudoctor runs in ("docker"), or "none" */
+    char *container_sign; /* the mark it was known by ("/.dockerenv"); NULL with "none" */
 
     struct host_disk *disks;
     size_t n_disks;
@@ -123,6 +127,8 @@ extern const struct jtable host_fs_table;
 extern const struct jtable host_sample_table;
 
 bool host_valid(const struct host_info *h, enum host_slot slot);
+/* The container gpudoctor ran in ("docker", "podman", ...); NULL when none was seen or unknown. */
+const char *host_container(const struct host_info *h);
 void host_set_valid(struct host_info *h, enum host_slot slot);
 
 void host_disk_free(struct host_disk *d);

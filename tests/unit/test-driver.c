@@ -64,6 +64,10 @@ static void test_proprietary(void **state)
     assert_string_equal(s->driver.sysfs_version, "550.54.14");
     assert_string_equal(s->driver.module_banner, "NVRM version: NVIDIA UNIX x86_64 Kernel Module  "
                                                  "550.54.14  Thu Feb 22 01:44:30 UTC 2024");
+    /* nvidiactl, nvidia0 and nvidia1; not nvidia-uvm or nvidia-caps/ */
+    assert_true(s->driver.valid & (1u << DRIVER_S_DEVICES));
+    assert_true(s->driver.dev_ctl);
+    assert_int_equal(s->driver.dev_gpus, 2);
     snapshot_free(s);
 }
 
@@ -152,6 +156,20 @@ static void test_mismatch_keeps_both(void **state)
     snapshot_free(s);
 }
 
+/* A container started without the GPUs: the host's module shows, no device file does. */
+static void test_container_without_devices(void **state)
+{
+    struct snapshot *s = run_driver("container");
+
+    (void)state;
+    assert_int_equal(status(s)->state, CS_OK);
+    assert_true(s->driver.module_loaded);
+    assert_true(s->driver.valid & (1u << DRIVER_S_DEVICES));
+    assert_false(s->driver.dev_ctl);
+    assert_int_equal(s->driver.dev_gpus, 0); /* "nvidia" and "nvidiafoo" are not GPUs' */
+    snapshot_free(s);
+}
+
 static void test_no_module(void **state)
 {
     struct snapshot *s = run_driver("none");
@@ -162,6 +180,7 @@ static void test_no_module(void **state)
     assert_false(s->driver.module_loaded);
     assert_true(s->driver.valid & (1u << DRIVER_S_MODULE));
     assert_null(s->driver.module_version);
+    assert_false(s->driver.valid & (1u << DRIVER_S_DEVICES)); /* no /dev in the tree: unknown */
     snapshot_free(s);
 }
 
@@ -284,6 +303,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_proprietary),
+        cmocka_unit_test(test_container_without_devices),
         cmocka_unit_test(test_open_module),
         cmocka_unit_test(test_legacy_aarch64),
         cmocka_unit_test(test_sysfs_only),

@@ -383,6 +383,57 @@ static void test_empty_root(void **state)
     rmdir(dir);
 }
 
+/* The container gpudoctor runs in, from the marks runtimes leave, first mark first. */
+static void test_container(void **state)
+{
+    static const struct {
+        const char *make; /* shell commands run in a copy of server/ */
+        const char *want, *sign;
+    } cases[] = {
+        { ":", "none", NULL },
+        { "touch .dockerenv && mkdir -p run && touch run/.containerenv", "docker", "/.dockerenv" },
+        { "mkdir -p run && touch run/.containerenv", "podman", "/run/.containerenv" },
+        { "mkdir -p run/systemd && echo lxc >run/systemd/container", "lxc",
+          "/run/systemd/container" },
+        /* not one word: no mark */
+        { "mkdir -p run/systemd && printf 'lx c; rm -rf /' >run/systemd/container", "none", NULL },
+        { "mkdir -p proc/self && printf '12:devices:/docker/%s\\n0::/\\n' "
+          "\"$(printf 'ab%.0s' $(seq 32))\" >proc/self/cgroup",
+          "docker", "/proc/self/cgroup" },
+        { "mkdir -p proc/self && printf '0::/kubepods/burstable/"
+          "pod0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0/%s\\n' \"$(printf 'cd%.0s' $(seq 32))\" "
+          ">proc/self/cgroup",
+          "kubernetes", "/proc/self/cgroup" },
+        { "mkdir -p proc/self && echo '0::/user.slice/session-3.scope' >proc/self/cgroup && "
+          "mkdir -p var/run/secrets/kubernetes.io/serviceaccount",
+          "kubernetes", "/var/run/secrets/kubernetes.io" },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        char *dir = copy_tree(FIX "server"), cmd[1024];
+        struct run r;
+
+        snprintf(cmd, sizeof(cmd), "cd '%s' && { %s; }", dir, cases[i].make);
+        assert_int_equal(system(cmd), 0);
+        run_start(&r, dir, 0);
+        run_collector(&r);
+        run_finish(&r);
+        assert_true(host_valid(&r.s->host, HOST_S_CONTAINER));
+        if (strcmp(r.s->host.container, cases[i].want) != 0)
+            fail_msg("case %zu: container %s, want %s", i, r.s->host.container, cases[i].want);
+        if (cases[i].sign == NULL) {
+            assert_null(r.s->host.container_sign);
+            assert_null(host_container(&r.s->host));
+        } else {
+            assert_string_equal(r.s->host.container_sign, cases[i].sign);
+            assert_string_equal(host_container(&r.s->host), cases[i].want);
+        }
+        run_free(&r);
+        remove_tree(dir);
+    }
+}
+
 /* The host section written, read and written again gives the same bytes. */
 static void test_round_trip(void **state)
 {
@@ -460,7 +511,7 @@ int main(void)
         cmocka_unit_test(test_server_instant), cmocka_unit_test(test_server_window),
         cmocka_unit_test(test_old_kernel),     cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_empty_root),     cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_read_errors),
+        cmocka_unit_test(test_read_errors),    cmocka_unit_test(test_container),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
