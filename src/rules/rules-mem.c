@@ -331,6 +331,12 @@ static void check_unaccounted(const struct rule_ctx *ctx, struct findings *out)
                              "exited",
                              h->pid, m);
         }
+        if (n_hidden > 0 && host_container(&ctx->facts->snap->host) != NULL)
+            finding_evidence(f,
+                             "gpudoctor runs inside a container (%s): NVML names the host's "
+                             "pids, which this container does not show; run gpudoctor on the "
+                             "host to see the holders",
+                             host_container(&ctx->facts->snap->host));
         finding_fix(f,
                     "sudo fuser -v /dev/nvidia%" PRIu32 "   # every process with the device "
                     "open, on the host",

@@ -344,6 +344,16 @@ static void test_holder_in_another_namespace(void **state)
     assert_non_null(strstr(x->title, "1 holder not visible here"));
     assert_true(x->n_evidence >= 2);
     assert_non_null(strstr(x->evidence[1], "NVML lists pid 912345 holding memory, but /proc"));
+    assert_int_equal(x->n_evidence, 2); /* not known to run in a container: nothing said */
+    findings_free(&f);
+
+    /* gpudoctor inside a container: the pids NVML names are the host's, said as the reason */
+    s->host.container = xstrdup("docker");
+    s->host.valid |= UINT64_C(1) << HOST_S_CONTAINER;
+    run(s, &f);
+    x = MUST(find(&f, "mem.unaccounted", 0));
+    assert_int_equal(x->n_evidence, 3);
+    assert_non_null(strstr(x->evidence[2], "inside a container (docker): NVML names the host's"));
     findings_free(&f);
     snapshot_free(s);
 }
