@@ -276,8 +276,9 @@ uint32_t gpu_dev_minor(const struct gpu *g);
 
 /*
  * NVML failing inside a container started without the GPUs (health.nvml-failed reports it;
- * stack.no-driver leaves it alone): its library missing or DRIVER_NOT_LOADED in a container,
- * unless the NVIDIA module is known not loaded.
+ * stack.no-driver leaves it alone): DRIVER_NOT_LOADED in a container, or its library missing
+ * there while the host's module or GPUs show; never when sysfs (the host's) shows no module
+ * loaded or no NVIDIA GPU on the bus.
  */
 bool nvml_failed_in_container(const struct snapshot *s);
 

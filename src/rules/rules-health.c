@@ -143,11 +143,18 @@ const struct rule rule_health_nvml_hung = {
 bool nvml_failed_in_container(const struct snapshot *s)
 {
     const struct nvml_system *n = &s->nvml;
-    bool module_absent =
-        (s->driver.valid & (UINT64_C(1) << DRIVER_S_MODULE)) != 0 && !s->driver.module_loaded;
+    bool module_known = (s->driver.valid & (UINT64_C(1) << DRIVER_S_MODULE)) != 0;
+    bool bus_read = (s->pcie.valid & (UINT64_C(1) << PCIE_I_GPUS)) != 0;
 
-    return host_container(&s->host) != NULL && n->attempted && !module_absent &&
-           (n->load_error != 0 || n->init_rc == NVML_ERROR_DRIVER_NOT_LOADED);
+    if (host_container(&s->host) == NULL || !n->attempted)
+        return false;
+    /* sysfs shows the host's: no module loaded, or no NVIDIA GPU on the bus, is the host's */
+    if ((module_known && !s->driver.module_loaded) || (bus_read && s->pcie.n_gpus == 0))
+        return false;
+    if (n->init_rc == NVML_ERROR_DRIVER_NOT_LOADED)
+        return true; /* the library is here: the container was meant for GPUs */
+    /* no library: only where the host is seen to have GPUs is the container short of them */
+    return n->load_error != 0 && ((module_known && s->driver.module_loaded) || s->pcie.n_gpus > 0);
 }
 
 /*
@@ -283,9 +290,11 @@ const struct rule rule_health_nvml_failed = {
     .detection = N_(
         "nvmlInit_v2 or nvmlDeviceGetCount_v2 returned an error other than DRIVER_NOT_LOADED and "
         "LIB_RM_VERSION_MISMATCH. Inside a container (/.dockerenv, /run/.containerenv, "
-        "/run/systemd/container, the cgroup path, a Kubernetes service account): NVML's library "
-        "missing or DRIVER_NOT_LOADED, unless the driver collector saw that no NVIDIA module is "
-        "loaded (sysfs shows the host's modules); the device files in the container are shown."),
+        "/run/systemd/container, the cgroup path, a Kubernetes service account): "
+        "DRIVER_NOT_LOADED, "
+        "or NVML's library missing while the host's module or NVIDIA GPUs show; never when sysfs, "
+        "which shows the host's, has no NVIDIA module loaded or no NVIDIA GPU on the bus. The "
+        "device files in the container are shown."),
     .fix = N_("Follow the error: permissions on /dev/nvidia* (or pass the devices into the "
               "container), the kernel log for driver errors, nvidia-smi for its own message. In a "
               "container: start it with the GPUs (docker run --gpus all, podman --device "

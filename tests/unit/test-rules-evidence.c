@@ -358,6 +358,55 @@ static void test_holder_in_another_namespace(void **state)
     snapshot_free(s);
 }
 
+/* NVML failing inside a container: the container's fault only where the host shows GPUs. */
+static void test_container_without_gpus(void **state)
+{
+    struct snapshot *s = load("container-without-gpus");
+    struct findings f;
+    const struct finding *x;
+
+    (void)state;
+    run(s, &f);
+    x = MUST(find(&f, "health.nvml-failed", -1));
+    assert_int_equal(x->severity, SEV_CRITICAL);
+    assert_non_null(strstr(x->title, "inside this container (docker)"));
+    assert_true(fix_has(x, "docker run --gpus all"));
+    assert_null(find(&f, "stack.no-driver", -1));
+    findings_free(&f);
+
+    /* the library missing, the module not read, but the bus shows the host's GPUs: still it */
+    s->driver.valid = 0;
+    run(s, &f);
+    assert_non_null(find(&f, "health.nvml-failed", -1));
+    findings_free(&f);
+
+    /* ... and with the bus not read either, nothing shows the host has GPUs: no finding */
+    s->pcie.valid &= ~(UINT64_C(1) << PCIE_I_GPUS);
+    s->pcie.n_gpus = 0;
+    run(s, &f);
+    assert_null(find(&f, "health.nvml-failed", -1));
+    findings_free(&f);
+
+    /* DRIVER_NOT_LOADED (the library is there) says the container was meant for GPUs */
+    s->nvml.load_error = 0;
+    s->nvml.init_rc = NVML_ERROR_DRIVER_NOT_LOADED;
+    run(s, &f);
+    assert_non_null(find(&f, "health.nvml-failed", -1));
+    assert_null(find(&f, "stack.no-driver", -1));
+    findings_free(&f);
+
+    /* no module loaded, as sysfs (the host's) says: the host's driver is the cause */
+    s->driver.valid = UINT64_C(1) << DRIVER_S_MODULE;
+    s->driver.module_loaded = false;
+    run(s, &f);
+    assert_null(find(&f, "health.nvml-failed", -1));
+    x = MUST(find(&f, "stack.no-driver", -1));
+    assert_true(x->n_evidence >= 2);
+    assert_non_null(strstr(x->evidence[1], "inside a container (docker)"));
+    findings_free(&f);
+    snapshot_free(s);
+}
+
 static void test_zombie_with_partial_stat(void **state)
 {
     struct snapshot *s = load("zombie-holder");
@@ -788,6 +837,7 @@ int main(void)
         cmocka_unit_test(test_cuda_version_of_the_driver_is_enough),
         cmocka_unit_test(test_known_bad_driver_releases),
         cmocka_unit_test(test_holder_in_another_namespace),
+        cmocka_unit_test(test_container_without_gpus),
         cmocka_unit_test(test_zombie_with_partial_stat),
         cmocka_unit_test(test_kill_names_real_pids),
         cmocka_unit_test(test_unknown_is_not_absent),
