@@ -196,6 +196,7 @@ static const struct {
     { "host.disk-busy", false },
     { "host.memory-pressure", false },
     { "host.disk-full", false },
+    { "host.memory-ecc", true }, /* a failing DIMM: the node freezes or corrupts jobs */
     /* clocks: cooling, power delivery, the node's settings */
     { "clock.thermal-slowdown", true },
     { "clock.hw-slowdown", true },

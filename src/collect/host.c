@@ -11,8 +11,10 @@
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -397,6 +399,133 @@ static void read_container(struct reader *r, struct host_info *h)
     host_set_valid(h, HOST_S_CONTAINER);
 }
 
+/* ---- host memory errors (EDAC) ---- */
+
+#define EDAC_DIR       "sys/devices/system/edac/mc"
+#define EDAC_MAX_MC    64  /* memory controllers read */
+#define EDAC_MAX_DIMMS 128 /* DIMM (or rank) directories read per controller */
+#define EDAC_LIST_MAX  512 /* bytes of mem_ue_dimms */
+
+/* "mc3", "dimm12", "rank0": prefix then digits only. */
+static bool numbered(const char *name, const char *prefix)
+{
+    size_t n = strlen(prefix);
+
+    return strncmp(name, prefix, n) == 0 && name[n] != '\0' && strlen(name) <= 16 &&
+           strspn(name + n, "0123456789") == strlen(name + n);
+}
+
+/* One counter file (a decimal number); false, with a note unless it is absent, otherwise. */
+static bool edac_count(struct reader *r, const char *rel, uint64_t *out)
+{
+    char buf[64];
+    ssize_t n = file_read_at(r->ctx->root.fd, rel, buf, sizeof(buf));
+
+    if (n == -ENOENT)
+        return false;
+    if (n < 0) {
+        note_errno(r, rel, (int)-n, NULL);
+        return false;
+    }
+    if (!str_to_u64(str_rtrim(buf), 10, out)) {
+        note_malformed(r, rel, xasprintf("expected a count, got \"%.32s\"", buf));
+        return false;
+    }
+    r->read_ok++;
+    return true;
+}
+
+/* Appends "LABEL (N)" for each DIMM of controller mc with uncorrectable errors, bounded. */
+static void edac_dimms(struct reader *r, const char *mc, char *list, size_t size)
+{
+    char rel[600], buf[128];
+    struct dirent *e;
+    size_t seen = 0;
+    DIR *dir;
+    int fd;
+
+    snprintf(rel, sizeof(rel), EDAC_DIR "/%s", mc);
+    fd = openat(r->ctx->root.fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || (dir = fdopendir(fd)) == NULL) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    while ((e = readdir(dir)) != NULL && seen < EDAC_MAX_DIMMS) {
+        uint64_t ue;
+        char *label;
+        size_t len = strlen(list);
+
+        if (!numbered(e->d_name, "dimm") && !numbered(e->d_name, "rank"))
+            continue;
+        seen++;
+        snprintf(rel, sizeof(rel), EDAC_DIR "/%s/%s/dimm_ue_count", mc, e->d_name);
+        if (!edac_count(r, rel, &ue) || ue == 0)
+            continue;
+        snprintf(rel, sizeof(rel), EDAC_DIR "/%s/%s/dimm_label", mc, e->d_name);
+        if (file_read_at(r->ctx->root.fd, rel, buf, sizeof(buf)) < 0 ||
+            *str_ltrim(str_rtrim(buf)) == '\0')
+            snprintf(buf, sizeof(buf), "%.16s/%.16s", mc, e->d_name);
+        buf[64] = '\0'; /* a label is short; a long one is cut */
+        label = hostfs_text(str_ltrim(buf));
+        snprintf(list + len, size - len, "%s%s (%" PRIu64 ")", len ? ", " : "", label, ue);
+        free(label);
+    }
+    closedir(dir);
+}
+
+/*
+ * The kernel's EDAC counters of host memory errors: every memory controller's corrected and
+ * uncorrectable counts, the DIMMs that had uncorrectable ones. No EDAC directory (no driver for
+ * this memory controller, a fixture): unknown, without a note.
+ */
+static void read_edac(struct reader *r, struct host_info *h)
+{
+    int fd = openat(r->ctx->root.fd, EDAC_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    char rel[600], list[EDAC_LIST_MAX] = "";
+    struct dirent *e;
+    DIR *dir;
+
+    if (fd < 0 || (dir = fdopendir(fd)) == NULL) {
+        if (fd >= 0)
+            close(fd);
+        if (errno != ENOENT)
+            note_errno(r, EDAC_DIR, errno, NULL);
+        return;
+    }
+    h->edac_controllers = 0;
+    h->mem_ue_count = h->mem_ce_count = 0;
+    h->edac_since_s = -1;
+    while ((e = readdir(dir)) != NULL && h->edac_controllers < EDAC_MAX_MC) {
+        uint64_t ue, ce, since;
+
+        if (!numbered(e->d_name, "mc"))
+            continue;
+        snprintf(rel, sizeof(rel), EDAC_DIR "/%s/ue_count", e->d_name);
+        if (!edac_count(r, rel, &ue))
+            continue;
+        snprintf(rel, sizeof(rel), EDAC_DIR "/%s/ce_count", e->d_name);
+        if (!edac_count(r, rel, &ce))
+            continue;
+        h->edac_controllers++;
+        h->mem_ue_count += ue;
+        h->mem_ce_count += ce;
+        snprintf(rel, sizeof(rel), EDAC_DIR "/%s/seconds_since_reset", e->d_name);
+        if (edac_count(r, rel, &since) && (h->edac_since_s < 0 || (double)since < h->edac_since_s))
+            h->edac_since_s = (double)since;
+        if (ue > 0)
+            edac_dimms(r, e->d_name, list, sizeof(list));
+    }
+    closedir(dir);
+    if (h->edac_controllers == 0)
+        return; /* the directory without a readable controller: nothing counted */
+    host_set_valid(h, HOST_S_EDAC);
+    if (list[0] != '\0') {
+        h->mem_ue_dimms = xstrdup(list);
+        host_set_valid(h, HOST_S_EDAC_DIMMS);
+    }
+}
+
 /* MemAvailable into *avail when the kernel has it; the rest into h when h is not NULL. */
 static bool read_meminfo(struct reader *r, struct host_info *h, uint64_t *avail)
 {
@@ -701,6 +830,7 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
     read_kernel(&r, h);
     read_boot_id(&r, h);
     read_container(&r, h);
+    read_edac(&r, h);
     if (read_meminfo(&r, h, &avail)) {
         h->mem_available_bytes = avail;
         host_set_valid(h, HOST_S_MEM_AVAILABLE);

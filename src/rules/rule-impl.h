@@ -70,6 +70,7 @@ struct rule_ctx {
     X(host_io_wait)                                                                                \
     X(host_disk_busy)                                                                              \
     X(host_memory_pressure)                                                                        \
+    X(host_memory_ecc)                                                                             \
     X(host_disk_full)                                                                              \
     X(clock_thermal_slowdown)                                                                      \
     X(clock_hw_slowdown)                                                                           \

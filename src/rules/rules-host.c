@@ -522,6 +522,95 @@ const struct rule rule_host_memory_pressure = {
     .check = check_memory,
 };
 
+/* ---- host.memory-ecc ---- */
+
+/* "3h12m" for the time the EDAC counters have counted. */
+static void since_words(char *buf, size_t size, double s)
+{
+    if (s >= 86400)
+        snprintf(buf, size, "%.0fd", s / 86400);
+    else if (s >= 3600)
+        snprintf(buf, size, "%.0fh", s / 3600);
+    else
+        snprintf(buf, size, "%.0fm", s / 60);
+}
+
+static void check_memory_ecc(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct host_info *h = &ctx->facts->snap->host;
+    struct finding *f;
+    char since[16];
+
+    if (!host_valid(h, HOST_S_EDAC)) {
+        if (need_collector(ctx, out, COLLECTOR_HOST))
+            rule_skip(ctx, out, -1,
+                      "host memory errors are not counted without an EDAC driver "
+                      "(/sys/devices/system/edac/mc); the BMC's event log has them (ipmitool sel "
+                      "elist)");
+        return;
+    }
+    if (h->mem_ue_count == 0)
+        return;
+    f = finding_new(ctx, out, -1, -1);
+    if (host_valid(h, HOST_S_EDAC_DIMMS))
+        finding_title(f, "Host memory: %" PRIu64 " uncorrectable ECC error%s, on %s",
+                      h->mem_ue_count, h->mem_ue_count == 1 ? "" : "s", h->mem_ue_dimms);
+    else
+        finding_title(f, "Host memory: %" PRIu64 " uncorrectable ECC error%s", h->mem_ue_count,
+                      h->mem_ue_count == 1 ? "" : "s");
+    if (h->edac_since_s >= 0) {
+        since_words(since, sizeof(since), h->edac_since_s);
+        finding_evidence(f,
+                         "EDAC: %" PRIu64 " uncorrectable and %" PRIu64
+                         " corrected error(s) in the last %s, on %" PRIu32 " memory controller(s)",
+                         h->mem_ue_count, h->mem_ce_count, since, h->edac_controllers);
+    } else {
+        finding_evidence(f,
+                         "EDAC: %" PRIu64 " uncorrectable and %" PRIu64
+                         " corrected error(s) since the counters were reset, on %" PRIu32
+                         " memory controller(s)",
+                         h->mem_ue_count, h->mem_ce_count, h->edac_controllers);
+    }
+    if (host_valid(h, HOST_S_EDAC_DIMMS))
+        finding_evidence(f, "DIMMs with uncorrectable errors: %s", h->mem_ue_dimms);
+    else
+        finding_evidence(f, "the EDAC driver does not say which DIMM");
+    finding_evidence(f, "an uncorrectable error in host RAM crashes or freezes the node, or kills "
+                        "the process that read it (SIGBUS): GPU jobs here may have stopped or "
+                        "computed on corrupted data");
+    finding_fix(f, "grep -H . /sys/devices/system/edac/mc/mc*/*/dimm_label "
+                   "/sys/devices/system/edac/mc/mc*/*/dimm_ue_count   # which DIMM");
+    finding_fix(f, "sudo dmesg -T | grep -iE 'mce|machine check|hardware error|edac' | tail -40");
+    finding_fix(f, "sudo ipmitool sel elist | grep -iE 'ecc|memory'   # the BMC's record, on "
+                   "boards with one");
+    finding_fix(f, "# drain the node and have the DIMM named replaced; rerun the jobs it ran");
+    f->impact = 3.0;
+}
+
+const struct rule rule_host_memory_ecc = {
+    .id = "host.memory-ecc",
+    .severity = SEV_CRITICAL,
+    .category = CAT_HEALTH,
+    .title = N_("Uncorrectable errors in the host's memory"),
+    .explanation = N_(
+        "The host's own RAM (not the GPU's) had uncorrectable ECC errors: a DIMM is failing. Such "
+        "an error freezes or reboots the node, or kills the process that read the bad memory "
+        "(SIGBUS, 'Memory failure' in the kernel log), and what it does not stop it may corrupt. "
+        "GPU nodes under load show it as jobs that hang or die while the GPUs look healthy; the "
+        "GPUs are not at fault. Corrected errors alone are counted and shown, not reported: ECC "
+        "repaired them."),
+    .detection = N_(
+        "The kernel's EDAC counters (/sys/devices/system/edac/mc/mc*/ue_count, per DIMM "
+        "dimm_ue_count and dimm_label): any uncorrectable error since the counters were reset "
+        "(when the EDAC driver started, usually at boot). Without an EDAC driver the host's memory "
+        "errors are not checked; the BMC's event log (IPMI SEL) and the kernel's machine-check "
+        "lines are not read."),
+    .fix = N_("Find the DIMM (dimm_label, the BMC's event log), drain the node and have it "
+              "replaced; rerun the jobs that ran here since the errors."),
+    .thresholds = NO_THRESHOLDS,
+    .check = check_memory_ecc,
+};
+
 /* ---- host.disk-full ---- */
 
 static void check_fs(const struct rule_ctx *ctx, struct findings *out)

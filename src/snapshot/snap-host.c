@@ -85,6 +85,21 @@ static const struct jfield host_fields[] = {
       "business"),
     F("container_sign", JF_STR, container_sign, HOST_S_CONTAINER_SIGN, NULL,
       "the mark the container was known by (\"/.dockerenv\"); null with \"none\""),
+    F("edac_controllers", JF_U32, edac_controllers, HOST_S_EDAC, "/sys/devices/system/edac/mc",
+      "memory controllers the kernel's EDAC driver watches (mcN); the section is unknown without "
+      "an EDAC driver"),
+    F("mem_ue_count", JF_U64, mem_ue_count, HOST_S_EDAC, "/sys/devices/system/edac/mc/mc*/ue_count",
+      "uncorrectable host memory (ECC) errors, all controllers, since their counters were reset "
+      "(the driver's start: usually the boot)"),
+    F("mem_ce_count", JF_U64, mem_ce_count, HOST_S_EDAC, "/sys/devices/system/edac/mc/mc*/ce_count",
+      "corrected host memory (ECC) errors, the same way"),
+    F("mem_ue_dimms", JF_STR, mem_ue_dimms, HOST_S_EDAC_DIMMS,
+      "/sys/devices/system/edac/mc/mc*/{dimm,rank}*/dimm_label, dimm_ue_count",
+      "the DIMMs with uncorrectable errors and their counts, \"P2-DIMMF1 (2)\", comma-separated; "
+      "null when none has any or the driver does not count per DIMM"),
+    F("edac_since_s", JF_DOUBLE, edac_since_s, HOST_S_EDAC,
+      "/sys/devices/system/edac/mc/mc*/seconds_since_reset",
+      "how long the counters have counted (the shortest of the controllers')"),
     F("oom_kills", JF_U32, oom_kills, HOST_S_OOM, "kernel log (driver.events)",
       "processes the kernel's OOM killer ended, among the kernel-log events kept; the events "
       "name the victims"),

@@ -36,6 +36,8 @@ enum host_slot {
     HOST_S_BOOT_ID,
     HOST_S_CONTAINER,      /* the marks of a container were looked for */
     HOST_S_CONTAINER_SIGN, /* ... and one was found */
+    HOST_S_EDAC,           /* /sys/devices/system/edac/mc was read: host memory errors counted */
+    HOST_S_EDAC_DIMMS,     /* ... and DIMMs were named with uncorrectable errors */
 };
 
 /* Validity bits of struct host_disk. */
@@ -98,6 +100,11 @@ struct host_info {
     uint32_t oom_kills;   /* OOM-killer kills among the kernel-log events (driver.events) */
     char *container;      /* the container gpudoctor runs in ("docker"), or "none" */
     char *container_sign; /* the mark it was known by ("/.dockerenv"); NULL with "none" */
+    /* Host memory (EDAC): errors since each memory controller's counters were reset (boot). */
+    uint32_t edac_controllers;
+    uint64_t mem_ue_count, mem_ce_count;
+    char *mem_ue_dimms;  /* "P2-DIMMF1 (2), ...": the DIMMs with uncorrectable errors */
+    double edac_since_s; /* the shortest time since a controller's counters were reset */
 
     struct host_disk *disks;
     size_t n_disks;

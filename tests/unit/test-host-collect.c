@@ -434,6 +434,68 @@ static void test_container(void **state)
     }
 }
 
+/* Host memory errors from the EDAC tree: sums, the DIMMs with uncorrectable ones, garbage. */
+static void test_edac(void **state)
+{
+    static const char mk[] =
+        "e=sys/devices/system/edac/mc && mkdir -p $e/mc0/dimm0 $e/mc0/dimm1 $e/mc1/rank3 "
+        "$e/mc1/csrow0 $e/power && "
+        "echo 0 >$e/mc0/ue_count && echo 3 >$e/mc0/ce_count && echo 86400 "
+        ">$e/mc0/seconds_since_reset && "
+        "echo 2 >$e/mc1/ue_count && echo 5 >$e/mc1/ce_count && echo 7200 "
+        ">$e/mc1/seconds_since_reset && "
+        "echo 'P1-DIMMA1' >$e/mc0/dimm0/dimm_label && echo 0 >$e/mc0/dimm0/dimm_ue_count && "
+        "echo 1 >$e/mc0/dimm1/dimm_ue_count && "
+        "printf 'P2-DIMMF1\\033[2J\\n' >$e/mc1/rank3/dimm_label && echo 2 "
+        ">$e/mc1/rank3/dimm_ue_count";
+    char *dir = copy_tree(FIX "server"), cmd[2048];
+    const struct host_info *h;
+    struct run r;
+
+    (void)state;
+    /* the server fixture has no EDAC driver: unknown, and no note for it */
+    run_start(&r, FIX "server", 0);
+    run_collector(&r);
+    run_finish(&r);
+    assert_false(host_valid(&r.s->host, HOST_S_EDAC));
+    assert_false(has_note(&r, "edac"));
+    run_free(&r);
+
+    snprintf(cmd, sizeof(cmd), "cd '%s' && { %s; }", dir, mk);
+    assert_int_equal(system(cmd), 0);
+    run_start(&r, dir, 0);
+    run_collector(&r);
+    run_finish(&r);
+    h = &r.s->host;
+    assert_true(host_valid(h, HOST_S_EDAC));
+    assert_int_equal(h->edac_controllers, 2);
+    assert_int_equal(h->mem_ue_count, 2);
+    assert_int_equal(h->mem_ce_count, 8);
+    assert_true(h->edac_since_s == 7200);
+    /* mc0 had no uncorrectable error: its DIMMs are not looked at (dimm1's count is stale) */
+    assert_true(host_valid(h, HOST_S_EDAC_DIMMS));
+    assert_string_equal(h->mem_ue_dimms, "P2-DIMMF1\\x1b[2J (2)"); /* the escape made text */
+    run_free(&r);
+
+    /* a counter that is not a number: noted, that controller left out */
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s' && echo lots >sys/devices/system/edac/mc/mc1/ue_count && echo 1 "
+             ">sys/devices/system/edac/mc/mc0/ue_count",
+             dir);
+    assert_int_equal(system(cmd), 0);
+    run_start(&r, dir, 0);
+    run_collector(&r);
+    run_finish(&r);
+    h = &r.s->host;
+    assert_note(&r, "mc1/ue_count: malformed: expected a count");
+    assert_int_equal(h->edac_controllers, 1);
+    assert_int_equal(h->mem_ue_count, 1);
+    /* dimm1 has no label: named by where it is */
+    assert_string_equal(h->mem_ue_dimms, "mc0/dimm1 (1)");
+    run_free(&r);
+    remove_tree(dir);
+}
+
 /* The host section written, read and written again gives the same bytes. */
 static void test_round_trip(void **state)
 {
@@ -512,6 +574,7 @@ int main(void)
         cmocka_unit_test(test_old_kernel),     cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_empty_root),     cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_read_errors),    cmocka_unit_test(test_container),
+        cmocka_unit_test(test_edac),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
