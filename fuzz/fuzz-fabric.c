@@ -1,8 +1,10 @@
 /*
- * The Fabric Manager parsers (collect/fabric-parse.c): dpkg's status database, Debian versions
- * and the Fabric Manager log. What comes out is bounded and consistent: a found package has a
- * name of the family and a version, a log's kept lines are its last errors and never more than
- * it counted, a version read from a start line is digits and dots.
+ * The Fabric Manager parsers (collect/fabric-parse.c): dpkg's status database, Debian versions,
+ * the Fabric Manager log, and the NVSwitch driver's information file and device entry names.
+ * What comes out is bounded and consistent: a found package has a name of the family and a
+ * version, a log's kept lines are its last errors and never more than it counted, a version read
+ * from a start line is digits and dots, a BIOS version is five groups of lower-case hex digits
+ * and nothing else, and an entry matches a switch only by its exact address.
  */
 #include "collect/fabric-parse.h"
 #include "fuzz.h"
@@ -44,6 +46,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     fabric_log_scan_free(&scan);
     (void)fabric_is_fm_comm(text);
+
+    {
+        char bios[FABRIC_BIOS_VERSION_SIZE];
+        enum fabric_nvswitch_info r = fabric_parse_nvswitch_info(text, bios);
+        size_t dots = 0;
+
+        if (r == FABRIC_NVSW_INFO_VERSION) {
+            FUZZ_ASSERT(strlen(bios) >= 14 && strlen(bios) < FABRIC_BIOS_VERSION_SIZE,
+                        "BIOS version of %zu bytes", strlen(bios));
+            FUZZ_ASSERT(strspn(bios, "0123456789abcdef.") == strlen(bios), "BIOS version %s", bios);
+            for (const char *c = bios; *c; c++)
+                dots += *c == '.';
+            FUZZ_ASSERT(dots == 4, "BIOS version %s", bios);
+            FUZZ_ASSERT(strstr(text, bios) != NULL, "a BIOS version the text does not hold");
+        } else {
+            FUZZ_ASSERT(r == FABRIC_NVSW_INFO_NA || r == FABRIC_NVSW_INFO_MALFORMED, "result %d",
+                        (int)r);
+            FUZZ_ASSERT(bios[0] == '\0', "a BIOS version without a version result");
+        }
+    }
+    {
+        static const char *const bus[] = { "0000:c5:00.0", "0000:c6:00.0" };
+        int k = fabric_nvswitch_entry(text, bus, 2);
+
+        FUZZ_ASSERT(k == FABRIC_NVSW_ENTRY_STRAY || k == FABRIC_NVSW_ENTRY_BAD ||
+                        (k >= 0 && k < 2 && strcmp(text, bus[k]) == 0),
+                    "entry matched as %d", k);
+    }
     free(text);
     return 0;
 }

@@ -1,5 +1,6 @@
 /* Parsers for the Fabric Manager evidence (collect/fabric-parse.h). */
 #include "collect/fabric-parse.h"
+#include "collect/sysfs-pci.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
@@ -10,6 +11,7 @@
 #define FM_PACKAGE "nvidia-fabricmanager"
 #define FM_COMM    "nv-fabricmanager" /* the program; the kernel keeps 15 bytes of its name */
 #define FM_START   "Fabric Manager version "
+#define NVSW_BIOS  "BIOS Version: "
 
 /* The value of "Key: value" at line (up to its end), or NULL when line is another key. */
 static const char *field(const char *line, const char *key, size_t *len)
@@ -164,4 +166,66 @@ bool fabric_is_fm_comm(const char *comm)
 {
     /* comm holds at most 15 bytes: "nv-fabricmanage" */
     return strncmp(comm, FM_COMM, 15) == 0 && strlen(comm) >= 15;
+}
+
+/* n lower-case hex digits at s ('\0' stops the run). */
+static bool lower_hex(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isdigit((unsigned char)s[i]) && !(s[i] >= 'a' && s[i] <= 'f'))
+            return false;
+    return true;
+}
+
+/* The length of the BIOS version at v (up to its end or a newline), 0 when v is not one. */
+static size_t bios_version_len(const char *v)
+{
+    size_t first = strspn(v, "0123456789abcdef"), at;
+
+    if (first < 2 || first > 8)
+        return 0;
+    at = first;
+    for (int g = 0; g < 4; g++) {
+        if (v[at] != '.' || !lower_hex(v + at + 1, 2))
+            return 0;
+        at += 3;
+    }
+    return at;
+}
+
+enum fabric_nvswitch_info fabric_parse_nvswitch_info(const char *text,
+                                                     char version[FABRIC_BIOS_VERSION_SIZE])
+{
+    const char *v;
+    size_t n;
+
+    version[0] = '\0';
+    if (strncmp(text, NVSW_BIOS, strlen(NVSW_BIOS)) != 0)
+        return FABRIC_NVSW_INFO_MALFORMED;
+    v = text + strlen(NVSW_BIOS);
+    if (strncmp(v, "N/A", 3) == 0)
+        n = 3;
+    else
+        n = bios_version_len(v);
+    /* One line: the value, then one newline or the end. */
+    if (n == 0 || !(v[n] == '\0' || (v[n] == '\n' && v[n + 1] == '\0')))
+        return FABRIC_NVSW_INFO_MALFORMED;
+    if (n == 3 && v[0] == 'N')
+        return FABRIC_NVSW_INFO_NA;
+    memcpy(version, v, n);
+    version[n] = '\0';
+    return FABRIC_NVSW_INFO_VERSION;
+}
+
+int fabric_nvswitch_entry(const char *name, const char *const *addrs, size_t n)
+{
+    if (!sysfs_pci_is_address(name))
+        return FABRIC_NVSW_ENTRY_BAD;
+    for (const char *c = name; *c; c++)
+        if (*c >= 'A' && *c <= 'F')
+            return FABRIC_NVSW_ENTRY_BAD; /* the driver prints lower-case hex */
+    for (size_t i = 0; i < n && i <= INT32_MAX; i++)
+        if (strcmp(name, addrs[i]) == 0)
+            return (int)i;
+    return FABRIC_NVSW_ENTRY_STRAY;
 }

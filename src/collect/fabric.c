@@ -1,6 +1,7 @@
 /*
  * The NVSwitch and Fabric Manager collector: the NVSwitches on the PCI bus (NVIDIA's vendor id,
- * class "bridge, other"), and, where there is one or Fabric Manager is installed, whether Fabric
+ * class "bridge, other"), and, where there is one or Fabric Manager is installed, which of them
+ * the NVSwitch driver took (/proc/driver/nvidia-nvswitch, with their BIOS versions), whether Fabric
  * Manager is installed (its program, its Debian package and version), runs (a process named
  * nv-fabricmanager: /proc, no shell, no systemctl), is enabled at boot (systemd's wants links),
  * and what its log says since it last started. Nothing is run and nothing is written.
@@ -27,6 +28,10 @@
 #define FM_LOG_DEFAULT     "/var/log/fabricmanager.log"
 #define FM_UNIT            "nvidia-fabricmanager.service"
 #define SYSTEMD_ETC        "etc/systemd/system"
+#define NVSW_PROC          "proc/driver/nvidia-nvswitch"
+#define NVSW_DEVICES       NVSW_PROC "/devices"
+#define NVSW_MAX_ENTRIES   4096
+#define NVSW_INFO_MAX      64 /* "BIOS Version: " and a version: 35 bytes at most */
 #define MAX_PCI_DEVICES    4096
 #define MAX_PROCS          (1u << 20)
 #define DPKG_MAX_BYTES     (64u << 20)
@@ -106,6 +111,7 @@ static void read_switches(struct collect_ctx *ctx, struct collector_status *st,
         read_hex(ctx->root.fd, rel, &device);
         xgrow(&f->switches, &cap, f->n_switches + 1, sizeof(*f->switches));
         sw = &f->switches[f->n_switches++];
+        memset(sw, 0, sizeof(*sw));
         sw->pci_address = xstrdup(de->d_name);
         sw->device_id = device;
     }
@@ -113,6 +119,123 @@ static void read_switches(struct collect_ctx *ctx, struct collector_status *st,
     if (f->n_switches > 1)
         qsort(f->switches, f->n_switches, sizeof(*f->switches), switch_cmp);
     f->valid |= UINT64_C(1) << FABRIC_S_SWITCHES;
+}
+
+/* The BIOS version of the switch whose driver entry is name, from its information file. */
+static void read_information(struct collect_ctx *ctx, struct collector_status *st,
+                             struct fabric_switch *sw, const char *name)
+{
+    char rel[320], buf[NVSW_INFO_MAX], version[FABRIC_BIOS_VERSION_SIZE];
+    ssize_t n;
+
+    snprintf(rel, sizeof(rel), NVSW_DEVICES "/%s/information", name);
+    n = file_read_at(ctx->root.fd, rel, buf, sizeof(buf));
+    if (n < 0) {
+        collector_note(st, "/%s: %s: its BIOS version is not known", rel,
+                       n == -EFBIG ? "longer than a BIOS version line" : strerror((int)-n));
+        return;
+    }
+    if ((size_t)n != strlen(buf)) {
+        collector_note(st, "/%s: malformed: holds a NUL byte", rel);
+        return;
+    }
+    switch (fabric_parse_nvswitch_info(buf, version)) {
+    case FABRIC_NVSW_INFO_VERSION:
+        sw->bios_version = xstrdup(version);
+        sw->valid |= UINT64_C(1) << FSW_S_BIOS;
+        break;
+    case FABRIC_NVSW_INFO_NA:
+        break; /* the driver could not read it: no version, and nothing wrong with the file */
+    default: {
+        char *got = str_excerpt(buf, 40);
+
+        collector_note(st,
+                       "/%s: malformed: expected \"BIOS Version: \" and a version such as "
+                       "96.10.6d.00.01 or N/A, got \"%s\"",
+                       rel, got);
+        free(got);
+        break;
+    }
+    }
+}
+
+/*
+ * Which NVSwitches the NVSwitch driver took: the nvidia module makes /proc/driver/nvidia-nvswitch
+ * with a devices/ directory when its NVSwitch part starts, and an entry devices/ADDR for each
+ * switch whose probe succeeded (a switch it put in its degraded state too). A switch whose probe
+ * failed has none, and no driver. Entries for an address that is no NVSwitch on the bus are
+ * ignored, with one note: they say nothing about the switches the rules judge.
+ */
+static void read_nvswitch_view(struct collect_ctx *ctx, struct collector_status *st,
+                               struct fabric_info *f)
+{
+    const char **addrs = xcalloc(f->n_switches ? f->n_switches : 1, sizeof(*addrs));
+    bool *bound = xcalloc(f->n_switches ? f->n_switches : 1, sizeof(*bound));
+    size_t seen = 0, n_stray = 0, n_bad = 0;
+    char *first_stray = NULL, *first_bad = NULL;
+    struct dirent *de;
+    DIR *d;
+
+    d = open_dir(ctx, NVSW_PROC);
+    if (d == NULL) {
+        if (errno == ENOENT) {
+            f->nvswitch_proc = FABRIC_NVSW_ABSENT;
+        } else {
+            collector_note(st, "/%s: %s: which NVSwitches its driver took is not known", NVSW_PROC,
+                           strerror(errno));
+            f->nvswitch_proc = FABRIC_NVSW_UNREADABLE;
+        }
+        f->valid |= UINT64_C(1) << FABRIC_S_NVSW;
+        goto out;
+    }
+    closedir(d);
+    d = open_dir(ctx, NVSW_DEVICES);
+    if (d == NULL) {
+        collector_note(st, "/%s: %s: which NVSwitches its driver took is not known", NVSW_DEVICES,
+                       strerror(errno));
+        f->nvswitch_proc = FABRIC_NVSW_UNREADABLE;
+        f->valid |= UINT64_C(1) << FABRIC_S_NVSW;
+        goto out;
+    }
+    for (size_t i = 0; i < f->n_switches; i++)
+        addrs[i] = f->switches[i].pci_address;
+    while ((de = readdir(d)) != NULL && seen++ < NVSW_MAX_ENTRIES) {
+        int k;
+
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        k = fabric_nvswitch_entry(de->d_name, addrs, f->n_switches);
+        if (k >= 0) {
+            if (!bound[k])
+                read_information(ctx, st, &f->switches[k], de->d_name);
+            bound[k] = true;
+        } else if (k == FABRIC_NVSW_ENTRY_STRAY) {
+            if (n_stray++ == 0)
+                first_stray = xstrdup(de->d_name);
+        } else if (n_bad++ == 0) {
+            first_bad = str_excerpt(de->d_name, 40);
+        }
+    }
+    closedir(d);
+    if (n_stray > 0)
+        collector_note(st, "/%s: %zu entr%s for no NVSwitch on the PCI bus (the first %s): ignored",
+                       NVSW_DEVICES, n_stray, n_stray == 1 ? "y" : "ies", first_stray);
+    if (n_bad > 0)
+        collector_note(st,
+                       "/%s: %zu entr%s not named as the driver names a device (the first "
+                       "\"%s\"): ignored",
+                       NVSW_DEVICES, n_bad, n_bad == 1 ? "y" : "ies", first_bad);
+    for (size_t i = 0; i < f->n_switches; i++) {
+        f->switches[i].driver_bound = bound[i];
+        f->switches[i].valid |= UINT64_C(1) << FSW_S_DRIVER;
+    }
+    f->nvswitch_proc = FABRIC_NVSW_PRESENT;
+    f->valid |= UINT64_C(1) << FABRIC_S_NVSW;
+out:
+    free(first_stray);
+    free(first_bad);
+    free(bound);
+    free(addrs);
 }
 
 static void read_binary(struct collect_ctx *ctx, struct fabric_info *f)
@@ -288,6 +411,7 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
         collector_set(st, st->state, "no NVSwitch and no Fabric Manager");
         return NULL;
     }
+    read_nvswitch_view(ctx, st, f);
     read_package(ctx, st, f);
     read_process(ctx, st, f);
     read_unit(ctx, st, f);

@@ -5,15 +5,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *const fabric_nvswitch_proc_names[] = { "present", "absent", "unreadable", NULL };
+
+/* driver_bound and bios_version have validity bits: snapshots written before they were read
+ * have neither key, and read back with both unknown. */
 static const struct jfield switch_fields[] = {
     { "pci_address", JF_STR, offsetof(struct fabric_switch, pci_address), -1, JF_ID, NULL,
       "/sys/bus/pci/devices", "the NVSwitch's PCI function" },
     { "device_id", JF_HEX32, offsetof(struct fabric_switch, device_id), -1, 0, NULL,
       "/sys/bus/pci/devices/ADDR/device", "its PCI device id" },
+    { "driver_bound", JF_BOOL, offsetof(struct fabric_switch, driver_bound), FSW_S_DRIVER, 0, NULL,
+      "/proc/driver/nvidia-nvswitch/devices/ADDR",
+      "the NVSwitch driver took it (its probe succeeded); null when its view was not read" },
+    { "bios_version", JF_STR, offsetof(struct fabric_switch, bios_version), FSW_S_BIOS, 0, NULL,
+      "/proc/driver/nvidia-nvswitch/devices/ADDR/information",
+      "its BIOS version (96.10.6d.00.01); null when the driver gave none (N/A) or was not read" },
 };
 
 const struct jtable fabric_switch_table = {
-    "NVSwitch", switch_fields, ARRAY_SIZE(switch_fields), JT_NONE, 0, NULL,
+    "NVSwitch",
+    switch_fields,
+    ARRAY_SIZE(switch_fields),
+    JT_BITS,
+    offsetof(struct fabric_switch, valid),
+    NULL,
 };
 
 static const struct jfield log_line_fields[] = {
@@ -32,6 +47,10 @@ const struct jtable fabric_log_line_table = {
 static const struct jfield info_fields[] = {
     { "switches", JF_NONE, 0, FABRIC_S_SWITCHES, 0, NULL, "/sys/bus/pci/devices",
       "the NVSwitches on the PCI bus (vendor 0x10de, class 0x0680xx); empty when none" },
+    { "nvswitch_proc", JF_ENUM, offsetof(struct fabric_info, nvswitch_proc), FABRIC_S_NVSW, 0,
+      fabric_nvswitch_proc_names, "/proc/driver/nvidia-nvswitch",
+      "whether the NVSwitch driver's view is there (present: the nvidia module's NVSwitch part "
+      "is loaded); null when not looked at" },
     F("fm_binary", JF_BOOL, fm_binary, FABRIC_S_BINARY, "/usr/bin/nv-fabricmanager",
       "the Fabric Manager program is installed"),
     F("fm_packaged", JF_BOOL, fm_packaged, FABRIC_S_PACKAGE, "/var/lib/dpkg/status",
@@ -68,6 +87,11 @@ const struct jtable fabric_info_table = {
 bool fabric_valid(const struct fabric_info *f, int slot)
 {
     return (f->valid >> slot) & 1u;
+}
+
+bool fabric_switch_valid(const struct fabric_switch *sw, int slot)
+{
+    return (sw->valid >> slot) & 1u;
 }
 
 void fabric_info_free(struct fabric_info *f)

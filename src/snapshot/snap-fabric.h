@@ -1,9 +1,10 @@
 /*
- * The NVSwitch and Fabric Manager part of the snapshot: the NVSwitches on the PCI bus, whether
- * NVIDIA Fabric Manager is installed (package or binary), its version, whether it runs and is
- * enabled, and the errors its log holds since it last started. Filled by collect/fabric.c;
- * docs/fabric.md says what comes from where. SXid lines (NVSwitch errors in the kernel log) are
- * kernel-log events (driver.events, kind "sxid").
+ * The NVSwitch and Fabric Manager part of the snapshot: the NVSwitches on the PCI bus and which of
+ * them the NVSwitch driver took (its /proc/driver/nvidia-nvswitch view, with their BIOS
+ * versions), whether NVIDIA Fabric Manager is installed (package or binary), its version, whether
+ * it runs and is enabled, and the errors its log holds since it last started. Filled by
+ * collect/fabric.c; docs/fabric.md says what comes from where. SXid lines (NVSwitch errors in the
+ * kernel log) are kernel-log events (driver.events, kind "sxid").
  */
 #ifndef GPUDOCTOR_SNAP_FABRIC_H
 #define GPUDOCTOR_SNAP_FABRIC_H
@@ -17,11 +18,28 @@
 #define FABRIC_MAX_SWITCHES  64 /* an HGX baseboard has 4; a rack has more, none on one node */
 #define FABRIC_MAX_LOG_LINES 5  /* the last error lines of the log kept */
 
+/* Validity bits of struct fabric_switch. */
+enum fabric_switch_slot {
+    FSW_S_DRIVER, /* the driver's view was read: driver_bound */
+    FSW_S_BIOS,   /* bios_version: the driver gave one */
+};
+
 /* An NVSwitch on the PCI bus. */
 struct fabric_switch {
     char *pci_address;  /* "0000:c3:00.0" */
     uint32_t device_id; /* PCI device id (0x22a3 on HGX H100) */
+    bool driver_bound;  /* the NVSwitch driver took it: /proc/driver/nvidia-nvswitch/devices/ADDR */
+    char *bios_version; /* "96.10.6d.00.01", from that entry's information file */
+    uint64_t valid;     /* bits of enum fabric_switch_slot */
 };
+
+/* Whether the NVSwitch driver's view, /proc/driver/nvidia-nvswitch, is there. */
+enum fabric_nvswitch_proc {
+    FABRIC_NVSW_PRESENT,    /* it and its devices/ were read: the driver is loaded */
+    FABRIC_NVSW_ABSENT,     /* no such directory: the nvidia module (or its NVSwitch part) is not */
+    FABRIC_NVSW_UNREADABLE, /* there, but could not be listed (a collector note says why) */
+};
+extern const char *const fabric_nvswitch_proc_names[]; /* "present", "absent", "unreadable" */
 
 /* One error line of the Fabric Manager log, sanitised and cut to a line. */
 struct fabric_log_line {
@@ -38,11 +56,13 @@ enum fabric_slot {
     FABRIC_S_UNIT,     /* systemd's unit directories were read: fm_enabled */
     FABRIC_S_LOG,      /* the log was read: log_errors, log_lines, log_started */
     FABRIC_S_VERSION,  /* fm_version, fm_version_from */
+    FABRIC_S_NVSW,     /* /proc/driver/nvidia-nvswitch was looked at: nvswitch_proc */
 };
 
 struct fabric_info {
     struct fabric_switch *switches;
     size_t n_switches;
+    int32_t nvswitch_proc;    /* enum fabric_nvswitch_proc */
     bool fm_binary;           /* /usr/bin/nv-fabricmanager (or /usr/sbin) exists */
     bool fm_packaged;         /* dpkg lists a Fabric Manager package as installed */
     char *fm_package;         /* "nvidia-fabricmanager-550", NULL when dpkg has none installed */
@@ -65,6 +85,7 @@ extern const struct jtable fabric_switch_table;
 extern const struct jtable fabric_log_line_table;
 
 bool fabric_valid(const struct fabric_info *f, int slot);
+bool fabric_switch_valid(const struct fabric_switch *sw, int slot);
 void fabric_info_free(struct fabric_info *f);
 json_t *fabric_info_to_json(const struct fabric_info *f);
 int fabric_info_from_json(struct fabric_info *f, const json_t *j, const char *path,

@@ -96,13 +96,18 @@ static const struct doc_section sections[] = {
       "`--window 0`.",
       &ib_port_table },
     { "fabric",
-      "NVSwitches on the PCI bus and NVIDIA Fabric Manager: installed, version, running, enabled, "
-      "its log's errors since it last started (docs/fabric.md). Written when the `fabric` "
-      "collector read something; a machine without NVSwitch and without Fabric Manager has an "
-      "empty `switches` list and nothing else. NVSwitch errors (SXids) are `driver.events[]` of "
-      "kind `sxid`.",
+      "NVSwitches on the PCI bus, the NVSwitch driver's view of them, and NVIDIA Fabric Manager: "
+      "installed, version, running, enabled, its log's errors since it last started "
+      "(docs/fabric.md). Written when the `fabric` collector read something; a machine without "
+      "NVSwitch and without Fabric Manager has an empty `switches` list and nothing else. "
+      "NVSwitch errors (SXids) are `driver.events[]` of kind `sxid`. Snapshots written before "
+      "gpudoctor read the driver's view lack `nvswitch_proc` and each switch's `driver_bound` and "
+      "`bios_version`: they read back as unknown (`null`).",
       &fabric_info_table },
-    { "fabric.switches[]", "One NVSwitch.", &fabric_switch_table },
+    { "fabric.switches[]",
+      "One NVSwitch. `driver_bound` is `false` only when the driver's view is `present` and has no "
+      "entry for the switch: its probe failed.",
+      &fabric_switch_table },
     { "fabric.log_lines[]", "One error line of the Fabric Manager log.", &fabric_log_line_table },
     { "reported.errors[]",
       "The error texts the user saw, given with `--error TEXT` to `check` or `snapshot` "

@@ -1,9 +1,10 @@
 /*
  * NVSwitches and Fabric Manager: the parsers (collect/fabric-parse.c: dpkg's status database,
- * Debian versions, the Fabric Manager log, process names), the fabric collector on the healthy
- * HGX tree of tests/fixtures/fabric and on copies changed for each story (stopped, not
- * installed, another version, errors in the log, hostile text, a FIFO in the log's place), and
- * the section's JSON round trip.
+ * Debian versions, the Fabric Manager log, process names, the NVSwitch driver's information file
+ * and device entries), the fabric collector on the healthy HGX tree of tests/fixtures/fabric and
+ * on copies changed for each story (stopped, not installed, another version, errors in the log,
+ * hostile text, a FIFO in the log's place, switches the NVSwitch driver did not take), and the
+ * section's JSON round trip, old sections without the driver's view included.
  */
 #include "collect/collect.h"
 #include "collect/fabric-parse.h"
@@ -156,6 +157,79 @@ static void test_comm(void **state)
     assert_false(fabric_is_fm_comm(""));
 }
 
+/* /proc/driver/nvidia-nvswitch/devices/ADDR/information, as the driver prints it and not. */
+static void test_nvswitch_info(void **state)
+{
+    static const struct {
+        const char *text;
+        enum fabric_nvswitch_info want;
+        const char *version;
+    } cases[] = {
+        { "BIOS Version: 96.10.6d.00.01\n", FABRIC_NVSW_INFO_VERSION, "96.10.6d.00.01" },
+        { "BIOS Version: 96.10.6d.00.01", FABRIC_NVSW_INFO_VERSION, "96.10.6d.00.01" },
+        /* the first group is the upper 32 bits, printed %02llx: more digits can come */
+        { "BIOS Version: 1a2b.00.00.00.00\n", FABRIC_NVSW_INFO_VERSION, "1a2b.00.00.00.00" },
+        { "BIOS Version: ffffffff.ff.ff.ff.ff\n", FABRIC_NVSW_INFO_VERSION,
+          "ffffffff.ff.ff.ff.ff" },
+        { "BIOS Version: N/A\n", FABRIC_NVSW_INFO_NA, "" },
+        { "BIOS Version: N/A", FABRIC_NVSW_INFO_NA, "" },
+        /* not the driver's form: hostile or broken text is never kept */
+        { "", FABRIC_NVSW_INFO_MALFORMED, "" },
+        { "\n", FABRIC_NVSW_INFO_MALFORMED, "" },
+        { "BIOS Version: \n", FABRIC_NVSW_INFO_MALFORMED, "" },
+        { "BIOS Version:96.10.6d.00.01\n", FABRIC_NVSW_INFO_MALFORMED, "" },
+        { "bios version: 96.10.6d.00.01\n", FABRIC_NVSW_INFO_MALFORMED, "" },
+        { "BIOS Version: 96.10.6D.00.01\n", FABRIC_NVSW_INFO_MALFORMED, "" }, /* upper case */
+        { "BIOS Version: 96.10.6d.00\n", FABRIC_NVSW_INFO_MALFORMED, "" },    /* four groups */
+        { "BIOS Version: 96.10.6d.00.01.02\n", FABRIC_NVSW_INFO_MALFORMED, "" },
+        { "BIOS Version: 96.10.6d.00.1\n", FABRIC_NVSW_INFO_MALFORMED, "" },
+        { "BIOS Version: 6.10.6d.00.01\n", FABRIC_NVSW_INFO_MALFORMED, "" },
+        { "BIOS Version: 123456789.10.6d.00.01\n", FABRIC_NVSW_INFO_MALFORMED, "" },
+        { "BIOS Version: 96.10.6d.00.01 \n", FABRIC_NVSW_INFO_MALFORMED, "" },
+        { "BIOS Version: 96.10.6d.00.01\n\n", FABRIC_NVSW_INFO_MALFORMED, "" },
+        { "BIOS Version: 96.10.6d.00.01\nBIOS Version: 97.00.00.00.00\n",
+          FABRIC_NVSW_INFO_MALFORMED, "" },
+        { "BIOS Version: N/A\nmore", FABRIC_NVSW_INFO_MALFORMED, "" },
+        { "BIOS Version: N/AB\n", FABRIC_NVSW_INFO_MALFORMED, "" },
+        { "BIOS Version: 96.10.6d.00.01\033]0;x\007\n", FABRIC_NVSW_INFO_MALFORMED, "" },
+        { " BIOS Version: 96.10.6d.00.01\n", FABRIC_NVSW_INFO_MALFORMED, "" },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+        char version[FABRIC_BIOS_VERSION_SIZE];
+        enum fabric_nvswitch_info got;
+
+        memset(version, 'x', sizeof(version));
+        got = fabric_parse_nvswitch_info(cases[i].text, version);
+        if (got != cases[i].want)
+            fail_msg("case %zu: got %d, want %d", i, (int)got, (int)cases[i].want);
+        assert_string_equal(version, cases[i].version);
+    }
+}
+
+/* The entries of /proc/driver/nvidia-nvswitch/devices against the switches on the bus. */
+static void test_nvswitch_entry(void **state)
+{
+    static const char *const bus[] = { "0000:c5:00.0", "0000:c6:00.0", "10000:07:00.0" };
+
+    (void)state;
+    assert_int_equal(fabric_nvswitch_entry("0000:c5:00.0", bus, 3), 0);
+    assert_int_equal(fabric_nvswitch_entry("0000:c6:00.0", bus, 3), 1);
+    assert_int_equal(fabric_nvswitch_entry("10000:07:00.0", bus, 3), 2); /* a 5-digit domain */
+    /* an address of no switch on the bus */
+    assert_int_equal(fabric_nvswitch_entry("0000:c7:00.0", bus, 3), FABRIC_NVSW_ENTRY_STRAY);
+    assert_int_equal(fabric_nvswitch_entry("0000:c5:00.1", bus, 3), FABRIC_NVSW_ENTRY_STRAY);
+    assert_int_equal(fabric_nvswitch_entry("0000:c5:00.0", bus, 0), FABRIC_NVSW_ENTRY_STRAY);
+    /* not as the driver names an entry */
+    assert_int_equal(fabric_nvswitch_entry("0000:C5:00.0", bus, 3), FABRIC_NVSW_ENTRY_BAD);
+    assert_int_equal(fabric_nvswitch_entry("0000:c5:00", bus, 3), FABRIC_NVSW_ENTRY_BAD);
+    assert_int_equal(fabric_nvswitch_entry("0000:c5:00.0 ", bus, 3), FABRIC_NVSW_ENTRY_BAD);
+    assert_int_equal(fabric_nvswitch_entry("c5:00.0", bus, 3), FABRIC_NVSW_ENTRY_BAD);
+    assert_int_equal(fabric_nvswitch_entry("permissions", bus, 3), FABRIC_NVSW_ENTRY_BAD);
+    assert_int_equal(fabric_nvswitch_entry("", bus, 3), FABRIC_NVSW_ENTRY_BAD);
+}
+
 /* The SXid catalogue of data/sxid.tsv: sorted, one row a number, and what the guide says. */
 static void test_sxid_catalogue(void **state)
 {
@@ -242,6 +316,15 @@ static void test_healthy(void **state)
     assert_string_equal(f->switches[0].pci_address, "0000:c5:00.0");
     assert_string_equal(f->switches[3].pci_address, "0000:c8:00.0");
     assert_int_equal(f->switches[0].device_id, 0x22a3);
+    /* the NVSwitch driver took all four and read their BIOS */
+    assert_true(fabric_valid(f, FABRIC_S_NVSW));
+    assert_int_equal(f->nvswitch_proc, FABRIC_NVSW_PRESENT);
+    for (size_t i = 0; i < f->n_switches; i++) {
+        assert_true(fabric_switch_valid(&f->switches[i], FSW_S_DRIVER));
+        assert_true(f->switches[i].driver_bound);
+        assert_true(fabric_switch_valid(&f->switches[i], FSW_S_BIOS));
+        assert_string_equal(f->switches[i].bios_version, "96.10.6d.00.01");
+    }
     assert_true(f->fm_binary);
     assert_true(f->fm_packaged);
     assert_string_equal(f->fm_package, "nvidia-fabricmanager-550");
@@ -335,6 +418,104 @@ static void test_stories(void **state)
     drop_tree(t);
 }
 
+/* The NVSwitch driver's view: switches it did not take, hostile files, the view absent. */
+static void test_nvswitch_view(void **state)
+{
+    const struct collector_status *st;
+    const struct fabric_info *f;
+    struct run r;
+    char *t;
+
+    (void)state;
+    /* c6's probe failed: no entry; c7's BIOS could not be read (N/A); c8's file is garbage */
+    t = tree("cd proc/driver/nvidia-nvswitch/devices && rm -r 0000:c6:00.0 && "
+             "printf 'BIOS Version: N/A\\n' >0000:c7:00.0/information && "
+             "printf 'BIOS Version: \\033[31m96.10\\n' >0000:c8:00.0/information");
+    run_fabric(&r, t);
+    f = &r.s->fabric;
+    st = &r.s->collectors[COLLECTOR_FABRIC];
+    assert_int_equal(f->nvswitch_proc, FABRIC_NVSW_PRESENT);
+    assert_true(f->switches[0].driver_bound);
+    assert_string_equal(f->switches[0].bios_version, "96.10.6d.00.01");
+    assert_true(fabric_switch_valid(&f->switches[1], FSW_S_DRIVER));
+    assert_false(f->switches[1].driver_bound);
+    assert_false(fabric_switch_valid(&f->switches[1], FSW_S_BIOS));
+    assert_true(f->switches[2].driver_bound);
+    assert_false(fabric_switch_valid(&f->switches[2], FSW_S_BIOS)); /* N/A: no version */
+    assert_null(f->switches[2].bios_version);
+    assert_true(f->switches[3].driver_bound); /* its entry is there, whatever the file says */
+    assert_false(fabric_switch_valid(&f->switches[3], FSW_S_BIOS));
+    assert_int_equal(st->state, CS_PARTIAL);
+    assert_int_equal(st->n_notes, 1);
+    assert_non_null(strstr(st->notes[0], "0000:c8:00.0/information: malformed"));
+    assert_null(strchr(st->notes[0], '\033'));
+    snapshot_free(r.s);
+    drop_tree(t);
+
+    /* an information file far too long, one that is a directory, a stray entry and a bad name */
+    t = tree("cd proc/driver/nvidia-nvswitch/devices && "
+             "head -c 100000 /dev/zero | tr '\\0' 9 >0000:c5:00.0/information && "
+             "rm 0000:c6:00.0/information && mkdir 0000:c6:00.0/information && "
+             "mkdir 0000:c9:00.0 0000:ca:00.0 'x\033y'");
+    run_fabric(&r, t);
+    f = &r.s->fabric;
+    st = &r.s->collectors[COLLECTOR_FABRIC];
+    assert_int_equal(f->nvswitch_proc, FABRIC_NVSW_PRESENT);
+    assert_int_equal(f->n_switches, 4);
+    for (size_t i = 0; i < 4; i++)
+        assert_true(f->switches[i].driver_bound);
+    assert_false(fabric_switch_valid(&f->switches[0], FSW_S_BIOS));
+    assert_false(fabric_switch_valid(&f->switches[1], FSW_S_BIOS));
+    assert_string_equal(f->switches[2].bios_version, "96.10.6d.00.01");
+    assert_int_equal(st->n_notes, 4);
+    {
+        bool too_long = false, dir = false, stray = false, bad = false;
+
+        for (size_t i = 0; i < st->n_notes; i++) {
+            too_long |= strstr(st->notes[i], "c5:00.0/information: longer than") != NULL;
+            dir |= strstr(st->notes[i], "c6:00.0/information: Is a directory") != NULL;
+            stray |= strstr(st->notes[i], "2 entries for no NVSwitch on the PCI bus (the "
+                                          "first 0000:c") != NULL;
+            bad |= strstr(st->notes[i], "1 entry not named as the driver names a device") != NULL;
+            assert_null(strchr(st->notes[i], '\033'));
+        }
+        assert_true(too_long && dir && stray && bad);
+    }
+    snapshot_free(r.s);
+    drop_tree(t);
+
+    /* the nvidia module not loaded: the view is absent, and nothing is known per switch */
+    t = tree("rm -r proc/driver");
+    run_fabric(&r, t);
+    f = &r.s->fabric;
+    assert_int_equal(r.s->collectors[COLLECTOR_FABRIC].state, CS_OK);
+    assert_true(fabric_valid(f, FABRIC_S_NVSW));
+    assert_int_equal(f->nvswitch_proc, FABRIC_NVSW_ABSENT);
+    assert_false(fabric_switch_valid(&f->switches[0], FSW_S_DRIVER));
+    snapshot_free(r.s);
+    drop_tree(t);
+
+    /* there, but devices/ is not a directory: unreadable, said, and unknown per switch */
+    t = tree("rm -r proc/driver/nvidia-nvswitch/devices && : >proc/driver/nvidia-nvswitch/devices");
+    run_fabric(&r, t);
+    f = &r.s->fabric;
+    assert_int_equal(f->nvswitch_proc, FABRIC_NVSW_UNREADABLE);
+    assert_false(fabric_switch_valid(&f->switches[0], FSW_S_DRIVER));
+    assert_int_equal(r.s->collectors[COLLECTOR_FABRIC].n_notes, 1);
+    assert_non_null(strstr(r.s->collectors[COLLECTOR_FABRIC].notes[0],
+                           "/proc/driver/nvidia-nvswitch/devices: Not a directory"));
+    snapshot_free(r.s);
+    drop_tree(t);
+
+    /* no NVSwitch and no Fabric Manager: the view is not looked at */
+    t = tree(
+        "rm -r sys/bus/pci/devices/0000:c* usr/bin/nv-fabricmanager && : >var/lib/dpkg/status");
+    run_fabric(&r, t);
+    assert_false(fabric_valid(&r.s->fabric, FABRIC_S_NVSW));
+    snapshot_free(r.s);
+    drop_tree(t);
+}
+
 static void test_round_trip(void **state)
 {
     char *first, *second, *cause = NULL;
@@ -351,6 +532,9 @@ static void test_round_trip(void **state)
     assert_string_equal(first, second);
     assert_int_equal(back->fabric.valid, r.s->fabric.valid);
     assert_int_equal(back->fabric.n_switches, 4);
+    assert_int_equal(back->fabric.nvswitch_proc, FABRIC_NVSW_PRESENT);
+    assert_int_equal(back->fabric.switches[1].valid, r.s->fabric.switches[1].valid);
+    assert_string_equal(back->fabric.switches[1].bios_version, "96.10.6d.00.01");
     free(first);
     free(second);
     snapshot_free(back);
@@ -368,6 +552,36 @@ static void test_round_trip(void **state)
     if (strstr(cause, "fabric.switches[0].pci_address") == NULL)
         fail_msg("%s", cause);
     free(cause);
+    /* a section written before the driver's view was read: it and each switch's are unknown */
+    {
+        static const char old[] =
+            "{\"schema\": \"gpudoctor.snapshot/1\", \"fabric\": {\"fm_binary\": true, "
+            "\"fm_package\": null, \"fm_package_version\": null, \"log_path\": null, "
+            "\"switches\": [{\"pci_address\": \"0000:c5:00.0\", \"device_id\": "
+            "\"0x000022a3\"}]}}";
+
+        back = snapshot_from_json(old, strlen(old), "old.json", &cause);
+    }
+    if (back == NULL)
+        fail_msg("%s", cause);
+    assert_true(fabric_valid(&back->fabric, FABRIC_S_SWITCHES));
+    assert_false(fabric_valid(&back->fabric, FABRIC_S_NVSW));
+    assert_int_equal(back->fabric.n_switches, 1);
+    assert_false(fabric_switch_valid(&back->fabric.switches[0], FSW_S_DRIVER));
+    assert_false(fabric_switch_valid(&back->fabric.switches[0], FSW_S_BIOS));
+    snapshot_free(back);
+    /* an unknown state of the view is an error naming the choices */
+    {
+        static const char bad[] = "{\"schema\": \"gpudoctor.snapshot/1\", \"fabric\": "
+                                  "{\"fm_package\": null, \"fm_package_version\": null, "
+                                  "\"log_path\": null, \"nvswitch_proc\": \"loaded\"}}";
+
+        back = snapshot_from_json(bad, strlen(bad), "bad.json", &cause);
+    }
+    assert_null(back);
+    if (strstr(cause, "fabric.nvswitch_proc") == NULL || strstr(cause, "\"absent\"") == NULL)
+        fail_msg("%s", cause);
+    free(cause);
     {
         static const char empty[] = "{\"schema\": \"gpudoctor.snapshot/1\", \"fabric\": {}}";
 
@@ -382,10 +596,12 @@ static void test_round_trip(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dpkg),       cmocka_unit_test(test_upstream_version),
-        cmocka_unit_test(test_log),        cmocka_unit_test(test_comm),
-        cmocka_unit_test(test_healthy),    cmocka_unit_test(test_stories),
-        cmocka_unit_test(test_round_trip), cmocka_unit_test(test_sxid_catalogue),
+        cmocka_unit_test(test_dpkg),          cmocka_unit_test(test_upstream_version),
+        cmocka_unit_test(test_log),           cmocka_unit_test(test_comm),
+        cmocka_unit_test(test_healthy),       cmocka_unit_test(test_stories),
+        cmocka_unit_test(test_round_trip),    cmocka_unit_test(test_sxid_catalogue),
+        cmocka_unit_test(test_nvswitch_info), cmocka_unit_test(test_nvswitch_entry),
+        cmocka_unit_test(test_nvswitch_view),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
