@@ -240,6 +240,7 @@ static const struct {
     { "nvlink.down", true },
     { "nvlink.errors", true },
     { "fabric.gpu-not-ready", true },
+    { "fabric.switch-not-initialized", true },
     { "fabric.fm-not-running", true },
     { "fabric.fm-version", true },
     { "fabric.fm-errors", true },

@@ -106,6 +106,7 @@ struct rule_ctx {
     X(pcie_p2p_unavailable)                                                                        \
     X(proc_numa_remote)                                                                            \
     X(proc_nccl_disabled)                                                                          \
+    X(fabric_switch_not_initialized)                                                               \
     X(fabric_fm_not_running)                                                                       \
     X(fabric_fm_version)                                                                           \
     X(fabric_fm_errors)                                                                            \

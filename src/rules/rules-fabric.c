@@ -1,9 +1,10 @@
 /*
- * NVSwitch systems (category fabric): Fabric Manager not running where NVSwitches need it, its
- * version different from the driver's, errors in its log since it last started, and NVSwitch
- * errors (SXids) in the kernel log. Evidence from the fabric collector (collect/fabric.c:
- * sysfs, dpkg's database, /proc, systemd's unit links, the Fabric Manager log), the kernel-log
- * collector (SXid lines) and NVML (GPU links that end at an NVSwitch).
+ * NVSwitch systems (category fabric): NVSwitches the NVSwitch driver did not take, Fabric Manager
+ * not running where NVSwitches need it, its version different from the driver's, errors in its log
+ * since it last started, and NVSwitch errors (SXids) in the kernel log. Evidence from the fabric
+ * collector (collect/fabric.c: sysfs, /proc/driver/nvidia-nvswitch, dpkg's database, /proc,
+ * systemd's unit links, the Fabric Manager log), the kernel-log collector (SXid lines) and NVML
+ * (GPU links that end at an NVSwitch).
  */
 #include "data/sxid.h"
 #include "rules/rule-impl.h"
@@ -133,6 +134,181 @@ static void fix_install(struct finding *f, const char *version)
                 version, pkg);
     free(qpkg);
 }
+
+/* ---- fabric.switch-not-initialized ---- */
+
+#define SWITCHES_NAMED 8 /* addresses in a title or an evidence line; the rest are counted */
+
+/* "0000:c6:00.0, 0000:c7:00.0" of the switches whose driver_bound is bound, into buf. */
+static void switch_list(char *buf, size_t size, const struct fabric_info *fb, bool bound,
+                        bool with_bios)
+{
+    size_t used = 0, named = 0, more = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < fb->n_switches; i++) {
+        const struct fabric_switch *sw = &fb->switches[i];
+
+        if (!fabric_switch_valid(sw, FSW_S_DRIVER) || sw->driver_bound != bound)
+            continue;
+        if (named == SWITCHES_NAMED || used >= size) {
+            more++;
+            continue;
+        }
+        used +=
+            (size_t)snprintf(buf + used, size - used, "%s%s", named ? ", " : "", sw->pci_address);
+        if (with_bios && used < size)
+            used += (size_t)snprintf(
+                buf + used, size - used, " (%s)",
+                fabric_switch_valid(sw, FSW_S_BIOS) && sw->bios_version ? sw->bios_version : "?");
+        named++;
+    }
+    if (more > 0 && used < size)
+        snprintf(buf + used, size - used, " +%zu", more);
+}
+
+static void check_switch_driver(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct fabric_info *fb = &ctx->facts->snap->fabric;
+    size_t missing = 0, bound = 0, unknown = 0;
+    const struct fabric_switch *first = NULL;
+    char list[256];
+    struct switches w;
+    struct finding *f;
+
+    if (!fabric_known(ctx, out, &w))
+        return;
+    if (!fabric_valid(fb, FABRIC_S_NVSW)) {
+        rule_skip(ctx, out, -1,
+                  "the NVSwitch driver's view (/proc/driver/nvidia-nvswitch) was not read: "
+                  "which NVSwitches the driver took");
+        return;
+    }
+    if (fb->nvswitch_proc == FABRIC_NVSW_ABSENT) {
+        rule_skip(ctx, out, -1,
+                  "no /proc/driver/nvidia-nvswitch (the nvidia module is not loaded, or its "
+                  "NVSwitch part did not start): which NVSwitches the driver took");
+        return;
+    }
+    if (fb->nvswitch_proc != FABRIC_NVSW_PRESENT) {
+        rule_skip(ctx, out, -1,
+                  "/proc/driver/nvidia-nvswitch could not be read: which NVSwitches the driver "
+                  "took");
+        return;
+    }
+    for (size_t i = 0; i < fb->n_switches; i++) {
+        const struct fabric_switch *sw = &fb->switches[i];
+
+        if (!fabric_switch_valid(sw, FSW_S_DRIVER)) {
+            unknown++;
+        } else if (sw->driver_bound) {
+            bound++;
+        } else {
+            if (missing++ == 0)
+                first = sw;
+        }
+    }
+    if (unknown > 0)
+        rule_skip(ctx, out, -1, "whether the NVSwitch driver took %zu of the NVSwitches", unknown);
+    if (missing == 0)
+        return;
+    f = finding_new(ctx, out, -1, -1);
+    finding_object(f, "nvidia-nvswitch");
+    switch_list(list, sizeof(list), fb, false, false);
+    if (missing == 1)
+        finding_title(f,
+                      "NVSwitch %s was not initialized by its driver: Fabric Manager cannot "
+                      "configure the NVLink fabric",
+                      first->pci_address);
+    else
+        finding_title(f,
+                      "%zu of %zu NVSwitches were not initialized by their driver (%s): Fabric "
+                      "Manager cannot configure the NVLink fabric",
+                      missing, fb->n_switches, list);
+    for (size_t i = 0, shown = 0; i < fb->n_switches && shown < SWITCHES_NAMED; i++) {
+        const struct fabric_switch *sw = &fb->switches[i];
+
+        if (!fabric_switch_valid(sw, FSW_S_DRIVER) || sw->driver_bound)
+            continue;
+        finding_evidence(f,
+                         "NVSwitch %s (device 0x%04" PRIx32 ") is on the PCI bus but has no "
+                         "entry in /proc/driver/nvidia-nvswitch/devices: the driver's probe of it "
+                         "failed, and no driver is bound to it",
+                         sw->pci_address, sw->device_id);
+        shown++;
+    }
+    if (bound > 0) {
+        switch_list(list, sizeof(list), fb, true, true);
+        finding_evidence(f, "the driver took the others, with the BIOS versions it read: %s", list);
+    } else {
+        finding_evidence(f, "the driver took none of the NVSwitches: look for a cause they share "
+                            "(the driver, the baseboard) before a single switch");
+    }
+    finding_evidence(f, "why the probe failed is in the kernel log, which gpudoctor does not keep "
+                        "for this: the lines of nvidia-nvswitch after \"Probing device\" with "
+                        "the address (\"Failed to initialize device\", \"Failed to enable PCI "
+                        "device\", \"Failed to map BAR0 region\" and the like)");
+    finding_evidence(f, "without all its NVSwitches Fabric Manager cannot configure the NVLink "
+                        "fabric: the GPUs are not registered, and CUDA fails with \"system not "
+                        "yet initialized\" (cudaErrorSystemNotReady, 802) or sees them as "
+                        "unavailable");
+    finding_fix(f, "sudo dmesg -T | grep -i 'nvidia-nvswitch'   # the probe of each NVSwitch, and "
+                   "why it failed");
+    for (size_t i = 0, shown = 0; i < fb->n_switches && shown < SWITCHES_NAMED; i++) {
+        const struct fabric_switch *sw = &fb->switches[i];
+        char *q;
+
+        if (!fabric_switch_valid(sw, FSW_S_DRIVER) || sw->driver_bound)
+            continue;
+        q = fix_arg(f, "PCI address", sw->pci_address);
+        if (q != NULL)
+            finding_fix(f,
+                        "lspci -k -s %s   # no \"Kernel driver in use\" line: nothing drives "
+                        "the switch",
+                        q);
+        free(q);
+        shown++;
+    }
+    finding_fix(f, "# stop the jobs on this machine's GPUs and reboot the node (sudo reboot): the "
+                   "driver probes every NVSwitch again at load, and Fabric Manager starts on a "
+                   "complete fabric");
+    finding_fix(f, "# if a switch fails its probe again, report its address and the kernel-log "
+                   "lines to your hardware vendor: the baseboard needs service");
+    f->impact = 1.0;
+}
+
+const struct rule rule_fabric_switch_not_initialized = {
+    .id = "fabric.switch-not-initialized",
+    .severity = SEV_CRITICAL,
+    .category = CAT_FABRIC,
+    .title = N_("NVSwitch not initialized by its driver"),
+    .explanation = N_(
+        "On HGX and DGX machines the nvidia kernel module's NVSwitch driver (nvidia-nvswitch) "
+        "probes every NVSwitch on the PCI bus when it loads. A switch whose probe fails (the "
+        "device cannot be enabled, its registers cannot be mapped, or its initialisation does "
+        "not complete) stays on the bus with no driver. Fabric Manager then cannot configure the "
+        "NVLink fabric with all its switches: the GPUs are not registered, and CUDA fails with "
+        "\"system not yet initialized\" (cudaErrorSystemNotReady, 802) or sees the GPUs as "
+        "unavailable, although nvidia-smi lists them. The kernel log says why the probe failed."),
+    .detection = N_("On a machine with NVSwitches on its PCI bus whose NVSwitch driver is loaded "
+                    "(/proc/driver/nvidia-nvswitch exists): a switch without an entry "
+                    "devices/ADDR there. The driver makes that entry for every switch it "
+                    "initialised, one it keeps in its degraded state included. Without the "
+                    "driver's view (the module not loaded, an older snapshot) the rule says not "
+                    "checked."),
+    .fix = N_("Read the driver's probe messages in the kernel log (dmesg | grep nvidia-nvswitch), "
+              "stop the jobs and reboot the node so that every switch is probed again; if a "
+              "switch fails again, have the baseboard serviced."),
+    .thresholds = NO_THRESHOLDS,
+    .explains = EXPLAINS({ "fabric.gpu-not-ready", LINK_ANY, NULL,
+                           N_("without all its NVSwitches Fabric Manager registers no GPU") },
+                         { "fabric.fm-errors", LINK_ANY, NULL,
+                           N_("Fabric Manager logs the fabric it cannot configure") },
+                         { "reported.system-not-ready", LINK_ANY, NULL,
+                           N_("without all its NVSwitches the fabric, and so CUDA, is not "
+                              "ready") }),
+    .check = check_switch_driver,
+};
 
 /* ---- fabric.fm-not-running ---- */
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # NVSwitches and Fabric Manager through the command line: what the fabric collector reads from the
 # HGX fixture tree (tests/fixtures/fabric/hgx) and from copies changed for a story, SXid lines of a
-# kernel log, the rules' findings on each live tree, and the causal order on the fm-version case:
-# the version mismatch first, explaining Fabric Manager not running, which explains the GPUs that
-# never joined the fabric.
+# kernel log, the NVSwitch driver's view (/proc/driver/nvidia-nvswitch), the rules' findings on
+# each live tree, and the causal order on the fm-version case (the version mismatch first,
+# explaining Fabric Manager not running, which explains the GPUs that never joined the fabric)
+# and on the switch-not-initialized case.
 . "$SRC/tests/fixtures/host/e2e.bash"
 HGX=$SRC/tests/fixtures/fabric/hgx
 
@@ -14,12 +15,14 @@ check '.fabric | [.fm_binary, .fm_packaged, .fm_package, .fm_package_version, .f
     '[true, true, "nvidia-fabricmanager-550", "550.54.15-1", "550.54.15", "dpkg"]'
 check '.fabric | [.fm_running, .fm_pid, .fm_enabled, .log_path, .log_started, .log_errors, .log_lines]' \
     '[true, 4242, true, "/var/log/fabricmanager.log", true, 0, []]'
+check '[.fabric.nvswitch_proc, [.fabric.switches[] | [.driver_bound, .bios_version]]]' \
+    '["present", [[true,"96.10.6d.00.01"],[true,"96.10.6d.00.01"],[true,"96.10.6d.00.01"],[true,"96.10.6d.00.01"]]]'
 
 # A machine without NVSwitch and without Fabric Manager: only the bus is read.
 mkdir -p "$TMP/plain/sys/bus/pci/devices"
 snap "$TMP/plain" --only fabric
 check '.collectors.fabric | [.state, .detail]' '["ok", "no NVSwitch and no Fabric Manager"]'
-check '.fabric | [.switches, .fm_binary, .fm_running, .log_errors]' '[[], false, null, null]'
+check '.fabric | [.switches, .fm_binary, .fm_running, .log_errors, .nvswitch_proc]' '[[], false, null, null, null]'
 
 # rules ARGS...: the "rule object severity" lines of gpudoctor check --json for the fabric rules.
 rules() { rule_findings fabric. "$@"; }
@@ -37,6 +40,28 @@ sed -i 's/^Package: nvidia-fabricmanager-550$/Package: something-else/' "$TMP/mi
 expect "not installed" "$(rules --root "$TMP/missing" --only fabric,kernel_log --window 0)" \
     "fabric.fm-not-running nvidia-fabricmanager critical"
 check '.findings[0].title' '"Fabric Manager is not installed on this NVSwitch system: CUDA cannot use the GPUs"'
+
+# One NVSwitch the NVSwitch driver did not take (its probe failed): no entry in its view.
+cp -a "$HGX" "$TMP/noprobe"
+rm -r "$TMP/noprobe/proc/driver/nvidia-nvswitch/devices/0000:c7:00.0"
+expect "switch not taken" "$(rules --root "$TMP/noprobe" --only fabric,kernel_log --window 0)" \
+    "fabric.switch-not-initialized nvidia-nvswitch critical"
+check '.findings[0].title' '"NVSwitch 0000:c7:00.0 was not initialized by its driver: Fabric Manager cannot configure the NVLink fabric"'
+check '[.findings[0].evidence[] | select(startswith("the driver took the others"))]' \
+    '["the driver took the others, with the BIOS versions it read: 0000:c5:00.0 (96.10.6d.00.01), 0000:c6:00.0 (96.10.6d.00.01), 0000:c8:00.0 (96.10.6d.00.01)"]'
+check '.findings[0].fix[0:2]' \
+    '["sudo dmesg -T | grep -i '"'"'nvidia-nvswitch'"'"'   # the probe of each NVSwitch, and why it failed", "lspci -k -s 0000:c7:00.0   # no \"Kernel driver in use\" line: nothing drives the switch"]'
+# The nvidia module not loaded: no view, so which switches it took is not checked, never concluded.
+rm -r "$TMP/noprobe/proc/driver"
+expect "no driver view" "$(rules --root "$TMP/noprobe" --only fabric,kernel_log --window 0)" ""
+check '[.not_checked[] | select(.rule == "fabric.switch-not-initialized") | .reason]' \
+    '["no /proc/driver/nvidia-nvswitch (the nvidia module is not loaded, or its NVSwitch part did not start): which NVSwitches the driver took"]'
+# A snapshot written before the view was read: not checked either.
+jq 'del(.fabric.nvswitch_proc) | .fabric.switches |= map(del(.driver_bound, .bios_version))' \
+    "$SRC/tests/scenarios/switch-not-initialized/snapshot.json" >"$TMP/old.json"
+"$GPUDOCTOR" check --json --from "$TMP/old.json" >"$OUT" 2>"$TMP/err" || true
+check '[.findings[] | select(.id == "fabric.switch-not-initialized")]' '[]'
+check '[.not_checked[] | select(.rule == "fabric.switch-not-initialized") | .reason | startswith("the NVSwitch driver'"'"'s view")]' '[true]'
 
 # A log with errors but no start line: they could be an earlier run's, so not judged, and said.
 cp -a "$HGX" "$TMP/nostart"
@@ -89,4 +114,10 @@ check '[.findings[] | select(.id == "fabric.fm-not-running") | .caused_by]' '[1]
 check '[.findings[] | select(.id == "fabric.fm-errors") | .caused_by]' '[1]'
 check '[.findings[] | select(.id == "fabric.gpu-not-ready") | .caused_by] | unique' '[2]'
 check '.verdict | [.exit_code, (.text | startswith("10 critical, 1 warning — Fabric Manager 550.90.07 does not match driver 550.54.15"))]' '[2, true]'
+
+# The causal order of the switch-not-initialized case: the switches first, the GPUs under them.
+"$GPUDOCTOR" check --json --from "$SRC/tests/scenarios/switch-not-initialized/snapshot.json" >"$OUT" 2>"$TMP/err" || true
+check '[.findings[0].id, .findings[0].caused_by, .findings[0].title]' \
+    '["fabric.switch-not-initialized", null, "2 of 4 NVSwitches were not initialized by their driver (0000:c6:00.0, 0000:c7:00.0): Fabric Manager cannot configure the NVLink fabric"]'
+check '[.findings[] | select(.id == "fabric.gpu-not-ready") | .caused_by] | unique' '[1]'
 finish

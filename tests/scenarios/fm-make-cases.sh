@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Writes the fm-* and sxid-* snapshot cases, and the fabric section of healthy-8gpu-nvlink:
+# Writes the fm-*, sxid-* and switch-not-initialized snapshot cases, and the fabric section of
+# healthy-8gpu-nvlink:
 # healthy-8gpu-nvlink's 8 x H100 HGX snapshot with the `fabric` section (and, for SXids, the
 # kernel-log events) that `gpudoctor snapshot --only fabric,kernel_log` reads from a copy of the
 # fixture tree tests/fixtures/fabric/hgx, changed for each story. Run it after building
@@ -64,11 +65,36 @@ exit 0
 - nvlink.down
 - nvlink.errors
 - fabric.gpu-not-ready
+- fabric.switch-not-initialized
 - fabric.fm-not-running
 - fabric.fm-version
 - fabric.fm-errors
 - fabric.sxid
 + clock.power-cap gpu=3
+X
+
+# Two NVSwitches failed the NVSwitch driver's probe at boot: they are on the PCI bus, but the
+# driver made no /proc/driver/nvidia-nvswitch/devices entry for them, so Fabric Manager cannot
+# configure the fabric and no GPU joined it. The kernel log has the driver's probe lines (which
+# the kernel-log collector does not keep: the finding says what to grep).
+t=$(copy switch-not-initialized)
+rm -r "$t/proc/driver/nvidia-nvswitch/devices/0000:c6:00.0" \
+    "$t/proc/driver/nvidia-nvswitch/devices/0000:c7:00.0"
+kmsg "$t" \
+    'nvidia-nvswitch: Probing device 0000:c6:00.0, Vendor Id = 0x10de, Device Id = 0x22a3, Class = 0x68000' \
+    'nvidia-nvswitch1: Failed to initialize device : -1' \
+    'nvidia-nvswitch: Probing device 0000:c7:00.0, Vendor Id = 0x10de, Device Id = 0x22a3, Class = 0x68000' \
+    'nvidia-nvswitch2: Failed to initialize device : -1'
+write switch-not-initialized "$t" '.gpus[].fabric.state = "not_started"'
+cat >"$here/switch-not-initialized/expect" <<'X'
+# 8 x H100 HGX: NVSwitches 0000:c6:00.0 and 0000:c7:00.0 failed the NVSwitch driver's probe at boot (no entry in /proc/driver/nvidia-nvswitch), so Fabric Manager cannot configure the fabric and no GPU joined it
+exit 2
++ fabric.switch-not-initialized object=nvidia-nvswitch
++ fabric.gpu-not-ready gpu=0
++ fabric.gpu-not-ready gpu=7
+- fabric.fm-not-running
+- fabric.fm-version
+- fabric.sxid
 X
 
 # After a reboot: the service was never enabled, so Fabric Manager is not running and no GPU is

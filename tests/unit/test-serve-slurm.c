@@ -200,6 +200,7 @@ static void test_scope_table(void **state)
     }
     assert_int_equal(slurm_rule_scopes(), n_rules); /* no id the catalogue lacks, none twice */
     assert_int_equal(slurm_rule_scope(rule_find("health.gpu-lost")), 1);
+    assert_int_equal(slurm_rule_scope(rule_find("fabric.switch-not-initialized")), 1);
     assert_int_equal(slurm_rule_scope(rule_find("proc.stopped-holder")), 0);
     assert_int_equal(slurm_rule_scope(&fake_rule), -1);
 }
