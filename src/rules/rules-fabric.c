@@ -619,12 +619,26 @@ static void catalogue_evidence(struct finding *f, int32_t sxid)
     }
 }
 
+/* The BIOS version the NVSwitch driver read for the switch at pci ("0000:c7:00"), NULL if none. */
+static const char *switch_bios(const struct fabric_info *fb, const char *pci)
+{
+    for (size_t i = 0; i < fb->n_switches; i++) {
+        const struct fabric_switch *sw = &fb->switches[i];
+
+        if (fabric_switch_valid(sw, FSW_S_BIOS) && sw->bios_version != NULL &&
+            driver_pci_same(sw->pci_address, pci))
+            return sw->bios_version;
+    }
+    return NULL;
+}
+
 #define SXID_FATAL_WHEN N_("an SXid is fatal (printed Fatal, or always fatal by NVIDIA's guide)")
 
 static void sxid_finding(const struct rule_ctx *ctx, struct findings *out,
                          const struct sxid_switch *sw)
 {
     const struct klog_event *ev = sw->last_fatal ? sw->last_fatal : sw->last;
+    const char *bios;
     bool always = sw->worst != NULL && sw->worst->cls == SXID_CLASS_ALWAYS_FATAL;
     char codes[96] = "";
     struct klog_time when;
@@ -665,6 +679,12 @@ static void sxid_finding(const struct rule_ctx *ctx, struct findings *out,
         catalogue_evidence(f, sw->worst->sxid);
     if (HAS(ev, KLOG_S_SXID_LINK))
         finding_evidence(f, "the error names NVSwitch port (link) %" PRId32, ev->sxid_link);
+    bios = switch_bios(&ctx->facts->snap->fabric, sw->pci);
+    if (bios != NULL)
+        finding_evidence(f,
+                         "the switch's BIOS version is %s (read by its driver): give it with the "
+                         "SXids when you report them",
+                         bios);
     if (always) {
         finding_evidence(f, "an always-fatal NVSwitch error leaves the whole NVLink fabric "
                             "unusable until every GPU and NVSwitch of the host is reset");

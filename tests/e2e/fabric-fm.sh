@@ -84,6 +84,9 @@ check '[.driver.events[] | [.kind, .pci, .sxid, .sxid_fatal, .sxid_link]]' \
     '[["sxid","0000:c6:00",12028,false,21],["sxid","0000:c7:00",24007,true,36]]'
 expect "SXids" "$(rules --root "$TMP/sxid" --only fabric,kernel_log --window 0)" \
     "fabric.sxid NVSwitch 0000:c7:00 critical,fabric.sxid NVSwitch 0000:c6:00 warning"
+# The BIOS version the NVSwitch driver read goes with the SXids (a vendor's first question).
+check '[.findings[0].evidence[] | select(startswith("the switch'"'"'s BIOS"))]' \
+    '["the switch'"'"'s BIOS version is 96.10.6d.00.01 (read by its driver): give it with the SXids when you report them"]'
 
 # serve exports the switches, Fabric Manager and the SXids by switch; promtool-clean.
 prom=$TMP/fabric.prom
