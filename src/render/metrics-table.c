@@ -257,6 +257,10 @@ const struct metric_family metric_families[] = {
     /* NVSwitches and Fabric Manager (docs/fabric.md) */
     S("gpudoctor_nvswitches", GAUGE, MSRC_NVSWITCHES, "",
       "NVSwitches on the PCI bus (0 on a machine without)"),
+    S("gpudoctor_nvswitch_driver_bound", GAUGE, MSRC_NVSWITCH_BOUND, "pci",
+      "1 when the NVSwitch driver took the switch (its /proc/driver/nvidia-nvswitch entry), 0 "
+      "when its probe failed; only where that view was read "
+      "(fabric.switch-not-initialized)"),
     S("gpudoctor_fabric_manager_running", GAUGE, MSRC_FM_RUNNING, "",
       "1 when a Fabric Manager process (nv-fabricmanager) runs, 0 when not; only where there are "
       "NVSwitches or Fabric Manager is installed (fabric.fm-not-running)"),

@@ -163,6 +163,7 @@ static void render_family(struct render *r, const struct metric_family *m)
         metrics_nvlink(r, m);
         break;
     case MSRC_NVSWITCHES:
+    case MSRC_NVSWITCH_BOUND:
     case MSRC_FM_RUNNING:
     case MSRC_FM_INFO:
     case MSRC_FM_LOG_ERRORS:

@@ -77,6 +77,7 @@ enum metric_source {
     MSRC_NVLINK_DATA,
     /* NVSwitches, Fabric Manager and SXids (the fabric section; metrics-fabric.c) */
     MSRC_NVSWITCHES,
+    MSRC_NVSWITCH_BOUND,
     MSRC_FM_RUNNING,
     MSRC_FM_INFO,
     MSRC_FM_LOG_ERRORS,

@@ -93,13 +93,23 @@ prom=$TMP/fabric.prom
 GPUDOCTOR_STATE_DIR=off "$GPUDOCTOR" serve --once --root "$TMP/sxid" --only fabric,kernel_log --window 0 >"$prom" 2>"$TMP/err" ||
     { echo "FAIL: serve --once exited with $?"; cat "$TMP/err"; failures=$((failures + 1)); }
 expect "fabric metrics" "$(grep -E '^gpudoctor_(nvswitch|fabric_manager)' "$prom" | tr '\n' ';')" \
-    'gpudoctor_nvswitches 4;gpudoctor_fabric_manager_running 1;gpudoctor_fabric_manager_info{version="550.54.15"} 1;gpudoctor_fabric_manager_log_errors 0;gpudoctor_nvswitch_sxid_errors_total{pci="0000:c6:00",fatal="false"} 1;gpudoctor_nvswitch_sxid_errors_total{pci="0000:c7:00",fatal="true"} 1;'
+    'gpudoctor_nvswitches 4;gpudoctor_nvswitch_driver_bound{pci="0000:c5:00.0"} 1;gpudoctor_nvswitch_driver_bound{pci="0000:c6:00.0"} 1;gpudoctor_nvswitch_driver_bound{pci="0000:c7:00.0"} 1;gpudoctor_nvswitch_driver_bound{pci="0000:c8:00.0"} 1;gpudoctor_fabric_manager_running 1;gpudoctor_fabric_manager_info{version="550.54.15"} 1;gpudoctor_fabric_manager_log_errors 0;gpudoctor_nvswitch_sxid_errors_total{pci="0000:c6:00",fatal="false"} 1;gpudoctor_nvswitch_sxid_errors_total{pci="0000:c7:00",fatal="true"} 1;'
 if command -v promtool >/dev/null; then
     promtool check metrics <"$prom" || { echo "FAIL: promtool check metrics"; failures=$((failures + 1)); }
 fi
 # A machine with neither: the switch count alone.
 GPUDOCTOR_STATE_DIR=off "$GPUDOCTOR" serve --once --root "$TMP/plain" --only fabric --window 0 >"$prom" 2>/dev/null || true
 expect "no fabric metrics" "$(grep -E '^gpudoctor_(nvswitch|fabric_manager)' "$prom" | tr '\n' ';')" 'gpudoctor_nvswitches 0;'
+
+# A switch whose probe failed is 0; without the driver's view there is no series.
+cp -a "$HGX" "$TMP/probe-metrics"
+rm -r "$TMP/probe-metrics/proc/driver/nvidia-nvswitch/devices/0000:c6:00.0"
+GPUDOCTOR_STATE_DIR=off "$GPUDOCTOR" serve --once --root "$TMP/probe-metrics" --only fabric --window 0 >"$prom" 2>/dev/null || true
+expect "driver-bound metric" "$(grep -E '^gpudoctor_nvswitch_driver_bound' "$prom" | tr '\n' ';')" \
+    'gpudoctor_nvswitch_driver_bound{pci="0000:c5:00.0"} 1;gpudoctor_nvswitch_driver_bound{pci="0000:c6:00.0"} 0;gpudoctor_nvswitch_driver_bound{pci="0000:c7:00.0"} 1;gpudoctor_nvswitch_driver_bound{pci="0000:c8:00.0"} 1;'
+rm -r "$TMP/probe-metrics/proc/driver"
+GPUDOCTOR_STATE_DIR=off "$GPUDOCTOR" serve --once --root "$TMP/probe-metrics" --only fabric --window 0 >"$prom" 2>/dev/null || true
+expect "no driver-bound metric without the view" "$(grep -cE '^gpudoctor_nvswitch_driver_bound' "$prom" || true)" 0
 
 # GPUs whose NVLinks reach NVSwitches this machine's bus does not show (a VM, an NVL72 compute
 # tray): Fabric Manager is not judged here, and that is said.
