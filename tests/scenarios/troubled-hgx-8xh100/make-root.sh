@@ -10,7 +10,8 @@
 #
 # The host comes from ../make-root.lib.sh (host_base, proc, gpu, pci); the InfiniBand tree is
 # tests/fixtures/ib/port-down's (five NICs under one switch, two ports not active), Fabric
-# Manager's package, unit, configuration and log tests/fixtures/fabric/hgx's. Boot and clock as
+# Manager's package, unit, configuration and log and the NVSwitch driver's view of the four
+# switches (/proc/driver/nvidia-nvswitch: all taken) tests/fixtures/fabric/hgx's. Boot and clock as
 # the other live cases: the tree's clock reads 2026-12-02T09:40:00.5Z.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -27,6 +28,7 @@ for a in c5 c6 c7 c8; do
 done
 # Fabric Manager's package, program, unit, configuration and log, and the switch's error in it
 cp -a "$fix/fabric/hgx/usr" "$fix/fabric/hgx/var" "$fix/fabric/hgx/etc" root/
+cp -a "$fix/fabric/hgx/proc/driver" root/proc/
 printf '%s\n' \
     '[Dec 02 2025 08:39:57] [ERROR] [tid 4242] detected NVSwitch fatal error 24007 on NVSwitch pci bus id 00000000:c7:00.0 physical id 3 port 44' \
     "[Dec 02 2025 08:39:57] [ERROR] [tid 4242] NVSwitch port 44 on NVSwitch physical id 3 is reset and the partition's GPUs need a reset" \
