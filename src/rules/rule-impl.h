@@ -277,12 +277,12 @@ void rules_holder_evidence(const struct rule_ctx *ctx, struct finding *f, const 
 uint32_t gpu_dev_minor(const struct gpu *g);
 
 /*
- * NVML failing inside a container started without the GPUs (health.nvml-failed reports it;
- * stack.no-driver leaves it alone): DRIVER_NOT_LOADED in a container, or its library missing
- * there while the host's module or GPUs show; never when sysfs (the host's) shows no module
- * loaded or no NVIDIA GPU on the bus.
+ * NVML's library missing, or DRIVER_NOT_LOADED, while the driver is there to reach: its module
+ * seen loaded, or gpudoctor in a container (DRIVER_NOT_LOADED, or the library missing where the
+ * host shows GPUs). health.nvml-failed reports it; stack.no-driver leaves it alone unless the
+ * module is known not loaded (then it explains the other).
  */
-bool nvml_failed_in_container(const struct snapshot *s);
+bool nvml_unreached(const struct snapshot *s);
 
 /* Kernel-log events (rules-health.c): age in seconds (-1 unknown), within klog_max_age_h, the GPU
  * of a "0000:3b:00" address, and "12m ago". */

@@ -140,67 +140,100 @@ const struct rule rule_health_nvml_hung = {
 
 /* ---- health.nvml-failed ---- */
 
-bool nvml_failed_in_container(const struct snapshot *s)
+/* The NVIDIA module is known to be loaded (/proc/driver/nvidia or /sys/module/nvidia). */
+static bool module_loaded(const struct snapshot *s)
+{
+    return (s->driver.valid & (UINT64_C(1) << DRIVER_S_MODULE)) != 0 && s->driver.module_loaded;
+}
+
+bool nvml_unreached(const struct snapshot *s)
 {
     const struct nvml_system *n = &s->nvml;
-    bool module_known = (s->driver.valid & (UINT64_C(1) << DRIVER_S_MODULE)) != 0;
-    bool bus_read = (s->pcie.valid & (UINT64_C(1) << PCIE_I_GPUS)) != 0;
 
-    if (host_container(&s->host) == NULL || !n->attempted)
+    if (!n->attempted || (n->load_error == 0 && n->init_rc != NVML_ERROR_DRIVER_NOT_LOADED))
         return false;
-    /* sysfs shows the host's: no module loaded, or no NVIDIA GPU on the bus, is the host's */
-    if ((module_known && !s->driver.module_loaded) || (bus_read && s->pcie.n_gpus == 0))
-        return false;
-    if (n->init_rc == NVML_ERROR_DRIVER_NOT_LOADED)
-        return true; /* the library is here: the container was meant for GPUs */
-    /* no library: only where the host is seen to have GPUs is the container short of them */
-    return n->load_error != 0 && ((module_known && s->driver.module_loaded) || s->pcie.n_gpus > 0);
+    if (module_loaded(s))
+        return true;
+    if (host_container(&s->host) == NULL)
+        return false; /* on a host, a module not seen loaded is stack.no-driver's */
+    /* In a container: DRIVER_NOT_LOADED says its library is here, for GPUs; a missing library
+     * only where the host is seen to have GPUs. */
+    return n->init_rc == NVML_ERROR_DRIVER_NOT_LOADED || s->pcie.n_gpus > 0;
 }
 
 /*
- * Inside a container NVML's library missing, or DRIVER_NOT_LOADED, while the host's module is
- * loaded (or cannot be told from here): the container was started without the GPUs. Its runtime
- * then mounts neither the device files nor the driver's libraries; the fix is how it is started.
+ * NVML's library missing, or DRIVER_NOT_LOADED, while the driver is there to reach: its module
+ * loaded, or gpudoctor in a container (the module and the bus seen there are the host's). In a
+ * container it was started without the GPUs: its runtime then mounts neither the device files
+ * nor the driver's libraries, and the fix is how it is started. On a host whose module is loaded
+ * the library or the device files are missing.
  */
-static void nvml_failed_container(const struct rule_ctx *ctx, struct findings *out)
+static void nvml_unreached_finding(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct snapshot *s = ctx->facts->snap;
     const struct nvml_system *n = &s->nvml;
     const struct driver_info *d = &s->driver;
     const char *ctr = host_container(&s->host);
+    bool bus_read = (s->pcie.valid & (UINT64_C(1) << PCIE_I_GPUS)) != 0;
     struct finding *f = finding_new(ctx, out, -1, -1);
 
-    finding_title(f,
-                  "NVML cannot reach the NVIDIA driver from inside this container (%s): it "
-                  "was started without the GPUs",
-                  ctr);
+    if (ctr == NULL && n->load_error != 0)
+        finding_title(f, "NVML cannot reach the loaded NVIDIA driver: its library is missing");
+    else if (ctr == NULL)
+        finding_title(f, "NVML cannot reach the loaded NVIDIA driver: its device files are "
+                         "missing");
+    else if (bus_read && s->pcie.n_gpus == 0 && !module_loaded(s))
+        finding_title(f,
+                      "Inside this container (%s) NVML finds no NVIDIA driver, and the host's "
+                      "PCI bus shows no NVIDIA GPU",
+                      ctr);
+    else
+        finding_title(f,
+                      "NVML cannot reach the NVIDIA driver from inside this container (%s): it "
+                      "was started without the GPUs",
+                      ctr);
     if (n->load_error != 0)
-        finding_evidence(f, "%s is not in the container: %s", n->library ? n->library : "NVML",
+        finding_evidence(f, "%s could not be loaded: %s", n->library ? n->library : "NVML",
                          n->load_detail ? n->load_detail : "not found");
     else
         finding_evidence(f, "nvmlInit_v2 returned DRIVER_NOT_LOADED (%d)", (int)n->init_rc);
-    finding_evidence(f, "gpudoctor runs inside a container: %s (%s)", ctr,
-                     s->host.container_sign ? s->host.container_sign : "?");
+    if (ctr != NULL)
+        finding_evidence(f, "gpudoctor runs inside a container: %s (%s)", ctr,
+                         s->host.container_sign ? s->host.container_sign : "?");
     if (d->valid & (UINT64_C(1) << DRIVER_S_DEVICES)) {
         if (!d->dev_ctl && d->dev_gpus == 0)
-            finding_evidence(f, "no /dev/nvidiactl and no /dev/nvidiaN in the container: no GPU "
-                                "device was passed in");
+            finding_evidence(f, "no /dev/nvidiactl and no /dev/nvidiaN here: no GPU device file");
         else if (d->dev_ctl)
-            finding_evidence(
-                f, "/dev/nvidiactl is in the container, with %" PRIu32 " GPU device file(s)",
-                d->dev_gpus);
+            finding_evidence(f, "/dev/nvidiactl is here, with %" PRIu32 " GPU device file(s)",
+                             d->dev_gpus);
         else
-            finding_evidence(
-                f, "no /dev/nvidiactl in the container, but %" PRIu32 " GPU device file(s)",
-                d->dev_gpus);
+            finding_evidence(f, "no /dev/nvidiactl here, but %" PRIu32 " GPU device file(s)",
+                             d->dev_gpus);
     }
-    if ((d->valid & (UINT64_C(1) << DRIVER_S_MODULE)) && d->module_loaded)
-        finding_evidence(f,
-                         "the host's NVIDIA kernel module %s is loaded: the driver runs, this "
-                         "container does not reach it",
+    if (module_loaded(s))
+        finding_evidence(f, "the NVIDIA kernel module %s is loaded: the driver runs",
                          d->module_version ? d->module_version : "");
+    else if (d->valid & (UINT64_C(1) << DRIVER_S_MODULE))
+        finding_evidence(f, "no NVIDIA kernel module is loaded (sysfs shows the host's): "
+                            "stack.no-driver");
     else
         finding_evidence(f, "whether the host's NVIDIA kernel module is loaded was not read");
+    if (bus_read && s->pcie.n_gpus == 0 && !module_loaded(s)) {
+        f->severity = SEV_INFO;
+        finding_fix(f, "# nothing to pass in: this host shows no NVIDIA GPU");
+        f->impact = 0;
+        return;
+    }
+    if (ctr == NULL) {
+        finding_fix(f, "ldconfig -p | grep libnvidia-ml   # the driver's user-space library, "
+                       "installed with the same version as the module");
+        finding_fix(f, "ls -l /dev/nvidia*   # missing device files: sudo nvidia-modprobe -c 0 "
+                       "-u makes them");
+        finding_fix(f, "# inside a container gpudoctor could not tell: start the container with "
+                       "the GPUs (docker run --gpus all ...)");
+        f->impact = 4.0;
+        return;
+    }
     finding_fix(f, "# on the host, outside the container: nvidia-smi must list the GPUs (if it "
                    "fails there too, the host's driver is the problem)");
     if (strcmp(ctr, "docker") == 0) {
@@ -230,8 +263,8 @@ static void check_nvml_failed(const struct rule_ctx *ctx, struct findings *out)
     const char *name;
     struct finding *f;
 
-    if (nvml_failed_in_container(ctx->facts->snap)) {
-        nvml_failed_container(ctx, out);
+    if (nvml_unreached(ctx->facts->snap)) {
+        nvml_unreached_finding(ctx, out);
         return;
     }
     if (!n->attempted || n->load_error != 0 || c->state == CS_TIMEOUT || n->hung_call)
@@ -285,16 +318,18 @@ const struct rule rule_health_nvml_failed = {
         "error name in the evidence says which. Inside a container started without the GPUs "
         "(plain docker run, a pod that requests none) NVML finds neither its library nor the "
         "device files and says the driver is not loaded, although the host's driver runs: the "
-        "container's start is the cause, not the driver. (Driver not loaded and driver/library "
-        "mismatch on the host have their own findings.)"),
+        "container's start is the cause, not the driver. On a host whose module is loaded, the "
+        "same means the driver's library or its device files are missing. (Driver not loaded "
+        "and driver/library mismatch on the host have their own findings.)"),
     .detection = N_(
         "nvmlInit_v2 or nvmlDeviceGetCount_v2 returned an error other than DRIVER_NOT_LOADED and "
-        "LIB_RM_VERSION_MISMATCH. Inside a container (/.dockerenv, /run/.containerenv, "
-        "/run/systemd/container, the cgroup path, a Kubernetes service account): "
-        "DRIVER_NOT_LOADED, "
-        "or NVML's library missing while the host's module or NVIDIA GPUs show; never when sysfs, "
-        "which shows the host's, has no NVIDIA module loaded or no NVIDIA GPU on the bus. The "
-        "device files in the container are shown."),
+        "LIB_RM_VERSION_MISMATCH. NVML's library missing or DRIVER_NOT_LOADED while the driver "
+        "collector saw the NVIDIA module loaded, or inside a container (/.dockerenv, "
+        "/run/.containerenv, /run/systemd/container, the cgroup path, a Kubernetes service "
+        "account): DRIVER_NOT_LOADED, or the library missing where the host's module or NVIDIA "
+        "GPUs show. Information when the host's PCI bus was read and shows no NVIDIA GPU. When "
+        "sysfs (the host's) shows no NVIDIA module loaded, stack.no-driver comes first and "
+        "explains it. The device files present are shown."),
     .fix = N_("Follow the error: permissions on /dev/nvidia* (or pass the devices into the "
               "container), the kernel log for driver errors, nvidia-smi for its own message. In a "
               "container: start it with the GPUs (docker run --gpus all, podman --device "

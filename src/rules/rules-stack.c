@@ -112,8 +112,11 @@ static void check_no_driver(const struct rule_ctx *ctx, struct findings *out)
 
     if (!n->attempted || (n->load_error == 0 && n->init_rc != NVML_ERROR_DRIVER_NOT_LOADED))
         return;
-    if (nvml_failed_in_container(s))
-        return; /* health.nvml-failed: the container was started without the GPUs */
+    /* The module loaded, or a container whose host's module is not known absent: NVML cannot
+     * reach a driver that is there (health.nvml-failed). */
+    if (nvml_unreached(s) &&
+        !((s->driver.valid & (UINT64_C(1) << DRIVER_S_MODULE)) && !s->driver.module_loaded))
+        return;
     if (s->pcie.n_gpus == 0) {
         /* No GPU on the bus either: nothing to check (exit 3), unless the bus was not read. */
         if (n->load_error != 0) {
@@ -199,14 +202,17 @@ const struct rule rule_stack_no_driver = {
            "saying DRIVER_NOT_LOADED is enough: the driver was installed for a GPU and its "
            "module is not running (unless the driver collector saw the module loaded). A "
            "bus that was read and holds no NVIDIA GPU makes it information: nothing needs "
-           "the driver. Inside a container it fires only when the driver collector saw no "
-           "NVIDIA module loaded (sysfs shows the host's): otherwise the container was started "
-           "without the GPUs, which health.nvml-failed reports."),
+           "the driver. Not when the driver collector saw the module loaded, nor inside a "
+           "container unless it saw no NVIDIA module loaded (sysfs shows the host's): NVML then "
+           "cannot reach a driver that runs, which health.nvml-failed reports."),
     .fix =
         N_("Load it (modprobe nvidia) and read the error; check that DKMS built it for the running "
            "kernel and that Secure Boot accepts it; blacklist nouveau; install the driver if it is "
            "missing."),
     .thresholds = NO_THRESHOLDS,
+    .explains = EXPLAINS({ "health.nvml-failed", LINK_ANY, NULL,
+                           N_("without the host's module NVML reaches no driver, in a container "
+                              "either") }),
     .check = check_no_driver,
 };
 

@@ -302,16 +302,11 @@ static void test_read_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_proprietary),
-        cmocka_unit_test(test_container_without_devices),
-        cmocka_unit_test(test_open_module),
-        cmocka_unit_test(test_legacy_aarch64),
-        cmocka_unit_test(test_sysfs_only),
-        cmocka_unit_test(test_garbage),
-        cmocka_unit_test(test_truncated),
-        cmocka_unit_test(test_mismatch_keeps_both),
-        cmocka_unit_test(test_no_module),
-        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_proprietary), cmocka_unit_test(test_container_without_devices),
+        cmocka_unit_test(test_open_module), cmocka_unit_test(test_legacy_aarch64),
+        cmocka_unit_test(test_sysfs_only),  cmocka_unit_test(test_garbage),
+        cmocka_unit_test(test_truncated),   cmocka_unit_test(test_mismatch_keeps_both),
+        cmocka_unit_test(test_no_module),   cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_read_errors),
     };
 

@@ -395,14 +395,39 @@ static void test_container_without_gpus(void **state)
     assert_null(find(&f, "stack.no-driver", -1));
     findings_free(&f);
 
-    /* no module loaded, as sysfs (the host's) says: the host's driver is the cause */
+    /* the host's bus read, and no NVIDIA GPU on it: the same finding, information */
+    s->pcie.valid |= UINT64_C(1) << PCIE_I_GPUS;
+    run(s, &f);
+    x = MUST(find(&f, "health.nvml-failed", -1));
+    assert_int_equal(x->severity, SEV_INFO);
+    assert_non_null(strstr(x->title, "shows no NVIDIA GPU"));
+    findings_free(&f);
+    s->pcie.valid &= ~(UINT64_C(1) << PCIE_I_GPUS);
+
+    /* no module loaded, as sysfs (the host's) says: the host's driver first, explaining it */
     s->driver.valid = UINT64_C(1) << DRIVER_S_MODULE;
     s->driver.module_loaded = false;
     run(s, &f);
-    assert_null(find(&f, "health.nvml-failed", -1));
     x = MUST(find(&f, "stack.no-driver", -1));
     assert_true(x->n_evidence >= 2);
     assert_non_null(strstr(x->evidence[1], "inside a container (docker)"));
+    x = MUST(find(&f, "health.nvml-failed", -1));
+    assert_true(x->n_evidence >= 3);
+    assert_non_null(strstr(x->evidence[2], "no NVIDIA kernel module is loaded"));
+    assert_true(strcmp(f.items[0].rule->id, "stack.no-driver") == 0); /* the cause comes first */
+    findings_free(&f);
+
+    /* on a host (no container seen) whose module is loaded, the library missing: not no-driver */
+    s->host.valid &= ~(UINT64_C(1) << HOST_S_CONTAINER);
+    s->driver.module_loaded = true;
+    s->nvml.load_error = 12;
+    s->nvml.init_rc = -1;
+    run(s, &f);
+    x = MUST(find(&f, "health.nvml-failed", -1));
+    assert_int_equal(x->severity, SEV_CRITICAL);
+    assert_string_equal(x->title, "NVML cannot reach the loaded NVIDIA driver: its library is "
+                                  "missing");
+    assert_null(find(&f, "stack.no-driver", -1));
     findings_free(&f);
     snapshot_free(s);
 }
