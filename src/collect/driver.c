@@ -10,13 +10,10 @@
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #define VERSION_FILE "proc/driver/nvidia/version"
 #define SYSFS_MODULE "sys/module/nvidia"
@@ -58,13 +55,10 @@ static void parse_banner(struct driver_info *d, char *text, struct collector_sta
  */
 static void read_devices(int rootfd, struct driver_info *d, struct collector_status *c)
 {
-    int fd = openat(rootfd, "dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *dir = dir_open_at(rootfd, "dev");
     struct dirent *e;
-    DIR *dir;
 
-    if (fd < 0 || (dir = fdopendir(fd)) == NULL) {
-        if (fd >= 0)
-            close(fd);
+    if (dir == NULL) {
         if (errno != ENOENT)
             collector_note(c, "cannot read /dev: %s", strerror(errno));
         return;

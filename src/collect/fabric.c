@@ -11,6 +11,7 @@
 #include "collect/fabric-parse.h"
 #include "collect/hostfs.h"
 #include "collect/sysfs-pci.h"
+#include "util/fileio.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
@@ -59,28 +60,10 @@ static int switch_cmp(const void *a, const void *b)
                   ((const struct fabric_switch *)b)->pci_address);
 }
 
-/* Opens the directory rel under the root for reading; NULL with errno set when it cannot. */
-static DIR *open_dir(struct collect_ctx *ctx, const char *rel)
-{
-    int fd = openat(ctx->root.fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d;
-
-    if (fd < 0)
-        return NULL;
-    d = fdopendir(fd);
-    if (d == NULL) {
-        int e = errno;
-
-        close(fd);
-        errno = e;
-    }
-    return d;
-}
-
 static void read_switches(struct collect_ctx *ctx, struct collector_status *st,
                           struct fabric_info *f)
 {
-    DIR *d = open_dir(ctx, PCI_DIR);
+    DIR *d = dir_open_at(ctx->root.fd, PCI_DIR);
     size_t cap = 0, seen = 0;
     struct dirent *de;
 
@@ -176,7 +159,7 @@ static void read_nvswitch_view(struct collect_ctx *ctx, struct collector_status 
     struct dirent *de;
     DIR *d;
 
-    d = open_dir(ctx, NVSW_PROC);
+    d = dir_open_at(ctx->root.fd, NVSW_PROC);
     if (d == NULL) {
         if (errno == ENOENT) {
             f->nvswitch_proc = FABRIC_NVSW_ABSENT;
@@ -189,7 +172,7 @@ static void read_nvswitch_view(struct collect_ctx *ctx, struct collector_status 
         goto out;
     }
     closedir(d);
-    d = open_dir(ctx, NVSW_DEVICES);
+    d = dir_open_at(ctx->root.fd, NVSW_DEVICES);
     if (d == NULL) {
         collector_note(st, "/%s: %s: which NVSwitches its driver took is not known", NVSW_DEVICES,
                        strerror(errno));
@@ -283,7 +266,7 @@ static void read_package(struct collect_ctx *ctx, struct collector_status *st,
 static void read_process(struct collect_ctx *ctx, struct collector_status *st,
                          struct fabric_info *f)
 {
-    DIR *d = open_dir(ctx, "proc");
+    DIR *d = dir_open_at(ctx->root.fd, "proc");
     size_t seen = 0;
     struct dirent *de;
 
@@ -318,7 +301,7 @@ static void read_process(struct collect_ctx *ctx, struct collector_status *st,
 /* Enabled: a link to the unit in one of systemd's *.wants directories under /etc. */
 static void read_unit(struct collect_ctx *ctx, struct collector_status *st, struct fabric_info *f)
 {
-    DIR *d = open_dir(ctx, SYSTEMD_ETC);
+    DIR *d = dir_open_at(ctx->root.fd, SYSTEMD_ETC);
     struct dirent *de;
 
     if (d == NULL) {

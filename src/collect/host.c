@@ -7,6 +7,7 @@
 #include "collect/collect.h"
 #include "collect/hostfs.h"
 #include "collect/procfs.h"
+#include "util/fileio.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -442,15 +443,10 @@ static void edac_dimms(struct reader *r, const char *mc, char *list, size_t size
     struct dirent *e;
     size_t seen = 0;
     DIR *dir;
-    int fd;
 
     snprintf(rel, sizeof(rel), EDAC_DIR "/%s", mc);
-    fd = openat(r->ctx->root.fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0 || (dir = fdopendir(fd)) == NULL) {
-        if (fd >= 0)
-            close(fd);
+    if ((dir = dir_open_at(r->ctx->root.fd, rel)) == NULL)
         return;
-    }
     while ((e = readdir(dir)) != NULL && seen < EDAC_MAX_DIMMS) {
         uint64_t ue;
         char *label;
@@ -481,14 +477,11 @@ static void edac_dimms(struct reader *r, const char *mc, char *list, size_t size
  */
 static void read_edac(struct reader *r, struct host_info *h)
 {
-    int fd = openat(r->ctx->root.fd, EDAC_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *dir = dir_open_at(r->ctx->root.fd, EDAC_DIR);
     char rel[600], list[EDAC_LIST_MAX] = "";
     struct dirent *e;
-    DIR *dir;
 
-    if (fd < 0 || (dir = fdopendir(fd)) == NULL) {
-        if (fd >= 0)
-            close(fd);
+    if (dir == NULL) {
         if (errno != ENOENT)
             note_errno(r, EDAC_DIR, errno, NULL);
         return;

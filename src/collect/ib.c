@@ -9,6 +9,7 @@
 #include "collect/hostfs.h"
 #include "collect/ib-parse.h"
 #include "collect/sysfs-pci.h"
+#include "util/fileio.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
@@ -38,22 +39,14 @@ static int name_cmp(const void *a, const void *b)
 static int list_dir(int dirfd, const char *dir, bool (*ok)(const char *), size_t max, char ***out,
                     struct collector_status *st)
 {
-    int fd = openat(dirfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = dir_open_at(dirfd, dir);
     char **names = NULL;
     size_t n = 0, cap = 0;
     struct dirent *de;
-    DIR *d;
 
     *out = NULL;
-    if (fd < 0)
+    if (d == NULL)
         return -errno;
-    d = fdopendir(fd);
-    if (d == NULL) {
-        int e = errno;
-
-        close(fd);
-        return -e;
-    }
     while ((de = readdir(d)) != NULL && n < max) {
         if (de->d_name[0] == '.')
             continue;

@@ -143,21 +143,15 @@ static int cmp_str(const void *a, const void *b)
 char **stack_list_dir(int rootfd, const char *prefix, const char *path, size_t *n)
 {
     char *rel = stack_rel_path(prefix, path);
-    int fd = openat(rootfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = dir_open_at(rootfd, rel);
     char **names = NULL;
     size_t cap = 0;
     struct dirent *de;
-    DIR *d;
 
     free(rel);
     *n = 0;
-    if (fd < 0)
+    if (d == NULL)
         return NULL;
-    d = fdopendir(fd);
-    if (d == NULL) {
-        close(fd);
-        return NULL;
-    }
     while ((de = readdir(d)) != NULL && *n < MAX_DIR_ENTRIES) {
         if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
             continue;

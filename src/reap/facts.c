@@ -26,18 +26,12 @@
 /* Counts the threads in state D and those still alive, from task/<tid>/stat. */
 static void read_tasks(int dirfd, struct reap_facts *f)
 {
-    int fd = openat(dirfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d;
+    DIR *d = dir_open_at(dirfd, "task");
     struct dirent *e;
     size_t seen = 0;
 
-    if (fd < 0)
+    if (d == NULL)
         return;
-    d = fdopendir(fd);
-    if (d == NULL) {
-        close(fd);
-        return;
-    }
     while ((e = readdir(d)) != NULL && seen < TASKS_MAX) {
         char path[300], buf[STAT_MAX], why[128];
         struct procfs_stat st;

@@ -45,6 +45,23 @@ static ssize_t read_fd_into(int fd, char *buf, size_t size)
     return (ssize_t)len;
 }
 
+DIR *dir_open_at(int dirfd, const char *path)
+{
+    int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d;
+
+    if (fd < 0)
+        return NULL;
+    d = fdopendir(fd);
+    if (d == NULL) {
+        int e = errno;
+
+        close(fd);
+        errno = e;
+    }
+    return d;
+}
+
 ssize_t file_read_at(int dirfd, const char *path, char *buf, size_t size)
 {
     ssize_t r;

@@ -2,6 +2,7 @@
 #ifndef GPUDOCTOR_FILEIO_H
 #define GPUDOCTOR_FILEIO_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -12,6 +13,12 @@
  * Works on /proc and /sys files, whose st_size is meaningless.
  */
 ssize_t file_read_at(int dirfd, const char *path, char *buf, size_t size);
+
+/*
+ * Opens the directory path, relative to dirfd, for readdir(); NULL with errno set when it cannot
+ * (ENOENT: there is none). The caller closes it with closedir().
+ */
+DIR *dir_open_at(int dirfd, const char *path);
 
 /* Like file_read_at, but allocates: at most max bytes; *out is the caller's to free. */
 ssize_t file_slurp_at(int dirfd, const char *path, size_t max, char **out);
