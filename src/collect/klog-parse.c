@@ -607,6 +607,8 @@ void klog_parser_release(struct klog_parser *p)
     free(p->map);
     if (p->hung_pending)
         klog_event_free(&p->hung);
+    if (p->ghes_pending)
+        klog_event_free(&p->ghes);
     free(p->first_unparsed);
     memset(p, 0, sizeof(*p));
 }
@@ -616,10 +618,34 @@ static struct klog_event *tail(struct klog_parser *p)
     return p->n ? &p->ring[(p->head + p->n - 1) % p->cap] : NULL;
 }
 
+/* Takes the oldest host memory event out of the ring (the others keep their order). */
+static void drop_oldest_host_mem(struct klog_parser *p)
+{
+    size_t i = 0;
+
+    while (i < p->n && p->ring[(p->head + i) % p->cap].kind != KLOG_HOST_MEM)
+        i++;
+    if (i == p->n)
+        return;
+    klog_event_free(&p->ring[(p->head + i) % p->cap]);
+    for (; i + 1 < p->n; i++)
+        p->ring[(p->head + i) % p->cap] = p->ring[(p->head + i + 1) % p->cap];
+    p->n--;
+    p->n_host_mem--;
+    p->dropped++;
+}
+
 static void push(struct klog_parser *p, struct klog_event *ev)
 {
     p->total++;
+    if (ev->kind == KLOG_HOST_MEM) {
+        if (p->n_host_mem == KLOG_MAX_HOST_MEM)
+            drop_oldest_host_mem(p);
+        p->n_host_mem++;
+    }
     if (p->n == p->cap) {
+        if (p->ring[p->head].kind == KLOG_HOST_MEM)
+            p->n_host_mem--;
         klog_event_free(&p->ring[p->head]);
         p->ring[p->head] = *ev;
         p->head = (p->head + 1) % p->cap;
@@ -691,6 +717,107 @@ static void flush_hung(struct klog_parser *p)
         klog_event_free(&p->hung);
 }
 
+static void flush_ghes(struct klog_parser *p)
+{
+    if (!p->ghes_pending)
+        return;
+    p->ghes_pending = false;
+    push(p, &p->ghes);
+}
+
+static void copy_word(char *dst, size_t size, const struct ghes_line *g)
+{
+    snprintf(dst, size, "%.*s", (int)g->word_len, g->word);
+}
+
+/* One line of a firmware error record: the severities come first, then each section. */
+static void feed_ghes(struct klog_parser *p, const struct ghes_line *g, bool has_time,
+                      int64_t time_ms, bool has_uptime, int64_t uptime_us)
+{
+    enum ghes_severity sev;
+    const char *w;
+
+    if (!p->ghes_open || g->record != p->ghes_record) {
+        flush_ghes(p);
+        p->ghes_open = true;
+        p->ghes_record = g->record;
+        p->ghes_severity = p->ghes_section = GHES_SEV_UNKNOWN;
+    }
+    switch (g->what) {
+    case GHES_SEVERITY:
+        flush_ghes(p);
+        p->ghes_severity = g->severity;
+        p->ghes_section = GHES_SEV_UNKNOWN;
+        copy_word(p->ghes_severity_word, sizeof(p->ghes_severity_word), g);
+        break;
+    case GHES_SECTION:
+        flush_ghes(p);
+        p->ghes_section = g->severity;
+        copy_word(p->ghes_section_word, sizeof(p->ghes_section_word), g);
+        break;
+    case GHES_MEMORY:
+        flush_ghes(p);
+        sev = p->ghes_section != GHES_SEV_UNKNOWN ? p->ghes_section : p->ghes_severity;
+        w = p->ghes_section != GHES_SEV_UNKNOWN ? p->ghes_section_word : p->ghes_severity_word;
+        if (sev == GHES_SEV_CORRECTED) {
+            p->mem_corrected++;
+        } else if (sev == GHES_SEV_UNCORRECTED) {
+            klog_hostmem_ghes_event(&p->ghes, w, strlen(w));
+            stamp(p, &p->ghes, has_time, time_ms, has_uptime, uptime_us);
+            p->mem_uncorrected++;
+            p->ghes_pending = true;
+        }
+        break;
+    case GHES_DIMM:
+        if (p->ghes_pending && p->ghes.dimm == NULL) {
+            size_t n = g->dimm_len;
+
+            while (n > 0 && (g->dimm[n - 1] == ' ' || g->dimm[n - 1] == '\t'))
+                n--;
+            if (n > 0) {
+                p->ghes.dimm = xstrndup(g->dimm, n < HOSTMEM_DIMM_MAX ? n : HOSTMEM_DIMM_MAX);
+                p->ghes.valid |= 1u << KLOG_S_DIMM;
+            }
+        }
+        break;
+    case GHES_OTHER:
+        break;
+    }
+}
+
+/* The host's memory errors: true when msg was one of their lines. */
+static bool feed_host_mem(struct klog_parser *p, const char *msg, bool has_time, int64_t time_ms,
+                          bool has_uptime, int64_t uptime_us)
+{
+    struct klog_event ev;
+    struct ghes_line g;
+    uint64_t count;
+
+    switch (klog_parse_hostmem(msg, &ev, &count, &g)) {
+    case HOSTMEM_NONE:
+        klog_event_free(&ev);
+        flush_ghes(p);
+        p->ghes_open = false;
+        return false;
+    case HOSTMEM_GHES:
+        klog_event_free(&ev);
+        feed_ghes(p, &g, has_time, time_ms, has_uptime, uptime_us);
+        return true;
+    case HOSTMEM_CORRECTED:
+        klog_event_free(&ev);
+        flush_ghes(p);
+        p->mem_corrected += count;
+        return true;
+    case HOSTMEM_UNCORRECTED:
+        flush_ghes(p);
+        stamp(p, &ev, has_time, time_ms, has_uptime, uptime_us);
+        p->mem_uncorrected += ev.mem_count;
+        push(p, &ev);
+        return true;
+    }
+    return false;
+}
+
 /* One kill is often logged twice ("oom-kill:..." then "Killed process ..."): keep one event. */
 static bool merge_oom(struct klog_parser *p, struct klog_event *ev)
 {
@@ -734,6 +861,8 @@ static void feed_clean(struct klog_parser *p, const char *msg, bool has_time, in
                 flush_hung(p);
         }
     }
+    if (feed_host_mem(p, msg, has_time, time_ms, has_uptime, uptime_us))
+        return;
     switch (klog_parse_message(msg, &ev)) {
     case KLOG_PARSE_NONE:
         klog_event_free(&ev);
@@ -970,6 +1099,7 @@ bool klog_feed_syslog(struct klog_parser *p, const char *text, size_t len)
 void klog_parser_finish(struct klog_parser *p, struct driver_info *d)
 {
     flush_hung(p);
+    flush_ghes(p);
     for (size_t i = 0; i < d->n_events; i++)
         klog_event_free(&d->events[i]);
     free(d->events);
@@ -983,5 +1113,8 @@ void klog_parser_finish(struct klog_parser *p, struct driver_info *d)
     d->klog_events_total = p->total;
     d->klog_events_dropped = p->dropped;
     d->klog_unparsed = p->unparsed;
-    d->valid |= 1u << DRIVER_S_KLOG;
+    d->klog_mem_corrected = p->mem_corrected;
+    d->klog_mem_uncorrected = p->mem_uncorrected;
+    d->valid |= 1u << DRIVER_S_KLOG | 1u << DRIVER_S_KLOG_MEM;
+    p->n_host_mem = 0;
 }

@@ -6,6 +6,7 @@
 #ifndef GPUDOCTOR_KLOG_PARSE_H
 #define GPUDOCTOR_KLOG_PARSE_H
 
+#include "collect/klog-hostmem.h"
 #include "snapshot/snap-driver.h"
 
 #include <stdbool.h>
@@ -15,6 +16,9 @@
 #define KLOG_MAX_EVENTS 256  /* events kept by default: the most recent */
 #define KLOG_MAX_LINE   4096 /* longer lines are cut: no driver line comes near */
 #define KLOG_MAX_GPUS   1024 /* PCI -> UUID pairs remembered (more are counted, not kept) */
+#define KLOG_MAX_HOST_MEM                                                                          \
+    32 /* host memory events kept (the most recent): a failing DIMM's flood                        \
+        * of them must not push the GPUs' events out */
 
 struct klog_parse_opts {
     size_t max_events;    /* events kept (the most recent); 0 = KLOG_MAX_EVENTS */
@@ -49,6 +53,15 @@ struct klog_parser {
     struct klog_event hung;
     bool hung_pending, hung_nvidia;
     unsigned hung_lines;
+    /* A firmware error record (GHES) being read: its number and severities, and an uncorrected
+     * memory error of it waiting for its "DIMM location" line. */
+    bool ghes_open, ghes_pending;
+    uint32_t ghes_record;
+    enum ghes_severity ghes_severity, ghes_section;
+    char ghes_severity_word[16], ghes_section_word[16]; /* the firmware's words for them */
+    struct klog_event ghes;
+    size_t n_host_mem;                       /* KLOG_HOST_MEM events in the ring */
+    uint64_t mem_corrected, mem_uncorrected; /* host memory errors reported (corrected: counts) */
     /* The first line that did not parse and its record number, for a collector note. */
     char *first_unparsed;
     uint64_t first_unparsed_record;

@@ -80,7 +80,7 @@ const struct threshold_def threshold_defs[TH__COUNT] = {
     [TH_AER_CORRECTABLE] = { "aer_correctable", 100, "errors", 1, 1e12,
         "corrected PCIe AER errors at or above this since boot are a marginal link" },
     [TH_KLOG_MAX_AGE_H] = { "klog_max_age_h", 72, "h", 0, 1e6,
-        "kernel-log events (XIDs, OOM kills) older than this are ignored; 0 = the whole log" },
+        "kernel-log events (XIDs, OOM kills, host memory errors) older than this are ignored; 0 = the whole log" },
     [TH_TREND_MIN_DURATION_S] = { "trend_min_duration_s", 180, "s", 10, 1e9,
         "trend rules need a history at least this long; a leak or a climb must last this long" },
     [TH_TREND_WINDOW_S] = { "trend_window_s", 600, "s", 10, 1e9,

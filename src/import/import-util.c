@@ -741,7 +741,9 @@ void imp_klog_merge(struct imp *im, struct klog_parser *p, const char *source)
     d->klog_events_total += fresh.klog_events_total;
     d->klog_events_dropped = fresh.klog_events_dropped + im->is->events_dropped;
     d->klog_unparsed += fresh.klog_unparsed;
-    d->valid |= UINT64_C(1) << DRIVER_S_KLOG;
+    d->klog_mem_corrected += fresh.klog_mem_corrected;
+    d->klog_mem_uncorrected += fresh.klog_mem_uncorrected;
+    d->valid |= UINT64_C(1) << DRIVER_S_KLOG | UINT64_C(1) << DRIVER_S_KLOG_MEM;
     if (d->klog_source == NULL) {
         d->klog_source = str_sanitized(source);
     } else if (strstr(d->klog_source, source) == NULL && strlen(d->klog_source) < 1000) {

@@ -288,6 +288,8 @@ bool nvml_unreached(const struct snapshot *s);
  * of a "0000:3b:00" address, and "12m ago". */
 double klog_age_s(const struct rule_ctx *ctx, const struct klog_event *ev);
 bool klog_recent(const struct rule_ctx *ctx, const struct klog_event *ev);
+/* Whether a kernel log was read (or events came with the snapshot). */
+bool klog_source_known(const struct rule_ctx *ctx);
 const struct facts_gpu *klog_gpu(const struct rule_ctx *ctx, const char *pci);
 /* When a kernel-log event happened, for a finding: "58m ago", and the same for people. */
 struct klog_time {

@@ -67,7 +67,7 @@ void klog_when(struct klog_time *w, const struct rule_ctx *ctx, const struct klo
     snprintf(w->l, sizeof(w->l), _("%s ago"), a);
 }
 
-static bool klog_source_known(const struct rule_ctx *ctx)
+bool klog_source_known(const struct rule_ctx *ctx)
 {
     return (ctx->facts->snap->driver.valid & (UINT64_C(1) << DRIVER_S_KLOG)) ||
            ctx->facts->snap->driver.n_events > 0;

@@ -535,52 +535,163 @@ static void since_words(char *buf, size_t size, double s)
         snprintf(buf, size, "%.0fm", s / 60);
 }
 
+/* What the kernel log read says about the host's memory, within the lookback. */
+struct log_mem {
+    size_t reports;                  /* KLOG_HOST_MEM events */
+    const struct klog_event *latest; /* the most recent of them */
+    char dimms[256];                 /* the DIMMs they name, "A1, B2" */
+    bool source[KLOG__MEM_SOURCE_COUNT];
+};
+
+static void add_dimm(char *list, size_t size, const char *dimm)
+{
+    size_t len = strlen(list), n = strlen(dimm);
+    const char *at = list;
+
+    /* Once each: a name already listed whole is not added again. */
+    while ((at = strstr(at, dimm)) != NULL) {
+        if ((at == list || at[-1] == ' ') && (at[n] == '\0' || at[n] == ','))
+            return;
+        at += n;
+    }
+    if (len + n + 3 < size)
+        snprintf(list + len, size - len, "%s%s", len ? ", " : "", dimm);
+}
+
+static void read_log_mem(const struct rule_ctx *ctx, struct log_mem *m)
+{
+    const struct driver_info *d = &ctx->facts->snap->driver;
+
+    memset(m, 0, sizeof(*m));
+    for (size_t i = 0; i < d->n_events; i++) {
+        const struct klog_event *ev = &d->events[i];
+
+        if (ev->kind != KLOG_HOST_MEM || !klog_recent(ctx, ev))
+            continue;
+        m->reports++;
+        m->latest = ev;
+        if ((ev->valid & (UINT64_C(1) << KLOG_S_HOST_MEM)) && ev->mem_source >= 0 &&
+            ev->mem_source < KLOG__MEM_SOURCE_COUNT)
+            m->source[ev->mem_source] = true;
+        if ((ev->valid & (UINT64_C(1) << KLOG_S_DIMM)) && ev->dimm != NULL)
+            add_dimm(m->dimms, sizeof(m->dimms), ev->dimm);
+    }
+}
+
+/* "EDAC, APEI": who reported them, in words; translated when l. */
+static void source_words(char *buf, size_t size, const struct log_mem *m, bool l)
+{
+    static const char *const words[KLOG__MEM_SOURCE_COUNT] = {
+        [KLOG_MEM_EDAC] = N_("EDAC"),
+        [KLOG_MEM_APEI] = N_("firmware (APEI)"),
+        [KLOG_MEM_MCE] = N_("machine check"),
+        [KLOG_MEM_MEMORY_FAILURE] = N_("memory failure"),
+    };
+    size_t len = 0;
+
+    buf[0] = '\0';
+    for (int k = 0; k < KLOG__MEM_SOURCE_COUNT; k++) {
+        const char *w = l ? _(words[k]) : words[k];
+
+        if (m->source[k] && len + strlen(w) + 3 < size)
+            len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? ", " : "", w);
+    }
+}
+
+static void log_mem_evidence(const struct rule_ctx *ctx, struct finding *f, const struct log_mem *m)
+{
+    const struct driver_info *d = &ctx->facts->snap->driver;
+    struct klog_time when;
+    char who[96], who_l[192];
+
+    source_words(who, sizeof(who), m, false);
+    source_words(who_l, sizeof(who_l), m, true);
+    klog_when(&when, ctx, m->latest);
+    finding_evidence_take(f, TWICE("kernel log: %zu report%s of uncorrected host memory errors "
+                                   "(%s), the latest %s: %s",
+                                   (m->reports, m->reports == 1 ? "" : "s", who, when.en,
+                                    m->latest->message ? m->latest->message : "?"),
+                                   (m->reports, m->reports == 1 ? "" : "s", who_l, when.l,
+                                    m->latest->message ? m->latest->message : "?")));
+    for (size_t i = 0; i < d->n_events; i++) {
+        const struct klog_event *ev = &d->events[i];
+
+        if (ev->kind == KLOG_HOST_MEM && klog_recent(ctx, ev) &&
+            (ev->valid & (UINT64_C(1) << KLOG_S_PID)) && ev->name != NULL)
+            finding_evidence(f, "the kernel killed %s (pid %d) for reading the bad memory (SIGBUS)",
+                             ev->name, (int)ev->pid);
+    }
+    if (m->dimms[0] != '\0')
+        finding_evidence(f, "DIMMs the kernel log names: %s", m->dimms);
+    if ((d->valid & (UINT64_C(1) << DRIVER_S_KLOG_MEM)) && d->klog_mem_corrected > 0)
+        finding_evidence(f, "the log read also reports %" PRIu64 " corrected error(s)",
+                         d->klog_mem_corrected);
+}
+
 static void check_memory_ecc(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct host_info *h = &ctx->facts->snap->host;
+    bool edac = host_valid(h, HOST_S_EDAC), edac_ue = edac && h->mem_ue_count > 0;
+    bool log = klog_source_known(ctx);
+    struct log_mem m;
     struct finding *f;
     char since[16];
 
-    if (!host_valid(h, HOST_S_EDAC)) {
-        if (need_collector(ctx, out, COLLECTOR_HOST))
+    read_log_mem(ctx, &m);
+    if (!edac && !log) {
+        if (need_collector(ctx, out, COLLECTOR_HOST) && need_collector(ctx, out, COLLECTOR_KLOG))
             rule_skip(ctx, out, -1,
                       "host memory errors are not counted without an EDAC driver "
-                      "(/sys/devices/system/edac/mc); the BMC's event log has them (ipmitool sel "
-                      "elist)");
+                      "(/sys/devices/system/edac/mc) or the kernel log; the BMC's event log has "
+                      "them (ipmitool sel elist)");
         return;
     }
-    if (h->mem_ue_count == 0)
+    if (!edac_ue && m.reports == 0)
         return;
     f = finding_new(ctx, out, -1, -1);
-    if (host_valid(h, HOST_S_EDAC_DIMMS))
+    if (edac_ue && host_valid(h, HOST_S_EDAC_DIMMS))
         finding_title(f, "Host memory: %" PRIu64 " uncorrectable ECC error%s, on %s",
                       h->mem_ue_count, h->mem_ue_count == 1 ? "" : "s", h->mem_ue_dimms);
-    else
+    else if (edac_ue)
         finding_title(f, "Host memory: %" PRIu64 " uncorrectable ECC error%s", h->mem_ue_count,
                       h->mem_ue_count == 1 ? "" : "s");
-    if (h->edac_since_s >= 0) {
+    else if (m.dimms[0] != '\0')
+        finding_title(f, "Host memory: uncorrectable errors in the kernel log, on %s", m.dimms);
+    else
+        finding_title(f, "Host memory: uncorrectable errors in the kernel log");
+    if (edac && h->edac_since_s >= 0) {
         since_words(since, sizeof(since), h->edac_since_s);
         finding_evidence(f,
                          "EDAC: %" PRIu64 " uncorrectable and %" PRIu64
                          " corrected error(s) in the last %s, on %" PRIu32 " memory controller(s)",
                          h->mem_ue_count, h->mem_ce_count, since, h->edac_controllers);
-    } else {
+    } else if (edac) {
         finding_evidence(f,
                          "EDAC: %" PRIu64 " uncorrectable and %" PRIu64
                          " corrected error(s) since the counters were reset, on %" PRIu32
                          " memory controller(s)",
                          h->mem_ue_count, h->mem_ce_count, h->edac_controllers);
+    } else if (ctx->facts->snap->collectors[COLLECTOR_HOST].state == CS_OK ||
+               ctx->facts->snap->collectors[COLLECTOR_HOST].state == CS_PARTIAL) {
+        finding_evidence(f, "no EDAC driver counts the host's memory errors here "
+                            "(/sys/devices/system/edac/mc)");
+    } else {
+        finding_evidence(f, "the EDAC counters were not read (the host collector did not run)");
     }
-    if (host_valid(h, HOST_S_EDAC_DIMMS))
+    if (edac_ue && host_valid(h, HOST_S_EDAC_DIMMS))
         finding_evidence(f, "DIMMs with uncorrectable errors: %s", h->mem_ue_dimms);
-    else
+    else if (edac_ue && m.dimms[0] == '\0')
         finding_evidence(f, "the EDAC driver does not say which DIMM");
+    if (m.reports > 0)
+        log_mem_evidence(ctx, f, &m);
     finding_evidence(f, "an uncorrectable error in host RAM crashes or freezes the node, or kills "
                         "the process that read it (SIGBUS): GPU jobs here may have stopped or "
                         "computed on corrupted data");
-    finding_fix(f, "grep -H . /sys/devices/system/edac/mc/mc*/*/dimm_label "
-                   "/sys/devices/system/edac/mc/mc*/*/dimm_ue_count   # which DIMM");
-    finding_fix(f, "sudo dmesg -T | grep -iE 'mce|machine check|hardware error|edac' | tail -40");
+    if (edac)
+        finding_fix(f, "grep -H . /sys/devices/system/edac/mc/mc*/*/dimm_label "
+                       "/sys/devices/system/edac/mc/mc*/*/dimm_ue_count   # which DIMM");
+    finding_fix(f, "sudo dmesg -T | grep -iE 'mce|machine check|hardware error|edac|memory "
+                   "failure' | tail -40");
     finding_fix(f, "sudo ipmitool sel elist | grep -iE 'ecc|memory'   # the BMC's record, on "
                    "boards with one");
     finding_fix(f, "# drain the node and have the DIMM named replaced; rerun the jobs it ran");
@@ -599,15 +710,20 @@ const struct rule rule_host_memory_ecc = {
         "GPU nodes under load show it as jobs that hang or die while the GPUs look healthy; the "
         "GPUs are not at fault. Corrected errors alone are counted and shown, not reported: ECC "
         "repaired them."),
-    .detection = N_(
-        "The kernel's EDAC counters (/sys/devices/system/edac/mc/mc*/ue_count, per DIMM "
-        "dimm_ue_count and dimm_label): any uncorrectable error since the counters were reset "
-        "(when the EDAC driver started, usually at boot). Without an EDAC driver the host's memory "
-        "errors are not checked; the BMC's event log (IPMI SEL) and the kernel's machine-check "
-        "lines are not read."),
+    .detection =
+        N_("The kernel's EDAC counters (/sys/devices/system/edac/mc/mc*/ue_count, per DIMM "
+           "dimm_ue_count and dimm_label): any uncorrectable error since the counters were reset "
+           "(when the EDAC driver started, usually at boot). And the kernel log within "
+           "klog_max_age_h: the EDAC core's \"EDAC MC0: 1 UE ... on DIMM\" lines, the firmware's "
+           "error records on firmware-first servers (APEI: \"[Hardware Error]: event severity: "
+           "recoverable\" or fatal, \"section_type: memory error\", \"DIMM location\"), the "
+           "machine-check handler's \"Uncorrected hardware memory error\" and the kernel's "
+           "\"Memory failure: ...\" lines, which also name a process killed with SIGBUS. Servers "
+           "that handle memory errors in firmware often have no EDAC driver: there the log is the "
+           "only place the errors show. The BMC's event log (IPMI SEL) is not read."),
     .fix = N_("Find the DIMM (dimm_label, the BMC's event log), drain the node and have it "
               "replaced; rerun the jobs that ran here since the errors."),
-    .thresholds = NO_THRESHOLDS,
+    .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),
     .check = check_memory_ecc,
 };
 

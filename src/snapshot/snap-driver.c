@@ -11,7 +11,14 @@ const char *const klog_kind_names[] = {
     [KLOG_XID] = "xid",           [KLOG_FALLEN_OFF_BUS] = "fallen_off_bus",
     [KLOG_GPU_UUID] = "gpu_uuid", [KLOG_HUNG_TASK] = "hung_task",
     [KLOG_OOM_KILL] = "oom_kill", [KLOG_OTHER_NVRM] = "other_nvrm",
-    [KLOG_SXID] = "sxid",         [KLOG__KIND_COUNT] = NULL,
+    [KLOG_SXID] = "sxid",         [KLOG_HOST_MEM] = "host_memory_error",
+    [KLOG__KIND_COUNT] = NULL,
+};
+
+const char *const klog_mem_source_names[] = {
+    [KLOG_MEM_EDAC] = "edac",        [KLOG_MEM_APEI] = "apei",
+    [KLOG_MEM_MCE] = "mce",          [KLOG_MEM_MEMORY_FAILURE] = "memory_failure",
+    [KLOG__MEM_SOURCE_COUNT] = NULL,
 };
 
 const char *const klog_recovery_action_names[] = {
@@ -91,6 +98,14 @@ static const struct jfield klog_event_fields[] = {
       "sxid: the driver printed Fatal (true) or Non-fatal (false)"),
     E("sxid_link", JF_I32, sxid_link, KLOG_S_SXID_LINK,
       "sxid: the NVSwitch port the line names (\"Link 37\")"),
+    { "mem_source", JF_ENUM, offsetof(struct klog_event, mem_source), KLOG_S_HOST_MEM, 0,
+      klog_mem_source_names, NULL,
+      "host_memory_error: what reported it: edac (the EDAC core), apei (the firmware, GHES), mce "
+      "(x86 machine check), memory_failure (the kernel poisoned a page or killed its user)" },
+    E("mem_count", JF_U32, mem_count, KLOG_S_HOST_MEM,
+      "host_memory_error: errors the line reports (EDAC's count; 1 for the others)"),
+    E("dimm", JF_STR, dimm, KLOG_S_DIMM,
+      "host_memory_error: the DIMM the line names (EDAC's label, APEI's \"DIMM location\")"),
     E("message", JF_STR, message, -1,
       "the driver's text after the Xid or SXid header, or the whole line"),
 };
@@ -136,7 +151,11 @@ static const struct jfield driver_info_fields[] = {
       "oldest events not kept: only the most recent are"),
     D("klog_unparsed", JF_U64, klog_unparsed, DRIVER_S_KLOG, NULL,
       "driver lines that looked like events but could not be parsed"),
-    D("events", JF_NONE, valid, -1, NULL, "NVIDIA-related kernel-log events, oldest first (below)"),
+    D("klog_mem_corrected", JF_U64, klog_mem_corrected, DRIVER_S_KLOG_MEM, NULL,
+      "corrected errors in the host's memory the log reported (EDAC's counts, APEI records)"),
+    D("klog_mem_uncorrected", JF_U64, klog_mem_uncorrected, DRIVER_S_KLOG_MEM, NULL,
+      "lines reporting uncorrected host memory errors, kept as events or not"),
+    D("events", JF_NONE, valid, -1, NULL, "the kernel-log events read, oldest first (below)"),
 };
 #undef D
 

@@ -1,7 +1,8 @@
 /*
  * The driver part of the snapshot: kernel module versions (the user-space library's version is
- * nvml.library_version), and the NVIDIA-related events of the kernel log (XIDs, fallen off the
- * bus, PCI -> UUID lines, hung tasks in the driver, host OOM kills).
+ * nvml.library_version), and the events of the kernel log that gpudoctor reads (XIDs, fallen off
+ * the bus, PCI -> UUID lines, hung tasks in the driver, host OOM kills, uncorrected errors in the
+ * host's memory).
  * Filled by collect/driver.c (module) and collect/klog.c (kernel log).
  */
 #ifndef GPUDOCTOR_SNAP_DRIVER_H
@@ -21,6 +22,7 @@ enum klog_kind {
     KLOG_OOM_KILL,
     KLOG_OTHER_NVRM, /* another driver message worth showing (API mismatch, init failure ...) */
     KLOG_SXID, /* an NVSwitch error: "nvidia-nvswitch3: SXid (PCI:...): 12028, Non-fatal, ..." */
+    KLOG_HOST_MEM, /* an uncorrected error in the host's RAM (EDAC, APEI, machine check) */
     KLOG__KIND_COUNT
 };
 
@@ -43,6 +45,18 @@ extern const char *const klog_recovery_action_names[];
 /* "None", "GPU Reset Required", ...: the driver's words in the Xid 154 line (gpu.c). */
 extern const char *const klog_recovery_action_driver_names[];
 
+/* Which kernel code reported a host memory error (KLOG_HOST_MEM). */
+enum klog_mem_source {
+    KLOG_MEM_EDAC,           /* the EDAC core: "EDAC MC0: 1 UE ... on DIMM_A1 (...)" */
+    KLOG_MEM_APEI,           /* the firmware (APEI GHES): "{1}[Hardware Error]: ... memory error" */
+    KLOG_MEM_MCE,            /* x86 machine check: "mce: Uncorrected hardware memory error ..." */
+    KLOG_MEM_MEMORY_FAILURE, /* the kernel poisoned a page or killed its user: "Memory failure: ..."
+                              */
+    KLOG__MEM_SOURCE_COUNT
+};
+
+extern const char *const klog_mem_source_names[]; /* "edac", "apei", ...; NULL-terminated */
+
 /* Validity bits of struct klog_event. */
 enum klog_slot {
     KLOG_S_TIME,         /* time_ms */
@@ -61,6 +75,8 @@ enum klog_slot {
     KLOG_S_CONTAINMENT,   /* reset_required, drain_reset_required */
     KLOG_S_SXID,          /* sxid, sxid_fatal, sxid_correctable */
     KLOG_S_SXID_LINK,     /* sxid_link */
+    KLOG_S_HOST_MEM,      /* mem_source, mem_count */
+    KLOG_S_DIMM,          /* dimm */
 };
 
 struct klog_event {
@@ -90,15 +106,19 @@ struct klog_event {
     bool sxid_fatal;              /* ... "Fatal" rather than "Non-fatal" */
     bool sxid_correctable;        /* ... "Correctable": the switch corrected it */
     int32_t sxid_link;            /* ... the NVSwitch port ("Link 37") when the line names one */
+    int32_t mem_source;           /* KLOG_HOST_MEM: enum klog_mem_source */
+    uint32_t mem_count;           /* ... errors the line reports (EDAC's count; else 1) */
+    char *dimm;                   /* ... the DIMM the line names (EDAC's label, APEI's location) */
     char *message;                /* the driver's text after the header (KLOG_XID), or the line */
     uint64_t valid;               /* bits of enum klog_slot */
 };
 
 /* Validity bits of struct driver_info. */
 enum driver_slot {
-    DRIVER_S_MODULE,  /* module_loaded, uvm_loaded: the driver collector ran */
-    DRIVER_S_KLOG,    /* klog_* counters: the kernel-log collector read a source */
-    DRIVER_S_DEVICES, /* dev_ctl, dev_gpus: /dev was read */
+    DRIVER_S_MODULE,   /* module_loaded, uvm_loaded: the driver collector ran */
+    DRIVER_S_KLOG,     /* klog_* counters: the kernel-log collector read a source */
+    DRIVER_S_DEVICES,  /* dev_ctl, dev_gpus: /dev was read */
+    DRIVER_S_KLOG_MEM, /* klog_mem_*: the kernel-log reader counted host memory errors */
 };
 
 struct driver_info {
@@ -111,12 +131,14 @@ struct driver_info {
     bool dev_ctl;         /* /dev/nvidiactl exists: NVML and CUDA open it first */
     uint32_t dev_gpus;    /* /dev/nvidiaN files: one per GPU this machine (or container) has */
 
-    char *klog_source;            /* "/dev/kmsg", "/var/log/kern.log", ... */
-    uint64_t klog_records;        /* log lines (records) read */
-    uint64_t klog_events_total;   /* events found, including those dropped */
-    uint64_t klog_events_dropped; /* older events beyond the bound, not kept */
-    uint64_t klog_unparsed;       /* driver lines that looked like events but did not parse */
-    struct klog_event *events;    /* oldest first */
+    char *klog_source;             /* "/dev/kmsg", "/var/log/kern.log", ... */
+    uint64_t klog_records;         /* log lines (records) read */
+    uint64_t klog_events_total;    /* events found, including those dropped */
+    uint64_t klog_events_dropped;  /* older events beyond the bound, not kept */
+    uint64_t klog_unparsed;        /* driver lines that looked like events but did not parse */
+    uint64_t klog_mem_corrected;   /* corrected host memory errors the log reported */
+    uint64_t klog_mem_uncorrected; /* uncorrected ones (reports), kept as events or not */
+    struct klog_event *events;     /* oldest first */
     size_t n_events;
 
     uint64_t valid; /* bits of enum driver_slot */

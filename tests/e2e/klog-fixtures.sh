@@ -57,6 +57,27 @@ check '.driver.events[10] | [.xid, .reset_required, .drain_reset_required]' '[95
 check '.driver.events[2] | [.recovery_action, .caused_by_xid, .reset_required]' '[null,null,null]'
 check '.driver.klog_unparsed' '0'
 
+# A host's own memory errors (EDAC, firmware records, machine check, memory failure) reach the
+# snapshot and make host.memory-ecc critical without an EDAC driver, naming the DIMMs and the
+# process the kernel killed; the lookback (klog_max_age_h) decides whether they count.
+cp "$FIX/klog/host-memory.log" "$ROOT/var/log/kern.log"
+snap "$ROOT" kernel_log
+check '[.driver.events[] | select(.kind == "host_memory_error") | .mem_source]' \
+    '["edac","edac","edac","apei","apei","mce","memory_failure","memory_failure","apei"]'
+check '.driver.events[4] | [.dimm, .mem_count, .message]' \
+    '["NODE 4 CPU1_DIMM_A1",1,"APEI memory error, severity recoverable"]'
+check '.driver.events[7] | [.pid, .name]' '[4121,"pt_main_thread"]'
+check '.driver | [.klog_mem_uncorrected, .klog_mem_corrected]' '[10,5]'
+cp "$OUT" "$ROOT/host-memory.json"
+"$GPUDOCTOR" check --from "$ROOT/host-memory.json" --set klog_max_age_h=0 --json >"$OUT" || true
+check '[.findings[] | select(.id == "host.memory-ecc") | .severity]' '["critical"]'
+check '.findings[] | select(.id == "host.memory-ecc") | .title' \
+    '"Host memory: uncorrectable errors in the kernel log, on CPU_SrcID#1_MC#0_Chan#0_DIMM#0, DIMM_B2, DIMM_C3, NODE 4 CPU1_DIMM_A1"'
+check '[.findings[] | select(.id == "host.memory-ecc") | .evidence[] | select(test("^the kernel killed"))]' \
+    '["the kernel killed pt_main_thread (pid 4121) for reading the bad memory (SIGBUS)"]'
+"$GPUDOCTOR" check --from "$ROOT/host-memory.json" --json >"$OUT" || true
+check '[.findings[] | select(.id == "host.memory-ecc")] | length' '0'
+
 snap "$FIX/klog/none" kernel_log
 check '.collectors.kernel_log.state' '"unavailable"'
 check '.driver.klog_records' 'null'

@@ -5,6 +5,7 @@
 #include "collect/klog-parse.h"
 #include "data/xid.h"
 #include "util/fileio.h"
+#include "util/strutil.h"
 #include "util/xalloc.h"
 
 #include <fcntl.h>
@@ -973,6 +974,208 @@ static void test_syslog_stamps(void **state)
     klog_parser_release(&p);
 }
 
+static void assert_host_mem(const struct klog_event *e, enum klog_mem_source source, uint32_t count,
+                            const char *dimm)
+{
+    assert_int_equal(e->kind, KLOG_HOST_MEM);
+    assert_true(e->valid & BIT(KLOG_S_HOST_MEM));
+    assert_int_equal(e->mem_source, source);
+    assert_int_equal(e->mem_count, count);
+    if (dimm == NULL) {
+        assert_false(e->valid & BIT(KLOG_S_DIMM));
+        assert_null(e->dimm);
+    } else {
+        assert_true(e->valid & BIT(KLOG_S_DIMM));
+        assert_string_equal(e->dimm, dimm);
+    }
+}
+
+/* EDAC, firmware (APEI) records, machine check and memory failure lines of one host. */
+static void test_fixture_host_memory(void **state)
+{
+    struct driver_info d;
+    struct klog_parser p;
+    const struct klog_event *e;
+
+    (void)state;
+    parse_fixture("host-memory.log", &d, &p);
+    e = d.events;
+    assert_int_equal(d.n_events, 10);
+    assert_xid(&e[0], 13, "0000:3b:00", 4121, "python3");
+    assert_host_mem(&e[1], KLOG_MEM_EDAC, 1, "CPU_SrcID#1_MC#0_Chan#0_DIMM#0");
+    assert_true(str_starts(e[1].message, "EDAC MC1: 1 UE memory read error on "));
+    assert_int_equal(e[1].time_ms, utc_ms(2026, 12, 1, 9, 30, 0));
+    /* No message between the type and "on"; the count is the line's. */
+    assert_host_mem(&e[2], KLOG_MEM_EDAC, 2, "DIMM_B2");
+    /* Kernels before 3.6: no count, the label in quotes. */
+    assert_host_mem(&e[3], KLOG_MEM_EDAC, 1, "DIMM_C3");
+    /* A firmware record with two memory sections: the first names its DIMM. */
+    assert_host_mem(&e[4], KLOG_MEM_APEI, 1, "NODE 4 CPU1_DIMM_A1");
+    assert_string_equal(e[4].message, "APEI memory error, severity recoverable");
+    assert_int_equal(e[4].uptime_us, 7200000500);
+    assert_host_mem(&e[5], KLOG_MEM_APEI, 1, NULL);
+    assert_string_equal(e[5].message, "APEI memory error, severity fatal");
+    assert_host_mem(&e[6], KLOG_MEM_MCE, 1, NULL);
+    assert_string_equal(e[6].message,
+                        "Uncorrected hardware memory error in user-access at 8a398a400");
+    /* The process killed for reading it; "already hardware poisoned" repeats one. */
+    assert_host_mem(&e[7], KLOG_MEM_MEMORY_FAILURE, 1, NULL);
+    assert_true(e[7].valid & BIT(KLOG_S_PID));
+    assert_int_equal(e[7].pid, 4121);
+    assert_string_equal(e[7].name, "pt_main_thread");
+    assert_host_mem(&e[8], KLOG_MEM_MEMORY_FAILURE, 1, NULL);
+    assert_false(e[8].valid & BIT(KLOG_S_PID));
+    /* A fatal record closed by the next kernel line; a user's forged line is not the kernel's,
+     * "1 UE" without a DIMM and a count of 0 are not EDAC's error lines. */
+    assert_host_mem(&e[9], KLOG_MEM_APEI, 1, NULL);
+    assert_int_equal(e[9].time_ms, utc_ms(2026, 12, 1, 11, 10, 0));
+    assert_true(d.valid & BIT(DRIVER_S_KLOG_MEM));
+    assert_int_equal(d.klog_mem_uncorrected, 10);
+    /* EDAC's 1 + 3, and the firmware's corrected record; the "info" record counts as neither. */
+    assert_int_equal(d.klog_mem_corrected, 5);
+    assert_int_equal(d.klog_unparsed, 0);
+    driver_info_free(&d);
+    klog_parser_release(&p);
+}
+
+static void test_host_memory_lines(void **state)
+{
+    struct klog_event ev;
+    struct ghes_line g;
+    uint64_t count;
+    char long_label[300], line[400];
+
+    (void)state;
+    /* A process name with a colon: the pid follows the last one. */
+    assert_int_equal(klog_parse_hostmem("Memory failure: 0x1: Sending SIGBUS to a:b:77 due to "
+                                        "hardware memory corruption",
+                                        &ev, &count, &g),
+                     HOSTMEM_UNCORRECTED);
+    assert_int_equal(ev.pid, 77);
+    assert_string_equal(ev.name, "a:b");
+    klog_event_free(&ev);
+    /* The firmware-first path's own SIGBUS lines. */
+    assert_int_equal(klog_parse_hostmem("GHES: 0x8a398a: Sending SIGBUS to python:9 due to "
+                                        "hardware memory corruption",
+                                        &ev, &count, &g),
+                     HOSTMEM_UNCORRECTED);
+    assert_int_equal(ev.mem_source, KLOG_MEM_APEI);
+    assert_int_equal(ev.pid, 9);
+    klog_event_free(&ev);
+    assert_int_equal(klog_parse_hostmem("{7}[Hardware Error]: 0x8a398a: Sending SIGBUS to "
+                                        "python:10 due to hardware memory corruption",
+                                        &ev, &count, &g),
+                     HOSTMEM_UNCORRECTED);
+    assert_int_equal(ev.pid, 10);
+    klog_event_free(&ev);
+    /* A pid that is not a number is left out, the error is not. */
+    assert_int_equal(klog_parse_hostmem("Memory failure: 0x1: Sending SIGBUS to x:y1 due to "
+                                        "hardware memory corruption",
+                                        &ev, &count, &g),
+                     HOSTMEM_UNCORRECTED);
+    assert_false(ev.valid & BIT(KLOG_S_PID));
+    klog_event_free(&ev);
+    assert_int_equal(klog_parse_hostmem("EDAC MC3: 12 CE on DIMM_A1 (x)", &ev, &count, &g),
+                     HOSTMEM_CORRECTED);
+    assert_int_equal(count, 12);
+    klog_event_free(&ev);
+    /* A label longer than any board's is cut. */
+    memset(long_label, 'L', sizeof(long_label) - 1);
+    long_label[sizeof(long_label) - 1] = '\0';
+    snprintf(line, sizeof(line), "EDAC MC0: 1 UE on %s (x)", long_label);
+    assert_int_equal(klog_parse_hostmem(line, &ev, &count, &g), HOSTMEM_UNCORRECTED);
+    assert_int_equal(strlen(ev.dimm), HOSTMEM_DIMM_MAX);
+    klog_event_free(&ev);
+    assert_int_equal(
+        klog_parse_hostmem("{12}[Hardware Error]:  Error 3, type: corrected", &ev, &count, &g),
+        HOSTMEM_GHES);
+    assert_int_equal(g.record, 12);
+    assert_int_equal(g.what, GHES_SECTION);
+    assert_int_equal(g.severity, GHES_SEV_CORRECTED);
+    klog_event_free(&ev);
+    /* Not the host's memory: an Xid, a record without its number, a partial EDAC line. */
+    assert_int_equal(klog_parse_hostmem("NVRM: Xid (PCI:0000:01:00): 48, DBE", &ev, &count, &g),
+                     HOSTMEM_NONE);
+    klog_event_free(&ev);
+    assert_int_equal(
+        klog_parse_hostmem("{}[Hardware Error]: event severity: fatal", &ev, &count, &g),
+        HOSTMEM_NONE);
+    klog_event_free(&ev);
+    assert_int_equal(klog_parse_hostmem("EDAC MC0: 1 XE on D", &ev, &count, &g), HOSTMEM_NONE);
+    klog_event_free(&ev);
+}
+
+/* A failing DIMM's flood of lines keeps its most recent errors and never the GPUs' events out. */
+static void test_host_memory_bound(void **state)
+{
+    struct klog_parse_opts o = { 16, 0, NOW_MS };
+    struct driver_info d = { 0 };
+    struct klog_parser p;
+    size_t host = 0, xids = 0;
+
+    (void)state;
+    klog_parser_init(&p, &o);
+    for (int i = 1; i <= 100; i++) {
+        char msg[96];
+
+        if (i % 25 == 0)
+            snprintf(msg, sizeof(msg),
+                     "NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.");
+        else
+            snprintf(msg, sizeof(msg), "EDAC MC0: 1 UE on DIMM_%d (x)", i);
+        klog_feed_message(&p, msg, true, i, false, 0);
+    }
+    klog_parser_finish(&p, &d);
+    for (size_t i = 0; i < d.n_events; i++) {
+        host += d.events[i].kind == KLOG_HOST_MEM;
+        xids += d.events[i].kind == KLOG_XID;
+    }
+    /* The ring holds 16; host memory events would be 32 at most, so here the ring decides. */
+    assert_int_equal(d.n_events, 16);
+    assert_int_equal(d.events[15].kind, KLOG_XID);
+    assert_string_equal(d.events[14].message, "EDAC MC0: 1 UE on DIMM_99 (x)");
+    assert_int_equal(d.klog_mem_uncorrected, 96);
+    driver_info_free(&d);
+    klog_parser_release(&p);
+    memset(&d, 0, sizeof(d));
+    o.max_events = 256;
+    klog_parser_init(&p, &o);
+    for (int i = 1; i <= 100; i++) {
+        char msg[96];
+
+        if (i % 25 == 0)
+            snprintf(msg, sizeof(msg),
+                     "NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.");
+        else
+            snprintf(msg, sizeof(msg), "EDAC MC0: 1 UE on DIMM_%d (x)", i);
+        klog_feed_message(&p, msg, true, i, false, 0);
+    }
+    klog_parser_finish(&p, &d);
+    host = xids = 0;
+    for (size_t i = 0; i < d.n_events; i++) {
+        host += d.events[i].kind == KLOG_HOST_MEM;
+        xids += d.events[i].kind == KLOG_XID;
+    }
+    assert_int_equal(xids, 4);
+    assert_int_equal(host, KLOG_MAX_HOST_MEM);
+    assert_int_equal(d.n_events, 4 + KLOG_MAX_HOST_MEM);
+    assert_int_equal(d.klog_events_dropped, 96 - KLOG_MAX_HOST_MEM);
+    /* The most recent ones, in order: the last host error is the 99th line, the first kept the
+     * 67th (lines 67..99 less the Xid at 75); the Xid of line 100 comes last. */
+    assert_int_equal(d.events[d.n_events - 1].kind, KLOG_XID);
+    assert_string_equal(d.events[d.n_events - 2].message, "EDAC MC0: 1 UE on DIMM_99 (x)");
+    for (size_t i = 0; i < d.n_events; i++) {
+        if (d.events[i].kind == KLOG_HOST_MEM) {
+            assert_string_equal(d.events[i].dimm, "DIMM_67");
+            break;
+        }
+    }
+    for (size_t i = 1; i < d.n_events; i++)
+        assert_true(d.events[i - 1].time_ms < d.events[i].time_ms);
+    driver_info_free(&d);
+    klog_parser_release(&p);
+}
+
 static void test_bound_keeps_most_recent(void **state)
 {
     struct klog_parse_opts o = { 3, 0, NOW_MS };
@@ -1212,6 +1415,9 @@ int main(void)
         cmocka_unit_test(test_hung_task_without_end),
         cmocka_unit_test(test_truncations_and_noise),
         cmocka_unit_test(test_sxid),
+        cmocka_unit_test(test_fixture_host_memory),
+        cmocka_unit_test(test_host_memory_lines),
+        cmocka_unit_test(test_host_memory_bound),
     };
 
     return cmocka_run_group_tests(tests, setup_tz, NULL);
