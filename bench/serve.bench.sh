@@ -26,7 +26,7 @@ free_port() {
     local p
     while :; do
         p=$((20000 + RANDOM % 30000))
-        ss -Hltn "sport = :$p" 2>/dev/null | grep -q . || { echo "$p"; return; }
+        ss -Hltn "sport = :$p" 2>/dev/null | grep . >/dev/null || { echo "$p"; return; }
     done
 }
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }

@@ -95,7 +95,7 @@ grep -q 'libnvidia-ml' "$TMP/main.files" && fail "gpudoctor ships the simulator"
 grep -E "^/usr/lib/($multiarch/)?libnvidia-ml" "$TMP/sim.files" && fail "the simulator is in the linker's path"
 # /etc/gpudoctor.conf stays the administrator's: no conffile
 dpkg-deb -f "$main" Conffiles | grep . && fail "gpudoctor has conffiles"
-dpkg-deb --ctrl-tarfile "$main" | tar -t | grep -qx './conffiles' && fail "gpudoctor has conffiles"
+dpkg-deb --ctrl-tarfile "$main" | tar -t | grep -x './conffiles' >/dev/null && fail "gpudoctor has conffiles"
 
 # ---- the clean root ----
 R=$TMP/root
@@ -114,7 +114,7 @@ for d in $deps; do
         continue
     fi
     echo >>"$ADMIN/status"
-    if dpkg-query -W -f '${Multi-Arch}' "$d" 2>/dev/null | grep -qx same; then
+    if dpkg-query -W -f '${Multi-Arch}' "$d" 2>/dev/null | grep -x same >/dev/null; then
         : >"$ADMIN/info/$d:$arch.list"
     else
         : >"$ADMIN/info/$d.list"

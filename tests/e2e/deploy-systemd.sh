@@ -48,7 +48,7 @@ WRAP=$SRC/deploy/slurm/gpudoctor-slurm-check
 [ -x "$WRAP" ] || fail "$WRAP is not executable"
 sh -n "$WRAP" || fail "$WRAP: syntax"
 sed "s|/usr/local/bin/gpudoctor|$GPUDOCTOR|" "$WRAP" >"$TMP/wrap"
-sh "$TMP/wrap" --help | head -n 1 | grep -q '^Usage: gpudoctor slurm-check' || fail "the wrapper does not run slurm-check"
+sh "$TMP/wrap" --help | sed -n 1p | grep '^Usage: gpudoctor slurm-check' >/dev/null || fail "the wrapper does not run slurm-check"
 grep -q "^HealthCheckProgram=/usr/local/sbin/gpudoctor-slurm-check$" "$SRC/deploy/slurm/slurm.conf.example" ||
     fail "slurm.conf.example does not name the wrapper"
 

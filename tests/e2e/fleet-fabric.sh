@@ -56,7 +56,7 @@ check "ib01's ports" "$(jq -c '.nodes[] | select(.name == "ib01") | [.values.ib_
 check "nvl01's InfiniBand" "$(jq -c '.nodes[] | select(.name == "nvl01") | .values.ib_ports_up' "$tmp/r.json")" null
 # the text report names the figure beside the group's
 "$GPUDOCTOR" fleet "$tmp/in" >"$tmp/r.txt" 2>/dev/null
-grep -A6 '^[0-9]*\. nvl-down ' "$tmp/r.txt" | grep -Eq 'nvlink_active +16 links \(GPU 3\) +group' ||
+grep -A6 '^[0-9]*\. nvl-down ' "$tmp/r.txt" | grep -E 'nvlink_active +16 links \(GPU 3\) +group' >/dev/null ||
     fail "text report: nvl-down's evidence: $(grep -A6 'nvl-down' "$tmp/r.txt" | head -8)"
 
 [ "$failures" = 0 ] && echo "fleet fabric figures: 4 outliers found, no other node flagged"

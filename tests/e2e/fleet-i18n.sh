@@ -48,14 +48,14 @@ cmp -s "$tmp/c.json" "$tmp/zh.json" || fail "--json differs between LANG=C and z
 
 # English where the locale asks for none
 LANG=C "$GPUDOCTOR" "${args[@]}" >"$tmp/c.txt" 2>/dev/null
-head -1 "$tmp/c.txt" | grep -q '^40 nodes, 1 GPU model: 10 outliers (2 critical)$' ||
+head -1 "$tmp/c.txt" | grep '^40 nodes, 1 GPU model: 10 outliers (2 critical)$' >/dev/null ||
     fail "LANG=C: first line '$(head -1 "$tmp/c.txt")'"
 
 # people read Chinese
 zh "$GPUDOCTOR" "${args[@]}" >"$tmp/zh.txt" 2>/dev/null
 rc=$?
 [ "$rc" = 2 ] || fail "zh_CN: exit status $rc, not 2"
-head -1 "$tmp/zh.txt" | grep -q '^40 个节点，1 种 GPU 型号：10 个离群节点（2 个严重）$' ||
+head -1 "$tmp/zh.txt" | grep '^40 个节点，1 种 GPU 型号：10 个离群节点（2 个严重）$' >/dev/null ||
     fail "zh_CN: first line '$(head -1 "$tmp/zh.txt")'"
 for want in '^节点 +型号 +卡数  检查 +结论$' '^离群节点（最严重的在前）$' '^分组$' \
     '^  NVIDIA H100 80GB HBM3：40 个节点$' ' 健康 +正常$' ' 严重 +离群节点（严重）$' \

@@ -91,7 +91,7 @@ judge "seed 2, stream" "$tmp/planted2.json" "$tmp/r2.json" "$rc"
 rc=0
 "$GPUDOCTOR" fleet --outliers - <"$tmp/stream.jsonl" >"$tmp/r2.txt" || rc=$?
 [ "$rc" = 2 ] || fail "text report: exit status $rc"
-head -1 "$tmp/r2.txt" | grep -q '^1000 nodes, 1 GPU model: 10 outliers (2 critical)$' ||
+head -1 "$tmp/r2.txt" | grep '^1000 nodes, 1 GPU model: 10 outliers (2 critical)$' >/dev/null ||
     fail "text report: first line '$(head -1 "$tmp/r2.txt")'"
 # --outliers: the table lists the outliers only, then the evidence, numbered
 [ "$(grep -c '^node[0-9]* ' "$tmp/r2.txt")" = 10 ] || fail "--outliers: $(grep -c '^node[0-9]* ' "$tmp/r2.txt") rows, not 10"
@@ -99,7 +99,7 @@ for k in $(seq 1 10); do
     grep -q "^$k\. node" "$tmp/r2.txt" || fail "text report: no outlier ranked $k"
 done
 node=$(jq -r 'to_entries[] | select(.value == "clock_sm_busy_mhz") | .key' "$tmp/planted2.json" | head -1)
-grep -A3 "^[0-9]*\. $node " "$tmp/r2.txt" | grep -Eq 'clock_sm_busy_mhz +1410 MHz \(GPU 3\) +group median 19[0-9][0-9] MHz, MAD [0-9.]+; z -[0-9]' ||
+grep -A3 "^[0-9]*\. $node " "$tmp/r2.txt" | grep -E 'clock_sm_busy_mhz +1410 MHz \(GPU 3\) +group median 19[0-9][0-9] MHz, MAD [0-9.]+; z -[0-9]' >/dev/null ||
     fail "text report: $node's evidence does not show its clock beside the group's: $(grep -A3 "$node " "$tmp/r2.txt")"
 ! grep -q '^Not in the evidence yet' "$tmp/r2.txt" || fail "text report: a figure is said to be missing from the evidence"
 [ "$(tail -c 1 "$tmp/r2.txt" | od -An -c | tr -d ' ')" = '\n' ] || fail "text report: no final newline"
@@ -169,7 +169,7 @@ want=$(jq -nc --arg d "$driver_node" --arg m "$missing_node" --arg v "$vbios_nod
 rc=0
 "$GPUDOCTOR" fleet --outliers --profile "$tmp/profile.conf" "$tmp/dir" >"$tmp/rp.txt" 2>/dev/null || rc=$?
 [ "$rc" = 2 ] || fail "--profile, text: exit status $rc"
-grep -A1 "^[0-9]*\. $missing_node " "$tmp/rp.txt" | tail -1 | grep -qx " *critical  *profile: gpu_count 7, the profile ($tmp/profile.conf) expects 8" ||
+grep -A1 "^[0-9]*\. $missing_node " "$tmp/rp.txt" | tail -1 | grep -x " *critical  *profile: gpu_count 7, the profile ($tmp/profile.conf) expects 8" >/dev/null ||
     fail "--profile, text: $missing_node's first evidence: $(grep -A1 "^[0-9]*\. $missing_node " "$tmp/rp.txt")"
 sed 's/NVIDIA H100 80GB HBM3/NVIDIA A100-SXM4-80GB/' "$tmp/profile.conf" >"$tmp/profile-a100.conf"
 "$GPUDOCTOR" fleet --json --profile "$tmp/profile-a100.conf" "$tmp/dir" >"$tmp/rp2.json" 2>/dev/null

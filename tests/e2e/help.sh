@@ -20,7 +20,7 @@ done
 for cmd in check explain snapshot procs reap watch serve slurm-check slurm-prolog slurm-epilog \
     profile fleet; do
     "$GPUDOCTOR" "$cmd" --help >"$out" 2>/dev/null || fail "$cmd --help: status $?"
-    head -n 1 "$out" | grep -q "^Usage: gpudoctor $cmd " || fail "$cmd --help: first line $(head -n 1 "$out")"
+    head -n 1 "$out" | grep "^Usage: gpudoctor $cmd " >/dev/null || fail "$cmd --help: first line $(head -n 1 "$out")"
     awk -v c="$cmd" 'length > 80 { print "FAIL: " c " --help: " length " columns: " $0; bad = 1 }
         END { exit bad }' "$out" || fails=$((fails + 1))
     grep -q '^Exit status: ' "$out" || fail "$cmd --help does not give the exit status"

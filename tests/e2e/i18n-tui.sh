@@ -23,7 +23,7 @@ fi
 sleep 1
 screen >"$TMP/screen"
 # The stopped holder's title, in Chinese (its first characters at least: the pane cuts it).
-grep -E 'proc\.stopped-holder' "$TMP/screen" | grep -q '[^ -~]' ||
+grep -E 'proc\.stopped-holder' "$TMP/screen" | grep '[^ -~]' >/dev/null ||
     { fail "the stopped holder's title is not in Chinese: $(grep 'proc.stopped-holder' "$TMP/screen")"; dump; }
 python3 - "$TMP/screen" <<'PY' || { fail "layout: $(cat "$TMP/layout")"; dump; }
 import sys, unicodedata

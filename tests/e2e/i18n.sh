@@ -138,8 +138,8 @@ jq -e '.verdict.text | test("^4 critical, 7 warnings — ")' "$tmp/zh.json" >/de
 en "$GPUDOCTOR" check --from "$tmp/snap.json" --width 80 >"$tmp/en.txt"
 zh "$GPUDOCTOR" check --from "$tmp/snap.json" --width 80 >"$tmp/zh.txt"
 # The verdict: the counts in Chinese words (the catalogue's own), then " — " and the lead finding.
-head -1 "$tmp/zh.txt" | grep -Eq '^4 ?[^ -~]+.*7 ?[^ -~]+.* — ' || bad "zh_CN verdict: $(head -1 "$tmp/zh.txt")"
-head -1 "$tmp/zh.txt" | grep -Eq 'critical|warning' && bad "zh_CN verdict keeps English words: $(head -1 "$tmp/zh.txt")"
+head -1 "$tmp/zh.txt" | grep -E '^4 ?[^ -~]+.*7 ?[^ -~]+.* — ' >/dev/null || bad "zh_CN verdict: $(head -1 "$tmp/zh.txt")"
+head -1 "$tmp/zh.txt" | grep -E 'critical|warning' >/dev/null && bad "zh_CN verdict keeps English words: $(head -1 "$tmp/zh.txt")"
 grep -q '停止' "$tmp/zh.txt" || bad "the stopped holder's title is not in Chinese"
 grep -q '状态 T：已停止（在其终端按了 Ctrl-Z，或收到 SIGSTOP）' "$tmp/zh.txt" || bad "the stopped holder's state is not in Chinese"
 # Words from tables inside a translated line (clock event reasons, process states): in Chinese
@@ -191,7 +191,7 @@ for n, (a, b) in enumerate(zip(en, zh), 1):
 }
 en "$GPUDOCTOR" procs --from "$tmp/snap.json" -w >"$tmp/procs.en"
 zh "$GPUDOCTOR" procs --from "$tmp/snap.json" -w >"$tmp/procs.zh"
-head -1 "$tmp/procs.zh" | grep -q 'PID 用户 .* 显存 .* 时长 结论 *命令$' || bad "zh_CN procs heads: $(head -1 "$tmp/procs.zh")"
+head -1 "$tmp/procs.zh" | grep 'PID 用户 .* 显存 .* 时长 结论 *命令$' >/dev/null || bad "zh_CN procs heads: $(head -1 "$tmp/procs.zh")"
 grep -q '^  39104 alice .* 已停止 ' "$tmp/procs.zh" || bad "zh_CN procs: the stopped holder's verdict is not in Chinese"
 grep -Eq ' (active|stopped|idle-holder|orphaned|defunct) ' "$tmp/procs.zh" && bad "zh_CN procs keeps an English verdict"
 grep -q '，1 个已停止。' "$tmp/procs.zh" || bad "zh_CN procs summary: $(grep 'GPU' "$tmp/procs.zh" | tail -1)"
@@ -244,7 +244,7 @@ for id in $(en "$GPUDOCTOR" explain --list | awk '/^  [a-z]/ {print $1}'); do
     # Title, explanation, detection and fix each translated: the English prose is gone.
     en "$GPUDOCTOR" explain "$id" --width 500 >"$tmp/explain.en"
     sed -n '1s/^[^ ]* — //p' "$tmp/explain.en" >"$tmp/title.en"
-    head -1 "$tmp/each/explain-$id" | grep -qF -f "$tmp/title.en" && bad "zh_CN explain $id keeps the English title"
+    head -1 "$tmp/each/explain-$id" | grep -F -f "$tmp/title.en" >/dev/null && bad "zh_CN explain $id keeps the English title"
 done
 widths 80 "$tmp"/each/* >"$tmp/w.out" || bad "zh_CN help or explain: $(cat "$tmp/w.out")"
 [ "$n_rules" -ge 50 ] || bad "explain --list listed only $n_rules rules"
@@ -294,7 +294,7 @@ LANG=C LANGUAGE=zh_CN "$GPUDOCTOR" --help >"$tmp/help.langc"
 LANG=C "$GPUDOCTOR" --help >"$tmp/help.c"
 cmp -s "$tmp/help.langc" "$tmp/help.c" || bad "LANGUAGE=zh_CN under LANG=C changed --help"
 LANGUAGE=zh_CN LOCPATH="$tmp" LANG=C "$GPUDOCTOR" check --from "$tmp/snap.json" --width 80 >"$tmp/c.txt"
-head -1 "$tmp/c.txt" | grep -q '^4 critical, 7 warnings - ' || bad "LANG=C verdict: $(head -1 "$tmp/c.txt")"
+head -1 "$tmp/c.txt" | grep '^4 critical, 7 warnings - ' >/dev/null || bad "LANG=C verdict: $(head -1 "$tmp/c.txt")"
 
 # ---- errors formed in lower layers, said in Chinese (config file, state directory, profile save,
 # help); the English of each stays as it was (tests/e2e/config*.sh, profile.sh, state-*.sh)

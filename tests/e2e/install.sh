@@ -30,5 +30,5 @@ grep -q '^ExecStart=/opt/gd/bin/gpudoctor serve' "$dest/opt/gd/lib/systemd/syste
 grep -q '^exec /opt/gd/bin/gpudoctor slurm-check' "$dest/opt/gd/sbin/gpudoctor-slurm-check" ||
     { echo "FAIL: the Slurm wrapper does not run the installed binary" >&2; fail=1; }
 [ -x "$dest/opt/gd/sbin/gpudoctor-slurm-check" ] || { echo "FAIL: wrapper not executable" >&2; fail=1; }
-"$dest/opt/gd/bin/gpudoctor" --version | grep -q '^gpudoctor ' || { echo "FAIL: binary" >&2; fail=1; }
+"$dest/opt/gd/bin/gpudoctor" --version | grep '^gpudoctor ' >/dev/null || { echo "FAIL: binary" >&2; fail=1; }
 exit $fail

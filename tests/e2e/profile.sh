@@ -43,7 +43,7 @@ vbios_version = "96.00.89.00.01"'
     fail "save: the keys differ from the node's:
 $(diff <(echo "$expected") <(grep -v '^#' p.conf | grep -v '^\[profile\]$'))"
 [ "$(grep -c '^\[profile\]$' p.conf)" = 1 ] || fail "save: not one [profile] line"
-head -1 p.conf | grep -q '^# The expected hardware of gpu-node-17, saved by gpudoctor' ||
+head -1 p.conf | grep '^# The expected hardware of gpu-node-17, saved by gpudoctor' >/dev/null ||
     fail "save: the header does not name the node: $(head -1 p.conf)"
 # the snapshot itself says so: the same values read with jq
 [ "$(jq '.gpus | length' "$SNAP")" = 8 ] || fail "the scenario's snapshot no longer has 8 GPUs"

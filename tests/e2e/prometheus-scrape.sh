@@ -100,7 +100,7 @@ $relay_job
 YML
 for attempt in 1 2 3 4 5; do
     PPORT=$((20000 + RANDOM % 30000))
-    ss -Hltn "sport = :$PPORT" | grep -q . && continue
+    ss -Hltn "sport = :$PPORT" | grep . >/dev/null && continue
     prometheus --config.file="$TMP/prometheus.yml" --storage.tsdb.path="$TMP/tsdb" \
         --web.listen-address="127.0.0.1:$PPORT" --log.level=warn >"$TMP/prometheus.log" 2>&1 &
     PROM_PID=$!

@@ -31,7 +31,7 @@ must_fail() {
     local name=$1 want=$2
     if "${CHECK[@]}" "$3" --expect "$4" >"$TMP/$name.out" 2>&1; then
         fail "$name: the binding check passed though it expected other values"
-    elif ! grep '^FAIL' "$TMP/$name.out" | grep -qF -- "$want"; then
+    elif ! grep '^FAIL' "$TMP/$name.out" | grep -F -- "$want" >/dev/null; then
         fail "$name: no failure names '$want':"
         head -5 "$TMP/$name.out" >&2
     fi

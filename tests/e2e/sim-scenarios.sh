@@ -44,7 +44,7 @@ done
 run "$SRC/scenarios/healthy-8xh100.json" dump
 for i in 0 1 2 3 4 5 6 7; do
     expect gpu$i.nvmlDeviceGetComputeRunningProcesses_v3.count 1
-    value gpu$i.nvmlDeviceGetComputeRunningProcesses_v3.0 | grep -q "^pid=$((48211 + i)) " ||
+    value gpu$i.nvmlDeviceGetComputeRunningProcesses_v3.0 | grep "^pid=$((48211 + i)) " >/dev/null ||
         fail "healthy: GPU $i does not run rank pid $((48211 + i))"
     expect gpu$i.nvmlDeviceGetCurrentClocksEventReasons 0x0
     expect gpu$i.nvmlDeviceGetClockInfo.sm 1980
@@ -56,7 +56,7 @@ for i in 0 1 2 3 4 5 6 7; do
     ge gpu$i.nvmlDeviceGetPowerUsage 550000
     [ "$(mem_used_pct $i)" -ge 70 ] && [ "$(mem_used_pct $i)" -lt 95 ] ||
         fail "healthy: GPU $i memory $(mem_used_pct $i)% used"
-    value "gpu$i.nvmlDeviceGetUtilizationRates" | grep -Eq '^gpu=(9[7-9]|100) ' ||
+    value "gpu$i.nvmlDeviceGetUtilizationRates" | grep -E '^gpu=(9[7-9]|100) ' >/dev/null ||
         fail "healthy: GPU $i utilisation $(value "gpu$i.nvmlDeviceGetUtilizationRates")"
 done
 
@@ -78,7 +78,7 @@ for i in 0 1 2 3 4 5 6 7; do
     expect gpu$i.nvmlDeviceGetPersistenceMode 0
 done
 expect gpu0.nvmlDeviceGetComputeRunningProcesses_v3.count 2
-value gpu0.nvmlDeviceGetComputeRunningProcesses_v3.1 | grep -q '^pid=51377 ' || fail "troubled: GPU 0 second process"
+value gpu0.nvmlDeviceGetComputeRunningProcesses_v3.1 | grep '^pid=51377 ' >/dev/null || fail "troubled: GPU 0 second process"
 expect gpu2.nvmlDeviceGetTotalEccErrors.volatile.uncorrected 2
 expect gpu2.nvmlDeviceGetRetiredPagesPendingStatus 1
 expect gpu2.nvmlDeviceGetRemappedRows "0 1 1 0"
@@ -91,7 +91,7 @@ lt gpu5.nvmlDeviceGetClockInfo.sm 1980
 expect gpu6.nvmlDeviceGetCurrPcieLinkGeneration 3
 expect gpu6.nvmlDeviceGetCurrPcieLinkWidth 8
 ge gpu6.nvmlDeviceGetPcieReplayCounter 1843
-value gpu6.nvmlDeviceGetUtilizationRates | grep -q '^gpu=63 ' || fail "troubled: GPU 6 not busy"
+value gpu6.nvmlDeviceGetUtilizationRates | grep '^gpu=63 ' >/dev/null || fail "troubled: GPU 6 not busy"
 expect gpu7.nvmlDeviceGetPowerManagementLimit 450000
 expect gpu7.nvmlDeviceGetEnforcedPowerLimit 450000
 expect gpu7.nvmlDeviceGetCurrentClocksEventReasons 0x4

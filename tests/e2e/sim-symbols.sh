@@ -14,6 +14,6 @@ if command -v nm >/dev/null; then
     [ "$(wc -l <<<"$exported")" -eq "$n" ] || fail "exports $(wc -l <<<"$exported") functions, the list has $n"
 fi
 if command -v readelf >/dev/null; then
-    readelf -d "$SIM_LIB" | grep -q 'Library soname: \[libnvidia-ml.so.1\]' || fail "soname is not libnvidia-ml.so.1"
+    readelf -d "$SIM_LIB" | grep 'Library soname: \[libnvidia-ml.so.1\]' >/dev/null || fail "soname is not libnvidia-ml.so.1"
 fi
 finish

@@ -265,7 +265,7 @@ grep -qx "exit status 0" "$TMP/epilog.log" || fail "epilog --reap, drained itsel
 alive "$L3" && { fail "epilog --reap: pid $L3 is still alive"; kill -KILL "$L3"; }
 check "epilog --reap: how pid $L3 ended" "$(ended "$L3")" "signal 9"
 check "epilog --reap: the signals pid $L3 caught" "$(cut -d' ' -f1 "$TMP/signals" | tr '\n' ' ')" "TERM "
-lived=$((($(cat "$TMP/alive") - $(cut -d' ' -f2 "$TMP/signals" | head -1 | grep . || echo 0)) / 1000000))
+lived=$((($(cat "$TMP/alive") - $(cut -d' ' -f2 "$TMP/signals" | sed -n 1p | grep . || echo 0)) / 1000000))
 [ "$lived" -ge 850 ] && [ "$lived" -lt 4000 ] ||
     fail "epilog --reap: pid $L3 lived ${lived} ms after SIGTERM, not the 1 s grace"
 

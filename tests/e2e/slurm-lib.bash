@@ -16,7 +16,7 @@ free_port() {
     local p
     while :; do
         p=$((20000 + RANDOM % 30000))
-        ss -Hltn "sport = :$p" | grep -q . || { echo "$p"; return; }
+        ss -Hltn "sport = :$p" | grep . >/dev/null || { echo "$p"; return; }
     done
 }
 CTLD_PORT=$(free_port)

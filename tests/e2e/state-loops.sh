@@ -144,13 +144,13 @@ if command -v tmux >/dev/null; then
     LC_ALL=C.UTF-8 tmux -L "$SOCK" -f /dev/null new-session -d -s t -x 120 -y 30 \
         "env NVML_SIM_SCENARIO=$SCEN $GPUDOCTOR watch -n 1 --only nvml,driver,kernel_log,host --root $R --state-dir $S1; sleep 60"
     screen() { tmux -L "$SOCK" capture-pane -t t -p 2>/dev/null; }
-    on_screen() { screen | grep -Eq -- "$1"; }
+    on_screen() { screen | grep -E -- "$1" >/dev/null; }
     if wait_until 15 on_screen 'ack +health\.xid'; then
-        screen | grep -Eq 'ack +health\.xid +acknowledged RMA 4711: GPU 0: Xid 48' ||
+        screen | grep -E 'ack +health\.xid +acknowledged RMA 4711: GPU 0: Xid 48' >/dev/null ||
             fail "live view: the ack row: $(screen | grep 'health.xid')"
-        screen | grep -Eq 'FINDINGS \(1, 1 acknowledged\)' ||
+        screen | grep -E 'FINDINGS \(1, 1 acknowledged\)' >/dev/null ||
             fail "live view: findings header: $(screen | grep FINDINGS)"
-        screen | head -1 | grep -Eq '1 acked +0 critical +0 warning' ||
+        screen | sed -n 1p | grep -E '1 acked +0 critical +0 warning' >/dev/null ||
             fail "live view: title bar: $(screen | head -1)"
     else
         fail "live view: no acknowledged row"

@@ -20,7 +20,7 @@ for opt in --interval --count --plain --record --alert --alert-timeout --history
     grep -q -- "$opt" "$TMP/help" || fail "--help does not mention $opt"
 done
 grep -q 'GPUDOCTOR_ALERT_' "$TMP/help" || fail "--help does not name the alert variables"
-"$GPUDOCTOR" --help 2>&1 | grep -q '^  watch ' || fail "gpudoctor --help does not list watch"
+"$GPUDOCTOR" --help 2>&1 | grep '^  watch ' >/dev/null || fail "gpudoctor --help does not list watch"
 
 refused "Try 'gpudoctor watch --help'" --bogus
 refused "unexpected argument 'now'" now

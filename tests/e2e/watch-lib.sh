@@ -78,7 +78,7 @@ keys() {
 wait_for() {
     local end=$((SECONDS + $2))
     while [ "$SECONDS" -lt "$end" ]; do
-        screen | grep -Eq -- "$1" && return 0
+        screen | grep -E -- "$1" >/dev/null && return 0
         sleep 0.2
     done
     return 1

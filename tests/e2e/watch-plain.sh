@@ -15,7 +15,7 @@ rc=$?
 
 # The header: two comment lines, once.
 [ "$(grep -c '^#time' "$TMP/out")" -eq 1 ] || fail "header not once"
-head -1 "$TMP/out" | grep -Eq '^#time +gpu +util +mem +memused +temp +power +smclk +memclk +throttle +nvlink +nvdata +nverr +findings$' ||
+head -1 "$TMP/out" | grep -E '^#time +gpu +util +mem +memused +temp +power +smclk +memclk +throttle +nvlink +nvdata +nverr +findings$' >/dev/null ||
     fail "header: $(head -1 "$TMP/out")"
 # 4 intervals x 8 GPUs, every line 14 fields, GPUs 0-7 in each interval.
 data=$(grep -v '^#' "$TMP/out")
@@ -23,7 +23,7 @@ data=$(grep -v '^#' "$TMP/out")
 echo "$data" | awk 'NF != 14 { exit 1 }' || fail "a line without 14 fields"
 [ "$(echo "$data" | awk '{print $2}' | sort -n | uniq -c | awk '{print $1}' | sort -u)" = 4 ] ||
     fail "not 4 lines for each GPU"
-echo "$data" | awk '{print $1}' | grep -Evq '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$' &&
+echo "$data" | awk '{print $1}' | grep -Ev '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$' >/dev/null &&
     fail "a time that is not ISO 8601 UTC"
 
 # gpu line: the readings of the scenario, throttle reasons, and the findings of that GPU.
@@ -32,15 +32,15 @@ field() { line "$1" | awk -v f="$2" '{print $f}'; }
 [ "$(field 3 3)" = 0 ] || fail "GPU 3 util: $(line 3)"
 [ "$(field 3 4)" = 99 ] || fail "GPU 3 memory %: $(line 3)"
 [ "$(field 3 5)" = 78.7 ] || fail "GPU 3 memory used: $(line 3)"
-field 3 14 | grep -q 'proc.stopped-holder\[39104\]' || fail "GPU 3 findings: $(line 3)"
+field 3 14 | grep 'proc.stopped-holder\[39104\]' >/dev/null || fail "GPU 3 findings: $(line 3)"
 [ "$(field 5 10)" = hwthermal,thermal ] || fail "GPU 5 throttle: $(line 5)"
-field 5 14 | grep -q 'clock.thermal-slowdown' || fail "GPU 5 findings: $(line 5)"
+field 5 14 | grep 'clock.thermal-slowdown' >/dev/null || fail "GPU 5 findings: $(line 5)"
 [ "$(field 2 14 | tr , "\n" | grep -c "^health.xid$")" = 1 ] || fail "GPU 2: health.xid not listed once: $(line 2)"
 [ "$(field 7 7)" = 449 ] || fail "GPU 7 power: $(line 7)"
 [ "$(field 7 8)" = 1365 ] || fail "GPU 7 SM clock: $(line 7)"
 [ "$(field 7 10)" = pcap ] || fail "GPU 7 throttle: $(line 7)"
-field 7 14 | grep -q 'clock.power-limit-low' || fail "GPU 7 findings: $(line 7)"
-field 1 14 | grep -q 'proc.stopped-holder' && fail "GPU 3's finding on GPU 1: $(line 1)"
+field 7 14 | grep 'clock.power-limit-low' >/dev/null || fail "GPU 7 findings: $(line 7)"
+field 1 14 | grep 'proc.stopped-holder' >/dev/null && fail "GPU 3's finding on GPU 1: $(line 1)"
 [ "$(field 4 10)" = - ] || fail "GPU 4 throttle: $(line 4)"
 # The scenario gives its NVLinks' states only, no counters: links up, data and errors unknown
 # (tests/e2e/watch-fabric.sh has the counters).

@@ -40,7 +40,7 @@ leak=$(jq -c '.findings[] | select(.id == "mem.leak")' "$TMP/check.json")
 [ -n "$leak" ] || fail "check --from found no leak: $(jq -c '[.findings[].id]' "$TMP/check.json")"
 [ "$(jq '.subject.pid' <<<"$leak")" = "$JOB" ] || fail "leak pid: $leak"
 [ "$(jq '.subject.gpu_index' <<<"$leak")" = 0 ] || fail "leak GPU: $leak"
-jq -r '.title' <<<"$leak" | grep -Eq "^pid $JOB on GPU 0 grows (59[5-9]|60[0-5]) MiB/min" ||
+jq -r '.title' <<<"$leak" | grep -E "^pid $JOB on GPU 0 grows (59[5-9]|60[0-5]) MiB/min" >/dev/null ||
     fail "leak title: $(jq -r '.title' <<<"$leak")"
 # The report shows the last reading, not the first context's: the GPU's memory and the job's.
 last=$(tail -n 1 "$TMP/rec.jsonl")

@@ -27,12 +27,12 @@ run_case() {
     fi
     sleep 1.5 # a few cycles, so the simulator has had its say
     # The finding quotes the simulator; its raw message would be a line of its own.
-    screen | grep 'NVML simulator' | grep -vq 'health.nvml-failed' &&
+    screen | grep 'NVML simulator' | grep -v 'health.nvml-failed' >/dev/null &&
         fail "$sig: a message tore the screen"
     pid=$(cat "$TMP/pid")
     kill -s "$sig" "$pid"
     wait_for "EXITED rc=$want" 10 || { fail "$sig: not 'EXITED rc=$want'"; screen >&2; }
-    screen | grep -q 'BEFORE-WATCH' || fail "$sig: the main screen did not come back"
+    screen | grep 'BEFORE-WATCH' >/dev/null || fail "$sig: the main screen did not come back"
     wait_file "$TMP/stty" 'icanon' 5
     stty_sane "$TMP/stty" || fail "$sig: terminal not restored: $(cat "$TMP/stty")"
     kill -0 "$pid" 2>/dev/null && fail "$sig: watch still runs"

@@ -167,7 +167,7 @@ echo
 known_inc=0
 for name in "${!known[@]}"; do
     f=$here/$name/README.md
-    [ -f "$f" ] && ! readme_line "top finding" "$f" | grep -q '^none' && known_inc=$((known_inc + 1))
+    [ -f "$f" ] && ! readme_line "top finding" "$f" | grep '^none' >/dev/null && known_inc=$((known_inc + 1))
 done
 [ $# -gt 0 ] && known_inc=$known_n
 
