@@ -35,9 +35,9 @@ static const struct shared_option {
         N_("judge FILE instead of this machine: a snapshot ('gpudoctor snapshot'), a recording "
            "('gpudoctor watch --record'), a report ('gpudoctor check --json'), or evidence from "
            "elsewhere: nvidia-smi output (its table, -L, -q, -q -x, topo -m, nvlink -s/-e), lspci "
-           "-vvv, a kernel log (dmesg, journalctl -k, kern.log) or an nvidia-bug-report.log(.gz) "
-           "(docs/import.md); repeat it to merge several files into one snapshot; '-' reads "
-           "standard input") } },
+           "-vvv, a kernel log (dmesg, journalctl -k, kern.log), an nvidia-bug-report.log(.gz) "
+           "or the BMC's event log (ipmitool sel elist) (docs/import.md); repeat it to merge "
+           "several files into one snapshot; '-' reads standard input") } },
     { CMD_G_FROM,
       { "format", OPT_FORMAT, required_argument, "FORMAT",
         N_("read the --from files as FORMAT instead of recognising each by its content: %s") } },

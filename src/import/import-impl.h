@@ -95,6 +95,7 @@ extern const struct importer importer_nvlink;
 extern const struct importer importer_lspci;
 extern const struct importer importer_klog;
 extern const struct importer importer_bug_report;
+extern const struct importer importer_ipmi_sel;
 
 /* Runs importer r on a part of a piece (a bug report's section) starting at its line line0. */
 void imp_run_part(struct imp *parent, const struct importer *r, const char *text, size_t len,

@@ -27,8 +27,9 @@
  * in it (a paste that holds nvidia-smi's table and a dmesg excerpt gives both).
  */
 static const struct importer *const importers[] = {
-    &importer_bug_report, &importer_smi_table, &importer_smi_query, &importer_smi_xml,
-    &importer_topo,       &importer_nvlink,    &importer_lspci,     &importer_klog,
+    &importer_bug_report, &importer_smi_table, &importer_smi_query,
+    &importer_smi_xml,    &importer_topo,      &importer_nvlink,
+    &importer_lspci,      &importer_klog,      &importer_ipmi_sel,
 };
 
 static const char *const snapshot_summary =
@@ -209,8 +210,8 @@ int import_text(struct import_session *is, const char *format, const char *text,
             imp_fail(&im, 0,
                      "not a format gpudoctor reads: expected nvidia-smi output (its table, -L, "
                      "-q, -q -x, topo -m, nvlink -s or -e), lspci -vv, a kernel log (dmesg, "
-                     "journalctl -k, kern.log), an nvidia-bug-report.log(.gz), or a gpudoctor "
-                     "snapshot; --format names one (%s)",
+                     "journalctl -k, kern.log), an nvidia-bug-report.log(.gz), the BMC's event "
+                     "log (ipmitool sel elist), or a gpudoctor snapshot; --format names one (%s)",
                      import_format_names());
     }
     if (im.error == NULL && !any)

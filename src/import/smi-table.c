@@ -205,7 +205,9 @@ static bool looks_pci(const char *s)
 
     snprintf(first, sizeof(first), "%s", s);
     first[strcspn(first, " ")] = '\0';
-    return imp_pci_nvml(first, pci, sizeof(pci)) && strchr(first, ':') != NULL;
+    /* nvidia-smi writes the function ("00000000:41:00.0"): a clock ("10:00:00") is not one. */
+    return imp_pci_nvml(first, pci, sizeof(pci)) && strchr(first, ':') != NULL &&
+           strchr(first, '.') != NULL;
 }
 
 static bool detect(const char *text, size_t len)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static double host_cpu_busy(const struct host_info *h)
 {
@@ -628,17 +629,65 @@ static void log_mem_evidence(const struct rule_ctx *ctx, struct finding *f, cons
                          d->klog_mem_corrected);
 }
 
+/* The BMC's log holds an uncorrectable memory error within the lookback (or undated). */
+static bool sel_ue(const struct rule_ctx *ctx, double *age_s)
+{
+    const struct host_info *h = &ctx->facts->snap->host;
+    double max = th(ctx, TH_KLOG_MAX_AGE_H) * 3600.0;
+    int64_t now = ctx->facts->snap->time_ms;
+
+    *age_s = -1;
+    if (!host_valid(h, HOST_S_SEL) || h->sel_mem_ue == 0)
+        return false;
+    if (host_valid(h, HOST_S_SEL_UE_TIME) && now > 0 && h->sel_mem_ue_last_ms <= now)
+        *age_s = (double)(now - h->sel_mem_ue_last_ms) / 1000.0;
+    return max <= 0 || *age_s < 0 || *age_s <= max;
+}
+
+static void sel_evidence(struct finding *f, const struct host_info *h, double age_s)
+{
+    char age[16];
+
+    if (age_s >= 0) {
+        render_duration(age, sizeof(age), age_s);
+        finding_evidence(f,
+                         "the BMC's event log (IPMI SEL): %" PRIu32
+                         " uncorrectable ECC event(s) of the host's memory, the latest %s ago",
+                         h->sel_mem_ue, age);
+    } else if (host_valid(h, HOST_S_SEL_UE_TIME)) {
+        char when[32];
+        time_t t = (time_t)(h->sel_mem_ue_last_ms / 1000);
+        struct tm tm;
+
+        gmtime_r(&t, &tm);
+        strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", &tm);
+        finding_evidence(f,
+                         "the BMC's event log (IPMI SEL): %" PRIu32
+                         " uncorrectable ECC event(s) of the host's memory, the latest at %s",
+                         h->sel_mem_ue, when);
+    } else {
+        finding_evidence(f,
+                         "the BMC's event log (IPMI SEL): %" PRIu32
+                         " uncorrectable ECC event(s) of the host's memory, undated",
+                         h->sel_mem_ue);
+    }
+    if (host_valid(h, HOST_S_SEL_UE_DIMMS))
+        finding_evidence(f, "what the BMC names: %s", h->sel_mem_ue_dimms);
+}
+
 static void check_memory_ecc(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct host_info *h = &ctx->facts->snap->host;
     bool edac = host_valid(h, HOST_S_EDAC), edac_ue = edac && h->mem_ue_count > 0;
-    bool log = klog_source_known(ctx);
+    bool log = klog_source_known(ctx), sel = host_valid(h, HOST_S_SEL);
+    double sel_age;
+    bool in_sel = sel_ue(ctx, &sel_age);
     struct log_mem m;
     struct finding *f;
     char since[16];
 
     read_log_mem(ctx, &m);
-    if (!edac && !log) {
+    if (!edac && !log && !sel) {
         if (need_collector(ctx, out, COLLECTOR_HOST) && need_collector(ctx, out, COLLECTOR_KLOG))
             rule_skip(ctx, out, -1,
                       "host memory errors are not counted without an EDAC driver "
@@ -646,7 +695,7 @@ static void check_memory_ecc(const struct rule_ctx *ctx, struct findings *out)
                       "them (ipmitool sel elist)");
         return;
     }
-    if (!edac_ue && m.reports == 0)
+    if (!edac_ue && m.reports == 0 && !in_sel)
         return;
     f = finding_new(ctx, out, -1, -1);
     if (edac_ue && host_valid(h, HOST_S_EDAC_DIMMS))
@@ -655,10 +704,15 @@ static void check_memory_ecc(const struct rule_ctx *ctx, struct findings *out)
     else if (edac_ue)
         finding_title(f, "Host memory: %" PRIu64 " uncorrectable ECC error%s", h->mem_ue_count,
                       h->mem_ue_count == 1 ? "" : "s");
-    else if (m.dimms[0] != '\0')
+    else if (m.reports > 0 && m.dimms[0] != '\0')
         finding_title(f, "Host memory: uncorrectable errors in the kernel log, on %s", m.dimms);
-    else
+    else if (m.reports > 0)
         finding_title(f, "Host memory: uncorrectable errors in the kernel log");
+    else if (host_valid(h, HOST_S_SEL_UE_DIMMS))
+        finding_title(f, "Host memory: uncorrectable ECC errors in the BMC's event log, on %s",
+                      h->sel_mem_ue_dimms);
+    else
+        finding_title(f, "Host memory: uncorrectable ECC errors in the BMC's event log");
     if (edac && h->edac_since_s >= 0) {
         since_words(since, sizeof(since), h->edac_since_s);
         finding_evidence(f,
@@ -671,12 +725,9 @@ static void check_memory_ecc(const struct rule_ctx *ctx, struct findings *out)
                          " corrected error(s) since the counters were reset, on %" PRIu32
                          " memory controller(s)",
                          h->mem_ue_count, h->mem_ce_count, h->edac_controllers);
-    } else if (ctx->facts->snap->collectors[COLLECTOR_HOST].state == CS_OK ||
-               ctx->facts->snap->collectors[COLLECTOR_HOST].state == CS_PARTIAL) {
-        finding_evidence(f, "no EDAC driver counts the host's memory errors here "
-                            "(/sys/devices/system/edac/mc)");
     } else {
-        finding_evidence(f, "the EDAC counters were not read (the host collector did not run)");
+        finding_evidence(f, "EDAC counters: unknown (no EDAC driver here, or not read: "
+                            "/sys/devices/system/edac/mc)");
     }
     if (edac_ue && host_valid(h, HOST_S_EDAC_DIMMS))
         finding_evidence(f, "DIMMs with uncorrectable errors: %s", h->mem_ue_dimms);
@@ -684,6 +735,8 @@ static void check_memory_ecc(const struct rule_ctx *ctx, struct findings *out)
         finding_evidence(f, "the EDAC driver does not say which DIMM");
     if (m.reports > 0)
         log_mem_evidence(ctx, f, &m);
+    if (in_sel)
+        sel_evidence(f, h, sel_age);
     finding_evidence(f, "an uncorrectable error in host RAM crashes or freezes the node, or kills "
                         "the process that read it (SIGBUS): GPU jobs here may have stopped or "
                         "computed on corrupted data");
@@ -720,7 +773,10 @@ const struct rule rule_host_memory_ecc = {
            "machine-check handler's \"Uncorrected hardware memory error\" and the kernel's "
            "\"Memory failure: ...\" lines, which also name a process killed with SIGBUS. Servers "
            "that handle memory errors in firmware often have no EDAC driver: there the log is the "
-           "only place the errors show. The BMC's event log (IPMI SEL) is not read."),
+           "only place the errors show. And the BMC's event log (IPMI SEL) when it is imported "
+           "(ipmitool sel elist, docs/import.md): asserted \"Uncorrectable ECC\" events of "
+           "memory sensors, the latest within klog_max_age_h or undated; gpudoctor does not read "
+           "the BMC itself."),
     .fix = N_("Find the DIMM (dimm_label, the BMC's event log), drain the node and have it "
               "replaced; rerun the jobs that ran here since the errors."),
     .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),

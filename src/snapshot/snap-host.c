@@ -100,6 +100,20 @@ static const struct jfield host_fields[] = {
     F("edac_since_s", JF_DOUBLE, edac_since_s, HOST_S_EDAC,
       "/sys/devices/system/edac/mc/mc*/seconds_since_reset",
       "how long the counters have counted (the shortest of the controllers')"),
+    F("sel_entries", JF_U32, sel_entries, HOST_S_SEL, "ipmitool sel elist, ipmi-sel (imported)",
+      "entries of the BMC's event log (IPMI SEL) read; the sel_* fields are unknown when none was"),
+    F("sel_mem_ue", JF_U32, sel_mem_ue, HOST_S_SEL, "ipmitool sel elist, ipmi-sel (imported)",
+      "uncorrectable ECC errors of the host's memory the BMC logged (asserted \"Uncorrectable "
+      "ECC\" events of memory sensors), the whole log"),
+    F("sel_mem_ce", JF_U32, sel_mem_ce, HOST_S_SEL, "ipmitool sel elist, ipmi-sel (imported)",
+      "correctable ECC events of memory sensors (and \"logging limit reached\"), the whole log"),
+    F("sel_mem_ue_last_ms", JF_I64, sel_mem_ue_last_ms, HOST_S_SEL_UE_TIME,
+      "ipmitool sel elist, ipmi-sel (imported)",
+      "Unix time in milliseconds of the latest uncorrectable one, as the BMC stamped it"),
+    F("sel_mem_ue_dimms", JF_STR, sel_mem_ue_dimms, HOST_S_SEL_UE_DIMMS,
+      "ipmitool sel elist, ipmi-sel (imported)",
+      "what the uncorrectable ones name, comma-separated: the DIMM (\"P2-DIMMF1\") where the "
+      "event says, else the sensor (\"Memory #0x87\")"),
     F("oom_kills", JF_U32, oom_kills, HOST_S_OOM, "kernel log (driver.events)",
       "processes the kernel's OOM killer ended, among the kernel-log events kept; the events "
       "name the victims"),

@@ -38,6 +38,9 @@ enum host_slot {
     HOST_S_CONTAINER_SIGN, /* ... and one was found */
     HOST_S_EDAC,           /* /sys/devices/system/edac/mc was read: host memory errors counted */
     HOST_S_EDAC_DIMMS,     /* ... and DIMMs were named with uncorrectable errors */
+    HOST_S_SEL,            /* the BMC's event log (IPMI SEL) was read: sel_* are counts */
+    HOST_S_SEL_UE_TIME,    /* ... and the latest uncorrectable memory error is dated */
+    HOST_S_SEL_UE_DIMMS,   /* ... and the uncorrectable errors name their DIMMs or sensors */
 };
 
 /* Validity bits of struct host_disk. */
@@ -105,6 +108,12 @@ struct host_info {
     uint64_t mem_ue_count, mem_ce_count;
     char *mem_ue_dimms;  /* "P2-DIMMF1 (2), ...": the DIMMs with uncorrectable errors */
     double edac_since_s; /* the shortest time since a controller's counters were reset */
+    /* The BMC's event log (IPMI SEL): memory ECC events, asserted, over the whole log read. */
+    uint32_t sel_entries;       /* entries read */
+    uint32_t sel_mem_ue;        /* "Uncorrectable ECC" assertions of memory sensors */
+    uint32_t sel_mem_ce;        /* "Correctable ECC" (and its logging limit) assertions */
+    int64_t sel_mem_ue_last_ms; /* Unix time of the latest uncorrectable one */
+    char *sel_mem_ue_dimms;     /* "P2-DIMMF1, ...": what they name (a DIMM, else the sensor) */
 
     struct host_disk *disks;
     size_t n_disks;
