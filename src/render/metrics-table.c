@@ -48,6 +48,10 @@ const struct metric_family metric_families[] = {
     S("gpudoctor_nvml_devices", GAUGE, MSRC_NVML_DEVICES, "", "GPUs NVML reports"),
     S("gpudoctor_pci_gpus", GAUGE, MSRC_PCI_GPUS, "",
       "NVIDIA GPUs on the PCI bus, with or without a driver"),
+    S("gpudoctor_host_memory_errors_total", COUNTER, MSRC_HOST_MEM_ERRORS, "type",
+      "ECC errors of the host's own memory (type uncorrectable or corrected), all memory "
+      "controllers, since the EDAC driver's counters were reset (usually the boot); only where "
+      "an EDAC driver counts them (host.memory-ecc)"),
     S("gpudoctor_driver_info", GAUGE, MSRC_DRIVER_INFO,
       "driver_version, cuda_version, module_version",
       "always 1; the NVIDIA driver, the CUDA version it supports, and the kernel module"),

@@ -105,6 +105,12 @@ static void render_family(struct render *r, const struct metric_family *m)
         if (s->pcie.valid & (UINT64_C(1) << PCIE_I_GPUS))
             metrics_sample_u64(r, m, NULL, NULL, s->pcie.n_gpus);
         break;
+    case MSRC_HOST_MEM_ERRORS:
+        if (s->host.valid & (UINT64_C(1) << HOST_S_EDAC)) {
+            metrics_sample_u64(r, m, NULL, "type=\"uncorrectable\"", s->host.mem_ue_count);
+            metrics_sample_u64(r, m, NULL, "type=\"corrected\"", s->host.mem_ce_count);
+        }
+        break;
     case MSRC_DRIVER_INFO:
         metrics_driver_info(r, m);
         break;

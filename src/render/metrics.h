@@ -47,6 +47,7 @@ enum metric_source {
     MSRC_NVML_UP,
     MSRC_NVML_DEVICES,
     MSRC_PCI_GPUS,
+    MSRC_HOST_MEM_ERRORS, /* the host's EDAC counters */
     MSRC_DRIVER_INFO,
     MSRC_BUILD_INFO,
     MSRC_COLLECT_SECONDS,

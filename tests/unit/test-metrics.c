@@ -201,6 +201,28 @@ static void test_values(void **state)
     snapshot_free(s);
 }
 
+/* The host's EDAC counters: both types where an EDAC driver counts, nothing where none does. */
+static void test_host_memory_errors(void **state)
+{
+    struct snapshot *s = one_gpu();
+    char *t;
+
+    (void)state;
+    t = render(s, NULL, 20);
+    lacks(t, "gpudoctor_host_memory_errors_total");
+    free(t);
+    s->host.edac_controllers = 2;
+    s->host.mem_ue_count = 3;
+    s->host.mem_ce_count = 1234;
+    s->host.valid |= UINT64_C(1) << HOST_S_EDAC;
+    t = render(s, NULL, 20);
+    has_line(t, "gpudoctor_host_memory_errors_total{type=\"uncorrectable\"} 3");
+    has_line(t, "gpudoctor_host_memory_errors_total{type=\"corrected\"} 1234");
+    assert_int_equal(count(t, "# TYPE gpudoctor_host_memory_errors_total counter\n"), 1);
+    free(t);
+    snapshot_free(s);
+}
+
 /* The last sample of the window is the freshest reading of a dynamic field. */
 static void test_latest_sample(void **state)
 {
@@ -474,7 +496,7 @@ int main(void)
         cmocka_unit_test(test_latest_sample), cmocka_unit_test(test_escaping),
         cmocka_unit_test(test_processes),     cmocka_unit_test(test_findings_and_xids),
         cmocka_unit_test(test_failed_cycle),  cmocka_unit_test(test_age),
-        cmocka_unit_test(test_bench),
+        cmocka_unit_test(test_bench),         cmocka_unit_test(test_host_memory_errors),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
