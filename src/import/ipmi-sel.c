@@ -105,22 +105,6 @@ static bool sel_time(const char *date, const char *clock, int64_t *ms)
     return true;
 }
 
-static void add_dimm(struct sel_read *r, const char *what)
-{
-    size_t len = strlen(r->dimms), n = strlen(what);
-    const char *at = r->dimms;
-
-    if (n == 0)
-        return;
-    while ((at = strstr(at, what)) != NULL) {
-        if ((at == r->dimms || at[-1] == ' ') && (at[n] == '\0' || at[n] == ','))
-            return;
-        at += n;
-    }
-    if (len + n + 3 < sizeof(r->dimms))
-        snprintf(r->dimms + len, sizeof(r->dimms) - len, "%s%s", len ? ", " : "", what);
-}
-
 /* The DIMM in "Uncorrectable ECC (CPU0_G1)" (ipmitool's decoding), into out; false if none. */
 static bool paren_dimm(const char *event, char *out, size_t size)
 {
@@ -141,7 +125,7 @@ static void memory_event(struct sel_read *r, const char *event, const char *wher
             r->ue_last_ms = ms;
             r->ue_dated = true;
         }
-        add_dimm(r, where);
+        str_list_add_once(r->dimms, sizeof(r->dimms), where);
     } else if (imp_starts(event, "Correctable ECC")) {
         r->ce++;
     }

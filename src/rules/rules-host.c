@@ -3,6 +3,7 @@
  * I/O wait and busy disks, swapping, and full disks.
  */
 #include "rules/rule-impl.h"
+#include "util/strutil.h"
 #include "util/xalloc.h"
 
 #include <inttypes.h>
@@ -544,21 +545,6 @@ struct log_mem {
     bool source[KLOG__MEM_SOURCE_COUNT];
 };
 
-static void add_dimm(char *list, size_t size, const char *dimm)
-{
-    size_t len = strlen(list), n = strlen(dimm);
-    const char *at = list;
-
-    /* Once each: a name already listed whole is not added again. */
-    while ((at = strstr(at, dimm)) != NULL) {
-        if ((at == list || at[-1] == ' ') && (at[n] == '\0' || at[n] == ','))
-            return;
-        at += n;
-    }
-    if (len + n + 3 < size)
-        snprintf(list + len, size - len, "%s%s", len ? ", " : "", dimm);
-}
-
 static void read_log_mem(const struct rule_ctx *ctx, struct log_mem *m)
 {
     const struct driver_info *d = &ctx->facts->snap->driver;
@@ -575,7 +561,7 @@ static void read_log_mem(const struct rule_ctx *ctx, struct log_mem *m)
             ev->mem_source < KLOG__MEM_SOURCE_COUNT)
             m->source[ev->mem_source] = true;
         if ((ev->valid & (UINT64_C(1) << KLOG_S_DIMM)) && ev->dimm != NULL)
-            add_dimm(m->dimms, sizeof(m->dimms), ev->dimm);
+            str_list_add_once(m->dimms, sizeof(m->dimms), ev->dimm);
     }
 }
 

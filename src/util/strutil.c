@@ -347,3 +347,20 @@ char *str_shell_quote(const char *s)
     *o = '\0';
     return out;
 }
+
+void str_list_add_once(char *buf, size_t size, const char *item)
+{
+    size_t len = strlen(buf), n = strlen(item);
+    const char *at = buf;
+
+    if (n == 0)
+        return;
+    while ((at = strstr(at, item)) != NULL) {
+        if ((at == buf || (at >= buf + 2 && at[-2] == ',' && at[-1] == ' ')) &&
+            (at[n] == '\0' || at[n] == ','))
+            return;
+        at += n;
+    }
+    if (len + n + 3 <= size)
+        snprintf(buf + len, size - len, "%s%s", len ? ", " : "", item);
+}

@@ -56,6 +56,11 @@ char *str_printable_line(const char *s);
 char *str_excerpt(const char *s, size_t max);
 /* Whether s is valid UTF-8 (JSON strings must be). */
 bool str_is_utf8(const char *s);
+/*
+ * Appends item to the comma-separated list ("A1, B2") in buf unless the list holds it already
+ * (a whole entry); an item that would not fit is left out. buf starts as "".
+ */
+void str_list_add_once(char *buf, size_t size, const char *item);
 
 /*
  * Whether s can be shown on one line exactly as it is: valid UTF-8 with no control character

@@ -1105,16 +1105,13 @@ static void test_host_memory_lines(void **state)
     klog_event_free(&ev);
 }
 
-/* A failing DIMM's flood of lines keeps its most recent errors and never the GPUs' events out. */
-static void test_host_memory_bound(void **state)
+/* 100 lines: an Xid 79 every 25th, EDAC's uncorrectable errors on DIMM_<line> between. */
+static void feed_flood(struct klog_parser *p, struct driver_info *d, size_t max_events)
 {
-    struct klog_parse_opts o = { 16, 0, NOW_MS };
-    struct driver_info d = { 0 };
-    struct klog_parser p;
-    size_t host = 0, xids = 0;
+    struct klog_parse_opts o = { max_events, 0, NOW_MS };
 
-    (void)state;
-    klog_parser_init(&p, &o);
+    memset(d, 0, sizeof(*d));
+    klog_parser_init(p, &o);
     for (int i = 1; i <= 100; i++) {
         char msg[96];
 
@@ -1123,35 +1120,29 @@ static void test_host_memory_bound(void **state)
                      "NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.");
         else
             snprintf(msg, sizeof(msg), "EDAC MC0: 1 UE on DIMM_%d (x)", i);
-        klog_feed_message(&p, msg, true, i, false, 0);
+        klog_feed_message(p, msg, true, i, false, 0);
     }
-    klog_parser_finish(&p, &d);
-    for (size_t i = 0; i < d.n_events; i++) {
-        host += d.events[i].kind == KLOG_HOST_MEM;
-        xids += d.events[i].kind == KLOG_XID;
-    }
-    /* The ring holds 16; host memory events would be 32 at most, so here the ring decides. */
+    klog_parser_finish(p, d);
+}
+
+/* A failing DIMM's flood of lines keeps its most recent errors and never the GPUs' events out. */
+static void test_host_memory_bound(void **state)
+{
+    struct driver_info d;
+    struct klog_parser p;
+    size_t host = 0, xids = 0;
+
+    (void)state;
+    /* A ring of 16 holds fewer than the 32 host memory events allowed: the ring decides. */
+    feed_flood(&p, &d, 16);
     assert_int_equal(d.n_events, 16);
     assert_int_equal(d.events[15].kind, KLOG_XID);
     assert_string_equal(d.events[14].message, "EDAC MC0: 1 UE on DIMM_99 (x)");
     assert_int_equal(d.klog_mem_uncorrected, 96);
     driver_info_free(&d);
     klog_parser_release(&p);
-    memset(&d, 0, sizeof(d));
-    o.max_events = 256;
-    klog_parser_init(&p, &o);
-    for (int i = 1; i <= 100; i++) {
-        char msg[96];
 
-        if (i % 25 == 0)
-            snprintf(msg, sizeof(msg),
-                     "NVRM: Xid (PCI:0000:01:00): 79, GPU has fallen off the bus.");
-        else
-            snprintf(msg, sizeof(msg), "EDAC MC0: 1 UE on DIMM_%d (x)", i);
-        klog_feed_message(&p, msg, true, i, false, 0);
-    }
-    klog_parser_finish(&p, &d);
-    host = xids = 0;
+    feed_flood(&p, &d, 256);
     for (size_t i = 0; i < d.n_events; i++) {
         host += d.events[i].kind == KLOG_HOST_MEM;
         xids += d.events[i].kind == KLOG_XID;

@@ -326,6 +326,26 @@ static void test_sanitize(void **state)
     free(copy);
 }
 
+/* A list of names, each once: whole entries only, bounded. */
+static void test_list_add_once(void **state)
+{
+    char buf[24] = "";
+
+    (void)state;
+    str_list_add_once(buf, sizeof(buf), "NODE 4 A1");
+    str_list_add_once(buf, sizeof(buf), "A1");
+    str_list_add_once(buf, sizeof(buf), "NODE 4 A1");
+    str_list_add_once(buf, sizeof(buf), "");
+    assert_string_equal(buf, "NODE 4 A1, A1");
+    str_list_add_once(buf, sizeof(buf), "A");
+    assert_string_equal(buf, "NODE 4 A1, A1, A");
+    /* ", B234567" would end past the 24 bytes: left out, the list stays whole. */
+    str_list_add_once(buf, sizeof(buf), "B234567");
+    assert_string_equal(buf, "NODE 4 A1, A1, A");
+    str_list_add_once(buf, sizeof(buf), "B23");
+    assert_string_equal(buf, "NODE 4 A1, A1, A, B23");
+}
+
 static void test_excerpt(void **state)
 {
     char *long_line = xmalloc(900 * 1024 + 1), *e;
@@ -356,10 +376,11 @@ static void test_excerpt(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_numbers),      cmocka_unit_test(test_durations),
-        cmocka_unit_test(test_versions),     cmocka_unit_test(test_bounded_read),
-        cmocka_unit_test(test_atomic_write), cmocka_unit_test(test_shell_quote),
-        cmocka_unit_test(test_sanitize),     cmocka_unit_test(test_excerpt),
+        cmocka_unit_test(test_numbers),       cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_versions),      cmocka_unit_test(test_bounded_read),
+        cmocka_unit_test(test_atomic_write),  cmocka_unit_test(test_shell_quote),
+        cmocka_unit_test(test_sanitize),      cmocka_unit_test(test_excerpt),
+        cmocka_unit_test(test_list_add_once),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
