@@ -234,6 +234,27 @@ static void get_remapped(const struct fleet_evidence *e, struct fleet_value *v)
     sum_gpu(e, v, remapped);
 }
 
+/* The host's EDAC counters; a node without an EDAC driver has none to compare. */
+static void host_mem(const struct fleet_evidence *e, struct fleet_value *v, bool uncorrectable)
+{
+    const struct host_info *h = &e->snap->host;
+
+    if (!(h->valid & (UINT64_C(1) << HOST_S_EDAC)))
+        return;
+    v->known = true;
+    v->num = (double)(uncorrectable ? h->mem_ue_count : h->mem_ce_count);
+}
+
+static void get_host_ue(const struct fleet_evidence *e, struct fleet_value *v)
+{
+    host_mem(e, v, true);
+}
+
+static void get_host_ce(const struct fleet_evidence *e, struct fleet_value *v)
+{
+    host_mem(e, v, false);
+}
+
 /* XIDs of the kernel log within klog_max_age_h of the snapshot, as the rules count them. */
 static void get_xids(const struct fleet_evidence *e, struct fleet_value *v)
 {
@@ -441,6 +462,17 @@ const struct fleet_metric fleet_metrics[] = {
     { "remapped_rows", "remapped memory rows", "", FLEET_NUMBER, FLEET_BAD_HIGH, 1, false, NULL,
       get_remapped, "gpudoctor_gpu_remapped_rows", FOLD_SUM, NULL,
       "memory rows remapped, over the node's GPUs" },
+    { "host_mem_uncorrected", "host memory uncorrected errors", "", FLEET_NUMBER, FLEET_BAD_HIGH,
+      1, false, NULL, get_host_ue, "gpudoctor_host_memory_errors_total{type=\"uncorrectable\"}",
+      FOLD_SUM, NULL,
+      "uncorrectable ECC errors of the host's own memory since the EDAC counters were reset "
+      "(nodes without an EDAC driver are not compared)" },
+    { "host_mem_corrected", "host memory corrected errors", "", FLEET_NUMBER, FLEET_BAD_HIGH, 100,
+      false, NULL, get_host_ce, "gpudoctor_host_memory_errors_total{type=\"corrected\"}",
+      FOLD_SUM, NULL,
+      "corrected ECC errors of the host's own memory since the EDAC counters were reset: a DIMM "
+      "that corrects many more than its peers' is failing (nodes without an EDAC driver are not "
+      "compared)" },
     { "driver_version", "driver", "", FLEET_TEXT, FLEET_BAD_ANY, 0, false, NULL, get_driver,
       "gpudoctor_driver_info", FOLD_LABELS, "driver_version",
       "the NVIDIA driver version" },
