@@ -46,7 +46,7 @@ static void new_event(struct klog_event *ev, enum klog_mem_source source, uint32
     ev->message = xstrdup(message);
 }
 
-static void set_dimm(struct klog_event *ev, const char *s, size_t n)
+void klog_hostmem_set_dimm(struct klog_event *ev, const char *s, size_t n)
 {
     while (n > 0 && isspace((unsigned char)s[n - 1]))
         n--;
@@ -94,13 +94,13 @@ static enum hostmem_result parse_edac(const char *r, const char *msg, struct klo
         label += 4;
     if (label != NULL) {
         end = strstr(label, " (");
-        set_dimm(ev, label, end != NULL ? (size_t)(end - label) : strlen(label));
+        klog_hostmem_set_dimm(ev, label, end != NULL ? (size_t)(end - label) : strlen(label));
     } else if ((label = strstr(r, "label \"")) != NULL ||
                (label = strstr(r, "labels \"")) != NULL) {
         label = strchr(label, '"') + 1;
         end = strchr(label, '"');
         if (end != NULL)
-            set_dimm(ev, label, (size_t)(end - label));
+            klog_hostmem_set_dimm(ev, label, (size_t)(end - label));
     }
     return HOSTMEM_UNCORRECTED;
 }

@@ -56,6 +56,9 @@ struct ghes_line {
 enum hostmem_result klog_parse_hostmem(const char *msg, struct klog_event *ev, uint64_t *count,
                                        struct ghes_line *g);
 
+/* Sets ev's DIMM to the n bytes at s, trimmed and cut to HOSTMEM_DIMM_MAX; nothing when blank. */
+void klog_hostmem_set_dimm(struct klog_event *ev, const char *s, size_t n);
+
 /* A KLOG_HOST_MEM event for an uncorrected memory error in a GHES record; severity is the word. */
 void klog_hostmem_ghes_event(struct klog_event *ev, const char *word, size_t word_len);
 

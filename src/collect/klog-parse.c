@@ -769,16 +769,8 @@ static void feed_ghes(struct klog_parser *p, const struct ghes_line *g, bool has
         }
         break;
     case GHES_DIMM:
-        if (p->ghes_pending && p->ghes.dimm == NULL) {
-            size_t n = g->dimm_len;
-
-            while (n > 0 && (g->dimm[n - 1] == ' ' || g->dimm[n - 1] == '\t'))
-                n--;
-            if (n > 0) {
-                p->ghes.dimm = xstrndup(g->dimm, n < HOSTMEM_DIMM_MAX ? n : HOSTMEM_DIMM_MAX);
-                p->ghes.valid |= 1u << KLOG_S_DIMM;
-            }
-        }
+        if (p->ghes_pending && p->ghes.dimm == NULL)
+            klog_hostmem_set_dimm(&p->ghes, g->dimm, g->dimm_len);
         break;
     case GHES_OTHER:
         break;
