@@ -128,7 +128,6 @@ static void check_not_ready(const struct rule_ctx *ctx, struct findings *out)
                              "machine: the Fabric Manager has not registered the GPUs with the "
                              "NVLink fabric");
         } else {
-            f->severity = SEV_WARNING;
             finding_title(f, "CUDA reports \"system not yet initialized\": a service CUDA needs "
                              "is not ready");
         }
@@ -175,8 +174,10 @@ const struct rule rule_reported_system_not_ready = {
         "what was not read."),
     .detection = N_("An error given with --error that the catalogue (data/cuda-errors.tsv) "
                     "recognises as 802 (\"system not yet initialized\", "
-                    "CUDA_ERROR_SYSTEM_NOT_READY). Critical when a GPU's model is one NVSwitch "
-                    "systems use or NVSwitches are on the PCI bus, a warning otherwise."),
+                    "CUDA_ERROR_SYSTEM_NOT_READY). Critical on any machine: CUDA refuses every "
+                    "program until the service is ready. The Fabric Manager is named as the "
+                    "service when a GPU's model is one NVSwitch systems use or NVSwitches are on "
+                    "the PCI bus; otherwise the finding says the service is not known here."),
     .fix = N_("systemctl status nvidia-fabricmanager; compare nv-fabricmanager --version with "
               "the driver's version (they must be the same); nvidia-smi -q | grep -A2 Fabric "
               "shows each GPU's registration. Install the Fabric Manager of the driver's "

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The error the user saw, as evidence (check/snapshot --error TEXT): on the simulated 8 x H100 SXM
 # server, CUDA's 802 is reported.system-not-ready (critical, the Fabric Manager named, its unknown
-# state said as unknown); 46 points at an exclusive GPU; "no CUDA-capable device" while NVML lists
+# state said as unknown; on other GPUs critical too, the service not named); 46 points at an exclusive GPU; "no CUDA-capable device" while NVML lists
 # 8 GPUs is proc.cuda-visible-devices; an unknown text is reported.error (info). On the HGX
 # fixture tree with Fabric Manager stopped, fabric.fm-not-running explains the 802. An exclusive
 # GPU nobody is seen holding is proc.compute-mode when 46 is given; nvidia-container-cli's timeout
@@ -50,6 +50,14 @@ eq "802: fixes" "$(jq -r "$f.fix | join(\"|\")" "$tmp/j")" \
 # the driver API's name works as well; the text's case does not matter
 check --error 'cuInit: CUDA_ERROR_SYSTEM_NOT_READY'
 eq "802 by name" "$(ids)" "reported.system-not-ready critical"
+# 802 on GPUs no NVSwitch system uses: still critical (CUDA refuses every program), the service
+# not named as the Fabric Manager
+jq '.gpus[].name = "NVIDIA L40S"' "$SRC/scenarios/healthy-8xh100.json" >"$tmp/l40s.json"
+NVML_SIM_SCENARIO=$tmp/l40s.json check --error 'system not yet initialized'
+eq "802 L40S: exit" $? 2
+eq "802 L40S" "$(ids)" "reported.system-not-ready critical"
+eq "802 L40S: title" "$(jq -r "$f.title" "$tmp/j")" \
+    'CUDA reports "system not yet initialized": a service CUDA needs is not ready'
 
 # 46, every GPU shared: information with what to check
 check --error 'CUDA error: all CUDA-capable devices are busy or unavailable'
