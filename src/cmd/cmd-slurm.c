@@ -169,6 +169,7 @@ static const struct {
     { "stack.driver-mismatch", true },
     { "stack.known-bad-driver", true },
     { "stack.cuda-too-new", false },
+    { "stack.arch-unsupported", false },
     { "stack.toolkit-mismatch", false },
     { "stack.cudnn", false },
     /* memory and processes: what jobs hold and do */

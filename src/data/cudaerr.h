@@ -17,6 +17,7 @@
     X(NO_DEVICE, "no_device")                                                                      \
     X(NO_DRIVER, "no_driver")                                                                      \
     X(SLOW_INIT, "slow_init")                                                                      \
+    X(NO_KERNEL, "no_kernel")                                                                      \
     X(OTHER, "other")
 
 enum cudaerr_kind {

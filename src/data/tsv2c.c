@@ -8,6 +8,7 @@
  *   tsv2c gpuspecs   data/gpu-specs.tsv           gpuspecs-table.c
  *   tsv2c sxid       data/sxid.tsv                sxid-table.c
  *   tsv2c cudaerr    data/cuda-errors.tsv         cudaerr-table.c
+ *   tsv2c cudaarch   data/cuda-arch.tsv           cudaarch-table.c
  *
  * Lines starting with '#' are comments; the first other line names the columns, and columns are
  * found by name, so adding a column to the TSV does not break the build. Every value is checked:
@@ -908,6 +909,69 @@ static int gen_gpuspecs(struct tsv *t, FILE *out)
     return 0;
 }
 
+/* 86 from "8.6", 128 from "12.8"; -1 when not major.minor with a one-digit minor. */
+static int tenths(const char *s)
+{
+    char *end;
+    long major, minor;
+
+    if (*s < '0' || *s > '9')
+        return -1;
+    major = strtol(s, &end, 10);
+    if (*end != '.' || end[1] < '0' || end[1] > '9' || end[2] != '\0' || major < 1 || major > 99)
+        return -1;
+    minor = end[1] - '0';
+    return (int)(major * 10 + minor);
+}
+
+static int gen_cudaarch(struct tsv *t, FILE *out)
+{
+    static const char *const names[] = { "cc", "arch", "first", "removed", "tegra", "source" };
+    enum { CC, ARCH, FIRST, REMOVED, TEGRA, SOURCE };
+    int c[6], r, rows = 0, prev = 0;
+
+    if (need_cols(t, names, c, 6) != 0)
+        return -1;
+    fprintf(out, "#include \"data/cudaarch.h\"\n\nconst struct cuda_arch cuda_arch_rows[] = {\n");
+    while ((r = tsv_row(t)) == 1) {
+        int cc = tenths(t->cell[c[CC]]), first = tenths(t->cell[c[FIRST]]), removed = 0;
+        const char *tegra = t->cell[c[TEGRA]];
+
+        if (cc < 0)
+            return fail(t, "column 'cc': '%s' is not a compute capability such as 8.6",
+                        t->cell[c[CC]]);
+        if (cc <= prev)
+            return fail(t, "column 'cc': %s after a higher one: the rows must be sorted, once",
+                        t->cell[c[CC]]);
+        prev = cc;
+        if (first < 0)
+            return fail(t, "column 'first': '%s' is not a CUDA version such as 11.8",
+                        t->cell[c[FIRST]]);
+        if (strcmp(t->cell[c[REMOVED]], "-") != 0) {
+            removed = tenths(t->cell[c[REMOVED]]);
+            if (removed <= first)
+                return fail(t, "column 'removed': '%s' is not a CUDA version after 'first' or -",
+                            t->cell[c[REMOVED]]);
+        }
+        if (strcmp(tegra, "y") != 0 && strcmp(tegra, "n") != 0)
+            return fail(t, "column 'tegra': '%s' is not y or n", tegra);
+        if (t->cell[c[ARCH]][0] == '\0' || t->cell[c[SOURCE]][0] == '\0')
+            return fail(t, "columns 'arch' and 'source' must not be empty");
+        fprintf(out, "    { %d, ", cc);
+        put_str(out, t->cell[c[ARCH]]);
+        fprintf(out, ", %d, %d, %s, ", first, removed, tegra[0] == 'y' ? "true" : "false");
+        put_str(out, t->cell[c[SOURCE]]);
+        fputs(" },\n", out);
+        rows++;
+    }
+    if (r < 0)
+        return -1;
+    if (rows == 0)
+        return fail(t, "no rows");
+    fprintf(out, "};\n\nconst size_t cuda_arch_n_rows = %d;\n", rows);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct tsv t;
@@ -917,9 +981,10 @@ int main(int argc, char **argv)
 
     if (argc != 4 || (strcmp(argv[1], "xid") != 0 && strcmp(argv[1], "nvlink5") != 0 &&
                       strcmp(argv[1], "cudacompat") != 0 && strcmp(argv[1], "gpuspecs") != 0 &&
-                      strcmp(argv[1], "sxid") != 0 && strcmp(argv[1], "cudaerr") != 0)) {
-        fprintf(stderr,
-                "usage: tsv2c xid|nvlink5|cudacompat|gpuspecs|sxid|cudaerr TABLE.tsv OUT.c\n");
+                      strcmp(argv[1], "sxid") != 0 && strcmp(argv[1], "cudaerr") != 0 &&
+                      strcmp(argv[1], "cudaarch") != 0)) {
+        fprintf(stderr, "usage: tsv2c xid|nvlink5|cudacompat|gpuspecs|sxid|cudaerr|cudaarch "
+                        "TABLE.tsv OUT.c\n");
         return 2;
     }
     if (tsv_open(&t, argv[2]) != 0) {
@@ -949,6 +1014,8 @@ int main(int argc, char **argv)
         rc = gen_sxid(&t, out);
     else if (strcmp(argv[1], "cudaerr") == 0)
         rc = gen_cudaerr(&t, out);
+    else if (strcmp(argv[1], "cudaarch") == 0)
+        rc = gen_cudaarch(&t, out);
     else
         rc = gen_gpuspecs(&t, out);
     if (fclose(out) != 0)

@@ -45,6 +45,7 @@ struct rule_ctx {
     X(stack_no_driver)                                                                             \
     X(stack_driver_mismatch)                                                                       \
     X(stack_cuda_too_new)                                                                          \
+    X(stack_arch_unsupported)                                                                      \
     X(stack_toolkit_mismatch)                                                                      \
     X(stack_cudnn)                                                                                 \
     X(stack_known_bad_driver)                                                                      \

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The error the user saw, as evidence (check/snapshot --error TEXT): on the simulated 8 x H100 SXM
 # server, CUDA's 802 is reported.system-not-ready (critical, the Fabric Manager named, its unknown
-# state said as unknown; on other GPUs critical too, the service not named); 46 points at an exclusive GPU; "no CUDA-capable device" while NVML lists
+# state said as unknown; on other GPUs critical too, the service not named); a build without
+# kernels for the GPU (CUDA 209, PyTorch's warnings) is stack.arch-unsupported; 46 points at an exclusive GPU; "no CUDA-capable device" while NVML lists
 # 8 GPUs is proc.cuda-visible-devices; an unknown text is reported.error (info). On the HGX
 # fixture tree with Fabric Manager stopped, fabric.fm-not-running explains the 802. An exclusive
 # GPU nobody is seen holding is proc.compute-mode when 46 is given; nvidia-container-cli's timeout
@@ -26,7 +27,7 @@ fail() {
 eq() { [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"; }
 # ids: "id severity" of every reported.* and proc.cuda-visible-devices finding of $tmp/j
 ids() {
-    jq -r '[.findings[] | select((.id | startswith("reported.")) or .id == "proc.cuda-visible-devices")
+    jq -r '[.findings[] | select((.id | startswith("reported.")) or .id == "proc.cuda-visible-devices" or .id == "stack.arch-unsupported")
            | "\(.id) \(.severity)"] | join(",")' "$tmp/j"
 }
 check() { "$GPUDOCTOR" check --window 0 --only nvml --json "$@" >"$tmp/j" 2>"$tmp/err"; }
@@ -58,6 +59,38 @@ eq "802 L40S: exit" $? 2
 eq "802 L40S" "$(ids)" "reported.system-not-ready critical"
 eq "802 L40S: title" "$(jq -r "$f.title" "$tmp/j")" \
     'CUDA reports "system not yet initialized": a service CUDA needs is not ready'
+
+# A build without kernels for the GPU (stack.arch-unsupported, critical; reported.error stays
+# out): PyTorch's warning names the capability and the build's list. Eight H100s of 9.0: no one
+# GPU to name, the PyTorch build to install named.
+check --error 'NVIDIA H100 80GB HBM3 with CUDA capability sm_90 is not compatible with the current PyTorch installation. The current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_70 sm_75 sm_80 sm_86. If you want to use'
+eq "arch: exit" $? 2
+eq "arch: findings" "$(ids)" "stack.arch-unsupported critical"
+a='[.findings[] | select(.id == "stack.arch-unsupported")][0]'
+eq "arch: title" "$(jq -r "$a.title" "$tmp/j")" \
+    "The program's build has no kernels for the GPU's architecture (compute capability 9.0, Hopper)"
+eq "arch: no GPU named" "$(jq -r "$a.subject.gpu_index" "$tmp/j")" null
+jq -e "$a.evidence | index(\"the build carries code for: sm_37 sm_50 sm_60 sm_70 sm_75 sm_80 sm_86\") != null" "$tmp/j" >/dev/null ||
+    fail "arch: the build's list is not in the evidence"
+jq -e "$a.fix | index(\"pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126   # a PyTorch built with CUDA 12.6 carries code for compute capability 9.0; the driver must support CUDA 12.6\") != null" "$tmp/j" >/dev/null ||
+    fail "arch: the PyTorch build to install is not named"
+# one RTX 5090 (12.0) and CUDA's bare 209: that GPU named, the cu128 build
+jq '.gpus |= [.[0] | .name = "NVIDIA GeForce RTX 5090" | .compute_capability_major = 12 | .compute_capability_minor = 0]' \
+    "$SRC/scenarios/healthy-8xh100.json" | jq '.timeline = []' >"$tmp/5090.json"
+NVML_SIM_SCENARIO=$tmp/5090.json check --error 'RuntimeError: CUDA error: no kernel image is available for execution on the device'
+eq "209: findings" "$(ids)" "stack.arch-unsupported critical"
+eq "209: GPU" "$(jq -r "$a.subject.gpu_index" "$tmp/j")" 0
+eq "209: title" "$(jq -r "$a.title" "$tmp/j")" \
+    "The program's build has no kernels for GPU 0's architecture (NVIDIA GeForce RTX 5090, compute capability 12.0, Blackwell)"
+jq -e "$a.fix | map(select(startswith(\"pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu128 \"))) | length == 1" "$tmp/j" >/dev/null ||
+    fail "209: the cu128 build is not named"
+# PyTorch's "too old" warning: the capability and the build's minimum read from the text
+check --error 'Found GPU0 Tesla K40m which is of cuda capability 3.5. PyTorch no longer supports this GPU because it is too old. The minimum cuda capability supported by this library is 3.7.'
+eq "too old: findings" "$(ids)" "stack.arch-unsupported critical"
+jq -e "$a.evidence | index(\"the oldest compute capability the build supports: 3.7\") != null" "$tmp/j" >/dev/null ||
+    fail "too old: the build's minimum is not in the evidence"
+jq -e "$a.fix | index(\"# no PyTorch release of today is built for compute capability 3.5: use an older release built with CUDA 11.x or older, or build PyTorch with TORCH_CUDA_ARCH_LIST=3.5\") != null" "$tmp/j" >/dev/null ||
+    fail "too old: the way out is not said"
 
 # 46, every GPU shared: information with what to check
 check --error 'CUDA error: all CUDA-capable devices are busy or unavailable'

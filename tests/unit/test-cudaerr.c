@@ -42,7 +42,7 @@ static void test_cuda_texts(void **state)
     expect("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
            "cudaErrorMemoryAllocation", 2, CUDAERR_OTHER);
     expect("CUDA error: no kernel image is available for execution on the device",
-           "cudaErrorNoKernelImageForDevice", 209, CUDAERR_OTHER);
+           "cudaErrorNoKernelImageForDevice", 209, CUDAERR_NO_KERNEL);
     expect("the provided PTX was compiled with an unsupported toolchain.",
            "cudaErrorUnsupportedPtxVersion", 222, CUDAERR_OTHER);
     expect("CUDA error: invalid device ordinal", "cudaErrorInvalidDevice", 101, CUDAERR_OTHER);
@@ -85,6 +85,17 @@ static void test_refusals_and_timeouts(void **state)
            "driver error: timed out", -1, CUDAERR_SLOW_INIT);
     expect("nvidia-container-cli: initialization error: driver rpc error: timed out: unknown.",
            "driver error: timed out", -1, CUDAERR_SLOW_INIT);
+    /* torch/cuda/__init__.py's warnings about a GPU its build has no code for, as printed */
+    expect("NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the "
+           "current PyTorch installation.\nThe current PyTorch install supports CUDA "
+           "capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.",
+           "GPU not supported by this build", -1, CUDAERR_NO_KERNEL);
+    expect("Found GPU0 GeForce GTX 960M which is of cuda capability 5.0.\n    PyTorch no longer "
+           "supports this GPU because it is too old.",
+           "GPU too old for this build", -1, CUDAERR_NO_KERNEL);
+    expect("Found GPU0 Tesla K80 which is of compute capability (CC) 3.7.\nThe following list "
+           "shows the CCs this version of PyTorch was built for and the hardware CCs it supports:",
+           "GPU not supported by this build", -1, CUDAERR_NO_KERNEL);
     expect("RuntimeError: DataLoader worker (pid 629) is killed by signal: Killed.",
            "DataLoader worker killed (SIGKILL)", -1, CUDAERR_OTHER);
     expect("DataLoader worker (pid 83641) is killed by signal: Bus error.",
