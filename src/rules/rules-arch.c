@@ -226,6 +226,10 @@ static void arch_fixes(struct finding *f, int cc)
                     "# a CUDA extension built on its own (pip install --no-build-isolation ...) "
                     "carries its own kernels: rebuild it with TORCH_CUDA_ARCH_LIST=%d.%d",
                     cc / 10, cc % 10);
+    else
+        finding_fix(f, "# a CUDA extension built on its own (pip install --no-build-isolation "
+                       "...) carries its own kernels: rebuild it with TORCH_CUDA_ARCH_LIST set "
+                       "to the GPU's compute capability");
 }
 
 /* A reported error that says the program has no kernel for the GPU. */
