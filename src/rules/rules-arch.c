@@ -232,9 +232,36 @@ static void arch_fixes(struct finding *f, int cc)
                        "to the GPU's compute capability");
 }
 
+/* One finding per GPU and capability, however many of the errors given name them. */
+struct arch_group {
+    int cc;
+    int32_t gpu;
+    struct finding *f;
+};
+
+/* What one error text says, for the finding it belongs to. */
+static void text_evidence(struct finding *f, const char *text, const struct cudaerr_info *m,
+                          const struct arch_said *said)
+{
+    finding_evidence(f, "the error given: \"%s\"", text);
+    if (m->number >= 0)
+        finding_evidence(f, "recognised as %s %s (%" PRId32 ")", m->api, m->name, m->number);
+    else
+        finding_evidence(f, "recognised as %s's \"%s\"", m->api, m->name);
+    if (said->gpu_cc != 0)
+        finding_evidence(f, "the GPU's compute capability, as the error gives it: %d.%d",
+                         said->gpu_cc / 10, said->gpu_cc % 10);
+    if (said->build[0] != '\0')
+        finding_evidence(f, "the build carries code for: %s", said->build);
+    if (said->build_min != 0)
+        finding_evidence(f, "the oldest compute capability the build supports: %d.%d",
+                         said->build_min / 10, said->build_min % 10);
+}
+
 /* A reported error that says the program has no kernel for the GPU. */
 static void reported_finding(const struct rule_ctx *ctx, struct findings *out, const char *text,
-                             const struct cudaerr_info *m)
+                             const struct cudaerr_info *m, struct arch_group *groups,
+                             size_t *n_groups, size_t max_groups)
 {
     const struct snapshot *s = ctx->facts->snap;
     const struct stack_framework *fw = only_framework(s);
@@ -242,6 +269,7 @@ static void reported_finding(const struct rule_ctx *ctx, struct findings *out, c
     const struct gpu *g = NULL;
     size_t n_gpus;
     int cc;
+    int32_t gpu;
     char cct[48];
     struct finding *f;
 
@@ -250,7 +278,16 @@ static void reported_finding(const struct rule_ctx *ctx, struct findings *out, c
     if (n_gpus != 1)
         g = NULL; /* several GPUs of it, or none known: no one GPU to name */
     cc = said.gpu_cc ? said.gpu_cc : g ? g->cc_major * 10 + g->cc_minor : 0;
-    f = finding_new(ctx, out, g ? (int32_t)g->index : -1, -1);
+    gpu = g ? (int32_t)g->index : -1;
+    for (size_t i = 0; i < *n_groups; i++) {
+        if (groups[i].cc == cc && groups[i].gpu == gpu) {
+            text_evidence(groups[i].f, text, m, &said);
+            return;
+        }
+    }
+    f = finding_new(ctx, out, gpu, -1);
+    if (*n_groups < max_groups)
+        groups[(*n_groups)++] = (struct arch_group){ cc, gpu, f };
     if (cc != 0) {
         cc_text(cct, sizeof(cct), cc);
         if (g != NULL)
@@ -266,14 +303,7 @@ static void reported_finding(const struct rule_ctx *ctx, struct findings *out, c
     } else {
         finding_title(f, "The program's build has no kernels for the GPU's architecture");
     }
-    finding_evidence(f, "the error given: \"%s\"", text);
-    if (m->number >= 0)
-        finding_evidence(f, "recognised as %s %s (%" PRId32 ")", m->api, m->name, m->number);
-    else
-        finding_evidence(f, "recognised as %s's \"%s\"", m->api, m->name);
-    if (said.gpu_cc != 0)
-        finding_evidence(f, "the GPU's compute capability, as the error gives it: %d.%d",
-                         said.gpu_cc / 10, said.gpu_cc % 10);
+    text_evidence(f, text, m, &said);
     if (g != NULL)
         finding_evidence(f, "GPU %" PRIu32 " (%s) is of compute capability %d.%d (NVML)", g->index,
                          g->name ? g->name : "?", g->cc_major, g->cc_minor);
@@ -285,11 +315,6 @@ static void reported_finding(const struct rule_ctx *ctx, struct findings *out, c
     else if (cc == 0)
         finding_evidence(f, "the GPU's compute capability is unknown here (NVML did not give "
                             "it): which architecture is missing cannot be said");
-    if (said.build[0] != '\0')
-        finding_evidence(f, "the build carries code for: %s", said.build);
-    if (said.build_min != 0)
-        finding_evidence(f, "the oldest compute capability the build supports: %d.%d",
-                         said.build_min / 10, said.build_min % 10);
     if (fw != NULL && cc != 0) {
         framework_evidence(f, fw, cc);
     } else if (fw != NULL) {
@@ -400,13 +425,16 @@ static void framework_finding(const struct rule_ctx *ctx, struct findings *out,
 static void check_arch(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct snapshot *s = ctx->facts->snap;
+    struct arch_group groups[16];
+    size_t n_groups = 0;
     bool reported = false;
 
     for (size_t i = 0; i < s->reported.n_errors; i++) {
         const struct cudaerr_info *m = cudaerr_match(s->reported.errors[i].text);
 
         if (m != NULL && m->kind == CUDAERR_NO_KERNEL) {
-            reported_finding(ctx, out, s->reported.errors[i].text, m);
+            reported_finding(ctx, out, s->reported.errors[i].text, m, groups, &n_groups,
+                             sizeof(groups) / sizeof(groups[0]));
             reported = true;
         }
     }

@@ -84,6 +84,11 @@ eq "209: title" "$(jq -r "$a.title" "$tmp/j")" \
     "The program's build has no kernels for GPU 0's architecture (NVIDIA GeForce RTX 5090, compute capability 12.0, Blackwell)"
 jq -e "$a.fix | map(select(startswith(\"pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu128 \"))) | length == 1" "$tmp/j" >/dev/null ||
     fail "209: the cu128 build is not named"
+# PyTorch's warning and CUDA's 209 given together, both of that GPU: one finding with both texts
+NVML_SIM_SCENARIO=$tmp/5090.json check --error 'RuntimeError: CUDA error: no kernel image is available for execution on the device' \
+    --error 'NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.'
+eq "209 + warning: one finding" "$(ids)" "stack.arch-unsupported critical"
+eq "209 + warning: both texts" "$(jq -r "[$a.evidence[] | select(startswith(\"the error given\"))] | length" "$tmp/j")" 2
 # PyTorch's "too old" warning: the capability and the build's minimum read from the text
 check --error 'Found GPU0 Tesla K40m which is of cuda capability 3.5. PyTorch no longer supports this GPU because it is too old. The minimum cuda capability supported by this library is 3.7.'
 eq "too old: findings" "$(ids)" "stack.arch-unsupported critical"
