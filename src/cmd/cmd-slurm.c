@@ -164,12 +164,14 @@ static const struct {
     { "health.recovery-action", true },
     { "health.driver-hung-task", true },
     { "health.oom-kill", false }, /* a job asked for more host memory than there is */
+    { "host.container-lost-devices", false }, /* one container's; the node's GPUs work */
     /* stack: the node's driver against a job's own CUDA, cuDNN, framework */
     { "stack.no-driver", true },
     { "stack.driver-mismatch", true },
     { "stack.known-bad-driver", true },
     { "stack.cuda-too-new", false },
     { "stack.arch-unsupported", false },
+    { "stack.container-toolkit-missing", false }, /* only from an error given */
     { "stack.toolkit-mismatch", false },
     { "stack.cudnn", false },
     /* memory and processes: what jobs hold and do */

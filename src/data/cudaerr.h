@@ -18,6 +18,8 @@
     X(NO_DRIVER, "no_driver")                                                                      \
     X(SLOW_INIT, "slow_init")                                                                      \
     X(NO_KERNEL, "no_kernel")                                                                      \
+    X(NVML_UNKNOWN, "nvml_unknown")                                                                \
+    X(NO_GPU_RUNTIME, "no_gpu_runtime")                                                            \
     X(OTHER, "other")
 
 enum cudaerr_kind {

@@ -703,7 +703,7 @@ static int gen_cudaerr(struct tsv *t, FILE *out)
 {
     static const char *const names[] = { "api", "number", "name", "kind", "pattern", "meaning" };
     static const char *const apis[] = { "cuda-runtime", "cuda-driver", "pytorch", "nccl",
-                                        "nvidia-container-toolkit" };
+                                        "nvidia-container-toolkit", "nvml", "docker" };
     static const char *const kinds[] = {
 #define CUDAERR_KIND_NAME(id, name) name,
         CUDAERR_KINDS(CUDAERR_KIND_NAME)
@@ -728,8 +728,8 @@ static int gen_cudaerr(struct tsv *t, FILE *out)
             v[k] = t->cell[c[k]];
         if (find_name(apis, sizeof(apis) / sizeof(apis[0]), v[API]) < 0)
             return fail(t,
-                        "column 'api': '%s' is not cuda-runtime, cuda-driver, pytorch, nccl or "
-                        "nvidia-container-toolkit",
+                        "column 'api': '%s' is not cuda-runtime, cuda-driver, pytorch, nccl, "
+                        "nvidia-container-toolkit, nvml or docker",
                         v[API]);
         if (strcmp(v[NUMBER], "-") != 0) {
             char *end;

@@ -26,6 +26,7 @@ struct rule_ctx {
 #define RULE_LIST(X)                                                                               \
     X(health_nvml_hung)                                                                            \
     X(health_nvml_failed)                                                                          \
+    X(host_container_lost_devices)                                                                 \
     X(health_gpu_lost)                                                                             \
     X(health_gpu_inaccessible)                                                                     \
     X(health_gpu_missing)                                                                          \
@@ -46,6 +47,7 @@ struct rule_ctx {
     X(stack_driver_mismatch)                                                                       \
     X(stack_cuda_too_new)                                                                          \
     X(stack_arch_unsupported)                                                                      \
+    X(stack_container_toolkit_missing)                                                             \
     X(stack_toolkit_mismatch)                                                                      \
     X(stack_cudnn)                                                                                 \
     X(stack_known_bad_driver)                                                                      \

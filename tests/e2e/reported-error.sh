@@ -2,7 +2,9 @@
 # The error the user saw, as evidence (check/snapshot --error TEXT): on the simulated 8 x H100 SXM
 # server, CUDA's 802 is reported.system-not-ready (critical, the Fabric Manager named, its unknown
 # state said as unknown; on other GPUs critical too, the service not named); a build without
-# kernels for the GPU (CUDA 209, PyTorch's warnings) is stack.arch-unsupported; 46 points at an exclusive GPU; "no CUDA-capable device" while NVML lists
+# kernels for the GPU (CUDA 209, PyTorch's warnings) is stack.arch-unsupported; docker's "could
+# not select device driver" is stack.container-toolkit-missing, NVML's Unknown Error
+# host.container-lost-devices; 46 points at an exclusive GPU; "no CUDA-capable device" while NVML lists
 # 8 GPUs is proc.cuda-visible-devices; an unknown text is reported.error (info). On the HGX
 # fixture tree with Fabric Manager stopped, fabric.fm-not-running explains the 802. An exclusive
 # GPU nobody is seen holding is proc.compute-mode when 46 is given; nvidia-container-cli's timeout
@@ -27,7 +29,8 @@ fail() {
 eq() { [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"; }
 # ids: "id severity" of every reported.* and proc.cuda-visible-devices finding of $tmp/j
 ids() {
-    jq -r '[.findings[] | select((.id | startswith("reported.")) or .id == "proc.cuda-visible-devices" or .id == "stack.arch-unsupported")
+    jq -r '[.findings[] | select((.id | startswith("reported.")) or .id == "proc.cuda-visible-devices" or .id == "stack.arch-unsupported"
+           or .id == "host.container-lost-devices" or .id == "stack.container-toolkit-missing")
            | "\(.id) \(.severity)"] | join(",")' "$tmp/j"
 }
 check() { "$GPUDOCTOR" check --window 0 --only nvml --json "$@" >"$tmp/j" 2>"$tmp/err"; }
@@ -96,6 +99,17 @@ jq -e "$a.evidence | index(\"the oldest compute capability the build supports: 3
     fail "too old: the build's minimum is not in the evidence"
 jq -e "$a.fix | index(\"# no PyTorch release of today is built for compute capability 3.5: use an older release built with CUDA 11.x or older, or build PyTorch with TORCH_CUDA_ARCH_LIST=3.5\") != null" "$tmp/j" >/dev/null ||
     fail "too old: the way out is not said"
+
+# docker's "could not select device driver" is the container toolkit missing; NVML's Unknown
+# Error given on a host whose NVML works came from a container that lost its GPUs
+check --error 'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].'
+eq "docker: findings" "$(ids)" "stack.container-toolkit-missing critical"
+jq -e '[.findings[] | select(.id == "stack.container-toolkit-missing")][0].fix | index("sudo nvidia-ctk runtime configure --runtime=docker && sudo systemctl restart docker   # register it with docker and restart the daemon") != null' "$tmp/j" >/dev/null ||
+    fail "docker: the toolkit's registration is not in the fix"
+check --error 'Failed to initialize NVML: Unknown Error'
+eq "nvml unknown: findings" "$(ids)" "host.container-lost-devices critical"
+eq "nvml unknown: title" "$(jq -r '[.findings[] | select(.id == "host.container-lost-devices")][0].title' "$tmp/j")" \
+    "The error given is NVML's Unknown Error, which a container that has lost its GPUs prints; NVML works here"
 
 # 46, every GPU shared: information with what to check
 check --error 'CUDA error: all CUDA-capable devices are busy or unavailable'

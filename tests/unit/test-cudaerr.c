@@ -96,6 +96,12 @@ static void test_refusals_and_timeouts(void **state)
     expect("Found GPU0 Tesla K80 which is of compute capability (CC) 3.7.\nThe following list "
            "shows the CCs this version of PyTorch was built for and the hardware CCs it supports:",
            "GPU not supported by this build", -1, CUDAERR_NO_KERNEL);
+    /* containers: nvidia-smi inside one that lost its GPUs, docker without a GPU runtime */
+    expect("Failed to initialize NVML: Unknown Error", "NVML_ERROR_UNKNOWN", 999,
+           CUDAERR_NVML_UNKNOWN);
+    expect("docker: Error response from daemon: could not select device driver \"\" with "
+           "capabilities: [[gpu]].",
+           "could not select device driver", -1, CUDAERR_NO_GPU_RUNTIME);
     expect("RuntimeError: DataLoader worker (pid 629) is killed by signal: Killed.",
            "DataLoader worker killed (SIGKILL)", -1, CUDAERR_OTHER);
     expect("DataLoader worker (pid 83641) is killed by signal: Bus error.",
