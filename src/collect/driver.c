@@ -11,6 +11,7 @@
 #include "util/xalloc.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -78,6 +79,77 @@ static void read_devices(int rootfd, struct driver_info *d, struct collector_sta
     d->valid |= 1u << DRIVER_S_DEVICES;
 }
 
+/*
+ * Whether one line of a cgroup v1 devices.list ("c 195:* rwm", "a *:* rwm") lets the process
+ * read and write character device major:minor.
+ */
+static bool cgroup_line_allows(const char *line, unsigned major, unsigned minor)
+{
+    char type, maj[12], min[12], access[8];
+
+    if (sscanf(line, " %c %11[0-9*]:%11[0-9*] %7s", &type, maj, min, access) != 4)
+        return false;
+    if (type != 'a' && type != 'c')
+        return false;
+    if (type == 'c' && ((strcmp(maj, "*") != 0 && strtoul(maj, NULL, 10) != major) ||
+                        (strcmp(min, "*") != 0 && strtoul(min, NULL, 10) != minor)))
+        return false;
+    return strchr(access, 'r') != NULL && strchr(access, 'w') != NULL;
+}
+
+/*
+ * The device cgroup's verdict on /dev/nvidiactl (195:255), which NVML and CUDA open first: cgroup
+ * v1's devices.list of this process's cgroup (/proc/self/cgroup's "devices" line, under
+ * /sys/fs/cgroup/devices; inside a container that mount is the container's own cgroup, so its
+ * root's list is tried when the path is not there). A container whose runtime hook's grant was
+ * undone ("c 195:* m" left) may no longer open the device files it still has. cgroup v2 keeps
+ * device access in an eBPF program, which cannot be read: unknown then.
+ */
+#define NVIDIA_MAJOR    195u
+#define NVIDIACTL_MINOR 255u
+static void read_device_cgroup(int rootfd, struct driver_info *d, struct collector_status *c)
+{
+    char cg[4096], list[16384], *path = NULL, *line, *save = NULL;
+    ssize_t n = file_read_at(rootfd, "proc/self/cgroup", cg, sizeof(cg));
+    bool allowed = false;
+
+    if (n <= 0)
+        return;
+    for (line = strtok_r(cg, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save)) {
+        char *ctl = strchr(line, ':'), *rel = ctl ? strchr(ctl + 1, ':') : NULL;
+
+        if (ctl == NULL || rel == NULL || rel - ctl - 1 <= 0)
+            continue;
+        *rel++ = '\0';
+        /* "4:devices:/docker/3f2a..." (the controller may share its line: "3:cpu,devices:/") */
+        if (rel[0] != '/' || strstr(rel, "/..") != NULL)
+            continue;
+        for (char *s2 = NULL, *tok = strtok_r(ctl + 1, ",", &s2); tok != NULL && path == NULL;
+             tok = strtok_r(NULL, ",", &s2)) {
+            if (strcmp(tok, "devices") == 0)
+                path = xasprintf("sys/fs/cgroup/devices%s/devices.list",
+                                 strcmp(rel, "/") == 0 ? "" : rel);
+        }
+    }
+    if (path == NULL)
+        return; /* cgroup v2, or no devices controller: unknown */
+    n = file_read_at(rootfd, path, list, sizeof(list));
+    if (n < 0 && errno == ENOENT)
+        n = file_read_at(rootfd, "sys/fs/cgroup/devices/devices.list", list, sizeof(list));
+    if (n < 0) {
+        if (errno != ENOENT)
+            collector_note(c, "cannot read /%s: %s", path, strerror(errno));
+        free(path);
+        return;
+    }
+    free(path);
+    save = NULL;
+    for (line = strtok_r(list, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save))
+        allowed |= cgroup_line_allows(line, NVIDIA_MAJOR, NVIDIACTL_MINOR);
+    d->ctl_cgroup = xstrdup(allowed ? "allowed" : "denied");
+    d->valid |= UINT64_C(1) << DRIVER_S_CTL_CGROUP;
+}
+
 static void *start(struct collect_ctx *ctx, struct snapshot *s)
 {
     struct collector_status *c = &s->collectors[COLLECTOR_DRIVER];
@@ -92,6 +164,7 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
     d->module_loaded = proc_dir || sys_dir;
     d->valid |= 1u << DRIVER_S_MODULE;
     read_devices(rootfd, d, c);
+    read_device_cgroup(rootfd, d, c);
     if (!d->module_loaded) {
         collector_set(c, CS_UNAVAILABLE, "no NVIDIA kernel module loaded");
         return NULL;

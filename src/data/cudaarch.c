@@ -12,15 +12,9 @@ const struct cuda_arch *cuda_arch_find(int cc)
     return NULL;
 }
 
-/* 10.1 became 11.0 (CUDA 13.0): the same GPU under two names. */
-static bool renamed_pair(int a, int b)
-{
-    return (a == 101 && b == 110) || (a == 110 && b == 101);
-}
-
 bool cuda_arch_runs_on(const struct cuda_arch *code, const struct cuda_arch *gpu)
 {
-    if (code->cc == gpu->cc || renamed_pair(code->cc, gpu->cc))
+    if (code->cc == gpu->cc)
         return true;
     if (code->tegra || gpu->tegra)
         return false;
@@ -37,10 +31,15 @@ static int version_of(const char *s, bool *major_only)
     if (s == NULL || *s < '0' || *s > '9')
         return -1;
     major = strtol(s, &end, 10);
-    if (*end == '.' && end[1] >= '0' && end[1] <= '9')
+    if (*end == '.' && end[1] >= '0' && end[1] <= '9') {
         minor = strtol(end + 1, &end, 10);
-    else
+        if (*end != '\0' && *end != '.')
+            return -1; /* "12.4abc" */
+    } else if (*end == '\0') {
         *major_only = true;
+    } else {
+        return -1; /* "12abc", "64_101" */
+    }
     if (major < 1 || major > 99 || minor < 0 || minor > 9)
         return -1;
     return (int)(major * 10 + minor);

@@ -53,41 +53,81 @@ static const struct torch_build *torch_build_for(int cc)
 struct arch_said {
     int gpu_cc;      /* 120; 0 when the text does not say */
     char build[160]; /* "sm_50 sm_60 ... sm_90"; "" when not given */
-    int build_min;   /* "The minimum cuda capability supported by this library is 3.7": 37 */
+    int ptx[8];      /* the compute_NN (PTX) entries of the build's list */
+    size_t n_ptx;
+    int build_min; /* "The minimum cuda capability supported by this library is 3.7": 37 */
+    int range_min; /* "Minimum and Maximum cuda capability ... is (8.0) - (12.0)": 80, 120 */
+    int range_max;
 };
 
-/* The number after prefix in text (case-insensitive), as major*10+minor from "N.M" or "sm_NN". */
-static int cc_after(const char *text, const char *prefix)
+/* N.M as 10 * N + M at p ("12.1"), 0 when p does not start so. */
+static int dotted_cc(const char *p)
+{
+    char *end;
+    long major;
+
+    if (!isdigit((unsigned char)*p))
+        return 0;
+    major = strtol(p, &end, 10);
+    if (*end != '.' || !isdigit((unsigned char)end[1]) || isdigit((unsigned char)end[2]))
+        return 0;
+    return major >= 1 && major <= 99 ? (int)(major * 10 + (end[1] - '0')) : 0;
+}
+
+/* The capability after prefix in text (case-insensitive): "N.M", or with sm "NN" of "sm_NN". */
+static int cc_after(const char *text, const char *prefix, bool sm)
 {
     const char *at = strcasestr(text, prefix);
     char *end;
-    long major, minor;
+    long v;
 
     if (at == NULL)
         return 0;
     at += strlen(prefix);
+    if (!sm)
+        return dotted_cc(at);
     if (!isdigit((unsigned char)*at))
         return 0;
-    major = strtol(at, &end, 10);
-    if (*end == '.' && isdigit((unsigned char)end[1]) && !isdigit((unsigned char)end[2])) {
-        minor = end[1] - '0';
-        return major >= 1 && major <= 99 ? (int)(major * 10 + minor) : 0;
+    v = strtol(at, &end, 10);
+    return v >= 10 && v <= 999 && !isalnum((unsigned char)*end) ? (int)v : 0;
+}
+
+/* The next "(N.M)" after p, skipping other parentheses ("(APIServer pid=1)"); 0 when none. */
+static int next_paren_cc(const char **p)
+{
+    const char *q = *p;
+
+    while ((q = strchr(q, '(')) != NULL) {
+        int cc = dotted_cc(q + 1);
+
+        q++;
+        if (cc != 0 && strchr(q, ')') != NULL && *(strchr(q, '.') + 2) == ')') {
+            *p = q;
+            return cc;
+        }
     }
-    return major >= 10 && major <= 999 ? (int)major : 0; /* sm_NN: already major*10+minor */
+    return 0;
 }
 
 static void arch_said_read(struct arch_said *a, const char *text)
 {
     const char *list = strcasestr(text, "supports CUDA capabilities ");
+    const char *range = strcasestr(text, "Minimum and Maximum cuda capability supported");
     size_t n = 0;
 
     memset(a, 0, sizeof(*a));
-    a->gpu_cc = cc_after(text, "with CUDA capability sm_");
+    a->gpu_cc = cc_after(text, "with CUDA capability sm_", true);
     if (a->gpu_cc == 0)
-        a->gpu_cc = cc_after(text, "which is of cuda capability ");
+        a->gpu_cc = cc_after(text, "which is of cuda capability ", false);
     if (a->gpu_cc == 0)
-        a->gpu_cc = cc_after(text, "which is of compute capability (CC) ");
-    a->build_min = cc_after(text, "minimum cuda capability supported by this library is ");
+        a->gpu_cc = cc_after(text, "which is of compute capability (CC) ", false);
+    a->build_min = cc_after(text, "minimum cuda capability supported by this library is ", false);
+    if (range != NULL) {
+        a->range_min = next_paren_cc(&range);
+        a->range_max = a->range_min ? next_paren_cc(&range) : 0;
+        if (a->range_max < a->range_min)
+            a->range_min = a->range_max = 0;
+    }
     if (list == NULL)
         return;
     /* "sm_50 sm_60 compute_90": words of letters, digits and '_' up to anything else */
@@ -104,24 +144,50 @@ static void arch_said_read(struct arch_said *a, const char *text)
     while (n > 0 && a->build[n - 1] == ' ')
         n--;
     a->build[n] = '\0';
+    for (const char *w = strstr(a->build, "compute_"); w != NULL && a->n_ptx < 8;
+         w = strstr(w + 1, "compute_")) {
+        int v = cc_after(w, "compute_", true);
+
+        if (v != 0)
+            a->ptx[a->n_ptx++] = v;
+    }
 }
 
-/* The GPUs of capability cc, or with cc 0 every GPU whose capability NVML gave. */
-static size_t gpus_of_cc(const struct rule_ctx *ctx, int cc, const struct gpu **first)
+/* The PTX entry of the build's list the driver can compile for a GPU of capability cc, or 0. */
+static int usable_ptx(const struct arch_said *a, int cc)
+{
+    for (size_t i = 0; i < a->n_ptx; i++) {
+        if (a->ptx[i] <= cc)
+            return a->ptx[i];
+    }
+    return 0;
+}
+
+/*
+ * The GPUs of capability cc, or with cc 0 every GPU whose capability NVML gave; *uniform gets
+ * the capability they all share (0 when they differ or none is known).
+ */
+static size_t gpus_of_cc(const struct rule_ctx *ctx, int cc, const struct gpu **first, int *uniform)
 {
     size_t n = 0;
 
     *first = NULL;
+    *uniform = 0;
     for (size_t k = 0; k < ctx->facts->n_gpus; k++) {
         const struct gpu *g = ctx->facts->gpus[k].g;
+        int gcc;
 
         if (!gpu_valid(g, GPU_S_CC_MAJOR) || !gpu_valid(g, GPU_S_CC_MINOR))
             continue;
-        if (cc != 0 && g->cc_major * 10 + g->cc_minor != cc)
+        gcc = g->cc_major * 10 + g->cc_minor;
+        if (cc != 0 && gcc != cc)
             continue;
+        *uniform = n == 0 || *uniform == gcc ? gcc : -1;
         n++;
         *first = *first ? *first : g;
     }
+    if (*uniform < 0)
+        *uniform = 0;
     return n;
 }
 
@@ -147,6 +213,11 @@ static void fw_text(char *buf, size_t size, const struct stack_framework *fw)
              fw->version ? fw->version : "");
 }
 
+static bool is_torch(const struct stack_framework *fw)
+{
+    return fw != NULL && fw->name != NULL && strcmp(fw->name, "torch") == 0;
+}
+
 static void cc_text(char *buf, size_t size, int cc)
 {
     const struct cuda_arch *a = cuda_arch_find(cc);
@@ -157,7 +228,7 @@ static void cc_text(char *buf, size_t size, int cc)
         snprintf(buf, size, "%d.%d", cc / 10, cc % 10);
 }
 
-/* The framework's CUDA against capability cc: evidence, and whether it cannot hold code for it. */
+/* The framework's CUDA against capability cc: evidence, and the verdict. */
 static enum cuda_arch_verdict framework_evidence(struct finding *f,
                                                  const struct stack_framework *fw, int cc)
 {
@@ -167,7 +238,6 @@ static enum cuda_arch_verdict framework_evidence(struct finding *f,
     char what[96];
 
     fw_text(what, sizeof(what), fw);
-
     switch (v) {
     case CUDA_ARCH_TOO_NEW:
         finding_evidence(f,
@@ -200,27 +270,55 @@ static enum cuda_arch_verdict framework_evidence(struct finding *f,
     return v;
 }
 
-static void arch_fixes(struct finding *f, int cc)
+/* The fix lines: PyTorch's own where the framework is PyTorch or unknown. */
+static void arch_fixes(struct finding *f, int cc, const struct stack_framework *fw)
 {
-    const struct torch_build *tb = cc ? torch_build_for(cc) : NULL;
     const struct cuda_arch *a = cc ? cuda_arch_find(cc) : NULL;
 
-    finding_fix(f, "python3 -c 'import torch; print(torch.__version__, torch.version.cuda, "
-                   "torch.cuda.get_arch_list())'   # the build, and the architectures it carries");
-    finding_fix(f, "nvidia-smi --query-gpu=index,name,compute_cap --format=csv   # each GPU's "
-                   "compute capability");
-    if (tb != NULL)
-        finding_fix(f,
-                    "pip install --force-reinstall torch --index-url "
-                    "https://download.pytorch.org/whl/%s   # a PyTorch built with CUDA %s carries "
-                    "code for compute capability %d.%d; the driver must support CUDA %s",
-                    tb->index, tb->cuda, cc / 10, cc % 10, tb->cuda);
-    else if (a != NULL && a->removed != 0)
-        finding_fix(f,
-                    "# no PyTorch release of today is built for compute capability %d.%d: use "
-                    "an older release built with CUDA %d.x or older, or build PyTorch with "
-                    "TORCH_CUDA_ARCH_LIST=%d.%d",
-                    cc / 10, cc % 10, a->removed / 10 - 1, cc / 10, cc % 10);
+    if (fw != NULL && !is_torch(fw)) {
+        char what[96];
+        int need = 0;
+        enum cuda_arch_verdict v = cuda_arch_check(fw->cuda_version, cc, &need);
+
+        fw_text(what, sizeof(what), fw);
+        finding_fix(f, "nvidia-smi --query-gpu=index,name,compute_cap --format=csv   # each GPU's "
+                       "compute capability");
+        if (v == CUDA_ARCH_TOO_NEW)
+            finding_fix(f,
+                        "# install a build of %s made with CUDA %d.%d or newer, which compiles "
+                        "for compute capability %d.%d",
+                        fw->name ? fw->name : "the framework", need / 10, need % 10, cc / 10,
+                        cc % 10);
+        else if (v == CUDA_ARCH_TOO_OLD && a != NULL && a->removed != 0)
+            finding_fix(f,
+                        "# install a build of %s made with CUDA %d.x or older, the last that "
+                        "compiles for compute capability %d.%d",
+                        fw->name ? fw->name : "the framework", a->removed / 10 - 1, cc / 10,
+                        cc % 10);
+        return;
+    }
+    {
+        const struct torch_build *tb = cc ? torch_build_for(cc) : NULL;
+
+        finding_fix(f, "python3 -c 'import torch; print(torch.__version__, torch.version.cuda, "
+                       "torch.cuda.get_arch_list())'   # the build, and the architectures it "
+                       "carries");
+        finding_fix(f, "nvidia-smi --query-gpu=index,name,compute_cap --format=csv   # each GPU's "
+                       "compute capability");
+        if (tb != NULL)
+            finding_fix(f,
+                        "pip install --force-reinstall torch --index-url "
+                        "https://download.pytorch.org/whl/%s   # a PyTorch built with CUDA %s "
+                        "carries code for compute capability %d.%d; the driver must support "
+                        "CUDA %s",
+                        tb->index, tb->cuda, cc / 10, cc % 10, tb->cuda);
+        else if (a != NULL && a->removed != 0)
+            finding_fix(f,
+                        "# no PyTorch release of today is built for compute capability %d.%d: "
+                        "use an older release built with CUDA %d.x or older, or build PyTorch "
+                        "with TORCH_CUDA_ARCH_LIST=%d.%d",
+                        cc / 10, cc % 10, a->removed / 10 - 1, cc / 10, cc % 10);
+    }
     if (cc != 0)
         finding_fix(f,
                     "# a CUDA extension built on its own (pip install --no-build-isolation ...) "
@@ -256,6 +354,76 @@ static void text_evidence(struct finding *f, const char *text, const struct cuda
     if (said->build_min != 0)
         finding_evidence(f, "the oldest compute capability the build supports: %d.%d",
                          said->build_min / 10, said->build_min % 10);
+    if (said->range_max != 0)
+        finding_evidence(
+            f, "the compute capabilities PyTorch says the build supports: %d.%d to %d.%d",
+            said->range_min / 10, said->range_min % 10, said->range_max / 10, said->range_max % 10);
+}
+
+/*
+ * How sure one text makes the finding, for a GPU of capability cc (0: unknown): CUDA's 209 is the
+ * failure itself; PyTorch's warnings are checks made before any kernel ran. Its range check
+ * ("(8.0) - (12.0)") warns for a GPU that runs the range's newest code (12.1 runs 12.0 code), and
+ * its list check counts sm_ entries only, while PTX (compute_NN) runs on any newer GPU.
+ */
+static enum severity said_severity(const struct cudaerr_info *m, const struct arch_said *said,
+                                   int cc, struct finding *f)
+{
+    const struct cuda_arch *gpu = cc ? cuda_arch_find(cc) : NULL;
+    const struct cuda_arch *top = said->range_max ? cuda_arch_find(said->range_max) : NULL;
+    int ptx = cc ? usable_ptx(said, cc) : 0;
+
+    if (m->number == 209)
+        return SEV_CRITICAL;
+    if (said->range_max != 0 && cc > said->range_max && gpu != NULL && top != NULL &&
+        cuda_arch_runs_on(top, gpu)) {
+        finding_evidence(f,
+                         "code built for %d.%d runs on compute capability %d.%d: PyTorch's "
+                         "range check is stricter than the hardware, and the build's kernels "
+                         "run here",
+                         said->range_max / 10, said->range_max % 10, cc / 10, cc % 10);
+        return SEV_INFO;
+    }
+    if (ptx != 0) {
+        finding_evidence(f,
+                         "the build carries PTX for compute_%d, which the driver compiles for "
+                         "this GPU: its kernels may run (after a slow first start), unless the "
+                         "PTX is newer than the driver",
+                         ptx);
+        return SEV_WARNING;
+    }
+    return SEV_CRITICAL;
+}
+
+static void set_title(struct finding *f, const struct gpu *g, int cc, enum severity sev)
+{
+    char cct[48];
+
+    if (cc == 0) {
+        finding_title(f, "The program's build has no kernels for the GPU's architecture");
+        return;
+    }
+    cc_text(cct, sizeof(cct), cc);
+    if (sev == SEV_INFO && g != NULL)
+        finding_title(f,
+                      "PyTorch warns about GPU %" PRIu32 " (%s, compute capability %s), whose "
+                      "architecture runs the build's code: the warning is harmless",
+                      g->index, g->name ? g->name : "?", cct);
+    else if (sev == SEV_INFO)
+        finding_title(f,
+                      "PyTorch warns about a GPU of compute capability %s, whose architecture "
+                      "runs the build's code: the warning is harmless",
+                      cct);
+    else if (g != NULL)
+        finding_title(f,
+                      "The program's build has no kernels for GPU %" PRIu32
+                      "'s architecture (%s, compute capability %s)",
+                      g->index, g->name ? g->name : "?", cct);
+    else
+        finding_title(f,
+                      "The program's build has no kernels for the GPU's architecture "
+                      "(compute capability %s)",
+                      cct);
 }
 
 /* A reported error that says the program has no kernel for the GPU. */
@@ -268,45 +436,42 @@ static void reported_finding(const struct rule_ctx *ctx, struct findings *out, c
     struct arch_said said;
     const struct gpu *g = NULL;
     size_t n_gpus;
-    int cc;
+    int cc, uniform;
     int32_t gpu;
-    char cct[48];
+    enum severity sev;
     struct finding *f;
 
     arch_said_read(&said, text);
-    n_gpus = gpus_of_cc(ctx, said.gpu_cc, &g);
+    n_gpus = gpus_of_cc(ctx, said.gpu_cc, &g, &uniform);
     if (n_gpus != 1)
         g = NULL; /* several GPUs of it, or none known: no one GPU to name */
-    cc = said.gpu_cc ? said.gpu_cc : g ? g->cc_major * 10 + g->cc_minor : 0;
+    cc = said.gpu_cc ? said.gpu_cc : uniform;
     gpu = g ? (int32_t)g->index : -1;
     for (size_t i = 0; i < *n_groups; i++) {
         if (groups[i].cc == cc && groups[i].gpu == gpu) {
-            text_evidence(groups[i].f, text, m, &said);
+            f = groups[i].f;
+            text_evidence(f, text, m, &said);
+            sev = said_severity(m, &said, cc, f);
+            if (sev < f->severity) {
+                f->severity = sev;
+                set_title(f, g, cc, sev);
+            }
             return;
         }
     }
     f = finding_new(ctx, out, gpu, -1);
     if (*n_groups < max_groups)
         groups[(*n_groups)++] = (struct arch_group){ cc, gpu, f };
-    if (cc != 0) {
-        cc_text(cct, sizeof(cct), cc);
-        if (g != NULL)
-            finding_title(f,
-                          "The program's build has no kernels for GPU %" PRIu32
-                          "'s architecture (%s, compute capability %s)",
-                          g->index, g->name ? g->name : "?", cct);
-        else
-            finding_title(f,
-                          "The program's build has no kernels for the GPU's architecture "
-                          "(compute capability %s)",
-                          cct);
-    } else {
-        finding_title(f, "The program's build has no kernels for the GPU's architecture");
-    }
     text_evidence(f, text, m, &said);
+    sev = said_severity(m, &said, cc, f);
+    f->severity = sev;
+    set_title(f, g, cc, sev);
     if (g != NULL)
         finding_evidence(f, "GPU %" PRIu32 " (%s) is of compute capability %d.%d (NVML)", g->index,
                          g->name ? g->name : "?", g->cc_major, g->cc_minor);
+    else if (said.gpu_cc == 0 && uniform != 0)
+        finding_evidence(f, "all %zu GPUs here whose compute capability NVML gave are of %d.%d",
+                         n_gpus, uniform / 10, uniform % 10);
     else if (said.gpu_cc == 0 && n_gpus > 1)
         finding_evidence(f,
                          "%zu GPUs report a compute capability here: which one the program "
@@ -325,24 +490,24 @@ static void reported_finding(const struct rule_ctx *ctx, struct findings *out, c
                          "%s was built with CUDA %s; without the GPU's compute capability "
                          "it cannot be judged against it",
                          what, fw->cuda_version);
-    } else if (fw == NULL && s->stack.n_frameworks == 1) {
+    } else if (s->stack.n_frameworks == 1) {
         char what[96];
 
         fw_text(what, sizeof(what), &s->stack.frameworks[0]);
         finding_evidence(f, "%s was found; the CUDA it was built with is unknown here", what);
-    } else if (fw == NULL && s->stack.n_frameworks > 1) {
+    } else if (s->stack.n_frameworks > 1) {
         finding_evidence(f,
                          "%zu framework builds were found: which one failed is not in the "
                          "error",
                          s->stack.n_frameworks);
-    } else if (fw == NULL && s->collectors[COLLECTOR_STACK].state == CS_NOT_RUN) {
+    } else if (s->collectors[COLLECTOR_STACK].state == CS_NOT_RUN) {
         finding_evidence(f, "the software stack was not read: the framework and the CUDA it "
                             "was built with are unknown here");
-    } else if (fw == NULL) {
+    } else {
         finding_evidence(f, "no framework build was found here (none of the GPU processes "
                             "runs one): the CUDA it was built with is unknown");
     }
-    arch_fixes(f, cc);
+    arch_fixes(f, cc, fw);
     f->impact = 1.0;
 }
 
@@ -351,20 +516,25 @@ static void framework_finding(const struct rule_ctx *ctx, struct findings *out,
                               const struct stack_framework *fw)
 {
     const struct facts_use *use = NULL;
-    const struct gpu *bad[8];
-    size_t n_bad = 0, n_judged = 0;
+    struct {
+        const struct gpu *g;
+        enum cuda_arch_verdict v;
+    } bad[8];
+    size_t n_bad = 0, n_more = 0, n_judged = 0, title = 0;
     enum cuda_arch_verdict worst = CUDA_ARCH_OK;
+    bool torch = is_torch(fw);
+    bool gpus_known;
     char label[160], cct[48], what[96];
-    bool is_torch = fw->name != NULL && strcmp(fw->name, "torch") == 0;
     struct finding *f;
 
     for (size_t i = 0; i < ctx->facts->n_uses; i++) {
         if (ctx->facts->uses[i].pid == fw->pid)
             use = &ctx->facts->uses[i];
     }
+    gpus_known = use != NULL && use->n_gpus > 0;
     for (size_t k = 0; k < ctx->facts->n_gpus; k++) {
         const struct gpu *g = ctx->facts->gpus[k].g;
-        bool used = use == NULL || use->n_gpus == 0;
+        bool used = !gpus_known;
         int need;
         enum cuda_arch_verdict v;
 
@@ -374,51 +544,60 @@ static void framework_finding(const struct rule_ctx *ctx, struct findings *out,
             continue;
         v = cuda_arch_check(fw->cuda_version, g->cc_major * 10 + g->cc_minor, &need);
         /* A GPU newer than the build's CUDA runs PTX the build carries: TensorFlow's releases
-         * carry it (build_info's compute_NN); PyTorch's do not, and it warns for such a GPU. */
-        if (v == CUDA_ARCH_UNKNOWN || (v == CUDA_ARCH_TOO_NEW && !is_torch))
+         * carry it (build_info's compute_NN); PyTorch's for such CUDA versions list sm_ code
+         * only, and PyTorch warns for such a GPU. */
+        if (v == CUDA_ARCH_UNKNOWN || (v == CUDA_ARCH_TOO_NEW && !torch))
             continue;
         n_judged++;
         if (v == CUDA_ARCH_OK)
             continue;
-        if (n_bad < sizeof(bad) / sizeof(bad[0]))
-            bad[n_bad++] = g;
+        if (n_bad == sizeof(bad) / sizeof(bad[0])) {
+            n_more++;
+        } else {
+            bad[n_bad].g = g;
+            bad[n_bad++].v = v;
+        }
         if (worst != CUDA_ARCH_TOO_OLD)
             worst = v;
     }
     /* Where the process's GPUs are unknown, a machine with one GPU it can use is fine. */
-    if (n_bad == 0 || ((use == NULL || use->n_gpus == 0) && n_bad < n_judged))
+    if (n_bad == 0 || (!gpus_known && n_bad + n_more < n_judged))
         return;
-    f = finding_new(ctx, out, n_bad == 1 ? (int32_t)bad[0]->index : -1, fw->pid);
-    cc_text(cct, sizeof(cct), bad[0]->cc_major * 10 + bad[0]->cc_minor);
+    while (bad[title].v != worst)
+        title++;
+    f = finding_new(ctx, out, n_bad == 1 ? (int32_t)bad[0].g->index : -1, fw->pid);
+    cc_text(cct, sizeof(cct), bad[title].g->cc_major * 10 + bad[title].g->cc_minor);
     fw_text(what, sizeof(what), fw);
-    if (worst == CUDA_ARCH_TOO_OLD)
+    if (worst == CUDA_ARCH_TOO_OLD) {
         finding_title(f,
                       "%s (CUDA %s) cannot run on GPU %" PRIu32
                       " (compute capability %s): its CUDA no longer compiles for it",
-                      what, fw->cuda_version, bad[0]->index, cct);
-    else {
+                      what, fw->cuda_version, bad[title].g->index, cct);
+    } else {
         f->severity = SEV_WARNING;
         finding_title(f,
                       "%s (CUDA %s) has no compiled code for GPU %" PRIu32
                       " (compute capability %s): it runs only from PTX, if the build has any",
-                      what, fw->cuda_version, bad[0]->index, cct);
+                      what, fw->cuda_version, bad[title].g->index, cct);
     }
     proc_desc(label, sizeof(label), ctx, fw->pid);
     finding_evidence(f, "found in %s", label);
     for (size_t i = 0; i < n_bad; i++) {
         finding_evidence(f, "GPU %" PRIu32 " (%s) is of compute capability %d.%d (NVML)",
-                         bad[i]->index, bad[i]->name ? bad[i]->name : "?", bad[i]->cc_major,
-                         bad[i]->cc_minor);
-        framework_evidence(f, fw, bad[i]->cc_major * 10 + bad[i]->cc_minor);
+                         bad[i].g->index, bad[i].g->name ? bad[i].g->name : "?", bad[i].g->cc_major,
+                         bad[i].g->cc_minor);
+        framework_evidence(f, fw, bad[i].g->cc_major * 10 + bad[i].g->cc_minor);
     }
-    if (use == NULL || use->n_gpus == 0)
-        finding_evidence(f, "which GPUs the process uses is unknown: no GPU here is one its "
-                            "CUDA compiles for");
+    if (n_more > 0)
+        finding_evidence(f, "and %zu more GPU(s) like them", n_more);
+    if (!gpus_known)
+        finding_evidence(f, "which GPUs the process uses is unknown: its CUDA compiles for none "
+                            "of the GPUs judged here");
     if (worst == CUDA_ARCH_TOO_NEW)
         finding_evidence(f, "PyTorch warns \"not compatible with the current PyTorch "
                             "installation\" for such a GPU and fails with \"no kernel image is "
                             "available\"");
-    arch_fixes(f, bad[0]->cc_major * 10 + bad[0]->cc_minor);
+    arch_fixes(f, bad[title].g->cc_major * 10 + bad[title].g->cc_minor, fw);
     f->impact = worst == CUDA_ARCH_TOO_OLD ? 1.0 : 0.5;
 }
 

@@ -122,8 +122,8 @@ static void check_not_ready(const struct rule_ctx *ctx, struct findings *out)
             }
         }
         f = finding_new(ctx, out, -1, -1);
-        finding_object(f, "nvidia-fabricmanager");
         if (n_class > 0 || switches) {
+            finding_object(f, "nvidia-fabricmanager");
             finding_title(f, "CUDA reports \"system not yet initialized\" on an NVSwitch-class "
                              "machine: the Fabric Manager has not registered the GPUs with the "
                              "NVLink fabric");
@@ -149,6 +149,16 @@ static void check_not_ready(const struct rule_ctx *ctx, struct findings *out)
             finding_evidence(f, "no GPU model known here is one NVSwitch systems use: the cause "
                                 "may be another service CUDA waits for");
         fm_evidence(f, fb, dv);
+        if (n_class == 0 && !switches) {
+            finding_fix(f, "systemctl --failed   # a service CUDA waits for that did not start");
+            finding_fix(f, "nvidia-smi -q | grep -iE -A3 'Fabric|Confidential'   # each GPU's "
+                           "fabric and confidential-computing state");
+            finding_fix(f, "# on an NVSwitch system (HGX, DGX): systemctl status "
+                           "nvidia-fabricmanager, and nv-fabricmanager --version against the "
+                           "driver's");
+            f->impact = 1.0;
+            continue;
+        }
         finding_fix(f, "systemctl status nvidia-fabricmanager   # is it running, and why not");
         finding_fix(f, "nv-fabricmanager --version   # must be exactly the driver's version:");
         finding_fix(f, "nvidia-smi --query-gpu=driver_version --format=csv,noheader");
@@ -162,7 +172,7 @@ const struct rule rule_reported_system_not_ready = {
     .id = "reported.system-not-ready",
     .severity = SEV_CRITICAL,
     .category = CAT_FABRIC,
-    .title = N_("CUDA 802 reported: GPUs not on the NVLink fabric"),
+    .title = N_("CUDA 802 reported: system not yet initialized"),
     .explanation = N_(
         "CUDA's \"system not yet initialized\" (cudaErrorSystemNotReady, 802) means a service "
         "CUDA needs is not running or not done. On HGX and DGX machines whose GPUs are joined by "
@@ -278,6 +288,31 @@ const struct rule rule_reported_devices_unavailable = {
 
 /* ---- reported.error ---- */
 
+/* The rule that judges errors of a kind (and always reports them), NULL for those it shows. */
+static const char *kind_owner(enum cudaerr_kind kind)
+{
+    switch (kind) {
+    case CUDAERR_NOT_READY:
+        return "reported.system-not-ready";
+    case CUDAERR_BUSY:
+        return "reported.devices-unavailable";
+    case CUDAERR_NO_DEVICE:
+        return "proc.cuda-visible-devices";
+    case CUDAERR_NO_KERNEL:
+        return "stack.arch-unsupported";
+    case CUDAERR_NVML_UNKNOWN:
+        return "host.container-lost-devices";
+    case CUDAERR_NO_GPU_RUNTIME:
+        return "stack.container-toolkit-missing";
+    case CUDAERR_NO_DRIVER:
+    case CUDAERR_SLOW_INIT:
+    case CUDAERR_OTHER:
+    case CUDAERR__COUNT:
+        break;
+    }
+    return NULL;
+}
+
 static void check_error(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct snapshot *s = ctx->facts->snap;
@@ -288,8 +323,7 @@ static void check_error(const struct rule_ctx *ctx, struct findings *out)
         char ran[256] = "";
         struct finding *f;
 
-        if (m != NULL && m->kind != CUDAERR_OTHER && m->kind != CUDAERR_NO_DRIVER &&
-            m->kind != CUDAERR_SLOW_INIT)
+        if (m != NULL && kind_owner(m->kind) != NULL && rule_id_enabled(ctx, kind_owner(m->kind)))
             continue; /* a rule of its own judges it */
         for (size_t c = 0; c < COLLECTOR__COUNT; c++) {
             size_t n = strlen(ran);

@@ -142,6 +142,11 @@ static const struct jfield driver_info_fields[] = {
       "without the GPUs lacks it)"),
     D("dev_gpus", JF_U32, dev_gpus, DRIVER_S_DEVICES, "/dev/nvidia[0-9]*",
       "GPU device files present (one per GPU the driver or the container runtime made)"),
+    D("ctl_cgroup", JF_STR, ctl_cgroup, DRIVER_S_CTL_CGROUP,
+      "/proc/self/cgroup, /sys/fs/cgroup/devices/.../devices.list",
+      "\"allowed\" or \"denied\": whether this process's device cgroup (cgroup v1) lets it read "
+      "and write /dev/nvidiactl (195:255); absent under cgroup v2, whose device rules cannot be "
+      "read"),
     D("klog_source", JF_STR, klog_source, -1, "/dev/kmsg, /var/log/{kern.log,messages,syslog}",
       "the kernel log read"),
     D("klog_records", JF_U64, klog_records, DRIVER_S_KLOG, NULL, "log records (lines) read"),

@@ -115,10 +115,11 @@ struct klog_event {
 
 /* Validity bits of struct driver_info. */
 enum driver_slot {
-    DRIVER_S_MODULE,   /* module_loaded, uvm_loaded: the driver collector ran */
-    DRIVER_S_KLOG,     /* klog_* counters: the kernel-log collector read a source */
-    DRIVER_S_DEVICES,  /* dev_ctl, dev_gpus: /dev was read */
-    DRIVER_S_KLOG_MEM, /* klog_mem_*: the kernel-log reader counted host memory errors */
+    DRIVER_S_MODULE,     /* module_loaded, uvm_loaded: the driver collector ran */
+    DRIVER_S_KLOG,       /* klog_* counters: the kernel-log collector read a source */
+    DRIVER_S_DEVICES,    /* dev_ctl, dev_gpus: /dev was read */
+    DRIVER_S_KLOG_MEM,   /* klog_mem_*: the kernel-log reader counted host memory errors */
+    DRIVER_S_CTL_CGROUP, /* ctl_cgroup: cgroup v1's devices.list was read */
 };
 
 struct driver_info {
@@ -130,6 +131,7 @@ struct driver_info {
     char *sysfs_version;  /* /sys/module/nvidia/version as read */
     bool dev_ctl;         /* /dev/nvidiactl exists: NVML and CUDA open it first */
     uint32_t dev_gpus;    /* /dev/nvidiaN files: one per GPU this machine (or container) has */
+    char *ctl_cgroup;     /* "allowed" or "denied": may this cgroup read and write /dev/nvidiactl */
 
     char *klog_source;             /* "/dev/kmsg", "/var/log/kern.log", ... */
     uint64_t klog_records;         /* log lines (records) read */

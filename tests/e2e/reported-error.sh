@@ -62,6 +62,9 @@ eq "802 L40S: exit" $? 2
 eq "802 L40S" "$(ids)" "reported.system-not-ready critical"
 eq "802 L40S: title" "$(jq -r "$f.title" "$tmp/j")" \
     'CUDA reports "system not yet initialized": a service CUDA needs is not ready'
+eq "802 L40S: no Fabric Manager object" "$(jq -r "$f.subject.object" "$tmp/j")" null
+eq "802 L40S: fixes" "$(jq -r "$f.fix[0]" "$tmp/j")" \
+    "systemctl --failed   # a service CUDA waits for that did not start"
 
 # A build without kernels for the GPU (stack.arch-unsupported, critical; reported.error stays
 # out): PyTorch's warning names the capability and the build's list. Eight H100s of 9.0: no one
@@ -92,6 +95,28 @@ NVML_SIM_SCENARIO=$tmp/5090.json check --error 'RuntimeError: CUDA error: no ker
     --error 'NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.'
 eq "209 + warning: one finding" "$(ids)" "stack.arch-unsupported critical"
 eq "209 + warning: both texts" "$(jq -r "[$a.evidence[] | select(startswith(\"the error given\"))] | length" "$tmp/j")" 2
+# a bare 209 on eight H100s: the capability they share, no one GPU named
+check --error 'RuntimeError: CUDA error: no kernel image is available for execution on the device'
+eq "209 on 8: findings" "$(ids)" "stack.arch-unsupported critical"
+eq "209 on 8: title" "$(jq -r "$a.title" "$tmp/j")" \
+    "The program's build has no kernels for the GPU's architecture (compute capability 9.0, Hopper)"
+jq -e "$a.evidence | index(\"all 8 GPUs here whose compute capability NVML gave are of 9.0\") != null" "$tmp/j" >/dev/null ||
+    fail "209 on 8: the shared capability is not said"
+# PyTorch's list warning with PTX the driver can compile for the GPU: a warning, not a failure
+NVML_SIM_SCENARIO=$tmp/5090.json check --error 'NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation. The current PyTorch install supports CUDA capabilities sm_75 sm_80 sm_90 compute_90.'
+eq "ptx: findings" "$(ids)" "stack.arch-unsupported warning"
+jq -e "$a.evidence | map(select(startswith(\"the build carries PTX for compute_90\"))) | length == 1" "$tmp/j" >/dev/null ||
+    fail "ptx: the PTX is not named"
+# PyTorch's range warning on a GB10 (12.1), which runs the range's 12.0 code: information
+jq '.gpus[0].name = "NVIDIA GB10" | .gpus[0].compute_capability_minor = 1' "$tmp/5090.json" >"$tmp/gb10.json"
+NVML_SIM_SCENARIO=$tmp/gb10.json check --error 'Found GPU0 NVIDIA GB10 which is of cuda capability 12.1. Minimum and Maximum cuda capability supported by this version of PyTorch is (8.0) - (12.0)'
+eq "gb10: exit" $? 0
+eq "gb10: findings" "$(ids)" "stack.arch-unsupported info"
+eq "gb10: title" "$(jq -r "$a.title" "$tmp/j")" \
+    "PyTorch warns about GPU 0 (NVIDIA GB10, compute capability 12.1, Blackwell), whose architecture runs the build's code: the warning is harmless"
+# the same range warning on a P100 (6.0), below the range's 7.0: critical
+check --error 'Found GPU0 Tesla P100-PCIE-16GB which is of cuda capability 6.0. Minimum and Maximum cuda capability supported by this version of PyTorch is (7.0) - (12.0)'
+eq "p100 range: findings" "$(ids)" "stack.arch-unsupported critical"
 # PyTorch's "too old" warning: the capability and the build's minimum read from the text
 check --error 'Found GPU0 Tesla K40m which is of cuda capability 3.5. PyTorch no longer supports this GPU because it is too old. The minimum cuda capability supported by this library is 3.7.'
 eq "too old: findings" "$(ids)" "stack.arch-unsupported critical"

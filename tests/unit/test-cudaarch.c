@@ -39,8 +39,9 @@ static void test_runs_on(void **state)
     /* Tegra: its own capability only; 10.1 was renamed 11.0 */
     assert_false(cuda_arch_runs_on(cuda_arch_find(80), cuda_arch_find(87)));
     assert_false(cuda_arch_runs_on(cuda_arch_find(70), cuda_arch_find(72)));
-    assert_true(cuda_arch_runs_on(cuda_arch_find(101), cuda_arch_find(110)));
-    assert_false(cuda_arch_runs_on(cuda_arch_find(100), cuda_arch_find(101)));
+    assert_false(cuda_arch_runs_on(cuda_arch_find(100), cuda_arch_find(110)));
+    assert_null(cuda_arch_find(101)); /* no source for its first toolkit: not judged */
+    assert_null(cuda_arch_find(88));
 }
 
 static void test_verdicts(void **state)
@@ -82,6 +83,13 @@ static void test_verdicts(void **state)
         { "", 86, CUDA_ARCH_UNKNOWN, 0 },
         { NULL, 86, CUDA_ARCH_UNKNOWN, 0 },
         { "12.10", 86, CUDA_ARCH_UNKNOWN, 0 },
+        { "12abc", 86, CUDA_ARCH_UNKNOWN, 0 },
+        { "64_101", 70, CUDA_ARCH_UNKNOWN, 0 },
+        { "12.4abc", 86, CUDA_ARCH_UNKNOWN, 0 },
+        /* Tegra: their own capability only */
+        { "12.6", 110, CUDA_ARCH_TOO_NEW, 130 },
+        { "13.0", 110, CUDA_ARCH_OK, 130 },
+        { "11.4", 87, CUDA_ARCH_OK, 114 },
     };
 
     (void)state;

@@ -170,6 +170,28 @@ static void test_container_without_devices(void **state)
     snapshot_free(s);
 }
 
+/* The device cgroup (cgroup v1 devices.list) on /dev/nvidiactl: a container whose grant was
+ * undone ("c 195:* m"), one whose runtime granted it ("c 195:255 rw" under its own cgroup
+ * path), and a tree without /proc/self/cgroup (unknown). */
+static void test_device_cgroup(void **state)
+{
+    struct snapshot *s = run_driver("container-lost");
+
+    (void)state;
+    assert_true(s->driver.valid & (UINT64_C(1) << DRIVER_S_CTL_CGROUP));
+    assert_string_equal(s->driver.ctl_cgroup, "denied");
+    assert_true(s->driver.dev_ctl);
+    snapshot_free(s);
+    s = run_driver("container-kept");
+    assert_true(s->driver.valid & (UINT64_C(1) << DRIVER_S_CTL_CGROUP));
+    assert_string_equal(s->driver.ctl_cgroup, "allowed");
+    snapshot_free(s);
+    s = run_driver("proprietary");
+    assert_false(s->driver.valid & (UINT64_C(1) << DRIVER_S_CTL_CGROUP));
+    assert_null(s->driver.ctl_cgroup);
+    snapshot_free(s);
+}
+
 static void test_no_module(void **state)
 {
     struct snapshot *s = run_driver("none");
@@ -306,7 +328,8 @@ int main(void)
         cmocka_unit_test(test_open_module), cmocka_unit_test(test_legacy_aarch64),
         cmocka_unit_test(test_sysfs_only),  cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_truncated),   cmocka_unit_test(test_mismatch_keeps_both),
-        cmocka_unit_test(test_no_module),   cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_no_module),
+        cmocka_unit_test(test_device_cgroup),   cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_read_errors),
     };
 

@@ -855,6 +855,98 @@ static void test_init_failure_without_the_bus(void **state)
     snapshot_free(s);
 }
 
+/* A container whose device cgroup no longer allows /dev/nvidiactl: confirmed by devices.list,
+ * "most likely" without it, information when the cgroup still allows it. */
+static void test_container_lost_devices(void **state)
+{
+    const struct finding *x, *nf;
+    struct snapshot *s;
+    struct findings f;
+
+    (void)state;
+    s = load("container-lost-devices");
+    run(s, &f);
+    x = MUST(find(&f, "host.container-lost-devices", -1));
+    assert_int_equal(x->severity, SEV_CRITICAL);
+    assert_string_equal(x->title, "Inside this container (docker) the device cgroup no longer lets "
+                                  "NVML open the GPUs: the container has lost access to them");
+    assert_true(evidence_has(x, "allows no reading and writing of /dev/nvidiactl (195:255)"));
+    nf = MUST(find(&f, "health.nvml-failed", -1));
+    assert_int_not_equal(nf->cause, 0);
+    assert_ptr_equal(&f.items[nf->cause - 1], x);
+    findings_free(&f);
+    /* cgroup v2: the rules cannot be read, the finding says it is not confirmed */
+    s->driver.valid &= ~(UINT64_C(1) << DRIVER_S_CTL_CGROUP);
+    run(s, &f);
+    x = MUST(find(&f, "host.container-lost-devices", -1));
+    assert_int_equal(x->severity, SEV_CRITICAL);
+    assert_non_null(strstr(x->title, "has most likely lost access"));
+    assert_true(evidence_has(x, "the refusal is not confirmed here"));
+    findings_free(&f);
+    /* the cgroup still allows the GPUs: another cause, information only, nothing explained */
+    s->driver.valid |= UINT64_C(1) << DRIVER_S_CTL_CGROUP;
+    free(s->driver.ctl_cgroup);
+    s->driver.ctl_cgroup = xstrdup("allowed");
+    run(s, &f);
+    x = MUST(find(&f, "host.container-lost-devices", -1));
+    assert_int_equal(x->severity, SEV_INFO);
+    nf = MUST(find(&f, "health.nvml-failed", -1));
+    assert_int_equal(nf->cause, 0);
+    findings_free(&f);
+    /* NVML works: no finding unless the error is given */
+    s->nvml.init_rc = 0;
+    s->nvml.device_count_rc = 0;
+    s->nvml.device_count = 1;
+    run(s, &f);
+    assert_null(find(&f, "host.container-lost-devices", -1));
+    findings_free(&f);
+    snapshot_free(s);
+}
+
+/* A framework's CUDA against the GPUs it uses: too old is critical with PyTorch's way out; a
+ * TensorFlow build gets no PyTorch commands, and is not judged against a newer GPU. */
+static void test_arch_unsupported_framework(void **state)
+{
+    const struct finding *x;
+    struct snapshot *s;
+    struct findings f;
+
+    (void)state;
+    s = load("arch-too-old");
+    run(s, &f);
+    x = MUST(find(&f, "stack.arch-unsupported", 0));
+    assert_int_equal(x->severity, SEV_CRITICAL);
+    assert_int_equal(x->subject.pid, 4400);
+    assert_true(evidence_has(x, "no longer compiles for compute capability 7.0 (the last CUDA "
+                                "that does is 12.x)"));
+    assert_true(fix_has(x, "https://download.pytorch.org/whl/cu126"));
+    findings_free(&f);
+    /* the same build as TensorFlow's: its own advice, no pip install torch */
+    free(s->stack.frameworks[0].name);
+    s->stack.frameworks[0].name = xstrdup("tensorflow");
+    run(s, &f);
+    x = MUST(find(&f, "stack.arch-unsupported", 0));
+    assert_false(fix_has(x, "torch"));
+    assert_true(fix_has(x, "# install a build of tensorflow made with CUDA 12.x or older"));
+    findings_free(&f);
+    snapshot_free(s);
+
+    /* a PyTorch for CUDA 12.4 on an RTX 5090: a warning; TensorFlow (which carries PTX): none */
+    s = load("arch-too-new");
+    run(s, &f);
+    x = MUST(find(&f, "stack.arch-unsupported", 0));
+    assert_int_equal(x->severity, SEV_WARNING);
+    assert_true(fix_has(x, "https://download.pytorch.org/whl/cu128"));
+    findings_free(&f);
+    free(s->stack.frameworks[0].name);
+    s->stack.frameworks[0].name = xstrdup("tensorflow");
+    run(s, &f);
+    assert_null(find(&f, "stack.arch-unsupported", -1));
+    assert_null(find(&f, "stack.arch-unsupported", 0));
+    findings_free(&f);
+    snapshot_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -873,6 +965,8 @@ int main(void)
         cmocka_unit_test(test_oom_victim_named_by_pid),
         cmocka_unit_test(test_persistence_off_and_a_timeout),
         cmocka_unit_test(test_init_failure_without_the_bus),
+        cmocka_unit_test(test_container_lost_devices),
+        cmocka_unit_test(test_arch_unsupported_framework),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
