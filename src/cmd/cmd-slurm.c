@@ -163,7 +163,7 @@ static const struct {
     { "health.memory-repair-pending", true },
     { "health.recovery-action", true },
     { "health.driver-hung-task", true },
-    { "health.oom-kill", false }, /* a job asked for more host memory than there is */
+    { "health.oom-kill", false },             /* a job asked for more host memory than there is */
     { "host.container-lost-devices", false }, /* one container's; the node's GPUs work */
     /* stack: the node's driver against a job's own CUDA, cuDNN, framework */
     { "stack.no-driver", true },
@@ -172,6 +172,7 @@ static const struct {
     { "stack.cuda-too-new", false },
     { "stack.arch-unsupported", false },
     { "stack.container-toolkit-missing", false }, /* only from an error given */
+    { "stack.cuda-lib-missing", false },          /* only from an error given */
     { "stack.toolkit-mismatch", false },
     { "stack.cudnn", false },
     /* memory and processes: what jobs hold and do */

@@ -20,6 +20,8 @@
     X(NO_KERNEL, "no_kernel")                                                                      \
     X(NVML_UNKNOWN, "nvml_unknown")                                                                \
     X(NO_GPU_RUNTIME, "no_gpu_runtime")                                                            \
+    X(CUDA_LIB_MISSING, "cuda_lib_missing")                                                        \
+    X(CUDNN_MISSING, "cudnn_missing")                                                              \
     X(OTHER, "other")
 
 enum cudaerr_kind {

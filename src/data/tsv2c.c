@@ -702,8 +702,10 @@ static int gen_sxid(struct tsv *t, FILE *out)
 static int gen_cudaerr(struct tsv *t, FILE *out)
 {
     static const char *const names[] = { "api", "number", "name", "kind", "pattern", "meaning" };
-    static const char *const apis[] = { "cuda-runtime", "cuda-driver", "pytorch", "nccl",
-                                        "nvidia-container-toolkit", "nvml", "docker" };
+    static const char *const apis[] = {
+        "cuda-runtime", "cuda-driver", "pytorch", "nccl",       "nvidia-container-toolkit",
+        "nvml",         "docker",      "dlopen",  "tensorflow", "cudnn"
+    };
     static const char *const kinds[] = {
 #define CUDAERR_KIND_NAME(id, name) name,
         CUDAERR_KINDS(CUDAERR_KIND_NAME)
@@ -729,7 +731,7 @@ static int gen_cudaerr(struct tsv *t, FILE *out)
         if (find_name(apis, sizeof(apis) / sizeof(apis[0]), v[API]) < 0)
             return fail(t,
                         "column 'api': '%s' is not cuda-runtime, cuda-driver, pytorch, nccl, "
-                        "nvidia-container-toolkit, nvml or docker",
+                        "nvidia-container-toolkit, nvml, docker, dlopen, tensorflow or cudnn",
                         v[API]);
         if (strcmp(v[NUMBER], "-") != 0) {
             char *end;

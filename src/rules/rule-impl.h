@@ -23,6 +23,9 @@ struct rule_ctx {
     const bool *disabled; /* by rule_position; NULL: every rule runs */
 };
 
+/* stack.cudnn's finding for cuDNN libraries the error given says could not load (rules-libs.c). */
+void cudnn_reported(const struct rule_ctx *ctx, struct findings *out);
+
 /* Whether the rule id runs in this check (not disabled in the configuration). */
 bool rule_id_enabled(const struct rule_ctx *ctx, const char *id);
 
@@ -52,6 +55,7 @@ bool rule_id_enabled(const struct rule_ctx *ctx, const char *id);
     X(stack_cuda_too_new)                                                                          \
     X(stack_arch_unsupported)                                                                      \
     X(stack_container_toolkit_missing)                                                             \
+    X(stack_cuda_lib_missing)                                                                      \
     X(stack_toolkit_mismatch)                                                                      \
     X(stack_cudnn)                                                                                 \
     X(stack_known_bad_driver)                                                                      \

@@ -304,6 +304,10 @@ static const char *kind_owner(enum cudaerr_kind kind)
         return "host.container-lost-devices";
     case CUDAERR_NO_GPU_RUNTIME:
         return "stack.container-toolkit-missing";
+    case CUDAERR_CUDA_LIB_MISSING:
+        return "stack.cuda-lib-missing";
+    case CUDAERR_CUDNN_MISSING:
+        return "stack.cudnn";
     case CUDAERR_NO_DRIVER:
     case CUDAERR_SLOW_INIT:
     case CUDAERR_OTHER:

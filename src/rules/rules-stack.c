@@ -699,6 +699,7 @@ static void check_cudnn(const struct rule_ctx *ctx, struct findings *out)
     /* The system's cuDNN was looked for when the stack collector ran at all. */
     bool system_known = stack->state == CS_OK || stack->state == CS_PARTIAL;
 
+    cudnn_reported(ctx, out);
     for (size_t i = 0; i < s->stack.n_frameworks; i++) {
         const struct stack_framework *fw = &s->stack.frameworks[i];
         const char *want = fw->cudnn_version, *loaded, *why;

@@ -30,7 +30,8 @@ eq() { [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"; }
 # ids: "id severity" of every reported.* and proc.cuda-visible-devices finding of $tmp/j
 ids() {
     jq -r '[.findings[] | select((.id | startswith("reported.")) or .id == "proc.cuda-visible-devices" or .id == "stack.arch-unsupported"
-           or .id == "host.container-lost-devices" or .id == "stack.container-toolkit-missing")
+           or .id == "host.container-lost-devices" or .id == "stack.container-toolkit-missing"
+           or .id == "stack.cuda-lib-missing" or .id == "stack.cudnn")
            | "\(.id) \(.severity)"] | join(",")' "$tmp/j"
 }
 check() { "$GPUDOCTOR" check --window 0 --only nvml --json "$@" >"$tmp/j" 2>"$tmp/err"; }
@@ -135,6 +136,19 @@ check --error 'Failed to initialize NVML: Unknown Error'
 eq "nvml unknown: findings" "$(ids)" "host.container-lost-devices critical"
 eq "nvml unknown: title" "$(jq -r '[.findings[] | select(.id == "host.container-lost-devices")][0].title' "$tmp/j")" \
     "The error given is NVML's Unknown Error, which a container that has lost its GPUs prints; NVML works here"
+
+# a CUDA library the program cannot load: the release its soname names against the toolkits here
+check --error 'ImportError: libcublas.so.9.1: cannot open shared object file: No such file or directory'
+eq "lib: findings" "$(ids)" "stack.cuda-lib-missing critical"
+eq "lib: title" "$(jq -r '[.findings[] | select(.id == "stack.cuda-lib-missing")][0].title' "$tmp/j")" \
+    "The program was built for CUDA 9.1 and cannot load libcublas.so.9.1: that CUDA is not installed here"
+# cuDNN's is stack.cudnn's, with the wheel for the framework's CUDA when that is known
+check --error 'Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open shared object file'
+eq "cudnn: findings" "$(ids)" "stack.cudnn warning"
+# disabled, its rule leaves the error to reported.error: it never vanishes
+printf 'disable = stack.cuda-lib-missing\n' >"$tmp/off.conf"
+GPUDOCTOR_CONFIG=$tmp/off.conf check --error 'ImportError: libcublas.so.9.1: cannot open shared object file'
+eq "lib disabled: findings" "$(ids)" "reported.error info"
 
 # 46, every GPU shared: information with what to check
 check --error 'CUDA error: all CUDA-capable devices are busy or unavailable'

@@ -102,6 +102,22 @@ static void test_refusals_and_timeouts(void **state)
     expect("docker: Error response from daemon: could not select device driver \"\" with "
            "capabilities: [[gpu]].",
            "could not select device driver", -1, CUDAERR_NO_GPU_RUNTIME);
+    /* CUDA and cuDNN libraries that cannot load; the driver's own libcuda is no_driver */
+    expect("ImportError: libcublas.so.9.1: cannot open shared object file: No such file or "
+           "directory",
+           "CUDA library not found", -1, CUDAERR_CUDA_LIB_MISSING);
+    expect("Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: "
+           "cannot open shared object file: No such file or directory",
+           "CUDA library not found", -1, CUDAERR_CUDA_LIB_MISSING);
+    expect("Could not load dynamic library 'libcudart.so.10.1'", "Could not load dynamic library",
+           -1, CUDAERR_CUDA_LIB_MISSING);
+    expect("Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: "
+           "cannot open shared object file: No such file or directory",
+           "cuDNN not found", -1, CUDAERR_CUDNN_MISSING);
+    expect("Error: Could not load library libcudnn_cnn_infer.so.8", "Could not load library", -1,
+           CUDAERR_CUDNN_MISSING);
+    expect("ImportError: libcuda.so.1: cannot open shared object file: No such file or directory",
+           "CUDA driver library not found", -1, CUDAERR_NO_DRIVER);
     expect("RuntimeError: DataLoader worker (pid 629) is killed by signal: Killed.",
            "DataLoader worker killed (SIGKILL)", -1, CUDAERR_OTHER);
     expect("DataLoader worker (pid 83641) is killed by signal: Bus error.",

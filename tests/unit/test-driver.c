@@ -328,9 +328,8 @@ int main(void)
         cmocka_unit_test(test_open_module), cmocka_unit_test(test_legacy_aarch64),
         cmocka_unit_test(test_sysfs_only),  cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_truncated),   cmocka_unit_test(test_mismatch_keeps_both),
-        cmocka_unit_test(test_no_module),
-        cmocka_unit_test(test_device_cgroup),   cmocka_unit_test(test_round_trip),
-        cmocka_unit_test(test_read_errors),
+        cmocka_unit_test(test_no_module),   cmocka_unit_test(test_device_cgroup),
+        cmocka_unit_test(test_round_trip),  cmocka_unit_test(test_read_errors),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
