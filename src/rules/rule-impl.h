@@ -191,6 +191,8 @@ void finding_fix_take(struct finding *f, char *en, char *l);
  */
 ssize_t reported_find(const struct rule_ctx *ctx, enum cudaerr_kind kind,
                       const struct cudaerr_info **row);
+/* Adds every error given of that kind to f's evidence ("the error given: \"...\""). */
+void reported_texts(const struct rule_ctx *ctx, struct finding *f, enum cudaerr_kind kind);
 
 /*
  * A text kept in both languages while it is built from parts (a title's tail: an Xid's recovery

@@ -12,19 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Every error given of that kind, as evidence. */
-static void given_texts(const struct rule_ctx *ctx, struct finding *f, enum cudaerr_kind kind)
-{
-    const struct snapshot *s = ctx->facts->snap;
-
-    for (size_t i = 0; i < s->reported.n_errors; i++) {
-        const struct cudaerr_info *m = cudaerr_match(s->reported.errors[i].text);
-
-        if (m != NULL && m->kind == kind)
-            finding_evidence(f, "the error given: \"%s\"", s->reported.errors[i].text);
-    }
-}
-
 /* ---- host.container-lost-devices ---- */
 
 static bool devices_read(const struct driver_info *d)
@@ -130,7 +117,7 @@ static void check_lost_devices(const struct rule_ctx *ctx, struct findings *out)
                             "container mark was seen or recorded); on a host, Unknown Error "
                             "is a driver fault: see the kernel log");
     }
-    given_texts(ctx, f, CUDAERR_NVML_UNKNOWN);
+    reported_texts(ctx, f, CUDAERR_NVML_UNKNOWN);
     if (devices_read(d) && d->dev_ctl)
         finding_evidence(f, "/dev/nvidiactl is here, with %" PRIu32 " GPU device file(s)",
                          d->dev_gpus);
@@ -215,7 +202,7 @@ static void check_toolkit_missing(const struct rule_ctx *ctx, struct findings *o
     finding_object(f, "nvidia-container-toolkit");
     finding_title(f, "Docker cannot give containers GPUs: the NVIDIA Container Toolkit is not "
                      "installed, or not registered with the docker daemon");
-    given_texts(ctx, f, CUDAERR_NO_GPU_RUNTIME);
+    reported_texts(ctx, f, CUDAERR_NO_GPU_RUNTIME);
     finding_evidence(f, "docker run --gpus asks the daemon for a device driver with the 'gpu' "
                         "capability; the NVIDIA Container Toolkit provides it, and the daemon "
                         "knows it only after a restart");

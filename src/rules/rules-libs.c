@@ -72,19 +72,6 @@ static bool toolkit_matches(const char *tv, const char *sv)
     return strncmp(tv, sv, n) == 0 && (tv[n] == '\0' || tv[n] == '.');
 }
 
-/* Every error given of that kind, as evidence. */
-static void given_texts(const struct rule_ctx *ctx, struct finding *f, enum cudaerr_kind kind)
-{
-    const struct snapshot *s = ctx->facts->snap;
-
-    for (size_t i = 0; i < s->reported.n_errors; i++) {
-        const struct cudaerr_info *m = cudaerr_match(s->reported.errors[i].text);
-
-        if (m != NULL && m->kind == kind)
-            finding_evidence(f, "the error given: \"%s\"", s->reported.errors[i].text);
-    }
-}
-
 /* The first error given of that kind that names a library of the prefix. */
 static bool reported_lib(const struct rule_ctx *ctx, enum cudaerr_kind kind, const char *prefix,
                          struct lib_named *lib)
@@ -161,7 +148,7 @@ static void check_lib_missing(const struct rule_ctx *ctx, struct findings *out)
         finding_title(f, "The program cannot load the CUDA library lib%s", lib.name);
     else
         finding_title(f, "The program cannot load a CUDA library it needs");
-    given_texts(ctx, f, CUDAERR_CUDA_LIB_MISSING);
+    reported_texts(ctx, f, CUDAERR_CUDA_LIB_MISSING);
     if (named && strchr(lib.version, '.') != NULL)
         finding_evidence(f, "lib%s.so.%s belongs to CUDA %s: the program was built for it",
                          lib.name, lib.version, lib.version);
@@ -268,7 +255,7 @@ void cudnn_reported(const struct rule_ctx *ctx, struct findings *out)
     else
         finding_title(f, "The program cannot load cuDNN: it is not installed where the dynamic "
                          "linker looks");
-    given_texts(ctx, f, CUDAERR_CUDNN_MISSING);
+    reported_texts(ctx, f, CUDAERR_CUDNN_MISSING);
     if (st->cudnn_version != NULL)
         finding_evidence(f, "the system's cuDNN: %s (%s)", st->cudnn_version,
                          st->cudnn_source ? st->cudnn_source : "?");

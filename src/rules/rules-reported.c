@@ -37,6 +37,18 @@ ssize_t reported_find(const struct rule_ctx *ctx, enum cudaerr_kind kind,
     return -1;
 }
 
+void reported_texts(const struct rule_ctx *ctx, struct finding *f, enum cudaerr_kind kind)
+{
+    const struct snapshot *s = ctx->facts->snap;
+
+    for (size_t i = 0; i < s->reported.n_errors; i++) {
+        const struct cudaerr_info *m = reported_match(ctx, i);
+
+        if (m != NULL && m->kind == kind)
+            finding_evidence(f, "the error given: \"%s\"", s->reported.errors[i].text);
+    }
+}
+
 /* A catalogue's meaning for people: data/cuda-errors.tsv's text is translated (po/tsv2pot.py). */
 static const char *meaning_l(const char *meaning)
 {
