@@ -115,6 +115,7 @@ static void check_lib_missing(const struct rule_ctx *ctx, struct findings *out)
     const struct snapshot *s = ctx->facts->snap;
     const struct stack_info *st = &s->stack;
     const struct stack_toolkit *have = NULL;
+    const struct stack_lib *known = NULL; /* the linker knows the very soname */
     const struct stack_framework *fw = NULL;
     bool read = s->collectors[COLLECTOR_STACK].state == CS_OK ||
                 s->collectors[COLLECTOR_STACK].state == CS_PARTIAL;
@@ -133,8 +134,22 @@ static void check_lib_missing(const struct rule_ctx *ctx, struct findings *out)
         if (toolkit_matches(st->frameworks[i].cuda_version, lib.version))
             fw = fw ? fw : &st->frameworks[i];
     }
+    for (size_t i = 0; named && lib.version[0] && i < st->n_libs; i++) {
+        const struct stack_lib *l = &st->libs[i];
+        char want[64];
+
+        snprintf(want, sizeof(want), "lib%s.so.%s", lib.name, lib.version);
+        if (l->soname != NULL && strcmp(l->soname, want) == 0)
+            known = known ? known : l;
+    }
     f = finding_new(ctx, out, -1, -1);
-    if (named && lib.version[0] && have != NULL)
+    if (known != NULL) {
+        f->severity = SEV_WARNING;
+        finding_title(f,
+                      "The program could not load lib%s.so.%s, which the dynamic linker here "
+                      "finds: the program ran with another view of the libraries",
+                      lib.name, lib.version);
+    } else if (named && lib.version[0] && have != NULL)
         finding_title(f,
                       "The program cannot load lib%s.so.%s: CUDA %s is installed, but the dynamic "
                       "linker does not look where it is",
@@ -172,6 +187,13 @@ static void check_lib_missing(const struct rule_ctx *ctx, struct findings *out)
     }
     finding_fix(f, "ldconfig -p | grep -E 'libcudart|libcublas'   # the CUDA libraries the linker "
                    "finds");
+    if (known != NULL) {
+        finding_fix(f, "# where the program failed (a container without this directory, a shell "
+                       "with another LD_LIBRARY_PATH, another machine): LD_DEBUG=libs before its "
+                       "command shows where the loader looked");
+        f->impact = 0.5;
+        return;
+    }
     if (have != NULL && have->path != NULL) {
         char *lib64 = xasprintf("%s/lib64", have->path), *ql = fix_arg(f, "library path", lib64);
 
@@ -219,7 +241,8 @@ const struct rule rule_stack_cuda_lib_missing = {
         "libcublas, libcufft, libcurand, libcusolver, libcusparse, libnvrtc) that could not be "
         "loaded. The soname's version is compared with the CUDA toolkits found here and the "
         "libraries the dynamic linker knows: installed but not on the linker's path, or not "
-        "installed at all."),
+        "installed at all (critical); a warning when the linker here finds that very soname, "
+        "since the program then ran with another view of the libraries."),
     .fix = N_("Put the installed release's lib64 on the linker's path (LD_LIBRARY_PATH, or "
               "/etc/ld.so.conf.d and ldconfig), or install the release the program was built "
               "for, or a build of the program for a CUDA that is installed."),

@@ -947,6 +947,53 @@ static void test_arch_unsupported_framework(void **state)
     snapshot_free(s);
 }
 
+/* A CUDA library the error says could not load, against the toolkits and the linker's libraries. */
+static void test_cuda_lib_missing(void **state)
+{
+    const struct finding *x;
+    struct snapshot *s;
+    struct findings f;
+
+    (void)state;
+    s = load("toolkit-older-cuda"); /* CUDA 9.2 at /usr/local/cuda-9.2 */
+    s->reported.errors = xcalloc(1, sizeof(*s->reported.errors));
+    s->reported.n_errors = 1;
+    s->reported.errors[0].text =
+        xstrdup("ImportError: libcudart.so.9.2: cannot open shared object file");
+    s->reported.errors[0].error = xstrdup("CUDA library not found");
+    run(s, &f);
+    x = MUST(find(&f, "stack.cuda-lib-missing", -1));
+    assert_int_equal(x->severity, SEV_CRITICAL);
+    assert_string_equal(x->title,
+                        "The program cannot load libcudart.so.9.2: CUDA 9.2 is installed, "
+                        "but the dynamic linker does not look where it is");
+    assert_true(fix_has(x, "export LD_LIBRARY_PATH=/usr/local/cuda-9.2/lib64"));
+    findings_free(&f);
+    /* the linker knows that very soname: the program ran elsewhere, a warning */
+    s->stack.libs = xcalloc(1, sizeof(*s->stack.libs));
+    s->stack.n_libs = 1;
+    s->stack.libs[0].kind = xstrdup("cudart");
+    s->stack.libs[0].soname = xstrdup("libcudart.so.9.2");
+    s->stack.libs[0].path = xstrdup("/usr/local/cuda-9.2/lib64/libcudart.so.9.2");
+    run(s, &f);
+    x = MUST(find(&f, "stack.cuda-lib-missing", -1));
+    assert_int_equal(x->severity, SEV_WARNING);
+    assert_non_null(strstr(x->title, "which the dynamic linker here finds"));
+    assert_false(fix_has(x, "export LD_LIBRARY_PATH"));
+    findings_free(&f);
+    /* a release that is not installed */
+    free(s->reported.errors[0].text);
+    s->reported.errors[0].text =
+        xstrdup("ImportError: libcublas.so.10.0: cannot open shared object file");
+    run(s, &f);
+    x = MUST(find(&f, "stack.cuda-lib-missing", -1));
+    assert_int_equal(x->severity, SEV_CRITICAL);
+    assert_string_equal(x->title, "The program was built for CUDA 10.0 and cannot load "
+                                  "libcublas.so.10.0: that CUDA is not installed here");
+    findings_free(&f);
+    snapshot_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -967,6 +1014,7 @@ int main(void)
         cmocka_unit_test(test_init_failure_without_the_bus),
         cmocka_unit_test(test_container_lost_devices),
         cmocka_unit_test(test_arch_unsupported_framework),
+        cmocka_unit_test(test_cuda_lib_missing),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
