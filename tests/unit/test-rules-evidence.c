@@ -956,6 +956,8 @@ static void test_cuda_lib_missing(void **state)
 
     (void)state;
     s = load("toolkit-older-cuda"); /* CUDA 9.2 at /usr/local/cuda-9.2 */
+    assert_int_equal(s->reported.n_errors, 0);
+    free(s->reported.errors);
     s->reported.errors = xcalloc(1, sizeof(*s->reported.errors));
     s->reported.n_errors = 1;
     s->reported.errors[0].text =
@@ -970,6 +972,8 @@ static void test_cuda_lib_missing(void **state)
     assert_true(fix_has(x, "export LD_LIBRARY_PATH=/usr/local/cuda-9.2/lib64"));
     findings_free(&f);
     /* the linker knows that very soname: the program ran elsewhere, a warning */
+    assert_int_equal(s->stack.n_libs, 0); /* the array is there, empty */
+    free(s->stack.libs);
     s->stack.libs = xcalloc(1, sizeof(*s->stack.libs));
     s->stack.n_libs = 1;
     s->stack.libs[0].kind = xstrdup("cudart");
