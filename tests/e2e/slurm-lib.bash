@@ -12,17 +12,24 @@ NODE=$(hostname -s)
 S=$TMP/slurm
 mkdir -p "$S/state" "$S/spool" "$S/log"
 chmod 755 "$TMP" "$S" # munged wants its socket's directories reachable
+# A port no socket uses, below the kernel's ephemeral range: a port in that range can be taken by
+# any outgoing connection (another test's HTTP clients) between the check and slurmd's bind. The
+# daemons are started again on other ports if one of them still could not bind (below).
+EPHEMERAL_LOW=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+[ "$EPHEMERAL_LOW" -gt 12000 ] 2>/dev/null || EPHEMERAL_LOW=32768
 free_port() {
     local p
     while :; do
-        p=$((20000 + RANDOM % 30000))
-        ss -Hltn "sport = :$p" | grep . >/dev/null || { echo "$p"; return; }
+        p=$((10000 + RANDOM % (EPHEMERAL_LOW - 10000)))
+        ss -Hatn "sport = :$p" | grep . >/dev/null || { echo "$p"; return; }
     done
 }
-CTLD_PORT=$(free_port)
-SLURMD_PORT=$(free_port)
-while [ "$SLURMD_PORT" = "$CTLD_PORT" ]; do SLURMD_PORT=$(free_port); done
-
+pick_ports() {
+    CTLD_PORT=$(free_port)
+    SLURMD_PORT=$(free_port)
+    while [ "$SLURMD_PORT" = "$CTLD_PORT" ]; do SLURMD_PORT=$(free_port); done
+}
+pick_ports
 stop_slurm() {
     local f
     for f in slurmd slurmctld munged; do
@@ -72,10 +79,27 @@ NodeName=$NODE NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 CONF
 }
-write_conf ""
 export SLURM_CONF=$S/slurm.conf
-slurmctld -i -f "$S/slurm.conf"
-slurmd -f "$S/slurm.conf" -N "$NODE"
+stop_daemons() { # slurmctld and slurmd, leaving munged
+    local f
+    for f in slurmd slurmctld; do
+        [ -s "$S/$f.pid" ] && kill -KILL "$(cat "$S/$f.pid")" 2>/dev/null
+        rm -f "$S/$f.pid"
+    done
+    return 0
+}
+for attempt in 1 2 3; do
+    write_conf ""
+    slurmctld -i -f "$S/slurm.conf"
+    slurmd -f "$S/slurm.conf" -N "$NODE"
+    sleep 0.5
+    grep -q "Unable to bind\|Address already in use" "$S"/log/slurm*.log 2>/dev/null || break
+    echo "note: a daemon could not bind its port (attempt $attempt); starting again on others"
+    stop_daemons
+    mkdir -p "$S/log/attempt-$attempt"
+    mv "$S"/log/slurm*.log "$S/log/attempt-$attempt/"
+    pick_ports
+done
 
 node_field() { # node_field KEY: a field of the node
     scontrol show node -o "$NODE" | sed -n "s/.* $1=\([^ ]*\).*/\1/p"
