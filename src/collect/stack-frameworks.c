@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,10 +213,11 @@ static bool sp_from_interpreter(struct stack_run *r, const char *prefix, const c
     return venv;
 }
 
-/* The version a process actually loaded for a kind of library (full versions only). */
+/* The version a process actually loaded for a kind of library (full versions only); NULL
+ * without a process. */
 static const char *loaded_version(const struct proc *p, const char *kind)
 {
-    for (size_t i = 0; i < p->n_libs; i++) {
+    for (size_t i = 0; p != NULL && i < p->n_libs; i++) {
         const struct proc_lib *l = &p->libs[i];
 
         if (l->kind && strcmp(l->kind, kind) == 0 && l->version && stackver_parts(l->version) >= 2)
@@ -306,16 +308,20 @@ static struct stack_framework *framework_slot(struct stack_info *st, const char 
     return f;
 }
 
-static void framework_common(struct stack_framework *f, const struct proc *p, const char *from)
+/* p is the GPU process it was found from; NULL for gpudoctor's own environment (python). */
+static void framework_common(struct stack_framework *f, const struct proc *p, const char *from,
+                             const char *python)
 {
-    f->pid = p->pid;
-    f->processes = 1;
-    f->python = p->exe ? xstrdup(p->exe) : NULL;
+    f->pid = p != NULL ? p->pid : 0;
+    f->processes = p != NULL ? 1 : 0;
+    python = p != NULL ? p->exe : python;
+    f->python = python ? xstrdup(python) : NULL;
     f->found_from = xstrdup(from);
 }
 
+/* The frameworks installed in sp; p as for framework_common. */
 static void check_site_packages(struct stack_run *r, const struct proc *p, const char *prefix,
-                                const char *sp, const char *from)
+                                const char *sp, const char *from, const char *python)
 {
     char *path, *text = NULL;
     struct wheels w;
@@ -335,9 +341,9 @@ static void check_site_packages(struct stack_run *r, const struct proc *p, const
     if (have_torch) {
         f = framework_slot(r->st, "torch", sp, &existed);
         if (existed) {
-            f->processes++;
+            f->processes += p != NULL;
         } else {
-            framework_common(f, p, from);
+            framework_common(f, p, from, python);
             f->version = stackver_py_assign(text, "__version__", NULL);
             f->cuda_version = stackver_py_assign(text, "cuda", NULL);
             f->hip_version = stackver_py_assign(text, "hip", NULL);
@@ -353,11 +359,11 @@ static void check_site_packages(struct stack_run *r, const struct proc *p, const
     if (have_tf) {
         f = framework_slot(r->st, "tensorflow", sp, &existed);
         if (existed) {
-            f->processes++;
+            f->processes += p != NULL;
         } else {
             char *cudnn = stackver_tf_build_info(tf_text, "cudnn_version");
 
-            framework_common(f, p, from);
+            framework_common(f, p, from, python);
             f->version = w.tf_version ? xstrdup(w.tf_version) : NULL;
             f->cuda_version = stackver_tf_build_info(tf_text, "cuda_version");
             f->cudnn_version = pick(loaded_version(p, "cudnn"), w.cudnn, NULL, NULL);
@@ -391,6 +397,46 @@ static void resolve_proc_libs(struct stack_run *r, struct proc *p, const char *p
             l->version = v;
         }
     }
+}
+
+/*
+ * The Python environment gpudoctor itself was started in: $VIRTUAL_ENV (an activated venv, which
+ * shadows a conda env), else $CONDA_PREFIX. A program that failed at its start leaves no process
+ * to read; run from the same shell (check --error), gpudoctor reads the build it would have run.
+ * Live only: gpudoctor's environment says nothing of a fixture tree. An install a GPU process
+ * runs keeps that process's record.
+ */
+static void env_frameworks(struct stack_run *r)
+{
+    static const char *const vars[] = { "VIRTUAL_ENV", "CONDA_PREFIX" };
+    const char *var = NULL, *env = NULL;
+    char *list[MAX_SITE_PACKAGES], *python;
+    size_t n = 0;
+
+    for (size_t i = 0; r->ctx->live && env == NULL && i < ARRAY_SIZE(vars); i++) {
+        env = getenv(vars[i]);
+        if (env == NULL || *env == '\0') {
+            env = NULL;
+        } else if (*env != '/' || strlen(env) >= PATH_MAX) {
+            collector_note(r->c, "$%s is not an absolute path: not read", vars[i]);
+            env = NULL;
+        } else {
+            var = vars[i];
+        }
+    }
+    if (var == NULL)
+        return;
+    r->st->python_env = xstrdup(env);
+    r->st->python_env_var = xstrdup(var);
+    python = stack_path_join(env, "bin/python");
+    sp_from_interpreter(r, "", python, list, &n, 0);
+    if (n == 0)
+        collector_note(r->c, "$%s (%s): no site-packages directory under it", var, env);
+    for (size_t k = 0; k < n; k++) {
+        check_site_packages(r, NULL, "", list[k], "environment", python);
+        free(list[k]);
+    }
+    free(python);
 }
 
 void stack_collect_frameworks(struct stack_run *r)
@@ -429,11 +475,12 @@ void stack_collect_frameworks(struct stack_run *r)
                 sp_from_interpreter(r, prefix, p->exe, list, &n, 0);
         }
         for (size_t k = 0; k < n; k++) {
-            check_site_packages(r, p, prefix, list[k], from);
+            check_site_packages(r, p, prefix, list[k], from, NULL);
             free(list[k]);
         }
         free(prefix);
     }
+    env_frameworks(r);
     if (r->maps_denied != 0)
         collector_note(r->c,
                        "/proc/PID/maps of %u GPU process(es) unreadable (not root?): "

@@ -97,6 +97,29 @@ void proc_desc(char *buf, size_t size, const struct rule_ctx *ctx, int32_t pid)
     snprintf(buf, size, "pid %d (%s)", (int)pid, label);
 }
 
+bool fw_from_env(const struct stack_framework *fw)
+{
+    return fw->pid <= 0 && fw->found_from != NULL && strcmp(fw->found_from, "environment") == 0;
+}
+
+void fw_found_evidence(struct finding *f, const struct rule_ctx *ctx,
+                       const struct stack_framework *fw)
+{
+    const struct stack_info *st = &ctx->facts->snap->stack;
+    char label[160];
+
+    if (fw_from_env(fw)) {
+        finding_evidence(f,
+                         "found in %s, of the Python environment gpudoctor was started in "
+                         "($%s): no process of it runs here",
+                         fw->site_packages ? fw->site_packages : "?",
+                         st->python_env_var ? st->python_env_var : "VIRTUAL_ENV");
+        return;
+    }
+    proc_desc(label, sizeof(label), ctx, fw->pid);
+    finding_evidence(f, "found in %s", label);
+}
+
 /*
  * Which command supplies what was not in the evidence, for "Not checked" (render_not_checked
  * prints it for imported evidence). Only commands whose output check --from reads; a name is

@@ -254,6 +254,16 @@ const char *gpu_status_name(const struct gpu *g, enum gpu_slot slot);
 void proc_label(char *buf, size_t size, const struct rule_ctx *ctx, int32_t pid);
 /* "pid 4121 (alice: python train.py)", or "pid 4121" when the process table lacks it. */
 void proc_desc(char *buf, size_t size, const struct rule_ctx *ctx, int32_t pid);
+/* Whether a framework record was found from gpudoctor's own Python environment, not a process. */
+bool fw_from_env(const struct stack_framework *fw);
+/* The process a framework record names, for finding_new: -1 when it names none. */
+static inline int32_t fw_pid(const struct stack_framework *fw)
+{
+    return fw->pid > 0 ? fw->pid : -1;
+}
+/* The evidence line saying where a framework build was found: its process, or the environment. */
+void fw_found_evidence(struct finding *f, const struct rule_ctx *ctx,
+                       const struct stack_framework *fw);
 /*
  * True when collector id ran; otherwise records one skip "<name> collector not run" (or what
  * went wrong) for the running rule and returns false.

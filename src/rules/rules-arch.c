@@ -480,6 +480,8 @@ static void reported_finding(const struct rule_ctx *ctx, struct findings *out, c
     else if (cc == 0)
         finding_evidence(f, "the GPU's compute capability is unknown here (NVML did not give "
                             "it): which architecture is missing cannot be said");
+    if (fw != NULL)
+        fw_found_evidence(f, ctx, fw);
     if (fw != NULL && cc != 0) {
         framework_evidence(f, fw, cc);
     } else if (fw != NULL) {
@@ -505,7 +507,8 @@ static void reported_finding(const struct rule_ctx *ctx, struct findings *out, c
                             "was built with are unknown here");
     } else {
         finding_evidence(f, "no framework build was found here (none of the GPU processes "
-                            "runs one): the CUDA it was built with is unknown");
+                            "runs one): the CUDA it was built with is unknown; run from the "
+                            "program's activated venv or conda env, gpudoctor reads its build");
     }
     arch_fixes(f, cc, fw);
     f->impact = 1.0;
@@ -524,7 +527,7 @@ static void framework_finding(const struct rule_ctx *ctx, struct findings *out,
     enum cuda_arch_verdict worst = CUDA_ARCH_OK;
     bool torch = is_torch(fw);
     bool gpus_known;
-    char label[160], cct[48], what[96];
+    char cct[48], what[96];
     struct finding *f;
 
     for (size_t i = 0; i < ctx->facts->n_uses; i++) {
@@ -565,7 +568,7 @@ static void framework_finding(const struct rule_ctx *ctx, struct findings *out,
         return;
     while (bad[title].v != worst)
         title++;
-    f = finding_new(ctx, out, n_bad == 1 ? (int32_t)bad[0].g->index : -1, fw->pid);
+    f = finding_new(ctx, out, n_bad == 1 ? (int32_t)bad[0].g->index : -1, fw_pid(fw));
     cc_text(cct, sizeof(cct), bad[title].g->cc_major * 10 + bad[title].g->cc_minor);
     fw_text(what, sizeof(what), fw);
     if (worst == CUDA_ARCH_TOO_OLD) {
@@ -580,8 +583,7 @@ static void framework_finding(const struct rule_ctx *ctx, struct findings *out,
                       " (compute capability %s): it runs only from PTX, if the build has any",
                       what, fw->cuda_version, bad[title].g->index, cct);
     }
-    proc_desc(label, sizeof(label), ctx, fw->pid);
-    finding_evidence(f, "found in %s", label);
+    fw_found_evidence(f, ctx, fw);
     for (size_t i = 0; i < n_bad; i++) {
         finding_evidence(f, "GPU %" PRIu32 " (%s) is of compute capability %d.%d (NVML)",
                          bad[i].g->index, bad[i].g->name ? bad[i].g->name : "?", bad[i].g->cc_major,
@@ -590,7 +592,10 @@ static void framework_finding(const struct rule_ctx *ctx, struct findings *out,
     }
     if (n_more > 0)
         finding_evidence(f, "and %zu more GPU(s) like them", n_more);
-    if (!gpus_known)
+    if (!gpus_known && fw_from_env(fw))
+        finding_evidence(f, "which GPUs it would use is unknown: its CUDA compiles for none of "
+                            "the GPUs judged here");
+    else if (!gpus_known)
         finding_evidence(f, "which GPUs the process uses is unknown: its CUDA compiles for none "
                             "of the GPUs judged here");
     if (worst == CUDA_ARCH_TOO_NEW)
@@ -646,7 +651,8 @@ const struct rule rule_stack_arch_unsupported = {
            "warnings about a GPU its build does not support (the GPU's capability and the build's "
            "list are read from the text), with the GPUs' compute capabilities from NVML and the "
            "CUDA each framework was built with. Without such an error: a framework found in a GPU "
-           "process whose CUDA cannot compile for a GPU it uses (or, when its GPUs are unknown, "
+           "process (or in the Python environment gpudoctor was started in) whose CUDA cannot "
+           "compile for a GPU it uses (or, when its GPUs are unknown, "
            "for any GPU here), by the architecture table data/cuda-arch.tsv: critical when the "
            "CUDA no longer compiles for the GPU; a warning for a PyTorch whose CUDA is older "
            "than the GPU (a build with PTX may still run; TensorFlow's releases carry PTX, so "

@@ -353,8 +353,10 @@ static enum cuda_driver_verdict cuda_verdict(const struct snapshot *s, const cha
     return v;
 }
 
+/* fw: the framework record judged, or NULL for the CUDA runtime process pid maps. */
 static void cuda_finding(const struct rule_ctx *ctx, struct findings *out, const char *driver,
-                         int32_t pid, const char *what, const char *cuda)
+                         const struct stack_framework *fw, int32_t pid, const char *what,
+                         const char *cuda)
 {
     struct cuda_driver_req req;
     enum cuda_driver_verdict v = cuda_verdict(ctx->facts->snap, driver, cuda, &req);
@@ -367,7 +369,6 @@ static void cuda_finding(const struct rule_ctx *ctx, struct findings *out, const
         cuda_of_driver(have, sizeof(have), ctx->facts->snap->nvml.cuda_driver_version);
     /* "driver 470.256.02", or "the driver" when only the CUDA it supports is known. */
     snprintf(name, sizeof(name), "%s%s", driver ? "driver " : "the driver", driver ? driver : "");
-    proc_desc(label, sizeof(label), ctx, pid);
     f = finding_new(ctx, out, -1, pid);
     if (v == CUDA_DRIVER_TOO_OLD) {
         finding_title(f, "%s needs CUDA %s; %s supports CUDA %s", what, cuda, name, have);
@@ -376,7 +377,12 @@ static void cuda_finding(const struct rule_ctx *ctx, struct findings *out, const
         finding_title(f, "%s (CUDA %s) runs on %s only through minor-version compatibility", what,
                       cuda, name);
     }
-    finding_evidence(f, "found in %s", label);
+    if (fw != NULL) {
+        fw_found_evidence(f, ctx, fw);
+    } else {
+        proc_desc(label, sizeof(label), ctx, pid);
+        finding_evidence(f, "found in %s", label);
+    }
     if (driver == NULL)
         finding_evidence(f,
                          "the driver supports CUDA %s (nvmlSystemGetCudaDriverVersion); its "
@@ -444,7 +450,7 @@ static void check_cuda(const struct rule_ctx *ctx, struct findings *out)
             continue; /* a CPU or ROCm build */
         snprintf(what, sizeof(what), "%s %s", fw->name ? fw->name : "a framework",
                  fw->version ? fw->version : "");
-        cuda_finding(ctx, out, driver, fw->pid, what, fw->cuda_version);
+        cuda_finding(ctx, out, driver, fw, fw_pid(fw), what, fw->cuda_version);
     }
     /* GPU processes without a framework record: the CUDA runtime they mapped. */
     for (size_t i = 0; i < s->procs.n_procs; i++) {
@@ -457,7 +463,7 @@ static void check_cuda(const struct rule_ctx *ctx, struct findings *out)
             const struct proc_lib *l = &p->libs[k];
 
             if (l->kind && strcmp(l->kind, "cudart") == 0 && l->version) {
-                cuda_finding(ctx, out, driver, p->pid, "its CUDA runtime", l->version);
+                cuda_finding(ctx, out, driver, NULL, p->pid, "its CUDA runtime", l->version);
                 break;
             }
         }
@@ -477,7 +483,8 @@ const struct rule rule_stack_cuda_too_new = {
         "any 12.x driver (from 525.60.13) with limits: PTX for a newer CUDA cannot be compiled. "
         "That case is information; a driver below the family's minimum is critical."),
     .detection =
-        N_("each framework found in GPU processes (its CUDA build version), or the CUDA "
+        N_("each framework found in GPU processes or in the Python environment gpudoctor was "
+           "started in ($VIRTUAL_ENV, $CONDA_PREFIX) (its CUDA build version), or the CUDA "
            "runtime a GPU process maps, checked against the driver version with the "
            "toolkit-to-driver table (data/cuda-driver-compat.tsv), minor-version "
            "compatibility included; without the driver's version, against the CUDA version "
@@ -545,17 +552,15 @@ static void check_toolkit(const struct rule_ctx *ctx, struct findings *out)
         return;
     for (size_t i = 0; i < s->stack.n_frameworks; i++) {
         const struct stack_framework *fw = &s->stack.frameworks[i];
-        char label[160];
 
         if (fw->cuda_version == NULL || major_of(fw->cuda_version) == major_of(tk->nvcc_version))
             continue;
-        proc_desc(label, sizeof(label), ctx, fw->pid);
-        f = finding_new(ctx, out, -1, fw->pid);
+        f = finding_new(ctx, out, -1, fw_pid(fw));
         finding_object(f, "%s", tk->path ? tk->path : "CUDA toolkit");
         finding_title(f, "nvcc %s (%s) does not match %s %s, built for CUDA %s", tk->nvcc_version,
                       tk->path ? tk->path : "?", fw->name ? fw->name : "the framework",
                       fw->version ? fw->version : "", fw->cuda_version);
-        finding_evidence(f, "framework found in %s", label);
+        fw_found_evidence(f, ctx, fw);
         finding_evidence(f, "CUDA extensions compiled here (pip installs that build CUDA code, "
                             "torch.utils.cpp_extension, apex, flash-attn) fail to build or to "
                             "load");
@@ -667,7 +672,7 @@ static void cudnn_system_conflict(const struct rule_ctx *ctx, struct findings *o
 {
     const struct snapshot *s = ctx->facts->snap;
     const char *name = fw->name ? fw->name : "framework";
-    struct finding *f = finding_new(ctx, out, -1, fw->pid > 0 ? fw->pid : -1);
+    struct finding *f = finding_new(ctx, out, -1, fw_pid(fw));
 
     finding_title(f, "%s %s was built for cuDNN %s, the system's cuDNN is %s", name,
                   fw->version ? fw->version : "", fw->cudnn_version, system);
@@ -710,6 +715,11 @@ static void check_cudnn(const struct rule_ctx *ctx, struct findings *out)
         /* A recorded cuDNN makes it a CUDA build even where its CUDA version is unknown. */
         if (fw->cuda_version == NULL && want == NULL)
             continue;
+        if (fw_from_env(fw)) {
+            /* Its own site-packages may hold the cuDNN it loads (a wheel): nothing is known of
+             * what it loads until it runs. */
+            continue;
+        }
         loaded = proc_cudnn(s, fw->pid, &maps_known);
         proc_desc(label, sizeof(label), ctx, fw->pid);
         if (want && proc_table_find(&s->procs, fw->pid) == NULL && system_known &&

@@ -57,7 +57,8 @@ const struct jtable stack_lib_table = {
         key, type, offsetof(struct stack_framework, member), -1, 0, NULL, source, doc              \
     }
 static const struct jfield stack_framework_fields[] = {
-    F("pid", JF_I32, pid, NULL, "the first GPU process it was found from"),
+    F("pid", JF_I32, pid, NULL,
+      "the first GPU process it was found from; 0 when found only from gpudoctor's environment"),
     F("processes", JF_U32, processes, NULL, "GPU processes running this install"),
     F("name", JF_STR, name, NULL, "\"torch\" or \"tensorflow\""),
     F("version", JF_STR, version, "torch/version.py, *.dist-info/METADATA", "framework version"),
@@ -72,9 +73,11 @@ static const struct jfield stack_framework_fields[] = {
     F("nccl_version", JF_STR, nccl_version, "loaded libnccl, nvidia-nccl wheel", "NCCL it uses"),
     F("site_packages", JF_STR, site_packages, NULL, "the site-packages directory"),
     F("python", JF_STR, python, "/proc/PID/exe", "the interpreter"),
-    F("found_from", JF_STR, found_from, "/proc/PID/maps, /proc/PID/exe",
-      "\"maps\" (a file it mapped lies in it) or \"interpreter\" (the prefix of its argv[0] "
-      "or executable)"),
+    F("found_from", JF_STR, found_from,
+      "/proc/PID/maps, /proc/PID/exe, $VIRTUAL_ENV, $CONDA_PREFIX",
+      "\"maps\" (a file it mapped lies in it), \"interpreter\" (the prefix of its argv[0] "
+      "or executable) or \"environment\" (the Python environment gpudoctor was started in, "
+      "`python_env`)"),
 };
 #undef F
 
@@ -88,6 +91,10 @@ const struct jtable stack_framework_table = {
     }
 static const struct jfield stack_info_fields[] = {
     S("cuda_home", JF_STR, cuda_home, "$CUDA_HOME", "CUDA_HOME in gpudoctor's environment"),
+    S("python_env", JF_STR, python_env, "$VIRTUAL_ENV, $CONDA_PREFIX",
+      "the Python environment gpudoctor was started in (live runs only)"),
+    S("python_env_var", JF_STR, python_env_var, NULL,
+      "which variable named it: \"VIRTUAL_ENV\" or \"CONDA_PREFIX\""),
     S("cudnn_version", JF_STR, cudnn_version, "cudnn_version*.h, libcudnn.so.X.Y.Z",
       "system cuDNN version"),
     S("cudnn_source", JF_STR, cudnn_source, NULL, "the header or library it was read from"),
@@ -141,7 +148,7 @@ int stack_info_from_json(struct stack_info *s, const json_t *j, const char *path
         char sub[256];
 
         snprintf(sub, sizeof(sub), "%s%sframeworks[%zu]", path, *path ? "." : "", i);
-        if (proc_pid_check(((struct stack_framework *)frameworks)[i].pid, false, sub, "pid", err))
+        if (proc_pid_check(((struct stack_framework *)frameworks)[i].pid, true, sub, "pid", err))
             goto out;
     }
     rc = 0;

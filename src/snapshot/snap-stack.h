@@ -34,7 +34,7 @@ struct stack_lib {
 
 /* A framework install found through a GPU process's interpreter. */
 struct stack_framework {
-    int32_t pid;          /* the first process it was found from */
+    int32_t pid;          /* the first process it was found from; 0: gpudoctor's environment */
     uint32_t processes;   /* GPU processes running this install */
     char *name;           /* "torch", "tensorflow" */
     char *version;        /* "2.3.1+cu121" */
@@ -45,14 +45,16 @@ struct stack_framework {
     char *nccl_version;
     char *site_packages;
     char *python;     /* the interpreter (the process's executable) */
-    char *found_from; /* how site_packages was found: "maps" or "interpreter" */
+    char *found_from; /* how site_packages was found: "maps", "interpreter", "environment" */
 };
 
 struct stack_info {
-    char *cuda_home;     /* $CUDA_HOME of gpudoctor itself, when set */
-    char *cudnn_version; /* system cuDNN: "9.1.0" */
-    char *cudnn_source;  /* the header or library it was read from */
-    char *ld_source;     /* "/etc/ld.so.cache", or "/etc/ld.so.conf" when the cache is unusable */
+    char *cuda_home;      /* $CUDA_HOME of gpudoctor itself, when set */
+    char *python_env;     /* $VIRTUAL_ENV, else $CONDA_PREFIX, of gpudoctor itself */
+    char *python_env_var; /* which of the two: "VIRTUAL_ENV" or "CONDA_PREFIX" */
+    char *cudnn_version;  /* system cuDNN: "9.1.0" */
+    char *cudnn_source;   /* the header or library it was read from */
+    char *ld_source;      /* "/etc/ld.so.cache", or "/etc/ld.so.conf" when the cache is unusable */
     struct stack_toolkit *toolkits;
     size_t n_toolkits;
     struct stack_lib *libs; /* known to the dynamic linker */
