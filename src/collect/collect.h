@@ -84,8 +84,9 @@ void collect_state(struct snapshot *s, const char *dir);
  * opens its own and says why that failed.
  */
 /*
- * The user's own evidence: an error text they saw (--error), sanitised, cut to
- * REPORTED_TEXT_MAX bytes and recognised with data/cuda-errors.tsv, appended to s->reported.
+ * The user's own evidence: an error text they saw (--error), sanitised, kept to
+ * REPORTED_TEXT_MAX bytes (of a longer one, its recognised lines, else its end) and recognised
+ * with data/cuda-errors.tsv, appended to s->reported.
  * Returns 0, or -1 when s already holds REPORTED_ERRORS_MAX texts (nothing added).
  */
 int collect_reported_add(struct snapshot *s, const char *text);

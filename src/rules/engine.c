@@ -336,18 +336,11 @@ size_t finding_n_explained(const struct findings *f, size_t i)
     return n;
 }
 
-bool rule_id_enabled(const struct rule_ctx *ctx, const char *id)
-{
-    const struct rule *r = rule_find(id);
-
-    return r != NULL && (ctx->disabled == NULL || !ctx->disabled[rule_position(r)]);
-}
-
 void rules_run(const struct snapshot *s, const struct history *h, const struct rules_config *cfg,
                struct findings *out)
 {
     struct facts *facts = facts_create(s, h, &cfg->th);
-    struct rule_ctx ctx = { .facts = facts, .disabled = cfg->disabled };
+    struct rule_ctx ctx = { .facts = facts };
 
     for (size_t i = 0; i < n_rules; i++) {
         if (cfg->disabled && cfg->disabled[i])

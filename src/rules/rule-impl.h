@@ -20,14 +20,10 @@
 struct rule_ctx {
     const struct facts *facts;
     const struct rule *rule;
-    const bool *disabled; /* by rule_position; NULL: every rule runs */
 };
 
 /* stack.cudnn's finding for cuDNN libraries the error given says could not load (rules-libs.c). */
 void cudnn_reported(const struct rule_ctx *ctx, struct findings *out);
-
-/* Whether the rule id runs in this check (not disabled in the configuration). */
-bool rule_id_enabled(const struct rule_ctx *ctx, const char *id);
 
 /* Every rule of the table, declared once; catalog.c lists them in this order. */
 #define RULE_LIST(X)                                                                               \

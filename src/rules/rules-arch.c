@@ -477,6 +477,10 @@ static void reported_finding(const struct rule_ctx *ctx, struct findings *out, c
                          "%zu GPUs report a compute capability here: which one the program "
                          "used is not in the error",
                          n_gpus);
+    else if (cc == 0 && ctx->facts->snap->collectors[COLLECTOR_NVML].state == CS_UNAVAILABLE)
+        finding_evidence(f, "the GPU's compute capability is unknown here: NVML is not available "
+                            "(the driver's library cannot be loaded); if the error came from "
+                            "another machine, run gpudoctor there");
     else if (cc == 0)
         finding_evidence(f, "the GPU's compute capability is unknown here (NVML did not give "
                             "it): which architecture is missing cannot be said");

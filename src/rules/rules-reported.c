@@ -329,6 +329,22 @@ static const char *kind_owner(enum cudaerr_kind kind)
     return NULL;
 }
 
+/*
+ * Whether a finding already shows the error text (an evidence line quotes it). A kind's own rule
+ * may find nothing to say (no GPU, the rule disabled): the error is then reported here, never
+ * dropped.
+ */
+static bool text_shown(const struct findings *out, const char *text)
+{
+    for (size_t i = 0; i < out->n; i++) {
+        for (size_t k = 0; k < out->items[i].n_evidence; k++) {
+            if (strstr(out->items[i].evidence[k], text) != NULL)
+                return true;
+        }
+    }
+    return false;
+}
+
 static void check_error(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct snapshot *s = ctx->facts->snap;
@@ -339,8 +355,8 @@ static void check_error(const struct rule_ctx *ctx, struct findings *out)
         char ran[256] = "";
         struct finding *f;
 
-        if (m != NULL && kind_owner(m->kind) != NULL && rule_id_enabled(ctx, kind_owner(m->kind)))
-            continue; /* a rule of its own judges it */
+        if (m != NULL && kind_owner(m->kind) != NULL && text_shown(out, text))
+            continue; /* a rule of its own judged it, and shows it */
         for (size_t c = 0; c < COLLECTOR__COUNT; c++) {
             size_t n = strlen(ran);
 

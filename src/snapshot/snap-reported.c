@@ -7,7 +7,8 @@
 
 static const struct jfield error_fields[] = {
     { "text", JF_STR, offsetof(struct reported_error, text), -1, 0, NULL, "--error TEXT",
-      "the error text as given, control characters replaced by '?', at most 1024 bytes" },
+      "the error text as given, control characters replaced by '?', at most 1024 bytes (of a "
+      "longer text, its recognised lines, else its end)" },
     { "error", JF_STR, offsetof(struct reported_error, error), -1, 0, NULL, "data/cuda-errors.tsv",
       "the error recognised in it (\"cudaErrorSystemNotReady\"), or \"unrecognised\"" },
     { "api", JF_STR, offsetof(struct reported_error, api), -1, 0, NULL, "data/cuda-errors.tsv",

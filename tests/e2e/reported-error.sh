@@ -10,7 +10,9 @@
 # GPU nobody is seen holding is proc.compute-mode when 46 is given; nvidia-container-cli's timeout
 # makes persistence mode off a warning. Hostile text
 # (quotes, $(), backticks, newlines, escape sequences) is shown printable and never reaches a fix
-# command unquoted; snapshot --error then check --from gives the same findings.
+# command unquoted; snapshot --error then check --from gives the same findings. A pasted
+# traceback over the bound keeps its recognised line (else its end); an error whose own rule has
+# nothing to say (no GPU here) is still shown by reported.error.
 set -uo pipefail
 : "${GPUDOCTOR:?}" "${SRC:?}" "${SIM_LIB:?}"
 command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
@@ -241,6 +243,30 @@ jq --arg t "$(head -c 1023 /dev/zero | tr '\0' a)é$(head -c 10 /dev/zero | tr '
     '.reported.errors[0].text = $t' "$tmp/s.json" >"$tmp/long.json"
 "$GPUDOCTOR" check --from "$tmp/long.json" --json >"$tmp/j" 2>"$tmp/err"
 eq "from: cut" "$(jq -r '.snapshot.reported.errors[0].text | .[1020:]' "$tmp/j")" "aaa?"
+
+# A whole traceback pasted (over the bound): its recognised line is kept and judged; a long text
+# nothing recognises keeps its end, from a whole line.
+tb="Traceback (most recent call last):"
+for i in $(seq 60); do tb+=$'\n'"  File \"/home/u/train.py\", line $i, in <module>"$'\n'"    x = model(batch_$i)"; done
+tb+=$'\nRuntimeError: CUDA error: no kernel image is available for execution on the device'
+tb+=$'\nCUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.'
+check --error "$tb"
+eq "traceback: findings" "$(ids)" "stack.arch-unsupported critical"
+eq "traceback: kept" "$(jq -r '.snapshot.reported.errors[0].text' "$tmp/j")" \
+    "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+junk=""
+for i in $(seq 80); do junk+="line $i of something nobody catalogued"$'\n'; done
+junk+="the last line"
+check --error "$junk"
+kept=$(jq -r '.snapshot.reported.errors[0].text' "$tmp/j")
+eq "long unrecognised: the end kept" "${kept: -13}" "the last line"
+eq "long unrecognised: from a whole line" "${kept:0:5}" "line "
+eq "long unrecognised: bounded" "$([ ${#kept} -le 1024 ] && echo yes)" yes
+
+# An error whose own rule has nothing to say (no GPU: NVML cannot load) is still reported.
+GPUDOCTOR_NVML_LIB=$tmp/no-such-libnvidia-ml.so check --error 'CUDA error: no CUDA-capable device is detected'
+eq "no GPU: findings" "$(ids)" "reported.error info"
+eq "no GPU: the text shown" "$(jq -r '[.findings[] | select(.id == "reported.error")][0].evidence | index("the error given: \"CUDA error: no CUDA-capable device is detected\"") != null' "$tmp/j")" true
 
 # usage errors
 "$GPUDOCTOR" check --error '' >/dev/null 2>&1
