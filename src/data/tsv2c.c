@@ -9,6 +9,7 @@
  *   tsv2c sxid       data/sxid.tsv                sxid-table.c
  *   tsv2c cudaerr    data/cuda-errors.tsv         cudaerr-table.c
  *   tsv2c cudaarch   data/cuda-arch.tsv           cudaarch-table.c
+ *   tsv2c torchbuilds data/torch-builds.tsv       torchbuilds-table.c
  *
  * Lines starting with '#' are comments; the first other line names the columns, and columns are
  * found by name, so adding a column to the TSV does not break the build. Every value is checked:
@@ -16,6 +17,7 @@
  */
 #include "data/cudaerr.h"
 #include "data/sxid.h"
+#include "data/torchbuilds.h"
 #include "data/xid.h"
 
 #include <ctype.h>
@@ -974,6 +976,72 @@ static int gen_cudaarch(struct tsv *t, FILE *out)
     return 0;
 }
 
+static int gen_torchbuilds(struct tsv *t, FILE *out)
+{
+    static const char *const names[] = { "cuda", "index", "cc", "source" };
+    enum { CUDA, INDEX, CC, SOURCE };
+    int c[4], r, rows = 0, prev = 0;
+
+    if (need_cols(t, names, c, 4) != 0)
+        return -1;
+    fprintf(out,
+            "#include \"data/torchbuilds.h\"\n\nconst struct torch_build torch_build_rows[] = {\n");
+    while ((r = tsv_row(t)) == 1) {
+        int version = tenths(t->cell[c[CUDA]]), ccs[TORCH_BUILD_MAX_CCS], n = 0;
+        char index[16], *tok = t->cell[c[CC]];
+
+        if (version < 0)
+            return fail(t, "column 'cuda': '%s' is not a CUDA version such as 12.8",
+                        t->cell[c[CUDA]]);
+        if (version <= prev)
+            return fail(t, "column 'cuda': %s after a higher one: the rows must be sorted, once",
+                        t->cell[c[CUDA]]);
+        prev = version;
+        snprintf(index, sizeof(index), "cu%d", version);
+        if (strcmp(t->cell[c[INDEX]], index) != 0)
+            return fail(t, "column 'index': '%s' is not %s, the wheel index of CUDA %s",
+                        t->cell[c[INDEX]], index, t->cell[c[CUDA]]);
+        if (t->cell[c[SOURCE]][0] == '\0')
+            return fail(t, "column 'source' must not be empty");
+        fprintf(out, "    { ");
+        put_str(out, t->cell[c[CUDA]]);
+        fprintf(out, ", %d, ", version);
+        put_str(out, index);
+        fputs(", { ", out);
+        while (tok != NULL) {
+            char *space = strchr(tok, ' ');
+            int cc;
+
+            if (space != NULL)
+                *space = '\0';
+            cc = tenths(tok);
+            if (cc < 0)
+                return fail(t,
+                            "column 'cc': '%s' is not a compute capability such as 8.6 (one space "
+                            "between them)",
+                            tok);
+            if (n > 0 && cc <= ccs[n - 1])
+                return fail(t, "column 'cc': %s after a higher one: list them ascending, once",
+                            tok);
+            if (n == TORCH_BUILD_MAX_CCS)
+                return fail(t, "column 'cc': more than %d capabilities", TORCH_BUILD_MAX_CCS);
+            ccs[n++] = cc;
+            fprintf(out, "%d, ", cc);
+            tok = space != NULL ? space + 1 : NULL;
+        }
+        fputs("0 }, ", out);
+        put_str(out, t->cell[c[SOURCE]]);
+        fputs(" },\n", out);
+        rows++;
+    }
+    if (r < 0)
+        return -1;
+    if (rows == 0)
+        return fail(t, "no rows");
+    fprintf(out, "};\n\nconst size_t torch_build_n_rows = %d;\n", rows);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct tsv t;
@@ -984,9 +1052,9 @@ int main(int argc, char **argv)
     if (argc != 4 || (strcmp(argv[1], "xid") != 0 && strcmp(argv[1], "nvlink5") != 0 &&
                       strcmp(argv[1], "cudacompat") != 0 && strcmp(argv[1], "gpuspecs") != 0 &&
                       strcmp(argv[1], "sxid") != 0 && strcmp(argv[1], "cudaerr") != 0 &&
-                      strcmp(argv[1], "cudaarch") != 0)) {
-        fprintf(stderr, "usage: tsv2c xid|nvlink5|cudacompat|gpuspecs|sxid|cudaerr|cudaarch "
-                        "TABLE.tsv OUT.c\n");
+                      strcmp(argv[1], "cudaarch") != 0 && strcmp(argv[1], "torchbuilds") != 0)) {
+        fprintf(stderr, "usage: tsv2c xid|nvlink5|cudacompat|gpuspecs|sxid|cudaerr|cudaarch|"
+                        "torchbuilds TABLE.tsv OUT.c\n");
         return 2;
     }
     if (tsv_open(&t, argv[2]) != 0) {
@@ -1018,6 +1086,8 @@ int main(int argc, char **argv)
         rc = gen_cudaerr(&t, out);
     else if (strcmp(argv[1], "cudaarch") == 0)
         rc = gen_cudaarch(&t, out);
+    else if (strcmp(argv[1], "torchbuilds") == 0)
+        rc = gen_torchbuilds(&t, out);
     else
         rc = gen_gpuspecs(&t, out);
     if (fclose(out) != 0)
