@@ -6,10 +6,12 @@
  * compile for it (a Kepler K80 under CUDA 12), fails at the first kernel with "no kernel image is
  * available for execution on the device". Evidence: the error the user gave (CUDA's 209 and
  * PyTorch's own warnings, which name the GPU's capability and the build's list), the GPUs'
- * capabilities from NVML, and the CUDA each framework was built with (data/cuda-arch.tsv).
+ * capabilities from NVML, and the CUDA each framework was built with (data/cuda-arch.tsv). The fix
+ * names the PyTorch wheel index built for the GPU (data/torch-builds.tsv).
  */
 #include "data/cudaarch.h"
 #include "data/cudaerr.h"
+#include "data/torchbuilds.h"
 #include "rules/rule-impl.h"
 
 #include <ctype.h>
@@ -17,37 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/*
- * The CUDA builds of today's PyTorch releases and the capabilities they carry code for:
- * PYTORCH_RELEASES_CODE_CC in torch/cuda/__init__.py (PyTorch main), which PyTorch's own warning
- * uses to name the release to install.
- */
-static const struct torch_build {
-    const char *cuda; /* "12.8": the wheel index cu128 */
-    const char *index;
-    int ccs[8]; /* 0 ends */
-} torch_builds[] = {
-    { "12.6", "cu126", { 50, 60, 70, 80, 86, 90, 0 } },
-    { "12.8", "cu128", { 70, 80, 86, 90, 100, 120, 0 } },
-    { "13.0", "cu130", { 75, 80, 86, 90, 100, 110, 120, 0 } },
-};
-
-/* The first torch build with code that runs on a GPU of capability cc, or NULL. */
-static const struct torch_build *torch_build_for(int cc)
-{
-    const struct cuda_arch *gpu = cuda_arch_find(cc);
-
-    for (size_t i = 0; gpu != NULL && i < sizeof(torch_builds) / sizeof(torch_builds[0]); i++) {
-        for (const int *c = torch_builds[i].ccs; *c != 0; c++) {
-            const struct cuda_arch *code = cuda_arch_find(*c);
-
-            if (code != NULL && cuda_arch_runs_on(code, gpu))
-                return &torch_builds[i];
-        }
-    }
-    return NULL;
-}
 
 /* What the error text says: the GPU's capability, and the build's list where PyTorch gave it. */
 struct arch_said {
