@@ -22,6 +22,7 @@
     X(NO_GPU_RUNTIME, "no_gpu_runtime")                                                            \
     X(CUDA_LIB_MISSING, "cuda_lib_missing")                                                        \
     X(CUDNN_MISSING, "cudnn_missing")                                                              \
+    X(DRIVER_MISMATCH, "driver_mismatch")                                                          \
     X(OTHER, "other")
 
 enum cudaerr_kind {

@@ -320,6 +320,8 @@ static const char *kind_owner(enum cudaerr_kind kind)
         return "stack.cuda-lib-missing";
     case CUDAERR_CUDNN_MISSING:
         return "stack.cudnn";
+    case CUDAERR_DRIVER_MISMATCH:
+        return "stack.driver-mismatch";
     case CUDAERR_NO_DRIVER:
     case CUDAERR_SLOW_INIT:
     case CUDAERR_OTHER:

@@ -233,6 +233,7 @@ static void check_mismatch(const struct rule_ctx *ctx, struct findings *out)
                           module, lib);
         else
             finding_title(f, "Driver/library version mismatch: NVML refuses to start");
+        reported_texts(ctx, f, CUDAERR_DRIVER_MISMATCH);
         if (init)
             finding_evidence(f, "nvmlInit_v2: LIB_RM_VERSION_MISMATCH (%s)",
                              s->nvml.init_error ? s->nvml.init_error

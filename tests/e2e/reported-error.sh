@@ -268,6 +268,19 @@ GPUDOCTOR_NVML_LIB=$tmp/no-such-libnvidia-ml.so check --error 'CUDA error: no CU
 eq "no GPU: findings" "$(ids)" "reported.error info"
 eq "no GPU: the text shown" "$(jq -r '[.findings[] | select(.id == "reported.error")][0].evidence | index("the error given: \"CUDA error: no CUDA-capable device is detected\"") != null' "$tmp/j")" true
 
+# nvidia-smi's version mismatch where the snapshot shows it: stack.driver-mismatch quotes it, and
+# reported.error stands back; where NVML cannot load at all, reported.error gives its meaning.
+"$GPUDOCTOR" check --from "$SRC/tests/scenarios/driver-mismatch/snapshot.json" --json \
+    --error 'Failed to initialize NVML: Driver/library version mismatch' >"$tmp/j" 2>"$tmp/err"
+eq "mismatch: findings" "$(jq -r '[.findings[] | "\(.id) \(.severity)"] | join(",")' "$tmp/j")" \
+    "stack.driver-mismatch critical"
+eq "mismatch: quoted" "$(jq -r '.findings[0].evidence[0]' "$tmp/j")" \
+    'the error given: "Failed to initialize NVML: Driver/library version mismatch"'
+GPUDOCTOR_NVML_LIB=$tmp/no-such-libnvidia-ml.so check --error 'Failed to initialize NVML: Driver/library version mismatch'
+eq "mismatch elsewhere" "$(ids)" "reported.error info"
+eq "mismatch elsewhere: title" "$(jq -r '.findings[0].title' "$tmp/j")" \
+    "The error given is nvml NVML_ERROR_LIB_RM_VERSION_MISMATCH (18)"
+
 # usage errors
 "$GPUDOCTOR" check --error '' >/dev/null 2>&1
 eq "empty --error" $? 64

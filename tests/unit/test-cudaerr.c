@@ -122,6 +122,33 @@ static void test_refusals_and_timeouts(void **state)
            "DataLoader worker killed (SIGKILL)", -1, CUDAERR_OTHER);
     expect("DataLoader worker (pid 83641) is killed by signal: Bus error.",
            "DataLoader worker killed (SIGBUS)", -1, CUDAERR_OTHER);
+    /* the driver: nvidia-smi's two best-known failures, and the container toolkit's (not the
+     * runtime's 'initialization error', which its text also contains) */
+    expect("Failed to initialize NVML: Driver/library version mismatch",
+           "NVML_ERROR_LIB_RM_VERSION_MISMATCH", 18, CUDAERR_DRIVER_MISMATCH);
+    expect("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make "
+           "sure that the latest NVIDIA driver is installed and running.",
+           "NVML_ERROR_DRIVER_NOT_LOADED", 9, CUDAERR_NO_DRIVER);
+    expect("nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown",
+           "nvml error: driver not loaded", -1, CUDAERR_NO_DRIVER);
+    /* what a kernel can fail with, by the runtime's words and the driver API's names */
+    expect("RuntimeError: CUDA error: an illegal memory access was encountered",
+           "cudaErrorIllegalAddress", 700, CUDAERR_OTHER);
+    expect("CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_ILLEGAL_ADDRESS", 700, CUDAERR_OTHER);
+    expect("RuntimeError: CUDA error: device-side assert triggered", "cudaErrorAssert", 710,
+           CUDAERR_OTHER);
+    expect("CUDA error: uncorrectable ECC error encountered", "cudaErrorECCUncorrectable", 214,
+           CUDAERR_OTHER);
+    expect("CUDA error: unspecified launch failure", "cudaErrorLaunchFailure", 719, CUDAERR_OTHER);
+    expect("CUDA error: misaligned address", "cudaErrorMisalignedAddress", 716, CUDAERR_OTHER);
+    expect("CUDA error: the launch timed out and was terminated", "cudaErrorLaunchTimeout", 702,
+           CUDAERR_OTHER);
+    expect("CUDA error: an illegal instruction was encountered", "cudaErrorIllegalInstruction", 715,
+           CUDAERR_OTHER);
+    expect("CUDA error: uncorrectable NVLink error detected during the execution",
+           "cudaErrorNvlinkUncorrectable", 220, CUDAERR_OTHER);
+    expect("CUDA error: invalid device function", "cudaErrorInvalidDeviceFunction", 98,
+           CUDAERR_OTHER);
 }
 
 static void test_not_recognised(void **state)
