@@ -194,14 +194,20 @@ static void check_thermal(const struct rule_ctx *ctx, struct findings *out)
             finding_fix(f, "# a maximum operating temperature set low is the platform's: check "
                            "the firmware's thermal settings and thermald (its adaptive mode)");
         if (gpu_valid(g, GPU_S_POWER_LIMIT) && gpu_valid(g, GPU_S_POWER_MIN_LIMIT)) {
-            uint32_t w = (uint32_t)((uint64_t)g->power_limit_mw * 85 / 100000);
+            /* 85 % of the limit, and below what it draws now: a cap above the draw takes no
+             * heat away. None when the lowest allowed cap is not below the draw either. */
+            uint64_t mw = (uint64_t)g->power_limit_mw * 85 / 100;
+            bool draw = gpu_valid(g, GPU_S_POWER) && g->power_mw > 0;
 
-            if ((uint64_t)w * 1000 < g->power_min_limit_mw)
-                w = g->power_min_limit_mw / 1000;
-            finding_fix(f,
-                        "sudo nvidia-smi -i %" PRIu32 " -pl %" PRIu32 "   # until cooling is "
-                        "fixed: less heat, steadier clocks",
-                        g->index, w);
+            if (draw && (uint64_t)g->power_mw * 90 / 100 < mw)
+                mw = (uint64_t)g->power_mw * 90 / 100;
+            if (mw < g->power_min_limit_mw)
+                mw = g->power_min_limit_mw;
+            if (!draw || mw < g->power_mw)
+                finding_fix(f,
+                            "sudo nvidia-smi -i %" PRIu32 " -pl %" PRIu32 "   # until cooling "
+                            "is fixed: less heat, steadier clocks",
+                            g->index, (uint32_t)(mw / 1000));
         }
         f->impact = past_shutdown ? 1.5 : (hw || above) ? 1.0 : (sw ? 0.5 : 0.2);
     }

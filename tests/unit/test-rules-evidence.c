@@ -154,6 +154,55 @@ static void test_temperatures(void **state)
     findings_free(&f);
 }
 
+/* The power cap the thermal finding suggests: below what the GPU draws, never below its minimum,
+ * none when the minimum is not below the draw; 85 % of the limit when the draw is unknown. */
+static void thermal_cap(struct findings *f, bool draw_known, uint32_t draw_w, uint32_t min_w)
+{
+    struct snapshot *s = load("thermal-slowdown");
+    struct gpu *g = gpu_of(s, 4);
+
+    g->temp_c = 95;
+    g->temp_slowdown_c = 89;
+    g->temp_shutdown_c = 100;
+    g->power_limit_mw = 700000;
+    g->power_min_limit_mw = min_w * 1000;
+    gpu_set_rc(g, GPU_S_POWER_LIMIT, 0);
+    gpu_set_rc(g, GPU_S_POWER_MIN_LIMIT, 0);
+    gpu_set_rc(g, GPU_S_POWER, draw_known ? 0 : NVML_ERROR_NOT_SUPPORTED);
+    g->power_mw = draw_w * 1000;
+    run(s, f);
+    snapshot_free(s);
+}
+
+static void test_thermal_power_cap(void **state)
+{
+    const bool known = true;
+    struct findings f;
+    const struct finding *x;
+
+    (void)state;
+    thermal_cap(&f, known, 518, 200); /* 85 % of 700 W is 595 W: above the 518 W it draws */
+    x = MUST(find(&f, "clock.thermal-slowdown", 4));
+    assert_true(fix_has(x, "sudo nvidia-smi -i 4 -pl 466   #"));
+    findings_free(&f);
+    thermal_cap(&f, known, 690, 200); /* 90 % of 690 W is above 85 % of the limit */
+    x = MUST(find(&f, "clock.thermal-slowdown", 4));
+    assert_true(fix_has(x, "sudo nvidia-smi -i 4 -pl 595   #"));
+    findings_free(&f);
+    thermal_cap(&f, known, 210, 200); /* 189 W is below the minimum: the minimum */
+    x = MUST(find(&f, "clock.thermal-slowdown", 4));
+    assert_true(fix_has(x, "sudo nvidia-smi -i 4 -pl 200   #"));
+    findings_free(&f);
+    thermal_cap(&f, known, 150, 200); /* no allowed cap is below the draw: none suggested */
+    x = MUST(find(&f, "clock.thermal-slowdown", 4));
+    assert_false(fix_has(x, " -pl "));
+    findings_free(&f);
+    thermal_cap(&f, false, 0, 200); /* the draw unknown: 85 % of the limit */
+    x = MUST(find(&f, "clock.thermal-slowdown", 4));
+    assert_true(fix_has(x, "sudo nvidia-smi -i 4 -pl 595   #"));
+    findings_free(&f);
+}
+
 /* cudnn-mismatch with the framework's recorded cuDNN and the one its process maps replaced. */
 static const struct finding *cudnn(struct findings *f, const char *want, const char *loaded)
 {
@@ -1002,6 +1051,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_temperatures),
+        cmocka_unit_test(test_thermal_power_cap),
         cmocka_unit_test(test_cudnn_versions),
         cmocka_unit_test(test_cudnn_unknown_is_not_absent),
         cmocka_unit_test(test_cuda_version_of_the_driver_is_enough),
