@@ -6,6 +6,7 @@
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char *rc_name(int32_t rc)
 {
@@ -100,6 +101,15 @@ bool nvml_status_judge(const struct nvml_system *sys, const struct gpu *gpus, si
 {
     const char *lib = sys->library ? sys->library : NVML_DEFAULT_LIB;
 
+    if (sys->load_error == NVML_ERROR_LIBRARY_NOT_FOUND && strchr(lib, '/') != NULL) {
+        /* A path given (--nvml-lib, GPUDOCTOR_NVML_LIB): the loader's words, not a guess. */
+        if (sys->load_detail != NULL && strncmp(sys->load_detail, lib, strlen(lib)) == 0)
+            collector_set(c, CS_UNAVAILABLE, "cannot load %s", sys->load_detail);
+        else
+            collector_set(c, CS_UNAVAILABLE, "cannot load %s: %s", lib,
+                          sys->load_detail ? sys->load_detail : "not found");
+        return false;
+    }
     if (sys->load_error == NVML_ERROR_LIBRARY_NOT_FOUND) {
         collector_set(c, CS_UNAVAILABLE, "NVIDIA driver not installed: cannot load %s", lib);
         return false;

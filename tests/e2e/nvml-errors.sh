@@ -105,12 +105,13 @@ check ".collectors.nvml.detail | contains(\"$TMP/malformed.json:2:\")" 'true'
 check '.collectors.nvml.detail | startswith("NVML could not be initialised (nvmlInit: UNKNOWN: ")' \
     'true'
 
-# No library at all: unavailable, said plainly, and the run still succeeds.
+# No library at the path given: unavailable, in the loader's words (not "driver not installed",
+# a guess about a path someone typed), and the run still succeeds.
 rc=0
 GPUDOCTOR_NVML_LIB=/nonexistent/libnvidia-ml.so.1 "$GPUDOCTOR" snapshot --only nvml >"$OUT" || rc=$?
 [ "$rc" = 0 ] || { echo "FAIL: exit $rc without a library"; failures=$((failures + 1)); }
 check '.collectors.nvml.state' '"unavailable"'
-check '.collectors.nvml.detail' '"NVIDIA driver not installed: cannot load /nonexistent/libnvidia-ml.so.1"'
+check '.collectors.nvml.detail' '"cannot load /nonexistent/libnvidia-ml.so.1: cannot open shared object file: No such file or directory"'
 check '.nvml.load_error' '12'
 check '.nvml.library' '"/nonexistent/libnvidia-ml.so.1"'
 check '.nvml.load_detail | contains("/nonexistent/libnvidia-ml.so.1")' 'true'
