@@ -726,8 +726,21 @@ static int exec(int argc, char **argv)
     status = rules_exit_status(s, &findings);
     reason = slurm_reason(&findings, &f.config.slurm_drain);
 
-    if (slurm_show_node("slurm-check", scontrol, name, &node) != 0)
+    if (slurm_show_node("slurm-check", scontrol, name, &node) != 0) {
+        /* --dry-run still says what the findings call for: a preview needs no Slurm. */
+        if (o.dry_run) {
+            if (reason != NULL)
+                printf("gpudoctor slurm-check: node %s (its Slurm state unknown): a node fault: "
+                       "would drain with reason: %s\n",
+                       name, reason);
+            else
+                printf("gpudoctor slurm-check: node %s (its Slurm state unknown): no node fault: "
+                       "would not drain\n",
+                       name);
+            rc = cmd_finish_stdout("slurm-check") == 0 ? status : EXIT_UNKNOWN;
+        }
         goto out;
+    }
     act = slurm_decide(&node, status, reason, &why);
     /* A drain of the prolog or epilog names a leftover holding a GPU: a job's problem in
      * rule_scope's terms, but the node stays drained until that leftover is gone. */
