@@ -44,6 +44,32 @@ int cmd_write_output(const char *cmd, const char *path, const char *text)
     return 0;
 }
 
+int cmd_check_output(const char *cmd, const char *path)
+{
+    struct stat st;
+    char *dir;
+    const char *slash;
+    int err;
+
+    if (path == NULL || strcmp(path, "-") == 0)
+        return 0;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        cmd_error(cmd, "%s is a directory: give a file name", path);
+        return EXIT_USAGE;
+    }
+    slash = strrchr(path, '/');
+    dir = slash == NULL   ? xstrdup(".")
+          : slash == path ? xstrdup("/")
+                          : xstrndup(path, (size_t)(slash - path));
+    err = stat(dir, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : 0;
+    free(dir);
+    if (err != 0) {
+        cmd_error(cmd, "cannot write %s: %s", path, strerror(err));
+        return EXIT_UNKNOWN;
+    }
+    return 0;
+}
+
 int cmd_finish_stdout(const char *cmd)
 {
     int before = errno, err;

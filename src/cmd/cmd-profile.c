@@ -50,6 +50,9 @@ static int save(struct cmd_front *f, const struct opts *o)
     if (!cmd_front_given(f, OPT_ONLY))
         f->collect.only = (1u << COLLECTOR_NVML) | (1u << COLLECTOR_PCIE) |
                           (1u << COLLECTOR_DRIVER) | (1u << COLLECTOR_IB);
+    rc = cmd_check_output("profile", o->output);
+    if (rc != 0)
+        return rc;
     s = cmd_front_snapshot(f);
     if (s == NULL)
         return EXIT_UNKNOWN;

@@ -55,6 +55,9 @@ static int exec(int argc, char **argv)
         rc = cmd_finish_stdout("snapshot") == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
         goto out;
     }
+    rc = cmd_check_output("snapshot", o.output);
+    if (rc != 0)
+        goto out;         /* said before minutes of collection, not after */
     f.no_progress = true; /* as before: the output is for programs */
     s = cmd_front_snapshot(&f);
     if (s == NULL) {

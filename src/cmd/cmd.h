@@ -206,6 +206,11 @@ int cmd_usage_error(const struct cmd *c);
 /* Writes text to path atomically, or to stdout for NULL or "-". Returns 0, or -1 after saying why.
  */
 int cmd_write_output(const char *cmd, const char *path, const char *text);
+/*
+ * Before the work: whether cmd_write_output could write path (a file name whose directory
+ * exists). Returns 0, else says why and returns EXIT_USAGE (a directory given) or EXIT_UNKNOWN.
+ */
+int cmd_check_output(const char *cmd, const char *path);
 
 /*
  * Flushes standard output and checks that everything written to it since the start arrived
