@@ -347,6 +347,37 @@ static bool text_shown(const struct findings *out, const char *text)
     return false;
 }
 
+/*
+ * The part of an error text a log search can match: its longest run without a '?' (what
+ * str_sanitize put for a newline or a control character, which no log line holds), trimmed, of
+ * 8 to 200 bytes. False when there is none.
+ */
+static bool grep_part(const char *text, char *buf, size_t size)
+{
+    const char *best = NULL, *p = text;
+    size_t best_n = 0;
+
+    while (*p != '\0') {
+        size_t n = strcspn(p, "?");
+        const char *a = p, *b = p + n;
+
+        while (a < b && *a == ' ')
+            a++;
+        while (b > a && b[-1] == ' ')
+            b--;
+        if ((size_t)(b - a) > best_n) {
+            best = a;
+            best_n = (size_t)(b - a);
+        }
+        p += n + (p[n] == '?');
+    }
+    if (best == NULL || best_n < 8 || best_n > 200 || best_n >= size)
+        return false;
+    memcpy(buf, best, best_n);
+    buf[best_n] = '\0';
+    return true;
+}
+
 static void check_error(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct snapshot *s = ctx->facts->snap;
@@ -354,7 +385,7 @@ static void check_error(const struct rule_ctx *ctx, struct findings *out)
     for (size_t i = 0; i < s->reported.n_errors; i++) {
         const char *text = s->reported.errors[i].text;
         const struct cudaerr_info *m = reported_match(ctx, i);
-        char ran[256] = "";
+        char ran[256] = "", part[256];
         struct finding *f;
 
         if (m != NULL && kind_owner(m->kind) != NULL && text_shown(out, text))
@@ -383,8 +414,8 @@ static void check_error(const struct rule_ctx *ctx, struct findings *out)
                          "gpudoctor checked this machine anyway (%s): the other findings "
                          "are what it saw",
                          *ran ? ran : "nothing collected");
-        if (m == NULL && strlen(text) <= 200) {
-            char *q = fix_arg(f, "error text", text);
+        if (m == NULL && grep_part(text, part, sizeof(part))) {
+            char *q = fix_arg(f, "error text", part);
 
             if (q != NULL)
                 finding_fix(f,
