@@ -794,10 +794,10 @@ const struct cmd cmd_slurm_check = {
     .summary = N_("Slurm health check: drain on a node fault, resume after"),
     .about = "Slurm health check: diagnoses this node as 'gpudoctor check' does; on a critical\n"
              "node fault (hardware, driver, fabric, cooling, a lost GPU) drains it with the\n"
-             "finding as reason (\"" SLURM_REASON_PREFIX "...\"). A job's problem (a stopped\n"
-             "or leaking process, a job's own CUDA) does not drain it unless the config's\n"
-             "slurm_drain says so (docs/slurm.md lists which rule is which). When no node\n"
-             "fault remains, resumes the node only if the drain is gpudoctor's own.\n"
+             "finding as reason (\"" SLURM_REASON_PREFIX "...\"). A job's problem (a\n"
+             "stopped or leaking process, a job's own CUDA) does not drain it unless the\n"
+             "config's slurm_drain says so (docs/slurm.md lists which rule is which). When no\n"
+             "node fault remains, resumes the node only if the drain is gpudoctor's own.\n"
              "In slurm.conf: HealthCheckProgram=/usr/local/sbin/gpudoctor-slurm-check (the\n"
              "wrapper 'make install' puts there; docs/slurm.md).\n",
     .options = options,
