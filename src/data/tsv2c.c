@@ -10,6 +10,7 @@
  *   tsv2c cudaerr    data/cuda-errors.tsv         cudaerr-table.c
  *   tsv2c cudaarch   data/cuda-arch.tsv           cudaarch-table.c
  *   tsv2c torchbuilds data/torch-builds.tsv       torchbuilds-table.c
+ *   tsv2c cudasonames data/cuda-sonames.tsv       cudasonames-table.c
  *
  * Lines starting with '#' are comments; the first other line names the columns, and columns are
  * found by name, so adding a column to the TSV does not break the build. Every value is checked:
@@ -1042,6 +1043,99 @@ static int gen_torchbuilds(struct tsv *t, FILE *out)
     return 0;
 }
 
+/* "cudart" and "11.0" of "libcudart.so.11.0" into name and version (each at most size - 1
+ * bytes); false when it is not lib, a name of letters, digits and '_', ".so." and a version. */
+static bool soname_split(const char *s, char *name, char *version, size_t size)
+{
+    const char *so;
+    size_t n;
+
+    if (strncmp(s, "lib", 3) != 0)
+        return false;
+    s += 3;
+    so = strstr(s, ".so.");
+    if (so == NULL || so == s || (size_t)(so - s) >= size)
+        return false;
+    n = (size_t)(so - s);
+    for (size_t i = 0; i < n; i++) {
+        if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+            return false;
+    }
+    if (!is_version(so + 4) || strlen(so + 4) >= size)
+        return false;
+    memcpy(name, s, n);
+    name[n] = '\0';
+    strcpy(version, so + 4);
+    return true;
+}
+
+static int gen_cudasonames(struct tsv *t, FILE *out)
+{
+    static const char *const names[] = { "soname", "first", "last", "source" };
+    enum { SONAME, FIRST, LAST, SOURCE };
+    int c[4], r, rows = 0, prev_last = 0;
+    char prev_name[64] = "", prev_soname[96] = "";
+    int prev_first = 0;
+
+    if (need_cols(t, names, c, 4) != 0)
+        return -1;
+    fprintf(out,
+            "#include \"data/cudasonames.h\"\n\nconst struct cuda_soname cuda_soname_rows[] = {\n");
+    while ((r = tsv_row(t)) == 1) {
+        const char *soname = t->cell[c[SONAME]], *last_s = t->cell[c[LAST]];
+        int first = tenths(t->cell[c[FIRST]]), last = 0, order;
+        char name[64], version[32];
+
+        if (!soname_split(soname, name, version, sizeof(version)))
+            return fail(t, "column 'soname': '%s' is not a soname such as libcudart.so.11.0",
+                        soname);
+        if (first < 0)
+            return fail(t, "column 'first': '%s' is not a CUDA version such as 11.8",
+                        t->cell[c[FIRST]]);
+        if (strcmp(last_s, "-") != 0) {
+            last = tenths(last_s);
+            if (last < first)
+                return fail(t, "column 'last': '%s' is not a CUDA version from 'first' on, or -",
+                            last_s);
+        }
+        order = strcmp(name, prev_name);
+        if (order < 0 || (order == 0 && first <= prev_first))
+            return fail(t,
+                        "column 'soname': %s after %s: the rows must be sorted by library, "
+                        "then by first",
+                        soname, prev_soname);
+        if (order == 0 && (prev_last == 0 || prev_last >= first))
+            return fail(t, "column 'first': %s of %s overlaps %s", t->cell[c[FIRST]], soname,
+                        prev_soname);
+        if (t->cell[c[SOURCE]][0] == '\0')
+            return fail(t, "column 'source' must not be empty");
+        snprintf(prev_name, sizeof(prev_name), "%s", name);
+        snprintf(prev_soname, sizeof(prev_soname), "%s", soname);
+        prev_first = first;
+        prev_last = last;
+        fputs("    { ", out);
+        put_str(out, soname);
+        fputs(", ", out);
+        put_str(out, name);
+        fputs(", ", out);
+        put_str(out, version);
+        fputs(", ", out);
+        put_str(out, t->cell[c[FIRST]]);
+        fputs(", ", out);
+        put_str(out, last ? last_s : NULL);
+        fprintf(out, ", %d, %d, ", first, last);
+        put_str(out, t->cell[c[SOURCE]]);
+        fputs(" },\n", out);
+        rows++;
+    }
+    if (r < 0)
+        return -1;
+    if (rows == 0)
+        return fail(t, "no rows");
+    fprintf(out, "};\n\nconst size_t cuda_soname_n_rows = %d;\n", rows);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     struct tsv t;
@@ -1052,9 +1146,10 @@ int main(int argc, char **argv)
     if (argc != 4 || (strcmp(argv[1], "xid") != 0 && strcmp(argv[1], "nvlink5") != 0 &&
                       strcmp(argv[1], "cudacompat") != 0 && strcmp(argv[1], "gpuspecs") != 0 &&
                       strcmp(argv[1], "sxid") != 0 && strcmp(argv[1], "cudaerr") != 0 &&
-                      strcmp(argv[1], "cudaarch") != 0 && strcmp(argv[1], "torchbuilds") != 0)) {
+                      strcmp(argv[1], "cudaarch") != 0 && strcmp(argv[1], "torchbuilds") != 0 &&
+                      strcmp(argv[1], "cudasonames") != 0)) {
         fprintf(stderr, "usage: tsv2c xid|nvlink5|cudacompat|gpuspecs|sxid|cudaerr|cudaarch|"
-                        "torchbuilds TABLE.tsv OUT.c\n");
+                        "torchbuilds|cudasonames TABLE.tsv OUT.c\n");
         return 2;
     }
     if (tsv_open(&t, argv[2]) != 0) {
@@ -1088,6 +1183,8 @@ int main(int argc, char **argv)
         rc = gen_cudaarch(&t, out);
     else if (strcmp(argv[1], "torchbuilds") == 0)
         rc = gen_torchbuilds(&t, out);
+    else if (strcmp(argv[1], "cudasonames") == 0)
+        rc = gen_cudasonames(&t, out);
     else
         rc = gen_gpuspecs(&t, out);
     if (fclose(out) != 0)
