@@ -7,6 +7,7 @@
  * libraries; the cuDNN ones are stack.cudnn's (rules-stack.c calls cudnn_reported).
  */
 #include "data/cudaerr.h"
+#include "data/cudasonames.h"
 #include "rules/rule-impl.h"
 #include "util/xalloc.h"
 
@@ -57,21 +58,6 @@ static long major_of(const char *v)
     return v != NULL && isdigit((unsigned char)*v) ? strtol(v, NULL, 10) : 0;
 }
 
-/*
- * Whether toolkit version tv ("10.2.89") is the release a soname version sv names: the same
- * major.minor ("10.1"), or the same major when the soname gives only that ("11", "12").
- */
-static bool toolkit_matches(const char *tv, const char *sv)
-{
-    size_t n = strlen(sv);
-
-    if (tv == NULL || n == 0)
-        return false;
-    if (strchr(sv, '.') == NULL)
-        return major_of(tv) == major_of(sv);
-    return strncmp(tv, sv, n) == 0 && (tv[n] == '\0' || tv[n] == '.');
-}
-
 /* The first error given of that kind that names a library of the prefix. */
 static bool reported_lib(const struct rule_ctx *ctx, enum cudaerr_kind kind, const char *prefix,
                          struct lib_named *lib)
@@ -110,35 +96,100 @@ static void toolkits_evidence(struct finding *f, const struct stack_info *st, bo
 
 /* ---- stack.cuda-lib-missing ---- */
 
+/* The CUDA releases that ship the soname, as evidence: the program was built with one of them. */
+static void soname_evidence(struct finding *f, const struct cuda_soname *row)
+{
+    if (row->last == NULL)
+        finding_evidence(f,
+                         "%s ships with CUDA %s and every release since: the program was built "
+                         "with one of them",
+                         row->soname, row->first);
+    else if (row->first_v == row->last_v)
+        finding_evidence(f, "%s ships with CUDA %s only: the program was built with it",
+                         row->soname, row->first);
+    else
+        finding_evidence(f, "%s ships with CUDA %s to %s: the program was built with one of them",
+                         row->soname, row->first, row->last);
+}
+
+/* The title when no toolkit here ships the soname. */
+static void not_installed_title(struct finding *f, const struct cuda_soname *row)
+{
+    if (row->last == NULL)
+        finding_title(f,
+                      "The program cannot load %s, which ships with CUDA %s and every release "
+                      "since: none of them is installed here",
+                      row->soname, row->first);
+    else if (row->first_v == row->last_v)
+        finding_title(f,
+                      "The program cannot load %s, which ships with CUDA %s only: that CUDA is "
+                      "not installed here",
+                      row->soname, row->first);
+    else
+        finding_title(f,
+                      "The program cannot load %s, which ships with CUDA %s to %s: none of them "
+                      "is installed here",
+                      row->soname, row->first, row->last);
+}
+
+/* The fix when no toolkit here ships the soname: install one that does. */
+static void install_fix(struct finding *f, const struct cuda_soname *row)
+{
+    if (row->last == NULL)
+        finding_fix(f,
+                    "# install the libraries of CUDA %s or a later release beside the others "
+                    "(NVIDIA's cuda-libraries package of that release, or the framework's pip "
+                    "wheels of them), or install a build of the program for a CUDA that is "
+                    "installed",
+                    row->first);
+    else if (row->first_v == row->last_v)
+        finding_fix(f,
+                    "# install CUDA %s's libraries beside the others (NVIDIA's cuda-libraries "
+                    "package of that release, or the framework's pip wheels of them), or "
+                    "install a build of the program for a CUDA that is installed",
+                    row->first);
+    else
+        finding_fix(f,
+                    "# install the libraries of one CUDA release from %s to %s beside the others "
+                    "(NVIDIA's cuda-libraries package of that release, or the framework's pip "
+                    "wheels of them), or install a build of the program for a CUDA that is "
+                    "installed",
+                    row->first, row->last);
+}
+
 static void check_lib_missing(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct snapshot *s = ctx->facts->snap;
     const struct stack_info *st = &s->stack;
-    const struct stack_toolkit *have = NULL;
-    const struct stack_lib *known = NULL; /* the linker knows the very soname */
+    const struct stack_toolkit *have = NULL; /* an installed toolkit that ships the soname */
+    const struct stack_lib *known = NULL;    /* the linker knows the very soname */
     const struct stack_framework *fw = NULL;
+    const struct cuda_soname *row = NULL; /* the releases that ship it; NULL: not known */
     bool read = s->collectors[COLLECTOR_STACK].state == CS_OK ||
                 s->collectors[COLLECTOR_STACK].state == CS_PARTIAL;
     struct lib_named lib = { "", "" };
     bool named = reported_lib(ctx, CUDAERR_CUDA_LIB_MISSING, "cu", &lib) ||
                  reported_lib(ctx, CUDAERR_CUDA_LIB_MISSING, "nvrtc", &lib);
+    char want[64] = "";
     struct finding *f;
 
     if (reported_find(ctx, CUDAERR_CUDA_LIB_MISSING, NULL) < 0)
         return;
-    for (size_t i = 0; named && lib.version[0] && i < st->n_toolkits; i++) {
-        if (toolkit_matches(st->toolkits[i].version, lib.version))
+    if (named && lib.version[0]) {
+        snprintf(want, sizeof(want), "lib%s.so.%s", lib.name, lib.version);
+        row = cuda_soname_find(lib.name, lib.version);
+    }
+    for (size_t i = 0; row != NULL && i < st->n_toolkits; i++) {
+        if (cuda_soname_ships(row, st->toolkits[i].version))
             have = have ? have : &st->toolkits[i];
     }
-    for (size_t i = 0; named && lib.version[0] && i < st->n_frameworks; i++) {
-        if (toolkit_matches(st->frameworks[i].cuda_version, lib.version))
+    for (size_t i = 0; row != NULL && i < st->n_frameworks; i++) {
+        if (cuda_soname_ships(row, st->frameworks[i].cuda_version))
             fw = fw ? fw : &st->frameworks[i];
     }
-    for (size_t i = 0; named && lib.version[0] && i < st->n_libs; i++) {
+    for (size_t i = 0; want[0] && i < st->n_libs; i++) {
         const struct stack_lib *l = &st->libs[i];
-        char want[64];
 
-        snprintf(want, sizeof(want), "lib%s.so.%s", lib.name, lib.version);
         if (l->soname != NULL && strcmp(l->soname, want) == 0)
             known = known ? known : l;
     }
@@ -146,32 +197,31 @@ static void check_lib_missing(const struct rule_ctx *ctx, struct findings *out)
     if (known != NULL) {
         f->severity = SEV_WARNING;
         finding_title(f,
-                      "The program could not load lib%s.so.%s, which the dynamic linker here "
-                      "finds: the program ran with another view of the libraries",
-                      lib.name, lib.version);
-    } else if (named && lib.version[0] && have != NULL)
+                      "The program could not load %s, which the dynamic linker here finds: the "
+                      "program ran with another view of the libraries",
+                      want);
+    } else if (have != NULL)
         finding_title(f,
-                      "The program cannot load lib%s.so.%s: CUDA %s is installed, but the dynamic "
-                      "linker does not look where it is",
-                      lib.name, lib.version, lib.version);
-    else if (named && lib.version[0])
-        finding_title(f,
-                      "The program was built for CUDA %s and cannot load lib%s.so.%s: that CUDA "
-                      "is not installed here",
-                      lib.version, lib.name, lib.version);
+                      "The program cannot load %s: CUDA %s, installed here, ships it, but the "
+                      "dynamic linker does not look where it is",
+                      want, have->version);
+    else if (row != NULL)
+        not_installed_title(f, row);
+    else if (want[0])
+        finding_title(
+            f, "The program cannot load %s: which CUDA release ships it is not known here", want);
     else if (named)
         finding_title(f, "The program cannot load the CUDA library lib%s", lib.name);
     else
         finding_title(f, "The program cannot load a CUDA library it needs");
     reported_texts(ctx, f, CUDAERR_CUDA_LIB_MISSING);
-    if (named && strchr(lib.version, '.') != NULL)
-        finding_evidence(f, "lib%s.so.%s belongs to CUDA %s: the program was built for it",
-                         lib.name, lib.version, lib.version);
-    else if (named && lib.version[0])
+    if (row != NULL)
+        soname_evidence(f, row);
+    else if (want[0])
         finding_evidence(f,
-                         "lib%s.so.%s belongs to CUDA %s.x (CUDA 11 on name its libraries by "
-                         "major): the program was built for it",
-                         lib.name, lib.version, lib.version);
+                         "%s is not in gpudoctor's table of CUDA library sonames: which CUDA "
+                         "release ships it, and so which toolkit here could, is not known",
+                         want);
     if (fw != NULL)
         finding_evidence(f, "%s %s was built with CUDA %s", fw->name ? fw->name : "a framework",
                          fw->version ? fw->version : "", fw->cuda_version);
@@ -213,13 +263,16 @@ static void check_lib_missing(const struct rule_ctx *ctx, struct findings *out)
         finding_fix(f,
                     "# add the lib64 directory of the installed CUDA %s to LD_LIBRARY_PATH, or "
                     "to /etc/ld.so.conf.d/ and run sudo ldconfig",
-                    lib.version);
-    } else if (named && lib.version[0]) {
+                    have->version);
+    } else if (row != NULL) {
+        install_fix(f, row);
+    } else if (want[0]) {
         finding_fix(f,
-                    "# install CUDA %s's libraries beside the others (NVIDIA's cuda-libraries "
-                    "package of that release, or the framework's pip wheels of them), or "
-                    "install a build of the program for a CUDA that is installed",
-                    lib.version);
+                    "# look for %s in the lib64 directories of the CUDA toolkits here and "
+                    "put the one that has it on LD_LIBRARY_PATH; none has it: install the CUDA "
+                    "release the program was built with, or a build of the program for a CUDA "
+                    "that is installed",
+                    want);
     }
     f->impact = 1.0;
 }
@@ -230,22 +283,27 @@ const struct rule rule_stack_cuda_lib_missing = {
     .category = CAT_STACK,
     .title = N_("A CUDA library the program needs cannot load"),
     .explanation = N_(
-        "A program built against the CUDA libraries loads the exact releases it was built for: "
-        "libcudart.so.10.1 is CUDA 10.1's runtime, libcublas.so.11 CUDA 11's cuBLAS. When that "
-        "release is not installed, or is installed where the dynamic linker does not look (not in "
-        "/etc/ld.so.conf.d, not on LD_LIBRARY_PATH), the program fails at import ('cannot open "
-        "shared object file'), or, like TensorFlow, says 'Could not load dynamic library' and "
-        "runs on the CPU. Another CUDA release installed does not help: the sonames differ."),
+        "A program built against the CUDA libraries loads them by soname, and a soname's version "
+        "is the library's, not the CUDA release's: libcudart.so.11.0 is the runtime of every "
+        "CUDA 11.x, libcublas.so.12 the cuBLAS of every CUDA 12.x, libcufft.so.10 the cuFFT of "
+        "CUDA 10.1 to 11.8 and libcurand.so.10 the cuRAND of 10.1 to today's. When no CUDA "
+        "installed ships that soname, or the one that does is installed where the dynamic "
+        "linker does not look (not in /etc/ld.so.conf.d, not on LD_LIBRARY_PATH), the program "
+        "fails at import ('cannot open shared object file'), or, like TensorFlow, says 'Could "
+        "not load dynamic library' and runs on the CPU. A CUDA release that ships another "
+        "soname of the library does not help."),
     .detection = N_(
         "An error given with --error that the catalogue recognises as a CUDA library (libcudart, "
         "libcublas, libcufft, libcurand, libcusolver, libcusparse, libnvrtc) that could not be "
-        "loaded. The soname's version is compared with the CUDA toolkits found here and the "
-        "libraries the dynamic linker knows: installed but not on the linker's path, or not "
-        "installed at all (critical); a warning when the linker here finds that very soname, "
-        "since the program then ran with another view of the libraries."),
-    .fix = N_("Put the installed release's lib64 on the linker's path (LD_LIBRARY_PATH, or "
-              "/etc/ld.so.conf.d and ldconfig), or install the release the program was built "
-              "for, or a build of the program for a CUDA that is installed."),
+        "loaded. gpudoctor's table of sonames (data/cuda-sonames.tsv) gives the CUDA releases "
+        "that ship it; they are compared with the CUDA toolkits found here and the libraries the "
+        "dynamic linker knows: one installed but not on the linker's path, or none installed "
+        "(critical); a warning when the linker here finds that very soname, since the program "
+        "then ran with another view of the libraries. A soname the table does not know is said "
+        "to be of an unknown release, not guessed."),
+    .fix = N_("Put the lib64 of an installed release that ships the soname on the linker's path "
+              "(LD_LIBRARY_PATH, or /etc/ld.so.conf.d and ldconfig), or install a release that "
+              "ships it, or a build of the program for a CUDA that is installed."),
     .thresholds = NO_THRESHOLDS,
     .check = check_lib_missing,
 };

@@ -139,11 +139,26 @@ eq "nvml unknown: findings" "$(ids)" "host.container-lost-devices critical"
 eq "nvml unknown: title" "$(jq -r '[.findings[] | select(.id == "host.container-lost-devices")][0].title' "$tmp/j")" \
     "The error given is NVML's Unknown Error, which a container that has lost its GPUs prints; NVML works here"
 
-# a CUDA library the program cannot load: the release its soname names against the toolkits here
+# a CUDA library the program cannot load: the releases that ship its soname (data/cuda-sonames.tsv)
+# against the toolkits here; a soname's version is not its CUDA release
+l='[.findings[] | select(.id == "stack.cuda-lib-missing")][0]'
 check --error 'ImportError: libcublas.so.9.1: cannot open shared object file: No such file or directory'
 eq "lib: findings" "$(ids)" "stack.cuda-lib-missing critical"
-eq "lib: title" "$(jq -r '[.findings[] | select(.id == "stack.cuda-lib-missing")][0].title' "$tmp/j")" \
-    "The program was built for CUDA 9.1 and cannot load libcublas.so.9.1: that CUDA is not installed here"
+eq "lib: title" "$(jq -r "$l.title" "$tmp/j")" \
+    "The program cannot load libcublas.so.9.1, which ships with CUDA 9.1 only: that CUDA is not installed here"
+check --error "Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file"
+eq "lib 11.0: title" "$(jq -r "$l.title" "$tmp/j")" \
+    "The program cannot load libcudart.so.11.0, which ships with CUDA 11.0 to 11.8: none of them is installed here"
+jq -e "$l.evidence | index(\"libcudart.so.11.0 ships with CUDA 11.0 to 11.8: the program was built with one of them\") != null" "$tmp/j" >/dev/null ||
+    fail "lib 11.0: the releases that ship it are not said"
+jq -e "$l.fix | map(select(startswith(\"# install the libraries of one CUDA release from 11.0 to 11.8 \"))) | length == 1" "$tmp/j" >/dev/null ||
+    fail "lib 11.0: the fix does not name the range"
+check --error 'ImportError: libcublas.so.99: cannot open shared object file'
+eq "lib unknown: findings" "$(ids)" "stack.cuda-lib-missing critical"
+eq "lib unknown: title" "$(jq -r "$l.title" "$tmp/j")" \
+    "The program cannot load libcublas.so.99: which CUDA release ships it is not known here"
+jq -e "$l.fix | map(select(startswith(\"# install\"))) | length == 0" "$tmp/j" >/dev/null ||
+    fail "lib unknown: a release to install is guessed"
 # cuDNN's is stack.cudnn's, with the wheel for the framework's CUDA when that is known
 check --error 'Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open shared object file'
 eq "cudnn: findings" "$(ids)" "stack.cudnn warning"

@@ -996,7 +996,31 @@ static void test_arch_unsupported_framework(void **state)
     snapshot_free(s);
 }
 
-/* A CUDA library the error says could not load, against the toolkits and the linker's libraries. */
+/* The error the snapshot was given: text, as the catalogue names a missing CUDA library. */
+static void set_lib_error(struct snapshot *s, const char *text)
+{
+    if (s->reported.n_errors == 0) {
+        free(s->reported.errors);
+        s->reported.errors = xcalloc(1, sizeof(*s->reported.errors));
+        s->reported.n_errors = 1;
+        s->reported.errors[0].error = xstrdup("CUDA library not found");
+    }
+    free(s->reported.errors[0].text);
+    s->reported.errors[0].text = xstrdup(text);
+}
+
+/* The one toolkit of the snapshot becomes CUDA version at path. */
+static void set_toolkit(struct snapshot *s, const char *version, const char *path)
+{
+    assert_int_equal(s->stack.n_toolkits, 1);
+    free(s->stack.toolkits[0].version);
+    free(s->stack.toolkits[0].path);
+    s->stack.toolkits[0].version = xstrdup(version);
+    s->stack.toolkits[0].path = path ? xstrdup(path) : NULL;
+}
+
+/* A CUDA library the error says could not load, against the toolkits and the linker's libraries:
+ * which releases ship its soname is data/cuda-sonames.tsv's, not the soname's version. */
 static void test_cuda_lib_missing(void **state)
 {
     const struct finding *x;
@@ -1006,18 +1030,15 @@ static void test_cuda_lib_missing(void **state)
     (void)state;
     s = load("toolkit-older-cuda"); /* CUDA 9.2 at /usr/local/cuda-9.2 */
     assert_int_equal(s->reported.n_errors, 0);
-    free(s->reported.errors);
-    s->reported.errors = xcalloc(1, sizeof(*s->reported.errors));
-    s->reported.n_errors = 1;
-    s->reported.errors[0].text =
-        xstrdup("ImportError: libcudart.so.9.2: cannot open shared object file");
-    s->reported.errors[0].error = xstrdup("CUDA library not found");
+    set_lib_error(s, "ImportError: libcudart.so.9.2: cannot open shared object file");
     run(s, &f);
     x = MUST(find(&f, "stack.cuda-lib-missing", -1));
     assert_int_equal(x->severity, SEV_CRITICAL);
-    assert_string_equal(x->title,
-                        "The program cannot load libcudart.so.9.2: CUDA 9.2 is installed, "
-                        "but the dynamic linker does not look where it is");
+    assert_string_equal(x->title, "The program cannot load libcudart.so.9.2: CUDA 9.2.148, "
+                                  "installed here, ships it, but the dynamic linker does not "
+                                  "look where it is");
+    assert_true(evidence_has(x, "libcudart.so.9.2 ships with CUDA 9.2 only: the program was "
+                                "built with it"));
     assert_true(fix_has(x, "export LD_LIBRARY_PATH=/usr/local/cuda-9.2/lib64"));
     findings_free(&f);
     /* the linker knows that very soname: the program ran elsewhere, a warning */
@@ -1031,18 +1052,97 @@ static void test_cuda_lib_missing(void **state)
     run(s, &f);
     x = MUST(find(&f, "stack.cuda-lib-missing", -1));
     assert_int_equal(x->severity, SEV_WARNING);
-    assert_non_null(strstr(x->title, "which the dynamic linker here finds"));
+    assert_string_equal(x->title, "The program could not load libcudart.so.9.2, which the dynamic "
+                                  "linker here finds: the program ran with another view of the "
+                                  "libraries");
     assert_false(fix_has(x, "export LD_LIBRARY_PATH"));
     findings_free(&f);
     /* a release that is not installed */
-    free(s->reported.errors[0].text);
-    s->reported.errors[0].text =
-        xstrdup("ImportError: libcublas.so.10.0: cannot open shared object file");
+    set_lib_error(s, "ImportError: libcublas.so.10.0: cannot open shared object file");
     run(s, &f);
     x = MUST(find(&f, "stack.cuda-lib-missing", -1));
     assert_int_equal(x->severity, SEV_CRITICAL);
-    assert_string_equal(x->title, "The program was built for CUDA 10.0 and cannot load "
-                                  "libcublas.so.10.0: that CUDA is not installed here");
+    assert_string_equal(x->title, "The program cannot load libcublas.so.10.0, which ships with "
+                                  "CUDA 10.0 only: that CUDA is not installed here");
+    assert_true(fix_has(x, "# install CUDA 10.0's libraries beside the others"));
+    findings_free(&f);
+
+    /* the review's case: libcudart.so.11.0 is the runtime of every 11.x, and CUDA 11.8 is
+     * installed (not on the linker's path): 11.8's lib64, not "install CUDA 11.0" */
+    set_toolkit(s, "11.8.0", "/usr/local/cuda-11.8");
+    assert_int_equal(s->stack.n_frameworks, 0);
+    free(s->stack.frameworks);
+    s->stack.frameworks = xcalloc(1, sizeof(*s->stack.frameworks));
+    s->stack.n_frameworks = 1;
+    s->stack.frameworks[0].name = xstrdup("tensorflow");
+    s->stack.frameworks[0].version = xstrdup("2.12.0");
+    s->stack.frameworks[0].cuda_version = xstrdup("11.8");
+    set_lib_error(s, "Could not load dynamic library 'libcudart.so.11.0'; dlerror: "
+                     "libcudart.so.11.0: cannot open shared object file");
+    run(s, &f);
+    x = MUST(find(&f, "stack.cuda-lib-missing", -1));
+    assert_int_equal(x->severity, SEV_CRITICAL);
+    assert_string_equal(x->title, "The program cannot load libcudart.so.11.0: CUDA 11.8.0, "
+                                  "installed here, ships it, but the dynamic linker does not "
+                                  "look where it is");
+    assert_true(evidence_has(x, "libcudart.so.11.0 ships with CUDA 11.0 to 11.8: the program was "
+                                "built with one of them"));
+    assert_true(evidence_has(x, "tensorflow 2.12.0 was built with CUDA 11.8"));
+    assert_true(evidence_has(x, "CUDA toolkits here: CUDA 11.8.0 (/usr/local/cuda-11.8)"));
+    assert_true(fix_has(x, "export LD_LIBRARY_PATH=/usr/local/cuda-11.8/lib64"));
+    assert_true(fix_has(x, "echo /usr/local/cuda-11.8/lib64 | sudo tee"));
+    assert_false(fix_has(x, "# install"));
+    assert_false(evidence_has(x, "belongs to"));
+    findings_free(&f);
+    /* the same with the toolkit's path unknown: the comment names 11.8, not the soname's 11.0 */
+    set_toolkit(s, "11.8.0", NULL);
+    run(s, &f);
+    x = MUST(find(&f, "stack.cuda-lib-missing", -1));
+    assert_true(fix_has(x, "# add the lib64 directory of the installed CUDA 11.8.0 to "
+                           "LD_LIBRARY_PATH"));
+    findings_free(&f);
+
+    /* cuFFT 10.x (libcufft.so.10) is CUDA 10.1 to 11.8's: CUDA 12.4 does not ship it */
+    set_toolkit(s, "12.4.1", "/usr/local/cuda-12.4");
+    free(s->stack.frameworks[0].cuda_version);
+    s->stack.frameworks[0].cuda_version = xstrdup("12.4");
+    set_lib_error(s, "ImportError: libcufft.so.10: cannot open shared object file: No such file "
+                     "or directory");
+    run(s, &f);
+    x = MUST(find(&f, "stack.cuda-lib-missing", -1));
+    assert_int_equal(x->severity, SEV_CRITICAL);
+    assert_string_equal(x->title, "The program cannot load libcufft.so.10, which ships with CUDA "
+                                  "10.1 to 11.8: none of them is installed here");
+    assert_true(evidence_has(x, "libcufft.so.10 ships with CUDA 10.1 to 11.8"));
+    assert_false(evidence_has(x, "was built with CUDA 12.4")); /* not the program's CUDA */
+    assert_true(fix_has(x, "# install the libraries of one CUDA release from 10.1 to 11.8 "
+                           "beside the others"));
+    assert_false(fix_has(x, "export LD_LIBRARY_PATH"));
+    findings_free(&f);
+    /* libcurand.so.10 is 10.1's to today's: CUDA 12.4 ships it although its version says 10 */
+    set_lib_error(s, "ImportError: libcurand.so.10: cannot open shared object file");
+    run(s, &f);
+    x = MUST(find(&f, "stack.cuda-lib-missing", -1));
+    assert_string_equal(x->title, "The program cannot load libcurand.so.10: CUDA 12.4.1, "
+                                  "installed here, ships it, but the dynamic linker does not "
+                                  "look where it is");
+    assert_true(evidence_has(x, "libcurand.so.10 ships with CUDA 10.1 and every release since"));
+    assert_true(fix_has(x, "export LD_LIBRARY_PATH=/usr/local/cuda-12.4/lib64"));
+    findings_free(&f);
+    /* a soname the table does not know: said to be unknown, no release guessed */
+    set_lib_error(s, "ImportError: libcublas.so.99: cannot open shared object file");
+    run(s, &f);
+    x = MUST(find(&f, "stack.cuda-lib-missing", -1));
+    assert_int_equal(x->severity, SEV_CRITICAL);
+    assert_string_equal(x->title, "The program cannot load libcublas.so.99: which CUDA release "
+                                  "ships it is not known here");
+    assert_true(evidence_has(x, "libcublas.so.99 is not in gpudoctor's table of CUDA library "
+                                "sonames"));
+    assert_false(evidence_has(x, "ships with"));
+    assert_false(evidence_has(x, "was built with"));
+    assert_true(fix_has(x, "# look for libcublas.so.99 in the lib64 directories"));
+    assert_false(fix_has(x, "# install the libraries"));
+    assert_false(fix_has(x, "export LD_LIBRARY_PATH"));
     findings_free(&f);
     snapshot_free(s);
 }
