@@ -205,6 +205,11 @@ static void check_lib_missing(const struct rule_ctx *ctx, struct findings *out)
                       "The program cannot load %s: CUDA %s, installed here, ships it, but the "
                       "dynamic linker does not look where it is",
                       want, have->version);
+    else if (row != NULL && !read)
+        finding_title(f,
+                      "The program cannot load %s: the CUDA toolkits here were not read, so "
+                      "whether one of them ships it is not known",
+                      want);
     else if (row != NULL)
         not_installed_title(f, row);
     else if (want[0])

@@ -142,17 +142,26 @@ eq "nvml unknown: title" "$(jq -r '[.findings[] | select(.id == "host.container-
 # a CUDA library the program cannot load: the releases that ship its soname (data/cuda-sonames.tsv)
 # against the toolkits here; a soname's version is not its CUDA release
 l='[.findings[] | select(.id == "stack.cuda-lib-missing")][0]'
+# (the stack not read, as with --only nvml: whether a toolkit here ships it is unknown, not "none")
 check --error 'ImportError: libcublas.so.9.1: cannot open shared object file: No such file or directory'
 eq "lib: findings" "$(ids)" "stack.cuda-lib-missing critical"
 eq "lib: title" "$(jq -r "$l.title" "$tmp/j")" \
-    "The program cannot load libcublas.so.9.1, which ships with CUDA 9.1 only: that CUDA is not installed here"
-check --error "Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file"
+    "The program cannot load libcublas.so.9.1: the CUDA toolkits here were not read, so whether one of them ships it is not known"
+jq -e "$l.evidence | index(\"libcublas.so.9.1 ships with CUDA 9.1 only: the program was built with it\") != null" "$tmp/j" >/dev/null ||
+    fail "lib: the release that ships it is not said"
+# toolkit-older-cuda has CUDA 9.2 only: none of the 11.x that ship libcudart.so.11.0
+fromlib() { "$GPUDOCTOR" check --from "$SRC/tests/scenarios/$1/snapshot.json" --json --error "$2" >"$tmp/j" 2>"$tmp/err"; }
+fromlib toolkit-older-cuda "Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file"
 eq "lib 11.0: title" "$(jq -r "$l.title" "$tmp/j")" \
     "The program cannot load libcudart.so.11.0, which ships with CUDA 11.0 to 11.8: none of them is installed here"
 jq -e "$l.evidence | index(\"libcudart.so.11.0 ships with CUDA 11.0 to 11.8: the program was built with one of them\") != null" "$tmp/j" >/dev/null ||
     fail "lib 11.0: the releases that ship it are not said"
 jq -e "$l.fix | map(select(startswith(\"# install the libraries of one CUDA release from 11.0 to 11.8 \"))) | length == 1" "$tmp/j" >/dev/null ||
     fail "lib 11.0: the fix does not name the range"
+# toolkit-mismatch has CUDA 11.8 in /usr/local/cuda-11.8: it ships libcudart.so.11.0
+fromlib toolkit-mismatch "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory"
+eq "lib 11.8: title" "$(jq -r "$l.title" "$tmp/j")" \
+    "The program cannot load libcudart.so.11.0: CUDA 11.8.0, installed here, ships it, but the dynamic linker does not look where it is"
 check --error 'ImportError: libcublas.so.99: cannot open shared object file'
 eq "lib unknown: findings" "$(ids)" "stack.cuda-lib-missing critical"
 eq "lib unknown: title" "$(jq -r "$l.title" "$tmp/j")" \
