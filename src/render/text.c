@@ -372,8 +372,16 @@ static void render_finding(FILE *out, const struct findings *all, size_t i,
         fprintf(out, "%*s- ", FINDING_INDENT, "");
         render_wrap(out, ro, FINDING_INDENT + 2, FINDING_INDENT + 2, finding_evidence_text(f, k));
     }
+    /* A consequence's own fix comes after its cause's: fixing the cause may clear it. */
+    if (f->n_fix > 0 && finding_cause(all, i) != NULL) {
+        char *first = xasprintf(_("# first #%zu's fix, its cause: this may clear with it"),
+                                (size_t)(finding_cause(all, i) - all->items) + 1);
+
+        fix_line(out, ro, first, true);
+        free(first);
+    }
     for (size_t k = 0; k < f->n_fix; k++)
-        fix_line(out, ro, finding_fix_text(f, k), k == 0);
+        fix_line(out, ro, finding_fix_text(f, k), k == 0 && finding_cause(all, i) == NULL);
 }
 
 void render_findings(FILE *out, const struct findings *f, const struct render_opts *ro)

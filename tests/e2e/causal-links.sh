@@ -41,6 +41,11 @@ out=$("$GPUDOCTOR" check --from "$snap")
 has "$out" "CRITICAL #1 GPU at PCI 0000:3b:00: Xid"
 has "$out" "caused by #1: GPU at PCI 0000:3b:00"
 has "$out" "[health.nvml-hung]"
+# the consequence's fix starts by pointing at its cause's: fixing that may clear it
+hung=$(awk '/^ *\[health.nvml-hung\]$/ { on = 1 } on && /fix:/ { print; exit }' <<<"$out")
+has "$hung" "fix: # first #1's fix, its cause: this may clear with it"
+cause_fix=$(awk '/CRITICAL #1 / { on = 1 } on && /fix:/ { print; exit }' <<<"$out")
+[[ "$cause_fix" != *"first #"* ]] || fail "the cause's own fix points elsewhere: $cause_fix"
 wide=$(sed 's/—/-/g' <<<"$out" | awk 'length($0) > 80 { print; exit }')
 [ -z "$wide" ] || fail "text report line wider than 80 columns: $wide"
 
