@@ -17,7 +17,8 @@ trap 'rm -f "$tmp"' EXIT
 # _() and N_() mark text for people; L_(people, s) is _() for people and the English for --json;
 # C_(context, s) is _() with a msgctxt;
 # the finding_* helpers format a rule's title, evidence and fix lines, rule_skip what it could not
-# check (rules/finding.c); cmd_error translates its message (cmd/cmd-common.c),
+# check (rules/finding.c); cmd_error translates its message (cmd/cmd-common.c), collector_set and
+# collector_note keep a collector's detail and notes in both languages (snapshot/snapshot.c),
 # reap's plan keeps each of its lines in both languages (reap/plan.c, reap/safety.c), and so does
 # the detail of each result (conclude, reap/signal.c).
 xgettext --language=C --from-code=UTF-8 --add-comments=TRANSLATORS: --sort-by-file --add-location=file \
@@ -28,6 +29,9 @@ xgettext --language=C --from-code=UTF-8 --add-comments=TRANSLATORS: --sort-by-fi
     --keyword=finding_fix:2 --flag=finding_fix:2:c-format \
     --keyword=rule_skip:4 --flag=rule_skip:4:c-format \
     --keyword=cmd_error:2 --flag=cmd_error:2:c-format \
+    --keyword=collector_set:3 --flag=collector_set:3:c-format \
+    --keyword=collector_note:2 --flag=collector_note:2:c-format \
+    --keyword=NOTE_N:2 --flag=NOTE_N:2:c-format \
     --keyword=confirm:1 --flag=confirm:1:c-format \
     --keyword=tui_message:3 --flag=tui_message:3:c-format \
     --keyword=set_why:2 --flag=set_why:2:c-format --keyword=evidence:2 --flag=evidence:2:c-format \

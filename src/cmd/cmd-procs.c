@@ -110,7 +110,7 @@ static int exec(int argc, char **argv)
 
         cmd_error("procs", "could not read the processes (%s%s%s) nor NVML",
                   _(collector_state_words[c->state]), c->detail ? ": " : "",
-                  c->detail ? c->detail : "");
+                  c->detail ? collector_detail_text(c) : "");
         goto out;
     }
     n_j = facts_judge_snapshot(s, NULL, &f.config.rules.th, &j);

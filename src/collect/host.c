@@ -852,7 +852,7 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
 static void sample(struct collect_ctx *ctx, void *state, struct snapshot *s, struct sample *smp)
 {
     struct host_state *hs = state;
-    struct collector_status scratch = { CS_OK, NULL, NULL, 0, 0, 0 };
+    struct collector_status scratch = { .state = CS_OK };
     struct reader r = { ctx, &scratch, 0, 0, 0 };
     struct host_sample *out = &smp->host;
     struct hostfs_counters c;
@@ -876,9 +876,7 @@ static void sample(struct collect_ctx *ctx, void *state, struct snapshot *s, str
         collector_note(&s->collectors[COLLECTOR_HOST], "samples: %s", scratch.notes[0]);
         hs->sample_noted = true;
     }
-    for (size_t i = 0; i < scratch.n_notes; i++)
-        free(scratch.notes[i]);
-    free(scratch.notes);
+    collector_status_free(&scratch);
 }
 
 /* OOM kills come from the kernel-log collector's events: counted, never parsed here. */

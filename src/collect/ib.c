@@ -328,13 +328,13 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
     n = list_dir(ctx->root.fd, CLASS_DIR, any_name, MAX_DEVICES, &devs, st);
     if (n == -ENOENT) {
         /* No RDMA stack or no device: nothing to judge, and nothing wrong. */
-        collector_set(st, CS_OK, "no InfiniBand device (no /" CLASS_DIR ")");
+        collector_set(st, CS_OK, "no InfiniBand device (no %s)", "/" CLASS_DIR);
         ib->valid |= UINT64_C(1) << IB_I_PORTS;
         return NULL; /* GPUDirect RDMA matters only with a device: /proc/modules is not read */
     }
     if (n < 0) {
         collector_set(st, n == -EACCES || n == -EPERM ? CS_NO_PERMISSION : CS_FAILED,
-                      "cannot read /" CLASS_DIR ": %s", strerror(-n));
+                      "cannot read %s: %s", "/" CLASS_DIR, strerror(-n));
         return NULL;
     }
     if (n > 0)
@@ -344,7 +344,7 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
         read_device(ctx, st, ib, devs[i], &cap);
     ib->valid |= UINT64_C(1) << IB_I_PORTS;
     if (n == 0)
-        collector_set(st, st->state, "no InfiniBand device (/" CLASS_DIR " is empty)");
+        collector_set(st, st->state, "no InfiniBand device (%s is empty)", "/" CLASS_DIR);
     free_names(devs, n);
     return NULL;
 }

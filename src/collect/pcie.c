@@ -330,8 +330,8 @@ static void resolve_upstream(struct scan *sc, const struct pci_fn *gpu, struct p
 
         bridges[k] = find_fn(sc, addr);
         if (bridges[k] == NULL) {
-            collector_note(sc->st, "%s: the bridge %s above it is not in /" DEVICES_DIR, gpu->addr,
-                           addr);
+            collector_note(sc->st, "%s: the bridge %s above it is not in %s", gpu->addr, addr,
+                           "/" DEVICES_DIR);
             return;
         }
     }
@@ -456,8 +456,8 @@ static void find_nics(struct scan *sc, struct pcie_info *p)
             const struct pci_fn *b = find_fn(sc, fn->chain[n - 1 - k]);
 
             if (b == NULL) {
-                collector_note(sc->st, "%s: the bridge %s above it is not in /" DEVICES_DIR,
-                               fn->addr, fn->chain[n - 1 - k]);
+                collector_note(sc->st, "%s: the bridge %s above it is not in %s", fn->addr,
+                               fn->chain[n - 1 - k], "/" DEVICES_DIR);
                 break;
             }
             nic->upstream[k].address = xstrdup(b->addr);
@@ -730,12 +730,12 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
         int e = errno;
 
         collector_set(st, e == EACCES || e == EPERM ? CS_NO_PERMISSION : CS_UNAVAILABLE,
-                      "cannot read /" DEVICES_DIR ": %s", strerror(e));
+                      "cannot read %s: %s", "/" DEVICES_DIR, strerror(e));
         return NULL;
     }
     r = scan_devices(&sc);
     if (r < 0) {
-        collector_set(st, CS_FAILED, "cannot list /" DEVICES_DIR ": %s", strerror(-r));
+        collector_set(st, CS_FAILED, "cannot list %s: %s", "/" DEVICES_DIR, strerror(-r));
         goto out;
     }
     s->pcie.devices_scanned = (uint32_t)sc.n_fns;

@@ -9,6 +9,7 @@
 #include "collect/procfs-scan-internal.h"
 #include "collect/procfs.h"
 #include "util/fileio.h"
+#include "util/i18n.h"
 #include "util/xalloc.h"
 
 #include <ctype.h>
@@ -235,57 +236,62 @@ static void link_children(struct scan *sc)
     }
 }
 
-/* "1 process", "37 processes" */
+/* "1 process", "37 processes": English, N_()-marked (_() gives the reader's words). */
 static const char *processes(uint32_t n)
 {
-    return n == 1 ? "process" : "processes";
+    return n == 1 ? N_("process") : N_("processes");
 }
+
+/* A note whose arguments are a count, its noun and English words: made in both languages. */
+#define NOTE_N(cs, fmt, n, noun, ...)                                                              \
+    collector_note_take(cs, TWICE(fmt, (n, noun, ##__VA_ARGS__), (n, _(noun), ##__VA_ARGS__)))
 
 static void write_notes(struct scan *sc, struct collector_status *cs)
 {
     const struct failures *f = &sc->f;
     uint32_t n;
 
-    if ((n = sc->t->fd_denied) > 0)
-        collector_note(cs, "fds of %u %s unreadable: %s", n, processes(n),
-                       sc->o->live && geteuid() != 0
-                           ? "not root (GPU processes of other users are seen only when NVML "
-                             "lists them)"
-                           : "permission denied");
+    if ((n = sc->t->fd_denied) > 0) {
+        const char *why = sc->o->live && geteuid() != 0
+                              ? N_("not root (GPU processes of other users are seen only when "
+                                   "NVML lists them)")
+                              : N_("permission denied");
+
+        collector_note_take(cs, TWICE("fds of %u %s unreadable: %s", (n, processes(n), why),
+                                      (n, _(processes(n)), _(why))));
+    }
     if ((n = f->pid_denied) > 0)
-        collector_note(cs,
-                       "stat of %u %s unreadable: permission denied (/proc mounted with hidepid?)",
-                       n, processes(n));
+        NOTE_N(cs, "stat of %u %s unreadable: permission denied (/proc mounted with hidepid?)", n,
+               processes(n));
     if ((n = f->env_denied) > 0)
-        collector_note(cs,
-                       "environ of %u %s unreadable: permission denied (CUDA_VISIBLE_DEVICES "
-                       "and NCCL settings not collected: needs root)",
-                       n, processes(n));
+        NOTE_N(cs,
+               "environ of %u %s unreadable: permission denied (CUDA_VISIBLE_DEVICES and NCCL "
+               "settings not collected: needs root)",
+               n, processes(n));
     if ((n = f->env_unknown) > 0)
-        collector_note(
-            cs,
-            "environ of %u %s longer than %u bytes: CUDA_VISIBLE_DEVICES and NCCL settings unknown",
-            n, processes(n), ENVIRON_MAX);
+        NOTE_N(cs,
+               "environ of %u %s longer than %u bytes: CUDA_VISIBLE_DEVICES and NCCL settings "
+               "unknown",
+               n, processes(n), ENVIRON_MAX);
     if ((n = f->maps_denied) > 0)
-        collector_note(cs, "maps of %u %s unreadable: permission denied (libraries unknown)", n,
-                       processes(n));
+        NOTE_N(cs, "maps of %u %s unreadable: permission denied (libraries unknown)", n,
+               processes(n));
     if ((n = f->maps_truncated) > 0)
-        collector_note(cs, "maps of %u %s longer than %u bytes: read in part", n, processes(n),
-                       MAPS_MAX);
+        NOTE_N(cs, "maps of %u %s longer than %u bytes: read in part", n, processes(n), MAPS_MAX);
     if ((n = f->d_skipped) > 0)
-        collector_note(cs,
-                       "command line, environment and maps of %u %s in uninterruptible sleep (D) "
-                       "not read: the read can block behind a stuck driver or I/O call",
-                       n, processes(n));
+        NOTE_N(cs,
+               "command line, environment and maps of %u %s in uninterruptible sleep (D) not "
+               "read: the read can block behind a stuck driver or I/O call",
+               n, processes(n));
     if ((n = f->link_denied) > 0)
-        collector_note(cs, "%u exe or cwd %s unreadable: permission denied", n,
-                       n == 1 ? "link" : "links");
+        NOTE_N(cs, "%u exe or cwd %s unreadable: permission denied", n,
+               n == 1 ? N_("link") : N_("links"));
     if ((n = sc->t->garbled) > 0)
-        collector_note(cs, "stat of %u %s could not be parsed, skipped (first: %s)", n,
-                       processes(n), f->garbled_first);
+        NOTE_N(cs, "stat of %u %s could not be parsed, skipped (first: %s)", n, processes(n),
+               f->garbled_first);
     if ((n = f->other) > 0)
-        collector_note(cs, "%u %s failed (first: %s)", n, n == 1 ? "read" : "reads",
-                       f->other_first);
+        NOTE_N(cs, "%u %s failed (first: %s)", n, n == 1 ? N_("read") : N_("reads"),
+               f->other_first);
 }
 
 static void read_boot_time(struct scan *sc)

@@ -728,8 +728,9 @@ static void collector_lines(FILE *out, const struct snapshot *s, const struct re
 
         snprintf(head, sizeof(head), "%s: ", name);
         if (c->state != CS_OK && c->state != CS_NOT_RUN) {
-            char *text = xasprintf("%s%s%s", _(collector_state_words[c->state]),
-                                   c->detail ? ": " : "", c->detail ? c->detail : "");
+            char *text =
+                xasprintf("%s%s%s", _(collector_state_words[c->state]), c->detail ? ": " : "",
+                          c->detail ? collector_detail_text(c) : "");
 
             fprintf(out, "%s%s", render_dim(ro), head);
             render_wrap(out, &wrap, strlen(head), 2, text);
@@ -738,7 +739,7 @@ static void collector_lines(FILE *out, const struct snapshot *s, const struct re
         }
         for (size_t k = 0; k < c->n_notes; k++) {
             fprintf(out, "%s%s", render_dim(ro), head);
-            render_wrap(out, &wrap, strlen(head), 2, c->notes[k]);
+            render_wrap(out, &wrap, strlen(head), 2, collector_note_text(c, k));
             fputs(render_reset(ro), out);
         }
     }

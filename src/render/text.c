@@ -778,14 +778,17 @@ void render_not_checked(FILE *out, const struct snapshot *s, const struct findin
         if (c->state == CS_OK || (c->state == CS_NOT_RUN && c->n_notes == 0))
             continue;
         HEADER();
-        snprintf(line, sizeof(line), _("collector %s: %s%s%s"), collector_names[i],
-                 _(collector_state_words[c->state]), c->detail ? ": " : "",
-                 c->detail ? c->detail : "");
+        if (c->detail != NULL)
+            snprintf(line, sizeof(line), _("collector %s: %s: %s"), collector_names[i],
+                     _(collector_state_words[c->state]), collector_detail_text(c));
+        else
+            snprintf(line, sizeof(line), _("collector %s: %s"), collector_names[i],
+                     _(collector_state_words[c->state]));
         fprintf(out, "  ");
         render_wrap(out, ro, 2, 4, line);
         for (size_t k = 0; k < c->n_notes && k < 3; k++) {
             fprintf(out, "    ");
-            render_wrap(out, ro, 4, 6, c->notes[k]);
+            render_wrap(out, ro, 4, 6, collector_note_text(c, k));
         }
         if (c->n_notes > 3)
             fprintf(out, _("    (%zu more notes in the snapshot)\n"), c->n_notes - 3);

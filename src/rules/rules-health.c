@@ -95,7 +95,8 @@ static void check_nvml_hung(const struct rule_ctx *ctx, struct findings *out)
     if (n->hung_call)
         finding_evidence(f, "%s did not return before the deadline", n->hung_call);
     if (c->detail)
-        finding_evidence(f, "NVML collector: %s", c->detail);
+        finding_evidence_take(f,
+                              TWICE("NVML collector: %s", (c->detail), (collector_detail_text(c))));
     finding_evidence(f, "nvidia-smi and every CUDA program will hang the same way");
     for (size_t i = 0; i < ctx->facts->snap->driver.n_events; i++) {
         const struct klog_event *ev = &ctx->facts->snap->driver.events[i];

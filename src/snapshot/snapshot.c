@@ -52,12 +52,16 @@ struct snapshot *snapshot_new(void)
     return s;
 }
 
-static void collector_status_free(struct collector_status *c)
+void collector_status_free(struct collector_status *c)
 {
     free(c->detail);
+    free(c->detail_l);
     for (size_t i = 0; i < c->n_notes; i++)
         free(c->notes[i]);
+    for (size_t i = 0; i < c->cap_notes_l; i++)
+        free(c->notes_l[i]);
     free(c->notes);
+    free(c->notes_l);
     memset(c, 0, sizeof(*c));
 }
 
@@ -99,16 +103,32 @@ void snapshot_free(struct snapshot *s)
     free(s);
 }
 
+/* fmt formatted again with its translation, when one is in use and differs; else NULL. */
+static char *localized(const char *fmt, va_list ap)
+{
+    const char *t;
+
+    if (!i18n_active())
+        return NULL;
+    t = _(fmt);
+    return t != fmt && strcmp(t, fmt) != 0 ? str_sanitize(xvasprintf(t, ap)) : NULL;
+}
+
 void collector_set(struct collector_status *c, enum collector_state state, const char *fmt, ...)
 {
     va_list ap;
 
     c->state = state;
     free(c->detail);
+    free(c->detail_l);
     c->detail = NULL;
+    c->detail_l = NULL;
     if (fmt != NULL) {
         va_start(ap, fmt);
         c->detail = str_sanitize(xvasprintf(fmt, ap));
+        va_end(ap);
+        va_start(ap, fmt);
+        c->detail_l = localized(fmt, ap);
         va_end(ap);
     }
 }
@@ -116,14 +136,45 @@ void collector_set(struct collector_status *c, enum collector_state state, const
 void collector_note(struct collector_status *c, const char *fmt, ...)
 {
     va_list ap;
+    char *en, *l;
 
-    xgrow(&c->notes, &c->cap_notes, c->n_notes + 1, sizeof(*c->notes));
     va_start(ap, fmt);
     /* A note may quote what a collector read (a path, a line): one line, safe to print. */
-    c->notes[c->n_notes++] = str_sanitize(xvasprintf(fmt, ap));
+    en = xvasprintf(fmt, ap);
     va_end(ap);
+    va_start(ap, fmt);
+    l = localized(fmt, ap);
+    va_end(ap);
+    collector_note_take(c, en, l);
+}
+
+void collector_note_take(struct collector_status *c, char *en, char *l)
+{
+    size_t k = c->n_notes;
+
+    xgrow(&c->notes, &c->cap_notes, c->n_notes + 1, sizeof(*c->notes));
+    c->notes[c->n_notes++] = str_sanitize(en);
+    if (l != NULL) {
+        if (k >= c->cap_notes_l) {
+            c->notes_l = xreallocarray(c->notes_l, c->cap_notes, sizeof(*c->notes_l));
+            memset(c->notes_l + c->cap_notes_l, 0,
+                   (c->cap_notes - c->cap_notes_l) * sizeof(*c->notes_l));
+            c->cap_notes_l = c->cap_notes;
+        }
+        c->notes_l[k] = str_sanitize(l);
+    }
     if (c->state == CS_OK)
         c->state = CS_PARTIAL;
+}
+
+const char *collector_detail_text(const struct collector_status *c)
+{
+    return c->detail_l != NULL ? c->detail_l : c->detail;
+}
+
+const char *collector_note_text(const struct collector_status *c, size_t k)
+{
+    return k < c->cap_notes_l && c->notes_l[k] != NULL ? c->notes_l[k] : c->notes[k];
 }
 
 struct sample *snapshot_add_sample(struct snapshot *s, int64_t t_ms)

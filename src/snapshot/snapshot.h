@@ -62,6 +62,14 @@ struct collector_status {
     char **notes; /* what could not be read and why, one line each */
     size_t n_notes, cap_notes;
     int64_t elapsed_us;
+    /*
+     * The same texts for people in the locale's language, made beside the English when a
+     * translation is in use (as a finding's title_l): NULL where there is none, never written
+     * to JSON. collector_detail_text() and collector_note_text() pick.
+     */
+    char *detail_l;
+    char **notes_l; /* cap_notes_l items */
+    size_t cap_notes_l;
 };
 
 /* One point of history: the values that change, at one time. */
@@ -114,6 +122,16 @@ void collector_set(struct collector_status *c, enum collector_state state, const
     __attribute__((format(printf, 3, 4)));
 void collector_note(struct collector_status *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/*
+ * A note made in both languages by the caller (TWICE, util/i18n.h), for notes whose arguments are
+ * words too: en is the English, l the reader's (or NULL); both are taken.
+ */
+void collector_note_take(struct collector_status *c, char *en, char *l);
+/* Frees what a collector status owns and zeroes it. */
+void collector_status_free(struct collector_status *c);
+/* The detail, and note k, for people: the locale's words where a translation was made. */
+const char *collector_detail_text(const struct collector_status *c);
+const char *collector_note_text(const struct collector_status *c, size_t k);
 
 /* Frees what a sample owns and zeroes it (a history ring reuses its slots). */
 void sample_free(struct sample *smp);

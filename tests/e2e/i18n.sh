@@ -212,7 +212,7 @@ zh "$GPUDOCTOR" reap --from "$tmp/snap.json" </dev/null >"$tmp/reap.zh" 2>&1
 grep -q '占用 78.7 GiB（GPU 3）' "$tmp/reap.zh" || bad "zh_CN reap: $(grep 39104 -A1 "$tmp/reap.zh")"
 grep -q ' on GPU' "$tmp/reap.zh" && bad "zh_CN reap keeps an English 'on GPU'"
 # what a rule could not check, with the collector's state in Chinese (English in the JSON)
-grep -q 'pcie 采集器 不可用' "$tmp/zh.txt" || bad "zh_CN report: a collector's state is not in Chinese"
+grep -q 'pcie 采集器不可用' "$tmp/zh.txt" || bad "zh_CN report: a collector's state is not in Chinese"
 # a field NVML did not give: "not collected" in Chinese, the field's name as it is
 zh "$GPUDOCTOR" check --from "$SRC/tests/incidents/063-h100-hgx-fabric-manager-version-wrong/snapshot.json" >"$tmp/063.zh"
 grep -q '^  ecc_mode 未采集（GPU 0）' "$tmp/063.zh" || bad "zh_CN report: a field not collected: $(grep -m1 ecc_mode "$tmp/063.zh")"
