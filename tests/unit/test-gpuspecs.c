@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "tsv2c-run.h"
+
 static void assert_figure(double got, const char *cell, double scale)
 {
     double want = cell[0] == '\0' ? 0 : strtod(cell, NULL) * scale;
@@ -97,38 +99,6 @@ static void test_lookup(void **state)
     assert_null(gpu_spec_find(NULL));
 }
 
-/* Runs the generator on a table; its exit status, what it printed in out. */
-static int run_tsv2c(const char *table, char *out, size_t size)
-{
-    char dir[] = TEST_BINARY_DIR "/tsv2c-XXXXXX";
-    char *in, *c_out, *cmd;
-    FILE *f, *p;
-    size_t n;
-    int status;
-
-    assert_non_null(mkdtemp(dir));
-    in = xasprintf("%s/table.tsv", dir);
-    c_out = xasprintf("%s/table.c", dir);
-    f = fopen(in, "w");
-    assert_non_null(f);
-    fputs(table, f);
-    fclose(f);
-    cmd = xasprintf("'%s/src/data/gpudoctor-tsv2c' gpuspecs '%s' '%s' 2>&1", TEST_BINARY_DIR, in,
-                    c_out);
-    p = popen(cmd, "r");
-    assert_non_null(p);
-    n = fread(out, 1, size - 1, p);
-    out[n] = '\0';
-    status = pclose(p);
-    unlink(in);
-    unlink(c_out);
-    rmdir(dir);
-    free(in);
-    free(c_out);
-    free(cmd);
-    return status;
-}
-
 static void test_generator_rejects_bad_tables(void **state)
 {
     static const char header[] = "model\tmem_bandwidth_gbps\tfp32_tflops\ttf32_tflops\t"
@@ -152,16 +122,16 @@ static void test_generator_rejects_bad_tables(void **state)
 
     (void)state;
     table = xasprintf("%sX\t100\t\t\t\t\t7.5\tsheet\n", header);
-    assert_int_equal(run_tsv2c(table, out, sizeof(out)), 0);
+    assert_int_equal(run_tsv2c("gpuspecs", table, out, sizeof(out)), 0);
     free(table);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         table = xasprintf("%s%s", header, bad[i].rows);
-        assert_int_not_equal(run_tsv2c(table, out, sizeof(out)), 0);
+        assert_int_not_equal(run_tsv2c("gpuspecs", table, out, sizeof(out)), 0);
         if (strstr(out, bad[i].want) == NULL)
             fail_msg("case %zu: want '%s' in: %s", i, bad[i].want, out);
         free(table);
     }
-    assert_int_not_equal(run_tsv2c("model\tsource\nX\ty\n", out, sizeof(out)), 0);
+    assert_int_not_equal(run_tsv2c("gpuspecs", "model\tsource\nX\ty\n", out, sizeof(out)), 0);
     assert_non_null(strstr(out, "no column named 'mem_bandwidth_gbps'"));
 }
 

@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "tsv2c-run.h"
+
 static void test_table(void **state)
 {
     static const struct {
@@ -96,38 +98,6 @@ static void test_for(void **state)
     }
 }
 
-/* Runs the generator on a table; its exit status, what it printed in out. */
-static int run_tsv2c(const char *table, char *out, size_t size)
-{
-    char dir[] = TEST_BINARY_DIR "/tsv2c-XXXXXX";
-    char *in, *c_out, *cmd;
-    FILE *f, *p;
-    size_t n;
-    int status;
-
-    assert_non_null(mkdtemp(dir));
-    in = xasprintf("%s/table.tsv", dir);
-    c_out = xasprintf("%s/table.c", dir);
-    f = fopen(in, "w");
-    assert_non_null(f);
-    fputs(table, f);
-    fclose(f);
-    cmd = xasprintf("'%s/src/data/gpudoctor-tsv2c' torchbuilds '%s' '%s' 2>&1", TEST_BINARY_DIR, in,
-                    c_out);
-    p = popen(cmd, "r");
-    assert_non_null(p);
-    n = fread(out, 1, size - 1, p);
-    out[n] = '\0';
-    status = pclose(p);
-    unlink(in);
-    unlink(c_out);
-    rmdir(dir);
-    free(in);
-    free(c_out);
-    free(cmd);
-    return status;
-}
-
 static void test_generator_rejects_bad_tables(void **state)
 {
     static const char header[] = "cuda\tindex\tcc\tsource\n";
@@ -151,18 +121,18 @@ static void test_generator_rejects_bad_tables(void **state)
 
     (void)state;
     table = xasprintf("%s12.6\tcu126\t5.0 6.0\tpytorch\n13.0\tcu130\t7.5\tpytorch\n", header);
-    assert_int_equal(run_tsv2c(table, out, sizeof(out)), 0);
+    assert_int_equal(run_tsv2c("torchbuilds", table, out, sizeof(out)), 0);
     free(table);
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         table = xasprintf("%s%s", header, bad[i].rows);
-        assert_int_not_equal(run_tsv2c(table, out, sizeof(out)), 0);
+        assert_int_not_equal(run_tsv2c("torchbuilds", table, out, sizeof(out)), 0);
         if (strstr(out, bad[i].want) == NULL)
             fail_msg("case %zu: want '%s' in: %s", i, bad[i].want, out);
         free(table);
     }
-    assert_int_not_equal(run_tsv2c(header, out, sizeof(out)), 0);
+    assert_int_not_equal(run_tsv2c("torchbuilds", header, out, sizeof(out)), 0);
     assert_non_null(strstr(out, "no rows"));
-    assert_int_not_equal(run_tsv2c("cuda\tindex\tsource\n", out, sizeof(out)), 0);
+    assert_int_not_equal(run_tsv2c("torchbuilds", "cuda\tindex\tsource\n", out, sizeof(out)), 0);
     assert_non_null(strstr(out, "no column named 'cc'"));
 }
 

@@ -22,6 +22,8 @@
 
 #include <cmocka.h>
 
+#include "tsv2c-run.h"
+
 #define MAX_COLS 32
 
 /* A small TSV reader of its own, so the generator is checked by something independent. */
@@ -374,38 +376,6 @@ static void test_nvlink5_lookup(void **state)
     assert_null(xid_nvlink5_lookup(149, "SAW_MVB", 0x025001c6, 0));        /* another unit's */
     assert_null(xid_nvlink5_lookup(145, "RLW_RXPIPE", 0x0409a0c3, 0x8));   /* intrinfo */
     assert_null(xid_nvlink5_lookup(74, "RLW_RXPIPE", 0x0409a0c2, 0x8));    /* not NVLink5 */
-}
-
-/* Runs the generator on a table; returns its exit status and what it printed. */
-static int run_tsv2c(const char *kind, const char *table, char *out, size_t size)
-{
-    char dir[] = TEST_BINARY_DIR "/tsv2c-XXXXXX";
-    char *in, *c_out, *cmd;
-    FILE *f, *p;
-    size_t n;
-    int status;
-
-    assert_non_null(mkdtemp(dir));
-    in = xasprintf("%s/table.tsv", dir);
-    c_out = xasprintf("%s/table.c", dir);
-    f = fopen(in, "w");
-    assert_non_null(f);
-    fputs(table, f);
-    fclose(f);
-    cmd = xasprintf("'%s/src/data/gpudoctor-tsv2c' %s '%s' '%s' 2>&1", TEST_BINARY_DIR, kind, in,
-                    c_out);
-    p = popen(cmd, "r");
-    assert_non_null(p);
-    n = fread(out, 1, size - 1, p);
-    out[n] = '\0';
-    status = pclose(p);
-    unlink(in);
-    unlink(c_out);
-    rmdir(dir);
-    free(in);
-    free(c_out);
-    free(cmd);
-    return status;
 }
 
 static void test_generator_rejects_bad_tables(void **state)
