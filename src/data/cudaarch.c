@@ -21,8 +21,7 @@ bool cuda_arch_runs_on(const struct cuda_arch *code, const struct cuda_arch *gpu
     return code->cc / 10 == gpu->cc / 10 && code->cc % 10 <= gpu->cc % 10;
 }
 
-/* 128 from "12.8", "12.8.93"; 120 with *major_only from "12"; -1 when not a version. */
-static int version_of(const char *s, bool *major_only)
+int cuda_release_value(const char *s, bool *major_only)
 {
     char *end;
     long major, minor = 0;
@@ -67,7 +66,7 @@ enum cuda_arch_verdict cuda_arch_check(const char *cuda, int gpu_cc, int *first_
 {
     const struct cuda_arch *gpu = cuda_arch_find(gpu_cc);
     bool major_only;
-    int v = version_of(cuda, &major_only), lo, hi, dummy = 0;
+    int v = cuda_release_value(cuda, &major_only), lo, hi, dummy = 0;
     bool ok_lo, ok_hi;
 
     *first_needed = 0;

@@ -23,6 +23,12 @@ struct cuda_arch {
 
 /* The row of capability cc (86), or NULL when the table does not know it. */
 const struct cuda_arch *cuda_arch_find(int cc);
+/*
+ * A CUDA release as 10 * major + minor: 128 from "12.8" or "12.8.93"; 120 with *major_only from
+ * "12"; -1 when s is not such a version ("12abc", "64_101", a minor past 9). Shared with the
+ * soname table (cudasonames.c).
+ */
+int cuda_release_value(const char *s, bool *major_only);
 
 /* Whether code built for capability code runs on a GPU of capability gpu (both known rows). */
 bool cuda_arch_runs_on(const struct cuda_arch *code, const struct cuda_arch *gpu);

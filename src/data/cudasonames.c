@@ -1,5 +1,6 @@
 /* The soname table's readers (data/cudasonames.h); the rows come from data/cuda-sonames.tsv. */
 #include "data/cudasonames.h"
+#include "data/cudaarch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,30 +13,6 @@ const struct cuda_soname *cuda_soname_find(const char *lib, const char *version)
             return &cuda_soname_rows[i];
     }
     return NULL;
-}
-
-/* 118 from "11.8", "11.8.89"; 110 with *major_only from "11"; -1 when not a version. */
-static int version_of(const char *s, bool *major_only)
-{
-    char *end;
-    long major, minor = 0;
-
-    *major_only = false;
-    if (s == NULL || *s < '0' || *s > '9')
-        return -1;
-    major = strtol(s, &end, 10);
-    if (*end == '.' && end[1] >= '0' && end[1] <= '9') {
-        minor = strtol(end + 1, &end, 10);
-        if (*end != '\0' && *end != '.')
-            return -1; /* "11.8abc" */
-    } else if (*end == '\0') {
-        *major_only = true;
-    } else {
-        return -1; /* "11abc", "11." */
-    }
-    if (major < 1 || major > 99 || minor < 0 || minor > 9)
-        return -1;
-    return (int)(major * 10 + minor);
 }
 
 static bool in_range(const struct cuda_soname *row, int v)
@@ -62,7 +39,7 @@ static int last_known_minor(int m)
 bool cuda_soname_ships(const struct cuda_soname *row, const char *cuda)
 {
     bool major_only;
-    int v = version_of(cuda, &major_only), newest;
+    int v = cuda_release_value(cuda, &major_only), newest;
 
     if (row == NULL || v < 0)
         return false;
