@@ -28,7 +28,7 @@ static void usage(FILE *out)
         fprintf(out, "  %-13s %s\n", cmd_table[i]->name, _(cmd_table[i]->summary));
     fputs(_("\n"
             "Run 'gpudoctor help COMMAND' (or 'gpudoctor COMMAND --help') for a command's\n"
-            "options.\n"
+            "options, 'gpudoctor --version' for the version.\n"
             "\n"
             "Exit status: 0 healthy, 1 warning, 2 critical, 3 could not check, 64 usage\n"
             "error.\n"
@@ -36,13 +36,17 @@ static void usage(FILE *out)
             "Environment:\n"
             "  GPUDOCTOR_NVML_LIB  NVML library to load instead of libnvidia-ml.so.1\n"
             "  GPUDOCTOR_CONFIG    configuration file instead of /etc/gpudoctor.conf\n"
-            "  GPUDOCTOR_STATE_DIR state directory ('off': none; docs/state.md)\n"
+            "  GPUDOCTOR_STATE_DIR\n"
+            "                      state directory ('off': none; docs/state.md)\n"
             "  NO_COLOR            do not colour the output (unless --color=always)\n"
             "  COLUMNS             width of the text off a terminal (default 80)\n"
             "  LC_ALL, LC_CTYPE, LANG\n"
             "                      ASCII output unless their character set is UTF-8\n"
             "  LANGUAGE, LC_MESSAGES\n"
-            "                      the language of the text (zh_CN: Chinese; default English)\n"),
+            "                      the language of the text (zh_CN: Chinese; default English)\n"
+            "  VIRTUAL_ENV, CONDA_PREFIX\n"
+            "                      the Python environment whose PyTorch or TensorFlow build a\n"
+            "                      live run reads too (docs/stack.md)\n"),
           out);
 }
 
