@@ -32,7 +32,7 @@ static const struct shared_option {
 } shared[] = {
     { CMD_G_FROM,
       { "from", OPT_FROM, required_argument, "FILE",
-        N_("judge FILE instead of this machine: a snapshot ('gpudoctor snapshot'), a recording "
+        N_("read FILE instead of this machine: a snapshot ('gpudoctor snapshot'), a recording "
            "('gpudoctor watch --record'), a report ('gpudoctor check --json'), or evidence from "
            "elsewhere: nvidia-smi output (its table, -L, -q, -q -x, topo -m, nvlink -s/-e), lspci "
            "-vvv, a kernel log (dmesg, journalctl -k, kern.log), an nvidia-bug-report.log(.gz) "
@@ -65,7 +65,7 @@ static const struct shared_option {
            "(repeatable)") } },
     { CMD_G_COLLECT,
       { "window", OPT_WINDOW, required_argument, "DUR",
-        N_("sample over DUR before judging (default %s; 0 = one reading)") } },
+        N_("sample over DUR (default %s; 0 = one reading)") } },
     { CMD_G_COLLECT,
       { "timeout", OPT_TIMEOUT, required_argument, "DUR",
         N_("finish within DUR whatever hangs (default: the window + 10s)") } },

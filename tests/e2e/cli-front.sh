@@ -74,7 +74,7 @@ for c in check procs reap; do
 done
 cmp -s "$tmp/from.check" "$tmp/from.procs" && cmp -s "$tmp/from.check" "$tmp/from.reap" ||
     fail "--from's help differs between commands"
-"$GPUDOCTOR" procs --help | grep -- '--window DUR      sample over DUR before judging (default 1s;' >/dev/null ||
+"$GPUDOCTOR" procs --help | grep -- '--window DUR      sample over DUR (default 1s;' >/dev/null ||
     fail "procs --help: --window's default is not procs' 1s"
 
 # --from: the collection options it makes pointless are named, the verdict is the file's

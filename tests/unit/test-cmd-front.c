@@ -220,7 +220,7 @@ static void test_help(void **state)
     /* the heading of its own options, then them; the shared ones from the one table */
     assert_non_null(strstr(text, "\nIts own:\n  --loud            be loud\n"));
     assert_non_null(strstr(text, "\n  -c, --count N     how many\n"));
-    assert_non_null(strstr(text, "\n  --window DUR      sample over DUR before judging (default "
+    assert_non_null(strstr(text, "\n  --window DUR      sample over DUR (default "
                                  "2s; 0 = one reading)\n"));
     assert_non_null(strstr(text, "\n  --json            write JSON instead of text "
                                  "(docs/test.md)\n"));
