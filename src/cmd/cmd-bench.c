@@ -589,21 +589,21 @@ out:
 }
 
 static const struct cmd_option options[] = {
-    { "quick", OPT_QUICK, no_argument, NULL, N_("Short transfers and a 2 s load (default).") },
-    { "full", OPT_FULL, no_argument, NULL, N_("Larger transfers, more repetitions, a 30 s load.") },
+    { "quick", OPT_QUICK, no_argument, NULL, N_("short transfers and a 2 s load (default)") },
+    { "full", OPT_FULL, no_argument, NULL, N_("larger transfers, more repetitions, a 30 s load") },
     { "gpus", OPT_GPUS, required_argument, "LIST",
-      N_("Measure these GPUs (NVML indices, \"0,2\").") },
+      N_("measure these GPUs (NVML indices, \"0,2\")") },
     { "duration", OPT_DURATION, required_argument, "DUR",
-      N_("Sustained load on every GPU at once, in device time (\"10\", \"2m\").") },
+      N_("sustained load on every GPU at once, in device time (\"10\", \"2m\")") },
     { "save", OPT_SAVE, no_argument, NULL,
-      N_("Keep the result as this node's baseline (docs/bench.md says where).") },
+      N_("keep the result as this node's baseline (docs/bench.md says where)") },
     { "compare", OPT_COMPARE, required_argument, "FILE",
-      N_("Compare with this baseline instead of the saved one.") },
-    { "force", OPT_FORCE, no_argument, NULL, N_("Measure GPUs that other processes use too.") },
+      N_("compare with this baseline instead of the saved one") },
+    { "force", OPT_FORCE, no_argument, NULL, N_("measure GPUs that other processes use too") },
     { "cuda-lib", OPT_CUDA_LIB, required_argument, "PATH",
-      N_("CUDA driver library to load instead of libcuda.so.1.") },
+      N_("CUDA driver library to load instead of libcuda.so.1") },
     { "deadline", OPT_DEADLINE, required_argument, "DUR",
-      N_("End the CUDA worker after this long (a hang becomes a finding).") },
+      N_("end the CUDA worker after this long (a hang becomes a finding)") },
     { NULL, 0, 0, NULL, NULL },
 };
 
