@@ -59,6 +59,20 @@ static int fail(const struct tsv *t, const char *fmt, ...)
     return -1;
 }
 
+/*
+ * The end of a generator's loop over the rows: r, the last read's result (< 0: an error, said);
+ * a table without rows is refused; else the array is closed and its count written as NAME.
+ */
+static int end_rows(const struct tsv *t, FILE *out, int r, int rows, const char *name)
+{
+    if (r < 0)
+        return -1;
+    if (rows == 0)
+        return fail(t, "no rows");
+    fprintf(out, "};\n\nconst size_t %s = %d;\n", name, rows);
+    return 0;
+}
+
 static char *slurp(const char *path)
 {
     FILE *f = fopen(path, "rb");
@@ -512,12 +526,7 @@ static int gen_xid(struct tsv *t, FILE *out)
         fputs(" },\n", out);
         rows++;
     }
-    if (r < 0)
-        return -1;
-    if (rows == 0)
-        return fail(t, "no rows");
-    fprintf(out, "};\n\nconst size_t xid_n_rows = %d;\n", rows);
-    return 0;
+    return end_rows(t, out, r, rows, "xid_n_rows");
 }
 
 /* ---- nvlink5 ---- */
@@ -639,12 +648,7 @@ static int gen_nvlink5(struct tsv *t, FILE *out)
         fputs(" },\n", out);
         rows++;
     }
-    if (r < 0)
-        return -1;
-    if (rows == 0)
-        return fail(t, "no rows");
-    fprintf(out, "};\n\nconst size_t xid_nvlink5_n_rows = %d;\n", rows);
-    return 0;
+    return end_rows(t, out, r, rows, "xid_nvlink5_n_rows");
 }
 
 /* ---- sxid ---- */
@@ -692,12 +696,7 @@ static int gen_sxid(struct tsv *t, FILE *out)
         fputs(" },\n", out);
         rows++;
     }
-    if (r < 0)
-        return -1;
-    if (rows == 0)
-        return fail(t, "no rows");
-    fprintf(out, "};\n\nconst size_t sxid_n_rows = %d;\n", rows);
-    return 0;
+    return end_rows(t, out, r, rows, "sxid_n_rows");
 }
 
 /* ---- cudaerr ---- */
@@ -766,12 +765,7 @@ static int gen_cudaerr(struct tsv *t, FILE *out)
         fputs(" },\n", out);
         rows++;
     }
-    if (r < 0)
-        return -1;
-    if (rows == 0)
-        return fail(t, "no rows");
-    fprintf(out, "};\n\nconst size_t cudaerr_n_rows = %d;\n", rows);
-    return 0;
+    return end_rows(t, out, r, rows, "cudaerr_n_rows");
 }
 
 /* ---- cudacompat ---- */
@@ -831,12 +825,7 @@ static int gen_cudacompat(struct tsv *t, FILE *out)
         fputs(" },\n", out);
         rows++;
     }
-    if (r < 0)
-        return -1;
-    if (rows == 0)
-        return fail(t, "no rows");
-    fprintf(out, "};\n\nconst size_t cuda_n_rows = %d;\n", rows);
-    return 0;
+    return end_rows(t, out, r, rows, "cuda_n_rows");
 }
 
 /* ---- gpuspecs ---- */
@@ -906,12 +895,7 @@ static int gen_gpuspecs(struct tsv *t, FILE *out)
         fputs(" },\n", out);
         rows++;
     }
-    if (r < 0)
-        return -1;
-    if (rows == 0)
-        return fail(t, "no rows");
-    fprintf(out, "};\n\nconst size_t gpu_spec_n_rows = %d;\n", rows);
-    return 0;
+    return end_rows(t, out, r, rows, "gpu_spec_n_rows");
 }
 
 /* 86 from "8.6", 128 from "12.8"; -1 when not major.minor with a one-digit minor. */
@@ -969,12 +953,7 @@ static int gen_cudaarch(struct tsv *t, FILE *out)
         fputs(" },\n", out);
         rows++;
     }
-    if (r < 0)
-        return -1;
-    if (rows == 0)
-        return fail(t, "no rows");
-    fprintf(out, "};\n\nconst size_t cuda_arch_n_rows = %d;\n", rows);
-    return 0;
+    return end_rows(t, out, r, rows, "cuda_arch_n_rows");
 }
 
 static int gen_torchbuilds(struct tsv *t, FILE *out)
@@ -1035,12 +1014,7 @@ static int gen_torchbuilds(struct tsv *t, FILE *out)
         fputs(" },\n", out);
         rows++;
     }
-    if (r < 0)
-        return -1;
-    if (rows == 0)
-        return fail(t, "no rows");
-    fprintf(out, "};\n\nconst size_t torch_build_n_rows = %d;\n", rows);
-    return 0;
+    return end_rows(t, out, r, rows, "torch_build_n_rows");
 }
 
 /* "cudart" and "11.0" of "libcudart.so.11.0" into name and version (each at most size - 1
@@ -1128,12 +1102,7 @@ static int gen_cudasonames(struct tsv *t, FILE *out)
         fputs(" },\n", out);
         rows++;
     }
-    if (r < 0)
-        return -1;
-    if (rows == 0)
-        return fail(t, "no rows");
-    fprintf(out, "};\n\nconst size_t cuda_soname_n_rows = %d;\n", rows);
-    return 0;
+    return end_rows(t, out, r, rows, "cuda_soname_n_rows");
 }
 
 int main(int argc, char **argv)
