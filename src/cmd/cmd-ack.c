@@ -83,7 +83,8 @@ struct ack_job {
     char *boot_id;
     int64_t uptime_us;
     size_t cleared;
-    char *uuid; /* the GPU resolved */
+    char *uuid;       /* the GPU resolved */
+    bool gpu_unknown; /* --gpu named an index the state has never seen: a usage error */
 };
 
 /* The GPU --gpu names, in the state: by UUID, else by the index it was last seen at. */
@@ -132,6 +133,7 @@ static int add_fn(struct state_info *st, void *arg, char **cause)
     size_t k = 0;
 
     if (g == NULL && strncmp(j->o->gpu, "GPU-", 4) != 0) {
+        j->gpu_unknown = true;
         *cause = xasprintf("no GPU %s in the state file: run 'gpudoctor check' first, or give "
                            "the GPU's UUID",
                            j->o->gpu);
@@ -285,6 +287,8 @@ static int exec(int argc, char **argv)
     } else {
         boot_now(&j.boot_id, &j.uptime_us);
         rc = state_update(f.state_dir, add_fn, &j, &cause) == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
+        if (j.gpu_unknown)
+            rc = EXIT_USAGE;
         if (rc == EXIT_HEALTHY)
             printf(o.expires_ms ? _("acknowledged %s on %s (with an expiry)\n")
                                 : _("acknowledged %s on %s until a new event\n"),
@@ -317,6 +321,6 @@ const struct cmd cmd_ack = {
     .max_operands = 1,
     .epilogue =
         N_("Exit status: 0 done, 1 nothing to clear, 3 the state file could not be written,\n"
-           "64 usage error.\n"),
+           "64 usage error (an unknown rule, or a GPU index no check has seen).\n"),
     .exec = exec,
 };

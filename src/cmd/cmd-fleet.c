@@ -231,6 +231,8 @@ static int exec(int argc, char **argv)
     }
     if (f.json) {
         print_json(&fl, rc);
+    } else if (fl.n == 0 && fl.n_errors > 0) {
+        /* Nothing was read: the errors above are the whole answer, not a report of no nodes. */
     } else {
         struct render_out w;
 

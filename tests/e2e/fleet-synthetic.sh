@@ -93,6 +93,13 @@ rc=0
 [ "$rc" = 2 ] || fail "text report: exit status $rc"
 head -1 "$tmp/r2.txt" | grep '^1000 nodes, 1 GPU model: 10 outliers (2 critical)$' >/dev/null ||
     fail "text report: first line '$(head -1 "$tmp/r2.txt")'"
+# Nothing readable: the error alone (standard error), no report of zero nodes, exit status 3.
+rc=0
+"$GPUDOCTOR" fleet "$tmp/no-such-file" >"$tmp/none.txt" 2>"$tmp/none.err" || rc=$?
+[ "$rc" = 3 ] || fail "no input readable: exit status $rc, not 3"
+[ -s "$tmp/none.txt" ] && fail "no input readable: a report on standard output: $(head -1 "$tmp/none.txt")"
+grep -q "^gpudoctor fleet: $tmp/no-such-file: No such file or directory$" "$tmp/none.err" ||
+    fail "no input readable: standard error '$(cat "$tmp/none.err")'"
 # --outliers: the table lists the outliers only, then the evidence, numbered
 [ "$(grep -c '^node[0-9]* ' "$tmp/r2.txt")" = 10 ] || fail "--outliers: $(grep -c '^node[0-9]* ' "$tmp/r2.txt") rows, not 10"
 for k in $(seq 1 10); do

@@ -143,7 +143,7 @@ rc=0
 expect "unknown rule" "$rc" "64"
 rc=0
 "$GPUDOCTOR" ack health.xid --gpu 7 --state-dir "$T/empty" 2>/dev/null || rc=$?
-expect "unknown GPU index" "$rc" "3"
+expect "unknown GPU index" "$rc" "64"
 
 # 5. A corrupt state file: a note in the report, the diagnosis intact, rewritten afterwards.
 printf '{"version": 1, "gpus": [\n  {"uuid": 12}\n]}\n' >"$S/state.json"
