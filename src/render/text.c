@@ -585,7 +585,7 @@ static void process_row(FILE *out, const struct snapshot *s, uint32_t gpu, int32
     fprintf(out, "%3" PRIu32 "  %-7d %-9.9s ", gpu, (int)pid, user);
     render_cell(out, state, 8, false);
     fprintf(out, " %6s %9s  ", age, mem);
-    render_cut(out, cmd, 30, false);
+    render_cut(out, cmd, 30, true); /* "~": the command goes on */
     fputc('\n', out);
 }
 

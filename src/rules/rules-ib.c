@@ -420,12 +420,15 @@ static void check_errors(const struct rule_ctx *ctx, struct findings *out)
             f->severity = SEV_CRITICAL;
         if (flap) {
             const char *how = downed > 0 ? N_("went down") : N_("retrained");
+            uint64_t times = downed > 0 ? downed : recov;
+            const char *plural = times == 1 ? "" : "s";
 
+            /* TRANSLATORS: "went down 3 times in 10 s"; the 4th %s is the English plural's "s"
+               (write %.0s to leave it out) */
             finding_title_take(
-                f,
-                TWICE("%s link flapping: %s %" PRIu64 " times in %.0f s",
-                      (label, how, downed > 0 ? downed : recov, (double)s->window_ms / 1000.0),
-                      (label, _(how), downed > 0 ? downed : recov, (double)s->window_ms / 1000.0)));
+                f, TWICE("%s link flapping: %s %" PRIu64 " time%s in %.0f s",
+                         (label, how, times, plural, (double)s->window_ms / 1000.0),
+                         (label, _(how), times, plural, (double)s->window_ms / 1000.0)));
         } else if (sym_bad)
             finding_title(f, "%s symbol errors growing: %.0f a minute", label,
                           (double)sym / minutes);

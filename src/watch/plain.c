@@ -71,10 +71,10 @@ static void now_utc(char *buf, size_t size)
 
 static void header(struct plain *p)
 {
-    fprintf(p->out, "#%-20s %3s %4s %4s %8s %4s %5s %5s %6s %-9s %6s %7s %6s %s\n", "time", "gpu",
+    fprintf(p->out, "#%-20s %3s %4s %4s %8s %4s %5s %5s %6s %-17s %6s %7s %6s %s\n", "time", "gpu",
             "util", "mem", "memused", "temp", "power", "smclk", "memclk", "throttle", "nvlink",
             "nvdata", "nverr", "findings");
-    fprintf(p->out, "#%-20s %3s %4s %4s %8s %4s %5s %5s %6s %-9s %6s %7s %6s %s\n", "UTC", "idx",
+    fprintf(p->out, "#%-20s %3s %4s %4s %8s %4s %5s %5s %6s %-17s %6s %7s %6s %s\n", "UTC", "idx",
             "%", "%", "GiB", "C", "W", "MHz", "MHz", "reasons", "up/all", "GiB/s", "new", "ids");
 }
 
@@ -173,7 +173,7 @@ static void gpu_line(struct plain *p, const char *when, const struct watch_view 
         new_count(errs, sizeof(errs), nv.errors_known, nv.errors);
     }
     finding_ids(ids, sizeof(ids), v->findings, g->index);
-    fprintf(p->out, " %-20s %3" PRIu32 " %4s %4s %8s %4s %5s %5s %6s %-9s %6s %7s %6s %s\n", when,
+    fprintf(p->out, " %-20s %3" PRIu32 " %4s %4s %8s %4s %5s %5s %6s %-17s %6s %7s %6s %s\n", when,
             g->index, util, mem, used, temp, power, sm, memclk, thr, links, data, errs, ids);
 }
 
