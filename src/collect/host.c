@@ -719,6 +719,51 @@ static void fs_lookup(struct fs_index *ix, const char *path, int32_t pid)
     h->n_fs++;
 }
 
+/*
+ * The size and free space of /dev/shm as pid sees it (0: gpudoctor itself): POSIX shared memory,
+ * a tmpfs of its own in each container. Returns false when it cannot be read; a path that is not
+ * there (a fixture tree, a process whose root is not ours to read) says nothing and is no note.
+ */
+static bool shm_read(struct fs_index *ix, int32_t pid, uint64_t *total, uint64_t *avail)
+{
+    struct mount_ns *ns = ns_for(ix, pid);
+    char *rel = *ns->base ? xasprintf("%s/dev/shm", ns->base) : xstrdup("dev/shm");
+    struct statvfs v;
+    uint64_t unit;
+    int fd = openat(ix->r->ctx->root.fd, rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    bool ok = fd >= 0 && fstatvfs(fd, &v) == 0;
+
+    if (!ok && errno != ENOENT && errno != EACCES && errno != ESRCH) {
+        char *text = hostfs_text(rel);
+
+        collector_note(ix->r->st, "size of /%s: %s", text, strerror(errno));
+        free(text);
+    }
+    if (fd >= 0)
+        close(fd);
+    free(rel);
+    if (!ok)
+        return false;
+    unit = v.f_frsize ? v.f_frsize : v.f_bsize;
+    return mul_bytes(v.f_blocks, unit, total) && mul_bytes(v.f_bavail, unit, avail);
+}
+
+/* /dev/shm here and as every GPU process sees it (a job's container has its own). */
+static void read_shm(struct snapshot *s, struct fs_index *ix)
+{
+    if (shm_read(ix, 0, &s->host.shm_total_bytes, &s->host.shm_avail_bytes))
+        host_set_valid(&s->host, HOST_S_SHM);
+    for (size_t i = 0; i < s->procs.n_procs; i++) {
+        struct proc *p = &s->procs.procs[i];
+
+        /* its cwd read: its root is ours to read too (the same permission check) */
+        if (p->n_gpus == 0 || !(p->valid & PROC_BIT(PROC_S_CWD)))
+            continue;
+        if (shm_read(ix, p->pid, &p->shm_total_bytes, &p->shm_avail_bytes))
+            p->valid |= PROC_BIT(PROC_S_SHM);
+    }
+}
+
 /* Free space of /, /tmp and every GPU process's working directory. */
 static void read_filesystems(struct reader *r, struct snapshot *s, struct fs_index *ix)
 {
@@ -830,6 +875,7 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
         hs->have_mem_available = true;
     }
     read_filesystems(&r, s, &ix);
+    read_shm(s, &ix);
     if (hs->first.have_disks)
         read_disks(&r, &hs->first, &ix, h);
     fs_index_free(&ix);

@@ -23,6 +23,7 @@
     X(CUDA_LIB_MISSING, "cuda_lib_missing")                                                        \
     X(CUDNN_MISSING, "cudnn_missing")                                                              \
     X(DRIVER_MISMATCH, "driver_mismatch")                                                          \
+    X(SHM, "shm")                                                                                  \
     X(OTHER, "other")
 
 enum cudaerr_kind {

@@ -67,6 +67,11 @@ const struct threshold_def threshold_defs[TH__COUNT] = {
         "a file system (/, /tmp, a job's directory) used at or above this is nearly full" },
     [TH_FS_MIN_FREE_MIB] = { "fs_min_free_mib", 1024, "MiB", 0, 1e12,
         "... or with less than this free" },
+    [TH_SHM_MIN_MIB] = { "shm_min_mib", 1024, "MiB", 0, 1e12,
+        "POSIX shared memory (/dev/shm) smaller than this is small for data-loader workers and "
+        "NCCL (NVIDIA's containers ask for --shm-size=1g at least)" },
+    [TH_SHM_FULL_PCT] = { "shm_full_pct", 90, "%", 1, 100,
+        "/dev/shm used at or above this is nearly full" },
     [TH_THERMAL_MARGIN_C] = { "thermal_margin_c", 5, "°C", 0, 100,
         "a GPU within this of its slowdown temperature is about to throttle" },
     [TH_POWER_LIMIT_LOW_PCT] = { "power_limit_low_pct", 90, "%", 1, 100,

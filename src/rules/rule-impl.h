@@ -79,6 +79,7 @@ void cudnn_reported(const struct rule_ctx *ctx, struct findings *out);
     X(host_memory_pressure)                                                                        \
     X(host_memory_ecc)                                                                             \
     X(host_disk_full)                                                                              \
+    X(host_shm_small)                                                                              \
     X(clock_thermal_slowdown)                                                                      \
     X(clock_hw_slowdown)                                                                           \
     X(clock_temp_rising)                                                                           \

@@ -869,3 +869,255 @@ const struct rule rule_host_disk_full = {
     .thresholds = THRESHOLDS(TH_FS_FULL_PCT, TH_FS_MIN_FREE_MIB),
     .check = check_fs,
 };
+
+/* ---- host.shm-small ---- */
+
+#define SHM_DOCKER_DEFAULT (64.0 * MIB) /* docker's and a Kubernetes pod's /dev/shm */
+#define SHM_MAX_PIDS       8
+
+/* One /dev/shm: gpudoctor's own, or the one a group of GPU processes sees (their container's). */
+struct shm_view {
+    uint64_t total, avail;
+    char where[64];             /* "container docker 3f2a..."; "" on the host */
+    int32_t pids[SHM_MAX_PIDS]; /* the GPU processes that see it; none for gpudoctor's own */
+    size_t n_pids, n_seen;      /* pids kept, GPU processes that see it */
+    bool workers;               /* one of them has child processes: data-loader workers */
+    bool own;
+};
+
+static double shm_used_pct(const struct shm_view *v)
+{
+    return v->total ? 100.0 - pct((double)v->avail, (double)v->total) : 0;
+}
+
+static bool shm_small(const struct rule_ctx *ctx, const struct shm_view *v)
+{
+    return (double)v->total < th(ctx, TH_SHM_MIN_MIB) * MIB;
+}
+
+static bool shm_full(const struct rule_ctx *ctx, const struct shm_view *v)
+{
+    return v->total && shm_used_pct(v) >= th(ctx, TH_SHM_FULL_PCT);
+}
+
+/* gpudoctor's own /dev/shm first, then one view per container the GPU processes run in. */
+static size_t shm_views(const struct rule_ctx *ctx, struct shm_view *views, size_t max)
+{
+    const struct snapshot *s = ctx->facts->snap;
+    const char *ctr = host_container(&s->host);
+    size_t n = 0;
+
+    if (host_valid(&s->host, HOST_S_SHM) && n < max) {
+        memset(&views[n], 0, sizeof(views[n]));
+        views[n].total = s->host.shm_total_bytes;
+        views[n].avail = s->host.shm_avail_bytes;
+        if (ctr)
+            snprintf(views[n].where, sizeof(views[n].where), "%s", ctr);
+        views[n++].own = true;
+    }
+    for (size_t i = 0; i < s->procs.n_procs; i++) {
+        const struct proc *p = &s->procs.procs[i];
+        char where[64];
+        size_t k;
+
+        if (p->n_gpus == 0 || !proc_ok(p, PROC_S_SHM))
+            continue;
+        proc_container(where, sizeof(where), p);
+        for (k = 0; k < n; k++) {
+            if (!views[k].own && views[k].total == p->shm_total_bytes &&
+                views[k].avail == p->shm_avail_bytes && strcmp(views[k].where, where) == 0)
+                break;
+        }
+        if (k == n) {
+            if (n == max)
+                continue;
+            memset(&views[n], 0, sizeof(views[n]));
+            views[n].total = p->shm_total_bytes;
+            views[n].avail = p->shm_avail_bytes;
+            snprintf(views[n].where, sizeof(views[n].where), "%s", where);
+            n++;
+        }
+        if (views[k].n_pids < SHM_MAX_PIDS)
+            views[k].pids[views[k].n_pids++] = p->pid;
+        views[k].n_seen++;
+        views[k].workers |= p->n_children > 0;
+    }
+    return n;
+}
+
+/* Whose /dev/shm: "here", "in this docker container", "of pid 48211 (docker 3f2a...)". */
+static void shm_whose(char *buf, size_t size, const struct shm_view *v)
+{
+    if (v->own && v->where[0])
+        snprintf(buf, size, "in this %s container", v->where);
+    else if (v->own)
+        snprintf(buf, size, "here");
+    else if (v->n_seen == 1)
+        snprintf(buf, size, "of pid %d%s%s%s", (int)v->pids[0], v->where[0] ? " (" : "", v->where,
+                 v->where[0] ? ")" : "");
+    else
+        snprintf(buf, size, "of %zu GPU processes%s%s%s", v->n_seen, v->where[0] ? " (" : "",
+                 v->where, v->where[0] ? ")" : "");
+}
+
+static void shm_evidence(const struct rule_ctx *ctx, struct finding *f, const struct shm_view *v)
+{
+    char t[16], a[16], pids[SHM_MAX_PIDS * 12 + 32] = "";
+    size_t len = 0;
+
+    render_bytes(t, sizeof(t), v->total);
+    render_bytes(a, sizeof(a), v->avail);
+    for (size_t i = 0; i < v->n_pids; i++)
+        len += (size_t)snprintf(pids + len, sizeof(pids) - len, "%s%d", i ? ", " : "",
+                                (int)v->pids[i]);
+    if (v->n_seen > v->n_pids)
+        snprintf(pids + len, sizeof(pids) - len, " and %zu more", v->n_seen - v->n_pids);
+    if (v->own && v->where[0])
+        finding_evidence(f, "/dev/shm here, in a %s container: %s, %s free (%.0f %% used)",
+                         v->where, t, a, shm_used_pct(v));
+    else if (v->own)
+        finding_evidence(f, "/dev/shm here: %s, %s free (%.0f %% used)", t, a, shm_used_pct(v));
+    else
+        finding_evidence(f, "/dev/shm of GPU process%s %s%s%s: %s, %s free (%.0f %% used)",
+                         v->n_seen == 1 ? "" : "es", pids, v->where[0] ? ", in " : "", v->where, t,
+                         a, shm_used_pct(v));
+    if ((double)v->total <= SHM_DOCKER_DEFAULT)
+        finding_evidence(f, "64 MiB is what docker and Kubernetes give a container unless told "
+                            "otherwise; NVIDIA's containers warn that it may be insufficient");
+    else if (shm_small(ctx, v))
+        finding_evidence(f, "below shm_min_mib (%.0f MiB)", th(ctx, TH_SHM_MIN_MIB));
+    if (v->workers)
+        finding_evidence(f, "a GPU process there has child processes (data-loader workers): "
+                            "each worker passes its batches through /dev/shm");
+}
+
+static void shm_fixes(struct finding *f, bool full, bool host)
+{
+    finding_fix(f, "df -h /dev/shm   # in the job's container: its size and use");
+    if (full)
+        finding_fix(f, "ls -la /dev/shm   # segments left by jobs that ended (torch_*, nccl-*, "
+                       "psm_*): remove only those of jobs that are gone");
+    finding_fix(f, "# restart the container with more: docker run --ipc=host (the host's "
+                   "/dev/shm, NVIDIA's advice for its containers) or --shm-size=8g; Kubernetes: "
+                   "an emptyDir with medium: Memory mounted at /dev/shm");
+    if (host)
+        finding_fix(f, "sudo mount -o remount,size=50%% /dev/shm   # on the host, until reboot "
+                       "(/etc/fstab keeps it)");
+    finding_fix(f, "# meanwhile: fewer data-loader workers (num_workers) or smaller batches; "
+                   "NCCL_SHM_DISABLE=1 keeps NCCL out of /dev/shm (slower)");
+}
+
+static void check_shm(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct cudaerr_info *row = NULL;
+    ssize_t rep = reported_find(ctx, CUDAERR_SHM, &row);
+    struct shm_view views[16];
+    size_t n = shm_views(ctx, views, ARRAY_SIZE(views)), bad = 0;
+    struct finding *f;
+
+    if (rep >= 0) {
+        /* The job failed on shared memory: every /dev/shm that is small or full is suspect. */
+        for (size_t i = 0; i < n; i++)
+            bad += shm_small(ctx, &views[i]) || shm_full(ctx, &views[i]);
+        if (n > 0 && bad == 0)
+            return; /* large and free: the cause is elsewhere; reported.error shows the error */
+        f = finding_new(ctx, out, -1, -1);
+        finding_object(f, "/dev/shm");
+        reported_texts(ctx, f, CUDAERR_SHM);
+        if (n == 0) {
+            f->severity = SEV_WARNING;
+            finding_title(f, "The job ran out of shared memory (/dev/shm), whose size was not "
+                             "read here");
+            finding_evidence(f, "the size of /dev/shm where the job ran was not read: run "
+                                "gpudoctor check --error in the job's container, or df -h "
+                                "/dev/shm there");
+            shm_fixes(f, false, false);
+            f->impact = 0.5;
+            return;
+        }
+        f->severity = SEV_CRITICAL;
+        for (size_t i = 0; i < n; i++) {
+            char t[16];
+
+            if (!shm_small(ctx, &views[i]) && !shm_full(ctx, &views[i]))
+                continue;
+            if (f->title == NULL) {
+                char whose[96];
+
+                shm_whose(whose, sizeof(whose), &views[i]);
+                render_bytes(t, sizeof(t), views[i].total);
+                if (shm_small(ctx, &views[i]))
+                    finding_title(f, "The job ran out of shared memory: /dev/shm %s is only %s",
+                                  whose, t);
+                else
+                    finding_title(f,
+                                  "The job ran out of shared memory: /dev/shm %s is %.0f %% "
+                                  "full",
+                                  whose, shm_used_pct(&views[i]));
+            }
+            shm_evidence(ctx, f, &views[i]);
+        }
+        shm_fixes(f, bad > 0 && views[0].total && shm_full(ctx, &views[0]),
+                  !views[0].own || views[0].where[0] == '\0');
+        f->impact = 1.0;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct shm_view *v = &views[i];
+        bool full = shm_full(ctx, v), shared = shm_small(ctx, v) && (v->n_seen > 1 || v->workers);
+        char t[16], a[16], whose[96];
+
+        /* Without an error, only what GPU jobs see is judged: gpudoctor's own serves nobody. */
+        if (v->own || (!full && !shared && (double)v->total > SHM_DOCKER_DEFAULT))
+            continue;
+        f = finding_new(ctx, out, -1, v->pids[0]);
+        finding_object(f, "/dev/shm");
+        render_bytes(t, sizeof(t), v->total);
+        render_bytes(a, sizeof(a), v->avail);
+        shm_whose(whose, sizeof(whose), v);
+        if (full)
+            finding_title(f, "Shared memory /dev/shm %s nearly full: %.0f %% used, %s free", whose,
+                          shm_used_pct(v), a);
+        else
+            finding_title(f, "Shared memory /dev/shm %s is only %s", whose, t);
+        if (!full && !shared)
+            f->severity = SEV_INFO;
+        shm_evidence(ctx, f, v);
+        finding_evidence(f, "data-loader workers, torch multiprocessing and NCCL's "
+                            "shared-memory transport need room there; when it runs out, workers "
+                            "die of a bus error and NCCL fails to create its segments");
+        shm_fixes(f, full, v->where[0] == '\0');
+        f->impact = f->severity == SEV_INFO ? 0.0 : 0.5;
+    }
+}
+
+const struct rule rule_host_shm_small = {
+    .id = "host.shm-small",
+    .severity = SEV_WARNING,
+    .category = CAT_THROUGHPUT,
+    .title = N_("Shared memory (/dev/shm) too small or full for the job"),
+    .explanation =
+        N_("PyTorch's data-loader workers pass every batch to the training process through POSIX "
+           "shared memory (/dev/shm), torch multiprocessing shares tensors there, and NCCL's "
+           "shared-memory transport puts its buffers there. A container gets its own /dev/shm of "
+           "64 MiB unless told otherwise (docker --shm-size or --ipc=host, a Kubernetes emptyDir "
+           "of medium Memory), which PyTorch's README and NVIDIA's containers call insufficient. "
+           "When it runs out, a worker dies of a bus error, a tensor cannot be written (No space "
+           "left on device) or NCCL cannot create its segment, and the job fails. Critical when "
+           "the job's error says it ran out and /dev/shm is small or full; a warning when its size "
+           "could not be read; without an error, a warning for a GPU job's /dev/shm that is nearly "
+           "full, or small and used by several GPU processes or data-loader workers, information "
+           "for 64 MiB alone."),
+    .detection =
+        /* xgettext:no-c-format */ N_(
+            "statvfs of /dev/shm where gpudoctor runs and as each GPU process sees it (in its "
+            "mount namespace, /proc/PID/root/dev/shm): smaller than shm_min_mib, or used at or "
+            "above shm_full_pct; with an error given by --error that the catalogue reads as "
+            "shared memory running out (PyTorch's bus error in a DataLoader worker, 'unable to "
+            "write to file </torch_...>', NCCL's 'Error while creating shared memory segment')."),
+    .fix = N_("Give the job's container more shared memory (docker run --ipc=host or "
+              "--shm-size; a Memory emptyDir at /dev/shm in Kubernetes), remove segments left in "
+              "a full /dev/shm by jobs that ended; meanwhile fewer data-loader workers."),
+    .thresholds = THRESHOLDS(TH_SHM_MIN_MIB, TH_SHM_FULL_PCT),
+    .check = check_shm,
+};

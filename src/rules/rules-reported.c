@@ -322,6 +322,8 @@ static const char *kind_owner(enum cudaerr_kind kind)
         return "stack.cudnn";
     case CUDAERR_DRIVER_MISMATCH:
         return "stack.driver-mismatch";
+    case CUDAERR_SHM:
+        return "host.shm-small";
     case CUDAERR_NO_DRIVER:
     case CUDAERR_SLOW_INIT:
     case CUDAERR_OTHER:

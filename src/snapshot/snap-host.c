@@ -114,6 +114,11 @@ static const struct jfield host_fields[] = {
       "ipmitool sel elist, ipmi-sel (imported)",
       "what the uncorrectable ones name, comma-separated: the DIMM (\"P2-DIMMF1\") where the "
       "event says, else the sensor (\"Memory #0x87\")"),
+    F("shm_total_bytes", JF_U64, shm_total_bytes, HOST_S_SHM, "statvfs /dev/shm",
+      "size of the POSIX shared memory (/dev/shm) where gpudoctor ran: a container has its own "
+      "(docker's default is 64 MiB), a host's is half its RAM by default"),
+    F("shm_avail_bytes", JF_U64, shm_avail_bytes, HOST_S_SHM, "statvfs /dev/shm",
+      "what is still free of it"),
     F("oom_kills", JF_U32, oom_kills, HOST_S_OOM, "kernel log (driver.events)",
       "processes the kernel's OOM killer ended, among the kernel-log events kept; the events "
       "name the victims"),

@@ -41,6 +41,7 @@ enum host_slot {
     HOST_S_SEL,            /* the BMC's event log (IPMI SEL) was read: sel_* are counts */
     HOST_S_SEL_UE_TIME,    /* ... and the latest uncorrectable memory error is dated */
     HOST_S_SEL_UE_DIMMS,   /* ... and the uncorrectable errors name their DIMMs or sensors */
+    HOST_S_SHM,            /* /dev/shm where gpudoctor runs: its size and free space */
 };
 
 /* Validity bits of struct host_disk. */
@@ -114,6 +115,8 @@ struct host_info {
     uint32_t sel_mem_ce;        /* "Correctable ECC" (and its logging limit) assertions */
     int64_t sel_mem_ue_last_ms; /* Unix time of the latest uncorrectable one */
     char *sel_mem_ue_dimms;     /* "P2-DIMMF1, ...": what they name (a DIMM, else the sensor) */
+    /* POSIX shared memory (/dev/shm, a tmpfs) where gpudoctor runs: a container has its own. */
+    uint64_t shm_total_bytes, shm_avail_bytes;
 
     struct host_disk *disks;
     size_t n_disks;

@@ -82,6 +82,11 @@ static const struct jfield proc_fields[] = {
       "NCCL_P2P_LEVEL, NCCL_IB_HCA, NCCL_ALGO, NCCL_PROTO and NCCL_DEBUG are ever kept, values "
       "printable ASCII of at most 63 bytes; {} when none is set; null when not collected "
       "(environ of another user without root, or longer than 1 MiB: the notes say why)" },
+    F("shm_total_bytes", JF_U64, shm_total_bytes, PROC_S_SHM, 0, "statvfs /proc/<pid>/root/dev/shm",
+      "size of the POSIX shared memory (/dev/shm) the process sees, in its own mount namespace "
+      "(a container's: docker's default is 64 MiB); read for GPU processes"),
+    F("shm_avail_bytes", JF_U64, shm_avail_bytes, PROC_S_SHM, 0, "statvfs /proc/<pid>/root/dev/shm",
+      "what is still free of it"),
 };
 #undef F
 

@@ -61,6 +61,7 @@ enum proc_slot {
     PROC_S_NS_DEPTH,
     PROC_S_CPUS, /* cpus_allowed read from status (Cpus_allowed_list) */
     PROC_S_NCCL, /* environ read whole: the nccl_* members are meaningful (NULL = unset) */
+    PROC_S_SHM,  /* /dev/shm as it sees it (its mount namespace): shm_* are meaningful */
 };
 
 #define PROC_BIT(slot) (UINT64_C(1) << (slot))
@@ -139,6 +140,8 @@ struct proc {
      */
     char *nccl_p2p_disable, *nccl_ib_disable, *nccl_shm_disable, *nccl_socket_ifname;
     char *nccl_net_gdr_level, *nccl_p2p_level, *nccl_ib_hca, *nccl_algo, *nccl_proto, *nccl_debug;
+    /* Its POSIX shared memory (/dev/shm in its mount namespace): size and what is free. */
+    uint64_t shm_total_bytes, shm_avail_bytes;
 
     uint64_t valid; /* bits of enum proc_slot */
 };

@@ -17,6 +17,11 @@ check '.host.swap_in_pages_per_s >= 0' 'true'
 check '[.host.filesystems[].paths[]] | index("/") != null and index("/tmp") != null' 'true'
 check '.host.filesystems[0].avail_bytes <= .host.filesystems[0].total_bytes' 'true'
 check '[.host.disks[].name | select(test("^(loop|ram|zram)"))]' '[]'
+# /dev/shm as df sees it (its size does not move; what is free may)
+if [ -d /dev/shm ] && shm=$(df -B1 --output=size /dev/shm 2>/dev/null | tail -1); then
+    check '.host.shm_total_bytes' "$((shm))"
+    check '.host.shm_avail_bytes <= .host.shm_total_bytes' 'true'
+fi
 if [ -r /proc/pressure/cpu ] && cat /proc/pressure/cpu >/dev/null 2>&1; then
     check '.host.psi_cpu_some_window_pct >= 0' 'true'
 else

@@ -121,7 +121,22 @@ static void test_refusals_and_timeouts(void **state)
     expect("RuntimeError: DataLoader worker (pid 629) is killed by signal: Killed.",
            "DataLoader worker killed (SIGKILL)", -1, CUDAERR_OTHER);
     expect("DataLoader worker (pid 83641) is killed by signal: Bus error.",
-           "DataLoader worker killed (SIGBUS)", -1, CUDAERR_OTHER);
+           "DataLoader worker killed (SIGBUS)", -1, CUDAERR_SHM);
+    /* shared memory running out, as PyTorch and NCCL say it (host.shm-small) */
+    expect("ERROR: Unexpected bus error encountered in worker. This might be caused by "
+           "insufficient shared memory (shm).",
+           "bus error in a DataLoader worker", -1, CUDAERR_SHM);
+    expect("RuntimeError: unable to write to file </torch_169035_1920244589_10>: No space left on "
+           "device (28)",
+           "shared-memory tensor not written", -1, CUDAERR_SHM);
+    expect("node1:8639:8745 [0] include/shm.h:48 NCCL WARN Error while creating shared memory "
+           "segment nccl-shm-recv-170206743cd9fd1d-0-1-0 (size 9637888)",
+           "shared memory segment not created", -1, CUDAERR_SHM);
+    expect("include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device",
+           "shared memory not allocated", -1, CUDAERR_SHM);
+    /* attaching to another's segment fails for other reasons too (separate IPC namespaces) */
+    assert_null(cudaerr_match("NCCL WARN Error while attaching to shared memory segment "
+                              "/dev/shm/nccl-x (size 4)"));
     /* the driver: nvidia-smi's two best-known failures, and the container toolkit's (not the
      * runtime's 'initialization error', which its text also contains) */
     expect("Failed to initialize NVML: Driver/library version mismatch",

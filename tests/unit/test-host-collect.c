@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -224,6 +225,71 @@ static void remove_tree(char *dir)
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
     assert_int_equal(system(cmd), 0);
     free(dir);
+}
+
+static void add_gpu_proc(struct snapshot *s, int32_t pid, const char *cwd)
+{
+    struct proc *p;
+
+    add_proc(s, pid, cwd);
+    p = &s->procs.procs[s->procs.n_procs - 1];
+    p->gpus = xcalloc(1, sizeof(*p->gpus));
+    p->n_gpus = 1;
+}
+
+static void shm_sizes(const char *dir, const char *rel, uint64_t *total, uint64_t *avail)
+{
+    char path[1024];
+    struct statvfs v;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, rel);
+    assert_int_equal(statvfs(path, &v), 0);
+    *total = (uint64_t)v.f_blocks * v.f_frsize;
+    *avail = (uint64_t)v.f_bavail * v.f_frsize;
+}
+
+/*
+ * /dev/shm here and as each GPU process sees it: one in another mount namespace through
+ * /proc/PID/root; a process whose root is not there, one whose cwd was not read and one with no
+ * GPU are left unknown, without a note.
+ */
+static void test_shm(void **state)
+{
+    char *dir = copy_tree(FIX "server"), cmd[2048];
+    uint64_t total, avail;
+    const struct proc *p;
+    struct run r;
+
+    (void)state;
+    snprintf(cmd, sizeof(cmd),
+             "cd '%s' && mkdir -p dev/shm proc/201/root/dev/shm proc/self/ns proc/201/ns "
+             "proc/203/ns && ln -s 'mnt:[4026531840]' proc/self/ns/mnt && "
+             "ln -s 'mnt:[4026532600]' proc/201/ns/mnt && ln -s 'mnt:[4026532601]' proc/203/ns/mnt",
+             dir);
+    assert_int_equal(system(cmd), 0);
+    run_start(&r, dir, 0);
+    add_gpu_proc(r.s, 201, "/workspace");
+    add_gpu_proc(r.s, 202, NULL);         /* its cwd unreadable: its root too */
+    add_gpu_proc(r.s, 203, "/workspace"); /* another namespace whose root is not there */
+    add_proc(r.s, 204, "/");              /* no GPU: not a job's */
+    run_collector(&r);
+    run_finish(&r);
+
+    assert_true(host_valid(&r.s->host, HOST_S_SHM));
+    shm_sizes(dir, "dev/shm", &total, &avail);
+    assert_int_equal(r.s->host.shm_total_bytes, total);
+    assert_true(r.s->host.shm_avail_bytes <= r.s->host.shm_total_bytes);
+    p = proc_table_find(&r.s->procs, 201);
+    assert_true(p->valid & PROC_BIT(PROC_S_SHM));
+    shm_sizes(dir, "proc/201/root/dev/shm", &total, &avail);
+    assert_int_equal(p->shm_total_bytes, total);
+    assert_false(proc_table_find(&r.s->procs, 202)->valid & PROC_BIT(PROC_S_SHM));
+    assert_false(proc_table_find(&r.s->procs, 203)->valid & PROC_BIT(PROC_S_SHM));
+    assert_false(proc_table_find(&r.s->procs, 204)->valid & PROC_BIT(PROC_S_SHM));
+    for (size_t i = 0; i < status(&r)->n_notes; i++)
+        assert_null(strstr(status(&r)->notes[i], "shm"));
+    run_free(&r);
+    remove_tree(dir);
 }
 
 /* start() on server/, the counters of later/ copied in, finish(): the window's breakdown. */
@@ -574,7 +640,7 @@ int main(void)
         cmocka_unit_test(test_old_kernel),     cmocka_unit_test(test_garbage),
         cmocka_unit_test(test_empty_root),     cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_read_errors),    cmocka_unit_test(test_container),
-        cmocka_unit_test(test_edac),
+        cmocka_unit_test(test_edac),           cmocka_unit_test(test_shm),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Writes the shm-* snapshot cases: healthy-8gpu-busy's 8 x H100 training (one process per GPU,
+pids 48211-48218, under launcher 48200) with /dev/shm as gpudoctor and the GPU processes see it
+(host.shm_*, processes[].shm_*), an error given with --error where the story has one, and each
+case's `expect`. Run it from anywhere after changing a story; commit what it writes.
+
+docker and Kubernetes give a container 64 MiB of /dev/shm; a host's is half its RAM."""
+import copy
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BASE = json.load(open(os.path.join(HERE, "healthy-8gpu-busy", "snapshot.json")))
+MIB, GIB = 1 << 20, 1 << 30
+BUS_ERROR = ("RuntimeError: DataLoader worker (pid 48300) is killed by signal: Bus error. It is "
+             "possible that dataloader's workers are out of shared memory. Please try to raise "
+             "your shared memory limit.")
+NCCL_ERROR = ("node1:48211:48290 [0] include/shm.h:48 NCCL WARN Error while creating shared "
+              "memory segment /dev/shm/nccl-pZafXL (size 7340384)")
+
+
+def reported(*texts):
+    return {"errors": [{"text": t, "error": None, "api": None, "number": None} for t in texts]}
+
+
+def in_container(s, kind="docker", sign="/.dockerenv"):
+    s["host"]["container"] = kind
+    s["host"]["container_sign"] = sign
+
+
+def own_shm(s, total, avail):
+    s["host"]["shm_total_bytes"] = total
+    s["host"]["shm_avail_bytes"] = avail
+
+
+def procs_shm(s, total, avail, pids=None, container_id=None):
+    for p in s["processes"]["processes"]:
+        if p["gpus"] and (pids is None or p["pid"] in pids):
+            p["shm_total_bytes"] = total
+            p["shm_avail_bytes"] = avail
+            if container_id:
+                p["container_runtime"] = "docker"
+                p["container_id"] = container_id
+
+
+CID = "3f2a9c1d7e4b8a6f0c2d5e7a9b1c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c"
+CASES = {
+    "shm-error-container": (
+        "a DataLoader worker died of a bus error; gpudoctor runs in the job's docker container, "
+        "whose /dev/shm is docker's default 64 MiB",
+        lambda s: (in_container(s), own_shm(s, 64 * MIB, 63 * MIB),
+                   s.__setitem__("reported", reported(BUS_ERROR))),
+        ["exit 2", "+ host.shm-small object=/dev/shm", "- reported.error"]),
+    "shm-error-large": (
+        "the same bus error on a host whose /dev/shm is 32 GiB and nearly empty: not the shared "
+        "memory's size (reported.error shows the error)",
+        lambda s: (own_shm(s, 32 * GIB, 32 * GIB - 200 * MIB),
+                   s.__setitem__("reported", reported(BUS_ERROR))),
+        ["exit 0", "- host.shm-small", "+ reported.error"]),
+    "shm-error-unread": (
+        "NCCL could not create its shared-memory segment; /dev/shm's size was not read "
+        "(a snapshot from another machine)",
+        lambda s: s.__setitem__("reported", reported(NCCL_ERROR)),
+        ["exit 1", "+ host.shm-small object=/dev/shm", "- reported.error"]),
+    "shm-small-shared": (
+        "eight GPU processes of one docker container share its 64 MiB /dev/shm (NCCL's "
+        "shared-memory transport and torch multiprocessing need room there); no error yet",
+        lambda s: procs_shm(s, 64 * MIB, 60 * MIB, container_id=CID),
+        ["exit 1", "+ host.shm-small pid=48211", "- reported.error"]),
+    "shm-full": (
+        "the training processes' /dev/shm (the host's, 16 GiB) is 97 % used: segments of jobs "
+        "that ended fill it",
+        lambda s: procs_shm(s, 16 * GIB, 16 * GIB * 3 // 100),
+        ["exit 1", "+ host.shm-small pid=48211"]),
+    "shm-default-alone": (
+        "one GPU process in a container with docker's default 64 MiB /dev/shm and no workers: "
+        "information only (NVIDIA's containers warn about the size); its peers are on the host",
+        lambda s: procs_shm(s, 64 * MIB, 64 * MIB, pids={48215}, container_id=CID),
+        ["exit 0", "+ host.shm-small pid=48215"]),
+    "shm-own-small-no-error": (
+        "gpudoctor itself runs in a container with 64 MiB of /dev/shm and no error was given: "
+        "nothing to judge (its own /dev/shm serves no GPU job)",
+        lambda s: (in_container(s), own_shm(s, 64 * MIB, 64 * MIB)),
+        ["exit 0", "- host.shm-small"]),
+}
+
+for name, (story, change, expect) in CASES.items():
+    s = copy.deepcopy(BASE)
+    change(s)
+    d = os.path.join(HERE, name)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "snapshot.json"), "w") as f:
+        json.dump(s, f, indent=1)
+        f.write("\n")
+    with open(os.path.join(d, "expect"), "w") as f:
+        f.write("# %s (written by shm-make-cases.py)\n" % story)
+        f.write("\n".join(expect) + "\n")
