@@ -945,19 +945,28 @@ static size_t shm_views(const struct rule_ctx *ctx, struct shm_view *views, size
     return n;
 }
 
-/* Whose /dev/shm: "here", "in this docker container", "of pid 48211 (docker 3f2a...)". */
-static void shm_whose(char *buf, size_t size, const struct shm_view *v)
+/*
+ * Whose /dev/shm: "here", "in this docker container", "of pid 48211 (docker 3f2a...)", in
+ * English or for people; the caller frees.
+ */
+static char *shm_whose(const struct shm_view *v, bool people)
 {
     if (v->own && v->where[0])
-        snprintf(buf, size, "in this %s container", v->where);
-    else if (v->own)
-        snprintf(buf, size, "here");
-    else if (v->n_seen == 1)
-        snprintf(buf, size, "of pid %d%s%s%s", (int)v->pids[0], v->where[0] ? " (" : "", v->where,
-                 v->where[0] ? ")" : "");
-    else
-        snprintf(buf, size, "of %zu GPU processes%s%s%s", v->n_seen, v->where[0] ? " (" : "",
-                 v->where, v->where[0] ? ")" : "");
+        return people ? xasprintf(_("in this %s container"), v->where)
+                      : xasprintf("in this %s container", v->where);
+    if (v->own)
+        return xstrdup(people ? _("here") : "here");
+    if (v->n_seen == 1 && v->where[0])
+        return people ? xasprintf(_("of pid %d (%s)"), (int)v->pids[0], v->where)
+                      : xasprintf("of pid %d (%s)", (int)v->pids[0], v->where);
+    if (v->n_seen == 1)
+        return people ? xasprintf(_("of pid %d"), (int)v->pids[0])
+                      : xasprintf("of pid %d", (int)v->pids[0]);
+    if (v->where[0])
+        return people ? xasprintf(_("of %zu GPU processes (%s)"), v->n_seen, v->where)
+                      : xasprintf("of %zu GPU processes (%s)", v->n_seen, v->where);
+    return people ? xasprintf(_("of %zu GPU processes"), v->n_seen)
+                  : xasprintf("of %zu GPU processes", v->n_seen);
 }
 
 static void shm_evidence(const struct rule_ctx *ctx, struct finding *f, const struct shm_view *v)
@@ -977,10 +986,12 @@ static void shm_evidence(const struct rule_ctx *ctx, struct finding *f, const st
                          v->where, t, a, shm_used_pct(v));
     else if (v->own)
         finding_evidence(f, "/dev/shm here: %s, %s free (%.0f %% used)", t, a, shm_used_pct(v));
+    else if (v->where[0])
+        finding_evidence(f, "/dev/shm of GPU process%s %s, in %s: %s, %s free (%.0f %% used)",
+                         v->n_seen == 1 ? "" : "es", pids, v->where, t, a, shm_used_pct(v));
     else
-        finding_evidence(f, "/dev/shm of GPU process%s %s%s%s: %s, %s free (%.0f %% used)",
-                         v->n_seen == 1 ? "" : "es", pids, v->where[0] ? ", in " : "", v->where, t,
-                         a, shm_used_pct(v));
+        finding_evidence(f, "/dev/shm of GPU process%s %s: %s, %s free (%.0f %% used)",
+                         v->n_seen == 1 ? "" : "es", pids, t, a, shm_used_pct(v));
     if ((double)v->total <= SHM_DOCKER_DEFAULT)
         finding_evidence(f, "64 MiB is what docker and Kubernetes give a container unless told "
                             "otherwise; NVIDIA's containers warn that it may be insufficient");
@@ -1042,18 +1053,19 @@ static void check_shm(const struct rule_ctx *ctx, struct findings *out)
             if (!shm_small(ctx, &views[i]) && !shm_full(ctx, &views[i]))
                 continue;
             if (f->title == NULL) {
-                char whose[96];
+                char *we = shm_whose(&views[i], false), *wl = shm_whose(&views[i], true);
 
-                shm_whose(whose, sizeof(whose), &views[i]);
                 render_bytes(t, sizeof(t), views[i].total);
                 if (shm_small(ctx, &views[i]))
-                    finding_title(f, "The job ran out of shared memory: /dev/shm %s is only %s",
-                                  whose, t);
+                    finding_title_take(
+                        f, TWICE("The job ran out of shared memory: /dev/shm %s is only %s",
+                                 (we, t), (wl, t)));
                 else
-                    finding_title(f,
-                                  "The job ran out of shared memory: /dev/shm %s is %.0f %% "
-                                  "full",
-                                  whose, shm_used_pct(&views[i]));
+                    finding_title_take(
+                        f, TWICE("The job ran out of shared memory: /dev/shm %s is %.0f %% full",
+                                 (we, shm_used_pct(&views[i])), (wl, shm_used_pct(&views[i]))));
+                free(we);
+                free(wl);
             }
             shm_evidence(ctx, f, &views[i]);
         }
@@ -1065,7 +1077,7 @@ static void check_shm(const struct rule_ctx *ctx, struct findings *out)
     for (size_t i = 0; i < n; i++) {
         const struct shm_view *v = &views[i];
         bool full = shm_full(ctx, v), shared = shm_small(ctx, v) && (v->n_seen > 1 || v->workers);
-        char t[16], a[16], whose[96];
+        char t[16], a[16], *we, *wl;
 
         /* Without an error, only what GPU jobs see is judged: gpudoctor's own serves nobody. */
         if (v->own || (!full && !shared && (double)v->total > SHM_DOCKER_DEFAULT))
@@ -1074,12 +1086,16 @@ static void check_shm(const struct rule_ctx *ctx, struct findings *out)
         finding_object(f, "/dev/shm");
         render_bytes(t, sizeof(t), v->total);
         render_bytes(a, sizeof(a), v->avail);
-        shm_whose(whose, sizeof(whose), v);
+        we = shm_whose(v, false);
+        wl = shm_whose(v, true);
         if (full)
-            finding_title(f, "Shared memory /dev/shm %s nearly full: %.0f %% used, %s free", whose,
-                          shm_used_pct(v), a);
+            finding_title_take(f, TWICE("Shared memory /dev/shm %s nearly full: %.0f %% used, %s "
+                                        "free",
+                                        (we, shm_used_pct(v), a), (wl, shm_used_pct(v), a)));
         else
-            finding_title(f, "Shared memory /dev/shm %s is only %s", whose, t);
+            finding_title_take(f, TWICE("Shared memory /dev/shm %s is only %s", (we, t), (wl, t)));
+        free(we);
+        free(wl);
         if (!full && !shared)
             f->severity = SEV_INFO;
         shm_evidence(ctx, f, v);
@@ -1095,7 +1111,7 @@ const struct rule rule_host_shm_small = {
     .id = "host.shm-small",
     .severity = SEV_WARNING,
     .category = CAT_THROUGHPUT,
-    .title = N_("Shared memory (/dev/shm) too small or full for the job"),
+    .title = N_("/dev/shm too small or full for the job"),
     .explanation =
         N_("PyTorch's data-loader workers pass every batch to the training process through POSIX "
            "shared memory (/dev/shm), torch multiprocessing shares tensors there, and NCCL's "
