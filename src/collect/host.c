@@ -314,6 +314,26 @@ static void read_kernel(struct reader *r, struct host_info *h)
  * The boot's random id (every Linux since 2.6.29 has it). A tree without it (a fixture, a
  * capture) leaves it unknown without a note: it only tells reboots apart for the state file.
  */
+/* gpudoctor's own soft limit on open files: a job started where it was started has the same. */
+static void read_nofile(struct reader *r, struct host_info *h)
+{
+    const char *rel = "proc/self/limits";
+    char buf[4096];
+    ssize_t n = file_read_at(r->ctx->root.fd, rel, buf, sizeof(buf));
+
+    if (n == -ENOENT)
+        return;
+    if (n < 0) {
+        note_errno(r, rel, (int)-n, NULL);
+        return;
+    }
+    if (!procfs_parse_nofile(buf, &h->open_files_limit)) {
+        note_malformed(r, rel, xstrdup("no 'Max open files' line"));
+        return;
+    }
+    host_set_valid(h, HOST_S_NOFILE);
+}
+
 static void read_boot_id(struct reader *r, struct host_info *h)
 {
     const char *rel = "proc/sys/kernel/random/boot_id";
@@ -867,6 +887,7 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
     read_uptime(&r, h);
     read_kernel(&r, h);
     read_boot_id(&r, h);
+    read_nofile(&r, h);
     read_container(&r, h);
     read_edac(&r, h);
     if (read_meminfo(&r, h, &avail)) {

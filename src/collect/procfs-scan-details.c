@@ -257,6 +257,12 @@ static int read_details(struct scan *sc, int pidfd, struct proc *p, bool light)
         read_cmdline(sc, pidfd, p, &maybe_gone);
     else
         read_mm_files(sc, pidfd, p, &maybe_gone);
+    if (!light && (n = read_detail(sc, pidfd, p->pid, "limits", LIMITS_MAX, &text, &truncated,
+                                   &maybe_gone, NULL)) >= 0) {
+        if (procfs_parse_nofile(text, &p->open_files_limit))
+            set_valid(p, PROC_S_NOFILE, true);
+        free(text);
+    }
     if (!light && (p->exe = read_link(sc, pidfd, p->pid, "exe", &maybe_gone)) != NULL)
         set_valid(p, PROC_S_EXE, true);
     if (!light && (p->cwd = read_link(sc, pidfd, p->pid, "cwd", &maybe_gone)) != NULL)
@@ -289,6 +295,8 @@ int pscan_make_proc(struct scan *sc, int pidfd, const struct procfs_stat *st, bo
         p->holds_ctl = h != NULL && h->ctl;
         p->holds_uvm = h != NULL && h->uvm;
         set_valid(p, PROC_S_FDS, true);
+        p->open_files = h != NULL ? h->n_fds : 0;
+        set_valid(p, PROC_S_OPEN_FILES, true);
     }
     if (read_details(sc, pidfd, p, light) != 0) {
         proc_free(p);

@@ -67,6 +67,7 @@ int pscan_read_fds(char *dents, int dirfd, const char *path, struct held *h)
             off += d->d_reclen;
             if (!isdigit((unsigned char)d->d_name[0]))
                 continue; /* ".", "..", and stray files in fixture trees */
+            h->n_fds++;
             len = readlinkat(fd, d->d_name, link, sizeof(link) - 1);
             if (len < 0 && (errno == EACCES || errno == EPERM)) {
                 /* Listed but not readable (a process that is not dumpable): fds unknown. */

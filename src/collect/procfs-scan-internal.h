@@ -21,6 +21,7 @@
 #define CMDLINE_MAX (256u << 10)
 #define ENVIRON_MAX (1u << 20)
 #define CGROUP_MAX  (64u << 10)
+#define LIMITS_MAX  4096 /* /proc/<pid>/limits: 17 lines of 80 columns */
 #define MAPS_MAX    (16u << 20)
 #define PASSWD_MAX  (16u << 20)
 #define PSTAT_MAX   (16u << 20)
@@ -39,6 +40,7 @@ struct rec {
 struct held {
     uint32_t *minors;
     size_t n_minors, cap_minors;
+    uint32_t n_fds; /* every descriptor listed */
     bool ctl, uvm, other;
 };
 

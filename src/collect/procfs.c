@@ -198,6 +198,36 @@ static void status_cpus(struct procfs_status *st, const char *v, const char *eol
     st->have_cpus = true;
 }
 
+int procfs_parse_nofile(const char *text, uint64_t *soft)
+{
+    static const char key[] = "Max open files";
+
+    for (const char *line = text; line && *line;) {
+        const char *eol = strchr(line, '\n'), *v = line + sizeof(key) - 1;
+        unsigned long long value;
+        char *end;
+
+        if (strncmp(line, key, sizeof(key) - 1) == 0 && (*v == ' ' || *v == '\t')) {
+            while (*v == ' ' || *v == '\t')
+                v++;
+            if (strncmp(v, "unlimited", 9) == 0 && (v[9] == ' ' || v[9] == '\t')) {
+                *soft = UINT64_MAX;
+                return 1;
+            }
+            if (!isdigit((unsigned char)*v))
+                return 0;
+            errno = 0;
+            value = strtoull(v, &end, 10);
+            if (errno != 0 || (*end != ' ' && *end != '\t'))
+                return 0; /* out of range, or not followed by the hard limit */
+            *soft = value;
+            return 1;
+        }
+        line = eol ? eol + 1 : NULL;
+    }
+    return 0;
+}
+
 void procfs_parse_status(const char *text, struct procfs_status *st)
 {
     memset(st, 0, sizeof(*st));

@@ -57,6 +57,12 @@ struct procfs_status {
 void procfs_parse_status(const char *text, struct procfs_status *st);
 
 /*
+ * The soft limit on open files from /proc/<pid>/limits ("Max open files  1024  1048576  files").
+ * Returns 1 with *soft set (UINT64_MAX for "unlimited"), 0 when the line is missing or malformed.
+ */
+int procfs_parse_nofile(const char *text, uint64_t *soft);
+
+/*
  * Joins the NUL-separated arguments of /proc/<pid>/cmdline with spaces. Returns a new string,
  * made safe for a terminal and for JSON (str_sanitize), or NULL when there is none.
  */

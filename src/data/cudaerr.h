@@ -24,6 +24,7 @@
     X(CUDNN_MISSING, "cudnn_missing")                                                              \
     X(DRIVER_MISMATCH, "driver_mismatch")                                                          \
     X(SHM, "shm")                                                                                  \
+    X(FD_LIMIT, "fd_limit")                                                                        \
     X(OTHER, "other")
 
 enum cudaerr_kind {

@@ -706,7 +706,8 @@ static int gen_cudaerr(struct tsv *t, FILE *out)
     static const char *const names[] = { "api", "number", "name", "kind", "pattern", "meaning" };
     static const char *const apis[] = {
         "cuda-runtime", "cuda-driver", "pytorch", "nccl",       "nvidia-container-toolkit",
-        "nvml",         "docker",      "dlopen",  "tensorflow", "cudnn"
+        "nvml",         "docker",      "dlopen",  "tensorflow", "cudnn",
+        "python"
     };
     static const char *const kinds[] = {
 #define CUDAERR_KIND_NAME(id, name) name,
@@ -733,7 +734,8 @@ static int gen_cudaerr(struct tsv *t, FILE *out)
         if (find_name(apis, sizeof(apis) / sizeof(apis[0]), v[API]) < 0)
             return fail(t,
                         "column 'api': '%s' is not cuda-runtime, cuda-driver, pytorch, nccl, "
-                        "nvidia-container-toolkit, nvml, docker, dlopen, tensorflow or cudnn",
+                        "nvidia-container-toolkit, nvml, docker, dlopen, tensorflow, cudnn or "
+                        "python",
                         v[API]);
         if (strcmp(v[NUMBER], "-") != 0) {
             char *end;

@@ -72,6 +72,11 @@ const struct threshold_def threshold_defs[TH__COUNT] = {
         "NCCL (NVIDIA's containers ask for --shm-size=1g at least)" },
     [TH_SHM_FULL_PCT] = { "shm_full_pct", 90, "%", 1, 100,
         "/dev/shm used at or above this is nearly full" },
+    [TH_FD_LIMIT_LOW] = { "fd_limit_low", 1024, "files", 0, 1e12,
+        "a soft limit on open files at or below this is the traditional default, too low for "
+        "data-loader workers that share tensors as descriptors" },
+    [TH_FD_FULL_PCT] = { "fd_full_pct", 90, "%", 1, 100,
+        "a GPU process with this share of its open-files limit in use is about to run out" },
     [TH_THERMAL_MARGIN_C] = { "thermal_margin_c", 5, "°C", 0, 100,
         "a GPU within this of its slowdown temperature is about to throttle" },
     [TH_POWER_LIMIT_LOW_PCT] = { "power_limit_low_pct", 90, "%", 1, 100,

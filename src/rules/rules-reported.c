@@ -324,6 +324,8 @@ static const char *kind_owner(enum cudaerr_kind kind)
         return "stack.driver-mismatch";
     case CUDAERR_SHM:
         return "host.shm-small";
+    case CUDAERR_FD_LIMIT:
+        return "proc.fd-limit";
     case CUDAERR_NO_DRIVER:
     case CUDAERR_SLOW_INIT:
     case CUDAERR_OTHER:

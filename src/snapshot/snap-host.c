@@ -119,6 +119,10 @@ static const struct jfield host_fields[] = {
       "(docker's default is 64 MiB), a host's is half its RAM by default"),
     F("shm_avail_bytes", JF_U64, shm_avail_bytes, HOST_S_SHM, "statvfs /dev/shm",
       "what is still free of it"),
+    F("open_files_limit", JF_U64, open_files_limit, HOST_S_NOFILE,
+      "/proc/self/limits Max open files",
+      "gpudoctor's own soft limit on open files (ulimit -n where it was started: a job started "
+      "from the same shell or container has the same); 18446744073709551615 for unlimited"),
     F("oom_kills", JF_U32, oom_kills, HOST_S_OOM, "kernel log (driver.events)",
       "processes the kernel's OOM killer ended, among the kernel-log events kept; the events "
       "name the victims"),

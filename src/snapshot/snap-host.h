@@ -42,6 +42,7 @@ enum host_slot {
     HOST_S_SEL_UE_TIME,    /* ... and the latest uncorrectable memory error is dated */
     HOST_S_SEL_UE_DIMMS,   /* ... and the uncorrectable errors name their DIMMs or sensors */
     HOST_S_SHM,            /* /dev/shm where gpudoctor runs: its size and free space */
+    HOST_S_NOFILE,         /* gpudoctor's own soft limit on open files */
 };
 
 /* Validity bits of struct host_disk. */
@@ -117,6 +118,7 @@ struct host_info {
     char *sel_mem_ue_dimms;     /* "P2-DIMMF1, ...": what they name (a DIMM, else the sensor) */
     /* POSIX shared memory (/dev/shm, a tmpfs) where gpudoctor runs: a container has its own. */
     uint64_t shm_total_bytes, shm_avail_bytes;
+    uint64_t open_files_limit; /* gpudoctor's own soft RLIMIT_NOFILE; UINT64_MAX: unlimited */
 
     struct host_disk *disks;
     size_t n_disks;

@@ -59,9 +59,11 @@ enum proc_slot {
     PROC_S_HOLDS_UVM,
     PROC_S_NS_PID,
     PROC_S_NS_DEPTH,
-    PROC_S_CPUS, /* cpus_allowed read from status (Cpus_allowed_list) */
-    PROC_S_NCCL, /* environ read whole: the nccl_* members are meaningful (NULL = unset) */
-    PROC_S_SHM,  /* /dev/shm as it sees it (its mount namespace): shm_* are meaningful */
+    PROC_S_CPUS,       /* cpus_allowed read from status (Cpus_allowed_list) */
+    PROC_S_NCCL,       /* environ read whole: the nccl_* members are meaningful (NULL = unset) */
+    PROC_S_SHM,        /* /dev/shm as it sees it (its mount namespace): shm_* are meaningful */
+    PROC_S_OPEN_FILES, /* open_files: the fd scan counted them */
+    PROC_S_NOFILE,     /* open_files_limit read from /proc/<pid>/limits */
 };
 
 #define PROC_BIT(slot) (UINT64_C(1) << (slot))
@@ -142,6 +144,9 @@ struct proc {
     char *nccl_net_gdr_level, *nccl_p2p_level, *nccl_ib_hca, *nccl_algo, *nccl_proto, *nccl_debug;
     /* Its POSIX shared memory (/dev/shm in its mount namespace): size and what is free. */
     uint64_t shm_total_bytes, shm_avail_bytes;
+    /* File descriptors it has open, and its soft limit on them (UINT64_MAX: unlimited). */
+    uint32_t open_files;
+    uint64_t open_files_limit;
 
     uint64_t valid; /* bits of enum proc_slot */
 };

@@ -17,6 +17,8 @@ check '.host.swap_in_pages_per_s >= 0' 'true'
 check '[.host.filesystems[].paths[]] | index("/") != null and index("/tmp") != null' 'true'
 check '.host.filesystems[0].avail_bytes <= .host.filesystems[0].total_bytes' 'true'
 check '[.host.disks[].name | select(test("^(loop|ram|zram)"))]' '[]'
+# gpudoctor's own soft limit on open files: this shell's, which it inherits
+check '.host.open_files_limit' "$(ulimit -n | sed 's/^unlimited$/18446744073709551615/')"
 # /dev/shm as df sees it (its size does not move; what is free may)
 if [ -d /dev/shm ] && shm=$(df -B1 --output=size /dev/shm 2>/dev/null | tail -1); then
     check '.host.shm_total_bytes' "$((shm))"

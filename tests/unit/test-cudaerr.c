@@ -134,6 +134,14 @@ static void test_refusals_and_timeouts(void **state)
            "shared memory segment not created", -1, CUDAERR_SHM);
     expect("include/shm.h:28 NCCL WARN Call to posix_fallocate failed : No space left on device",
            "shared memory not allocated", -1, CUDAERR_SHM);
+    /* a process out of file descriptors (proc.fd-limit) */
+    expect("RuntimeError: Too many open files. Communication with the workers is no longer "
+           "possible. Please increase the limit using `ulimit -n` in the shell",
+           "DataLoader out of file descriptors", -1, CUDAERR_FD_LIMIT);
+    expect("RuntimeError: received 0 items of ancdata", "descriptors not received", -1,
+           CUDAERR_FD_LIMIT);
+    expect("OSError: [Errno 24] Too many open files: '/data/x.jpg'", "EMFILE", 24,
+           CUDAERR_FD_LIMIT);
     /* attaching to another's segment fails for other reasons too (separate IPC namespaces) */
     assert_null(cudaerr_match("NCCL WARN Error while attaching to shared memory segment "
                               "/dev/shm/nccl-x (size 4)"));

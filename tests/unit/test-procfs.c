@@ -165,6 +165,36 @@ static void test_status(void **state)
     assert_false(st.have_uid || st.have_nspid || st.have_rss);
 }
 
+/* /proc/<pid>/limits: the soft limit on open files, "unlimited", and what is not that line. */
+static void test_nofile(void **state)
+{
+    uint64_t soft = 7;
+
+    (void)state;
+    assert_int_equal(procfs_parse_nofile("Limit                     Soft Limit           Hard "
+                                         "Limit           Units     \n"
+                                         "Max processes             1030459              1030459 "
+                                         "             processes \n"
+                                         "Max open files            1024                 1048576 "
+                                         "             files     \n",
+                                         &soft),
+                     1);
+    assert_int_equal(soft, 1024);
+    assert_int_equal(procfs_parse_nofile("Max open files            unlimited            "
+                                         "unlimited            files     \n",
+                                         &soft),
+                     1);
+    assert_true(soft == UINT64_MAX);
+    soft = 7;
+    assert_int_equal(procfs_parse_nofile("Max open filesystems 3 3 x\n", &soft), 0);
+    assert_int_equal(procfs_parse_nofile("Max open files            -1 5 files\n", &soft), 0);
+    assert_int_equal(
+        procfs_parse_nofile("Max open files            99999999999999999999999 5\n", &soft), 0);
+    assert_int_equal(procfs_parse_nofile("Max open files            1024", &soft), 0);
+    assert_int_equal(procfs_parse_nofile("", &soft), 0);
+    assert_int_equal(soft, 7);
+}
+
 static void test_cmdline(void **state)
 {
     static const char args[] = "python\0train.py\0--lr\0003e-4\0";
@@ -511,6 +541,7 @@ int main(void)
         cmocka_unit_test(test_stat_long_and_unsafe_comm),
         cmocka_unit_test(test_stat_garbage),
         cmocka_unit_test(test_status),
+        cmocka_unit_test(test_nofile),
         cmocka_unit_test(test_cmdline),
         cmocka_unit_test(test_environ),
         cmocka_unit_test(test_cgroup),

@@ -179,6 +179,11 @@ static void test_host_without_nvml(void **state)
     assert_true(HAS(p, PROC_S_FDS));
     assert_true(p->holds_ctl);
     assert_true(p->holds_uvm);
+    /* every descriptor counted, and its soft limit on them from /proc/2100/limits */
+    assert_true(HAS(p, PROC_S_OPEN_FILES));
+    assert_int_equal(p->open_files, 11);
+    assert_true(HAS(p, PROC_S_NOFILE));
+    assert_int_equal(p->open_files_limit, 1024);
     assert_int_equal(p->n_gpus, 2);
     assert_int_equal(p->gpus[0].minor, 0);
     assert_int_equal(p->gpus[1].minor, 1);
