@@ -191,6 +191,7 @@ static const struct {
     { "proc.compute-mode", true },    /* the node's setting keeps jobs off a GPU */
     { "proc.mig-no-instance", true }, /* the node's MIG layout leaves a GPU unusable */
     { "proc.cuda-visible-devices", false },
+    { "proc.fd-limit", false },
     /* throughput and the host: load that jobs make */
     { "perf.input-starved", false },
     { "perf.util-swing", false },
@@ -200,6 +201,7 @@ static const struct {
     { "host.disk-busy", false },
     { "host.memory-pressure", false },
     { "host.disk-full", false },
+    { "host.shm-small", false },
     { "host.memory-ecc", true }, /* a failing DIMM: the node freezes or corrupts jobs */
     /* clocks: cooling, power delivery, the node's settings */
     { "clock.thermal-slowdown", true },

@@ -780,7 +780,7 @@ static void read_shm(struct snapshot *s, struct fs_index *ix)
         if (p->n_gpus == 0 || !(p->valid & PROC_BIT(PROC_S_CWD)))
             continue;
         if (shm_read(ix, p->pid, &p->shm_total_bytes, &p->shm_avail_bytes))
-            p->valid |= PROC_BIT(PROC_S_SHM);
+            p->valid |= PROC_BIT(PROC_S_SHM) | PROC_BIT(PROC_S_SHM_AVAIL);
     }
 }
 

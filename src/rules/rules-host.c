@@ -920,7 +920,7 @@ static size_t shm_views(const struct rule_ctx *ctx, struct shm_view *views, size
         char where[64];
         size_t k;
 
-        if (p->n_gpus == 0 || !proc_ok(p, PROC_S_SHM))
+        if (p->n_gpus == 0 || !proc_ok(p, PROC_S_SHM) || !proc_ok(p, PROC_S_SHM_AVAIL))
             continue;
         proc_container(where, sizeof(where), p);
         for (k = 0; k < n; k++) {
@@ -1024,17 +1024,36 @@ static void check_shm(const struct rule_ctx *ctx, struct findings *out)
     ssize_t rep = reported_find(ctx, CUDAERR_SHM, &row);
     struct shm_view views[16];
     size_t n = shm_views(ctx, views, ARRAY_SIZE(views)), bad = 0;
+    bool any_full = false, on_host = false;
     struct finding *f;
 
     if (rep >= 0) {
         /* The job failed on shared memory: every /dev/shm that is small or full is suspect. */
         for (size_t i = 0; i < n; i++)
             bad += shm_small(ctx, &views[i]) || shm_full(ctx, &views[i]);
-        if (n > 0 && bad == 0)
-            return; /* large and free: the cause is elsewhere; reported.error shows the error */
         f = finding_new(ctx, out, -1, -1);
         finding_object(f, "/dev/shm");
         reported_texts(ctx, f, CUDAERR_SHM);
+        if (n > 0 && bad == 0) {
+            /* Large and free wherever it was read: not the cause here, but a job that ran in a
+             * container of its own had its own /dev/shm. */
+            char *we = shm_whose(&views[0], false), *wl = shm_whose(&views[0], true), a[16];
+
+            f->severity = SEV_INFO;
+            render_bytes(a, sizeof(a), views[0].avail);
+            finding_title_take(f, TWICE("The job's error blames shared memory, but /dev/shm %s "
+                                        "has %s free",
+                                        (we, a), (wl, a)));
+            free(we);
+            free(wl);
+            for (size_t i = 0; i < n; i++)
+                shm_evidence(ctx, f, &views[i]);
+            finding_evidence(f, "a job that ran in a container had a /dev/shm of its own (64 MiB "
+                                "unless started with --shm-size or --ipc=host): read it there");
+            shm_fixes(f, false, false);
+            f->impact = 0.0;
+            return;
+        }
         if (n == 0) {
             f->severity = SEV_WARNING;
             finding_title(f, "The job ran out of shared memory (/dev/shm), whose size was not "
@@ -1052,6 +1071,9 @@ static void check_shm(const struct rule_ctx *ctx, struct findings *out)
 
             if (!shm_small(ctx, &views[i]) && !shm_full(ctx, &views[i]))
                 continue;
+            any_full |= shm_full(ctx, &views[i]);
+            /* the host's own /dev/shm, not a container's: it can be remounted larger */
+            on_host |= views[i].where[0] == '\0';
             if (f->title == NULL) {
                 char *we = shm_whose(&views[i], false), *wl = shm_whose(&views[i], true);
 
@@ -1069,8 +1091,7 @@ static void check_shm(const struct rule_ctx *ctx, struct findings *out)
             }
             shm_evidence(ctx, f, &views[i]);
         }
-        shm_fixes(f, bad > 0 && views[0].total && shm_full(ctx, &views[0]),
-                  !views[0].own || views[0].where[0] == '\0');
+        shm_fixes(f, any_full, on_host);
         f->impact = 1.0;
         return;
     }
@@ -1121,7 +1142,9 @@ const struct rule rule_host_shm_small = {
            "When it runs out, a worker dies of a bus error, a tensor cannot be written (No space "
            "left on device) or NCCL cannot create its segment, and the job fails. Critical when "
            "the job's error says it ran out and /dev/shm is small or full; a warning when its size "
-           "could not be read; without an error, a warning for a GPU job's /dev/shm that is nearly "
+           "could not be read; information when every /dev/shm read is large and free (the job may "
+           "have had a container's own); without an error, a warning for a GPU job's /dev/shm that "
+           "is nearly "
            "full, or small and used by several GPU processes or data-loader workers, information "
            "for 64 MiB alone."),
     .detection =

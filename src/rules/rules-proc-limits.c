@@ -70,7 +70,8 @@ static void check_reported(const struct rule_ctx *ctx, struct findings *out)
     int32_t pid = 0;
     bool known = lowest_limit(ctx, &limit, &pid);
     bool low = known && (double)limit <= th(ctx, TH_FD_LIMIT_LOW);
-    struct finding *f = finding_new(ctx, out, -1, pid > 0 ? pid : -1);
+    /* about no process in particular: the one that failed is gone, the limit is its shell's */
+    struct finding *f = finding_new(ctx, out, -1, -1);
     char l[24];
 
     finding_object(f, "open files");

@@ -85,8 +85,8 @@ static const struct jfield proc_fields[] = {
     F("shm_total_bytes", JF_U64, shm_total_bytes, PROC_S_SHM, 0, "statvfs /proc/<pid>/root/dev/shm",
       "size of the POSIX shared memory (/dev/shm) the process sees, in its own mount namespace "
       "(a container's: docker's default is 64 MiB); read for GPU processes"),
-    F("shm_avail_bytes", JF_U64, shm_avail_bytes, PROC_S_SHM, 0, "statvfs /proc/<pid>/root/dev/shm",
-      "what is still free of it"),
+    F("shm_avail_bytes", JF_U64, shm_avail_bytes, PROC_S_SHM_AVAIL, 0,
+      "statvfs /proc/<pid>/root/dev/shm", "what is still free of it"),
     F("open_files", JF_U32, open_files, PROC_S_OPEN_FILES, 0, "/proc/<pid>/fd",
       "file descriptors it has open (sockets, pipes and shared-memory files included)"),
     F("open_files_limit", JF_U64, open_files_limit, PROC_S_NOFILE, 0,

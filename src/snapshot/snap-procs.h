@@ -61,7 +61,8 @@ enum proc_slot {
     PROC_S_NS_DEPTH,
     PROC_S_CPUS,       /* cpus_allowed read from status (Cpus_allowed_list) */
     PROC_S_NCCL,       /* environ read whole: the nccl_* members are meaningful (NULL = unset) */
-    PROC_S_SHM,        /* /dev/shm as it sees it (its mount namespace): shm_* are meaningful */
+    PROC_S_SHM,        /* shm_total_bytes: /dev/shm as it sees it (its mount namespace) */
+    PROC_S_SHM_AVAIL,  /* shm_avail_bytes: what is free of it */
     PROC_S_OPEN_FILES, /* open_files: the fd scan counted them */
     PROC_S_NOFILE,     /* open_files_limit read from /proc/<pid>/limits */
 };

@@ -34,7 +34,7 @@ CASES = {
         "the DataLoader lost its workers ('Too many open files'); the training processes may "
         "open 1024 files, the traditional soft limit",
         lambda s: (files(s, 1024), s.__setitem__("reported", reported(TOO_MANY))),
-        ["exit 2", "+ proc.fd-limit pid=48211 object=open files", "- reported.error"]),
+        ["exit 2", "+ proc.fd-limit object=open files", "- reported.error"]),
     "fd-error-high-limit": (
         "'received 0 items of ancdata' where gpudoctor's own limit (the job's shell's) is "
         "1048576: reached anyway, a warning naming the sharing strategy",
