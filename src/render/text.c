@@ -199,6 +199,14 @@ char *render_verdict(const struct snapshot *s, const struct findings *f, bool pe
                             : info == 1 ? L_(people, " (1 note)")
                                         : L_(people, " (notes below)");
 
+        /* An error was given and nothing here explains it: say so, not just "healthy". */
+        if (s->reported.n_errors > 0 && s->n_gpus == 1)
+            return xstrdup(L_(people, "no fault found on this machine (1 GPU checked): what the "
+                                      "error given means is below"));
+        if (s->reported.n_errors > 0)
+            return xasprintf(L_(people, "no fault found on this machine (%zu GPUs checked): what "
+                                        "the error given means is below"),
+                             s->n_gpus);
         if (s->n_gpus == 1)
             return xasprintf(L_(people, "healthy — 1 GPU checked, no problems found%s"), notes);
         return xasprintf(L_(people, "healthy — %zu GPUs checked, no problems found%s"), s->n_gpus,

@@ -1048,10 +1048,16 @@ static void check_shm(const struct rule_ctx *ctx, struct findings *out)
             free(wl);
             for (size_t i = 0; i < n; i++)
                 shm_evidence(ctx, f, &views[i]);
-            finding_evidence(f, "a job that ran in a container had a /dev/shm of its own (64 MiB "
-                                "unless started with --shm-size or --ipc=host): read it there");
+            if (views[0].own && views[0].where[0])
+                finding_evidence(f, "a job that ran in another container had a /dev/shm of its "
+                                    "own (64 MiB unless started with --shm-size or --ipc=host): "
+                                    "read it there");
+            else
+                finding_evidence(f, "a job that ran in a container had a /dev/shm of its own (64 "
+                                    "MiB unless started with --shm-size or --ipc=host): read it "
+                                    "there");
             shm_fixes(f, false, false);
-            f->impact = 0.0;
+            f->impact = 0.3; /* explains the user's own error: first among the notes */
             return;
         }
         if (n == 0) {

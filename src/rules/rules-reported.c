@@ -428,7 +428,7 @@ static void check_error(const struct rule_ctx *ctx, struct findings *out)
                             q);
             free(q);
         }
-        f->impact = 0.05;
+        f->impact = 0.3; /* the user's own error: first among the notes */
     }
 }
 

@@ -115,6 +115,15 @@ static void test_verdicts(void **state)
     assert_string_equal(render_status(rules_exit_status(r.s, &r.f)), "healthy");
     report_free(&r);
 
+    /* An error given that nothing here explains: not "healthy", but what it means is below. */
+    report_load(&r, "shm-error-large");
+    v = render_verdict(r.s, &r.f, false);
+    assert_string_equal(v, "no fault found on this machine (8 GPUs checked): what the error "
+                           "given means is below");
+    free(v);
+    assert_string_equal(render_status(rules_exit_status(r.s, &r.f)), "healthy");
+    report_free(&r);
+
     report_load(&r, "no-gpu");
     v = render_verdict(r.s, &r.f, false);
     assert_non_null(strstr(v, "No NVIDIA GPU found"));
