@@ -181,6 +181,7 @@ static const struct {
     { "mem.unaccounted", false },
     { "mem.leak", false },
     { "mem.idle-held", false },
+    { "mem.job-oom", false },
     { "proc.stopped-holder", false },
     { "proc.zombie-holder", false },
     { "proc.orphan-holder", false },

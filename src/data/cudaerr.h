@@ -25,6 +25,7 @@
     X(DRIVER_MISMATCH, "driver_mismatch")                                                          \
     X(SHM, "shm")                                                                                  \
     X(FD_LIMIT, "fd_limit")                                                                        \
+    X(OOM, "oom")                                                                                  \
     X(OTHER, "other")
 
 enum cudaerr_kind {

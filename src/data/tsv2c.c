@@ -707,7 +707,7 @@ static int gen_cudaerr(struct tsv *t, FILE *out)
     static const char *const apis[] = {
         "cuda-runtime", "cuda-driver", "pytorch", "nccl",       "nvidia-container-toolkit",
         "nvml",         "docker",      "dlopen",  "tensorflow", "cudnn",
-        "python"
+        "python",       "linux"
     };
     static const char *const kinds[] = {
 #define CUDAERR_KIND_NAME(id, name) name,
@@ -734,8 +734,8 @@ static int gen_cudaerr(struct tsv *t, FILE *out)
         if (find_name(apis, sizeof(apis) / sizeof(apis[0]), v[API]) < 0)
             return fail(t,
                         "column 'api': '%s' is not cuda-runtime, cuda-driver, pytorch, nccl, "
-                        "nvidia-container-toolkit, nvml, docker, dlopen, tensorflow, cudnn or "
-                        "python",
+                        "nvidia-container-toolkit, nvml, docker, dlopen, tensorflow, cudnn, "
+                        "python or linux",
                         v[API]);
         if (strcmp(v[NUMBER], "-") != 0) {
             char *end;

@@ -61,6 +61,7 @@ void cudnn_reported(const struct rule_ctx *ctx, struct findings *out);
     X(mem_unaccounted)                                                                             \
     X(mem_leak)                                                                                    \
     X(mem_idle_held)                                                                               \
+    X(mem_job_oom)                                                                                 \
     X(proc_stopped_holder)                                                                         \
     X(proc_zombie_holder)                                                                          \
     X(proc_orphan_holder)                                                                          \

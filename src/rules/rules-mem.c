@@ -1,4 +1,6 @@
 /* Memory: nearly full, full while idle, and memory no visible process accounts for. */
+#include "data/cudaerr.h"
+#include "rules/oom-parse.h"
 #include "rules/rule-impl.h"
 #include "util/xalloc.h"
 
@@ -140,6 +142,8 @@ const struct rule rule_mem_nearly_full = {
            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True reduces fragmentation. Give jobs that "
            "share the GPU a GPU each."),
     .thresholds = THRESHOLDS(TH_MEM_NEARLY_FULL_PCT, TH_GPU_IDLE_UTIL_PCT),
+    .explains = EXPLAINS({ "mem.job-oom", LINK_SAME_GPU, NULL,
+                           N_("a job that asks for more on a full GPU runs out") }),
     .check = check_nearly_full,
 };
 
@@ -238,6 +242,8 @@ const struct rule rule_mem_full_idle = {
     .thresholds = THRESHOLDS(TH_MEM_FULL_IDLE_PCT, TH_GPU_IDLE_UTIL_PCT),
     .yields_to = YIELDS_TO("proc.stopped-holder", "proc.zombie-holder", "proc.orphan-holder",
                            "proc.idle-holder", "mem.unaccounted"),
+    .explains = EXPLAINS({ "mem.job-oom", LINK_SAME_GPU, NULL,
+                           N_("the memory held on the idle GPU is missing for the job") }),
     .check = check_full_idle,
 };
 
@@ -379,5 +385,196 @@ const struct rule rule_mem_unaccounted = {
     .thresholds = THRESHOLDS(TH_MEM_UNACCOUNTED_MIB, TH_MEM_UNACCOUNTED_PCT),
     /* An exclusive GPU's hidden holder: proc.compute-mode says it, with why programs fail. */
     .yields_to = YIELDS_TO("proc.compute-mode"),
+    .explains = EXPLAINS({ "mem.job-oom", LINK_SAME_GPU, NULL,
+                           N_("memory held by processes not visible here is missing for the "
+                              "job") }),
     .check = check_unaccounted,
+};
+
+/* ---- mem.job-oom ---- */
+
+/*
+ * The GPU a job ran out of memory on, as NVML numbers it: the machine's one GPU, or the only one
+ * whose memory other processes still hold (the job's own went with it). -1 when it cannot be
+ * told; *how says why it is that one.
+ */
+static int32_t oom_gpu(const struct rule_ctx *ctx, const char **how)
+{
+    int32_t found = -1;
+    size_t n = 0;
+
+    *how = NULL;
+    if (ctx->facts->n_gpus == 1) {
+        *how = N_("the machine's one GPU");
+        return (int32_t)ctx->facts->gpus[0].g->index;
+    }
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
+        const struct gpu *g = ctx->facts->gpus[i].g;
+
+        if (!gpu_valid(g, GPU_S_MEM_USED) || !gpu_valid(g, GPU_S_MEM_TOTAL) ||
+            pct((double)g->mem_used_bytes, (double)g->mem_total_bytes) < 50.0)
+            continue;
+        found = (int32_t)g->index;
+        n++;
+    }
+    if (n != 1)
+        return -1;
+    *how = N_("the only GPU whose memory others still hold");
+    return found;
+}
+
+static void oom_figures(struct finding *f, const struct oom_text *o)
+{
+    char a[16], b[16], c[16];
+
+    if (o->tried >= 0 && o->capacity >= 0 && o->free >= 0) {
+        render_bytes(a, sizeof(a), (uint64_t)o->tried);
+        render_bytes(b, sizeof(b), (uint64_t)o->capacity);
+        render_bytes(c, sizeof(c), (uint64_t)o->free);
+        finding_evidence(f, "it asked for %s more on a GPU of %s with %s free (from the error)", a,
+                         b, c);
+    }
+    if (o->this_process >= 0) {
+        render_bytes(a, sizeof(a), (uint64_t)o->this_process);
+        finding_evidence(f, "the failing process itself held %s (from the error)", a);
+    }
+    if (o->allocated >= 0 && o->reserved_unallocated >= 0) {
+        render_bytes(a, sizeof(a), (uint64_t)o->allocated);
+        render_bytes(b, sizeof(b), (uint64_t)o->reserved_unallocated);
+        finding_evidence(f, "PyTorch had %s allocated and %s reserved but unallocated", a, b);
+    } else if (o->allocated >= 0 && o->reserved_total >= 0) {
+        render_bytes(a, sizeof(a), (uint64_t)o->allocated);
+        render_bytes(b, sizeof(b), (uint64_t)o->reserved_total);
+        finding_evidence(f, "PyTorch had %s allocated of %s reserved", a, b);
+    }
+    if (o->tried >= 0 && o->free >= 0 && o->free >= o->tried)
+        finding_evidence(f, "more was free than it asked for: the allocation failed for another "
+                            "reason (no block that large in one piece, a per-process memory "
+                            "fraction, or another process taking it at that moment)");
+    for (size_t i = 0; i < o->n_pids; i++) {
+        render_bytes(a, sizeof(a), (uint64_t)o->pid_bytes[i]);
+        finding_evidence(f, "process %d held %s on that GPU (from the error)", (int)o->pids[i], a);
+    }
+}
+
+static void check_job_oom(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct snapshot *s = ctx->facts->snap;
+    ssize_t rep = reported_find(ctx, CUDAERR_OOM, NULL);
+    const struct facts_gpu *v = NULL;
+    struct oom_text o;
+    const char *how;
+    struct finding *f;
+    double others_text = 0, others_now = 0, others, capacity, reserved_free;
+    int32_t gpu;
+    char a[16], b[16];
+
+    if (rep < 0)
+        return;
+    oom_parse(s->reported.errors[rep].text, &o);
+    gpu = oom_gpu(ctx, &how);
+    if (gpu >= 0)
+        v = facts_gpu_find(ctx->facts, (uint32_t)gpu);
+    for (size_t i = 0; i < o.n_pids; i++)
+        others_text += o.pid_bytes[i];
+    /* What the GPU had that was neither free nor the failing process's was others'. */
+    if (o.capacity >= 0 && o.free >= 0 && o.this_process >= 0 &&
+        o.capacity - o.free - o.this_process > others_text)
+        others_text = o.capacity - o.free - o.this_process;
+    /* Older wordings give what PyTorch reserved in all, and what of it was allocated. */
+    if (o.reserved_unallocated < 0 && o.reserved_total >= 0 && o.allocated >= 0 &&
+        o.reserved_total >= o.allocated)
+        o.reserved_unallocated = o.reserved_total - o.allocated;
+    if (v != NULL && gpu_valid(v->g, GPU_S_MEM_USED))
+        others_now = (double)v->g->mem_used_bytes; /* the failed job's memory is free again */
+    capacity = o.capacity >= 0                                 ? o.capacity
+               : v != NULL && gpu_valid(v->g, GPU_S_MEM_TOTAL) ? (double)v->g->mem_total_bytes
+                                                               : -1;
+    reserved_free = o.reserved_unallocated;
+
+    f = finding_new(ctx, out, gpu, -1);
+    finding_object(f, "GPU memory");
+    /* The error's own figures when it has them (the job may still run and hold its part);
+     * otherwise what is held now, the failed job's memory having gone with it. */
+    others = o.this_process >= 0 || o.n_pids > 0 ? others_text : others_now;
+    if (capacity > 0 && others >= 0.1 * capacity) {
+        render_bytes(a, sizeof(a), (uint64_t)others);
+        render_bytes(b, sizeof(b), (uint64_t)capacity);
+        if (gpu >= 0)
+            finding_title(f, "The job ran out of memory on GPU %d: other processes hold %s of %s",
+                          (int)gpu, a, b);
+        else
+            finding_title(f, "The job ran out of GPU memory: other processes held %s of %s", a, b);
+    } else if (reserved_free >= 0 && o.tried >= 0 && reserved_free >= o.tried) {
+        render_bytes(a, sizeof(a), (uint64_t)reserved_free);
+        render_bytes(b, sizeof(b), (uint64_t)o.tried);
+        finding_title(f,
+                      "The job ran out of GPU memory with %s reserved but unallocated: "
+                      "fragmentation (it asked for %s)",
+                      a, b);
+    } else if (capacity > 0 && o.this_process >= 0.8 * capacity) {
+        render_bytes(a, sizeof(a), (uint64_t)o.this_process);
+        render_bytes(b, sizeof(b), (uint64_t)capacity);
+        finding_title(f, "The job ran out of GPU memory: it alone used %s of %s", a, b);
+    } else {
+        finding_title(f, "The job ran out of GPU memory");
+    }
+    reported_texts(ctx, f, CUDAERR_OOM);
+    oom_figures(f, &o);
+    if (o.gpu >= 0 && ctx->facts->n_gpus > 1)
+        finding_evidence(f,
+                         "the error's GPU %d is CUDA's numbering in the job, which "
+                         "CUDA_VISIBLE_DEVICES may have changed",
+                         (int)o.gpu);
+    if (gpu >= 0 && how != NULL && ctx->facts->n_gpus > 1)
+        finding_evidence_take(f, TWICE("GPU %d: %s", ((int)gpu, how), ((int)gpu, _(how))));
+    if (v != NULL) {
+        mem_evidence(f, v->g);
+        rules_holder_evidence(ctx, f, v, 4);
+    } else if (s->n_gpus > 0) {
+        finding_evidence(f, "which GPU it was is not known here: the error names none that "
+                            "NVML's numbering can be trusted for");
+    }
+    if (gpu >= 0)
+        finding_fix(f,
+                    "nvidia-smi -i %d --query-compute-apps=pid,used_memory --format=csv   # who "
+                    "holds it",
+                    (int)gpu);
+    else
+        finding_fix(f, "nvidia-smi --query-compute-apps=gpu_uuid,pid,used_memory --format=csv   "
+                       "# who holds which GPU");
+    finding_fix(f, "# other processes on it: run on a free GPU (CUDA_VISIBLE_DEVICES), or end "
+                   "those no longer needed");
+    if (reserved_free >= 0)
+        finding_fix(f, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True   # PyTorch's advice "
+                       "when reserved but unallocated memory is large");
+    finding_fix(f, "# the job itself: smaller batch, mixed precision (torch.autocast), gradient "
+                   "accumulation or checkpointing");
+    f->impact = 0.6;
+}
+
+const struct rule rule_mem_job_oom = {
+    .id = "mem.job-oom",
+    .severity = SEV_WARNING,
+    .category = CAT_MEMORY,
+    .title = N_("A job ran out of GPU memory"),
+    .explanation = N_(
+        "The job failed with 'CUDA out of memory'. PyTorch's message says how much it asked for, "
+        "what the GPU had free, what the process held and what its caching allocator kept "
+        "reserved but unallocated, and (since 2.1) which other processes held memory on that "
+        "GPU. Three causes: other processes hold part of the GPU (another user's job, a stopped "
+        "or idle holder), fragmentation (reserved but unallocated memory larger than the request: "
+        "PyTorch advises expandable_segments), or the job alone needs more than the GPU has. A "
+        "finding about the memory's holder on the same GPU explains it and comes first."),
+    .detection = N_(
+        "An error given with --error that the catalogue reads as CUDA running out of memory, its "
+        "figures read from PyTorch's wording; the GPU is the machine's only one, or the only one "
+        "whose memory is still held at half or more (the failed job's own is free again); NVML's "
+        "memory use and process list of that GPU."),
+    .fix = N_("Move the job to a GPU no one else uses or end the processes holding memory there; "
+              "with much reserved-but-unallocated memory set "
+              "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; otherwise a smaller batch, "
+              "mixed precision or gradient checkpointing."),
+    .thresholds = NO_THRESHOLDS,
+    .check = check_job_oom,
 };

@@ -113,7 +113,9 @@ static void kill_fixes(struct finding *f, const struct proc *p, int32_t pid)
     EXPLAINS({ "mem.nearly-full", LINK_SAME_GPU, NULL,                                             \
                N_("the memory the holder keeps is missing for the jobs working there") },          \
              { "proc.compute-mode", LINK_SAME_GPU, NULL,                                           \
-               N_("on an exclusive-process GPU the holder keeps every new CUDA program out") })
+               N_("on an exclusive-process GPU the holder keeps every new CUDA program out") },    \
+             { "mem.job-oom", LINK_SAME_GPU, NULL,                                                 \
+               N_("the job ran out of the memory the holder keeps") })
 
 /* ---- proc.stopped-holder ---- */
 

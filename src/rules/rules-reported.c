@@ -326,6 +326,8 @@ static const char *kind_owner(enum cudaerr_kind kind)
         return "host.shm-small";
     case CUDAERR_FD_LIMIT:
         return "proc.fd-limit";
+    case CUDAERR_OOM:
+        return "mem.job-oom";
     case CUDAERR_NO_DRIVER:
     case CUDAERR_SLOW_INIT:
     case CUDAERR_OTHER:

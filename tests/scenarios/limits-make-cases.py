@@ -7,7 +7,9 @@ each case's `expect`. Run it from anywhere after changing a story; commit what i
 - shm-*: /dev/shm as gpudoctor and the GPU processes see it (host.shm_*, processes[].shm_*).
   docker and Kubernetes give a container 64 MiB of /dev/shm; a host's is half its RAM.
 - fd-*: open-files limits and counts (processes[].open_files, open_files_limit;
-  host.open_files_limit, gpudoctor's own)."""
+  host.open_files_limit, gpudoctor's own).
+- oom-*: GPU memory, the job's "CUDA out of memory" (oom-beside-compositor starts from
+  graphics-on-compute-compositor's workstation instead)."""
 import copy
 import json
 import os
@@ -124,8 +126,33 @@ CASES.update({
         ["exit 0", "- proc.fd-limit"]),
 })
 
+# oom-*: a job's "CUDA out of memory" (mem.job-oom), as PyTorch words it.
+COMPOSITOR = json.load(open(os.path.join(HERE, "graphics-on-compute-compositor", "snapshot.json")))
+OOM_1 = ("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.11 GiB total "
+         "capacity; 61.56 GiB already allocated; 1.19 GiB free; 76.77 GiB reserved in total by "
+         "PyTorch)")
+OOM_2 = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+         "total capacity of 23.99 GiB of which 1.77 GiB is free. Process 1820 has 7.20 GiB memory "
+         "in use. Process 1500 has 350.00 MiB memory in use. Including non-PyTorch memory, this "
+         "process has 14.00 GiB memory in use. Of the allocated memory 13.10 GiB is allocated by "
+         "PyTorch, and 400.00 MiB is reserved by PyTorch but unallocated.")
+CASES.update({
+    "oom-fragmented": (
+        "one of eight training jobs ran out of GPU memory with 15 GiB reserved by PyTorch but "
+        "unallocated (PyTorch 1.x's wording): fragmentation, and which GPU is not known",
+        lambda s: s.__setitem__("reported", reported(OOM_1)),
+        ["exit 1", "+ mem.job-oom object=GPU memory", "- reported.error"]),
+    "oom-beside-compositor": (
+        "the workstation's training asked for 2 GiB more while gnome-shell held 7.2 GiB of the "
+        "GPU: the graphics finding is the cause and comes first",
+        lambda s: s.__setitem__("reported", reported(OOM_2)),
+        ["exit 1", "+ proc.graphics-on-compute gpu=0", "+ mem.job-oom gpu=0",
+         "- reported.error"]),
+})
+BASES = {"oom-beside-compositor": COMPOSITOR}
+
 for name, (story, change, expect) in CASES.items():
-    s = copy.deepcopy(BASE)
+    s = copy.deepcopy(BASES.get(name, BASE))
     change(s)
     d = os.path.join(HERE, name)
     os.makedirs(d, exist_ok=True)

@@ -40,7 +40,12 @@ static void test_cuda_texts(void **state)
     expect("system has unsupported display driver / cuda driver combination",
            "cudaErrorSystemDriverMismatch", 803, CUDAERR_OTHER);
     expect("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
-           "cudaErrorMemoryAllocation", 2, CUDAERR_OTHER);
+           "cudaErrorMemoryAllocation", 2, CUDAERR_OOM);
+    /* the kernel's OOM killer is host RAM, not CUDA's 2 */
+    expect("Out of memory: Killed process 4121 (python) total-vm:81234kB", "kernel OOM kill", -1,
+           CUDAERR_OTHER);
+    expect("Memory cgroup out of memory: Killed process 629 (onmt_train)", "kernel OOM kill", -1,
+           CUDAERR_OTHER);
     expect("CUDA error: no kernel image is available for execution on the device",
            "cudaErrorNoKernelImageForDevice", 209, CUDAERR_NO_KERNEL);
     expect("the provided PTX was compiled with an unsupported toolchain.",
