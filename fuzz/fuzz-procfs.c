@@ -32,6 +32,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_ASSERT(memchr(why, '\0', sizeof(why)) != NULL && why[0] != '\0', "no reason given");
     }
     procfs_parse_status(text, &status);
+    {
+        uint64_t soft = 42;
+
+        if (procfs_parse_nofile(text, &soft) == 0)
+            FUZZ_ASSERT(soft == 42, "a limit written without being read");
+    }
 
     /* cmdline and environ are NUL-separated: the raw bytes, NULs included */
     s = procfs_cmdline_join((const char *)data, size);
