@@ -55,13 +55,7 @@ static void run_finish(struct run *r)
 /* The procs section is not ours: free what the test put there before the snapshot goes. */
 static void run_free(struct run *r)
 {
-    for (size_t i = 0; i < r->s->procs.n_procs; i++) {
-        free(r->s->procs.procs[i].cwd);
-        r->s->procs.procs[i].cwd = NULL;
-    }
-    free(r->s->procs.procs);
-    r->s->procs.procs = NULL;
-    r->s->procs.n_procs = 0;
+    proc_table_free(&r->s->procs);
     free(r->s->driver.events);
     r->s->driver.events = NULL;
     r->s->driver.n_events = 0;
