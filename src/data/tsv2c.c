@@ -707,7 +707,7 @@ static int gen_cudaerr(struct tsv *t, FILE *out)
     static const char *const apis[] = {
         "cuda-runtime", "cuda-driver", "pytorch", "nccl",       "nvidia-container-toolkit",
         "nvml",         "docker",      "dlopen",  "tensorflow", "cudnn",
-        "python",       "linux"
+        "python",       "linux",       "cublas"
     };
     static const char *const kinds[] = {
 #define CUDAERR_KIND_NAME(id, name) name,
@@ -735,7 +735,7 @@ static int gen_cudaerr(struct tsv *t, FILE *out)
             return fail(t,
                         "column 'api': '%s' is not cuda-runtime, cuda-driver, pytorch, nccl, "
                         "nvidia-container-toolkit, nvml, docker, dlopen, tensorflow, cudnn, "
-                        "python or linux",
+                        "python, linux or cublas",
                         v[API]);
         if (strcmp(v[NUMBER], "-") != 0) {
             char *end;

@@ -471,6 +471,9 @@ static void check_job_oom(const struct rule_ctx *ctx, struct findings *out)
 
     if (rep < 0)
         return;
+    /* TensorFlow's allocator on the CPU device: host RAM, not the GPU's (reported.error says) */
+    if (strstr(s->reported.errors[rep].text, "device:CPU:") != NULL)
+        return;
     oom_parse(s->reported.errors[rep].text, &o);
     gpu = oom_gpu(ctx, &how);
     if (gpu >= 0)

@@ -149,6 +149,21 @@ CASES.update({
         ["exit 1", "+ proc.graphics-on-compute gpu=0", "+ mem.job-oom gpu=0",
          "- reported.error"]),
 })
+TF_OOM = ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating "
+          "tensor with shape[32,1024,64,64] and type float on "
+          "/job:localhost/replica:0/task:0/device:%s:0 by allocator %s")
+CASES.update({
+    "oom-tensorflow-gpu": (
+        "TensorFlow's allocator ran out on device:GPU:0: the job ran out of GPU memory (no figures "
+        "in TensorFlow's wording)",
+        lambda s: s.__setitem__("reported", reported(TF_OOM % ("GPU", "GPU_0_bfc"))),
+        ["exit 1", "+ mem.job-oom object=GPU memory", "- reported.error"]),
+    "oom-tensorflow-cpu": (
+        "the same words on device:CPU:0 are the host's RAM: no GPU finding, reported.error "
+        "explains it",
+        lambda s: s.__setitem__("reported", reported(TF_OOM % ("CPU", "cpu"))),
+        ["exit 0", "- mem.job-oom", "+ reported.error"]),
+})
 BASES = {"oom-beside-compositor": COMPOSITOR}
 
 for name, (story, change, expect) in CASES.items():

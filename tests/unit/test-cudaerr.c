@@ -41,6 +41,13 @@ static void test_cuda_texts(void **state)
            "cudaErrorSystemDriverMismatch", 803, CUDAERR_OTHER);
     expect("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
            "cudaErrorMemoryAllocation", 2, CUDAERR_OOM);
+    expect("tensorflow.python.framework.errors_impl.ResourceExhaustedError:  OOM when allocating "
+           "tensor with shape[32,1024,64,64] and type float on "
+           "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
+           "OOM when allocating tensor", -1, CUDAERR_OOM);
+    expect(
+        "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+        "CUBLAS_STATUS_ALLOC_FAILED", 3, CUDAERR_OOM);
     /* the kernel's OOM killer is host RAM, not CUDA's 2 */
     expect("Out of memory: Killed process 4121 (python) total-vm:81234kB", "kernel OOM kill", -1,
            CUDAERR_OTHER);
