@@ -214,6 +214,24 @@ static uint64_t start_ticks_of(pid_t pid)
     return start;
 }
 
+/*
+ * Waits (up to 5 s) until pid sleeps: just after exec a loaded machine may still show it running
+ * (R) on its way into sleep(1)'s nanosleep, which is not what the test is about.
+ */
+static void wait_asleep(pid_t pid)
+{
+    char path[64], buf[512], *close_paren;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    for (int i = 0; i < 500; i++) {
+        if (file_read_at(AT_FDCWD, path, buf, sizeof(buf)) > 0 &&
+            (close_paren = strrchr(buf, ')')) != NULL && close_paren[1] == ' ' &&
+            close_paren[2] == 'S')
+            return;
+        usleep(10000);
+    }
+}
+
 struct kill_at {
     pid_t pid;
     enum procfs_step step;
@@ -312,6 +330,7 @@ static void test_holder_with_workers(void **state)
     kill(stopped.pid, SIGSTOP);
     while (waitpid(stopped.pid, NULL, WUNTRACED) < 0 && errno == EINTR)
         ;
+    wait_asleep(h.pid);
     assert_int_equal(scan_live(s, NULL), 0);
 
     p = must_find(s, h.pid);
