@@ -562,7 +562,9 @@ const struct rule rule_mem_job_oom = {
     .category = CAT_MEMORY,
     .title = N_("A job ran out of GPU memory"),
     .explanation = N_(
-        "The job failed with 'CUDA out of memory'. PyTorch's message says how much it asked for, "
+        "The job failed with 'CUDA out of memory' (TensorFlow: 'OOM when allocating tensor' on a "
+        "GPU device; cuBLAS: CUBLAS_STATUS_ALLOC_FAILED). PyTorch's message says how much it asked "
+        "for, "
         "what the GPU had free, what the process held and what its caching allocator kept "
         "reserved but unallocated, and (since 2.1) which other processes held memory on that "
         "GPU. Three causes: other processes hold part of the GPU (another user's job, a stopped "
