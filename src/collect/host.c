@@ -663,18 +663,29 @@ static void fs_add_path(struct host_fs *f, const char *path)
     f->paths[f->n_paths++] = clean;
 }
 
-static void fs_fill(struct host_fs *f, const struct hostfs_mount *m, const struct statvfs *v)
+/* A filesystem's size and what an unprivileged user may still write, in bytes. */
+static bool vfs_bytes(const struct statvfs *v, uint64_t *total, uint64_t *avail)
 {
     uint64_t unit = v->f_frsize ? v->f_frsize : v->f_bsize;
 
+    return mul_bytes(v->f_blocks, unit, total) && mul_bytes(v->f_bavail, unit, avail);
+}
+
+/* path as a process in ns sees it, relative to the root fd ("proc/PID/root/..." in another). */
+static char *ns_path(const struct mount_ns *ns, const char *path)
+{
+    return *ns->base ? xasprintf("%s%s", ns->base, path) : xstrdup(sysroot_rel(path));
+}
+
+static void fs_fill(struct host_fs *f, const struct hostfs_mount *m, const struct statvfs *v)
+{
     if (m != NULL) {
         f->mount = hostfs_text(m->mount_point);
         f->device = hostfs_text(m->source);
         f->fstype = hostfs_text(m->fstype);
         f->valid |= UINT64_C(1) << FS_S_MOUNT;
     }
-    if (mul_bytes(v->f_blocks, unit, &f->total_bytes) &&
-        mul_bytes(v->f_bavail, unit, &f->avail_bytes)) {
+    if (vfs_bytes(v, &f->total_bytes, &f->avail_bytes)) {
         f->readonly = (v->f_flag & ST_RDONLY) != 0;
         f->valid |= UINT64_C(1) << FS_S_SPACE | UINT64_C(1) << FS_S_AVAIL;
     }
@@ -703,7 +714,7 @@ static void fs_lookup(struct fs_index *ix, const char *path, int32_t pid)
     dev_t key;
     int fd;
 
-    rel = *ns->base ? xasprintf("%s%s", ns->base, path) : xstrdup(sysroot_rel(path));
+    rel = ns_path(ns, path);
     fd = openat(ix->r->ctx->root.fd, rel, O_PATH | O_CLOEXEC);
     if (fd < 0 || fstatvfs(fd, &v) != 0 || fstat(fd, &st) != 0) {
         const char *why = strerror(errno);
@@ -746,10 +757,8 @@ static void fs_lookup(struct fs_index *ix, const char *path, int32_t pid)
  */
 static bool shm_read(struct fs_index *ix, int32_t pid, uint64_t *total, uint64_t *avail)
 {
-    struct mount_ns *ns = ns_for(ix, pid);
-    char *rel = *ns->base ? xasprintf("%s/dev/shm", ns->base) : xstrdup("dev/shm");
+    char *rel = ns_path(ns_for(ix, pid), "/dev/shm");
     struct statvfs v;
-    uint64_t unit;
     int fd = openat(ix->r->ctx->root.fd, rel, O_PATH | O_DIRECTORY | O_CLOEXEC);
     bool ok = fd >= 0 && fstatvfs(fd, &v) == 0;
 
@@ -762,10 +771,7 @@ static bool shm_read(struct fs_index *ix, int32_t pid, uint64_t *total, uint64_t
     if (fd >= 0)
         close(fd);
     free(rel);
-    if (!ok)
-        return false;
-    unit = v.f_frsize ? v.f_frsize : v.f_bsize;
-    return mul_bytes(v.f_blocks, unit, total) && mul_bytes(v.f_bavail, unit, avail);
+    return ok && vfs_bytes(&v, total, avail);
 }
 
 /* /dev/shm here and as every GPU process sees it (a job's container has its own). */

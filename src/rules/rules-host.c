@@ -900,6 +900,12 @@ static bool shm_full(const struct rule_ctx *ctx, const struct shm_view *v)
     return v->total && shm_used_pct(v) >= th(ctx, TH_SHM_FULL_PCT);
 }
 
+/* Small or full: what a job that failed on shared memory ran into. */
+static bool shm_short(const struct rule_ctx *ctx, const struct shm_view *v)
+{
+    return shm_small(ctx, v) || shm_full(ctx, v);
+}
+
 /* gpudoctor's own /dev/shm first, then one view per container the GPU processes run in. */
 static size_t shm_views(const struct rule_ctx *ctx, struct shm_view *views, size_t max)
 {
@@ -1018,93 +1024,99 @@ static void shm_fixes(struct finding *f, bool full, bool host)
                    "NCCL_SHM_DISABLE=1 keeps NCCL out of /dev/shm (slower)");
 }
 
-static void check_shm(const struct rule_ctx *ctx, struct findings *out)
+/* The job's error says shared memory ran out: every /dev/shm read that is small or full is suspect.
+ */
+static void shm_reported(const struct rule_ctx *ctx, struct findings *out,
+                         const struct shm_view *views, size_t n)
 {
-    const struct cudaerr_info *row = NULL;
-    ssize_t rep = reported_find(ctx, CUDAERR_SHM, &row);
-    struct shm_view views[16];
-    size_t n = shm_views(ctx, views, ARRAY_SIZE(views)), bad = 0;
-    bool any_full = false, on_host = false;
-    struct finding *f;
+    struct finding *f = finding_new(ctx, out, -1, -1);
+    bool any_short = false, any_full = false, on_host = false;
 
-    if (rep >= 0) {
-        /* The job failed on shared memory: every /dev/shm that is small or full is suspect. */
+    finding_object(f, "/dev/shm");
+    reported_texts(ctx, f, CUDAERR_SHM);
+    for (size_t i = 0; i < n; i++)
+        any_short |= shm_short(ctx, &views[i]);
+    if (n == 0) {
+        f->severity = SEV_WARNING;
+        finding_title(f, "The job ran out of shared memory (/dev/shm), whose size was not "
+                         "read here");
+        finding_evidence(f, "the size of /dev/shm where the job ran was not read: run "
+                            "gpudoctor check --error in the job's container, or df -h "
+                            "/dev/shm there");
+        shm_fixes(f, false, false);
+        f->impact = 0.5;
+        return;
+    }
+    if (!any_short) {
+        /* Large and free wherever it was read: not the cause here, but a job that ran in a
+         * container of its own had its own /dev/shm. */
+        char *we = shm_whose(&views[0], false), *wl = shm_whose(&views[0], true), a[16];
+
+        f->severity = SEV_INFO;
+        render_bytes(a, sizeof(a), views[0].avail);
+        finding_title_take(f, TWICE("The job's error blames shared memory, but /dev/shm %s "
+                                    "has %s free",
+                                    (we, a), (wl, a)));
+        free(we);
+        free(wl);
         for (size_t i = 0; i < n; i++)
-            bad += shm_small(ctx, &views[i]) || shm_full(ctx, &views[i]);
-        f = finding_new(ctx, out, -1, -1);
-        finding_object(f, "/dev/shm");
-        reported_texts(ctx, f, CUDAERR_SHM);
-        if (n > 0 && bad == 0) {
-            /* Large and free wherever it was read: not the cause here, but a job that ran in a
-             * container of its own had its own /dev/shm. */
-            char *we = shm_whose(&views[0], false), *wl = shm_whose(&views[0], true), a[16];
+            shm_evidence(ctx, f, &views[i]);
+        if (views[0].own && views[0].where[0])
+            finding_evidence(f, "a job that ran in another container had a /dev/shm of its "
+                                "own (64 MiB unless started with --shm-size or --ipc=host): "
+                                "read it there");
+        else
+            finding_evidence(f, "a job that ran in a container had a /dev/shm of its own (64 "
+                                "MiB unless started with --shm-size or --ipc=host): read it "
+                                "there");
+        shm_fixes(f, false, false);
+        f->impact = 0.3; /* explains the user's own error: first among the notes */
+        return;
+    }
+    f->severity = SEV_CRITICAL;
+    for (size_t i = 0; i < n; i++) {
+        const struct shm_view *v = &views[i];
 
-            f->severity = SEV_INFO;
-            render_bytes(a, sizeof(a), views[0].avail);
-            finding_title_take(f, TWICE("The job's error blames shared memory, but /dev/shm %s "
-                                        "has %s free",
-                                        (we, a), (wl, a)));
+        if (!shm_short(ctx, v))
+            continue;
+        any_full |= shm_full(ctx, v);
+        /* the host's own /dev/shm, not a container's: it can be remounted larger */
+        on_host |= v->where[0] == '\0';
+        if (f->title == NULL) {
+            char *we = shm_whose(v, false), *wl = shm_whose(v, true), t[16];
+
+            render_bytes(t, sizeof(t), v->total);
+            if (shm_small(ctx, v))
+                finding_title_take(f, TWICE("The job ran out of shared memory: /dev/shm %s is only "
+                                            "%s",
+                                            (we, t), (wl, t)));
+            else
+                finding_title_take(f, TWICE("The job ran out of shared memory: /dev/shm %s is "
+                                            "%.0f %% full",
+                                            (we, shm_used_pct(v)), (wl, shm_used_pct(v))));
             free(we);
             free(wl);
-            for (size_t i = 0; i < n; i++)
-                shm_evidence(ctx, f, &views[i]);
-            if (views[0].own && views[0].where[0])
-                finding_evidence(f, "a job that ran in another container had a /dev/shm of its "
-                                    "own (64 MiB unless started with --shm-size or --ipc=host): "
-                                    "read it there");
-            else
-                finding_evidence(f, "a job that ran in a container had a /dev/shm of its own (64 "
-                                    "MiB unless started with --shm-size or --ipc=host): read it "
-                                    "there");
-            shm_fixes(f, false, false);
-            f->impact = 0.3; /* explains the user's own error: first among the notes */
-            return;
         }
-        if (n == 0) {
-            f->severity = SEV_WARNING;
-            finding_title(f, "The job ran out of shared memory (/dev/shm), whose size was not "
-                             "read here");
-            finding_evidence(f, "the size of /dev/shm where the job ran was not read: run "
-                                "gpudoctor check --error in the job's container, or df -h "
-                                "/dev/shm there");
-            shm_fixes(f, false, false);
-            f->impact = 0.5;
-            return;
-        }
-        f->severity = SEV_CRITICAL;
-        for (size_t i = 0; i < n; i++) {
-            char t[16];
+        shm_evidence(ctx, f, v);
+    }
+    shm_fixes(f, any_full, on_host);
+    f->impact = 1.0;
+}
 
-            if (!shm_small(ctx, &views[i]) && !shm_full(ctx, &views[i]))
-                continue;
-            any_full |= shm_full(ctx, &views[i]);
-            /* the host's own /dev/shm, not a container's: it can be remounted larger */
-            on_host |= views[i].where[0] == '\0';
-            if (f->title == NULL) {
-                char *we = shm_whose(&views[i], false), *wl = shm_whose(&views[i], true);
+static void check_shm(const struct rule_ctx *ctx, struct findings *out)
+{
+    struct shm_view views[16];
+    size_t n = shm_views(ctx, views, ARRAY_SIZE(views));
 
-                render_bytes(t, sizeof(t), views[i].total);
-                if (shm_small(ctx, &views[i]))
-                    finding_title_take(
-                        f, TWICE("The job ran out of shared memory: /dev/shm %s is only %s",
-                                 (we, t), (wl, t)));
-                else
-                    finding_title_take(
-                        f, TWICE("The job ran out of shared memory: /dev/shm %s is %.0f %% full",
-                                 (we, shm_used_pct(&views[i])), (wl, shm_used_pct(&views[i]))));
-                free(we);
-                free(wl);
-            }
-            shm_evidence(ctx, f, &views[i]);
-        }
-        shm_fixes(f, any_full, on_host);
-        f->impact = 1.0;
+    if (reported_find(ctx, CUDAERR_SHM, NULL) >= 0) {
+        shm_reported(ctx, out, views, n);
         return;
     }
     for (size_t i = 0; i < n; i++) {
         const struct shm_view *v = &views[i];
         bool full = shm_full(ctx, v), shared = shm_small(ctx, v) && (v->n_seen > 1 || v->workers);
         char t[16], a[16], *we, *wl;
+        struct finding *f;
 
         /* Without an error, only what GPU jobs see is judged: gpudoctor's own serves nobody. */
         if (v->own || (!full && !shared && (double)v->total > SHM_DOCKER_DEFAULT))
