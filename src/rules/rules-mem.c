@@ -465,7 +465,7 @@ static void check_job_oom(const struct rule_ctx *ctx, struct findings *out)
     struct oom_text o;
     const char *how;
     struct finding *f;
-    double others_text = 0, others_now = 0, others, capacity, reserved_free;
+    double others_text = 0, others_now = 0, others, capacity;
     int32_t gpu;
     char a[16], b[16];
 
@@ -493,7 +493,6 @@ static void check_job_oom(const struct rule_ctx *ctx, struct findings *out)
     capacity = o.capacity >= 0                                 ? o.capacity
                : v != NULL && gpu_valid(v->g, GPU_S_MEM_TOTAL) ? (double)v->g->mem_total_bytes
                                                                : -1;
-    reserved_free = o.reserved_unallocated;
 
     f = finding_new(ctx, out, gpu, -1);
     finding_object(f, "GPU memory");
@@ -508,8 +507,8 @@ static void check_job_oom(const struct rule_ctx *ctx, struct findings *out)
                           (int)gpu, a, b);
         else
             finding_title(f, "The job ran out of GPU memory: other processes held %s of %s", a, b);
-    } else if (reserved_free >= 0 && o.tried >= 0 && reserved_free >= o.tried) {
-        render_bytes(a, sizeof(a), (uint64_t)reserved_free);
+    } else if (o.reserved_unallocated >= 0 && o.tried >= 0 && o.reserved_unallocated >= o.tried) {
+        render_bytes(a, sizeof(a), (uint64_t)o.reserved_unallocated);
         render_bytes(b, sizeof(b), (uint64_t)o.tried);
         finding_title(f,
                       "The job ran out of GPU memory with %s reserved but unallocated: "
@@ -548,7 +547,7 @@ static void check_job_oom(const struct rule_ctx *ctx, struct findings *out)
                        "# who holds which GPU");
     finding_fix(f, "# other processes on it: run on a free GPU (CUDA_VISIBLE_DEVICES), or end "
                    "those no longer needed");
-    if (reserved_free >= 0)
+    if (o.reserved_unallocated >= 0)
         finding_fix(f, "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True   # PyTorch's advice "
                        "when reserved but unallocated memory is large");
     finding_fix(f, "# the job itself: smaller batch, mixed precision (torch.autocast), gradient "
