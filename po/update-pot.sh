@@ -24,7 +24,7 @@ trap 'rm -f "$tmp"' EXIT
 xgettext --language=C --from-code=UTF-8 --add-comments=TRANSLATORS: --sort-by-file --add-location=file \
     --package-name=gpudoctor --msgid-bugs-address= --no-wrap \
     --keyword=_ --keyword=N_ --keyword=P_:1,2 --keyword=L_:2 --keyword=C_:1c,2 \
-    --keyword=finding_title:2 --flag=finding_title:2:c-format --keyword=TWICE:1 --flag=TWICE:1:c-format \
+    --keyword=finding_title:2 --flag=finding_title:2:c-format --keyword=TWICE:1 --flag=TWICE:1:c-format --keyword=TWICE_N:1,2 --flag=TWICE_N:1:c-format --flag=TWICE_N:2:c-format \
     --keyword=finding_evidence:2 --flag=finding_evidence:2:c-format \
     --keyword=finding_fix:2 --flag=finding_fix:2:c-format \
     --keyword=rule_skip:4 --flag=rule_skip:4:c-format \

@@ -136,7 +136,8 @@ if c is not None:
     snap = c.get("snapshot", {})
     nv = snap.get("nvml", {})
     v = c.get("verdict", {})
-    print(f"- NVML: driver {nv.get('driver_version')}, {nv.get('device_count')} GPU(s), "
+    n = nv.get('device_count')
+    print(f"- NVML: driver {nv.get('driver_version')}, {n} GPU{'' if n == 1 else 's'}, "
           f"library {nv.get('library')}")
     print(f"- check: status {v.get('exit_code')} ({v.get('text')}), "
           f"{float(read('check.wall')):.2f} s wall")

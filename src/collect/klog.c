@@ -10,6 +10,7 @@
 #include "collect/collect.h"
 #include "collect/klog-parse.h"
 #include "util/fileio.h"
+#include "util/i18n.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
@@ -169,20 +170,30 @@ static void note_parse_problems(struct collector_status *c, const struct klog_pa
                                 const char *source)
 {
     if (p->unparsed != 0)
-        collector_note(c,
-                       "%s: %llu driver line(s) looked like events but did not parse; the first, "
+        collector_note_take(
+            c, TWICE_N("%s: %llu driver line looked like an event but did not parse: record "
+                       "%llu, \"%s\"",
+                       "%s: %llu driver lines looked like events but did not parse; the first, "
                        "record %llu: \"%s\"",
-                       source, (unsigned long long)p->unparsed,
-                       (unsigned long long)p->first_unparsed_record, p->first_unparsed);
+                       p->unparsed,
+                       (source, (unsigned long long)p->unparsed,
+                        (unsigned long long)p->first_unparsed_record, p->first_unparsed),
+                       (source, (unsigned long long)p->unparsed,
+                        (unsigned long long)p->first_unparsed_record, p->first_unparsed)));
     if (p->map_dropped != 0)
         collector_note(c,
                        "%s: names more than %d GPUs; the UUIDs of %llu more are not kept, so "
                        "their events are known by PCI address only",
                        source, KLOG_MAX_GPUS, (unsigned long long)p->map_dropped);
     if (p->malformed != 0)
-        collector_note(c, "%s: %llu line(s) were not in the expected format (first: line %llu)",
-                       source, (unsigned long long)p->malformed,
-                       (unsigned long long)p->first_malformed_record);
+        collector_note_take(
+            c, TWICE_N("%s: %llu line was not in the expected format (line %llu)",
+                       "%s: %llu lines were not in the expected format (first: line %llu)",
+                       p->malformed,
+                       (source, (unsigned long long)p->malformed,
+                        (unsigned long long)p->first_malformed_record),
+                       (source, (unsigned long long)p->malformed,
+                        (unsigned long long)p->first_malformed_record)));
 }
 
 static void *start(struct collect_ctx *ctx, struct snapshot *s)

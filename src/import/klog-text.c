@@ -196,7 +196,9 @@ static void run(struct imp *im, const char *text, size_t len)
         snprintf(source, sizeof(source), "%s", im->name);
     if (r.p.unparsed != 0)
         imp_note(im, COLLECTOR_KLOG, 0,
-                 "%llu driver line(s) looked like events but did not parse; the first: \"%s\"",
+                 r.p.unparsed == 1
+                     ? "%llu driver line looked like an event but did not parse: \"%s\""
+                     : "%llu driver lines looked like events but did not parse; the first: \"%s\"",
                  (unsigned long long)r.p.unparsed, r.p.first_unparsed ? r.p.first_unparsed : "");
     if (r.p.dropped != 0)
         imp_note(im, COLLECTOR_KLOG, 0, "%llu older events beyond the %d kept were left out",

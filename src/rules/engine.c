@@ -407,8 +407,11 @@ char *rules_cannot_check(const struct snapshot *s, const struct findings *f, boo
         return xasprintf(L_(people, "NVML could not start (%s), so nothing is known about GPUs."),
                          why ? why : L_(people, "unknown error"));
     }
+    if (n->device_count_rc == 0 && n->device_count == 1)
+        return xstrdup(L_(people, "NVML counts 1 GPU, but it was not read, so it could not be "
+                                  "checked."));
     if (n->device_count_rc == 0 && n->device_count > 0)
-        return xasprintf(L_(people, "NVML counts %u GPU(s), but none of them was read, so none "
+        return xasprintf(L_(people, "NVML counts %u GPUs, but none of them was read, so none "
                                     "could be checked."),
                          n->device_count);
     return xstrdup(L_(people, "NVML answered but reports no GPU on this machine."));

@@ -305,6 +305,11 @@ uint32_t gpu_dev_minor(const struct gpu *g);
  * module is known not loaded (then it explains the other).
  */
 bool nvml_unreached(const struct snapshot *s);
+/*
+ * The NVIDIA device files seen ("/dev/nvidiactl is here, with 2 GPU device files"), when the
+ * driver collector looked at them and found any (rules-health.c).
+ */
+void dev_files_evidence(struct finding *f, const struct driver_info *d);
 
 /* Kernel-log events (rules-health.c): age in seconds (-1 unknown), within klog_max_age_h, the GPU
  * of a "0000:3b:00" address, and "12m ago". */

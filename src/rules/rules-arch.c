@@ -566,7 +566,9 @@ static void framework_finding(const struct rule_ctx *ctx, struct findings *out,
         framework_evidence(f, fw, bad[i].g->cc_major * 10 + bad[i].g->cc_minor);
     }
     if (n_more > 0)
-        finding_evidence(f, "and %zu more GPU(s) like them", n_more);
+        finding_evidence_take(f,
+                              TWICE_N("and %zu more GPU like them", "and %zu more GPUs like them",
+                                      n_more, (n_more), (n_more)));
     if (!gpus_known && fw_from_env(fw))
         finding_evidence(f, "which GPUs it would use is unknown: its CUDA compiles for none of "
                             "the GPUs judged here");

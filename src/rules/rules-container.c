@@ -67,10 +67,13 @@ static void check_lost_devices(const struct rule_ctx *ctx, struct findings *out)
     if (rep >= 0 && nvml_ok) {
         finding_title(f, "The error given is NVML's Unknown Error, which a container that has "
                          "lost its GPUs prints; NVML works here");
-        finding_evidence(f,
-                         "NVML started here and counts %" PRIu32 " GPU(s): run where the "
-                         "error came from (inside the container) to see it fail",
-                         n->device_count);
+        finding_evidence_take(f, TWICE_N("NVML started here and counts %" PRIu32 " GPU: run "
+                                         "where the error came from (inside the container) to "
+                                         "see it fail",
+                                         "NVML started here and counts %" PRIu32 " GPUs: run "
+                                         "where the error came from (inside the container) to "
+                                         "see it fail",
+                                         n->device_count, (n->device_count), (n->device_count)));
     } else if (ctr != NULL && !no_files && denied != 0) {
         if (denied == 1)
             finding_title(f,
@@ -119,8 +122,7 @@ static void check_lost_devices(const struct rule_ctx *ctx, struct findings *out)
     }
     reported_texts(ctx, f, CUDAERR_NVML_UNKNOWN);
     if (devices_read(d) && d->dev_ctl)
-        finding_evidence(f, "/dev/nvidiactl is here, with %" PRIu32 " GPU device file(s)",
-                         d->dev_gpus);
+        dev_files_evidence(f, d);
     else if (!devices_read(d))
         finding_evidence(f, "whether the NVIDIA device files are present here was not read");
     if (denied == 1)

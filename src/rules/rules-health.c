@@ -147,6 +147,20 @@ static bool module_loaded(const struct snapshot *s)
     return (s->driver.valid & (UINT64_C(1) << DRIVER_S_MODULE)) != 0 && s->driver.module_loaded;
 }
 
+void dev_files_evidence(struct finding *f, const struct driver_info *d)
+{
+    uint32_t n = d->dev_gpus;
+
+    if (d->dev_ctl)
+        finding_evidence_take(
+            f, TWICE_N("/dev/nvidiactl is here, with %" PRIu32 " GPU device file",
+                       "/dev/nvidiactl is here, with %" PRIu32 " GPU device files", n, (n), (n)));
+    else if (n > 0)
+        finding_evidence_take(f, TWICE_N("no /dev/nvidiactl here, but %" PRIu32 " GPU device file",
+                                         "no /dev/nvidiactl here, but %" PRIu32 " GPU device files",
+                                         n, (n), (n)));
+}
+
 bool nvml_unreached(const struct snapshot *s)
 {
     const struct nvml_system *n = &s->nvml;
@@ -204,12 +218,8 @@ static void nvml_unreached_finding(const struct rule_ctx *ctx, struct findings *
     if (d->valid & (UINT64_C(1) << DRIVER_S_DEVICES)) {
         if (!d->dev_ctl && d->dev_gpus == 0)
             finding_evidence(f, "no /dev/nvidiactl and no /dev/nvidiaN here: no GPU device file");
-        else if (d->dev_ctl)
-            finding_evidence(f, "/dev/nvidiactl is here, with %" PRIu32 " GPU device file(s)",
-                             d->dev_gpus);
         else
-            finding_evidence(f, "no /dev/nvidiactl here, but %" PRIu32 " GPU device file(s)",
-                             d->dev_gpus);
+            dev_files_evidence(f, d);
     }
     if (module_loaded(s))
         finding_evidence(f, "the NVIDIA kernel module %s is loaded: the driver runs",

@@ -611,8 +611,10 @@ static void log_mem_evidence(const struct rule_ctx *ctx, struct finding *f, cons
     if (m->dimms[0] != '\0')
         finding_evidence(f, "DIMMs the kernel log names: %s", m->dimms);
     if ((d->valid & (UINT64_C(1) << DRIVER_S_KLOG_MEM)) && d->klog_mem_corrected > 0)
-        finding_evidence(f, "the log read also reports %" PRIu64 " corrected error(s)",
-                         d->klog_mem_corrected);
+        finding_evidence_take(f, TWICE_N("the log read also reports %" PRIu64 " corrected error",
+                                         "the log read also reports %" PRIu64 " corrected errors",
+                                         d->klog_mem_corrected, (d->klog_mem_corrected),
+                                         (d->klog_mem_corrected)));
 }
 
 /* The BMC's log holds an uncorrectable memory error within the lookback (or undated). */
@@ -636,10 +638,13 @@ static void sel_evidence(struct finding *f, const struct host_info *h, double ag
 
     if (age_s >= 0) {
         render_duration(age, sizeof(age), age_s);
-        finding_evidence(f,
-                         "the BMC's event log (IPMI SEL): %" PRIu32
-                         " uncorrectable ECC event(s) of the host's memory, the latest %s ago",
-                         h->sel_mem_ue, age);
+        finding_evidence_take(f,
+                              TWICE_N("the BMC's event log (IPMI SEL): %" PRIu32
+                                      " uncorrectable ECC event of the host's memory, %s ago",
+                                      "the BMC's event log (IPMI SEL): %" PRIu32
+                                      " uncorrectable ECC events of the host's memory, the "
+                                      "latest %s ago",
+                                      h->sel_mem_ue, (h->sel_mem_ue, age), (h->sel_mem_ue, age)));
     } else if (host_valid(h, HOST_S_SEL_UE_TIME)) {
         char when[32];
         time_t t = (time_t)(h->sel_mem_ue_last_ms / 1000);
@@ -647,15 +652,19 @@ static void sel_evidence(struct finding *f, const struct host_info *h, double ag
 
         gmtime_r(&t, &tm);
         strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", &tm);
-        finding_evidence(f,
-                         "the BMC's event log (IPMI SEL): %" PRIu32
-                         " uncorrectable ECC event(s) of the host's memory, the latest at %s",
-                         h->sel_mem_ue, when);
+        finding_evidence_take(f,
+                              TWICE_N("the BMC's event log (IPMI SEL): %" PRIu32
+                                      " uncorrectable ECC event of the host's memory, at %s",
+                                      "the BMC's event log (IPMI SEL): %" PRIu32
+                                      " uncorrectable ECC events of the host's memory, the "
+                                      "latest at %s",
+                                      h->sel_mem_ue, (h->sel_mem_ue, when), (h->sel_mem_ue, when)));
     } else {
-        finding_evidence(f,
-                         "the BMC's event log (IPMI SEL): %" PRIu32
-                         " uncorrectable ECC event(s) of the host's memory, undated",
-                         h->sel_mem_ue);
+        finding_evidence_take(f, TWICE_N("the BMC's event log (IPMI SEL): %" PRIu32
+                                         " uncorrectable ECC event of the host's memory, undated",
+                                         "the BMC's event log (IPMI SEL): %" PRIu32
+                                         " uncorrectable ECC events of the host's memory, undated",
+                                         h->sel_mem_ue, (h->sel_mem_ue), (h->sel_mem_ue)));
     }
     if (host_valid(h, HOST_S_SEL_UE_DIMMS))
         finding_evidence(f, "what the BMC names: %s", h->sel_mem_ue_dimms);
@@ -701,16 +710,22 @@ static void check_memory_ecc(const struct rule_ctx *ctx, struct findings *out)
         finding_title(f, "Host memory: uncorrectable ECC errors in the BMC's event log");
     if (edac && h->edac_since_s >= 0) {
         since_words(since, sizeof(since), h->edac_since_s);
-        finding_evidence(f,
-                         "EDAC: %" PRIu64 " uncorrectable and %" PRIu64
-                         " corrected error(s) in the last %s, on %" PRIu32 " memory controller(s)",
-                         h->mem_ue_count, h->mem_ce_count, since, h->edac_controllers);
+        finding_evidence_take(
+            f, TWICE_N("EDAC, %" PRIu32 " memory controller: %" PRIu64 " uncorrectable and %" PRIu64
+                       " corrected in the last %s",
+                       "EDAC, %" PRIu32 " memory controllers: %" PRIu64
+                       " uncorrectable and %" PRIu64 " corrected in the last %s",
+                       h->edac_controllers,
+                       (h->edac_controllers, h->mem_ue_count, h->mem_ce_count, since),
+                       (h->edac_controllers, h->mem_ue_count, h->mem_ce_count, since)));
     } else if (edac) {
-        finding_evidence(f,
-                         "EDAC: %" PRIu64 " uncorrectable and %" PRIu64
-                         " corrected error(s) since the counters were reset, on %" PRIu32
-                         " memory controller(s)",
-                         h->mem_ue_count, h->mem_ce_count, h->edac_controllers);
+        finding_evidence_take(
+            f, TWICE_N("EDAC, %" PRIu32 " memory controller: %" PRIu64 " uncorrectable and %" PRIu64
+                       " corrected since the counters were reset",
+                       "EDAC, %" PRIu32 " memory controllers: %" PRIu64
+                       " uncorrectable and %" PRIu64 " corrected since the counters were reset",
+                       h->edac_controllers, (h->edac_controllers, h->mem_ue_count, h->mem_ce_count),
+                       (h->edac_controllers, h->mem_ue_count, h->mem_ce_count)));
     } else {
         finding_evidence(f, "EDAC counters: unknown (no EDAC driver here, or not read: "
                             "/sys/devices/system/edac/mc)");

@@ -76,5 +76,14 @@ char *i18n_vformat_both(char **l, const char *fmt, va_list ap)
 #define TWICE(fmt, en_args, l_args)                                                                \
     xasprintf(fmt, TWICE_ARGS en_args),                                                            \
         (i18n_active() ? xasprintf(_(fmt), TWICE_ARGS l_args) : NULL)
+/*
+ * TWICE for a line about n things: one's format when n is 1, many's otherwise, and the
+ * translation's plural form for n (P_):
+ *     collector_note_take(c, TWICE_N("%zu line was cut", "%zu lines were cut", n, (n), (n)));
+ * po/update-pot.sh extracts both formats as one plural message.
+ */
+#define TWICE_N(one, many, n, en_args, l_args)                                                     \
+    xasprintf((n) == 1 ? (one) : (many), TWICE_ARGS en_args),                                      \
+        (i18n_active() ? xasprintf(P_(one, many, n), TWICE_ARGS l_args) : NULL)
 
 #endif

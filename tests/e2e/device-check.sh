@@ -45,7 +45,7 @@ grep -qF '| 1 NVIDIA H100 80GB HBM3 | compute, FMA kernel (FP32) | 50.0 TFLOPS |
 grep -qE '^\| 1 NVIDIA H100 80GB HBM3 \| GEMM \| .*cuBLASLt' "$tmp/ok.txt" || die "GEMM note row (no cuBLASLt)"
 grep -qE '^\| 1 NVIDIA H100 80GB HBM3 \| under load \(NVML, [0-9]+ readings\) \| SM ' "$tmp/ok.txt" || die "under-load row"
 grep -qF '| 0 -> 1 | peer copy |' "$tmp/ok.txt" || die "no peer row"
-grep -q '^- NVML: driver 580.65.06, 2 GPU(s)' "$tmp/ok.txt" || die "NVML line: $(grep NVML "$tmp/ok.txt")"
+grep -q '^- NVML: driver 580.65.06, 2 GPUs' "$tmp/ok.txt" || die "NVML line: $(grep NVML "$tmp/ok.txt")"
 grep -q '^- bench --quick: status 0, state ok; CUDA driver 13000' "$tmp/ok.txt" || die "bench line"
 grep -q '^- check: status [0-3] ' "$tmp/ok.txt" || die "check line"
 for f in check.json bench.json machine.txt check.status bench.status; do

@@ -92,10 +92,9 @@ static void test_kmsg_file(void **state)
     assert_int_equal(d->events[2].time_ms, INT64_C(1796203140000) + 372000);
     /* The garbage and the bad Xid line are reported, with where they are. */
     assert_int_equal(status(s)->state, CS_PARTIAL);
-    assert_true(has_note(s, "/dev/kmsg: 1 driver line(s) looked like events but did not parse; "
-                            "the first, record 11"));
-    assert_true(
-        has_note(s, "/dev/kmsg: 2 line(s) were not in the expected format (first: line 8)"));
+    assert_true(has_note(s, "/dev/kmsg: 1 driver line looked like an event but did not parse: "
+                            "record 11"));
+    assert_true(has_note(s, "/dev/kmsg: 2 lines were not in the expected format (first: line 8)"));
     snapshot_free(s);
 }
 
