@@ -37,6 +37,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         if (procfs_parse_nofile(text, &soft) == 0)
             FUZZ_ASSERT(soft == 42, "a limit written without being read");
+        soft = 42;
+        if (procfs_parse_memlock(text, &soft) == 0)
+            FUZZ_ASSERT(soft == 42, "a locked-memory limit written without being read");
     }
 
     /* cmdline and environ are NUL-separated: the raw bytes, NULs included */

@@ -27,6 +27,7 @@ uint64_t sim_raw_get(const void *obj, const struct jfield *f)
     case JF_ENUM:
         return (uint64_t)(int64_t) * (const int32_t *)(const void *)p;
     case JF_U64:
+    case JF_LIMIT:
     case JF_HEX64:
         return *(const uint64_t *)(const void *)p;
     case JF_I64:

@@ -173,6 +173,8 @@ static const struct {
     { "stack.arch-unsupported", false },
     { "stack.container-toolkit-missing", false }, /* only from an error given */
     { "stack.cuda-lib-missing", false },          /* only from an error given */
+    { "stack.uvm-not-loaded", true },             /* no CUDA program starts */
+    { "stack.cuda-after-resume", true },          /* nothing starts until nvidia_uvm is reloaded */
     { "stack.toolkit-mismatch", false },
     { "stack.cudnn", false },
     /* memory and processes: what jobs hold and do */
@@ -193,6 +195,7 @@ static const struct {
     { "proc.mig-no-instance", true }, /* the node's MIG layout leaves a GPU unusable */
     { "proc.cuda-visible-devices", false },
     { "proc.fd-limit", false },
+    { "proc.memlock-limit", false },
     /* throughput and the host: load that jobs make */
     { "perf.input-starved", false },
     { "perf.util-swing", false },

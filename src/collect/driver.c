@@ -1,6 +1,7 @@
 /*
  * The driver collector: which NVIDIA kernel module is loaded and its version, from
- * /proc/driver/nvidia/version (proprietary and open-module wordings) and /sys/module/nvidia.
+ * /proc/driver/nvidia/version (proprietary and open-module wordings) and /sys/module/nvidia,
+ * and how it handles a system suspend (/proc/driver/nvidia/params).
  * The user-space side (libnvidia-ml.so.VERSION) is recorded by the NVML collector in
  * nvml.library_version, so a mismatch can be shown with both numbers.
  */
@@ -150,6 +151,75 @@ static void read_device_cgroup(int rootfd, struct driver_info *d, struct collect
     d->valid |= UINT64_C(1) << DRIVER_S_CTL_CGROUP;
 }
 
+/*
+ * A parameter's value in /proc/driver/nvidia/params ("PreserveVideoMemoryAllocations: 1", one
+ * per line): 1 and *v when the line is there with a number, 0 when the driver has no such
+ * parameter, -1 when the line is there but its value is not a number.
+ */
+static const char *next_line(const char *l)
+{
+    const char *nl = strchr(l, '\n');
+
+    return nl != NULL ? nl + 1 : NULL;
+}
+
+static int param_value(const char *text, const char *name, uint32_t *v)
+{
+    size_t n = strlen(name);
+
+    for (const char *l = text; l != NULL; l = next_line(l)) {
+        const char *p = l + n;
+        char *end;
+        unsigned long x;
+
+        if (strncmp(l, name, n) != 0 || *p != ':')
+            continue;
+        p += 1 + strspn(p + 1, " \t");
+        errno = 0;
+        x = strtoul(p, &end, 10);
+        end += strspn(end, " \t\r");
+        if (end == p || *p == '-' || errno != 0 || x > UINT32_MAX || (*end != '\n' && *end != '\0'))
+            return -1;
+        *v = (uint32_t)x;
+        return 1;
+    }
+    return 0;
+}
+
+/* One of the params file's switches into *on and its validity bit. */
+static void read_switch(const char *text, const char *name, bool *on, uint64_t *valid,
+                        enum driver_slot slot, struct collector_status *c)
+{
+    uint32_t v = 0;
+    int r = param_value(text, name, &v);
+
+    if (r < 0)
+        collector_note(c, "/proc/driver/nvidia/params: %s is not a number", name);
+    if (r <= 0)
+        return;
+    *on = v != 0;
+    *valid |= UINT64_C(1) << slot;
+}
+
+/* How the driver keeps the GPUs' state across a system suspend: the two parameters of the
+ * driver README's chapter "Configuring Power Management Support". */
+static void read_params(int rootfd, struct driver_info *d, struct collector_status *c)
+{
+    char buf[8192];
+    ssize_t n = file_read_at(rootfd, "proc/driver/nvidia/params", buf, sizeof(buf));
+
+    if (n == -ENOENT)
+        return;
+    if (n < 0) {
+        collector_note(c, "cannot read /proc/driver/nvidia/params: %s", strerror((int)-n));
+        return;
+    }
+    read_switch(buf, "PreserveVideoMemoryAllocations", &d->preserve_vram, &d->valid,
+                DRIVER_S_PRESERVE_VRAM, c);
+    read_switch(buf, "UseKernelSuspendNotifiers", &d->suspend_notifiers, &d->valid,
+                DRIVER_S_SUSPEND_NOTIFIERS, c);
+}
+
 static void *start(struct collect_ctx *ctx, struct snapshot *s)
 {
     struct collector_status *c = &s->collectors[COLLECTOR_DRIVER];
@@ -189,6 +259,7 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
     }
     if (d->module_version == NULL && d->sysfs_version != NULL)
         d->module_version = xstrdup(d->sysfs_version);
+    read_params(rootfd, d, c);
 
     /* Without the banner, the module's taint flags tell the flavours apart: the proprietary
      * module's licence taints the kernel with P, the open modules' (MIT/GPL) does not. */

@@ -314,8 +314,11 @@ static void read_kernel(struct reader *r, struct host_info *h)
  * The boot's random id (every Linux since 2.6.29 has it). A tree without it (a fixture, a
  * capture) leaves it unknown without a note: it only tells reboots apart for the state file.
  */
-/* gpudoctor's own soft limit on open files: a job started where it was started has the same. */
-static void read_nofile(struct reader *r, struct host_info *h)
+/*
+ * gpudoctor's own soft limits on open files and locked memory: a job started where it was
+ * started has the same.
+ */
+static void read_limits(struct reader *r, struct host_info *h)
 {
     const char *rel = "proc/self/limits";
     char buf[4096];
@@ -327,11 +330,38 @@ static void read_nofile(struct reader *r, struct host_info *h)
         note_errno(r, rel, (int)-n, NULL);
         return;
     }
-    if (!procfs_parse_nofile(buf, &h->open_files_limit)) {
+    if (procfs_parse_nofile(buf, &h->open_files_limit))
+        host_set_valid(h, HOST_S_NOFILE);
+    else
         note_malformed(r, rel, xstrdup("no 'Max open files' line"));
+    if (procfs_parse_memlock(buf, &h->memlock_limit))
+        host_set_valid(h, HOST_S_MEMLOCK);
+    else
+        note_malformed(r, rel, xstrdup("no 'Max locked memory' line"));
+}
+
+/*
+ * How often the machine was suspended since boot: a resume can leave CUDA unable to start
+ * (stack.cuda-after-resume). A kernel without sleep support has no such file: left unknown.
+ */
+static void read_suspend(struct reader *r, struct host_info *h)
+{
+    const char *rel = "sys/power/suspend_stats/success";
+    char buf[64];
+    ssize_t n = file_read_at(r->ctx->root.fd, rel, buf, sizeof(buf));
+
+    if (n == -ENOENT)
+        return;
+    if (n < 0) {
+        note_errno(r, rel, (int)-n, NULL);
         return;
     }
-    host_set_valid(h, HOST_S_NOFILE);
+    str_rtrim(buf);
+    if (!str_to_u32(buf, 10, &h->suspend_count)) {
+        note_malformed(r, rel, xasprintf("\"%.20s\" is not a count", buf));
+        return;
+    }
+    host_set_valid(h, HOST_S_SUSPEND);
 }
 
 static void read_boot_id(struct reader *r, struct host_info *h)
@@ -893,7 +923,8 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
     read_uptime(&r, h);
     read_kernel(&r, h);
     read_boot_id(&r, h);
-    read_nofile(&r, h);
+    read_limits(&r, h);
+    read_suspend(&r, h);
     read_container(&r, h);
     read_edac(&r, h);
     if (read_meminfo(&r, h, &avail)) {

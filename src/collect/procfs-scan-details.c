@@ -261,6 +261,8 @@ static int read_details(struct scan *sc, int pidfd, struct proc *p, bool light)
                                    &maybe_gone, NULL)) >= 0) {
         if (procfs_parse_nofile(text, &p->open_files_limit))
             set_valid(p, PROC_S_NOFILE, true);
+        if (procfs_parse_memlock(text, &p->memlock_limit))
+            set_valid(p, PROC_S_MEMLOCK, true);
         free(text);
     }
     if (!light && (p->exe = read_link(sc, pidfd, p->pid, "exe", &maybe_gone)) != NULL)

@@ -200,14 +200,24 @@ static void status_cpus(struct procfs_status *st, const char *v, const char *eol
 
 int procfs_parse_nofile(const char *text, uint64_t *soft)
 {
-    static const char key[] = "Max open files";
+    return procfs_parse_limit(text, "Max open files", soft);
+}
+
+int procfs_parse_memlock(const char *text, uint64_t *soft)
+{
+    return procfs_parse_limit(text, "Max locked memory", soft);
+}
+
+int procfs_parse_limit(const char *text, const char *key, uint64_t *soft)
+{
+    size_t n = strlen(key);
 
     for (const char *line = text; line && *line;) {
-        const char *eol = strchr(line, '\n'), *v = line + sizeof(key) - 1;
+        const char *eol = strchr(line, '\n'), *v = line + n;
         unsigned long long value;
         char *end;
 
-        if (strncmp(line, key, sizeof(key) - 1) == 0 && (*v == ' ' || *v == '\t')) {
+        if (strncmp(line, key, n) == 0 && (*v == ' ' || *v == '\t')) {
             while (*v == ' ' || *v == '\t')
                 v++;
             if (strncmp(v, "unlimited", 9) == 0 && (v[9] == ' ' || v[9] == '\t')) {

@@ -57,10 +57,15 @@ struct procfs_status {
 void procfs_parse_status(const char *text, struct procfs_status *st);
 
 /*
- * The soft limit on open files from /proc/<pid>/limits ("Max open files  1024  1048576  files").
- * Returns 1 with *soft set (UINT64_MAX for "unlimited"), 0 when the line is missing or malformed.
+ * A soft limit from /proc/<pid>/limits: the line starting with key ("Max open files  1024
+ * 1048576  files"). Returns 1 with *soft set (UINT64_MAX for "unlimited"), 0 when the line is
+ * missing or malformed.
  */
+int procfs_parse_limit(const char *text, const char *key, uint64_t *soft);
+/* The soft limit on open files ("Max open files"). */
 int procfs_parse_nofile(const char *text, uint64_t *soft);
+/* The soft limit on locked memory, in bytes ("Max locked memory"). */
+int procfs_parse_memlock(const char *text, uint64_t *soft);
 
 /*
  * Joins the NUL-separated arguments of /proc/<pid>/cmdline with spaces. Returns a new string,

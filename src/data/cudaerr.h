@@ -26,6 +26,10 @@
     X(SHM, "shm")                                                                                  \
     X(FD_LIMIT, "fd_limit")                                                                        \
     X(OOM, "oom")                                                                                  \
+    X(CUDA_UNKNOWN, "cuda_unknown")                                                                \
+    X(UVM_MISSING, "uvm_missing")                                                                  \
+    X(IMAGE_REQUIREMENT, "image_requirement")                                                      \
+    X(MEMLOCK, "memlock")                                                                          \
     X(OTHER, "other")
 
 enum cudaerr_kind {

@@ -707,7 +707,7 @@ static int gen_cudaerr(struct tsv *t, FILE *out)
     static const char *const apis[] = {
         "cuda-runtime", "cuda-driver", "pytorch", "nccl",       "nvidia-container-toolkit",
         "nvml",         "docker",      "dlopen",  "tensorflow", "cudnn",
-        "python",       "linux",       "cublas"
+        "python",       "linux",       "cublas",  "kmod"
     };
     static const char *const kinds[] = {
 #define CUDAERR_KIND_NAME(id, name) name,

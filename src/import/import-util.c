@@ -370,6 +370,7 @@ void imp_gpu_set_u64(struct gpu *g, const char *key, uint64_t value)
         *(int32_t *)at = (int32_t)value;
         break;
     case JF_U64:
+    case JF_LIMIT:
     case JF_HEX64:
         if (value > INT64_MAX)
             return;

@@ -119,6 +119,7 @@ bool metrics_field_number(const struct jfield *f, const void *obj, struct mval *
         v->mag = *(const uint32_t *)p;
         return true;
     case JF_U64:
+    case JF_LIMIT:
     case JF_HEX64:
         v->mag = *(const uint64_t *)p;
         return true;

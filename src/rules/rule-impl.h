@@ -52,6 +52,8 @@ void cudnn_reported(const struct rule_ctx *ctx, struct findings *out);
     X(stack_arch_unsupported)                                                                      \
     X(stack_container_toolkit_missing)                                                             \
     X(stack_cuda_lib_missing)                                                                      \
+    X(stack_uvm_not_loaded)                                                                        \
+    X(stack_cuda_after_resume)                                                                     \
     X(stack_toolkit_mismatch)                                                                      \
     X(stack_cudnn)                                                                                 \
     X(stack_known_bad_driver)                                                                      \
@@ -72,6 +74,7 @@ void cudnn_reported(const struct rule_ctx *ctx, struct findings *out);
     X(proc_compute_mode)                                                                           \
     X(proc_cuda_visible_devices)                                                                   \
     X(proc_fd_limit)                                                                               \
+    X(proc_memlock_limit)                                                                          \
     X(proc_mig_no_instance)                                                                        \
     X(perf_input_starved)                                                                          \
     X(perf_util_swing)                                                                             \

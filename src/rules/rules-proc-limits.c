@@ -1,13 +1,17 @@
 /*
- * Limits a job runs into on the host rather than on the GPU: file descriptors. PyTorch sends
- * every tensor a DataLoader worker shares as a descriptor (its default sharing strategy), so a
- * training process with the traditional soft limit of 1024 open files runs out of them.
+ * Limits a job runs into on the host rather than on the GPU: file descriptors and locked memory.
+ * PyTorch sends every tensor a DataLoader worker shares as a descriptor (its default sharing
+ * strategy), so a training process with the traditional soft limit of 1024 open files runs out
+ * of them. InfiniBand and RDMA pin every buffer they register (ibv_reg_mr), which counts against
+ * the locked-memory limit: NCCL's InfiniBand transport fails at its first registration under a
+ * container's or a login's default of a few MiB.
  */
 #include "data/cudaerr.h"
 #include "rules/rule-impl.h"
 #include "util/xalloc.h"
 
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,25 +43,43 @@ static void fd_fixes(struct finding *f, int32_t pid, bool low)
                    "the program; fewer DataLoader workers (num_workers) need fewer");
 }
 
-/* The lowest soft limit known: a GPU process's, else gpudoctor's own; its pid or 0. */
-static bool lowest_limit(const struct rule_ctx *ctx, uint64_t *limit, int32_t *pid)
+/* A soft limit as the processes and the host records keep it. */
+struct limit_kind {
+    enum proc_slot proc_slot;
+    size_t proc_member; /* offsetof(struct proc, ...) */
+    enum host_slot host_slot;
+    size_t host_member; /* offsetof(struct host_info, ...) */
+};
+
+static const struct limit_kind nofile = { PROC_S_NOFILE, offsetof(struct proc, open_files_limit),
+                                          HOST_S_NOFILE,
+                                          offsetof(struct host_info, open_files_limit) };
+static const struct limit_kind memlock = { PROC_S_MEMLOCK, offsetof(struct proc, memlock_limit),
+                                           HOST_S_MEMLOCK,
+                                           offsetof(struct host_info, memlock_limit) };
+
+/* The lowest soft limit of a kind known: a GPU process's, else gpudoctor's own; its pid or 0. */
+static bool lowest_limit(const struct rule_ctx *ctx, const struct limit_kind *k, uint64_t *limit,
+                         int32_t *pid)
 {
     const struct snapshot *s = ctx->facts->snap;
     bool known = false;
 
     for (size_t i = 0; i < s->procs.n_procs; i++) {
         const struct proc *p = &s->procs.procs[i];
+        uint64_t v;
 
-        if (p->n_gpus == 0 || !proc_ok(p, PROC_S_NOFILE))
+        if (p->n_gpus == 0 || !proc_ok(p, k->proc_slot))
             continue;
-        if (!known || p->open_files_limit < *limit) {
-            *limit = p->open_files_limit;
+        memcpy(&v, (const char *)p + k->proc_member, sizeof(v));
+        if (!known || v < *limit) {
+            *limit = v;
             *pid = p->pid;
         }
         known = true;
     }
-    if (!known && host_valid(&s->host, HOST_S_NOFILE)) {
-        *limit = s->host.open_files_limit;
+    if (!known && host_valid(&s->host, k->host_slot)) {
+        memcpy(limit, (const char *)&s->host + k->host_member, sizeof(*limit));
         *pid = 0;
         known = true;
     }
@@ -68,7 +90,7 @@ static void check_reported(const struct rule_ctx *ctx, struct findings *out)
 {
     uint64_t limit = 0;
     int32_t pid = 0;
-    bool known = lowest_limit(ctx, &limit, &pid);
+    bool known = lowest_limit(ctx, &nofile, &limit, &pid);
     bool low = known && (double)limit <= th(ctx, TH_FD_LIMIT_LOW);
     /* about no process in particular: the one that failed is gone, the limit is its shell's */
     struct finding *f = finding_new(ctx, out, -1, -1);
@@ -178,4 +200,105 @@ const struct rule rule_proc_fd_limit = {
               "torch.multiprocessing.set_sharing_strategy('file_system')."),
     .thresholds = THRESHOLDS(TH_FD_LIMIT_LOW, TH_FD_FULL_PCT),
     .check = check_fd_limit,
+};
+
+/* ---- proc.memlock-limit ---- */
+
+static void memlock_words(char *buf, size_t size, uint64_t limit)
+{
+    if (limit == UINT64_MAX)
+        snprintf(buf, size, "unlimited");
+    else
+        render_bytes(buf, size, limit);
+}
+
+static void memlock_fixes(struct finding *f, int32_t pid)
+{
+    finding_fix(f, "ulimit -l   # in the job's shell or container: the soft limit it inherits, in "
+                   "KiB");
+    if (fix_pid_ok(pid))
+        finding_fix(f, "grep 'Max locked memory' /proc/%d/limits   # the running job's", (int)pid);
+    finding_fix(f, "# for good: memlock unlimited in /etc/security/limits.conf (soft and hard, "
+                   "then a new login), LimitMEMLOCK=infinity in the unit that starts the job "
+                   "(slurmd, the docker daemon), docker run --ulimit memlock=-1:-1, or Slurm's "
+                   "PropagateResourceLimits");
+}
+
+static void check_memlock_limit(const struct rule_ctx *ctx, struct findings *out)
+{
+    uint64_t limit = 0;
+    int32_t pid = 0;
+    bool known, finite;
+    struct finding *f;
+    char l[24];
+
+    if (reported_find(ctx, CUDAERR_MEMLOCK, NULL) < 0)
+        return;
+    known = lowest_limit(ctx, &memlock, &limit, &pid);
+    finite = known && limit != UINT64_MAX;
+    /* about no process in particular: the one that failed is gone, the limit is its shell's */
+    f = finding_new(ctx, out, -1, -1);
+    finding_object(f, "locked memory");
+    reported_texts(ctx, f, CUDAERR_MEMLOCK);
+    memlock_words(l, sizeof(l), limit);
+    if (finite) {
+        f->severity = SEV_CRITICAL;
+        finding_title(f, "InfiniBand could not register memory: the locked-memory limit is %s", l);
+    } else if (known) {
+        finding_title(f, "InfiniBand could not register memory, with no locked-memory limit");
+    } else {
+        finding_title(f, "InfiniBand could not register memory; the locked-memory limit was not "
+                         "read here");
+    }
+    if (known && pid > 0)
+        finding_evidence(f, "soft limit on locked memory of GPU process %d: %s (/proc/%d/limits)",
+                         (int)pid, l, (int)pid);
+    else if (known)
+        finding_evidence(f,
+                         "soft limit on locked memory where gpudoctor was started: %s (a job "
+                         "started from the same shell or container has the same)",
+                         l);
+    else
+        finding_evidence(f, "no locked-memory limit was read: run gpudoctor check --error where "
+                            "the job was started, or ulimit -l there");
+    if (finite)
+        finding_evidence(f, "every buffer registered for InfiniBand or RDMA is pinned and counts "
+                            "against it; NCCL registers its buffers when it connects, and RDMA "
+                            "guides ask for unlimited");
+    else if (known)
+        finding_evidence(f, "the limit is not what stopped it: the host may be short of memory, "
+                            "or the adapter's driver refused the registration (for GPU memory, "
+                            "nvidia-peermem must be loaded)");
+    if (!known || finite)
+        memlock_fixes(f, pid);
+    else
+        finding_fix(f, "sudo dmesg -T | grep -iE 'mlx|ib_|peermem' | tail -20   # what the "
+                       "adapter's driver said");
+    f->impact = finite ? 1.0 : 0.5;
+}
+
+const struct rule rule_proc_memlock_limit = {
+    .id = "proc.memlock-limit",
+    .severity = SEV_WARNING,
+    .category = CAT_PROCESS,
+    .title = N_("InfiniBand registration over ulimit -l"),
+    .explanation = N_(
+        "InfiniBand and RDMA pin every buffer they register (ibv_reg_mr) so that the adapter can "
+        "reach it, and pinned memory counts against the process's soft limit on locked memory "
+        "(ulimit -l, RLIMIT_MEMLOCK). A login's or a container's default is a few MiB, far "
+        "less than NCCL's buffers: its InfiniBand transport then fails when it connects, with "
+        "'Call to ibv_reg_mr failed with error Cannot allocate memory'. RDMA guides ask for the "
+        "limit to be unlimited. Critical when the job's error says so and a finite limit is "
+        "known; a warning when the limit was not read, or is unlimited (then something else "
+        "refused the registration)."),
+    .detection = N_("An error given with --error that the catalogue reads as an InfiniBand "
+                    "memory registration that failed for lack of memory (NCCL's 'Call to "
+                    "ibv_reg_mr ... failed with error Cannot allocate memory'), judged against "
+                    "the lowest soft limit on locked memory of the GPU processes "
+                    "(/proc/PID/limits), else gpudoctor's own (/proc/self/limits)."),
+    .fix = N_("Raise the locked-memory limit where the job starts to unlimited (limits.conf "
+              "memlock, LimitMEMLOCK=infinity in the unit that starts it, docker --ulimit "
+              "memlock=-1:-1), then start the job again from there."),
+    .thresholds = NO_THRESHOLDS,
+    .check = check_memlock_limit,
 };

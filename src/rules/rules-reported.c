@@ -328,7 +328,16 @@ static const char *kind_owner(enum cudaerr_kind kind)
         return "proc.fd-limit";
     case CUDAERR_OOM:
         return "mem.job-oom";
+    case CUDAERR_CUDA_UNKNOWN:
+        return "stack.cuda-after-resume"; /* or stack.uvm-not-loaded, which shows it too */
+    case CUDAERR_UVM_MISSING:
+        return "stack.uvm-not-loaded";
+    case CUDAERR_IMAGE_REQUIREMENT:
+        return "stack.cuda-too-new";
+    case CUDAERR_MEMLOCK:
+        return "proc.memlock-limit";
     case CUDAERR_NO_DRIVER:
+        return "stack.no-driver";
     case CUDAERR_SLOW_INIT:
     case CUDAERR_OTHER:
     case CUDAERR__COUNT:

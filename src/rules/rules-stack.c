@@ -5,8 +5,10 @@
  * mismatched, and driver releases with known defects.
  */
 #include "data/cudacompat.h"
+#include "data/cudaerr.h"
 #include "nvml/nvml-abi.h"
 #include "rules/rule-impl.h"
+#include "util/i18n.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
@@ -54,6 +56,62 @@ static void host_side(struct finding *f, const struct snapshot *s)
                          ctr);
 }
 
+/* The running kernel and the fixes for a module that is not loaded while GPUs may need it. */
+static void unloaded_module_fixes(struct finding *f, const struct snapshot *s)
+{
+    if (s->host.kernel_release)
+        finding_evidence(f, "running kernel %s: the module must be built for it",
+                         s->host.kernel_release);
+    finding_fix(f, "lspci -nn -d 10de:   # the NVIDIA GPUs on the bus");
+    finding_fix(f, "sudo modprobe nvidia && nvidia-smi   # load it; read the error if it fails");
+    finding_fix(f, "find /lib/modules/\"$(uname -r)\" -name 'nvidia*.ko*'   # built for this "
+                   "kernel? (dkms status shows what DKMS built)");
+    finding_fix(f, "mokutil --sb-state   # Secure Boot refuses unsigned modules");
+    finding_fix(f, "sudo dmesg -T | grep -iE 'nvidia|nouveau|NVRM' | tail -20");
+    f->impact = 1.0;
+}
+
+/*
+ * NVML was not asked (an import, a snapshot of the error alone), but the program's own error
+ * says it found no driver and the driver collector saw no NVIDIA module loaded: the program
+ * needed a GPU whose driver is not running. Information when the bus was read and holds no
+ * NVIDIA GPU.
+ */
+static void check_no_driver_reported(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct snapshot *s = ctx->facts->snap;
+    const struct driver_info *d = &s->driver;
+    bool bus_read = (s->pcie.valid & (UINT64_C(1) << PCIE_I_GPUS)) != 0;
+    struct finding *f;
+
+    if (reported_find(ctx, CUDAERR_NO_DRIVER, NULL) < 0 ||
+        !(d->valid & (UINT64_C(1) << DRIVER_S_MODULE)) || d->module_loaded)
+        return;
+    f = finding_new(ctx, out, -1, -1);
+    reported_texts(ctx, f, CUDAERR_NO_DRIVER);
+    finding_evidence(f, "no nvidia kernel module loaded (/sys/module/nvidia absent)");
+    host_side(f, s);
+    if (bus_read && s->pcie.n_gpus == 0) {
+        f->severity = SEV_INFO;
+        finding_title(f, "No NVIDIA driver loaded, and no NVIDIA GPU on the PCI bus");
+        finding_evidence(f, "the PCI bus was read: no NVIDIA display or 3D controller, so the "
+                            "program can only run on the CPU here");
+        finding_fix(f, "# run it where there is a GPU; if one is installed here, it is not seen "
+                       "on the bus: check its seating and power");
+        f->impact = 0;
+        return;
+    }
+    if (bus_read)
+        finding_title_take(f, TWICE_N("The NVIDIA driver is not loaded, but %zu NVIDIA GPU is on "
+                                      "the PCI bus",
+                                      "The NVIDIA driver is not loaded, but %zu NVIDIA GPUs are "
+                                      "on the PCI bus",
+                                      s->pcie.n_gpus, (s->pcie.n_gpus), (s->pcie.n_gpus)));
+    else
+        finding_title(f, "The program found no NVIDIA driver: its kernel module is not loaded");
+    unloaded_module_fixes(f, s);
+}
+
 /*
  * NVML's library is installed (the driver's user-space half) and says the kernel driver is not
  * loaded, while the PCI bus shows no NVIDIA GPU. Read and empty, the bus says nothing needs the
@@ -88,18 +146,9 @@ static void check_no_driver_no_bus_gpu(const struct rule_ctx *ctx, struct findin
         return;
     }
     finding_title(f, "NVIDIA driver installed but its kernel module is not loaded");
-    if (s->host.kernel_release)
-        finding_evidence(f, "running kernel %s: the module must be built for it",
-                         s->host.kernel_release);
     finding_evidence(f, "the PCI bus was not read, so the GPUs were not seen; NVML's user-space "
                         "library is installed for them");
-    finding_fix(f, "lspci -nn -d 10de:   # the NVIDIA GPUs on the bus");
-    finding_fix(f, "sudo modprobe nvidia && nvidia-smi   # load it; read the error if it fails");
-    finding_fix(f, "find /lib/modules/\"$(uname -r)\" -name 'nvidia*.ko*'   # built for this "
-                   "kernel? (dkms status shows what DKMS built)");
-    finding_fix(f, "mokutil --sb-state   # Secure Boot refuses unsigned modules");
-    finding_fix(f, "sudo dmesg -T | grep -iE 'nvidia|nouveau|NVRM' | tail -20");
-    f->impact = 1.0;
+    unloaded_module_fixes(f, s);
 }
 
 static void check_no_driver(const struct rule_ctx *ctx, struct findings *out)
@@ -110,7 +159,11 @@ static void check_no_driver(const struct rule_ctx *ctx, struct findings *out)
     bool missing;
     struct finding *f;
 
-    if (!n->attempted || (n->load_error == 0 && n->init_rc != NVML_ERROR_DRIVER_NOT_LOADED))
+    if (!n->attempted) {
+        check_no_driver_reported(ctx, out);
+        return;
+    }
+    if (n->load_error == 0 && n->init_rc != NVML_ERROR_DRIVER_NOT_LOADED)
         return;
     /* The module loaded, or a container whose host's module is not known absent: NVML cannot
      * reach a driver that is there (health.nvml-failed). */
@@ -204,7 +257,9 @@ const struct rule rule_stack_no_driver = {
            "bus that was read and holds no NVIDIA GPU makes it information: nothing needs "
            "the driver. Not when the driver collector saw the module loaded, nor inside a "
            "container unless it saw no NVIDIA module loaded (sysfs shows the host's): NVML then "
-           "cannot reach a driver that runs, which health.nvml-failed reports."),
+           "cannot reach a driver that runs, which health.nvml-failed reports. Without NVML's "
+           "answer (an imported error), a program's own words that it found no driver (an "
+           "error given with --error) with no NVIDIA module loaded are enough."),
     .fix =
         N_("Load it (modprobe nvidia) and read the error; check that DKMS built it for the running "
            "kernel and that Secure Boot accepts it; blacklist nouveau; install the driver if it is "
@@ -432,10 +487,157 @@ static bool proc_maps_cudart(const struct snapshot *s)
     return false;
 }
 
+/* What nvidia-container-cli's words say of a container image's requirement. */
+struct image_req {
+    bool unmet;    /* "unsatisfied condition: ..." (else it could not evaluate it) */
+    char cond[48]; /* that condition, spaces taken out: "cuda>=12.2", "brand=tesla" */
+    char cuda[16]; /* the CUDA the image asks for: the condition's, else its --require=cuda>= */
+};
+
+/* "12.2" from "12.2, please ..." into out; false when no major.minor starts s. */
+static bool cuda_at(const char *s, char *out, size_t size)
+{
+    size_t n = strspn(s, "0123456789.");
+
+    if (n == 0 || n >= size || s[0] == '.' || memchr(s, '.', n) == NULL)
+        return false;
+    memcpy(out, s, n);
+    out[n] = '\0';
+    return true;
+}
+
+static bool image_requirement(const char *text, struct image_req *r)
+{
+    const char *p = strstr(text, "unsatisfied condition:"), *q;
+    size_t n = 0;
+
+    memset(r, 0, sizeof(*r));
+    if (p != NULL) {
+        r->unmet = true;
+        for (p += strlen("unsatisfied condition:"); *p && !strchr(",:\n\"\\", *p); p++)
+            if (*p != ' ' && *p != '\t' && n + 1 < sizeof(r->cond))
+                r->cond[n++] = *p;
+        r->cond[n] = '\0';
+    }
+    if (strncmp(r->cond, "cuda>=", 6) != 0 || !cuda_at(r->cond + 6, r->cuda, sizeof(r->cuda))) {
+        q = strstr(text, "--require=cuda>=");
+        if (q == NULL || !cuda_at(q + strlen("--require=cuda>="), r->cuda, sizeof(r->cuda)))
+            r->cuda[0] = '\0';
+    }
+    return r->unmet || r->cuda[0] != '\0';
+}
+
+/*
+ * nvidia-container-cli refused to start a container: the image's NVIDIA_REQUIRE_CUDA asks for a
+ * driver that supports a newer CUDA than this one does. The toolkit compares the CUDA version the
+ * driver supports with the image's, without minor-version compatibility.
+ */
+static void check_image_requirement(const struct rule_ctx *ctx, struct findings *out,
+                                    const char *driver)
+{
+    const struct snapshot *s = ctx->facts->snap;
+    ssize_t k = reported_find(ctx, CUDAERR_IMAGE_REQUIREMENT, NULL);
+    char have[16] = "", name[48];
+    struct cuda_driver_req req = { 0 };
+    struct image_req r;
+    bool older = false, known = false;
+    struct finding *f;
+
+    if (k < 0 || !image_requirement(s->reported.errors[k].text, &r))
+        return;
+    if (has_driver_cuda(s))
+        cuda_of_driver(have, sizeof(have), s->nvml.cuda_driver_version);
+    snprintf(name, sizeof(name), "%s%s", driver ? "driver " : "the driver", driver ? driver : "");
+    if (r.cuda[0] != '\0') {
+        if (cuda_min_driver(r.cuda, &req) != 0)
+            memset(&req, 0, sizeof(req));
+        if (has_driver_cuda(s)) {
+            known = true;
+            older = cuda_by_driver_cuda(s->nvml.cuda_driver_version, r.cuda) != CUDA_DRIVER_OK;
+        } else if (driver != NULL && req.min_driver != NULL) {
+            known = true;
+            older = str_version_cmp(driver, req.min_driver) < 0;
+        }
+    }
+    f = finding_new(ctx, out, -1, -1);
+    finding_object(f, "container image");
+    reported_texts(ctx, f, CUDAERR_IMAGE_REQUIREMENT);
+    if (r.cuda[0] == '\0') {
+        finding_title(f, "The container image's requirement is not met by this host: %s", r.cond);
+        finding_evidence(f,
+                         "the image's NVIDIA_REQUIRE_* variables state what the host's driver "
+                         "and GPUs must be; nvidia-container-cli found \"%s\" unmet",
+                         r.cond);
+        finding_fix(f, "# the image's conditions: its NVIDIA_REQUIRE_* variables (docker image "
+                       "inspect shows them under Config.Env)");
+        finding_fix(f, "# use an image whose conditions this host meets; NVIDIA_DISABLE_REQUIRE=1 "
+                       "skips the check, at the risk of a program that cannot run here");
+        f->impact = 1.0;
+        return;
+    }
+    if (known && !older) {
+        f->severity = SEV_WARNING;
+        finding_title(f,
+                      "The container image needs CUDA %s, which %s supports: the error came "
+                      "from another host or driver",
+                      r.cuda, name);
+    } else if (!known && !r.unmet) {
+        f->severity = SEV_WARNING;
+        finding_title(f,
+                      "The container image needs CUDA %s; the toolkit could not check it and "
+                      "this driver's CUDA is not known here",
+                      r.cuda);
+    } else if (have[0] != '\0') {
+        finding_title(f, "The container image needs CUDA %s; %s supports CUDA %s", r.cuda, name,
+                      have);
+    } else if (known) {
+        finding_title(f, "The container image needs CUDA %s; %s is older than CUDA %s needs",
+                      r.cuda, name, r.cuda);
+    } else {
+        finding_title(f,
+                      "The container image needs CUDA %s, newer than this host's driver "
+                      "supports",
+                      r.cuda);
+    }
+    if (r.unmet && strncmp(r.cond, "cuda>=", 6) != 0)
+        finding_evidence(f,
+                         "the condition it named unmet: %s; the image's CUDA is in its "
+                         "--require=cuda>=%s",
+                         r.cond, r.cuda);
+    if (driver == NULL && have[0] == '\0')
+        finding_evidence(f, "the driver's version and the CUDA version it supports were not read "
+                            "here: nvidia-container-cli's words are the evidence");
+    else if (have[0] != '\0')
+        finding_evidence(f, "%s supports CUDA %s (nvidia-smi's 'CUDA Version')", name, have);
+    if (req.min_driver)
+        finding_evidence(f, "CUDA %s needs driver %s or newer", r.cuda, req.min_driver);
+    finding_evidence(f, "nvidia-container-cli compares the image's NVIDIA_REQUIRE_CUDA with the "
+                        "CUDA version the driver supports, without minor-version compatibility");
+    finding_fix(f, "# upgrade the host's driver to %s or newer",
+                req.min_driver ? req.min_driver : "one that supports it");
+    if (have[0] != '\0')
+        finding_fix(f,
+                    "# or use an image built for CUDA %s or older (its tag names its CUDA, as "
+                    "nvidia/cuda:%s.0-... does)",
+                    have, have);
+    else
+        finding_fix(f, "# or use an image built for an older CUDA (its tag names its CUDA)");
+    if (req.min_driver_compat && have[0] != '\0' &&
+        strtoul(have, NULL, 10) == strtoul(r.cuda, NULL, 10))
+        finding_fix(f,
+                    "# same CUDA major: docker run -e NVIDIA_DISABLE_REQUIRE=1 starts it "
+                    "anyway, and its programs run through minor-version compatibility (driver "
+                    "%s or newer) unless they need a newer driver's features",
+                    req.min_driver_compat);
+    f->impact = 1.0;
+}
+
 static void check_cuda(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct snapshot *s = ctx->facts->snap;
     const char *driver = driver_version(s);
+
+    check_image_requirement(ctx, out, driver);
 
     /* The CUDA version the driver supports is enough on its own. */
     if (driver == NULL && !has_driver_cuda(s)) {
@@ -482,7 +684,10 @@ const struct rule rule_stack_cuda_too_new = {
         "insufficient for CUDA runtime version', or silently finds no GPU and runs on the CPU. "
         "Since CUDA 11, minor-version compatibility lets an application built for 12.x run on "
         "any 12.x driver (from 525.60.13) with limits: PTX for a newer CUDA cannot be compiled. "
-        "That case is information; a driver below the family's minimum is critical."),
+        "That case is information; a driver below the family's minimum is critical. A container "
+        "image states the CUDA it needs (NVIDIA_REQUIRE_CUDA), and the NVIDIA Container Toolkit "
+        "refuses to start it on a driver that supports an older CUDA ('requirement error: "
+        "unsatisfied condition: cuda>=12.2'), minor-version compatibility or not."),
     .detection =
         N_("each framework found in GPU processes or in the Python environment gpudoctor was "
            "started in ($VIRTUAL_ENV, $CONDA_PREFIX) (its CUDA build version), or the CUDA "
@@ -491,9 +696,12 @@ const struct rule rule_stack_cuda_too_new = {
            "compatibility included; without the driver's version, against the CUDA version "
            "the driver supports (nvmlSystemGetCudaDriverVersion, nvidia-smi's 'CUDA "
            "Version'): a newer major cannot run, a newer minor of the same major runs "
-           "through minor-version compatibility."),
+           "through minor-version compatibility. An error given with --error in which "
+           "nvidia-container-cli names an unmet condition: its cuda>= version against the CUDA "
+           "version the driver supports, or the driver's version and the table."),
     .fix = N_("Upgrade the driver to the version the evidence names, or install a framework build "
-              "for an older CUDA (PyTorch: the cuXYZ wheel index matching the driver's CUDA)."),
+              "(or a container image) for an older CUDA (PyTorch: the cuXYZ wheel index matching "
+              "the driver's CUDA)."),
     .thresholds = NO_THRESHOLDS,
     .check = check_cuda,
 };

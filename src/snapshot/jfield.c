@@ -133,6 +133,13 @@ static json_t *field_to_json(const struct jfield *f, const void *obj)
 
         return v > INT64_MAX ? json_null() : json_integer((json_int_t)v);
     }
+    case JF_LIMIT: {
+        uint64_t v = *(const uint64_t *)p;
+
+        if (v == UINT64_MAX)
+            return json_string("unlimited");
+        return v > INT64_MAX ? json_null() : json_integer((json_int_t)v);
+    }
     case JF_I64:
         return json_integer(*(const int64_t *)p);
     case JF_BOOL:
@@ -274,6 +281,20 @@ static int field_from_json(const struct jfield *f, void *obj, const json_t *v, c
     case JF_U64:
     case JF_HEX64:
         if (read_unsigned(v, f, f->type == JF_U64 ? INT64_MAX : UINT64_MAX, &u, path, err) != 0)
+            return -1;
+        *(uint64_t *)p = u;
+        return 0;
+    case JF_LIMIT:
+        if (json_is_string(v) && strcmp(json_string_value(v), "unlimited") == 0) {
+            *(uint64_t *)p = UINT64_MAX;
+            return 0;
+        }
+        if (json_is_string(v)) {
+            jerr_set(err, path, "expected a non-negative integer or \"unlimited\", got \"%.40s\"",
+                     json_string_value(v));
+            return -1;
+        }
+        if (read_unsigned(v, f, INT64_MAX, &u, path, err) != 0)
             return -1;
         *(uint64_t *)p = u;
         return 0;
@@ -555,6 +576,7 @@ void jtable_copy(const struct jtable *t, void *dst, const void *src, unsigned on
             size = sizeof(uint32_t);
             break;
         case JF_U64:
+        case JF_LIMIT:
         case JF_I64:
         case JF_HEX64:
             size = sizeof(uint64_t);

@@ -16,6 +16,7 @@ enum jf_type {
     JF_U32,    /* uint32_t */
     JF_I32,    /* int32_t */
     JF_U64,    /* uint64_t (must fit in int64 when written) */
+    JF_LIMIT,  /* uint64_t resource limit: UINT64_MAX is written as the string "unlimited" */
     JF_I64,    /* int64_t */
     JF_BOOL,   /* bool */
     JF_DOUBLE, /* double */

@@ -147,6 +147,15 @@ static const struct jfield driver_info_fields[] = {
       "\"allowed\" or \"denied\": whether this process's device cgroup (cgroup v1) lets it read "
       "and write /dev/nvidiactl (195:255); absent under cgroup v2, whose device rules cannot be "
       "read"),
+    D("preserve_vram", JF_BOOL, preserve_vram, DRIVER_S_PRESERVE_VRAM,
+      "/proc/driver/nvidia/params PreserveVideoMemoryAllocations",
+      "the driver saves all video memory across a system suspend (NVreg_PreserveVideoMemory"
+      "Allocations=1, used with nvidia-suspend.service and its siblings); without it the default "
+      "path keeps only what is essential and does not support CUDA's unified memory (UVM)"),
+    D("suspend_notifiers", JF_BOOL, suspend_notifiers, DRIVER_S_SUSPEND_NOTIFIERS,
+      "/proc/driver/nvidia/params UseKernelSuspendNotifiers",
+      "the open kernel modules save video memory through the kernel's own suspend notifiers "
+      "(NVreg_UseKernelSuspendNotifiers=1; older drivers do not have the parameter)"),
     D("klog_source", JF_STR, klog_source, -1, "/dev/kmsg, /var/log/{kern.log,messages,syslog}",
       "the kernel log read"),
     D("klog_records", JF_U64, klog_records, DRIVER_S_KLOG, NULL, "log records (lines) read"),

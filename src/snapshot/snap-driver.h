@@ -115,11 +115,13 @@ struct klog_event {
 
 /* Validity bits of struct driver_info. */
 enum driver_slot {
-    DRIVER_S_MODULE,     /* module_loaded, uvm_loaded: the driver collector ran */
-    DRIVER_S_KLOG,       /* klog_* counters: the kernel-log collector read a source */
-    DRIVER_S_DEVICES,    /* dev_ctl, dev_gpus: /dev was read */
-    DRIVER_S_KLOG_MEM,   /* klog_mem_*: the kernel-log reader counted host memory errors */
-    DRIVER_S_CTL_CGROUP, /* ctl_cgroup: cgroup v1's devices.list was read */
+    DRIVER_S_MODULE,            /* module_loaded, uvm_loaded: the driver collector ran */
+    DRIVER_S_KLOG,              /* klog_* counters: the kernel-log collector read a source */
+    DRIVER_S_DEVICES,           /* dev_ctl, dev_gpus: /dev was read */
+    DRIVER_S_KLOG_MEM,          /* klog_mem_*: the kernel-log reader counted host memory errors */
+    DRIVER_S_CTL_CGROUP,        /* ctl_cgroup: cgroup v1's devices.list was read */
+    DRIVER_S_PRESERVE_VRAM,     /* preserve_vram: /proc/driver/nvidia/params names it */
+    DRIVER_S_SUSPEND_NOTIFIERS, /* suspend_notifiers: ... (newer drivers only) */
 };
 
 struct driver_info {
@@ -132,6 +134,9 @@ struct driver_info {
     bool dev_ctl;         /* /dev/nvidiactl exists: NVML and CUDA open it first */
     uint32_t dev_gpus;    /* /dev/nvidiaN files: one per GPU this machine (or container) has */
     char *ctl_cgroup;     /* "allowed" or "denied": may this cgroup read and write /dev/nvidiactl */
+    /* How the driver keeps the GPUs' state across a system suspend (its power management). */
+    bool preserve_vram;     /* PreserveVideoMemoryAllocations: all video memory is saved */
+    bool suspend_notifiers; /* UseKernelSuspendNotifiers: the kernel's own suspend path saves it */
 
     char *klog_source;             /* "/dev/kmsg", "/var/log/kern.log", ... */
     uint64_t klog_records;         /* log lines (records) read */

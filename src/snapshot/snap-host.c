@@ -119,10 +119,18 @@ static const struct jfield host_fields[] = {
       "(docker's default is 64 MiB), a host's is half its RAM by default"),
     F("shm_avail_bytes", JF_U64, shm_avail_bytes, HOST_S_SHM, "statvfs /dev/shm",
       "what is still free of it"),
-    F("open_files_limit", JF_U64, open_files_limit, HOST_S_NOFILE,
+    F("open_files_limit", JF_LIMIT, open_files_limit, HOST_S_NOFILE,
       "/proc/self/limits Max open files",
       "gpudoctor's own soft limit on open files (ulimit -n where it was started: a job started "
-      "from the same shell or container has the same); 18446744073709551615 for unlimited"),
+      "from the same shell or container has the same); \"unlimited\" when there is none"),
+    F("memlock_limit", JF_LIMIT, memlock_limit, HOST_S_MEMLOCK,
+      "/proc/self/limits Max locked memory",
+      "gpudoctor's own soft limit on locked memory in bytes (ulimit -l where it was started: a "
+      "job started from the same shell or container has the same); \"unlimited\" when there "
+      "is none"),
+    F("suspend_count", JF_U32, suspend_count, HOST_S_SUSPEND, "/sys/power/suspend_stats/success",
+      "successful system suspends (to RAM or to idle) since boot: without NVIDIA's suspend "
+      "services, a resume can leave CUDA unable to start"),
     F("oom_kills", JF_U32, oom_kills, HOST_S_OOM, "kernel log (driver.events)",
       "processes the kernel's OOM killer ended, among the kernel-log events kept; the events "
       "name the victims"),

@@ -43,6 +43,8 @@ enum host_slot {
     HOST_S_SEL_UE_DIMMS,   /* ... and the uncorrectable errors name their DIMMs or sensors */
     HOST_S_SHM,            /* /dev/shm where gpudoctor runs: its size and free space */
     HOST_S_NOFILE,         /* gpudoctor's own soft limit on open files */
+    HOST_S_SUSPEND,        /* /sys/power/suspend_stats was read: suspend_count is a count */
+    HOST_S_MEMLOCK,        /* gpudoctor's own soft limit on locked memory */
 };
 
 /* Validity bits of struct host_disk. */
@@ -119,6 +121,8 @@ struct host_info {
     /* POSIX shared memory (/dev/shm, a tmpfs) where gpudoctor runs: a container has its own. */
     uint64_t shm_total_bytes, shm_avail_bytes;
     uint64_t open_files_limit; /* gpudoctor's own soft RLIMIT_NOFILE; UINT64_MAX: unlimited */
+    uint32_t suspend_count;    /* successful system suspends since boot (to RAM or idle) */
+    uint64_t memlock_limit;    /* gpudoctor's own soft RLIMIT_MEMLOCK in bytes; UINT64_MAX: none */
 
     struct host_disk *disks;
     size_t n_disks;

@@ -89,10 +89,15 @@ static const struct jfield proc_fields[] = {
       "statvfs /proc/<pid>/root/dev/shm", "what is still free of it"),
     F("open_files", JF_U32, open_files, PROC_S_OPEN_FILES, 0, "/proc/<pid>/fd",
       "file descriptors it has open (sockets, pipes and shared-memory files included)"),
-    F("open_files_limit", JF_U64, open_files_limit, PROC_S_NOFILE, 0,
+    F("open_files_limit", JF_LIMIT, open_files_limit, PROC_S_NOFILE, 0,
       "/proc/<pid>/limits Max open files",
       "its soft limit on open files (ulimit -n; RLIMIT_NOFILE): opening one more fails with "
-      "\"Too many open files\"; 18446744073709551615 for unlimited; read for GPU processes"),
+      "\"Too many open files\"; \"unlimited\" when there is none; read for GPU processes"),
+    F("memlock_limit", JF_LIMIT, memlock_limit, PROC_S_MEMLOCK, 0,
+      "/proc/<pid>/limits Max locked memory",
+      "its soft limit on locked memory in bytes (ulimit -l; RLIMIT_MEMLOCK): InfiniBand and "
+      "RDMA pin the buffers they register against it; \"unlimited\" when there is none; read "
+      "for GPU processes"),
 };
 #undef F
 

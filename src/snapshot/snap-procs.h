@@ -65,6 +65,7 @@ enum proc_slot {
     PROC_S_SHM_AVAIL,  /* shm_avail_bytes: what is free of it */
     PROC_S_OPEN_FILES, /* open_files: the fd scan counted them */
     PROC_S_NOFILE,     /* open_files_limit read from /proc/<pid>/limits */
+    PROC_S_MEMLOCK,    /* memlock_limit read from /proc/<pid>/limits */
 };
 
 #define PROC_BIT(slot) (UINT64_C(1) << (slot))
@@ -148,6 +149,8 @@ struct proc {
     /* File descriptors it has open, and its soft limit on them (UINT64_MAX: unlimited). */
     uint32_t open_files;
     uint64_t open_files_limit;
+    /* Its soft limit on locked memory in bytes (UINT64_MAX: unlimited): RDMA pins buffers. */
+    uint64_t memlock_limit;
 
     uint64_t valid; /* bits of enum proc_slot */
 };

@@ -146,6 +146,8 @@ static const char *type_name(const struct jfield *f)
     case JF_U32:
     case JF_U64:
         return "integer ≥ 0";
+    case JF_LIMIT:
+        return "integer ≥ 0 or \"unlimited\"";
     case JF_I32:
     case JF_I64:
         return "integer";

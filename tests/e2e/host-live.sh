@@ -18,7 +18,20 @@ check '[.host.filesystems[].paths[]] | index("/") != null and index("/tmp") != n
 check '.host.filesystems[0].avail_bytes <= .host.filesystems[0].total_bytes' 'true'
 check '[.host.disks[].name | select(test("^(loop|ram|zram)"))]' '[]'
 # gpudoctor's own soft limit on open files: this shell's, which it inherits
-check '.host.open_files_limit' "$(ulimit -n | sed 's/^unlimited$/18446744073709551615/')"
+check '.host.open_files_limit' "$(ulimit -n | sed 's/^unlimited$/"unlimited"/')"
+# ... and on locked memory: ulimit -l counts KiB, the snapshot bytes
+memlock=$(ulimit -l)
+if [ "$memlock" = unlimited ]; then
+    check '.host.memlock_limit' '"unlimited"'
+else
+    check '.host.memlock_limit' "$((memlock * 1024))"
+fi
+# suspends since boot: the kernel's own count, or unknown where it keeps none
+if [ -r /sys/power/suspend_stats/success ]; then
+    check '.host.suspend_count' "$(cat /sys/power/suspend_stats/success)"
+else
+    check '.host.suspend_count' 'null'
+fi
 # /dev/shm as df sees it (its size does not move; what is free may)
 if [ -d /dev/shm ] && shm=$(df -B1 --output=size /dev/shm 2>/dev/null | tail -1); then
     check '.host.shm_total_bytes' "$((shm))"

@@ -9,7 +9,14 @@ each case's `expect`. Run it from anywhere after changing a story; commit what i
 - fd-*: open-files limits and counts (processes[].open_files, open_files_limit;
   host.open_files_limit, gpudoctor's own).
 - oom-*: GPU memory, the job's "CUDA out of memory" (oom-beside-compositor starts from
-  graphics-on-compute-compositor's workstation instead)."""
+  graphics-on-compute-compositor's workstation instead).
+- resume-*, uvm-*: CUDA's unknown error (999) at start-up after a system suspend
+  (host.suspend_count, the driver's suspend parameters) or with nvidia_uvm not loaded
+  (uvm-not-loaded starts from healthy-idle-gen1's idle machine).
+- memlock-*: NCCL's InfiniBand registration refused for lack of lockable memory
+  (processes[].memlock_limit; proc.memlock-limit).
+- image-*: nvidia-container-cli refusing a container image whose NVIDIA_REQUIRE_* conditions the
+  host does not meet (stack.cuda-too-new)."""
 import copy
 import json
 import os
@@ -164,7 +171,99 @@ CASES.update({
         lambda s: s.__setitem__("reported", reported(TF_OOM % ("CPU", "cpu"))),
         ["exit 0", "- mem.job-oom", "+ reported.error"]),
 })
-BASES = {"oom-beside-compositor": COMPOSITOR}
+# resume-*, uvm-*: CUDA's unknown error at start-up (stack.cuda-after-resume, stack.uvm-not-loaded).
+IDLE = json.load(open(os.path.join(HERE, "healthy-idle-gen1", "snapshot.json")))
+TORCH_999 = ("UserWarning: CUDA initialization: CUDA unknown error - this may be due to an "
+             "incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES "
+             "after program start. Setting the available devices to be zero.")
+XLA_999 = ("E external/xla/xla/stream_executor/cuda/cuda_driver.cc:268] failed call to cuInit: "
+           "CUDA_ERROR_UNKNOWN: unknown error")
+
+
+def suspended(s, count, preserve=None):
+    s["host"]["suspend_count"] = count
+    if preserve is not None:
+        s["driver"]["preserve_vram"] = preserve
+
+
+CASES.update({
+    "resume-cuda-unknown": (
+        "the machine was suspended twice since it booted; a new job fails with PyTorch's 'CUDA "
+        "unknown error'; the driver keeps only essential video memory across a suspend and the "
+        "eight training processes that slept through it still hold /dev/nvidia-uvm",
+        lambda s: (suspended(s, 2, False), s.__setitem__("reported", reported(TORCH_999))),
+        ["exit 2", "+ stack.cuda-after-resume", "- stack.uvm-not-loaded", "- reported.error"]),
+    "resume-preserved": (
+        "XLA's 'failed call to cuInit: CUDA_ERROR_UNKNOWN' after one suspend on a machine whose "
+        "driver preserves video memory: still the cause to reload, the evidence says the "
+        "preservation did not help",
+        lambda s: (suspended(s, 1, True), s.__setitem__("reported", reported(XLA_999))),
+        ["exit 2", "+ stack.cuda-after-resume", "- reported.error"]),
+    "resume-never-suspended": (
+        "the same PyTorch error on a machine never suspended since it booted: not this cause; "
+        "reported.error says what the error means",
+        lambda s: (suspended(s, 0), s.__setitem__("reported", reported(TORCH_999))),
+        ["exit 0", "- stack.cuda-after-resume", "- stack.uvm-not-loaded", "+ reported.error"]),
+    "uvm-not-loaded": (
+        "an idle machine whose nvidia module is loaded and nvidia_uvm is not: PyTorch's 'CUDA "
+        "unknown error' at start-up",
+        lambda s: (s["driver"].__setitem__("uvm_loaded", False),
+                   s.__setitem__("reported", reported(TORCH_999))),
+        ["exit 2", "+ stack.uvm-not-loaded", "- stack.cuda-after-resume", "- reported.error"]),
+})
+# image-*: nvidia-container-cli refusing an image whose NVIDIA_REQUIRE_* the host does not meet.
+REQUIREMENT = ("docker: Error response from daemon: failed to create task for container: failed "
+               "to create shim task: OCI runtime create failed: runc create failed: unable to "
+               "start container process: error during container init: error running hook #0: "
+               "error running hook: exit status 1, stdout: , stderr: Auto-detected mode as "
+               "'legacy'\nnvidia-container-cli: requirement error: unsatisfied condition: %s, "
+               "please update your driver to a newer version, or use an earlier cuda container: "
+               "unknown.")
+CASES.update({
+    "image-needs-newer-cuda": (
+        "docker refuses an image built for CUDA 12.8 on the 550 driver, which supports CUDA 12.4",
+        lambda s: s.__setitem__("reported", reported(REQUIREMENT % "cuda>=12.8")),
+        ["exit 2", "+ stack.cuda-too-new object=container image", "- reported.error"]),
+    "image-requirement-met-here": (
+        "the same refusal for cuda>=12.2, which this host's driver supports: the error came from "
+        "another host or driver (a warning saying so)",
+        lambda s: s.__setitem__("reported", reported(REQUIREMENT % "cuda>=12.2")),
+        ["exit 1", "+ stack.cuda-too-new object=container image", "- reported.error"]),
+    "image-other-condition": (
+        "an image whose unmet condition is not a CUDA version (driver>=560): named as it is, "
+        "critical",
+        lambda s: s.__setitem__("reported", reported(REQUIREMENT % "driver>=560")),
+        ["exit 2", "+ stack.cuda-too-new object=container image", "- reported.error"]),
+})
+# memlock-*: NCCL's InfiniBand transport unable to register (pin) its buffers (proc.memlock-limit).
+IBV = ("node1:48211:48290 [0] misc/ibvwrap.cc:278 NCCL WARN Call to ibv_reg_mr_iova2 failed with "
+       "error Cannot allocate memory")
+
+
+def locked(s, limit):
+    for p in s["processes"]["processes"]:
+        if p["gpus"]:
+            p["memlock_limit"] = limit
+
+
+CASES.update({
+    "memlock-error-low": (
+        "NCCL could not register its buffers for InfiniBand; the training processes may lock "
+        "8 MiB (a login's default): critical, naming the limit",
+        lambda s: (locked(s, 8 * MIB), s.__setitem__("reported", reported(IBV))),
+        ["exit 2", "+ proc.memlock-limit object=locked memory", "- reported.error"]),
+    "memlock-error-unlimited": (
+        "the same error where the processes may lock without limit: not the limit (a warning "
+        "naming what else refuses a registration)",
+        lambda s: (locked(s, "unlimited"), s.__setitem__("reported", reported(IBV))),
+        ["exit 1", "+ proc.memlock-limit object=locked memory", "- reported.error"]),
+    "memlock-error-unread": (
+        "the error alone, from a snapshot whose limits were not read: a warning saying where to "
+        "look",
+        lambda s: s.__setitem__("reported", reported(IBV)),
+        ["exit 1", "+ proc.memlock-limit object=locked memory", "- reported.error"]),
+})
+BASES = {"oom-beside-compositor": COMPOSITOR, "uvm-not-loaded": IDLE}
 
 for name, (story, change, expect) in CASES.items():
     s = copy.deepcopy(BASES.get(name, BASE))

@@ -58,7 +58,7 @@ static void test_cuda_texts(void **state)
     expect("the provided PTX was compiled with an unsupported toolchain.",
            "cudaErrorUnsupportedPtxVersion", 222, CUDAERR_OTHER);
     expect("CUDA error: invalid device ordinal", "cudaErrorInvalidDevice", 101, CUDAERR_OTHER);
-    expect("CUDA error: unknown error", "cudaErrorUnknown", 999, CUDAERR_OTHER);
+    expect("CUDA error: unknown error", "cudaErrorUnknown", 999, CUDAERR_CUDA_UNKNOWN);
     expect("CUDA initialization error", "cudaErrorInitializationError", 3, CUDAERR_OTHER);
 }
 
@@ -186,6 +186,48 @@ static void test_refusals_and_timeouts(void **state)
            CUDAERR_OTHER);
 }
 
+/* CUDA that cannot start: its unknown error, nvidia_uvm that modprobe cannot load, no driver. */
+static void test_cuda_start(void **state)
+{
+    (void)state;
+    expect("UserWarning: CUDA initialization: CUDA unknown error - this may be due to an "
+           "incorrectly set up environment, e.g. changing env variable CUDA_VISIBLE_DEVICES after "
+           "program start. Setting the available devices to be zero.",
+           "CUDA unknown error", -1, CUDAERR_CUDA_UNKNOWN);
+    expect("E external/xla/xla/stream_executor/cuda/cuda_driver.cc:268] failed call to cuInit: "
+           "CUDA_ERROR_UNKNOWN: unknown error",
+           "CUDA_ERROR_UNKNOWN", 999, CUDAERR_CUDA_UNKNOWN);
+    expect("modprobe: FATAL: Module nvidia-uvm not found.", "nvidia-uvm module not found", -1,
+           CUDAERR_UVM_MISSING);
+    expect("modprobe: FATAL: Module nvidia_uvm not found in directory /lib/modules/6.1.0-28-amd64",
+           "nvidia_uvm module not found", -1, CUDAERR_UVM_MISSING);
+    expect("modprobe: ERROR: could not insert 'nvidia_331_updates_uvm': No such device",
+           "nvidia_uvm not inserted", -1, CUDAERR_UVM_MISSING);
+    expect("modprobe: ERROR: could not insert 'nvidia_uvm': Unknown symbol in module",
+           "nvidia_uvm not inserted", -1, CUDAERR_UVM_MISSING);
+    /* TensorFlow's diagnostic is longer than the cuInit line before it: no driver wins */
+    expect("E tensorflow/stream_executor/cuda/cuda_driver.cc:491] failed call to cuInit: "
+           "CUDA_ERROR_UNKNOWN\nI tensorflow/stream_executor/cuda/cuda_diagnostics.cc:140] kernel "
+           "driver does not appear to be running on this host (node7): "
+           "/proc/driver/nvidia/version does not exist",
+           "kernel driver not running", -1, CUDAERR_NO_DRIVER);
+    /* a container image the toolkit refused, whatever its condition */
+    expect("nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.2, please "
+           "update your driver to a newer version, or use an earlier cuda container: unknown.",
+           "requirement error", -1, CUDAERR_IMAGE_REQUIREMENT);
+    expect("stderr: nvidia-container-cli: requirement error: invalid expression\\\\n\\\"\"",
+           "requirement error", -1, CUDAERR_IMAGE_REQUIREMENT);
+    /* NCCL's InfiniBand registration refused for lack of lockable memory */
+    expect("misc/ibvwrap.cc:278 NCCL WARN Call to ibv_reg_mr_iova2 failed with error Cannot "
+           "allocate memory",
+           "ibv_reg_mr failed: Cannot allocate memory", -1, CUDAERR_MEMLOCK);
+    expect("NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory",
+           "ibv_reg_mr failed: Cannot allocate memory", -1, CUDAERR_MEMLOCK);
+    /* another module's refusal is not nvidia_uvm's */
+    assert_null(cudaerr_match(
+        "modprobe: ERROR: could not insert 'nvidia_drm': Key was rejected by service"));
+}
+
 static void test_not_recognised(void **state)
 {
     (void)state;
@@ -205,6 +247,7 @@ int main(void)
         cmocka_unit_test(test_cuda_texts),
         cmocka_unit_test(test_names_and_frameworks),
         cmocka_unit_test(test_refusals_and_timeouts),
+        cmocka_unit_test(test_cuda_start),
         cmocka_unit_test(test_not_recognised),
     };
 

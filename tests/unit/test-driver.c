@@ -68,6 +68,10 @@ static void test_proprietary(void **state)
     assert_true(s->driver.valid & (1u << DRIVER_S_DEVICES));
     assert_true(s->driver.dev_ctl);
     assert_int_equal(s->driver.dev_gpus, 2);
+    /* params: PreserveVideoMemoryAllocations 0; a 550 driver has no UseKernelSuspendNotifiers */
+    assert_true(s->driver.valid & (1u << DRIVER_S_PRESERVE_VRAM));
+    assert_false(s->driver.preserve_vram);
+    assert_false(s->driver.valid & (1u << DRIVER_S_SUSPEND_NOTIFIERS));
     snapshot_free(s);
 }
 
@@ -81,6 +85,10 @@ static void test_open_module(void **state)
     assert_string_equal(s->driver.module_version, "575.57.08");
     assert_string_equal(s->driver.module_flavor, "open");
     assert_false(s->driver.uvm_loaded);
+    assert_true(s->driver.valid & (1u << DRIVER_S_PRESERVE_VRAM));
+    assert_true(s->driver.preserve_vram);
+    assert_true(s->driver.valid & (1u << DRIVER_S_SUSPEND_NOTIFIERS));
+    assert_true(s->driver.suspend_notifiers);
     snapshot_free(s);
 }
 
@@ -93,6 +101,10 @@ static void test_legacy_aarch64(void **state)
     assert_string_equal(s->driver.module_flavor, "proprietary");
     assert_null(s->driver.sysfs_version);
     assert_int_equal(status(s)->state, CS_OK);
+    /* no params file: both unknown, without a note */
+    assert_false(s->driver.valid & (1u << DRIVER_S_PRESERVE_VRAM));
+    assert_false(s->driver.valid & (1u << DRIVER_S_SUSPEND_NOTIFIERS));
+    assert_int_equal(status(s)->n_notes, 0);
     snapshot_free(s);
 }
 
@@ -129,6 +141,13 @@ static void test_garbage(void **state)
     assert_true(has_note(s, "/proc/driver/nvidia/version: unrecognised first line"));
     assert_true(has_note(s, "/sys/module/nvidia/version: unrecognised \"not-a-version\""));
     assert_true(has_note(s, "version could not be read"));
+    /* "yes" and "-1" are not the driver's numbers: unknown, and said */
+    assert_false(s->driver.valid & (1u << DRIVER_S_PRESERVE_VRAM));
+    assert_false(s->driver.valid & (1u << DRIVER_S_SUSPEND_NOTIFIERS));
+    assert_true(
+        has_note(s, "/proc/driver/nvidia/params: PreserveVideoMemoryAllocations is not a number"));
+    assert_true(
+        has_note(s, "/proc/driver/nvidia/params: UseKernelSuspendNotifiers is not a number"));
     snapshot_free(s);
 }
 

@@ -158,6 +158,12 @@ static void test_server_instant(void **state)
                 host_valid(h, HOST_S_PSI_IO));
     assert_int_equal(h->oom_kills, 2);
     assert_true(host_valid(h, HOST_S_OOM));
+    assert_true(host_valid(h, HOST_S_SUSPEND));
+    assert_int_equal(h->suspend_count, 3);
+    /* gpudoctor's own limits (proc/self/limits of the tree) */
+    assert_true(host_valid(h, HOST_S_NOFILE) && host_valid(h, HOST_S_MEMLOCK));
+    assert_int_equal(h->open_files_limit, 1024);
+    assert_int_equal(h->memlock_limit, 8388608);
     /* An instant reading has no window: rates are invalid, not 0. */
     assert_false(host_valid(h, HOST_S_CPU_PCT));
     assert_false(host_valid(h, HOST_S_SWAP_RATE));
@@ -352,6 +358,7 @@ static void test_old_kernel(void **state)
     assert_false(host_valid(h, HOST_S_PSI_MEM));
     assert_false(host_valid(h, HOST_S_PSI_IO));
     assert_false(host_valid(h, HOST_S_MEM_AVAILABLE));
+    assert_false(host_valid(h, HOST_S_SUSPEND)); /* no /sys/power: unknown, no note */
     assert_true(host_valid(h, HOST_S_MEM));
     assert_true(host_valid(h, HOST_S_SWAP));
     assert_int_equal(h->swap_total_bytes, 0);
@@ -384,6 +391,9 @@ static void test_garbage(void **state)
         "/proc/meminfo: malformed: line 2: MemAvailable has no \"kB\" unit (truncated?)",
         "/proc/self/mountinfo: 3 malformed lines skipped",
         "/sys/block/sda/queue/rotational: malformed: expected 0 or 1, got \"maybe\"",
+        "/sys/power/suspend_stats/success: malformed: \"many\" is not a count",
+        "/proc/self/limits: malformed: no 'Max open files' line",
+        "/proc/self/limits: malformed: no 'Max locked memory' line",
     };
     struct run r;
     const struct host_info *h;
@@ -410,6 +420,8 @@ static void test_garbage(void **state)
     assert_false(host_valid(h, HOST_S_SWAP_RATE));
     assert_false(host_valid(h, HOST_S_PSI_CPU));
     assert_false(host_valid(h, HOST_S_PSI_IO_WINDOW));
+    assert_false(host_valid(h, HOST_S_SUSPEND));
+    assert_false(host_valid(h, HOST_S_NOFILE) || host_valid(h, HOST_S_MEMLOCK));
     assert_int_equal(h->n_disks, 1);
     assert_int_equal(h->disks[0].valid & (1u << DISK_S_ROTATIONAL), 0);
     assert_string_equal(h->fs[0].device, "/dev/root");

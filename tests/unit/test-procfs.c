@@ -195,6 +195,33 @@ static void test_nofile(void **state)
     assert_int_equal(soft, 7);
 }
 
+static void test_memlock(void **state)
+{
+    uint64_t soft = 0;
+
+    (void)state;
+    assert_int_equal(procfs_parse_memlock("Limit                     Soft Limit           Hard "
+                                          "Limit           Units     \n"
+                                          "Max open files            1024                 "
+                                          "1048576              files     \n"
+                                          "Max locked memory         8388608              "
+                                          "8388608              bytes     \n",
+                                          &soft),
+                     1);
+    assert_int_equal(soft, 8388608);
+    assert_int_equal(procfs_parse_memlock("Max locked memory         unlimited            "
+                                          "unlimited            bytes     \n",
+                                          &soft),
+                     1);
+    assert_true(soft == UINT64_MAX);
+    /* the open-files line is not the locked-memory one, and a line without its hard limit is
+     * cut */
+    assert_int_equal(procfs_parse_memlock("Max open files 1024 4096 files\n", &soft), 0);
+    assert_int_equal(procfs_parse_memlock("Max locked memory 65536", &soft), 0);
+    assert_int_equal(
+        procfs_parse_limit("Max locked memoryX 5 5 bytes\n", "Max locked memory", &soft), 0);
+}
+
 static void test_cmdline(void **state)
 {
     static const char args[] = "python\0train.py\0--lr\0003e-4\0";
@@ -542,6 +569,7 @@ int main(void)
         cmocka_unit_test(test_stat_garbage),
         cmocka_unit_test(test_status),
         cmocka_unit_test(test_nofile),
+        cmocka_unit_test(test_memlock),
         cmocka_unit_test(test_cmdline),
         cmocka_unit_test(test_environ),
         cmocka_unit_test(test_cgroup),

@@ -184,6 +184,8 @@ static void test_host_without_nvml(void **state)
     assert_int_equal(p->open_files, 11);
     assert_true(HAS(p, PROC_S_NOFILE));
     assert_int_equal(p->open_files_limit, 1024);
+    assert_true(HAS(p, PROC_S_MEMLOCK));
+    assert_int_equal(p->memlock_limit, 8388608);
     assert_int_equal(p->n_gpus, 2);
     assert_int_equal(p->gpus[0].minor, 0);
     assert_int_equal(p->gpus[1].minor, 1);

@@ -118,6 +118,8 @@ static void test_table_is_sound(void **state)
             fail_msg("rule %s: title longer than 48 characters", r->id);
         if (strlen(r->explanation) < 150 || strlen(r->detection) < 40 || strlen(r->fix) < 40)
             fail_msg("rule %s: explanation, detection or fix too short", r->id);
+        if (r->thresholds == NULL)
+            fail_msg("rule %s: no thresholds list (NO_THRESHOLDS when it reads none)", r->id);
         for (size_t k = 0; r->thresholds[k] != TH__COUNT; k++) {
             const char *name = threshold_defs[r->thresholds[k]].name;
 

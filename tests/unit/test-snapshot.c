@@ -261,6 +261,43 @@ static void test_pcie_nics_round_trip(void **state)
     snapshot_free(back);
 }
 
+/* A resource limit of "unlimited" is written as the word and read back as UINT64_MAX; a finite
+ * one as a number; any other word is an error that names the field. */
+static void test_limits_unlimited(void **state)
+{
+    struct snapshot *s = snapshot_new(), *back;
+    char *first, *cause = NULL;
+    const char *bad = "{\"schema\":\"gpudoctor.snapshot/1\",\"host\":{\"memlock_limit\":\"lots\"}}";
+    json_t *j;
+
+    (void)state;
+    s->host.memlock_limit = UINT64_MAX;
+    s->host.open_files_limit = 1024;
+    s->host.valid |= UINT64_C(1) << HOST_S_MEMLOCK | UINT64_C(1) << HOST_S_NOFILE;
+    first = snapshot_to_json(s);
+    j = json_loads(first, 0, NULL);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(j, "host"), "memlock_limit")),
+        "unlimited");
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(j, "host"), "open_files_limit")), 1024);
+    json_decref(j);
+    back = snapshot_from_json(first, strlen(first), "first", &cause);
+    assert_null(cause);
+    assert_non_null(back);
+    assert_true(host_valid(&back->host, HOST_S_MEMLOCK));
+    assert_true(back->host.memlock_limit == UINT64_MAX);
+    assert_int_equal(back->host.open_files_limit, 1024);
+    snapshot_free(back);
+    back = snapshot_from_json(bad, strlen(bad), "bad", &cause);
+    assert_null(back);
+    assert_non_null(cause);
+    assert_non_null(strstr(cause, "memlock_limit"));
+    free(cause);
+    free(first);
+    snapshot_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_jlocate),
         cmocka_unit_test(test_nvml_rc_names),
         cmocka_unit_test(test_pcie_nics_round_trip),
+        cmocka_unit_test(test_limits_unlimited),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
