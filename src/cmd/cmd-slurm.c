@@ -196,6 +196,7 @@ static const struct {
     { "proc.cuda-visible-devices", false },
     { "proc.fd-limit", false },
     { "proc.memlock-limit", false },
+    { "proc.nccl-socket-ifname", false },
     /* throughput and the host: load that jobs make */
     { "perf.input-starved", false },
     { "perf.util-swing", false },

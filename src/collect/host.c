@@ -114,6 +114,21 @@ static bool read_small(struct reader *r, const char *rel, char *buf, size_t size
     return true;
 }
 
+/* Reads a small file that a kernel or a tree may lack: false, noted unless it is absent. */
+static bool read_optional(struct reader *r, const char *rel, char *buf, size_t size)
+{
+    ssize_t n = file_read_at(r->ctx->root.fd, rel, buf, size);
+
+    if (n == -ENOENT)
+        return false;
+    if (n < 0) {
+        note_errno(r, rel, (int)-n, NULL);
+        return false;
+    }
+    r->read_ok++;
+    return true;
+}
+
 /* ---- the kernel's counters ---- */
 
 static void read_stat(struct reader *r, struct hostfs_counters *c, uint32_t *cpu_lines)
@@ -311,10 +326,6 @@ static void read_kernel(struct reader *r, struct host_info *h)
 }
 
 /*
- * The boot's random id (every Linux since 2.6.29 has it). A tree without it (a fixture, a
- * capture) leaves it unknown without a note: it only tells reboots apart for the state file.
- */
-/*
  * gpudoctor's own soft limits on open files and locked memory: a job started where it was
  * started has the same.
  */
@@ -322,14 +333,9 @@ static void read_limits(struct reader *r, struct host_info *h)
 {
     const char *rel = "proc/self/limits";
     char buf[4096];
-    ssize_t n = file_read_at(r->ctx->root.fd, rel, buf, sizeof(buf));
 
-    if (n == -ENOENT)
+    if (!read_optional(r, rel, buf, sizeof(buf)))
         return;
-    if (n < 0) {
-        note_errno(r, rel, (int)-n, NULL);
-        return;
-    }
     if (procfs_parse_nofile(buf, &h->open_files_limit))
         host_set_valid(h, HOST_S_NOFILE);
     else
@@ -348,14 +354,9 @@ static void read_suspend(struct reader *r, struct host_info *h)
 {
     const char *rel = "sys/power/suspend_stats/success";
     char buf[64];
-    ssize_t n = file_read_at(r->ctx->root.fd, rel, buf, sizeof(buf));
 
-    if (n == -ENOENT)
+    if (!read_optional(r, rel, buf, sizeof(buf)))
         return;
-    if (n < 0) {
-        note_errno(r, rel, (int)-n, NULL);
-        return;
-    }
     str_rtrim(buf);
     if (!str_to_u32(buf, 10, &h->suspend_count)) {
         note_malformed(r, rel, xasprintf("\"%.20s\" is not a count", buf));
@@ -364,19 +365,64 @@ static void read_suspend(struct reader *r, struct host_info *h)
     host_set_valid(h, HOST_S_SUSPEND);
 }
 
+/* An interface name as the kernel allows it, nothing a report could not print. */
+static bool ifname_ok(const char *name)
+{
+    size_t n = strlen(name);
+
+    return n > 0 && n < 16 &&
+           strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                        "0123456789._-@:") == n;
+}
+
+/*
+ * The network interfaces that are up: those NCCL_SOCKET_IFNAME can choose from. "unknown" is up
+ * as far as anyone can say (virtual devices that report no state). No /sys/class/net (a fixture
+ * tree): unknown, without a note.
+ */
+static void read_net(struct reader *r, struct host_info *h)
+{
+    const char *rel = "sys/class/net";
+    char list[1024] = "", path[300], state[32];
+    size_t len = 0;
+    struct dirent *e;
+    DIR *dir = dir_open_at(r->ctx->root.fd, rel);
+
+    if (dir == NULL) {
+        if (errno != ENOENT)
+            note_errno(r, rel, errno, NULL);
+        return;
+    }
+    while ((e = readdir(dir)) != NULL) {
+        if (e->d_name[0] == '.' || strcmp(e->d_name, "lo") == 0 || !ifname_ok(e->d_name))
+            continue;
+        snprintf(path, sizeof(path), "%s/%s/operstate", rel, e->d_name);
+        if (file_read_at(r->ctx->root.fd, path, state, sizeof(state)) < 0)
+            continue;
+        str_rtrim(state);
+        if (strcmp(state, "up") != 0 && strcmp(state, "unknown") != 0)
+            continue;
+        if (len + strlen(e->d_name) + 2 > sizeof(list))
+            break;
+        len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", len ? " " : "", e->d_name);
+    }
+    closedir(dir);
+    h->net_up = xstrdup(list);
+    host_set_valid(h, HOST_S_NET);
+}
+
+/*
+ * The boot's random id (every Linux since 2.6.29 has it). A tree without it (a fixture, a
+ * capture) leaves it unknown without a note: it only tells reboots apart for the state file.
+ */
 static void read_boot_id(struct reader *r, struct host_info *h)
 {
     const char *rel = "proc/sys/kernel/random/boot_id";
     char buf[128];
     const char *id;
-    ssize_t n = file_read_at(r->ctx->root.fd, rel, buf, sizeof(buf));
 
-    if (n == -ENOENT)
+    if (!read_optional(r, rel, buf, sizeof(buf)))
         return;
-    if (n < 0) {
-        note_errno(r, rel, (int)-n, NULL);
-        return;
-    }
     id = str_ltrim(str_rtrim(buf));
     /* 36 characters: hex digits and dashes (a UUID); anything else is not a boot id */
     if (strlen(id) != 36 || strspn(id, "0123456789abcdef-") != 36) {
@@ -470,19 +516,13 @@ static bool numbered(const char *name, const char *prefix)
 static bool edac_count(struct reader *r, const char *rel, uint64_t *out)
 {
     char buf[64];
-    ssize_t n = file_read_at(r->ctx->root.fd, rel, buf, sizeof(buf));
 
-    if (n == -ENOENT)
+    if (!read_optional(r, rel, buf, sizeof(buf)))
         return false;
-    if (n < 0) {
-        note_errno(r, rel, (int)-n, NULL);
-        return false;
-    }
     if (!str_to_u64(str_rtrim(buf), 10, out)) {
         note_malformed(r, rel, xasprintf("expected a count, got \"%.32s\"", buf));
         return false;
     }
-    r->read_ok++;
     return true;
 }
 
@@ -925,6 +965,7 @@ static void *start(struct collect_ctx *ctx, struct snapshot *s)
     read_boot_id(&r, h);
     read_limits(&r, h);
     read_suspend(&r, h);
+    read_net(&r, h);
     read_container(&r, h);
     read_edac(&r, h);
     if (read_meminfo(&r, h, &avail)) {

@@ -30,6 +30,8 @@
     X(UVM_MISSING, "uvm_missing")                                                                  \
     X(IMAGE_REQUIREMENT, "image_requirement")                                                      \
     X(MEMLOCK, "memlock")                                                                          \
+    X(NCCL_SOCKET, "nccl_socket")                                                                  \
+    X(NCCL_FAILED, "nccl_failed")                                                                  \
     X(OTHER, "other")
 
 enum cudaerr_kind {

@@ -75,6 +75,7 @@ void cudnn_reported(const struct rule_ctx *ctx, struct findings *out);
     X(proc_cuda_visible_devices)                                                                   \
     X(proc_fd_limit)                                                                               \
     X(proc_memlock_limit)                                                                          \
+    X(proc_nccl_socket_ifname)                                                                     \
     X(proc_mig_no_instance)                                                                        \
     X(perf_input_starved)                                                                          \
     X(perf_util_swing)                                                                             \

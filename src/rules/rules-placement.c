@@ -319,3 +319,172 @@ const struct rule rule_proc_nccl_disabled = {
     .thresholds = NO_THRESHOLDS,
     .check = check_nccl,
 };
+
+/* ---- proc.nccl-socket-ifname ---- */
+
+/*
+ * How many of the interfaces in up (space-separated) NCCL_SOCKET_IFNAME spec selects: a list of
+ * prefixes, "=" before exact names, "^" before a list to exclude (NCCL's environment
+ * documentation).
+ */
+static size_t ifname_selects(const char *spec, const char *up)
+{
+    bool exclude = spec[0] == '^', exact;
+    size_t n = 0;
+
+    spec += exclude;
+    exact = spec[0] == '=';
+    spec += exact;
+    for (const char *i = up; *i != '\0';) {
+        size_t ilen = strcspn(i, " ");
+        bool match = false;
+
+        for (const char *p = spec; *p != '\0' && !match;) {
+            size_t plen = strcspn(p, ",");
+
+            match = plen > 0 && (exact ? plen == ilen && strncmp(p, i, plen) == 0
+                                       : plen <= ilen && strncmp(p, i, plen) == 0);
+            p += plen + (p[plen] == ',');
+        }
+        n += match != exclude;
+        i += ilen + (i[ilen] == ' ');
+    }
+    return n;
+}
+
+static void socket_fixes(struct finding *f)
+{
+    finding_fix(f, "ip -brief address   # this node's interfaces: the one the nodes reach each "
+                   "other on");
+    finding_fix(f, "# NCCL_SOCKET_IFNAME must match an interface on every node: a prefix "
+                   "(NCCL_SOCKET_IFNAME=enp) or a list (enp6s0,enp4s0) covers names that differ "
+                   "between machines; =NAME matches that name only, ^docker,lo excludes");
+    finding_fix(f, "# run the job with NCCL_DEBUG=INFO: its 'NET/Socket : Using' line names the "
+                   "interfaces NCCL took on each node");
+}
+
+/* The job's NCCL_SOCKET_IFNAME, judged against this host's interfaces when they were read. */
+static void ifname_finding(const struct rule_ctx *ctx, struct findings *out, const struct proc *p)
+{
+    const struct host_info *h = &ctx->facts->snap->host;
+    bool known = host_valid(h, HOST_S_NET) && h->net_up != NULL;
+    struct finding *f = finding_new(ctx, out, -1, p->pid);
+
+    finding_object(f, "NCCL_SOCKET_IFNAME");
+    if (known && ifname_selects(p->nccl_socket_ifname, h->net_up) > 0) {
+        /* it names an interface here: another node, or another cause */
+        f->severity = SEV_INFO;
+        finding_title(f,
+                      "NCCL_SOCKET_IFNAME=%s of pid %d matches an interface here; the job's "
+                      "other nodes were not checked",
+                      p->nccl_socket_ifname, (int)p->pid);
+        finding_evidence(f, "interfaces up here: %s (/sys/class/net)", h->net_up);
+        reported_texts(ctx, f, CUDAERR_NCCL_SOCKET);
+        reported_texts(ctx, f, CUDAERR_NCCL_FAILED);
+        socket_fixes(f);
+        f->impact = 0;
+        return;
+    }
+    if (known) {
+        f->severity = SEV_CRITICAL;
+        finding_title(f, "NCCL_SOCKET_IFNAME=%s of pid %d matches no interface of this host",
+                      p->nccl_socket_ifname, (int)p->pid);
+        finding_evidence(f, "interfaces up here: %s (/sys/class/net)",
+                         h->net_up[0] ? h->net_up : "none but lo");
+    } else {
+        finding_title(f, "NCCL failed while NCCL_SOCKET_IFNAME=%s restricts its sockets (pid %d)",
+                      p->nccl_socket_ifname, (int)p->pid);
+        finding_evidence(f, "whether this host and the job's other nodes have such an interface "
+                            "was not read (/sys/class/net)");
+    }
+    finding_evidence(f,
+                     "NCCL_SOCKET_IFNAME=%s in the environment of pid %d: NCCL's bootstrap "
+                     "and socket transport use only the interfaces it matches",
+                     p->nccl_socket_ifname, (int)p->pid);
+    reported_texts(ctx, f, CUDAERR_NCCL_SOCKET);
+    reported_texts(ctx, f, CUDAERR_NCCL_FAILED);
+    socket_fixes(f);
+    f->impact = known ? 1.0 : 0.5;
+}
+
+/* No process restricts the interfaces, and NCCL's own words say it found none or used none. */
+static void no_interface_finding(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct host_info *h = &ctx->facts->snap->host;
+    bool known = host_valid(h, HOST_S_NET) && h->net_up != NULL;
+    struct finding *f = finding_new(ctx, out, -1, -1);
+
+    finding_object(f, "NCCL_SOCKET_IFNAME");
+    reported_texts(ctx, f, CUDAERR_NCCL_SOCKET);
+    if (known && h->net_up[0] == '\0') {
+        f->severity = SEV_CRITICAL;
+        finding_title(f, "NCCL found no network interface: none is up here but lo");
+    } else {
+        finding_title(f, "NCCL found no network interface it could use");
+        if (known)
+            finding_evidence(f,
+                             "interfaces up here: %s (/sys/class/net); NCCL leaves out lo "
+                             "and docker*, and the job's NCCL_SOCKET_IFNAME may filter the "
+                             "rest",
+                             h->net_up);
+        else
+            finding_evidence(f, "this host's interfaces were not read (/sys/class/net)");
+    }
+    socket_fixes(f);
+    f->impact = 0.5;
+}
+
+static void check_nccl_socket(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct snapshot *s = ctx->facts->snap;
+    bool socket_error = reported_find(ctx, CUDAERR_NCCL_SOCKET, NULL) >= 0;
+    const char *judged[8];
+    size_t n_judged = 0;
+
+    if (!socket_error && reported_find(ctx, CUDAERR_NCCL_FAILED, NULL) < 0)
+        return;
+    if (!need_collector(ctx, out, COLLECTOR_PROCS))
+        return;
+    for (size_t i = 0; i < s->procs.n_procs; i++) {
+        const struct proc *p = &s->procs.procs[i];
+        bool seen = false;
+
+        if (!proc_ok(p, PROC_S_NCCL) || p->nccl_socket_ifname == NULL ||
+            p->nccl_socket_ifname[0] == '\0')
+            continue;
+        for (size_t k = 0; k < n_judged && !seen; k++)
+            seen = strcmp(judged[k], p->nccl_socket_ifname) == 0;
+        if (seen || n_judged == sizeof(judged) / sizeof(judged[0]))
+            continue; /* one finding per setting: the job's ranks share it */
+        judged[n_judged++] = p->nccl_socket_ifname;
+        ifname_finding(ctx, out, p);
+    }
+    if (n_judged == 0 && socket_error)
+        no_interface_finding(ctx, out);
+}
+
+const struct rule rule_proc_nccl_socket_ifname = {
+    .id = "proc.nccl-socket-ifname",
+    .severity = SEV_WARNING,
+    .category = CAT_PROCESS,
+    .title = N_("NCCL without a network interface to use"),
+    .explanation = N_(
+        "NCCL's bootstrap and its socket transport connect the ranks over the network interfaces "
+        "NCCL_SOCKET_IFNAME allows (a list of prefixes; without it, all but lo and docker*). A "
+        "setting that names an interface a node does not have (eth2 where the NIC is enp6s0, one "
+        "name on machines whose names differ) leaves NCCL with nothing to bind or connect: it "
+        "fails at initialisation with 'no socket interface found', an address 'neither AF_INET "
+        "nor AF_INET6', or a bare internal or system error. Critical when the setting matches no "
+        "interface that is up here; a warning when the interfaces were not read; information "
+        "when it matches one here (the job's other nodes may still lack it)."),
+    .detection = N_("An error given with --error that the catalogue reads as NCCL finding no "
+                    "interface, or as NCCL's system or internal error, with the NCCL_SOCKET_IFNAME "
+                    "of the processes (/proc/<pid>/environ) matched against the interfaces that "
+                    "are up (/sys/class/net) as NCCL matches them; without such a setting, "
+                    "NCCL's own words that it found no interface."),
+    .fix = N_("Set NCCL_SOCKET_IFNAME to the interface the nodes reach each other on, with a "
+              "prefix or a list that matches it on every node; NCCL_DEBUG=INFO shows the "
+              "interfaces it takes."),
+    .thresholds = NO_THRESHOLDS,
+    .check = check_nccl_socket,
+};

@@ -336,6 +336,9 @@ static const char *kind_owner(enum cudaerr_kind kind)
         return "stack.cuda-too-new";
     case CUDAERR_MEMLOCK:
         return "proc.memlock-limit";
+    case CUDAERR_NCCL_SOCKET:
+    case CUDAERR_NCCL_FAILED:
+        return "proc.nccl-socket-ifname";
     case CUDAERR_NO_DRIVER:
         return "stack.no-driver";
     case CUDAERR_SLOW_INIT:

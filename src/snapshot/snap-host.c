@@ -128,6 +128,9 @@ static const struct jfield host_fields[] = {
       "gpudoctor's own soft limit on locked memory in bytes (ulimit -l where it was started: a "
       "job started from the same shell or container has the same); \"unlimited\" when there "
       "is none"),
+    F("net_up", JF_STR, net_up, HOST_S_NET, "/sys/class/net/*/operstate",
+      "the network interfaces that are up (or whose state the driver does not report), "
+      "space-separated, lo left out: the ones NCCL_SOCKET_IFNAME can name"),
     F("suspend_count", JF_U32, suspend_count, HOST_S_SUSPEND, "/sys/power/suspend_stats/success",
       "successful system suspends (to RAM or to idle) since boot: without NVIDIA's suspend "
       "services, a resume can leave CUDA unable to start"),

@@ -45,6 +45,7 @@ enum host_slot {
     HOST_S_NOFILE,         /* gpudoctor's own soft limit on open files */
     HOST_S_SUSPEND,        /* /sys/power/suspend_stats was read: suspend_count is a count */
     HOST_S_MEMLOCK,        /* gpudoctor's own soft limit on locked memory */
+    HOST_S_NET,            /* /sys/class/net was read: net_up lists the interfaces that are up */
 };
 
 /* Validity bits of struct host_disk. */
@@ -123,6 +124,7 @@ struct host_info {
     uint64_t open_files_limit; /* gpudoctor's own soft RLIMIT_NOFILE; UINT64_MAX: unlimited */
     uint32_t suspend_count;    /* successful system suspends since boot (to RAM or idle) */
     uint64_t memlock_limit;    /* gpudoctor's own soft RLIMIT_MEMLOCK in bytes; UINT64_MAX: none */
+    char *net_up;              /* "bond0 eth0 ib0": network interfaces up, lo left out ("" none) */
 
     struct host_disk *disks;
     size_t n_disks;

@@ -32,6 +32,15 @@ if [ -r /sys/power/suspend_stats/success ]; then
 else
     check '.host.suspend_count' 'null'
 fi
+# network interfaces up (or of unknown state), lo left out, as sysfs lists them
+if [ -d /sys/class/net ]; then
+    want=$(for d in /sys/class/net/*; do
+        n=${d##*/}
+        [ "$n" = lo ] && continue
+        case "$(cat "$d/operstate" 2>/dev/null)" in up | unknown) echo "$n" ;; esac
+    done | sort | paste -sd' ' -)
+    check '.host.net_up | split(" ") | map(select(. != "")) | sort | join(" ")' "\"$want\""
+fi
 # /dev/shm as df sees it (its size does not move; what is free may)
 if [ -d /dev/shm ] && shm=$(df -B1 --output=size /dev/shm 2>/dev/null | tail -1); then
     check '.host.shm_total_bytes' "$((shm))"

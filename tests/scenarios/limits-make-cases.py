@@ -15,6 +15,8 @@ each case's `expect`. Run it from anywhere after changing a story; commit what i
   (uvm-not-loaded starts from healthy-idle-gen1's idle machine).
 - memlock-*: NCCL's InfiniBand registration refused for lack of lockable memory
   (processes[].memlock_limit; proc.memlock-limit).
+- nccl-*: NCCL unable to set up its sockets: the ranks' NCCL_SOCKET_IFNAME against the interfaces
+  up here (host.net_up; proc.nccl-socket-ifname).
 - image-*: nvidia-container-cli refusing a container image whose NVIDIA_REQUIRE_* conditions the
   host does not meet (stack.cuda-too-new)."""
 import copy
@@ -262,6 +264,46 @@ CASES.update({
         "look",
         lambda s: s.__setitem__("reported", reported(IBV)),
         ["exit 1", "+ proc.memlock-limit object=locked memory", "- reported.error"]),
+})
+# nccl-*: NCCL unable to set up its sockets (proc.nccl-socket-ifname): the job's
+# NCCL_SOCKET_IFNAME against the interfaces up here (host.net_up).
+AF_ERROR = ("node1:48211:48290 [0] misc/socket.cc:484 NCCL WARN ncclSocketInit: connecting to "
+            "address  with family 0 is neither AF_INET(2) nor AF_INET6(10)")
+INTERNAL = ("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, "
+            "internal error - please report this issue to the NCCL developers, NCCL version "
+            "2.21.5")
+NO_IFACE = "node1:48211:48211 [0] NCCL INFO Bootstrap : no socket interface found"
+
+
+def ifname(s, value, up):
+    for p in s["processes"]["processes"]:
+        if p["gpus"]:
+            p["nccl"] = {"NCCL_SOCKET_IFNAME": value} if value else {}
+    s["host"]["net_up"] = up
+
+
+CASES.update({
+    "nccl-ifname-missing": (
+        "the training ranks set NCCL_SOCKET_IFNAME=eth2, this node's interfaces are enp6s0 and "
+        "ib0: NCCL connects to an address it never got (critical, one finding for the job)",
+        lambda s: (ifname(s, "eth2", "enp6s0 ib0"), s.__setitem__("reported", reported(AF_ERROR))),
+        ["exit 2", "+ proc.nccl-socket-ifname object=NCCL_SOCKET_IFNAME pid=48211",
+         "- proc.nccl-socket-ifname pid=48212", "- reported.error"]),
+    "nccl-ifname-matches": (
+        "NCCL's internal error while NCCL_SOCKET_IFNAME=enp (a prefix) matches enp6s0 here: not "
+        "this cause on this node, information saying the other nodes were not checked",
+        lambda s: (ifname(s, "enp", "enp6s0 ib0"), s.__setitem__("reported", reported(INTERNAL))),
+        ["exit 0", "+ proc.nccl-socket-ifname pid=48211", "- reported.error"]),
+    "nccl-ifname-excludes-all": (
+        "NCCL_SOCKET_IFNAME=^enp,ib (exclude) leaves nothing of enp6s0 and ib0: critical",
+        lambda s: (ifname(s, "^enp,ib", "enp6s0 ib0"),
+                   s.__setitem__("reported", reported(INTERNAL))),
+        ["exit 2", "+ proc.nccl-socket-ifname pid=48211", "- reported.error"]),
+    "nccl-no-interface": (
+        "NCCL's bootstrap found no interface; no rank restricts them and only lo is up (a "
+        "container without a network): critical",
+        lambda s: (ifname(s, None, ""), s.__setitem__("reported", reported(NO_IFACE))),
+        ["exit 2", "+ proc.nccl-socket-ifname object=NCCL_SOCKET_IFNAME", "- reported.error"]),
 })
 BASES = {"oom-beside-compositor": COMPOSITOR, "uvm-not-loaded": IDLE}
 

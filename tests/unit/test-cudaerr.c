@@ -79,7 +79,7 @@ static void test_names_and_frameworks(void **state)
            "Found no NVIDIA driver", -1, CUDAERR_NO_DRIVER);
     expect("NCCL error in: ProcessGroupNCCL.cpp:1191, unhandled system error (run with "
            "NCCL_DEBUG=INFO for details)",
-           "ncclSystemError", 2, CUDAERR_OTHER);
+           "ncclSystemError", 2, CUDAERR_NCCL_FAILED);
 }
 
 /* 216, the container toolkit's timeout and PyTorch's killed workers (added with issue 17's corpus)
@@ -223,6 +223,17 @@ static void test_cuda_start(void **state)
            "ibv_reg_mr failed: Cannot allocate memory", -1, CUDAERR_MEMLOCK);
     expect("NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory",
            "ibv_reg_mr failed: Cannot allocate memory", -1, CUDAERR_MEMLOCK);
+    /* NCCL without a network interface, and its bare internal error */
+    expect("NCCL INFO Bootstrap : no socket interface found", "no socket interface", -1,
+           CUDAERR_NCCL_SOCKET);
+    expect("misc/socket.cc:50 NCCL WARN NET/Socket : No usable listening interface found",
+           "no listening interface", -1, CUDAERR_NCCL_SOCKET);
+    expect("ncclSocketInit: connecting to address  with family 59936 is neither AF_INET(2) nor "
+           "AF_INET6(10)",
+           "socket address without a family", -1, CUDAERR_NCCL_SOCKET);
+    expect("Test NCCL failure common.cu:959 'internal error - please report this issue to the "
+           "NCCL developers / '",
+           "ncclInternalError", 3, CUDAERR_NCCL_FAILED);
     /* another module's refusal is not nvidia_uvm's */
     assert_null(cudaerr_match(
         "modprobe: ERROR: could not insert 'nvidia_drm': Key was rejected by service"));

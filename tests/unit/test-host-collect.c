@@ -164,6 +164,12 @@ static void test_server_instant(void **state)
     assert_true(host_valid(h, HOST_S_NOFILE) && host_valid(h, HOST_S_MEMLOCK));
     assert_int_equal(h->open_files_limit, 1024);
     assert_int_equal(h->memlock_limit, 8388608);
+    /* interfaces up: eth0 and ib0 (state unknown counts as up); not docker0 (down), not lo */
+    assert_true(host_valid(h, HOST_S_NET));
+    assert_int_equal(strlen(h->net_up), strlen("eth0 ib0"));
+    assert_non_null(strstr(h->net_up, "eth0"));
+    assert_non_null(strstr(h->net_up, "ib0"));
+    assert_null(strstr(h->net_up, "docker0"));
     /* An instant reading has no window: rates are invalid, not 0. */
     assert_false(host_valid(h, HOST_S_CPU_PCT));
     assert_false(host_valid(h, HOST_S_SWAP_RATE));
@@ -422,6 +428,7 @@ static void test_garbage(void **state)
     assert_false(host_valid(h, HOST_S_PSI_IO_WINDOW));
     assert_false(host_valid(h, HOST_S_SUSPEND));
     assert_false(host_valid(h, HOST_S_NOFILE) || host_valid(h, HOST_S_MEMLOCK));
+    assert_false(host_valid(h, HOST_S_NET)); /* no /sys/class/net: unknown */
     assert_int_equal(h->n_disks, 1);
     assert_int_equal(h->disks[0].valid & (1u << DISK_S_ROTATIONAL), 0);
     assert_string_equal(h->fs[0].device, "/dev/root");
