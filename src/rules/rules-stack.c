@@ -84,8 +84,8 @@ static void check_no_driver_reported(const struct rule_ctx *ctx, struct findings
     bool bus_read = (s->pcie.valid & (UINT64_C(1) << PCIE_I_GPUS)) != 0;
     struct finding *f;
 
-    if (reported_find(ctx, CUDAERR_NO_DRIVER, NULL) < 0 ||
-        !(d->valid & (UINT64_C(1) << DRIVER_S_MODULE)) || d->module_loaded)
+    if (reported_find(ctx, CUDAERR_NO_DRIVER, NULL) < 0 || !driver_valid(d, DRIVER_S_MODULE) ||
+        d->module_loaded)
         return;
     f = finding_new(ctx, out, -1, -1);
     reported_texts(ctx, f, CUDAERR_NO_DRIVER);

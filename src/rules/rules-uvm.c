@@ -16,11 +16,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static bool driver_valid(const struct driver_info *d, enum driver_slot slot)
-{
-    return (d->valid & (UINT64_C(1) << slot)) != 0;
-}
-
 /* The NVIDIA module is loaded and nvidia_uvm is known not to be. */
 static bool uvm_missing(const struct driver_info *d)
 {

@@ -212,6 +212,11 @@ void klog_event_free(struct klog_event *e)
     jtable_free(&klog_event_table, e);
 }
 
+bool driver_valid(const struct driver_info *d, enum driver_slot slot)
+{
+    return (d->valid >> slot) & 1u;
+}
+
 void driver_info_free(struct driver_info *d)
 {
     for (size_t i = 0; i < d->n_events; i++)

@@ -156,6 +156,8 @@ extern const struct jtable klog_event_table;
 
 void klog_event_free(struct klog_event *e);
 void driver_info_free(struct driver_info *d);
+/* Whether the field (or group) in slot was read. */
+bool driver_valid(const struct driver_info *d, enum driver_slot slot);
 json_t *driver_info_to_json(const struct driver_info *d);
 int driver_info_from_json(struct driver_info *d, const json_t *j, const char *path,
                           struct jerr *err);
