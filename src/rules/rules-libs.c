@@ -9,6 +9,7 @@
 #include "data/cudaerr.h"
 #include "data/cudasonames.h"
 #include "rules/rule-impl.h"
+#include "util/strutil.h"
 #include "util/xalloc.h"
 
 #include <ctype.h>
@@ -50,12 +51,6 @@ static bool lib_in_text(const char *text, const char *prefix, struct lib_named *
         return true;
     }
     return false;
-}
-
-/* The major of a version: 10 of "10.1", 0 when none. */
-static long major_of(const char *v)
-{
-    return v != NULL && isdigit((unsigned char)*v) ? strtol(v, NULL, 10) : 0;
 }
 
 /* The first error given of that kind that names a library of the prefix. */
@@ -322,7 +317,7 @@ void cudnn_reported(const struct rule_ctx *ctx, struct findings *out)
     const struct stack_framework *fw = NULL;
     struct lib_named lib = { "", "" };
     bool named = reported_lib(ctx, CUDAERR_CUDNN_MISSING, "cudnn", &lib);
-    long want = named ? major_of(lib.version) : 0, cuda_major = 0;
+    long want = named ? (long)str_version_major(lib.version) : 0, cuda_major = 0;
     struct finding *f;
 
     if (reported_find(ctx, CUDAERR_CUDNN_MISSING, NULL) < 0)
@@ -331,7 +326,7 @@ void cudnn_reported(const struct rule_ctx *ctx, struct findings *out)
         if (st->frameworks[i].cuda_version != NULL)
             fw = fw ? fw : &st->frameworks[i];
     }
-    cuda_major = fw ? major_of(fw->cuda_version) : 0;
+    cuda_major = fw ? (long)str_version_major(fw->cuda_version) : 0;
     f = finding_new(ctx, out, -1, -1);
     if (want > 0)
         finding_title(f,

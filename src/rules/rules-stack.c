@@ -25,11 +25,6 @@ static const char *driver_version(const struct snapshot *s)
     return s->driver.module_version;
 }
 
-static unsigned long major_of(const char *v)
-{
-    return v ? strtoul(v, NULL, 10) : 0;
-}
-
 /* "12.4" from 12040, the CUDA version a driver supports natively. */
 static void cuda_of_driver(char *buf, size_t size, int32_t v)
 {
@@ -455,7 +450,7 @@ static void cuda_finding(const struct rule_ctx *ctx, struct findings *out, const
                       req.min_driver_compat ? req.min_driver_compat : "")));
     else if (req.min_driver_compat)
         finding_evidence(f, "CUDA %lu.x needs driver %s or newer (minor-version compatibility)",
-                         major_of(cuda), req.min_driver_compat);
+                         str_version_major(cuda), req.min_driver_compat);
     if (v == CUDA_DRIVER_TOO_OLD) {
         finding_evidence(f, "the job fails with 'CUDA driver version is insufficient for CUDA "
                             "runtime version' or finds no GPU");
@@ -762,7 +757,8 @@ static void check_toolkit(const struct rule_ctx *ctx, struct findings *out)
     for (size_t i = 0; i < s->stack.n_frameworks; i++) {
         const struct stack_framework *fw = &s->stack.frameworks[i];
 
-        if (fw->cuda_version == NULL || major_of(fw->cuda_version) == major_of(tk->nvcc_version))
+        if (fw->cuda_version == NULL ||
+            str_version_major(fw->cuda_version) == str_version_major(tk->nvcc_version))
             continue;
         f = finding_new(ctx, out, -1, fw_pid(fw));
         finding_object(f, "%s", tk->path ? tk->path : "CUDA toolkit");
@@ -776,7 +772,7 @@ static void check_toolkit(const struct rule_ctx *ctx, struct findings *out)
         finding_fix(f,
                     "# install the toolkit matching the framework (CUDA %s) and point "
                     "CUDA_HOME at it, or use the framework build for CUDA %lu",
-                    fw->cuda_version, major_of(tk->nvcc_version));
+                    fw->cuda_version, str_version_major(tk->nvcc_version));
         f->impact = 0.2;
     }
 }
@@ -897,7 +893,7 @@ static void cudnn_system_conflict(const struct rule_ctx *ctx, struct findings *o
         finding_fix(f,
                     "# install cuDNN %s or a newer release of the same major version (pip: "
                     "nvidia-cudnn-cu%lu, or the distribution's package)",
-                    fw->cudnn_version, major_of(fw->cuda_version));
+                    fw->cudnn_version, str_version_major(fw->cuda_version));
     else
         finding_fix(f,
                     "# install cuDNN %s or a newer release of the same major version, or a %s "
@@ -948,7 +944,7 @@ static void check_cudnn(const struct rule_ctx *ctx, struct findings *out)
                         "# install the cuDNN the framework was built for (pip: "
                         "nvidia-cudnn-cu%lu==%s.*), and remove other cuDNN directories from "
                         "LD_LIBRARY_PATH",
-                        major_of(fw->cuda_version), want);
+                        str_version_major(fw->cuda_version), want);
             f->impact = 0.4;
             continue;
         }
@@ -980,7 +976,7 @@ static void check_cudnn(const struct rule_ctx *ctx, struct findings *out)
         finding_fix(f,
                     "pip install nvidia-cudnn-cu%lu   # in the job's environment, or the "
                     "distribution's cuDNN package",
-                    major_of(fw->cuda_version));
+                    str_version_major(fw->cuda_version));
         finding_fix(f, "python -c 'import torch; print(torch.backends.cudnn.is_available(), "
                        "torch.backends.cudnn.version())'   # PyTorch: confirm");
         f->impact = 0.4;

@@ -124,6 +124,11 @@ int str_version_cmp(const char *a, const char *b)
     return 0;
 }
 
+unsigned long str_version_major(const char *v)
+{
+    return v != NULL && isdigit((unsigned char)*v) ? strtoul(v, NULL, 10) : 0;
+}
+
 /* Length of the valid UTF-8 sequence at p (at most n bytes), 0 when it is not one. */
 static size_t utf8_len(const unsigned char *p, size_t n)
 {

@@ -22,6 +22,10 @@ bool str_to_double(const char *s, double *out);
 /* Compares dotted version strings numerically ("535.104.05" vs "535.43.02"). */
 int str_version_cmp(const char *a, const char *b);
 
+/* The major of a dotted version: 10 of "10.1"; 0 for NULL or text that does not start with a digit.
+ */
+unsigned long str_version_major(const char *v);
+
 /*
  * Makes s safe for a terminal, a log line and JSON, in place: every byte of a control character
  * (C0 with TAB, CR and LF among them, DEL, and the C1 controls U+0080..U+009F, CSI among them)

@@ -112,6 +112,11 @@ static void test_versions(void **state)
     assert_true(str_version_cmp("535.43", "535.43.02") < 0);
     assert_true(str_version_cmp("12.4", "12.10") < 0);
     assert_true(str_version_cmp("580.65.06", "575.57.08") > 0);
+    assert_int_equal(str_version_major("12.4"), 12);
+    assert_int_equal(str_version_major("9"), 9);
+    assert_int_equal(str_version_major(NULL), 0);
+    assert_int_equal(str_version_major("-1.2"), 0);
+    assert_int_equal(str_version_major("v12.4"), 0);
 }
 
 static void test_bounded_read(void **state)
