@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define DEVICES_DIR    "sys/bus/pci/devices"
@@ -177,6 +178,41 @@ static void read_numa(struct scan *sc, struct pcie_device *d)
     }
     d->numa_node = (int32_t)v;
     d->valid |= UINT64_C(1) << PCIE_S_NUMA;
+}
+
+/*
+ * How the IOMMU treats the device's DMA: its group's domain type (the kernel's words, from
+ * iommu_group/type), or "none" when the device has no iommu_group link (no IOMMU translates it).
+ * A group without a type file (kernels before 5.4) leaves it unknown.
+ */
+static void read_iommu(struct scan *sc, struct pcie_device *d)
+{
+    static const char *const known[] = { "DMA",       "DMA-FQ",  "identity",
+                                         "unmanaged", "blocked", "unknown" };
+    char rel[96], buf[32];
+    struct stat sb;
+    ssize_t n;
+
+    n = read_attr(sc, d->address, "iommu_group/type", buf, sizeof(buf), true);
+    if (n == -ENOENT) {
+        snprintf(rel, sizeof(rel), "%s/iommu_group", d->address);
+        if (fstatat(sc->dirfd, rel, &sb, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
+            d->iommu_domain = xstrdup("none");
+            d->valid |= UINT64_C(1) << PCIE_S_IOMMU;
+        }
+        return;
+    }
+    if (n < 0)
+        return;
+    str_rtrim(buf);
+    for (size_t i = 0; i < ARRAY_SIZE(known); i++) {
+        if (strcmp(buf, known[i]) == 0) {
+            d->iommu_domain = xstrdup(buf);
+            d->valid |= UINT64_C(1) << PCIE_S_IOMMU;
+            return;
+        }
+    }
+    note_value(sc, d->address, "iommu_group/type", "not a domain type the kernel names", buf);
 }
 
 static const struct {
@@ -488,6 +524,7 @@ static void describe_gpu(struct scan *sc, const struct pci_fn *fn, struct pcie_d
     d->driver = read_driver(sc, fn->addr);
     read_link(sc, fn->addr, &d->link, &d->valid, true);
     read_numa(sc, d);
+    read_iommu(sc, d);
     if (read_aer(sc, fn->addr, aer)) {
         d->aer_correctable = aer[0];
         d->aer_nonfatal = aer[1];

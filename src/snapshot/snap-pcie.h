@@ -29,6 +29,7 @@ enum pcie_slot {
     PCIE_S_UPSTREAM,   /* the device's place in the hierarchy was resolved */
     PCIE_S_PEERS,      /* the devices under the same switch were looked for */
     PCIE_S_NUMA_CPUS,  /* numa_cpus: the node's cpulist was read */
+    PCIE_S_IOMMU,      /* iommu_domain: the device's IOMMU group was looked at */
 };
 
 /* A PCIe link as the device at its lower end sees it. */
@@ -83,8 +84,10 @@ struct pcie_device {
     uint32_t vendor_id, device_id, class_code;
     char *driver; /* bound kernel driver, NULL when none */
     struct pcie_link link;
-    int32_t numa_node;            /* -1: the platform has no NUMA affinity for it */
-    char *numa_cpus;              /* that node's CPUs, a cpulist ("0-31,64-95"); "" none */
+    int32_t numa_node;  /* -1: the platform has no NUMA affinity for it */
+    char *numa_cpus;    /* that node's CPUs, a cpulist ("0-31,64-95"); "" none */
+    char *iommu_domain; /* its IOMMU group's domain type ("DMA", "DMA-FQ", "identity", ...), or
+                           "none": no IOMMU group, DMA is not translated */
     struct pcie_bridge *upstream; /* bridge chain, nearest first, root port last */
     size_t n_upstream;
     char *switch_address;    /* the switch upstream port the peers share, NULL when none */

@@ -216,6 +216,8 @@ static void test_server(void **state)
     assert_int_equal(g->numa_node, 0);
     assert_true(valid(g, PCIE_S_NUMA_CPUS));
     assert_string_equal(g->numa_cpus, "0-31,64-95");
+    assert_true(valid(g, PCIE_S_IOMMU)); /* iommu=pt: its group's domain is the identity */
+    assert_string_equal(g->iommu_domain, "identity");
     assert_true((r.s->pcie.valid >> PCIE_I_NODES) & 1u);
     assert_int_equal(r.s->pcie.numa_nodes, 2); /* node0, node1; "online" is no node */
     assert_true(valid(g, PCIE_S_AER));
@@ -293,6 +295,8 @@ static void test_garbage(void **state)
         "/sys/bus/pci/devices/0000:01:00.0/max_link_width: 0 lanes (link down?)",
         "/sys/bus/pci/devices/0000:01:00.0/numa_node: malformed: expected a node number or -1, "
         "got \"abc\"",
+        "/sys/bus/pci/devices/0000:01:00.0/iommu_group/type: not a domain type the kernel names, "
+        "got \"bogus\"",
         "/sys/bus/pci/devices/0000:01:00.0/aer_dev_correctable: malformed: no TOTAL_ERR_COR line "
         "(truncated?)",
         "/sys/bus/pci/devices/0000:01:00.0/aer_dev_fatal: malformed: line 1: TOTAL_ERR_FATAL: "
@@ -327,6 +331,8 @@ static void test_garbage(void **state)
     assert_false(valid(g, PCIE_S_LINK_WIDTH_MAX));
     assert_false(valid(g, PCIE_S_NUMA));
     assert_false(valid(g, PCIE_S_AER));
+    assert_false(valid(g, PCIE_S_IOMMU));
+    assert_null(g->iommu_domain);
     /* The chain still resolves; the bridge's garbage link is simply not known. */
     assert_true(valid(g, PCIE_S_UPSTREAM));
     assert_int_equal(g->upstream[0].valid, 0);
@@ -335,8 +341,13 @@ static void test_garbage(void **state)
     assert_false(valid(g, PCIE_S_LINK_GEN_MAX));
     assert_false(valid(g, PCIE_S_UPSTREAM));
     assert_false(valid(g, PCIE_S_PEERS));
+    /* An IOMMU group without a type file (kernels before 5.4): not known, no note. */
+    assert_false(valid(g, PCIE_S_IOMMU));
     g = &r.s->pcie.gpus[3];
     assert_string_equal(g->address, "0000:0b:00.0");
+    /* No iommu_group link: no IOMMU translates its DMA. */
+    assert_true(valid(g, PCIE_S_IOMMU));
+    assert_string_equal(g->iommu_domain, "none");
     assert_int_equal(g->link.gen, 4);
     assert_false(valid(g, PCIE_S_UPSTREAM));
     snapshot_free(r.s);
@@ -360,6 +371,7 @@ static void test_no_driver_no_gpu_no_sysfs(void **state)
     assert_int_equal(r.s->pcie.n_gpus, 1);
     assert_int_equal(r.s->pcie.gpus[0].link.gen, 5);
     assert_null(r.s->pcie.gpus[0].driver);
+    assert_string_equal(r.s->pcie.gpus[0].iommu_domain, "DMA-FQ");
     snapshot_free(r.s);
 
     run_pcie(&r, FIX "nogpu", 0, NULL);
@@ -446,6 +458,7 @@ static void test_round_trip(void **state)
     assert_int_equal(back->pcie.gpus[1].valid, r.s->pcie.gpus[1].valid);
     assert_int_equal(back->pcie.gpus[1].upstream[1].valid, r.s->pcie.gpus[1].upstream[1].valid);
     assert_null(back->pcie.gpus[3].driver);
+    assert_string_equal(back->pcie.gpus[3].iommu_domain, "identity");
     free(first);
     free(second);
     snapshot_free(back);
