@@ -224,7 +224,8 @@ static const struct {
     { "pcie.errors", true },
     { "pcie.shared-switch", true },
     { "pcie.p2p-unavailable", true },
-    { "pcie.acs-p2p", true }, /* a warning: slower peer traffic, never drains by itself */
+    { "pcie.acs-p2p", true },   /* a warning: slower peer traffic, never drains by itself */
+    { "pcie.iommu-p2p", true }, /* the same: the node's boot options, a warning */
     /* the node against its expected-hardware profile: what the node is, not what a job does */
     { "profile.gpu-count", true },
     { "profile.gpu-model", true },

@@ -126,6 +126,7 @@ void cudnn_reported(const struct rule_ctx *ctx, struct findings *out);
     X(fabric_fm_errors)                                                                            \
     X(fabric_sxid)                                                                                 \
     X(pcie_acs_p2p)                                                                                \
+    X(pcie_iommu_p2p)                                                                              \
     X(reported_system_not_ready)                                                                   \
     X(reported_devices_unavailable)                                                                \
     X(reported_error)

@@ -20,7 +20,6 @@
 
 #define ACS_REDIRECT (NUMA_ACS_RR | NUMA_ACS_CR | NUMA_ACS_EC)
 
-/* "RR CR EC" for the redirect bits of ctrl into buf. */
 /*
  * Whether a switch port's ACS sends peer traffic that enters it up to the root complex; a port
  * whose ACS could not be read counts in unread, one whose capability list was malformed in
@@ -39,6 +38,7 @@ static bool port_redirects(const struct pcie_bridge *port, size_t *unread, size_
     return ((port->valid >> PCIE_B_ACS_CTRL) & 1u) && (port->acs_ctrl & ACS_REDIRECT);
 }
 
+/* "RR CR EC" for the redirect bits of ctrl into buf. */
 static void redirect_words(char *buf, size_t size, uint32_t ctrl)
 {
     snprintf(buf, size, "%s%s%s", ctrl & NUMA_ACS_RR ? "RR " : "", ctrl & NUMA_ACS_CR ? "CR " : "",
