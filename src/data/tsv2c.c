@@ -707,7 +707,7 @@ static int gen_cudaerr(struct tsv *t, FILE *out)
     static const char *const apis[] = {
         "cuda-runtime", "cuda-driver", "pytorch", "nccl",       "nvidia-container-toolkit",
         "nvml",         "docker",      "dlopen",  "tensorflow", "cudnn",
-        "python",       "linux",       "cublas",  "kmod"
+        "python",       "linux",       "cublas",  "kmod",       "pycuda"
     };
     static const char *const kinds[] = {
 #define CUDAERR_KIND_NAME(id, name) name,

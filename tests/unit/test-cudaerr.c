@@ -197,6 +197,15 @@ static void test_cuda_start(void **state)
     expect("E external/xla/xla/stream_executor/cuda/cuda_driver.cc:268] failed call to cuInit: "
            "CUDA_ERROR_UNKNOWN: unknown error",
            "CUDA_ERROR_UNKNOWN", 999, CUDAERR_CUDA_UNKNOWN);
+    /* PyCUDA: its own short words before CUDA 6, cuGetErrorString's after */
+    expect("pycuda._driver.Error: cuInit failed: unknown", "cuInit failed: unknown", 999,
+           CUDAERR_CUDA_UNKNOWN);
+    expect("pycuda._driver.RuntimeError: cuInit failed: unknown error", "cuInit failed: unknown",
+           999, CUDAERR_CUDA_UNKNOWN);
+    expect("pycuda._driver.LogicError: cuInit failed: no device", "cuInit failed: no device", 100,
+           CUDAERR_NO_DEVICE);
+    expect("pycuda._driver.LogicError: cuInit failed: no CUDA-capable device is detected",
+           "cudaErrorNoDevice", 100, CUDAERR_NO_DEVICE);
     expect("modprobe: FATAL: Module nvidia-uvm not found.", "nvidia-uvm module not found", -1,
            CUDAERR_UVM_MISSING);
     expect("modprobe: FATAL: Module nvidia_uvm not found in directory /lib/modules/6.1.0-28-amd64",
