@@ -181,14 +181,14 @@ static void read_numa(struct scan *sc, struct pcie_device *d)
 }
 
 /*
- * How the IOMMU treats the device's DMA: its group's domain type (the kernel's words, from
- * iommu_group/type), or "none" when the device has no iommu_group link (no IOMMU translates it).
- * A group without a type file (kernels before 5.4) leaves it unknown.
+ * How the IOMMU treats the device's DMA: its group's default domain type (the kernel's word,
+ * from iommu_group/type), or "none" when the device has no iommu_group link (no IOMMU translates
+ * it). A group without a type file (kernels before 5.4), or one the kernel calls "unknown" (no
+ * default domain), leaves it unknown.
  */
 static void read_iommu(struct scan *sc, struct pcie_device *d)
 {
-    static const char *const known[] = { "DMA",       "DMA-FQ",  "identity",
-                                         "unmanaged", "blocked", "unknown" };
+    static const char *const known[] = { "DMA", "DMA-FQ", "identity", "unmanaged", "blocked" };
     char rel[96], buf[32];
     struct stat sb;
     ssize_t n;
@@ -205,6 +205,8 @@ static void read_iommu(struct scan *sc, struct pcie_device *d)
     if (n < 0)
         return;
     str_rtrim(buf);
+    if (strcmp(buf, "unknown") == 0)
+        return;
     for (size_t i = 0; i < ARRAY_SIZE(known); i++) {
         if (strcmp(buf, known[i]) == 0) {
             d->iommu_domain = xstrdup(buf);

@@ -16,153 +16,233 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether the IOMMU translates the device's DMA: its group's default domain is a DMA domain. */
-static bool translated(const struct pcie_device *d)
+/* What the IOMMU does with a GPU's DMA, as far as is known. */
+enum domain {
+    DOM_UNKNOWN,    /* not read, or a word gpudoctor does not judge ("blocked", "unmanaged") */
+    DOM_TRANSLATED, /* "DMA", "DMA-FQ" */
+    DOM_DIRECT,     /* "identity" (passthrough), "none" (no group), or no IOMMU active at all */
+};
+
+static bool domain_is(const struct pcie_device *d, const char *word)
 {
     return pcie_device_valid(d, PCIE_S_IOMMU) && d->iommu_domain != NULL &&
-           (strcmp(d->iommu_domain, "DMA") == 0 || strcmp(d->iommu_domain, "DMA-FQ") == 0);
+           strcmp(d->iommu_domain, word) == 0;
 }
 
-/* A GPU handed to a virtual machine (bound to vfio-pci, or in a group a user owns): not the host's.
- */
-static bool for_vm(const struct pcie_device *d)
+static enum domain domain_of(const struct pcie_info *p, const struct pcie_device *d)
 {
-    return (d->driver != NULL && strcmp(d->driver, "vfio-pci") == 0) ||
-           (pcie_device_valid(d, PCIE_S_IOMMU) && d->iommu_domain != NULL &&
-            strcmp(d->iommu_domain, "unmanaged") == 0);
+    if (domain_is(d, "DMA") || domain_is(d, "DMA-FQ"))
+        return DOM_TRANSLATED;
+    if (domain_is(d, "identity") || domain_is(d, "none"))
+        return DOM_DIRECT;
+    if (!pcie_device_valid(d, PCIE_S_IOMMU) && ((p->valid >> PCIE_I_IOMMU) & 1u) &&
+        !p->iommu_present)
+        return DOM_DIRECT; /* /sys/class/iommu is empty: no IOMMU translates anything */
+    return DOM_UNKNOWN;
 }
 
-/* What NVML says of the NVLink between GPUs a and b: 1 P2P over it, 0 none, -1 not known. */
-static int nvlink_pair(const struct facts_gpu *a, const struct facts_gpu *b)
-{
-    const struct gpu_peer *p;
+/* A GPU of the host: the ones bound to vfio-pci are handed to virtual machines. */
+struct host_gpu {
+    const struct pcie_device *d;
+    const struct facts_gpu *v; /* NVML's view, NULL when NVML does not list it */
+    enum domain dom;
+};
 
-    if (a == NULL || b == NULL)
-        return -1;
-    p = gpu_peer_of(a->g, b->g->index);
-    if (p == NULL || !gpu_peer_valid(p, PEER_S_P2P_NVLINK))
+/* How two GPUs exchange data, as NVML says. */
+enum pair_path {
+    PATH_UNKNOWN,
+    PATH_NVLINK, /* P2P over NVLink: off PCIe */
+    PATH_PCIE,   /* P2P, not over NVLink: across PCIe */
+    PATH_NO_P2P, /* no P2P at all: copies staged through host memory */
+};
+
+static const struct gpu_peer *peer_view(const struct facts_gpu *a, const struct facts_gpu *b,
+                                        enum gpu_peer_slot slot)
+{
+    const struct gpu_peer *p = gpu_peer_of(a->g, b->g->index);
+
+    if (p == NULL || !gpu_peer_valid(p, slot))
         p = gpu_peer_of(b->g, a->g->index);
-    if (p == NULL || !gpu_peer_valid(p, PEER_S_P2P_NVLINK))
-        return -1;
-    return p->p2p_nvlink == GPU_P2P_OK;
+    return p != NULL && gpu_peer_valid(p, slot) ? p : NULL;
 }
 
-/* The RDMA ports of the machine, when the InfiniBand collector listed them (0: none or unknown). */
-static size_t rdma_ports(const struct snapshot *s, char *buf, size_t size)
+static enum pair_path pair_path(const struct facts_gpu *a, const struct facts_gpu *b)
+{
+    const struct gpu_peer *nv = peer_view(a, b, PEER_S_P2P_NVLINK);
+    const struct gpu_peer *rd = peer_view(a, b, PEER_S_P2P_READ);
+
+    if (nv != NULL && nv->p2p_nvlink == GPU_P2P_OK)
+        return PATH_NVLINK;
+    if (rd == NULL)
+        return PATH_UNKNOWN;
+    return rd->p2p_read == GPU_P2P_OK ? PATH_PCIE : PATH_NO_P2P;
+}
+
+/* Pairs among n GPUs. */
+static size_t pairs_of(size_t n)
+{
+    return n * (n > 0 ? n - 1 : 0) / 2;
+}
+
+/*
+ * The active RDMA ports of PCI network cards (GPUDirect RDMA's), "mlx5_0/1, ..." into buf;
+ * -1 when the InfiniBand collector did not list the ports.
+ */
+static ssize_t rdma_ports(const struct snapshot *s, char *buf, size_t size)
 {
     size_t n = 0, len = 0;
 
     buf[0] = '\0';
     if (!((s->ib.valid >> IB_I_PORTS) & 1u))
-        return 0;
+        return -1;
     for (size_t i = 0; i < s->ib.n_ports; i++) {
         const struct ib_port *port = &s->ib.ports[i];
 
-        if (port->device == NULL)
+        if (port->device == NULL || port->pci_address == NULL || !ib_port_valid(port, IB_S_STATE) ||
+            port->state != IB_STATE_ACTIVE)
             continue;
         n++;
         if (len < size)
             len += (size_t)snprintf(buf + len, size - len, "%s%s/%" PRIu32, len ? ", " : "",
                                     port->device, port->port);
     }
-    return n;
+    return (ssize_t)n;
 }
 
-/* What the kernel command line says of the IOMMU, for the evidence (nothing when not read). */
-static void cmdline_evidence(struct finding *f, const struct pcie_info *p)
-{
-    if (!((p->valid >> PCIE_I_CMDLINE) & 1u))
-        return;
-    if (p->intel_iommu == 1 || p->amd_iommu == 1)
-        finding_evidence(f, "kernel command line: %s",
-                         p->intel_iommu == 1 ? "intel_iommu=on" : "amd_iommu=on");
-    if (!p->iommu_pt)
-        finding_evidence(f, "iommu=pt is not on the kernel command line");
-}
-
-/* "GPUs 0000:18:00.0, 0000:2a:00.0 and 6 more: IOMMU domain DMA-FQ" for the GPUs in one kind. */
-static void domain_evidence(struct finding *f, const struct pcie_device *const *tr, size_t n_tr,
-                            const char *domain)
+/* "GPUs 0000:18:00.0, 0000:2a:00.0, 0000:3a:00.0 and 5 more: IOMMU domain DMA-FQ". */
+static void domain_evidence(struct finding *f, const struct host_gpu *h, size_t n_host,
+                            const char *word)
 {
     char list[128];
     size_t n = 0, len = 0;
 
     list[0] = '\0';
-    for (size_t i = 0; i < n_tr; i++) {
-        if (strcmp(tr[i]->iommu_domain, domain) != 0)
+    for (size_t i = 0; i < n_host; i++) {
+        if (!domain_is(h[i].d, word))
             continue;
         if (n++ < 3 && len < sizeof(list))
             len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", len ? ", " : "",
-                                    tr[i]->address);
+                                    h[i].d->address ? h[i].d->address : "?");
     }
     if (n == 1)
-        finding_evidence(f, "GPU %s: IOMMU domain %s (its DMA is translated)", list, domain);
+        finding_evidence(f, "GPU %s: IOMMU domain %s (its DMA is translated)", list, word);
     else if (n > 3)
         finding_evidence(f, "GPUs %s and %zu more: IOMMU domain %s (their DMA is translated)", list,
-                         n - 3, domain);
+                         n - 3, word);
     else if (n > 1)
-        finding_evidence(f, "GPUs %s: IOMMU domain %s (their DMA is translated)", list, domain);
+        finding_evidence(f, "GPUs %s: IOMMU domain %s (their DMA is translated)", list, word);
+}
+
+/* What the kernel command line says of the IOMMU (nothing when it was not read). */
+static void cmdline_evidence(struct finding *f, const struct pcie_info *p)
+{
+    if (!((p->valid >> PCIE_I_CMDLINE) & 1u))
+        return;
+    if (p->intel_iommu == 1)
+        finding_evidence(f, "kernel command line: intel_iommu=on");
+    if (p->amd_iommu == 1)
+        finding_evidence(f, "kernel command line: an amd_iommu= option that keeps the AMD IOMMU "
+                            "on");
+    if (p->iommu_pt)
+        finding_evidence(f, "iommu=pt is on the kernel command line, yet these domains are "
+                            "translated: something else set their type (a write to "
+                            "/sys/kernel/iommu_groups/N/type, or a device the kernel isolates)");
+    else
+        finding_evidence(f, "iommu=pt is not on the kernel command line");
+}
+
+/* The fixes: passthrough on bare metal, what to do meanwhile for the traffic that crosses. */
+static void iommu_fixes(struct finding *f, const struct pcie_info *p, const struct host_gpu *h,
+                        size_t n_host, bool pcie_pairs, bool rdma)
+{
+    const char *addr = NULL;
+    char *qaddr;
+
+    if (((p->valid >> PCIE_I_CMDLINE) & 1u) && p->iommu_pt) {
+        finding_fix(f, "grep -rs . /etc/udev/rules.d /etc/rc.local | grep iommu_groups   # what "
+                       "sets the groups' type after boot");
+    } else {
+        finding_fix(f, "# on bare metal: add iommu=pt to GRUB_CMDLINE_LINUX in /etc/default/grub, "
+                       "then:");
+        finding_fix(f, "sudo update-grub   # Debian and Ubuntu");
+        finding_fix(f, "sudo grubby --update-kernel=ALL --args=iommu=pt   # RHEL, Rocky, Fedora "
+                       "(instead of the two steps above)");
+        finding_fix(f, "# then drain the node's jobs and reboot");
+    }
+    for (size_t i = 0; i < n_host && addr == NULL; i++) {
+        if (h[i].dom == DOM_TRANSLATED)
+            addr = h[i].d->address;
+    }
+    qaddr = fix_arg(f, "PCI address", addr);
+    if (qaddr != NULL)
+        finding_fix(f,
+                    "cat /sys/bus/pci/devices/%s/iommu_group/type   # identity once it is "
+                    "fixed",
+                    qaddr);
+    free(qaddr);
+    finding_fix(f, "# on a host that passes GPUs to virtual machines the IOMMU isolates them: "
+                   "keep it there");
+    if (pcie_pairs)
+        finding_fix(f, "# until then, NCCL_P2P_DISABLE=1 in the job's environment avoids the "
+                       "hang of peer-to-peer over PCIe, at a cost in speed");
+    if (rdma)
+        finding_fix(f, "# until then, NCCL_NET_GDR_LEVEL=LOC in the job's environment keeps "
+                       "NCCL from GPUDirect RDMA, at a cost in speed");
 }
 
 static void check_iommu_p2p(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct snapshot *s = ctx->facts->snap;
     const struct pcie_info *p = &s->pcie;
-    const struct pcie_device **tr;
-    size_t n_host = 0, n_tr = 0, n_unknown = 0, pairs = 0, over_pcie = 0, unsure = 0, n_rdma;
+    size_t n_host = 0, n_tr = 0, n_unknown = 0, n_idx = 0;
+    size_t pairs, by[PATH_NO_P2P + 1] = { 0 };
+    struct host_gpu *h;
     int32_t *idx;
-    size_t n_idx = 0;
+    ssize_t n_rdma;
     char list[256], ports[256];
     struct finding *f;
-    char *qaddr;
 
     if (!need_collector(ctx, out, COLLECTOR_PCIE))
         return;
-    tr = xcalloc(p->n_gpus + 1, sizeof(*tr));
+    if (!((p->valid >> PCIE_I_GPUS) & 1u)) {
+        rule_skip(ctx, out, -1, "the GPUs on the PCI bus were not listed");
+        return;
+    }
+    h = xcalloc(p->n_gpus + 1, sizeof(*h));
     idx = xcalloc(p->n_gpus + 1, sizeof(*idx));
     for (size_t i = 0; i < p->n_gpus; i++) {
         const struct pcie_device *d = &p->gpus[i];
 
-        if (for_vm(d))
+        if (d->driver != NULL && strcmp(d->driver, "vfio-pci") == 0)
             continue;
+        h[n_host].d = d;
+        h[n_host].v = klog_gpu(ctx, d->address);
+        h[n_host].dom = domain_of(p, d);
+        n_tr += h[n_host].dom == DOM_TRANSLATED;
+        n_unknown += h[n_host].dom == DOM_UNKNOWN;
         n_host++;
-        if (!pcie_device_valid(d, PCIE_S_IOMMU))
-            n_unknown++;
-        else if (translated(d))
-            tr[n_tr++] = d;
     }
     n_rdma = rdma_ports(s, ports, sizeof(ports));
     if (n_tr == 0 || (n_host < 2 && n_rdma == 0)) {
-        if (n_unknown > 0 && (n_host >= 2 || n_rdma > 0))
+        if (n_unknown > 0 && (n_host >= 2 || n_rdma != 0))
             rule_skip(ctx, out, -1,
-                      "how the IOMMU treats the DMA of %zu of %zu GPUs (iommu_group/type not "
-                      "read: a kernel before 5.4, or sysfs not readable)",
+                      "how the IOMMU treats the DMA of %zu of %zu GPUs (not in the snapshot, a "
+                      "kernel before 5.4, or sysfs not readable)",
                       n_unknown, n_host);
         goto done;
     }
-    for (size_t i = 0; i < n_tr; i++) {
-        const struct facts_gpu *v = klog_gpu(ctx, tr[i]->address);
-
-        if (v != NULL)
-            idx[n_idx++] = (int32_t)v->g->index;
-    }
-    /* The pairs of GPUs one of which is translated, and of them those without NVLink. */
-    for (size_t i = 0; i < p->n_gpus; i++) {
-        for (size_t j = i + 1; j < p->n_gpus; j++) {
-            const struct pcie_device *a = &p->gpus[i], *b = &p->gpus[j];
-
-            if (for_vm(a) || for_vm(b) || !(translated(a) || translated(b)))
-                continue;
-            switch (nvlink_pair(klog_gpu(ctx, a->address), klog_gpu(ctx, b->address))) {
-            case 0:
-                over_pcie++;
-                break;
-            case -1:
-                unsure++;
-                break;
-            }
-            pairs++;
+    /* The pairs with a translated GPU; NVML says how those it lists exchange data. */
+    pairs = pairs_of(n_host) - pairs_of(n_host - n_tr);
+    for (size_t i = 0; i < n_host; i++) {
+        for (size_t j = i + 1; h[i].v != NULL && j < n_host; j++) {
+            if (h[j].v != NULL && (h[i].dom == DOM_TRANSLATED || h[j].dom == DOM_TRANSLATED))
+                by[pair_path(h[i].v, h[j].v)]++;
         }
+    }
+    by[PATH_UNKNOWN] = pairs - by[PATH_NVLINK] - by[PATH_PCIE] - by[PATH_NO_P2P];
+    for (size_t i = 0; i < n_host; i++) {
+        if (h[i].dom == DOM_TRANSLATED && h[i].v != NULL)
+            idx[n_idx++] = (int32_t)h[i].v->g->index;
     }
 
     f = finding_new(ctx, out, n_tr == 1 && n_idx == 1 ? idx[0] : -1, -1);
@@ -176,45 +256,49 @@ static void check_iommu_p2p(const struct rule_ctx *ctx, struct findings *out)
     } else {
         finding_title(f, "The IOMMU translates the DMA of %zu of %zu GPUs", n_tr, n_host);
     }
-    domain_evidence(f, tr, n_tr, "DMA");
-    domain_evidence(f, tr, n_tr, "DMA-FQ");
+    domain_evidence(f, h, n_host, "DMA");
+    domain_evidence(f, h, n_host, "DMA-FQ");
+    if (n_unknown > 0)
+        finding_evidence(f, "the IOMMU domains of %zu more GPUs were not read", n_unknown);
     cmdline_evidence(f, p);
-    if (over_pcie > 0)
+    if (by[PATH_PCIE] > 0)
         finding_evidence(f,
-                         "%zu of %zu GPU pairs with a translated GPU have no NVLink between "
-                         "them: their peer-to-peer traffic crosses PCIe and the IOMMU",
-                         over_pcie, pairs);
-    if (unsure > 0)
+                         "%zu of %zu GPU pairs with a translated GPU use peer-to-peer without "
+                         "NVLink: it crosses PCIe and the IOMMU",
+                         by[PATH_PCIE], pairs);
+    if (by[PATH_NO_P2P] > 0)
         finding_evidence(f,
-                         "whether %zu of %zu GPU pairs with a translated GPU talk over NVLink "
-                         "is not known (NVML's peer status was not read): taken as PCIe",
-                         unsure, pairs);
-    if (pairs > 0 && over_pcie + unsure == 0)
-        finding_evidence(f, "every GPU pair with a translated GPU talks over NVLink: only its "
-                            "copies to and from the host and network cards cross the IOMMU");
+                         "%zu of %zu GPU pairs with a translated GPU cannot use peer-to-peer "
+                         "at all: their copies go through host memory",
+                         by[PATH_NO_P2P], pairs);
+    if (by[PATH_UNKNOWN] > 0)
+        finding_evidence(f,
+                         "how %zu of %zu GPU pairs with a translated GPU exchange data is not "
+                         "known (NVML's peer status was not read): taken as over PCIe",
+                         by[PATH_UNKNOWN], pairs);
+    if (pairs > 0 && by[PATH_NVLINK] == pairs)
+        finding_evidence(f, "every GPU pair with a translated GPU uses peer-to-peer over NVLink, "
+                            "off PCIe");
     if (n_rdma > 0)
-        finding_evidence(f, "RDMA ports for GPUDirect RDMA: %s", ports);
+        finding_evidence(f,
+                         "active RDMA ports for GPUDirect RDMA: %s (the cards' own domains "
+                         "were not read; the kernel gives devices the same default unless "
+                         "told otherwise)",
+                         ports);
+    else if (n_rdma < 0)
+        finding_evidence(f, "whether there are RDMA ports for GPUDirect RDMA is not known (the "
+                            "InfiniBand collector did not list them)");
     finding_evidence(f, "NVIDIA's NCCL documentation: the IOMMU can send PCIe peer-to-peer "
                         "traffic through the CPU's root complex, for far lower bandwidth or a "
                         "hang; on bare metal it asks for the IOMMU off or in passthrough");
-    if (over_pcie + unsure == 0 && n_rdma == 0)
-        f->severity = SEV_INFO; /* nothing peer-to-peer crosses it */
-    finding_fix(f, "# on bare metal: run the IOMMU in passthrough; add iommu=pt to the kernel "
-                   "command line (GRUB_CMDLINE_LINUX in /etc/default/grub), then reboot");
-    finding_fix(f, "sudo update-grub   # Debian and Ubuntu, after editing /etc/default/grub");
-    qaddr = fix_arg(f, "PCI address", tr[0]->address);
-    if (qaddr != NULL)
-        finding_fix(f, "cat /sys/bus/pci/devices/%s/iommu_group/type   # identity after the reboot",
-                    qaddr);
-    free(qaddr);
-    finding_fix(f, "# on a host that passes GPUs to virtual machines the IOMMU isolates them: "
-                   "keep it there; until the reboot, NCCL_P2P_DISABLE=1 avoids the hang at a "
-                   "cost in speed");
-    if (over_pcie + unsure > 0)
+    if (by[PATH_PCIE] + by[PATH_UNKNOWN] == 0 && n_rdma == 0)
+        f->severity = SEV_INFO; /* no peer-to-peer is known to cross it */
+    iommu_fixes(f, p, h, n_host, by[PATH_PCIE] + by[PATH_UNKNOWN] > 0, n_rdma != 0);
+    if (by[PATH_PCIE] + by[PATH_NO_P2P] + by[PATH_UNKNOWN] > 0)
         finding_explains(f, "pcie.p2p-unavailable");
-    f->impact = over_pcie + unsure > 0 ? 0.4 : 0.2;
+    f->impact = f->severity == SEV_INFO ? 0.2 : 0.4;
 done:
-    free(tr);
+    free(h);
     free(idx);
 }
 
@@ -235,16 +319,17 @@ const struct rule rule_pcie_iommu_p2p = {
         "use physical addresses. GPUs that talk to each other only over NVLink keep their "
         "peer-to-peer traffic off PCIe, so there it is information."),
     .detection = N_("/sys/bus/pci/devices/ADDR/iommu_group/type of every GPU not handed to a "
-                    "virtual machine (bound to vfio-pci or in an unmanaged domain): \"DMA\" or "
-                    "\"DMA-FQ\" is translated. A warning when two or more GPUs are on the host "
-                    "and a pair with a translated GPU has no NVLink between them (NVML's P2P "
-                    "status over NVLink), or when RDMA ports exist; information otherwise."),
+                    "virtual machine (bound to vfio-pci): \"DMA\" or \"DMA-FQ\" is translated. "
+                    "A warning when a pair with a translated GPU uses peer-to-peer without NVLink "
+                    "or is not known to use NVLink (NVML's P2P status), or when active RDMA ports "
+                    "of PCI network cards exist or were not listed; information when every such "
+                    "pair uses NVLink and there is no RDMA port."),
     .fix = N_("On bare metal add iommu=pt to the kernel command line and reboot (or turn VT-d / "
               "AMD-Vi off in the BIOS); keep the IOMMU on hosts that pass GPUs to virtual "
               "machines."),
     .thresholds = NO_THRESHOLDS,
     .explains = EXPLAINS({ "pcie.p2p-unavailable", LINK_ANY,
-                           N_("a pair with a translated GPU crosses PCIe"),
+                           N_("a GPU pair with a translated GPU is not on NVLink"),
                            N_("the IOMMU sends peer traffic through the root complex, where "
                               "peer-to-peer may not be allowed at all") }),
     .check = check_iommu_p2p,

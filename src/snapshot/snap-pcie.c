@@ -122,9 +122,10 @@ static const struct jfield device_fields[] = {
       "CPUs of that NUMA node, a cpulist such as \"0-31,64-95\" (\"\" when the node has none; "
       "null when the node is -1 or the file was not read)"),
     F("iommu_domain", JF_STR, iommu_domain, PCIE_S_IOMMU, SYSFS "iommu_group/type",
-      "how the IOMMU treats the device's DMA, its group's domain type: \"DMA\" or \"DMA-FQ\" "
-      "(translated), \"identity\" (passthrough), \"unmanaged\" (owned by a user such as VFIO), "
-      "\"blocked\"; \"none\" when the device is in no IOMMU group (no IOMMU translates it)"),
+      "how the IOMMU treats the device's DMA, its group's default domain type: \"DMA\" or "
+      "\"DMA-FQ\" (translated), \"identity\" (passthrough), \"unmanaged\", \"blocked\"; "
+      "\"none\" when the device is in no IOMMU group (no IOMMU translates it); null when not "
+      "read or the kernel says \"unknown\""),
     F("aer_correctable", JF_U64, aer_correctable, PCIE_S_AER, SYSFS "aer_dev_correctable",
       "corrected PCIe errors since boot (TOTAL_ERR_COR)"),
     F("aer_nonfatal", JF_U64, aer_nonfatal, PCIE_S_AER, SYSFS "aer_dev_nonfatal",

@@ -86,8 +86,8 @@ struct pcie_device {
     struct pcie_link link;
     int32_t numa_node;  /* -1: the platform has no NUMA affinity for it */
     char *numa_cpus;    /* that node's CPUs, a cpulist ("0-31,64-95"); "" none */
-    char *iommu_domain; /* its IOMMU group's domain type ("DMA", "DMA-FQ", "identity", ...), or
-                           "none": no IOMMU group, DMA is not translated */
+    char *iommu_domain; /* its IOMMU group's default domain type ("DMA", "DMA-FQ", "identity",
+                           ...), or "none": no IOMMU group, DMA is not translated */
     struct pcie_bridge *upstream; /* bridge chain, nearest first, root port last */
     size_t n_upstream;
     char *switch_address;    /* the switch upstream port the peers share, NULL when none */

@@ -274,6 +274,7 @@ static void test_server(void **state)
     assert_int_equal(g->link.gen_max, 3);
     assert_int_equal(g->numa_node, 1);
     assert_string_equal(g->numa_cpus, "32-63,96-127");
+    assert_false(valid(g, PCIE_S_IOMMU)); /* "unknown": no default domain, nothing to judge */
     snapshot_free(r.s);
 }
 
@@ -458,7 +459,8 @@ static void test_round_trip(void **state)
     assert_int_equal(back->pcie.gpus[1].valid, r.s->pcie.gpus[1].valid);
     assert_int_equal(back->pcie.gpus[1].upstream[1].valid, r.s->pcie.gpus[1].upstream[1].valid);
     assert_null(back->pcie.gpus[3].driver);
-    assert_string_equal(back->pcie.gpus[3].iommu_domain, "identity");
+    assert_string_equal(back->pcie.gpus[2].iommu_domain, "identity");
+    assert_null(back->pcie.gpus[3].iommu_domain);
     free(first);
     free(second);
     snapshot_free(back);

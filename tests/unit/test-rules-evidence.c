@@ -1021,6 +1021,140 @@ static void set_toolkit(struct snapshot *s, const char *version, const char *pat
 
 /* A CUDA library the error says could not load, against the toolkits and the linker's libraries:
  * which releases ship its soname is data/cuda-sonames.tsv's, not the soname's version. */
+/* Sets GPU i's IOMMU domain in the pcie section (NULL: not read). */
+static void set_domain(struct snapshot *s, size_t i, const char *word)
+{
+    struct pcie_device *d = &s->pcie.gpus[i];
+
+    free(d->iommu_domain);
+    d->iommu_domain = word ? xstrdup(word) : NULL;
+    if (word)
+        d->valid |= UINT64_C(1) << PCIE_S_IOMMU;
+    else
+        d->valid &= ~(UINT64_C(1) << PCIE_S_IOMMU);
+}
+
+/*
+ * pcie.iommu-p2p on iommu-translated-pcie (8 GPUs in DMA-FQ domains, P2P over PCIe within each
+ * CPU, no RDMA port): what it counts, what it leaves out, what it says it could not read.
+ */
+static void test_iommu_domains(void **state)
+{
+    const struct finding *x;
+    struct snapshot *s = load("iommu-translated-pcie");
+    struct findings f;
+
+    (void)state;
+    run(s, &f);
+    x = MUST(find(&f, "pcie.iommu-p2p", -1));
+    assert_int_equal(x->severity, SEV_WARNING);
+    assert_string_equal(x->title, "The IOMMU translates the DMA of GPUs 0-7");
+    assert_true(evidence_has(x, "12 of 28 GPU pairs with a translated GPU use peer-to-peer "
+                                "without NVLink"));
+    assert_true(evidence_has(x, "16 of 28 GPU pairs with a translated GPU cannot use "
+                                "peer-to-peer at all"));
+    assert_true(fix_has(x, "NCCL_P2P_DISABLE=1"));
+    assert_false(fix_has(x, "NCCL_NET_GDR_LEVEL"));
+    assert_true(fix_has(x, "sudo update-grub"));
+    assert_true(fix_has(x, "cat /sys/bus/pci/devices/0000:18:00.0/iommu_group/type"));
+    findings_free(&f);
+
+    /* GPUs 2-7 handed to virtual machines, 0-1 translated: one pair, over PCIe */
+    for (size_t i = 2; i < 8; i++) {
+        free(s->pcie.gpus[i].driver);
+        s->pcie.gpus[i].driver = xstrdup("vfio-pci");
+    }
+    run(s, &f);
+    x = MUST(find(&f, "pcie.iommu-p2p", -1));
+    assert_string_equal(x->title, "The IOMMU translates the DMA of GPUs 0, 1");
+    assert_true(evidence_has(x, "1 of 1 GPU pairs with a translated GPU use peer-to-peer"));
+    findings_free(&f);
+
+    /* ... and GPU 1 in passthrough: GPU 0's peer traffic with it is still translated */
+    set_domain(s, 1, "identity");
+    run(s, &f);
+    x = MUST(find(&f, "pcie.iommu-p2p", -1));
+    assert_string_equal(x->title, "The IOMMU translates the DMA of GPU 0");
+    assert_int_equal(x->subject.gpu_index, 0);
+    findings_free(&f);
+
+    /* ... and GPU 1 handed to a VM too: a lone GPU, no RDMA port, nothing to say */
+    free(s->pcie.gpus[1].driver);
+    s->pcie.gpus[1].driver = xstrdup("vfio-pci");
+    run(s, &f);
+    assert_null(find(&f, "pcie.iommu-p2p", -1));
+    findings_free(&f);
+
+    /* GPU 1 back on the host with its domain not read, GPU 0 in passthrough: not checked */
+    free(s->pcie.gpus[1].driver);
+    s->pcie.gpus[1].driver = xstrdup("nvidia");
+    set_domain(s, 0, "identity");
+    set_domain(s, 1, NULL);
+    run(s, &f);
+    assert_null(find(&f, "pcie.iommu-p2p", -1));
+    MUST(find_skip(&f, "pcie.iommu-p2p", "how the IOMMU treats the DMA of 1 of 2 GPUs"));
+    findings_free(&f);
+
+    /* ... unless /sys/class/iommu was read empty: no IOMMU translates anything, silence */
+    s->pcie.iommu_present = false;
+    s->pcie.valid |= UINT64_C(1) << PCIE_I_IOMMU;
+    run(s, &f);
+    assert_null(find(&f, "pcie.iommu-p2p", -1));
+    assert_null(find_skip(&f, "pcie.iommu-p2p", "how the IOMMU treats"));
+    findings_free(&f);
+
+    /* a word the kernel does not write is not judged, and never printed as a domain */
+    set_domain(s, 1, "bogus");
+    run(s, &f);
+    assert_null(find(&f, "pcie.iommu-p2p", -1));
+    MUST(find_skip(&f, "pcie.iommu-p2p", "how the IOMMU treats the DMA of 1 of 2 GPUs"));
+    findings_free(&f);
+
+    /* GPU 0 alone on the host, translated, with an active RDMA port: GPUDirect RDMA crosses
+     * it, a warning with the RDMA stop-gap, not the P2P one; its address unknown: "?" and no
+     * cat line */
+    free(s->pcie.gpus[1].driver);
+    s->pcie.gpus[1].driver = xstrdup("vfio-pci");
+    set_domain(s, 0, "DMA-FQ");
+    assert_int_equal(s->ib.n_ports, 0);
+    free(s->ib.ports);
+    s->ib.ports = xcalloc(1, sizeof(*s->ib.ports));
+    s->ib.n_ports = 1;
+    s->ib.ports[0].device = xstrdup("mlx5_0");
+    s->ib.ports[0].port = 1;
+    s->ib.ports[0].pci_address = xstrdup("0000:1c:00.0");
+    s->ib.ports[0].state = IB_STATE_ACTIVE;
+    s->ib.ports[0].valid |= UINT64_C(1) << IB_S_STATE;
+    free(s->pcie.gpus[0].address);
+    s->pcie.gpus[0].address = NULL;
+    run(s, &f);
+    x = MUST(find(&f, "pcie.iommu-p2p", -1));
+    assert_int_equal(x->severity, SEV_WARNING);
+    assert_true(evidence_has(x, "GPU ?: IOMMU domain DMA-FQ"));
+    assert_true(evidence_has(x, "active RDMA ports for GPUDirect RDMA: mlx5_0/1"));
+    assert_true(fix_has(x, "NCCL_NET_GDR_LEVEL=LOC"));
+    assert_false(fix_has(x, "NCCL_P2P_DISABLE"));
+    assert_false(fix_has(x, "iommu_group/type"));
+    findings_free(&f);
+
+    /* the port down: no RDMA, a lone GPU, nothing */
+    s->ib.ports[0].state = 1;
+    run(s, &f);
+    assert_null(find(&f, "pcie.iommu-p2p", -1));
+    findings_free(&f);
+
+    /* iommu=pt asked for, yet translated: the fix looks for what set the type */
+    snapshot_free(s);
+    s = load("iommu-translated-pcie");
+    s->pcie.iommu_pt = true;
+    run(s, &f);
+    x = MUST(find(&f, "pcie.iommu-p2p", -1));
+    assert_true(evidence_has(x, "iommu=pt is on the kernel command line, yet"));
+    assert_false(fix_has(x, "update-grub"));
+    findings_free(&f);
+    snapshot_free(s);
+}
+
 static void test_cuda_lib_missing(void **state)
 {
     const struct finding *x;
@@ -1169,6 +1303,7 @@ int main(void)
         cmocka_unit_test(test_container_lost_devices),
         cmocka_unit_test(test_arch_unsupported_framework),
         cmocka_unit_test(test_cuda_lib_missing),
+        cmocka_unit_test(test_iommu_domains),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
