@@ -208,6 +208,7 @@ static const struct {
     { "host.disk-full", false },
     { "host.shm-small", false },
     { "host.memory-ecc", true }, /* a failing DIMM: the node freezes or corrupts jobs */
+    { "host.psu-fault", true },  /* a failed supply brakes the GPUs */
     /* clocks: cooling, power delivery, the node's settings */
     { "clock.thermal-slowdown", true },
     { "clock.hw-slowdown", true },

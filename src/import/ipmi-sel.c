@@ -9,7 +9,9 @@
  * log lines, undated as pasted: "Uncorrectable ECC / other uncorrectable memory error
  * @P2-DIMMF1 - Assertion". What gpudoctor judges is the host's memory: uncorrectable and
  * correctable ECC assertions, the DIMMs they name and when the latest uncorrectable one was
- * logged (host.memory-ecc).
+ * logged (host.memory-ecc); and the power supplies: the faults of power supply and power unit
+ * sensors (types 08h and 09h, and their redundancy) still asserted at the end of the log
+ * (host.psu-fault).
  */
 #include "import/import-impl.h"
 #include "util/strutil.h"
@@ -20,16 +22,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #define SEL_FIELDS      12  /* columns of one line looked at */
 #define SEL_DIMMS_BYTES 256 /* the DIMM list's bound */
+#define SEL_PSU_MAX     16  /* power supply faults followed; more are counted, not named */
+
+/* A power supply fault: a sensor's fault event, and whether the log cleared it later. */
+struct psu_fault {
+    char sensor[64], event[48];
+    bool asserted, dated;
+    int64_t ms;
+};
 
 struct sel_read {
     uint32_t entries, ue, ce;
+    uint32_t listed; /* entries of ipmitool's list: Supermicro's lines are read for memory only */
     int64_t ue_last_ms, last_ms; /* the latest uncorrectable error's time; any entry's */
     bool ue_dated;
     char dimms[SEL_DIMMS_BYTES];
+    struct psu_fault psu[SEL_PSU_MAX];
+    size_t n_psu;
+    uint32_t psu_untracked; /* faults asserted beyond SEL_PSU_MAX followed ones */
 };
 
 /* Splits line at '|' into trimmed fields (in place); returns how many. */
@@ -131,6 +146,74 @@ static void memory_event(struct sel_read *r, const char *event, const char *wher
     }
 }
 
+/* ipmitool's words for the faults of power supply (08h) and power unit (09h) sensors, and of
+ * their redundancy (the generic redundancy states, event type 0Bh). */
+static const char *const psu_fault_events[] = {
+    "Failure detected",
+    "Power Supply AC lost",
+    "AC lost or out-of-range",
+    "AC out-of-range, but present",
+    "Predictive failure",
+    "Redundancy Lost",
+    "Non-Redundant: Insufficient Resources",
+};
+
+static bool starts_ci(const char *s, const char *prefix)
+{
+    return strncasecmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static const char *psu_fault_event(const char *event)
+{
+    for (size_t i = 0; i < sizeof(psu_fault_events) / sizeof(psu_fault_events[0]); i++) {
+        if (starts_ci(event, psu_fault_events[i]))
+            return psu_fault_events[i];
+    }
+    return NULL;
+}
+
+/*
+ * A power supply or power unit sensor's event: a fault asserted is followed; its deassertion, or
+ * "Fully Redundant" asserted on the sensor (its redundancy back), clears it.
+ */
+static void psu_event(struct sel_read *r, const char *sensor, const char *event, bool asserted,
+                      bool dated, int64_t ms)
+{
+    const char *fault = psu_fault_event(event);
+    struct psu_fault *p = NULL;
+
+    if (asserted && starts_ci(event, "Fully Redundant")) {
+        for (size_t i = 0; i < r->n_psu; i++) {
+            if (strcmp(r->psu[i].sensor, sensor) == 0 &&
+                (starts_ci(r->psu[i].event, "Redundancy") ||
+                 starts_ci(r->psu[i].event, "Non-Redundant")))
+                r->psu[i].asserted = false;
+        }
+        return;
+    }
+    if (fault == NULL)
+        return;
+    for (size_t i = 0; i < r->n_psu && p == NULL; i++) {
+        if (strncmp(r->psu[i].sensor, sensor, sizeof(r->psu[i].sensor) - 1) == 0 &&
+            strcmp(r->psu[i].event, fault) == 0)
+            p = &r->psu[i];
+    }
+    if (p == NULL) {
+        if (!asserted)
+            return;
+        if (r->n_psu == SEL_PSU_MAX) {
+            r->psu_untracked++;
+            return;
+        }
+        p = &r->psu[r->n_psu++];
+        snprintf(p->sensor, sizeof(p->sensor), "%s", sensor);
+        snprintf(p->event, sizeof(p->event), "%s", fault);
+    }
+    p->asserted = asserted;
+    p->dated = asserted && dated;
+    p->ms = asserted && dated ? ms : 0;
+}
+
 /*
  * Supermicro: "Uncorrectable ECC / other uncorrectable memory error @P2-DIMMF1 - Assertion".
  * Only its memory ECC lines are read.
@@ -174,11 +257,17 @@ static bool sel_line(struct sel_read *r, char *line)
     if (strcmp(f[5], "Asserted") != 0 && strcmp(f[5], "Deasserted") != 0)
         return false;
     r->entries++;
+    r->listed++;
     dated = sel_time(f[1], f[2], &ms);
     if (dated && ms > r->last_ms)
         r->last_ms = ms;
     sensor = f[3];
     event = f[4];
+    /* Sensor types 08h and 09h: "Power Supply", "Power Unit", then the sensor's name. */
+    if (imp_starts(sensor, "Power Supply") || imp_starts(sensor, "Power Unit")) {
+        psu_event(r, sensor, event, strcmp(f[5], "Asserted") == 0, dated, ms);
+        return true;
+    }
     /* ipmitool names sensor type 0Ch "Memory"; the sensor's name or number follows. */
     if (!imp_starts(sensor, "Memory") || strcmp(f[5], "Asserted") != 0)
         return true;
@@ -192,6 +281,43 @@ static bool sel_line(struct sel_read *r, char *line)
         where = sensor;
     memory_event(r, event, where, dated, ms);
     return true;
+}
+
+/* The power supply faults still asserted at the end of the log, added to what h holds. */
+static void psu_result(struct host_info *h, const struct sel_read *r)
+{
+    char what[256] = "", item[128];
+    uint32_t n = r->psu_untracked;
+    bool dated = false;
+    int64_t last = 0;
+
+    for (size_t i = 0; i < r->n_psu; i++) {
+        const struct psu_fault *p = &r->psu[i];
+
+        if (!p->asserted)
+            continue;
+        n++;
+        snprintf(item, sizeof(item), "%s: %s", p->sensor, p->event);
+        str_list_add_once(what, sizeof(what), item);
+        if (p->dated && (!dated || p->ms > last)) {
+            last = p->ms;
+            dated = true;
+        }
+    }
+    if (!(h->valid & (UINT64_C(1) << HOST_S_SEL_PSU))) {
+        h->sel_psu_faults = 0;
+        h->valid |= UINT64_C(1) << HOST_S_SEL_PSU;
+    }
+    h->sel_psu_faults += n;
+    if (dated &&
+        (!(h->valid & (UINT64_C(1) << HOST_S_SEL_PSU_TIME)) || last > h->sel_psu_last_ms)) {
+        h->sel_psu_last_ms = last;
+        h->valid |= UINT64_C(1) << HOST_S_SEL_PSU_TIME;
+    }
+    if (what[0] != '\0' && h->sel_psu_what == NULL) {
+        h->sel_psu_what = str_sanitized(what);
+        h->valid |= UINT64_C(1) << HOST_S_SEL_PSU_WHAT;
+    }
 }
 
 static bool detect(const char *text, size_t len)
@@ -247,6 +373,8 @@ static void run(struct imp *im, const char *text, size_t len)
         h->sel_mem_ue_dimms = str_sanitized(r.dimms);
         h->valid |= UINT64_C(1) << HOST_S_SEL_UE_DIMMS;
     }
+    if (r.listed > 0)
+        psu_result(h, &r);
     imp_note(im, COLLECTOR_HOST, 0,
              "the BMC's event log: %" PRIu32 " entries, %" PRIu32 " uncorrectable and %" PRIu32
              " correctable memory ECC events",

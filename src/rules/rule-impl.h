@@ -84,6 +84,7 @@ void cudnn_reported(const struct rule_ctx *ctx, struct findings *out);
     X(host_disk_busy)                                                                              \
     X(host_memory_pressure)                                                                        \
     X(host_memory_ecc)                                                                             \
+    X(host_psu_fault)                                                                              \
     X(host_disk_full)                                                                              \
     X(host_shm_small)                                                                              \
     X(clock_thermal_slowdown)                                                                      \

@@ -2,6 +2,7 @@
  * Throughput: the GPU waits for the host. An input pipeline that cannot keep up, a saturated CPU,
  * I/O wait and busy disks, swapping, and full disks.
  */
+#include "nvml/nvml-abi.h"
 #include "rules/rule-impl.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
@@ -782,6 +783,128 @@ const struct rule rule_host_memory_ecc = {
               "replaced; rerun the jobs that ran here since the errors."),
     .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),
     .check = check_memory_ecc,
+};
+
+/* ---- host.psu-fault ---- */
+
+/* The GPUs whose clocks the power brake or a hardware slowdown cuts (clock.hw-slowdown's). */
+static size_t braked_gpus(const struct rule_ctx *ctx, int32_t *idx, size_t max)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < ctx->facts->n_gpus && n < max; i++) {
+        const struct facts_gpu *v = &ctx->facts->gpus[i];
+
+        if (!v->reasons_valid || (v->reasons_any & NVML_CLOCKS_EVENT_HW_THERMAL))
+            continue;
+        if ((v->reasons_any & NVML_CLOCKS_EVENT_HW_POWER_BRAKE) ||
+            facts_gpu_reason_count(v, NVML_CLOCKS_EVENT_HW_SLOWDOWN) >= 2 ||
+            (v->reasons_last & NVML_CLOCKS_EVENT_HW_SLOWDOWN))
+            idx[n++] = (int32_t)v->g->index;
+    }
+    return n;
+}
+
+static void check_psu(const struct rule_ctx *ctx, struct findings *out)
+{
+    const struct host_info *h = &ctx->facts->snap->host;
+    int64_t now = ctx->facts->snap->time_ms;
+    int32_t *idx = xcalloc(ctx->facts->n_gpus + 1, sizeof(*idx));
+    size_t n_braked = braked_gpus(ctx, idx, ctx->facts->n_gpus);
+    char list[256], age[16];
+    struct finding *f;
+
+    if (!host_valid(h, HOST_S_SEL_PSU)) {
+        /* Only where it matters: a GPU braked, and the one log that would say why not read. */
+        if (n_braked > 0)
+            rule_skip(ctx, out, -1,
+                      "whether a power supply failed: the BMC's event log was not imported "
+                      "(ipmitool sel elist, docs/import.md)");
+        free(idx);
+        return;
+    }
+    if (h->sel_psu_faults == 0) {
+        free(idx);
+        return;
+    }
+    f = finding_new(ctx, out, -1, -1);
+    finding_object(f, "PSU");
+    if (host_valid(h, HOST_S_SEL_PSU_WHAT))
+        finding_title(f, "The BMC logged a power supply fault it has not cleared (%s)",
+                      h->sel_psu_what);
+    else
+        finding_title(f, "The BMC logged a power supply fault it has not cleared");
+    if (host_valid(h, HOST_S_SEL_PSU_TIME) && now > 0 && h->sel_psu_last_ms <= now) {
+        render_duration(age, sizeof(age), (double)(now - h->sel_psu_last_ms) / 1000.0);
+        finding_evidence_take(f, TWICE_N("the BMC's event log (IPMI SEL): %" PRIu32
+                                         " power supply fault asserted and not cleared, %s ago",
+                                         "the BMC's event log (IPMI SEL): %" PRIu32
+                                         " power supply faults asserted and not cleared, the "
+                                         "latest %s ago",
+                                         h->sel_psu_faults, (h->sel_psu_faults, age),
+                                         (h->sel_psu_faults, age)));
+    } else {
+        finding_evidence_take(f,
+                              TWICE_N("the BMC's event log (IPMI SEL): %" PRIu32
+                                      " power supply fault asserted and not cleared",
+                                      "the BMC's event log (IPMI SEL): %" PRIu32
+                                      " power supply faults asserted and not cleared",
+                                      h->sel_psu_faults, (h->sel_psu_faults), (h->sel_psu_faults)));
+    }
+    if (n_braked > 0) {
+        render_ranges(list, sizeof(list), idx, n_braked);
+        finding_evidence_take(f, TWICE_N("GPU %s has its clocks cut by the power brake or a "
+                                         "hardware slowdown: with a supply failed, the server "
+                                         "brakes the GPUs to stay within what the others deliver",
+                                         "GPUs %s have their clocks cut by the power brake or a "
+                                         "hardware slowdown: with a supply failed, the server "
+                                         "brakes the GPUs to stay within what the others deliver",
+                                         n_braked, (list), (list)));
+        finding_explains(f, "clock.hw-slowdown");
+    } else {
+        f->severity = SEV_WARNING;
+        finding_evidence(f, "the server runs on its other supplies, without redundancy: under "
+                            "full GPU load it may brake the GPUs, and one more failure stops it");
+    }
+    finding_fix(f, "sudo ipmitool sdr type 'Power Supply'   # each supply's state now");
+    finding_fix(f, "sudo ipmitool sel elist | grep -iE 'power (supply|unit)'   # the events, in "
+                   "order");
+    finding_fix(f, "# check the supply named: its power cord, the PDU or circuit feeding it, its "
+                   "LED; reseat or replace a failed supply");
+    f->impact = n_braked > 0 ? (double)n_braked : 0.5;
+    free(idx);
+}
+
+const struct rule rule_host_psu_fault = {
+    .id = "host.psu-fault",
+    .severity = SEV_CRITICAL,
+    .category = CAT_HEALTH,
+    .title = N_("A power supply failed"),
+    .explanation =
+        N_("The BMC logged a fault of a power supply (failed, lost its AC input, predicted to "
+           "fail) or the loss of the supplies' redundancy, and did not log it cleared afterwards. "
+           "A GPU server draws close to what all its supplies deliver together: with one gone, the "
+           "BMC asserts the power brake, and the GPUs cut their clocks by half or more ('HW Power "
+           "Brake Slowdown' in nvidia-smi), so jobs run at a fraction of their speed, often on one "
+           "node only. Without a braked GPU it is a warning: the server runs without redundancy, "
+           "and one more failure stops it."),
+    .detection = N_("The BMC's event log (IPMI SEL) when it is imported (ipmitool sel list or "
+                    "elist, docs/import.md): a power supply or power unit sensor's \"Failure "
+                    "detected\", \"Power Supply AC lost\", \"AC lost or out-of-range\", \"AC "
+                    "out-of-range, but present\", \"Predictive failure\", \"Redundancy Lost\" or "
+                    "\"Non-Redundant: Insufficient Resources\" asserted, with no deassertion of "
+                    "it (or \"Fully Redundant\" of the sensor) later in the log. Critical when a "
+                    "GPU's clock event reasons show the power brake or a hardware slowdown "
+                    "(clock.hw-slowdown's test), a warning otherwise. gpudoctor does not read "
+                    "the BMC itself: without an imported log it says so where a GPU is braked."),
+    .fix = N_("Check the supply the BMC names: its cord, the PDU or circuit feeding it, its LED "
+              "(ipmitool sdr type 'Power Supply'); reseat or replace it. The brake releases once "
+              "the supplies deliver enough again."),
+    .thresholds = NO_THRESHOLDS,
+    .explains = EXPLAINS({ "clock.hw-slowdown", LINK_ANY,
+                           N_("a GPU's clocks are cut by the power brake or a hardware slowdown"),
+                           N_("a failed power supply makes the server brake the GPUs") }),
+    .check = check_psu,
 };
 
 /* ---- host.disk-full ---- */

@@ -114,6 +114,20 @@ static const struct jfield host_fields[] = {
       "ipmitool sel elist, ipmi-sel (imported)",
       "what the uncorrectable ones name, comma-separated: the DIMM (\"P2-DIMMF1\") where the "
       "event says, else the sensor (\"Memory #0x87\")"),
+    F("sel_psu_faults", JF_U32, sel_psu_faults, HOST_S_SEL_PSU,
+      "ipmitool sel elist, ipmi-sel (imported)",
+      "power supply faults the BMC logged and did not clear later: a power supply or power unit "
+      "sensor's \"Failure detected\", \"Power Supply AC lost\", \"AC lost or out-of-range\", "
+      "\"AC out-of-range, but present\", \"Predictive failure\", \"Redundancy Lost\" or "
+      "\"Non-Redundant: Insufficient Resources\" asserted, with no deassertion (or \"Fully "
+      "Redundant\") of the same sensor after it"),
+    F("sel_psu_last_ms", JF_I64, sel_psu_last_ms, HOST_S_SEL_PSU_TIME,
+      "ipmitool sel elist, ipmi-sel (imported)",
+      "Unix time in milliseconds of the newest of them, as the BMC stamped it"),
+    F("sel_psu_what", JF_STR, sel_psu_what, HOST_S_SEL_PSU_WHAT,
+      "ipmitool sel elist, ipmi-sel (imported)",
+      "the sensors and events of those faults, comma-separated (\"Power Supply PS2 Status: "
+      "Failure detected\")"),
     F("shm_total_bytes", JF_U64, shm_total_bytes, HOST_S_SHM, "statvfs /dev/shm",
       "size of the POSIX shared memory (/dev/shm) where gpudoctor ran: a container has its own "
       "(docker's default is 64 MiB), a host's is half its RAM by default"),

@@ -46,6 +46,9 @@ enum host_slot {
     HOST_S_SUSPEND,        /* /sys/power/suspend_stats was read: suspend_count is a count */
     HOST_S_MEMLOCK,        /* gpudoctor's own soft limit on locked memory */
     HOST_S_NET,            /* /sys/class/net was read: net_up lists the interfaces that are up */
+    HOST_S_SEL_PSU,        /* the BMC's event log was read for power supply faults */
+    HOST_S_SEL_PSU_TIME,   /* ... and the newest fault still asserted is dated */
+    HOST_S_SEL_PSU_WHAT,   /* ... and the faults still asserted are named */
 };
 
 /* Validity bits of struct host_disk. */
@@ -119,6 +122,10 @@ struct host_info {
     uint32_t sel_mem_ce;        /* "Correctable ECC" (and its logging limit) assertions */
     int64_t sel_mem_ue_last_ms; /* Unix time of the latest uncorrectable one */
     char *sel_mem_ue_dimms;     /* "P2-DIMMF1, ...": what they name (a DIMM, else the sensor) */
+    /* ... and power supply faults: a sensor's fault event asserted and not cleared later. */
+    uint32_t sel_psu_faults;
+    int64_t sel_psu_last_ms; /* Unix time of the newest of them */
+    char *sel_psu_what; /* "Power Supply PS2 Status: Failure detected, ...": sensor and event */
     /* POSIX shared memory (/dev/shm, a tmpfs) where gpudoctor runs: a container has its own. */
     uint64_t shm_total_bytes, shm_avail_bytes;
     uint64_t open_files_limit; /* gpudoctor's own soft RLIMIT_NOFILE; UINT64_MAX: unlimited */

@@ -1155,6 +1155,27 @@ static void test_iommu_domains(void **state)
     snapshot_free(s);
 }
 
+/* host.psu-fault: where a GPU is braked and no BMC log was imported, it says what it lacks. */
+static void test_psu_fault_unknown(void **state)
+{
+    struct snapshot *s = load("power-brake");
+    struct findings f;
+
+    (void)state;
+    run(s, &f);
+    assert_null(find(&f, "host.psu-fault", -1));
+    MUST(find_skip(&f, "host.psu-fault",
+                   "whether a power supply failed: the BMC's event log was "
+                   "not imported"));
+    findings_free(&f);
+    snapshot_free(s);
+    s = load("healthy-8gpu-busy"); /* nothing braked: nothing to say, not even a skip */
+    run(s, &f);
+    assert_null(find_skip(&f, "host.psu-fault", "whether a power supply failed"));
+    findings_free(&f);
+    snapshot_free(s);
+}
+
 static void test_cuda_lib_missing(void **state)
 {
     const struct finding *x;
@@ -1304,6 +1325,7 @@ int main(void)
         cmocka_unit_test(test_arch_unsupported_framework),
         cmocka_unit_test(test_cuda_lib_missing),
         cmocka_unit_test(test_iommu_domains),
+        cmocka_unit_test(test_psu_fault_unknown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
