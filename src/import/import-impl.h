@@ -48,8 +48,35 @@ struct topo_gpu {
     int32_t numa;
 };
 
+/*
+ * The BMC event log's power supply faults, followed across the files of a session (ipmi-sel.c):
+ * one slot per sensor and kind of fault, its state set by the newest event read for it.
+ */
+#define SEL_TRACK_MAX 64
+enum sel_fault_kind {
+    SEL_LOSS, /* the supply or the supplies' redundancy is gone: failed, AC lost, removed */
+    SEL_RISK, /* it still delivers: predicted to fail, AC out of range, a configuration error */
+};
+struct sel_fault {
+    char sensor[64];
+    char key[40];  /* the kind of event the slot follows ("Failure detected", "redundancy") */
+    char text[48]; /* the event that set its state, as ipmitool words it */
+    int kind;      /* enum sel_fault_kind */
+    bool open, dated;
+    int64_t ms; /* when its state was set, 0 undated */
+};
+struct sel_state {
+    bool read; /* an ipmitool list was read (Supermicro's lines are read for memory only) */
+    struct sel_fault f[SEL_TRACK_MAX];
+    size_t n;
+    uint32_t untracked; /* faults asserted that no slot could follow: the count is a lower bound */
+    int64_t boot_ms;    /* the newest power-on or boot the log records, 0 none dated */
+    bool full;          /* "Log full" or all logging disabled, not reset since */
+};
+
 /* The session: one snapshot filled by every piece, and what only the end can settle. */
 struct import_session {
+    struct sel_state sel;
     struct snapshot *s;
     int64_t time_ms;      /* the latest time a piece says it was taken (0: none says) */
     int64_t klog_last_ms; /* the latest kernel-log stamp, when no piece says its time */

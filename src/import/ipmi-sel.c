@@ -27,24 +27,12 @@
 
 #define SEL_FIELDS      12  /* columns of one line looked at */
 #define SEL_DIMMS_BYTES 256 /* the DIMM list's bound */
-#define SEL_PSU_MAX     16  /* power supply faults followed; more are counted, not named */
-
-/* A power supply fault: a sensor's fault event, and whether the log cleared it later. */
-struct psu_fault {
-    char sensor[64], event[48];
-    bool asserted, dated;
-    int64_t ms;
-};
-
 struct sel_read {
     uint32_t entries, ue, ce;
-    uint32_t listed; /* entries of ipmitool's list: Supermicro's lines are read for memory only */
     int64_t ue_last_ms, last_ms; /* the latest uncorrectable error's time; any entry's */
     bool ue_dated;
     char dimms[SEL_DIMMS_BYTES];
-    struct psu_fault psu[SEL_PSU_MAX];
-    size_t n_psu;
-    uint32_t psu_untracked; /* faults asserted beyond SEL_PSU_MAX followed ones */
+    struct sel_state *psu; /* the session's power supply faults; NULL: not followed (detect) */
 };
 
 /* Splits line at '|' into trimmed fields (in place); returns how many. */
@@ -146,16 +134,23 @@ static void memory_event(struct sel_read *r, const char *event, const char *wher
     }
 }
 
-/* ipmitool's words for the faults of power supply (08h) and power unit (09h) sensors, and of
- * their redundancy (the generic redundancy states, event type 0Bh). */
-static const char *const psu_fault_events[] = {
-    "Failure detected",
-    "Power Supply AC lost",
-    "AC lost or out-of-range",
-    "AC out-of-range, but present",
-    "Predictive failure",
+/*
+ * ipmitool's words for the events of power supply (08h) and power unit (09h) sensors, and for
+ * the generic redundancy states (event type 0Bh) such sensors report. Each is followed in its
+ * own slot per sensor; the redundancy states share one ("redundancy"), the newest wins.
+ */
+static const struct {
+    const char *event;
+    int kind;
+} psu_faults[] = {
+    { "Failure detected", SEL_LOSS },        { "Power Supply AC lost", SEL_LOSS },
+    { "AC lost or out-of-range", SEL_LOSS }, { "AC out-of-range, but present", SEL_RISK },
+    { "Predictive failure", SEL_RISK },      { "Config Error", SEL_RISK },
+};
+static const char *const redundancy_lost[] = {
     "Redundancy Lost",
-    "Non-Redundant: Insufficient Resources",
+    "Redundancy Degraded",
+    "Non-Redundant",
 };
 
 static bool starts_ci(const char *s, const char *prefix)
@@ -163,55 +158,134 @@ static bool starts_ci(const char *s, const char *prefix)
     return strncasecmp(s, prefix, strlen(prefix)) == 0;
 }
 
-static const char *psu_fault_event(const char *event)
+/* Whether the event, asserted, opens a fault (presence and full redundancy close them). */
+static bool opens_fault(const char *event)
 {
-    for (size_t i = 0; i < sizeof(psu_fault_events) / sizeof(psu_fault_events[0]); i++) {
-        if (starts_ci(event, psu_fault_events[i]))
-            return psu_fault_events[i];
+    for (size_t i = 0; i < sizeof(redundancy_lost) / sizeof(redundancy_lost[0]); i++) {
+        if (starts_ci(event, redundancy_lost[i]))
+            return true;
     }
-    return NULL;
+    for (size_t i = 0; i < sizeof(psu_faults) / sizeof(psu_faults[0]); i++) {
+        if (starts_ci(event, psu_faults[i].event))
+            return true;
+    }
+    return false;
+}
+
+/* The slot of sensor and key, a free one (a fault cleared, or unused) when none; NULL: full. */
+static struct sel_fault *slot(struct sel_state *st, const char *sensor, const char *key, bool make)
+{
+    struct sel_fault *free_slot = NULL;
+
+    for (size_t i = 0; i < st->n; i++) {
+        struct sel_fault *f = &st->f[i];
+
+        if (strcmp(f->sensor, sensor) == 0 && strcmp(f->key, key) == 0)
+            return f;
+        if (!f->open && free_slot == NULL && strcmp(f->key, "Presence detected") != 0)
+            free_slot = f;
+    }
+    if (!make)
+        return NULL;
+    if (free_slot == NULL && st->n < SEL_TRACK_MAX)
+        free_slot = &st->f[st->n++];
+    if (free_slot != NULL) {
+        memset(free_slot, 0, sizeof(*free_slot));
+        snprintf(free_slot->sensor, sizeof(free_slot->sensor), "%s", sensor);
+        snprintf(free_slot->key, sizeof(free_slot->key), "%s", key);
+    }
+    return free_slot;
+}
+
+/* Sets a slot's state from an event; an event older than the one that set it is ignored (files
+ * read in any order, the same record read twice). */
+static void set_state(struct sel_fault *f, bool open, int kind, const char *text, bool dated,
+                      int64_t ms)
+{
+    if (dated && f->dated && ms < f->ms)
+        return;
+    f->open = open;
+    f->kind = kind;
+    snprintf(f->text, sizeof(f->text), "%s", text);
+    if (dated) {
+        f->dated = true;
+        f->ms = ms;
+    }
 }
 
 /*
- * A power supply or power unit sensor's event: a fault asserted is followed; its deassertion, or
- * "Fully Redundant" asserted on the sensor (its redundancy back), clears it.
+ * A power supply or power unit sensor's event. A fault asserted opens its slot, its deassertion
+ * closes it; "Presence detected" deasserted is a supply removed (a fault only where the log saw
+ * it present); of the redundancy states the newest asserted one holds, "Fully Redundant" closing.
  */
-static void psu_event(struct sel_read *r, const char *sensor, const char *event, bool asserted,
+static void psu_event(struct sel_state *st, const char *sensor, const char *event, bool asserted,
                       bool dated, int64_t ms)
 {
-    const char *fault = psu_fault_event(event);
-    struct psu_fault *p = NULL;
+    struct sel_fault *f;
 
-    if (asserted && starts_ci(event, "Fully Redundant")) {
-        for (size_t i = 0; i < r->n_psu; i++) {
-            if (strcmp(r->psu[i].sensor, sensor) == 0 &&
-                (starts_ci(r->psu[i].event, "Redundancy") ||
-                 starts_ci(r->psu[i].event, "Non-Redundant")))
-                r->psu[i].asserted = false;
-        }
+    if (strlen(sensor) >= sizeof(st->f[0].sensor)) { /* not ipmitool's: not followed */
+        st->untracked += asserted && opens_fault(event);
         return;
     }
-    if (fault == NULL)
+    if (starts_ci(event, "Presence detected")) {
+        f = slot(st, sensor, "Presence detected", asserted);
+        if (f != NULL)
+            set_state(f, !asserted, SEL_LOSS, asserted ? "Presence detected" : "supply removed",
+                      dated, ms);
         return;
-    for (size_t i = 0; i < r->n_psu && p == NULL; i++) {
-        if (strncmp(r->psu[i].sensor, sensor, sizeof(r->psu[i].sensor) - 1) == 0 &&
-            strcmp(r->psu[i].event, fault) == 0)
-            p = &r->psu[i];
     }
-    if (p == NULL) {
-        if (!asserted)
-            return;
-        if (r->n_psu == SEL_PSU_MAX) {
-            r->psu_untracked++;
+    if (starts_ci(event, "Fully Redundant")) {
+        f = slot(st, sensor, "redundancy", !asserted);
+        if (f != NULL)
+            set_state(f, !asserted, SEL_LOSS, asserted ? "Fully Redundant" : "redundancy lost",
+                      dated, ms);
+        else if (!asserted)
+            st->untracked++;
+        return;
+    }
+    for (size_t i = 0; i < sizeof(redundancy_lost) / sizeof(redundancy_lost[0]); i++) {
+        if (!starts_ci(event, redundancy_lost[i]))
+            continue;
+        f = slot(st, sensor, "redundancy", asserted);
+        if (f == NULL) {
+            st->untracked += asserted;
             return;
         }
-        p = &r->psu[r->n_psu++];
-        snprintf(p->sensor, sizeof(p->sensor), "%s", sensor);
-        snprintf(p->event, sizeof(p->event), "%s", fault);
+        /* A state's deassertion closes only that state: the next assertion says the new one. */
+        if (asserted || strncasecmp(f->text, event, sizeof(f->text) - 1) == 0)
+            set_state(f, asserted, SEL_LOSS, event, dated, ms);
+        return;
     }
-    p->asserted = asserted;
-    p->dated = asserted && dated;
-    p->ms = asserted && dated ? ms : 0;
+    for (size_t i = 0; i < sizeof(psu_faults) / sizeof(psu_faults[0]); i++) {
+        if (!starts_ci(event, psu_faults[i].event))
+            continue;
+        f = slot(st, sensor, psu_faults[i].event, asserted);
+        if (f != NULL)
+            set_state(f, asserted, psu_faults[i].kind, psu_faults[i].event, dated, ms);
+        else
+            st->untracked += asserted;
+        return;
+    }
+}
+
+/* Power-ons, boots and the log's own state, in ipmitool's words. */
+static void log_event(struct sel_state *st, const char *sensor, const char *event, bool asserted,
+                      bool dated, int64_t ms)
+{
+    bool boot =
+        (asserted &&
+         (starts_ci(event, "S0/G0: working") || starts_ci(event, "OEM System boot event") ||
+          starts_ci(sensor, "System Boot Initiated"))) ||
+        (!asserted && starts_ci(sensor, "Power Unit") && starts_ci(event, "Power off/down"));
+
+    if (boot && dated && ms > st->boot_ms)
+        st->boot_ms = ms;
+    if (!starts_ci(sensor, "Event Logging Disabled") || !asserted)
+        return;
+    if (starts_ci(event, "Log full") || starts_ci(event, "All event logging disabled"))
+        st->full = true;
+    else if (starts_ci(event, "Log area reset/cleared"))
+        st->full = false;
 }
 
 /*
@@ -257,16 +331,21 @@ static bool sel_line(struct sel_read *r, char *line)
     if (strcmp(f[5], "Asserted") != 0 && strcmp(f[5], "Deasserted") != 0)
         return false;
     r->entries++;
-    r->listed++;
     dated = sel_time(f[1], f[2], &ms);
     if (dated && ms > r->last_ms)
         r->last_ms = ms;
     sensor = f[3];
     event = f[4];
-    /* Sensor types 08h and 09h: "Power Supply", "Power Unit", then the sensor's name. */
-    if (imp_starts(sensor, "Power Supply") || imp_starts(sensor, "Power Unit")) {
-        psu_event(r, sensor, event, strcmp(f[5], "Asserted") == 0, dated, ms);
-        return true;
+    if (r->psu != NULL) {
+        bool asserted = strcmp(f[5], "Asserted") == 0;
+
+        r->psu->read = true;
+        log_event(r->psu, sensor, event, asserted, dated, ms);
+        /* Sensor types 08h and 09h: "Power Supply", "Power Unit", then the sensor's name. */
+        if (imp_starts(sensor, "Power Supply") || imp_starts(sensor, "Power Unit")) {
+            psu_event(r->psu, sensor, event, asserted, dated, ms);
+            return true;
+        }
     }
     /* ipmitool names sensor type 0Ch "Memory"; the sensor's name or number follows. */
     if (!imp_starts(sensor, "Memory") || strcmp(f[5], "Asserted") != 0)
@@ -283,40 +362,52 @@ static bool sel_line(struct sel_read *r, char *line)
     return true;
 }
 
-/* The power supply faults still asserted at the end of the log, added to what h holds. */
-static void psu_result(struct host_info *h, const struct sel_read *r)
+/* The power supply faults open after the files read so far: h's sel_psu_* (replaced). */
+static void psu_result(struct host_info *h, const struct sel_state *st)
 {
     char what[256] = "", item[128];
-    uint32_t n = r->psu_untracked;
-    bool dated = false;
+    uint32_t named = 0;
     int64_t last = 0;
+    bool dated = false;
 
-    for (size_t i = 0; i < r->n_psu; i++) {
-        const struct psu_fault *p = &r->psu[i];
+    free(h->sel_psu_what);
+    h->sel_psu_what = NULL;
+    h->sel_psu_faults = st->untracked;
+    h->sel_psu_losses = h->sel_psu_stale = 0;
+    h->sel_psu_untracked = st->untracked;
+    h->sel_full = st->full;
+    h->valid &= ~(UINT64_C(1) << HOST_S_SEL_PSU_TIME | UINT64_C(1) << HOST_S_SEL_PSU_WHAT);
+    h->valid |= UINT64_C(1) << HOST_S_SEL_PSU;
+    for (size_t i = 0; i < st->n; i++) {
+        const struct sel_fault *f = &st->f[i];
+        bool stale = f->dated && st->boot_ms > 0 && f->ms < st->boot_ms;
+        size_t len = strlen(what);
 
-        if (!p->asserted)
+        if (!f->open)
             continue;
-        n++;
-        snprintf(item, sizeof(item), "%s: %s", p->sensor, p->event);
-        str_list_add_once(what, sizeof(what), item);
-        if (p->dated && (!dated || p->ms > last)) {
-            last = p->ms;
+        h->sel_psu_faults++;
+        h->sel_psu_stale += stale;
+        h->sel_psu_losses += !stale && f->kind == SEL_LOSS;
+        snprintf(item, sizeof(item), "%s: %s", f->sensor, f->text);
+        if (len + strlen(item) + 2 < sizeof(what) - 16) {
+            snprintf(what + len, sizeof(what) - len, "%s%s", len ? ", " : "", item);
+            named++;
+        }
+        if (f->dated && (!dated || f->ms > last)) {
+            last = f->ms;
             dated = true;
         }
     }
-    if (!(h->valid & (UINT64_C(1) << HOST_S_SEL_PSU))) {
-        h->sel_psu_faults = 0;
-        h->valid |= UINT64_C(1) << HOST_S_SEL_PSU;
-    }
-    h->sel_psu_faults += n;
-    if (dated &&
-        (!(h->valid & (UINT64_C(1) << HOST_S_SEL_PSU_TIME)) || last > h->sel_psu_last_ms)) {
-        h->sel_psu_last_ms = last;
-        h->valid |= UINT64_C(1) << HOST_S_SEL_PSU_TIME;
-    }
-    if (what[0] != '\0' && h->sel_psu_what == NULL) {
+    if (named > 0 && named < h->sel_psu_faults)
+        snprintf(what + strlen(what), sizeof(what) - strlen(what), " and %" PRIu32 " more",
+                 h->sel_psu_faults - named);
+    if (named > 0) {
         h->sel_psu_what = str_sanitized(what);
         h->valid |= UINT64_C(1) << HOST_S_SEL_PSU_WHAT;
+    }
+    if (dated) {
+        h->sel_psu_last_ms = last;
+        h->valid |= UINT64_C(1) << HOST_S_SEL_PSU_TIME;
     }
 }
 
@@ -342,6 +433,7 @@ static void run(struct imp *im, const char *text, size_t len)
     struct lines l;
 
     memset(&r, 0, sizeof(r));
+    r.psu = &im->is->sel;
     lines_init(&l, text, len);
     while (lines_next(&l))
         sel_line(&r, l.line);
@@ -373,8 +465,8 @@ static void run(struct imp *im, const char *text, size_t len)
         h->sel_mem_ue_dimms = str_sanitized(r.dimms);
         h->valid |= UINT64_C(1) << HOST_S_SEL_UE_DIMMS;
     }
-    if (r.listed > 0)
-        psu_result(h, &r);
+    if (im->is->sel.read)
+        psu_result(h, &im->is->sel);
     imp_note(im, COLLECTOR_HOST, 0,
              "the BMC's event log: %" PRIu32 " entries, %" PRIu32 " uncorrectable and %" PRIu32
              " correctable memory ECC events",

@@ -787,45 +787,82 @@ const struct rule rule_host_memory_ecc = {
 
 /* ---- host.psu-fault ---- */
 
-/* The GPUs whose clocks the power brake or a hardware slowdown cuts (clock.hw-slowdown's). */
-static size_t braked_gpus(const struct rule_ctx *ctx, int32_t *idx, size_t max)
+/*
+ * The GPUs whose clocks the power brake or a hardware slowdown cuts, as clock.hw-slowdown judges
+ * them; *known: whether any GPU's clock event reasons were read.
+ */
+static size_t braked_gpus(const struct rule_ctx *ctx, int32_t *idx, bool *known)
 {
     size_t n = 0;
 
-    for (size_t i = 0; i < ctx->facts->n_gpus && n < max; i++) {
+    *known = false;
+    for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
         const struct facts_gpu *v = &ctx->facts->gpus[i];
+        bool brake, slow;
 
-        if (!v->reasons_valid || (v->reasons_any & NVML_CLOCKS_EVENT_HW_THERMAL))
+        if (!v->reasons_valid)
             continue;
-        if ((v->reasons_any & NVML_CLOCKS_EVENT_HW_POWER_BRAKE) ||
-            facts_gpu_reason_count(v, NVML_CLOCKS_EVENT_HW_SLOWDOWN) >= 2 ||
-            (v->reasons_last & NVML_CLOCKS_EVENT_HW_SLOWDOWN))
+        *known = true;
+        brake = v->reasons_any & NVML_CLOCKS_EVENT_HW_POWER_BRAKE;
+        slow = (facts_gpu_reason_count(v, NVML_CLOCKS_EVENT_HW_SLOWDOWN) >= 2 ||
+                (v->reasons_last & NVML_CLOCKS_EVENT_HW_SLOWDOWN)) &&
+               !(v->reasons_any & NVML_CLOCKS_EVENT_HW_THERMAL);
+        if (brake || slow)
             idx[n++] = (int32_t)v->g->index;
     }
     return n;
 }
 
+/* When the newest open fault was logged: "at 2026-03-01 13:30 UTC (2h ago)". */
+static void psu_time_evidence(struct finding *f, const struct rule_ctx *ctx,
+                              const struct host_info *h)
+{
+    int64_t now = ctx->facts->snap->time_ms;
+    char when[32], age[16];
+    time_t t;
+    struct tm tm;
+
+    if (!host_valid(h, HOST_S_SEL_PSU_TIME))
+        return;
+    t = (time_t)(h->sel_psu_last_ms / 1000);
+    gmtime_r(&t, &tm);
+    strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", &tm);
+    if (now > 0 && now - h->sel_psu_last_ms >= 1000) {
+        render_duration(age, sizeof(age), (double)(now - h->sel_psu_last_ms) / 1000.0);
+        finding_evidence(f, "the newest logged at %s (%s before the snapshot)", when, age);
+    } else {
+        finding_evidence(f, "the newest logged at %s", when);
+    }
+}
+
 static void check_psu(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct host_info *h = &ctx->facts->snap->host;
-    int64_t now = ctx->facts->snap->time_ms;
     int32_t *idx = xcalloc(ctx->facts->n_gpus + 1, sizeof(*idx));
-    size_t n_braked = braked_gpus(ctx, idx, ctx->facts->n_gpus);
-    char list[256], age[16];
+    bool known;
+    size_t n_braked = braked_gpus(ctx, idx, &known);
+    char list[256];
     struct finding *f;
 
     if (!host_valid(h, HOST_S_SEL_PSU)) {
         /* Only where it matters: a GPU braked, and the one log that would say why not read. */
-        if (n_braked > 0)
+        if (n_braked > 0 && host_valid(h, HOST_S_SEL))
+            rule_skip(ctx, out, -1,
+                      "whether a power supply failed: the BMC's event log was read for memory "
+                      "errors only (Supermicro's pasted lines, or a snapshot from an older "
+                      "gpudoctor)");
+        else if (n_braked > 0)
             rule_skip(ctx, out, -1,
                       "whether a power supply failed: the BMC's event log was not imported "
                       "(ipmitool sel elist, docs/import.md)");
-        free(idx);
-        return;
+        goto done;
     }
     if (h->sel_psu_faults == 0) {
-        free(idx);
-        return;
+        if (n_braked > 0 && h->sel_full)
+            rule_skip(ctx, out, -1,
+                      "whether a power supply failed: the BMC's event log is full, faults after "
+                      "it filled were not logged");
+        goto done;
     }
     f = finding_new(ctx, out, -1, -1);
     finding_object(f, "PSU");
@@ -834,44 +871,68 @@ static void check_psu(const struct rule_ctx *ctx, struct findings *out)
                       h->sel_psu_what);
     else
         finding_title(f, "The BMC logged a power supply fault it has not cleared");
-    if (host_valid(h, HOST_S_SEL_PSU_TIME) && now > 0 && h->sel_psu_last_ms <= now) {
-        render_duration(age, sizeof(age), (double)(now - h->sel_psu_last_ms) / 1000.0);
-        finding_evidence_take(f, TWICE_N("the BMC's event log (IPMI SEL): %" PRIu32
-                                         " power supply fault asserted and not cleared, %s ago",
-                                         "the BMC's event log (IPMI SEL): %" PRIu32
-                                         " power supply faults asserted and not cleared, the "
-                                         "latest %s ago",
-                                         h->sel_psu_faults, (h->sel_psu_faults, age),
-                                         (h->sel_psu_faults, age)));
-    } else {
+    if (h->sel_psu_untracked > 0)
+        finding_evidence_take(f,
+                              TWICE_N("the BMC's event log (IPMI SEL): at least %" PRIu32
+                                      " power supply fault asserted and not cleared",
+                                      "the BMC's event log (IPMI SEL): at least %" PRIu32
+                                      " power supply faults asserted and not cleared",
+                                      h->sel_psu_faults, (h->sel_psu_faults), (h->sel_psu_faults)));
+    else
         finding_evidence_take(f,
                               TWICE_N("the BMC's event log (IPMI SEL): %" PRIu32
                                       " power supply fault asserted and not cleared",
                                       "the BMC's event log (IPMI SEL): %" PRIu32
                                       " power supply faults asserted and not cleared",
                                       h->sel_psu_faults, (h->sel_psu_faults), (h->sel_psu_faults)));
-    }
-    if (n_braked > 0) {
+    psu_time_evidence(f, ctx, h);
+    if (h->sel_psu_stale > 0)
+        finding_evidence_take(f, TWICE_N("%" PRIu32 " of them was logged before the server's "
+                                         "last power-on in the log: whether it persists, the "
+                                         "sensors say now",
+                                         "%" PRIu32 " of them were logged before the server's "
+                                         "last power-on in the log: whether they persist, the "
+                                         "sensors say now",
+                                         h->sel_psu_stale, (h->sel_psu_stale), (h->sel_psu_stale)));
+    if (h->sel_full)
+        finding_evidence(f, "the log is full, or logging disabled: faults and clearings after "
+                            "that were not logged");
+    if (h->sel_psu_losses > 0 && n_braked > 0) {
         render_ranges(list, sizeof(list), idx, n_braked);
         finding_evidence_take(f, TWICE_N("GPU %s has its clocks cut by the power brake or a "
-                                         "hardware slowdown: with a supply failed, the server "
-                                         "brakes the GPUs to stay within what the others deliver",
+                                         "hardware slowdown: a server short of supply brakes "
+                                         "its GPUs to stay within what the other supplies "
+                                         "deliver",
                                          "GPUs %s have their clocks cut by the power brake or a "
-                                         "hardware slowdown: with a supply failed, the server "
-                                         "brakes the GPUs to stay within what the others deliver",
+                                         "hardware slowdown: a server short of supply brakes "
+                                         "its GPUs to stay within what the other supplies "
+                                         "deliver",
                                          n_braked, (list), (list)));
         finding_explains(f, "clock.hw-slowdown");
     } else {
         f->severity = SEV_WARNING;
-        finding_evidence(f, "the server runs on its other supplies, without redundancy: under "
-                            "full GPU load it may brake the GPUs, and one more failure stops it");
+        if (h->sel_psu_losses == 0)
+            finding_evidence(f, "none of them is known to remove power since the last "
+                                "power-on (a predicted failure, AC out of range, a "
+                                "configuration error, or logged before it): the supplies still "
+                                "deliver; replace the one named before it fails");
+        else if (known)
+            finding_evidence(f, "no GPU is braked now: the server runs on its other supplies, "
+                                "without redundancy, and one more failure stops it");
+        else
+            finding_evidence(f, "whether a GPU is braked is not known (no GPU's clock event "
+                                "reasons were read): without redundancy, one more failure "
+                                "stops the server");
     }
     finding_fix(f, "sudo ipmitool sdr type 'Power Supply'   # each supply's state now");
+    finding_fix(f, "sudo ipmitool sdr type 'Power Unit'   # the supplies' redundancy, on boards "
+                   "that report it there");
     finding_fix(f, "sudo ipmitool sel elist | grep -iE 'power (supply|unit)'   # the events, in "
                    "order");
     finding_fix(f, "# check the supply named: its power cord, the PDU or circuit feeding it, its "
                    "LED; reseat or replace a failed supply");
-    f->impact = n_braked > 0 ? (double)n_braked : 0.5;
+    f->impact = f->severity == SEV_CRITICAL ? (double)n_braked : 0.5;
+done:
     free(idx);
 }
 
@@ -889,14 +950,15 @@ const struct rule rule_host_psu_fault = {
            "node only. Without a braked GPU it is a warning: the server runs without redundancy, "
            "and one more failure stops it."),
     .detection = N_("The BMC's event log (IPMI SEL) when it is imported (ipmitool sel list or "
-                    "elist, docs/import.md): a power supply or power unit sensor's \"Failure "
-                    "detected\", \"Power Supply AC lost\", \"AC lost or out-of-range\", \"AC "
-                    "out-of-range, but present\", \"Predictive failure\", \"Redundancy Lost\" or "
-                    "\"Non-Redundant: Insufficient Resources\" asserted, with no deassertion of "
-                    "it (or \"Fully Redundant\" of the sensor) later in the log. Critical when a "
-                    "GPU's clock event reasons show the power brake or a hardware slowdown "
-                    "(clock.hw-slowdown's test), a warning otherwise. gpudoctor does not read "
-                    "the BMC itself: without an imported log it says so where a GPU is braked."),
+                    "elist, docs/import.md): a power supply or power unit sensor's failure, AC "
+                    "loss, AC out of range, predicted failure or configuration error asserted "
+                    "and not deasserted later, a supply whose presence was deasserted after the "
+                    "log saw it present, or a redundancy state other than \"Fully Redundant\" "
+                    "holding at the log's end. Critical when one of them removes power or "
+                    "redundancy, was logged after the last power-on the log records, and a GPU's "
+                    "clock event reasons show the power brake or a hardware slowdown "
+                    "(clock.hw-slowdown's test); a warning otherwise. gpudoctor does not read the "
+                    "BMC itself: without an imported log it says so where a GPU is braked."),
     .fix = N_("Check the supply the BMC names: its cord, the PDU or circuit feeding it, its LED "
               "(ipmitool sdr type 'Power Supply'); reseat or replace it. The brake releases once "
               "the supplies deliver enough again."),

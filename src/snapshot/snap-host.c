@@ -116,11 +116,25 @@ static const struct jfield host_fields[] = {
       "event says, else the sensor (\"Memory #0x87\")"),
     F("sel_psu_faults", JF_U32, sel_psu_faults, HOST_S_SEL_PSU,
       "ipmitool sel elist, ipmi-sel (imported)",
-      "power supply faults the BMC logged and did not clear later: a power supply or power unit "
-      "sensor's \"Failure detected\", \"Power Supply AC lost\", \"AC lost or out-of-range\", "
-      "\"AC out-of-range, but present\", \"Predictive failure\", \"Redundancy Lost\" or "
-      "\"Non-Redundant: Insufficient Resources\" asserted, with no deassertion (or \"Fully "
-      "Redundant\") of the same sensor after it"),
+      "power supply faults the BMC logged and did not clear later (docs/host.md, Power supplies): "
+      "a power supply or power unit sensor's failure, AC loss, AC out of range, predicted failure "
+      "or configuration error asserted and not deasserted, a supply whose presence was "
+      "deasserted after the log saw it present, a redundancy state other than \"Fully "
+      "Redundant\" holding; at least this many when sel_psu_untracked is not 0"),
+    F("sel_psu_losses", JF_U32, sel_psu_losses, HOST_S_SEL_PSU,
+      "ipmitool sel elist, ipmi-sel (imported)",
+      "of them, those that remove power or redundancy (failed, AC lost, removed, redundancy "
+      "lost or degraded) logged after the last power-on or boot the log records, or with none"),
+    F("sel_psu_stale", JF_U32, sel_psu_stale, HOST_S_SEL_PSU,
+      "ipmitool sel elist, ipmi-sel (imported)",
+      "of them, those logged before the last power-on or boot the log records"),
+    F("sel_psu_untracked", JF_U32, sel_psu_untracked, HOST_S_SEL_PSU,
+      "ipmitool sel elist, ipmi-sel (imported)",
+      "faults asserted that could not be followed (more sensors than gpudoctor follows, a name "
+      "no ipmitool writes): counted as open"),
+    F("sel_full", JF_BOOL, sel_full, HOST_S_SEL_PSU, "ipmitool sel elist, ipmi-sel (imported)",
+      "the log was full (\"Log full\") or all logging disabled at its end, and not cleared "
+      "since: later faults and clearings were not logged"),
     F("sel_psu_last_ms", JF_I64, sel_psu_last_ms, HOST_S_SEL_PSU_TIME,
       "ipmitool sel elist, ipmi-sel (imported)",
       "Unix time in milliseconds of the newest of them, as the BMC stamped it"),

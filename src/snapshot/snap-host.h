@@ -123,9 +123,13 @@ struct host_info {
     int64_t sel_mem_ue_last_ms; /* Unix time of the latest uncorrectable one */
     char *sel_mem_ue_dimms;     /* "P2-DIMMF1, ...": what they name (a DIMM, else the sensor) */
     /* ... and power supply faults: a sensor's fault event asserted and not cleared later. */
-    uint32_t sel_psu_faults;
-    int64_t sel_psu_last_ms; /* Unix time of the newest of them */
-    char *sel_psu_what; /* "Power Supply PS2 Status: Failure detected, ...": sensor and event */
+    uint32_t sel_psu_faults;    /* open at the log's end (at least: see sel_psu_untracked) */
+    uint32_t sel_psu_losses;    /* ... of them power or redundancy lost since the last power-on */
+    uint32_t sel_psu_stale;     /* ... of them logged before the last power-on the log records */
+    uint32_t sel_psu_untracked; /* ... of them that could not be followed (counted as open) */
+    bool sel_full;              /* the log was full, or logging disabled, at its end */
+    int64_t sel_psu_last_ms;    /* Unix time of the newest of them */
+    char *sel_psu_what; /* "Power Supply PS2 Status: Failure detected, ...": sensor, event */
     /* POSIX shared memory (/dev/shm, a tmpfs) where gpudoctor runs: a container has its own. */
     uint64_t shm_total_bytes, shm_avail_bytes;
     uint64_t open_files_limit; /* gpudoctor's own soft RLIMIT_NOFILE; UINT64_MAX: unlimited */

@@ -10,7 +10,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 sel() {
     mkdir -p "$here/$2"
     jq '.host += {sel_entries: 3, sel_mem_ue: 0, sel_mem_ce: 0, sel_mem_ue_last_ms: null,
-                  sel_mem_ue_dimms: null, sel_psu_faults: 1,
+                  sel_mem_ue_dimms: null, sel_psu_faults: 1, sel_psu_losses: 1,
+                  sel_psu_stale: 0, sel_psu_untracked: 0, sel_full: false,
                   sel_psu_last_ms: (.time_ms - 7200000),
                   sel_psu_what: "Power Supply PS2 Status: Power Supply AC lost"}' \
         "$here/$1/snapshot.json" >"$here/$2/snapshot.json"

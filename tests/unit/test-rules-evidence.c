@@ -1176,6 +1176,54 @@ static void test_psu_fault_unknown(void **state)
     snapshot_free(s);
 }
 
+/* host.psu-fault on power-brake-psu-fault (GPU 4 braked, PS2's AC lost 2 h before): what makes
+ * the fault the brake's cause, and what does not. */
+static void test_psu_fault_cause(void **state)
+{
+    const struct finding *x, *y;
+    struct snapshot *s = load("power-brake-psu-fault");
+    struct findings f;
+
+    (void)state;
+    run(s, &f);
+    x = MUST(find(&f, "host.psu-fault", -1));
+    assert_int_equal(x->severity, SEV_CRITICAL);
+    assert_true(evidence_has(x, "GPU 4 has its clocks cut by the power brake"));
+    assert_true(evidence_has(x, "(2h before the snapshot)"));
+    assert_true(fix_has(x, "sudo ipmitool sdr type 'Power Unit'"));
+    y = MUST(find(&f, "clock.hw-slowdown", 4));
+    assert_true(y->cause > 0);
+    findings_free(&f);
+
+    /* logged before the last power-on: it may be gone, a warning that explains nothing */
+    s->host.sel_psu_losses = 0;
+    s->host.sel_psu_stale = 1;
+    run(s, &f);
+    x = MUST(find(&f, "host.psu-fault", -1));
+    assert_int_equal(x->severity, SEV_WARNING);
+    assert_true(evidence_has(x, "1 of them was logged before the server's last power-on"));
+    y = MUST(find(&f, "clock.hw-slowdown", 4));
+    assert_int_equal(y->cause, 0);
+    findings_free(&f);
+
+    /* a count that is a lower bound says so; a full log says what it could not log */
+    s->host.sel_psu_untracked = 1;
+    s->host.sel_full = true;
+    run(s, &f);
+    x = MUST(find(&f, "host.psu-fault", -1));
+    assert_true(evidence_has(x, "at least 1 power supply fault"));
+    assert_true(evidence_has(x, "the log is full, or logging disabled"));
+    findings_free(&f);
+
+    /* no fault, a full log, a braked GPU: not "no fault", but not checked */
+    s->host.sel_psu_faults = 0;
+    run(s, &f);
+    assert_null(find(&f, "host.psu-fault", -1));
+    MUST(find_skip(&f, "host.psu-fault", "the BMC's event log is full"));
+    findings_free(&f);
+    snapshot_free(s);
+}
+
 static void test_cuda_lib_missing(void **state)
 {
     const struct finding *x;
@@ -1326,6 +1374,7 @@ int main(void)
         cmocka_unit_test(test_cuda_lib_missing),
         cmocka_unit_test(test_iommu_domains),
         cmocka_unit_test(test_psu_fault_unknown),
+        cmocka_unit_test(test_psu_fault_cause),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
