@@ -273,7 +273,7 @@ char *str_sanitize(char *s)
             p[i++] = '?';
             continue;
         }
-        if (is_control(p + i, len))
+        if (is_control(p + i, len) || line_format_char(p + i, len))
             memset(p + i, '?', len);
         i += len;
     }

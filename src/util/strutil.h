@@ -28,8 +28,11 @@ unsigned long str_version_major(const char *v);
 
 /*
  * Makes s safe for a terminal, a log line and JSON, in place: every byte of a control character
- * (C0 with TAB, CR and LF among them, DEL, and the C1 controls U+0080..U+009F, CSI among them)
- * and every byte not part of a valid UTF-8 sequence becomes '?'. The length is kept, and a safe
+ * (C0 with TAB, CR and LF among them, DEL, and the C1 controls U+0080..U+009F, CSI among them),
+ * of a format character that breaks a line or reorders what a terminal shows (U+2028, U+2029,
+ * the bidirectional embeddings, overrides and isolates U+202A..U+202E, U+2066..U+2069: a
+ * right-to-left override in a process name would make a fix line read other than it runs) and
+ * every byte not part of a valid UTF-8 sequence becomes '?'. The length is kept, and a safe
  * string is left as it is. Returns s (NULL stays NULL).
  *
  * The one cleaner for text that becomes data: every string that enters a snapshot, from the live

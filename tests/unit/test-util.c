@@ -329,6 +329,13 @@ static void test_sanitize(void **state)
     copy = str_sanitized("x\x1b]0;title\x07y");
     assert_string_equal(copy, "x?]0;title?y");
     free(copy);
+    /* A right-to-left override, an isolate and a line separator: each of their bytes too. */
+    copy = str_sanitized("kill \xe2\x80\xae"
+                         "4121\xe2\x81\xa6"
+                         "x\xe2\x80\xa8"
+                         "y \xe2\x80\x93 ok");
+    assert_string_equal(copy, "kill ???4121???x???y \xe2\x80\x93 ok"); /* an en dash stays */
+    free(copy);
 }
 
 /* A list of names, each once: whole entries only, bounded. */
