@@ -49,28 +49,44 @@ struct topo_gpu {
 };
 
 /*
- * The BMC event log's power supply faults, followed across the files of a session (ipmi-sel.c):
- * one slot per sensor and kind of fault, its state set by the newest event read for it.
+ * The BMC event log's power supply, power unit, boot and log-state events, kept across the files
+ * of a session and replayed in time order after each (ipmi-sel.c): files merged in any order,
+ * and a record read twice, give one history. The replay follows one slot per sensor and kind of
+ * fault.
  */
-#define SEL_TRACK_MAX 64
+#define SEL_EVENTS_MAX 16384
+#define SEL_TRACK_MAX  64
 enum sel_fault_kind {
     SEL_LOSS, /* the supply or the supplies' redundancy is gone: failed, AC lost, removed */
     SEL_RISK, /* it still delivers: predicted to fail, AC out of range, a configuration error */
+};
+struct sel_event {
+    char sensor[64], event[48];
+    char id[8]; /* the record's id, as the list writes it */
+    bool asserted, dated;
+    int64_t ms;    /* its time; undated: the dated entry before it in its file, else 0 */
+    uint32_t file; /* which file of the session, in the order read */
+    uint32_t line; /* its place in that file */
 };
 struct sel_fault {
     char sensor[64];
     char key[40];  /* the kind of event the slot follows ("Failure detected", "redundancy") */
     char text[48]; /* the event that set its state, as ipmitool words it */
     int kind;      /* enum sel_fault_kind */
-    bool open, dated;
-    int64_t ms; /* when its state was set, 0 undated */
+    bool open, dated, stale; /* stale: a power-on was logged after it */
+    int64_t ms;              /* when it opened, when dated */
 };
 struct sel_state {
-    bool read; /* an ipmitool list was read (Supermicro's lines are read for memory only) */
+    bool read;      /* an ipmitool list was read (Supermicro's lines are read for memory only) */
+    bool base_kept; /* the base snapshot had its own counts: they are kept, not replaced */
+    uint32_t files;
+    struct sel_event *ev;
+    size_t n_ev, cap_ev;
+    uint32_t dropped; /* events beyond SEL_EVENTS_MAX, not kept */
+    /* The replay's result. */
     struct sel_fault f[SEL_TRACK_MAX];
     size_t n;
-    uint32_t untracked; /* faults asserted that no slot could follow: the count is a lower bound */
-    int64_t boot_ms;    /* the newest power-on or boot the log records, 0 none dated */
+    uint32_t untracked; /* fault events no slot could follow: their state is not known */
     bool full;          /* "Log full" or all logging disabled, not reset since */
 };
 

@@ -576,6 +576,7 @@ struct snapshot *import_end(struct import_session *is)
         s->time_ms = is->time_ms;
     else if (s->time_ms == 0)
         s->time_ms = is->klog_last_ms;
+    free(is->sel.ev);
     free(is);
     return s;
 }

@@ -32,7 +32,9 @@ struct sel_read {
     int64_t ue_last_ms, last_ms; /* the latest uncorrectable error's time; any entry's */
     bool ue_dated;
     char dimms[SEL_DIMMS_BYTES];
-    struct sel_state *psu; /* the session's power supply faults; NULL: not followed (detect) */
+    struct sel_state *psu; /* the session's power supply events; NULL: not followed (detect) */
+    int64_t file_ms;       /* the last dated entry's time, for the undated after it */
+    uint32_t line;         /* the line being read */
 };
 
 /* Splits line at '|' into trimmed fields (in place); returns how many. */
@@ -172,23 +174,32 @@ static bool opens_fault(const char *event)
     return false;
 }
 
-/* The slot of sensor and key, a free one (a fault cleared, or unused) when none; NULL: full. */
+/*
+ * The slot of sensor and key; with make, a free one when none: a fault closed (a closed presence
+ * only when nothing else is free: it remembers a supply seen present), or unused. NULL: full.
+ */
 static struct sel_fault *slot(struct sel_state *st, const char *sensor, const char *key, bool make)
 {
-    struct sel_fault *free_slot = NULL;
+    struct sel_fault *free_slot = NULL, *free_presence = NULL;
 
     for (size_t i = 0; i < st->n; i++) {
         struct sel_fault *f = &st->f[i];
 
         if (strcmp(f->sensor, sensor) == 0 && strcmp(f->key, key) == 0)
             return f;
-        if (!f->open && free_slot == NULL && strcmp(f->key, "Presence detected") != 0)
-            free_slot = f;
+        if (f->open)
+            continue;
+        if (strcmp(f->key, "Presence detected") != 0)
+            free_slot = free_slot ? free_slot : f;
+        else
+            free_presence = free_presence ? free_presence : f;
     }
     if (!make)
         return NULL;
     if (free_slot == NULL && st->n < SEL_TRACK_MAX)
         free_slot = &st->f[st->n++];
+    if (free_slot == NULL)
+        free_slot = free_presence;
     if (free_slot != NULL) {
         memset(free_slot, 0, sizeof(*free_slot));
         snprintf(free_slot->sensor, sizeof(free_slot->sensor), "%s", sensor);
@@ -197,95 +208,175 @@ static struct sel_fault *slot(struct sel_state *st, const char *sensor, const ch
     return free_slot;
 }
 
-/* Sets a slot's state from an event; an event older than the one that set it is ignored (files
- * read in any order, the same record read twice). */
-static void set_state(struct sel_fault *f, bool open, int kind, const char *text, bool dated,
-                      int64_t ms)
+static void set_state(struct sel_fault *f, bool open, int kind, const char *text,
+                      const struct sel_event *e)
 {
-    if (dated && f->dated && ms < f->ms)
-        return;
     f->open = open;
     f->kind = kind;
+    f->stale = false;
     snprintf(f->text, sizeof(f->text), "%s", text);
-    if (dated) {
-        f->dated = true;
-        f->ms = ms;
-    }
+    f->dated = open && e->dated;
+    f->ms = f->dated ? e->ms : 0;
 }
 
 /*
- * A power supply or power unit sensor's event. A fault asserted opens its slot, its deassertion
- * closes it; "Presence detected" deasserted is a supply removed (a fault only where the log saw
- * it present); of the redundancy states the newest asserted one holds, "Fully Redundant" closing.
+ * A power supply or power unit sensor's event, in time order. A fault asserted opens its slot,
+ * its deassertion closes it; "Presence detected" deasserted is a supply removed (a fault only
+ * where the log saw it present); of the redundancy states the newest asserted one holds, "Fully
+ * Redundant" or the state's own deassertion closing it.
  */
-static void psu_event(struct sel_state *st, const char *sensor, const char *event, bool asserted,
-                      bool dated, int64_t ms)
+static void psu_event(struct sel_state *st, const struct sel_event *e)
 {
+    const char *ev = e->event;
     struct sel_fault *f;
 
-    if (strlen(sensor) >= sizeof(st->f[0].sensor)) { /* not ipmitool's: not followed */
-        st->untracked += asserted && opens_fault(event);
+    if (starts_ci(ev, "Presence detected")) {
+        f = slot(st, e->sensor, "Presence detected", e->asserted);
+        if (f != NULL)
+            set_state(f, !e->asserted, SEL_LOSS,
+                      e->asserted ? "Presence detected" : "supply removed", e);
         return;
     }
-    if (starts_ci(event, "Presence detected")) {
-        f = slot(st, sensor, "Presence detected", asserted);
+    if (starts_ci(ev, "Fully Redundant")) {
+        f = slot(st, e->sensor, "redundancy", !e->asserted);
         if (f != NULL)
-            set_state(f, !asserted, SEL_LOSS, asserted ? "Presence detected" : "supply removed",
-                      dated, ms);
-        return;
-    }
-    if (starts_ci(event, "Fully Redundant")) {
-        f = slot(st, sensor, "redundancy", !asserted);
-        if (f != NULL)
-            set_state(f, !asserted, SEL_LOSS, asserted ? "Fully Redundant" : "redundancy lost",
-                      dated, ms);
-        else if (!asserted)
+            set_state(f, !e->asserted, SEL_LOSS,
+                      e->asserted ? "Fully Redundant" : "not fully redundant", e);
+        else if (!e->asserted)
             st->untracked++;
         return;
     }
     for (size_t i = 0; i < sizeof(redundancy_lost) / sizeof(redundancy_lost[0]); i++) {
-        if (!starts_ci(event, redundancy_lost[i]))
+        if (!starts_ci(ev, redundancy_lost[i]))
             continue;
-        f = slot(st, sensor, "redundancy", asserted);
-        if (f == NULL) {
-            st->untracked += asserted;
-            return;
-        }
-        /* A state's deassertion closes only that state: the next assertion says the new one. */
-        if (asserted || strncasecmp(f->text, event, sizeof(f->text) - 1) == 0)
-            set_state(f, asserted, SEL_LOSS, event, dated, ms);
+        f = slot(st, e->sensor, "redundancy", e->asserted);
+        if (f == NULL)
+            st->untracked += e->asserted;
+        else if (e->asserted || strncasecmp(f->text, ev, sizeof(f->text) - 1) == 0)
+            set_state(f, e->asserted, SEL_LOSS, ev, e); /* a state's own deassertion closes it */
         return;
     }
     for (size_t i = 0; i < sizeof(psu_faults) / sizeof(psu_faults[0]); i++) {
-        if (!starts_ci(event, psu_faults[i].event))
+        if (!starts_ci(ev, psu_faults[i].event))
             continue;
-        f = slot(st, sensor, psu_faults[i].event, asserted);
+        f = slot(st, e->sensor, psu_faults[i].event, e->asserted);
         if (f != NULL)
-            set_state(f, asserted, psu_faults[i].kind, psu_faults[i].event, dated, ms);
+            set_state(f, e->asserted, psu_faults[i].kind, psu_faults[i].event, e);
         else
-            st->untracked += asserted;
+            st->untracked += e->asserted;
         return;
     }
 }
 
-/* Power-ons, boots and the log's own state, in ipmitool's words. */
-static void log_event(struct sel_state *st, const char *sensor, const char *event, bool asserted,
-                      bool dated, int64_t ms)
+/* A power-on or boot, in ipmitool's words: every fault open before it is from before it. */
+static bool boot_event(const struct sel_event *e)
 {
-    bool boot =
-        (asserted &&
-         (starts_ci(event, "S0/G0: working") || starts_ci(event, "OEM System boot event") ||
-          starts_ci(sensor, "System Boot Initiated"))) ||
-        (!asserted && starts_ci(sensor, "Power Unit") && starts_ci(event, "Power off/down"));
+    if (e->asserted)
+        return starts_ci(e->event, "S0/G0: working") ||
+               starts_ci(e->event, "OEM System boot event") ||
+               (starts_ci(e->sensor, "System Boot Initiated") &&
+                starts_ci(e->event, "Initiated by power up"));
+    return starts_ci(e->sensor, "Power Unit") && starts_ci(e->event, "Power off/down");
+}
 
-    if (boot && dated && ms > st->boot_ms)
-        st->boot_ms = ms;
-    if (!starts_ci(sensor, "Event Logging Disabled") || !asserted)
+static bool log_state_event(const struct sel_event *e)
+{
+    return starts_ci(e->sensor, "Event Logging Disabled") && e->asserted;
+}
+
+/* The events replayed: by time (undated ones where their file put them), then file, then line. */
+static int event_cmp(const void *pa, const void *pb)
+{
+    const struct sel_event *a = pa, *b = pb;
+
+    if (a->ms != b->ms)
+        return a->ms < b->ms ? -1 : 1;
+    if (a->file != b->file)
+        return a->file < b->file ? -1 : 1;
+    return a->line < b->line ? -1 : a->line > b->line;
+}
+
+/* The same record: a file read twice, or two dumps of one log. */
+static bool same_record(const struct sel_event *a, const struct sel_event *b)
+{
+    return a->ms == b->ms && a->dated == b->dated && a->asserted == b->asserted &&
+           strcmp(a->id, b->id) == 0 && strcmp(a->sensor, b->sensor) == 0 &&
+           strcmp(a->event, b->event) == 0;
+}
+
+/* The state at the end of every event kept so far, from scratch. */
+static void replay(struct sel_state *st)
+{
+    size_t kept = 0;
+
+    st->n = 0;
+    st->untracked = st->dropped;
+    st->full = false;
+    if (st->n_ev > 1)
+        qsort(st->ev, st->n_ev, sizeof(*st->ev), event_cmp);
+    for (size_t i = 0; i < st->n_ev; i++) {
+        const struct sel_event *e = &st->ev[i];
+        bool dup = false;
+
+        /* A record read before: in the same second, with the same id and words. */
+        for (size_t k = kept; k-- > 0 && st->ev[k].ms == e->ms && !dup;)
+            dup = same_record(&st->ev[k], e);
+        if (dup)
+            continue;
+        st->ev[kept++] = *e;
+        if (boot_event(e)) {
+            for (size_t k = 0; k < st->n; k++)
+                st->f[k].stale = st->f[k].stale || st->f[k].open;
+        } else if (log_state_event(e)) {
+            if (starts_ci(e->event, "Log full") ||
+                starts_ci(e->event, "All event logging disabled"))
+                st->full = true;
+            else if (starts_ci(e->event, "Log area reset/cleared"))
+                st->full = false;
+        } else if (e->sensor[0] != '\0') {
+            psu_event(st, e);
+        } else {
+            st->untracked += e->asserted; /* a fault whose sensor name did not fit */
+        }
+    }
+    st->n_ev = kept;
+}
+
+/* Keeps an event of a power supply, a power unit, a boot or the log's state for the replay. */
+static void keep_event(struct sel_state *st, const char *id, const char *sensor, const char *event,
+                       bool asserted, bool dated, int64_t ms, int64_t file_ms, uint32_t line)
+{
+    struct sel_event *e;
+    bool psu = imp_starts(sensor, "Power Supply") || imp_starts(sensor, "Power Unit");
+
+    if (!psu && !starts_ci(sensor, "Event Logging Disabled") &&
+        !starts_ci(sensor, "System ACPI Power State") &&
+        !starts_ci(sensor, "System Boot Initiated") && !starts_ci(event, "OEM System boot event"))
         return;
-    if (starts_ci(event, "Log full") || starts_ci(event, "All event logging disabled"))
-        st->full = true;
-    else if (starts_ci(event, "Log area reset/cleared"))
-        st->full = false;
+    if (st->n_ev == SEL_EVENTS_MAX) {
+        st->dropped += psu && asserted && opens_fault(event);
+        return;
+    }
+    if (st->n_ev == st->cap_ev) {
+        st->cap_ev = st->cap_ev ? st->cap_ev * 2 : 64;
+        st->ev = xrealloc(st->ev, st->cap_ev * sizeof(*st->ev));
+    }
+    e = &st->ev[st->n_ev++];
+    memset(e, 0, sizeof(*e));
+    /* A sensor name no ipmitool writes is not followed: kept nameless, a fault of unknown state. */
+    if (strlen(sensor) < sizeof(e->sensor))
+        snprintf(e->sensor, sizeof(e->sensor), "%s", sensor);
+    else if (!(psu && opens_fault(event))) {
+        st->n_ev--;
+        return;
+    }
+    snprintf(e->event, sizeof(e->event), "%s", event);
+    snprintf(e->id, sizeof(e->id), "%s", id);
+    e->asserted = asserted;
+    e->dated = dated;
+    e->ms = dated ? ms : file_ms;
+    e->file = st->files;
+    e->line = line;
 }
 
 /*
@@ -336,17 +427,17 @@ static bool sel_line(struct sel_read *r, char *line)
         r->last_ms = ms;
     sensor = f[3];
     event = f[4];
+    if (dated)
+        r->file_ms = ms;
     if (r->psu != NULL) {
-        bool asserted = strcmp(f[5], "Asserted") == 0;
-
         r->psu->read = true;
-        log_event(r->psu, sensor, event, asserted, dated, ms);
-        /* Sensor types 08h and 09h: "Power Supply", "Power Unit", then the sensor's name. */
-        if (imp_starts(sensor, "Power Supply") || imp_starts(sensor, "Power Unit")) {
-            psu_event(r->psu, sensor, event, asserted, dated, ms);
-            return true;
-        }
+        keep_event(r->psu, f[0], sensor, event, strcmp(f[5], "Asserted") == 0, dated, ms,
+                   r->file_ms, r->line);
     }
+    /* Sensor types 08h and 09h ("Power Supply", "Power Unit", then the sensor's name) are the
+     * replay's: kept above. */
+    if (imp_starts(sensor, "Power Supply") || imp_starts(sensor, "Power Unit"))
+        return true;
     /* ipmitool names sensor type 0Ch "Memory"; the sensor's name or number follows. */
     if (!imp_starts(sensor, "Memory") || strcmp(f[5], "Asserted") != 0)
         return true;
@@ -372,24 +463,22 @@ static void psu_result(struct host_info *h, const struct sel_state *st)
 
     free(h->sel_psu_what);
     h->sel_psu_what = NULL;
-    h->sel_psu_faults = st->untracked;
-    h->sel_psu_losses = h->sel_psu_stale = 0;
+    h->sel_psu_faults = h->sel_psu_losses = h->sel_psu_stale = 0;
     h->sel_psu_untracked = st->untracked;
     h->sel_full = st->full;
     h->valid &= ~(UINT64_C(1) << HOST_S_SEL_PSU_TIME | UINT64_C(1) << HOST_S_SEL_PSU_WHAT);
     h->valid |= UINT64_C(1) << HOST_S_SEL_PSU;
     for (size_t i = 0; i < st->n; i++) {
         const struct sel_fault *f = &st->f[i];
-        bool stale = f->dated && st->boot_ms > 0 && f->ms < st->boot_ms;
         size_t len = strlen(what);
 
         if (!f->open)
             continue;
         h->sel_psu_faults++;
-        h->sel_psu_stale += stale;
-        h->sel_psu_losses += !stale && f->kind == SEL_LOSS;
+        h->sel_psu_stale += f->stale;
+        h->sel_psu_losses += !f->stale && f->kind == SEL_LOSS;
         snprintf(item, sizeof(item), "%s: %s", f->sensor, f->text);
-        if (len + strlen(item) + 2 < sizeof(what) - 16) {
+        if (len + strlen(item) + 2 < sizeof(what) - 24) {
             snprintf(what + len, sizeof(what) - len, "%s%s", len ? ", " : "", item);
             named++;
         }
@@ -434,9 +523,15 @@ static void run(struct imp *im, const char *text, size_t len)
 
     memset(&r, 0, sizeof(r));
     r.psu = &im->is->sel;
+    /* A base snapshot's own power supply counts cannot be replayed with this log: kept. */
+    if (!im->is->sel.read && !im->is->sel.base_kept && (h->valid & (UINT64_C(1) << HOST_S_SEL_PSU)))
+        im->is->sel.base_kept = true;
+    im->is->sel.files++;
     lines_init(&l, text, len);
-    while (lines_next(&l))
+    while (lines_next(&l)) {
+        r.line = (uint32_t)l.no;
         sel_line(&r, l.line);
+    }
     if (r.entries == 0) {
         imp_fail(im, 1,
                  "no line of the BMC's event log (ipmitool sel list or elist: \"ID | date | time | "
@@ -465,8 +560,14 @@ static void run(struct imp *im, const char *text, size_t len)
         h->sel_mem_ue_dimms = str_sanitized(r.dimms);
         h->valid |= UINT64_C(1) << HOST_S_SEL_UE_DIMMS;
     }
-    if (im->is->sel.read)
+    if (im->is->sel.read && !im->is->sel.base_kept) {
+        replay(&im->is->sel);
         psu_result(h, &im->is->sel);
+    } else if (im->is->sel.base_kept) {
+        imp_note(im, COLLECTOR_HOST, 0,
+                 "the snapshot's own power supply faults are kept: this log's are not added to "
+                 "them");
+    }
     imp_note(im, COLLECTOR_HOST, 0,
              "the BMC's event log: %" PRIu32 " entries, %" PRIu32 " uncorrectable and %" PRIu32
              " correctable memory ECC events",

@@ -862,6 +862,11 @@ static void check_psu(const struct rule_ctx *ctx, struct findings *out)
             rule_skip(ctx, out, -1,
                       "whether a power supply failed: the BMC's event log is full, faults after "
                       "it filled were not logged");
+        else if (h->sel_psu_untracked > 0)
+            rule_skip(ctx, out, -1,
+                      "whether %" PRIu32 " power supply fault events were cleared: more sensors "
+                      "than gpudoctor follows at once, or names no ipmitool writes",
+                      h->sel_psu_untracked);
         goto done;
     }
     f = finding_new(ctx, out, -1, -1);
@@ -871,28 +876,32 @@ static void check_psu(const struct rule_ctx *ctx, struct findings *out)
                       h->sel_psu_what);
     else
         finding_title(f, "The BMC logged a power supply fault it has not cleared");
+    finding_evidence_take(f, TWICE_N("the BMC's event log (IPMI SEL): %" PRIu32
+                                     " power supply fault asserted and not cleared",
+                                     "the BMC's event log (IPMI SEL): %" PRIu32
+                                     " power supply faults asserted and not cleared",
+                                     h->sel_psu_faults, (h->sel_psu_faults), (h->sel_psu_faults)));
     if (h->sel_psu_untracked > 0)
-        finding_evidence_take(f,
-                              TWICE_N("the BMC's event log (IPMI SEL): at least %" PRIu32
-                                      " power supply fault asserted and not cleared",
-                                      "the BMC's event log (IPMI SEL): at least %" PRIu32
-                                      " power supply faults asserted and not cleared",
-                                      h->sel_psu_faults, (h->sel_psu_faults), (h->sel_psu_faults)));
-    else
-        finding_evidence_take(f,
-                              TWICE_N("the BMC's event log (IPMI SEL): %" PRIu32
-                                      " power supply fault asserted and not cleared",
-                                      "the BMC's event log (IPMI SEL): %" PRIu32
-                                      " power supply faults asserted and not cleared",
-                                      h->sel_psu_faults, (h->sel_psu_faults), (h->sel_psu_faults)));
+        finding_evidence_take(f, TWICE_N("%" PRIu32 " more fault event could not be followed "
+                                         "(more sensors than gpudoctor follows at once, or a "
+                                         "name no ipmitool writes): whether it was cleared is "
+                                         "not known",
+                                         "%" PRIu32 " more fault events could not be followed "
+                                         "(more sensors than gpudoctor follows at once, or names "
+                                         "no ipmitool writes): whether they were cleared is not "
+                                         "known",
+                                         h->sel_psu_untracked, (h->sel_psu_untracked),
+                                         (h->sel_psu_untracked)));
     psu_time_evidence(f, ctx, h);
     if (h->sel_psu_stale > 0)
         finding_evidence_take(f, TWICE_N("%" PRIu32 " of them was logged before the server's "
-                                         "last power-on in the log: whether it persists, the "
-                                         "sensors say now",
+                                         "last power-on in the log and never cleared: a supply "
+                                         "that failed before a reboot leaves the same record; "
+                                         "the sensors say whether it persists",
                                          "%" PRIu32 " of them were logged before the server's "
-                                         "last power-on in the log: whether they persist, the "
-                                         "sensors say now",
+                                         "last power-on in the log and never cleared: a supply "
+                                         "that failed before a reboot leaves the same record; "
+                                         "the sensors say whether they persist",
                                          h->sel_psu_stale, (h->sel_psu_stale), (h->sel_psu_stale)));
     if (h->sel_full)
         finding_evidence(f, "the log is full, or logging disabled: faults and clearings after "
@@ -911,18 +920,18 @@ static void check_psu(const struct rule_ctx *ctx, struct findings *out)
         finding_explains(f, "clock.hw-slowdown");
     } else {
         f->severity = SEV_WARNING;
-        if (h->sel_psu_losses == 0)
-            finding_evidence(f, "none of them is known to remove power since the last "
-                                "power-on (a predicted failure, AC out of range, a "
-                                "configuration error, or logged before it): the supplies still "
-                                "deliver; replace the one named before it fails");
-        else if (known)
+        /* Faults from before the last power-on, or not followed, are said above. */
+        if (h->sel_psu_losses > 0 && known)
             finding_evidence(f, "no GPU is braked now: the server runs on its other supplies, "
                                 "without redundancy, and one more failure stops it");
-        else
+        else if (h->sel_psu_losses > 0)
             finding_evidence(f, "whether a GPU is braked is not known (no GPU's clock event "
                                 "reasons were read): without redundancy, one more failure "
                                 "stops the server");
+        else if (h->sel_psu_stale == 0 && h->sel_psu_untracked == 0)
+            finding_evidence(f, "none of them removes power (a predicted failure, AC out of "
+                                "range, a configuration error): the supplies still deliver; "
+                                "replace the one named before it fails");
     }
     finding_fix(f, "sudo ipmitool sdr type 'Power Supply'   # each supply's state now");
     finding_fix(f, "sudo ipmitool sdr type 'Power Unit'   # the supplies' redundancy, on boards "

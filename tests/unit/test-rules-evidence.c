@@ -1201,22 +1201,35 @@ static void test_psu_fault_cause(void **state)
     run(s, &f);
     x = MUST(find(&f, "host.psu-fault", -1));
     assert_int_equal(x->severity, SEV_WARNING);
-    assert_true(evidence_has(x, "1 of them was logged before the server's last power-on"));
+    assert_true(evidence_has(x, "1 of them was logged before the server's last power-on in the "
+                                "log and never cleared"));
+    assert_false(evidence_has(x, "the supplies still deliver")); /* a loss, from before */
     y = MUST(find(&f, "clock.hw-slowdown", 4));
     assert_int_equal(y->cause, 0);
     findings_free(&f);
 
-    /* a count that is a lower bound says so; a full log says what it could not log */
+    /* events not followed are said as unknown; a full log says what it could not log */
     s->host.sel_psu_untracked = 1;
     s->host.sel_full = true;
     run(s, &f);
     x = MUST(find(&f, "host.psu-fault", -1));
-    assert_true(evidence_has(x, "at least 1 power supply fault"));
+    assert_true(evidence_has(x, "1 more fault event could not be followed"));
     assert_true(evidence_has(x, "the log is full, or logging disabled"));
+    findings_free(&f);
+
+    /* only a predicted failure, nothing else: the supplies still deliver */
+    s->host.sel_psu_untracked = 0;
+    s->host.sel_psu_stale = 0;
+    s->host.sel_full = false;
+    run(s, &f);
+    x = MUST(find(&f, "host.psu-fault", -1));
+    assert_int_equal(x->severity, SEV_WARNING);
+    assert_true(evidence_has(x, "the supplies still deliver"));
     findings_free(&f);
 
     /* no fault, a full log, a braked GPU: not "no fault", but not checked */
     s->host.sel_psu_faults = 0;
+    s->host.sel_full = true;
     run(s, &f);
     assert_null(find(&f, "host.psu-fault", -1));
     MUST(find_skip(&f, "host.psu-fault", "the BMC's event log is full"));
