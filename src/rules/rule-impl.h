@@ -362,6 +362,13 @@ void past_said(struct finding *f, const struct rule_ctx *ctx, const char *what,
 enum severity past_escalate(struct finding *f, const struct gpu *g, const struct past *p,
                             enum severity sev, struct text2 *suffix);
 
+/*
+ * clock.hw-slowdown's test (rules-clock.c): the GPU's clocks cut by the hardware power brake
+ * (*brake), or by a hardware slowdown that persists without a thermal cause (*slow). False when
+ * neither, or the clock event reasons were not read.
+ */
+bool gpu_hw_braked(const struct facts_gpu *v, bool *brake, bool *slow);
+
 /* Percentages that cope with a zero total. */
 double pct(double part, double whole);
 

@@ -250,6 +250,17 @@ const struct rule rule_clock_thermal_slowdown = {
 
 /* ---- clock.hw-slowdown ---- */
 
+bool gpu_hw_braked(const struct facts_gpu *v, bool *brake, bool *slow)
+{
+    *brake = v->reasons_valid && (v->reasons_any & NVML_CLOCKS_EVENT_HW_POWER_BRAKE);
+    /* HW slowdown also flickers during P-state changes: it counts when it persists. */
+    *slow = v->reasons_valid &&
+            (facts_gpu_reason_count(v, NVML_CLOCKS_EVENT_HW_SLOWDOWN) >= 2 ||
+             (v->reasons_last & NVML_CLOCKS_EVENT_HW_SLOWDOWN)) &&
+            !(v->reasons_any & NVML_CLOCKS_EVENT_HW_THERMAL);
+    return *brake || *slow;
+}
+
 static void check_hw_slowdown(const struct rule_ctx *ctx, struct findings *out)
 {
     for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
@@ -265,12 +276,8 @@ static void check_hw_slowdown(const struct rule_ctx *ctx, struct findings *out)
                 need_gpu(ctx, out, g, GPU_S_EVENT_REASONS);
             continue;
         }
-        brake = v->reasons_any & NVML_CLOCKS_EVENT_HW_POWER_BRAKE;
         n_slow = facts_gpu_reason_count(v, NVML_CLOCKS_EVENT_HW_SLOWDOWN);
-        /* HW slowdown also flickers during P-state changes: it counts when it persists. */
-        slow = (n_slow >= 2 || (v->reasons_last & NVML_CLOCKS_EVENT_HW_SLOWDOWN)) &&
-               !(v->reasons_any & NVML_CLOCKS_EVENT_HW_THERMAL);
-        if (!brake && !slow)
+        if (!gpu_hw_braked(v, &brake, &slow))
             continue;
         f = finding_new(ctx, out, (int32_t)g->index, -1);
         why = brake ? N_("the hardware power brake") : N_("hardware slowdown");

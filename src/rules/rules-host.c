@@ -2,7 +2,6 @@
  * Throughput: the GPU waits for the host. An input pipeline that cannot keep up, a saturated CPU,
  * I/O wait and busy disks, swapping, and full disks.
  */
-#include "nvml/nvml-abi.h"
 #include "rules/rule-impl.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
@@ -787,10 +786,8 @@ const struct rule rule_host_memory_ecc = {
 
 /* ---- host.psu-fault ---- */
 
-/*
- * The GPUs whose clocks the power brake or a hardware slowdown cuts, as clock.hw-slowdown judges
- * them; *known: whether any GPU's clock event reasons were read.
- */
+/* The GPUs clock.hw-slowdown finds braked; *known: whether any GPU's clock event reasons were
+ * read. */
 static size_t braked_gpus(const struct rule_ctx *ctx, int32_t *idx, bool *known)
 {
     size_t n = 0;
@@ -800,14 +797,8 @@ static size_t braked_gpus(const struct rule_ctx *ctx, int32_t *idx, bool *known)
         const struct facts_gpu *v = &ctx->facts->gpus[i];
         bool brake, slow;
 
-        if (!v->reasons_valid)
-            continue;
-        *known = true;
-        brake = v->reasons_any & NVML_CLOCKS_EVENT_HW_POWER_BRAKE;
-        slow = (facts_gpu_reason_count(v, NVML_CLOCKS_EVENT_HW_SLOWDOWN) >= 2 ||
-                (v->reasons_last & NVML_CLOCKS_EVENT_HW_SLOWDOWN)) &&
-               !(v->reasons_any & NVML_CLOCKS_EVENT_HW_THERMAL);
-        if (brake || slow)
+        *known = *known || v->reasons_valid;
+        if (gpu_hw_braked(v, &brake, &slow))
             idx[n++] = (int32_t)v->g->index;
     }
     return n;
