@@ -56,6 +56,7 @@ struct topo_gpu {
  */
 #define SEL_EVENTS_MAX 16384
 #define SEL_TRACK_MAX  64
+#define SEL_SEEN_MAX   (1u << 18)
 enum sel_fault_kind {
     SEL_LOSS, /* the supply or the supplies' redundancy is gone: failed, AC lost, removed */
     SEL_RISK, /* it still delivers: predicted to fail, AC out of range, a configuration error */
@@ -83,6 +84,12 @@ struct sel_state {
     struct sel_event *ev;
     size_t n_ev, cap_ev;
     uint32_t dropped; /* events beyond SEL_EVENTS_MAX, not kept */
+    /* Every record of ipmitool's lists read so far, as a fingerprint (open addressing, 0 is
+     * free): a record read again, from one file given twice or two dumps of one log, is not
+     * counted again. Past SEL_SEEN_MAX records, later ones are counted unchecked (seen_full). */
+    uint64_t *seen;
+    size_t n_seen, cap_seen;
+    bool seen_full;
     /* The replay's result. */
     struct sel_fault f[SEL_TRACK_MAX];
     size_t n;

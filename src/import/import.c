@@ -577,6 +577,7 @@ struct snapshot *import_end(struct import_session *is)
     else if (s->time_ms == 0)
         s->time_ms = is->klog_last_ms;
     free(is->sel.ev);
+    free(is->sel.seen);
     free(is);
     return s;
 }

@@ -29,6 +29,7 @@
 #define SEL_DIMMS_BYTES 256 /* the DIMM list's bound */
 struct sel_read {
     uint32_t entries, ue, ce;
+    uint32_t repeats;            /* records read before in the session, not counted again */
     int64_t ue_last_ms, last_ms; /* the latest uncorrectable error's time; any entry's */
     bool ue_dated;
     char dimms[SEL_DIMMS_BYTES];
@@ -108,6 +109,62 @@ static bool sel_time(const char *date, const char *clock, int64_t *ms)
         return false;
     *ms = (int64_t)t * 1000;
     return true;
+}
+
+/* FNV-1a over n bytes, continuing from h. */
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ c[i]) * UINT64_C(0x100000001b3);
+    return h;
+}
+
+/*
+ * Whether this record was read before in the session: the same id, time (an undated one's: the
+ * dated entry before it in its file), sensor, event, direction and any columns after. Records
+ * are added as they come; past SEL_SEEN_MAX none is checked.
+ */
+static bool seen_before(struct sel_state *st, char *const *f, size_t n, bool dated, int64_t ms)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    size_t i;
+
+    h = fnv(h, &dated, sizeof(dated));
+    h = fnv(h, &ms, sizeof(ms));
+    for (size_t k = 0; k < n; k++) {
+        if (k == 1 || k == 2) /* the date and the time: in ms */
+            continue;
+        h = fnv(h, f[k], strlen(f[k]) + 1);
+    }
+    h += h == 0; /* 0 marks a free place */
+    if (st->n_seen >= SEL_SEEN_MAX) {
+        st->seen_full = true;
+        return false;
+    }
+    if (2 * (st->n_seen + 1) > st->cap_seen) {
+        size_t cap = st->cap_seen ? 2 * st->cap_seen : 1024;
+        uint64_t *t = xcalloc(cap, sizeof(*t));
+
+        for (size_t k = 0; k < st->cap_seen; k++) {
+            if (st->seen[k] == 0)
+                continue;
+            for (i = st->seen[k] & (cap - 1); t[i] != 0; i = (i + 1) & (cap - 1))
+                ;
+            t[i] = st->seen[k];
+        }
+        free(st->seen);
+        st->seen = t;
+        st->cap_seen = cap;
+    }
+    for (i = h & (st->cap_seen - 1); st->seen[i] != 0; i = (i + 1) & (st->cap_seen - 1)) {
+        if (st->seen[i] == h)
+            return true;
+    }
+    st->seen[i] = h;
+    st->n_seen++;
+    return false;
 }
 
 /* The DIMM in "Uncorrectable ECC (CPU0_G1)" (ipmitool's decoding), into out; false if none. */
@@ -296,19 +353,9 @@ static int event_cmp(const void *pa, const void *pb)
     return a->line < b->line ? -1 : a->line > b->line;
 }
 
-/* The same record: a file read twice, or two dumps of one log. */
-static bool same_record(const struct sel_event *a, const struct sel_event *b)
-{
-    return a->ms == b->ms && a->dated == b->dated && a->asserted == b->asserted &&
-           strcmp(a->id, b->id) == 0 && strcmp(a->sensor, b->sensor) == 0 &&
-           strcmp(a->event, b->event) == 0;
-}
-
-/* The state at the end of every event kept so far, from scratch. */
+/* The state at the end of every event kept so far (each record once: seen_before), from scratch. */
 static void replay(struct sel_state *st)
 {
-    size_t kept = 0;
-
     st->n = 0;
     st->untracked = st->dropped;
     st->full = false;
@@ -316,14 +363,7 @@ static void replay(struct sel_state *st)
         qsort(st->ev, st->n_ev, sizeof(*st->ev), event_cmp);
     for (size_t i = 0; i < st->n_ev; i++) {
         const struct sel_event *e = &st->ev[i];
-        bool dup = false;
 
-        /* A record read before: in the same second, with the same id and words. */
-        for (size_t k = kept; k-- > 0 && st->ev[k].ms == e->ms && !dup;)
-            dup = same_record(&st->ev[k], e);
-        if (dup)
-            continue;
-        st->ev[kept++] = *e;
         if (boot_event(e)) {
             for (size_t k = 0; k < st->n; k++)
                 st->f[k].stale = st->f[k].stale || st->f[k].open;
@@ -339,7 +379,6 @@ static void replay(struct sel_state *st)
             st->untracked += e->asserted; /* a fault whose sensor name did not fit */
         }
     }
-    st->n_ev = kept;
 }
 
 /* Keeps an event of a power supply, a power unit, a boot or the log's state for the replay. */
@@ -421,14 +460,18 @@ static bool sel_line(struct sel_read *r, char *line)
         return false;
     if (strcmp(f[5], "Asserted") != 0 && strcmp(f[5], "Deasserted") != 0)
         return false;
-    r->entries++;
     dated = sel_time(f[1], f[2], &ms);
+    if (dated)
+        r->file_ms = ms;
+    if (r->psu != NULL && seen_before(r->psu, f, n, dated, r->file_ms)) {
+        r->repeats++;
+        return true;
+    }
+    r->entries++;
     if (dated && ms > r->last_ms)
         r->last_ms = ms;
     sensor = f[3];
     event = f[4];
-    if (dated)
-        r->file_ms = ms;
     if (r->psu != NULL) {
         r->psu->read = true;
         keep_event(r->psu, f[0], sensor, event, strcmp(f[5], "Asserted") == 0, dated, ms,
@@ -520,9 +563,13 @@ static void run(struct imp *im, const char *text, size_t len)
     struct host_info *h = &im->s->host;
     struct sel_read r;
     struct lines l;
+    bool was_full = im->is->sel.seen_full;
 
     memset(&r, 0, sizeof(r));
     r.psu = &im->is->sel;
+    /* The DIMMs named so far, so that this log's are added to them once. */
+    if (h->sel_mem_ue_dimms != NULL)
+        snprintf(r.dimms, sizeof(r.dimms), "%s", h->sel_mem_ue_dimms);
     /* A base snapshot's own power supply counts cannot be replayed with this log: kept. */
     if (!im->is->sel.read && !im->is->sel.base_kept && (h->valid & (UINT64_C(1) << HOST_S_SEL_PSU)))
         im->is->sel.base_kept = true;
@@ -532,7 +579,7 @@ static void run(struct imp *im, const char *text, size_t len)
         r.line = (uint32_t)l.no;
         sel_line(&r, l.line);
     }
-    if (r.entries == 0) {
+    if (r.entries == 0 && r.repeats == 0) {
         imp_fail(im, 1,
                  "no line of the BMC's event log (ipmitool sel list or elist: \"ID | date | time | "
                  "sensor | event | Asserted\")");
@@ -556,7 +603,8 @@ static void run(struct imp *im, const char *text, size_t len)
         h->sel_mem_ue_last_ms = r.ue_last_ms;
         h->valid |= UINT64_C(1) << HOST_S_SEL_UE_TIME;
     }
-    if (r.dimms[0] != '\0' && h->sel_mem_ue_dimms == NULL) {
+    if (r.dimms[0] != '\0') {
+        free(h->sel_mem_ue_dimms);
         h->sel_mem_ue_dimms = str_sanitized(r.dimms);
         h->valid |= UINT64_C(1) << HOST_S_SEL_UE_DIMMS;
     }
@@ -568,10 +616,22 @@ static void run(struct imp *im, const char *text, size_t len)
                  "the snapshot's own power supply faults are kept: this log's are not added to "
                  "them");
     }
-    imp_note(im, COLLECTOR_HOST, 0,
-             "the BMC's event log: %" PRIu32 " entries, %" PRIu32 " uncorrectable and %" PRIu32
-             " correctable memory ECC events",
-             r.entries, r.ue, r.ce);
+    if (r.repeats == 0)
+        imp_note(im, COLLECTOR_HOST, 0,
+                 "the BMC's event log: %" PRIu32 " entries, %" PRIu32 " uncorrectable and %" PRIu32
+                 " correctable memory ECC events",
+                 r.entries, r.ue, r.ce);
+    else
+        imp_note(im, COLLECTOR_HOST, 0,
+                 "the BMC's event log: %" PRIu32 " new entries (%" PRIu32 " more an earlier file "
+                 "had: counted once), %" PRIu32 " uncorrectable and %" PRIu32
+                 " correctable memory ECC events among the new",
+                 r.entries, r.repeats, r.ue, r.ce);
+    if (im->is->sel.seen_full && !was_full)
+        imp_note(im, COLLECTOR_HOST, 0,
+                 "the BMC's event logs hold more than %u records: those past it were not "
+                 "checked for repeats",
+                 SEL_SEEN_MAX);
 }
 
 const struct importer importer_ipmi_sel = {
