@@ -223,6 +223,7 @@ static void reap_own(struct cmd_front *f, const struct opts *o, const struct sna
     reap_guard_init(&g, true);
     pol.pids = pids;
     pol.n_pids = n_pids;
+    pol.keep_protected = true; /* the job's processes, not named one by one by an operator */
     n_j = facts_judge_snapshot(s, NULL, &f->config.rules.th, &j);
     reap_plan_build(&plan, s, j, n_j, &pol, &g, proc_fd);
     for (size_t i = 0; i < plan.n; i++) {

@@ -142,6 +142,12 @@ size_t facts_gpu_reason_count(const struct facts_gpu *v, uint64_t bit);
 
 /* Whether the process's state is known and one of the /proc state letters in states ("Tt"). */
 bool facts_proc_in_state(const struct proc *p, const char *states);
+/*
+ * Whether NVML's pid names another process here: one that has no NVIDIA device open although
+ * its fds were read (another PID namespace's number, or a reused one). Its verdict is
+ * not-visible: nothing is concluded about, or done to, the process that has the number here.
+ */
+bool facts_proc_pid_foreign(const struct proc *p);
 /* The CPU the process and its children in the table used over the window; -1 unknown. */
 double facts_tree_cpu_pct(const struct facts *f, const struct proc *p);
 /* Whether the process is known to hold at least holder_min_mib of GPU memory. */

@@ -113,11 +113,33 @@ static enum facts_verdict idle_kind(const struct facts *f, const struct facts_us
     return FACTS_VERDICT_IDLE;
 }
 
+/*
+ * NVML lists pid, but the process this /proc shows under that number has no NVIDIA device open,
+ * which a process with a CUDA context, or a graphics client of the GPU, always has: the number
+ * is another PID namespace's (NVML gives the host's pids; gpudoctor reads a container's /proc),
+ * or the process exited and the number was reused. Only where its fds were read; never for an
+ * exited one (its files are closed) nor an MPS client (it works through the MPS server's).
+ */
+bool facts_proc_pid_foreign(const struct proc *p)
+{
+    bool listed = false;
+
+    if (!ok(p, PROC_S_HOLDS_CTL) || !ok(p, PROC_S_HOLDS_UVM) || p->holds_ctl || p->holds_uvm ||
+        !ok(p, PROC_S_STATE) || facts_proc_in_state(p, "ZX"))
+        return false;
+    for (size_t i = 0; i < p->n_gpus; i++) {
+        if (p->gpus[i].holds_device || (p->gpus[i].type_mask & GPU_PROC_MPS))
+            return false;
+        listed = listed || p->gpus[i].nvml_listed;
+    }
+    return listed;
+}
+
 enum facts_verdict facts_verdict_of(const struct facts *f, const struct facts_use *u,
                                     enum facts_verdict *if_idle)
 {
     *if_idle = idle_kind(f, u);
-    if (!ok(u->p, PROC_S_STATE))
+    if (!ok(u->p, PROC_S_STATE) || facts_proc_pid_foreign(u->p))
         return FACTS_VERDICT_NOT_VISIBLE;
     if (facts_proc_in_state(u->p, "ZX"))
         return FACTS_VERDICT_DEFUNCT;

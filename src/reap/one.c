@@ -22,6 +22,22 @@ static const char *text(char *const *en, char *const *l, size_t i)
     return l != NULL && l[i] != NULL ? l[i] : en[i];
 }
 
+/* The targets the plan would signal, in order (pid, start time, role), as one number. */
+static uint64_t plan_id(const struct reap_plan *plan)
+{
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+    for (size_t i = 0; i < plan->n; i++) {
+        const struct reap_target *t = &plan->targets[i];
+        uint64_t v[4] = { (uint64_t)t->pid, t->start_ticks, (uint64_t)t->role,
+                          (uint64_t)t->disposition };
+
+        for (size_t k = 0; k < sizeof(v); k++)
+            h = (h ^ ((const unsigned char *)v)[k]) * UINT64_C(0x100000001b3);
+    }
+    return h;
+}
+
 int reap_one(const struct snapshot *s, int32_t pid, uint64_t start_ticks,
              const struct reap_one_opts *o, struct reap_result *r)
 {
@@ -33,6 +49,7 @@ int reap_one(const struct snapshot *s, int32_t pid, uint64_t start_ticks,
     struct thresholds th;
     size_t n_j;
     int proc_fd, rc = -1;
+    uint64_t id = 0;
 
     memset(r, 0, sizeof(*r));
     if (p == NULL || !((p->valid >> PROC_S_STAT) & 1u) || p->start_ticks != start_ticks) {
@@ -53,6 +70,14 @@ int reap_one(const struct snapshot *s, int32_t pid, uint64_t start_ticks,
     if (proc_fd >= 0)
         close(proc_fd);
 
+    id = plan_id(&plan);
+    if (!o->dry_run && o->expect_plan != 0 && id != o->expect_plan) {
+        r->outcome = REAP_OUT_CHANGED;
+        reap_result_take(r, TWICE("what would be signalled to end pid %d changed since it was "
+                                  "shown (the process changed state): nothing signalled; ask again",
+                                  ((int)pid), ((int)pid)));
+        goto out;
+    }
     if (plan.n == 0) {
         r->outcome = REAP_OUT_GONE;
         if (plan.n_notes)
@@ -106,6 +131,7 @@ int reap_one(const struct snapshot *s, int32_t pid, uint64_t start_ticks,
     }
     rc = 0;
 out:
+    r->plan_id = id;
     reap_plan_free(&plan);
     reap_guard_free(&g);
     free(j);

@@ -264,6 +264,12 @@ static bool named(const struct reap_policy *pol, int32_t pid)
     return false;
 }
 
+/* Whether pid is named and that lifts the protected list (reap --pid, watch; not the epilog). */
+static bool lifts(const struct reap_policy *pol, int32_t pid)
+{
+    return !pol->keep_protected && named(pol, pid);
+}
+
 static struct reap_target *find_target(struct reap_plan *plan, int32_t pid)
 {
     for (size_t i = 0; i < plan->n; i++) {
@@ -533,6 +539,8 @@ static void plan_defunct(struct reap_plan *plan, const struct snapshot *s,
 
     if (proc_fd >= 0 && !have_z)
         return; /* gone since the scan: facts_of said so */
+    if (have_z)
+        ppid = zf.ppid; /* its parent now, not as scanned */
     if (have_z && zf.tasks_d > 0) {
         t = advice_target(plan, s, g, p, p->pid, u, FACTS_VERDICT_DEFUNCT, is_named);
         set_why_take(
@@ -547,7 +555,7 @@ static void plan_defunct(struct reap_plan *plan, const struct snapshot *s,
     }
     if (have_z && zf.tasks_live > 0) {
         /* The main thread exited; the others still run and keep the process and its GPU. */
-        t = add_target(plan, s, g, &zf, p, REAP_ROLE_SELF, is_named, u, p->pid,
+        t = add_target(plan, s, g, &zf, p, REAP_ROLE_SELF, lifts(pol, p->pid), u, p->pid,
                        FACTS_VERDICT_DEFUNCT);
         set_why_take(t,
                      TWICE("its main thread exited but %u other thread%s, holding %s: ending the "
@@ -575,8 +583,9 @@ static void plan_defunct(struct reap_plan *plan, const struct snapshot *s,
 
         if (!holds_device(c) || facts_of(plan, proc_fd, c->pid, c, &cf) != 0)
             continue;
-        t = add_target(plan, s, g, &cf, c, REAP_ROLE_WORKER, named(pol, c->pid), u, p->pid,
+        t = add_target(plan, s, g, &cf, c, REAP_ROLE_WORKER, lifts(pol, c->pid), u, p->pid,
                        FACTS_VERDICT_DEFUNCT);
+        t->gpu_start_ticks = p->start_ticks;
         set_why_take(
             t, TWICE("child of defunct process %d, still has its GPU device open: ending it frees "
                      "the %s the defunct process holds",
@@ -607,8 +616,9 @@ static void plan_defunct(struct reap_plan *plan, const struct snapshot *s,
             pf.pid = ppid;
             unchecked = true;
         }
-        t = add_target(plan, s, g, &pf, pp, REAP_ROLE_PARENT, named(pol, ppid), u, p->pid,
+        t = add_target(plan, s, g, &pf, pp, REAP_ROLE_PARENT, lifts(pol, ppid), u, p->pid,
                        FACTS_VERDICT_DEFUNCT);
+        t->gpu_start_ticks = p->start_ticks;
         set_why_take(
             t, TWICE("parent of defunct process %d (holding %s), which it does not reap: ending it "
                      "lets init reap %d and free the memory",
@@ -662,9 +672,10 @@ static bool selects(const struct reap_policy *pol, const struct facts_judgement 
 
 /*
  * A named process that uses no GPU but is in the table: a worker of a GPU process (its child,
- * or listed among its children), or the parent of one.
+ * or listed among its children), or the parent of one. False for anything else there (an
+ * ancestor further up: a launcher, a shell, a multiplexer, a container's shim).
  */
-static void related_why(struct reap_target *t, const struct snapshot *s, const struct proc *p)
+static bool related_why(struct reap_target *t, const struct snapshot *s, const struct proc *p)
 {
     const struct proc_table *tb = &s->procs;
 
@@ -674,7 +685,7 @@ static void related_why(struct reap_target *t, const struct snapshot *s, const s
         for (size_t k = 0; q->n_gpus > 0 && k < q->n_children; k++) {
             if (q->children[k] == p->pid) {
                 set_why(t, "named by --pid: a worker of GPU process %d", (int)q->pid);
-                return;
+                return true;
             }
         }
     }
@@ -683,16 +694,17 @@ static void related_why(struct reap_target *t, const struct snapshot *s, const s
 
         if (c != NULL && c->n_gpus > 0) {
             set_why(t, "named by --pid: the parent of GPU process %d", (int)c->pid);
-            return;
+            return true;
         }
     }
     for (size_t i = 0; i < tb->n_procs; i++) {
         if (tb->procs[i].ppid == p->pid && tb->procs[i].n_gpus > 0) {
             set_why(t, "named by --pid: the parent of GPU process %d", (int)tb->procs[i].pid);
-            return;
+            return true;
         }
     }
     set_why(t, "named by --pid: in the process table, using no GPU");
+    return false;
 }
 
 /* One GPU process the policy selected, or a pid named by --pid. */
@@ -717,7 +729,7 @@ static void plan_use(struct reap_plan *plan, const struct snapshot *s, const str
         /* Named, but not a process gpudoctor saw using a GPU. */
         memset(&f, 0, sizeof(f));
         f.pid = pid;
-        t = add_target(plan, s, g, &f, NULL, REAP_ROLE_SELF, true, use, pid, v);
+        t = add_target(plan, s, g, &f, NULL, REAP_ROLE_SELF, lifts(pol, pid), use, pid, v);
         if (t->refusal == REAP_ALLOWED || t->refusal == REAP_REFUSE_OWNER_UNKNOWN) {
             clear_advice(t);
             t->refusal = REAP_REFUSE_NOT_GPU;
@@ -725,6 +737,28 @@ static void plan_use(struct reap_plan *plan, const struct snapshot *s, const str
             advice(t, "not a GPU process (nor a worker of one): reap ends only those; use kill");
         }
         set_why(t, "named by --pid");
+        return;
+    }
+    if (v == FACTS_VERDICT_NOT_VISIBLE && j != NULL && facts_proc_pid_foreign(p)) {
+        /* A process here has the number: what never may be touched says so first (init, this
+         * gpudoctor, its ancestors); else it is refused as not NVML's process. */
+        if (facts_of(plan, proc_fd, pid, p, &f) != 0)
+            return;
+        t = add_target(plan, s, g, &f, p, REAP_ROLE_SELF, lifts(pol, pid), use, pid, v);
+        reap_facts_free(&f);
+        set_why_take(t, TWICE("NVML lists pid %d (%s), but the process with that pid here has no "
+                              "NVIDIA device open: it is not NVML's process",
+                              ((int)pid, use->where), ((int)pid, use->where_l)));
+        if (t->refusal == REAP_ALLOWED || t->refusal == REAP_REFUSE_OTHER_USER ||
+            t->refusal == REAP_REFUSE_OWNER_UNKNOWN || t->refusal == REAP_REFUSE_PROTECTED) {
+            clear_advice(t);
+            t->disposition = REAP_REFUSED;
+            t->refusal = REAP_REFUSE_NOT_VISIBLE;
+            advice(t, "NVML gives the host's pids: inside a container (another PID namespace) the "
+                      "number is another process's, or the process exited and the number was "
+                      "reused; run gpudoctor reap on the host, or in a container started with "
+                      "--pid=host");
+        }
         return;
     }
     if (v == FACTS_VERDICT_NOT_VISIBLE && j != NULL) {
@@ -743,12 +777,16 @@ static void plan_use(struct reap_plan *plan, const struct snapshot *s, const str
     }
     if (facts_of(plan, proc_fd, pid, p, &f) != 0)
         return;
-    t = add_target(plan, s, g, &f, p, REAP_ROLE_SELF, is_named, use, pid, v);
+    t = add_target(plan, s, g, &f, p, REAP_ROLE_SELF, lifts(pol, pid), use, pid, v);
     if (j != NULL) {
         set_why_take(t, TWICE("%s, holding %s", (verdict_words(v, p), use->where),
                               (_(verdict_words(v, p)), use->where_l)));
-    } else {
-        related_why(t, s, p);
+    } else if (!related_why(t, s, p) && t->disposition == REAP_SIGNAL) {
+        clear_advice(t);
+        t->refusal = REAP_REFUSE_NOT_GPU;
+        t->disposition = REAP_REFUSED;
+        advice(t, "not a GPU process (nor a worker or the parent of one): reap ends only those; "
+                  "use kill");
     }
     if (is_named && j != NULL && !idle_verdict(v) && v != FACTS_VERDICT_STOPPED) {
         evidence(t, "named by --pid: it is %s, not stale", verdict_words(v, p));

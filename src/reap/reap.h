@@ -115,6 +115,9 @@ struct reap_policy {
     int64_t idle_ms; /* --idle DUR: idle for at least this long, proven */
     int32_t *pids;   /* --pid: named processes */
     size_t n_pids;
+    /* Naming a pid does not lift the protected list: the epilog names every process of a job,
+     * which is not an operator's choice of one (reap --pid and watch lift it). */
+    bool keep_protected;
     /* Filters: every selected process must pass them all. */
     bool has_min_mem;
     uint64_t min_mem_bytes;
@@ -147,6 +150,7 @@ struct reap_target {
     int64_t start_time_ms; /* Unix ms; -1 unknown */
     enum reap_role role;
     int32_t gpu_pid;            /* the GPU process whose memory this frees (pid itself for SELF) */
+    uint64_t gpu_start_ticks;   /* its start time (PARENT, WORKER): still defunct when signalled */
     enum facts_verdict verdict; /* of gpu_pid */
     enum reap_disposition disposition;
     enum reap_refusal refusal;
@@ -218,6 +222,7 @@ struct reap_result {
     char *detail; /* one sentence, English: --json and the log */
     /* The same sentence for people where a translation is in use (i18n.h), else NULL. */
     char *detail_l;
+    uint64_t plan_id; /* reap_one: what its plan signals (pid, start time, role of each target) */
 };
 
 struct reap_exec {
@@ -260,6 +265,8 @@ struct reap_one_opts {
     bool all_users;
     bool dry_run;    /* plan and check, signal nothing: for the confirmation line */
     bool log_stderr; /* false from a full-screen view */
+    /* Not a dry run: the plan_id the dry run gave, which the plan must still have (0: any). */
+    uint64_t expect_plan;
 };
 
 /*

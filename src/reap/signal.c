@@ -160,6 +160,41 @@ static const char *disposition_words(enum reap_disposition d)
     return "?";
 }
 
+/*
+ * A parent or a worker is signalled for the defunct process it keeps: only while that process
+ * is still there, the same one (start time), defunct, and (for a parent) still its child. It
+ * may have been reaped during a confirmation or while earlier targets were ended.
+ */
+static bool still_defunct(const struct reap_target *t, struct reap_result *r, int64_t t0)
+{
+    struct reap_facts z;
+    int proc_fd, rc;
+    bool same;
+
+    if (t->role == REAP_ROLE_SELF)
+        return true;
+    proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    rc = proc_fd >= 0 ? reap_facts_read(proc_fd, t->gpu_pid, &z, NULL) : -errno;
+    if (proc_fd >= 0)
+        close(proc_fd);
+    same = rc == 0 && z.start_ticks == t->gpu_start_ticks && (z.state == 'Z' || z.state == 'X') &&
+           (t->role != REAP_ROLE_PARENT || z.ppid == t->pid);
+    if (rc == 0)
+        reap_facts_free(&z);
+    if (same)
+        return true;
+    if (rc == 0 || rc == -ESRCH)
+        conclude(r, REAP_OUT_GONE, 0, t0,
+                 "defunct process %d is no longer there as it was selected (reaped, or another "
+                 "parent's now): pid %d is not signalled",
+                 (int)t->gpu_pid, (int)t->pid);
+    else
+        conclude_take(r, REAP_OUT_FAILED, 0, t0,
+                      TWICE("cannot read /proc/%d: %s", ((int)t->gpu_pid, err_en(-rc)),
+                            ((int)t->gpu_pid, strerror(-rc))));
+    return false;
+}
+
 /* Pins and verifies; returns the pidfd, or -1 with *r and the log saying why not. */
 static int pin_verified(const struct reap_target *t, const struct reap_exec *x,
                         struct reap_result *r, int64_t t0, char *state)
@@ -203,6 +238,11 @@ static int pin_verified(const struct reap_target *t, const struct reap_exec *x,
         goto fail_fd;
     }
     named_pid = pidfd_pid(pidfd);
+    if (named_pid == -1) { /* exited between the read and now */
+        conclude(r, REAP_OUT_GONE, 0, t0, "pid %d exited before it was signalled", (int)t->pid);
+        reap_facts_free(&live);
+        goto fail_fd;
+    }
     if (live.start_ticks != t->start_ticks || (named_pid != 0 && named_pid != t->pid)) {
         conclude(r, REAP_OUT_CHANGED, 0, t0,
                  "pid %d is another process now (start time %" PRIu64 ", the one selected: %" PRIu64
@@ -214,6 +254,10 @@ static int pin_verified(const struct reap_target *t, const struct reap_exec *x,
     if (reap_check(x->guard, &live, t->named, why, why_l, sizeof(why)) != REAP_ALLOWED) {
         conclude_take(r, REAP_OUT_REFUSED, 0, t0,
                       TWICE("not signalled: %s", (why), (why_l[0] ? why_l : why)));
+        reap_facts_free(&live);
+        goto fail_fd;
+    }
+    if (!still_defunct(t, r, t0)) {
         reap_facts_free(&live);
         goto fail_fd;
     }

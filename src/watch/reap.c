@@ -19,9 +19,9 @@ void watch_reap_command(char *buf, size_t size, int32_t pid)
 }
 
 static int run(const struct watch_opts *o, const struct snapshot *s, int32_t pid,
-               uint64_t start_ticks, bool dry_run, char **detail)
+               uint64_t start_ticks, bool dry_run, uint64_t *plan_id, char **detail)
 {
-    struct reap_one_opts ro = { WATCH_REAP_GRACE_MS, false, dry_run, false };
+    struct reap_one_opts ro = { WATCH_REAP_GRACE_MS, false, dry_run, false, *plan_id };
     struct reap_result r;
     int rc;
 
@@ -36,6 +36,7 @@ static int run(const struct watch_opts *o, const struct snapshot *s, int32_t pid
         return -1;
     }
     rc = reap_one(s, pid, start_ticks, &ro, &r);
+    *plan_id = r.plan_id;
     /* For the view's messages: people read them. */
     *detail = r.detail ? xstrdup(reap_result_text(&r))
                        : xstrdup(rc == 0 ? _("done") : _("not signalled"));
@@ -44,13 +45,14 @@ static int run(const struct watch_opts *o, const struct snapshot *s, int32_t pid
 }
 
 int watch_reap_plan(const struct watch_opts *o, const struct snapshot *s, int32_t pid,
-                    uint64_t start_ticks, char **detail)
+                    uint64_t start_ticks, uint64_t *plan_id, char **detail)
 {
-    return run(o, s, pid, start_ticks, true, detail);
+    *plan_id = 0;
+    return run(o, s, pid, start_ticks, true, plan_id, detail);
 }
 
 int watch_reap(const struct watch_opts *o, const struct snapshot *s, int32_t pid,
-               uint64_t start_ticks, char **detail)
+               uint64_t start_ticks, uint64_t plan_id, char **detail)
 {
-    return run(o, s, pid, start_ticks, false, detail);
+    return run(o, s, pid, start_ticks, false, &plan_id, detail);
 }

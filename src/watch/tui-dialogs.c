@@ -192,6 +192,7 @@ void tui_ask_reap(struct tui *t, const struct watch_view *v)
 {
     const struct prow *r;
     char cmd[64], mem[16] = "?", *detail = NULL;
+    uint64_t plan_id;
 
     if (t->focus != FOCUS_PROCS || t->sel_proc >= t->n_procs) {
         tui_message(t, v->now_ms, "select a process first (Tab to the process list)");
@@ -204,7 +205,7 @@ void tui_ask_reap(struct tui *t, const struct watch_view *v)
         return;
     }
     /* What reap would do, or why it will not: nothing to confirm then. */
-    if (watch_reap_plan(t->o, v->snap, r->pid, r->p->start_ticks, &detail) != 0) {
+    if (watch_reap_plan(t->o, v->snap, r->pid, r->p->start_ticks, &plan_id, &detail) != 0) {
         tui_message(t, v->now_ms, "pid %d: %s", (int)r->pid, detail);
         free(detail);
         return;
@@ -212,6 +213,7 @@ void tui_ask_reap(struct tui *t, const struct watch_view *v)
     tui_confirm_free(t);
     t->target_pid = r->pid;
     t->target_start = r->p->start_ticks;
+    t->target_plan = plan_id;
     if (r->used_valid)
         render_bytes(mem, sizeof(mem), r->used);
     watch_reap_command(cmd, sizeof(cmd), r->pid);
@@ -242,7 +244,7 @@ void tui_do_reap(struct tui *t, struct watch_ui *ui, const struct watch_view *v)
                 "ending pid %d: SIGTERM, SIGKILL after %.0f s if it is still there...",
                 (int)t->target_pid, WATCH_REAP_GRACE_MS / 1000.0);
     tui_draw(ui, v);
-    rc = watch_reap(t->o, v->snap, t->target_pid, t->target_start, &detail);
+    rc = watch_reap(t->o, v->snap, t->target_pid, t->target_start, t->target_plan, &detail);
     tui_message(t, v->now_ms, rc == 0 ? N_("pid %d ended: %s") : N_("pid %d not ended: %s"),
                 (int)t->target_pid, detail);
     free(detail);

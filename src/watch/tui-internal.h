@@ -59,6 +59,7 @@ struct tui {
 
     int32_t target_pid; /* the process the confirmation is about */
     uint64_t target_start;
+    uint64_t target_plan; /* what the confirmation showed (watch_reap_plan) */
     char **confirm;
     size_t n_confirm;
 

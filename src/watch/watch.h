@@ -219,17 +219,19 @@ int watch_run(const struct watch_opts *o);
 void watch_reap_command(char *buf, size_t size, int32_t pid);
 /*
  * What `reap` would do to end process (pid, start_ticks) of s, without doing it: 0 with what it
- * would send in *detail, or -1 with why it will not (refused, gone, another process now, a --root
- * tree). The caller frees *detail.
+ * would send in *detail (and the plan's identity in *plan_id, for watch_reap), or -1 with why it
+ * will not (refused, gone, another process now, a --root tree). The caller frees *detail.
  */
 int watch_reap_plan(const struct watch_opts *o, const struct snapshot *s, int32_t pid,
-                    uint64_t start_ticks, char **detail);
+                    uint64_t start_ticks, uint64_t *plan_id, char **detail);
 /*
- * Ends it with reap's checks and signals: SIGTERM, SIGKILL after WATCH_REAP_GRACE_MS. Blocks
- * until the process is gone or given up on (a few seconds at most). Returns 0 when it ended;
- * *detail says what happened.
+ * Ends it with reap's checks and signals: SIGTERM, SIGKILL after WATCH_REAP_GRACE_MS, provided
+ * that reap would still signal what watch_reap_plan showed (plan_id, what it gave: the view may
+ * have been refreshed since, and the process become defunct, which makes its parent the target).
+ * Blocks until the process is gone or given up on (a few seconds at most). Returns 0 when it
+ * ended; *detail says what happened.
  */
 int watch_reap(const struct watch_opts *o, const struct snapshot *s, int32_t pid,
-               uint64_t start_ticks, char **detail);
+               uint64_t start_ticks, uint64_t plan_id, char **detail);
 
 #endif

@@ -6,7 +6,8 @@
 . "$SRC/tests/e2e/reap-lib.bash"
 SCENARIO_FOLLOW=false # the scenario lists a pid that does not exist; nothing is ended here
 
-bash -c 'for i in 1 2 3; do sleep 300 & done; exec sleep 300' &
+# The trainer holds the devices (reap-target holder); its workers do not (fds 100 and 101 closed).
+"$HELPERS/reap-target" holder bash -c 'for i in 1 2 3; do sleep 300 100<&- 101<&- & done; exec sleep 300' &
 trainer=$!
 PIDS+=("$trainer")
 became "$trainer" sleep

@@ -25,6 +25,7 @@ fake() {
     [ -n "$ppid" ] && f[1]=$ppid
     f[19]=$((f[19] + delta)) # field 22, the start time in ticks
     mkdir -p "$d/task/$pid" "$d/fd"
+    ln -s /dev/nvidiactl "$d/fd/100" # a GPU process has its devices open
     echo "$head) ${f[*]}" >"$d/stat"
     cp "/proc/$pid/status" "/proc/$pid/cgroup" "$d/"
     cp "/proc/$pid/cmdline" "$d/cmdline"

@@ -45,10 +45,11 @@ became() { # PID COMM
     exit 1
 }
 
-# Starts `sleep 300` and prints its pid (remembered for the cleanup). Call as: x=$(start_sleep)
+# Starts `sleep 300` with an NVIDIA device open, as a GPU process has (reap-target holder: NVML's
+# pid with none open is another process, which nothing judges), and prints its pid (remembered for the cleanup). Call as: x=$(start_sleep)
 # does not work (a subshell would own it), so the pid is left in $SPAWNED.
 start_sleep() {
-    sleep 300 &
+    "$HELPERS/reap-target" holder sleep 300 &
     SPAWNED=$!
     PIDS+=("$SPAWNED")
     became "$SPAWNED" sleep
@@ -57,7 +58,7 @@ start_sleep() {
 # Starts a helper mode of reap-target; its first output line is left in $READY.
 start_helper() { # MODE
     local out=$TMP/helper.$RANDOM
-    "$HELPERS/reap-target" "$1" >"$out" &
+    "$HELPERS/reap-target" holder "$HELPERS/reap-target" "$1" >"$out" &
     SPAWNED=$!
     PIDS+=("$SPAWNED")
     for _ in $(seq 200); do

@@ -17,7 +17,7 @@ uid=$(id -u "$U")
 as_user() { setpriv --reuid="$uid" --regid="$uid" --clear-groups "$@"; }
 
 # setpriv execs sleep: $! is the process itself (a shell function here would add a subshell)
-setpriv --reuid="$uid" --regid="$uid" --clear-groups sleep 300 &
+setpriv --reuid="$uid" --regid="$uid" --clear-groups "$HELPERS/reap-target" holder sleep 300 &
 theirs=$!
 PIDS+=("$theirs")
 became "$theirs" sleep
@@ -63,7 +63,7 @@ gone "$theirs" || fail "$U's own process is still there"
 has_line "$TMP/own.err" "^gpudoctor reap: by=$U pid=$theirs .*user=\"$U\".*signal=SIGTERM" "log of $U's reap"
 
 # root with --all-users: another user's process goes.
-setpriv --reuid="$uid" --regid="$uid" --clear-groups sleep 300 &
+setpriv --reuid="$uid" --regid="$uid" --clear-groups "$HELPERS/reap-target" holder sleep 300 &
 theirs2=$!
 PIDS+=("$theirs2")
 became "$theirs2" sleep

@@ -5,11 +5,11 @@
 . "$SRC/tests/e2e/reap-lib.bash"
 
 cp "$(command -v sleep)" "$TMP/nvidia-persistenced"
-"$TMP/nvidia-persistenced" 300 &
+"$HELPERS/reap-target" holder "$TMP/nvidia-persistenced" 300 &
 persistenced=$!
 PIDS+=("$persistenced")
 became "$persistenced" nvidia-persiste
-(exec -a Xorg sleep 300) &
+"$HELPERS/reap-target" holder bash -c 'exec -a Xorg sleep 300' &
 xorg=$!
 PIDS+=("$xorg")
 became "$xorg" sleep

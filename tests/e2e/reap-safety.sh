@@ -51,8 +51,9 @@ else
 fi
 
 # A process that uses no GPU, named by pid: reap ends GPU processes only.
-start_sleep
-plain=$SPAWNED
+sleep 300 &
+plain=$!
+PIDS+=("$plain")
 scenario
 run notgpu reap --pid "$plain" --kill --yes --window 0 --json
 status 2 "a process that uses no GPU"
@@ -60,6 +61,20 @@ check '[.targets[] | [.pid, .refusal, .advice[0]]]' \
     "[[$plain, \"not-gpu\", \"not a GPU process (nor a worker of one): reap ends only those; use kill\"]]" \
     "$TMP/notgpu.out"
 alive "$plain" || fail "a process that uses no GPU was signalled"
+
+# NVML lists that pid, but the process here has no NVIDIA device open: in a container NVML's host
+# pid names someone else (or the number was reused). Not NVML's process: never signalled, by
+# --pid or by a policy, whatever it looks like.
+scenario "$plain:0:30"
+run foreign reap --pid "$plain" --kill --yes --window 0 --json
+status 2 "NVML's pid, another process here"
+check '[.targets[] | [.pid, .disposition, .refusal]]' "[[$plain, \"refused\", \"not-visible\"]]" \
+    "$TMP/foreign.out"
+check '.targets[0].why | test("has no NVIDIA device open: it is not NVML.s process")' 'true' \
+    "$TMP/foreign.out"
+run foreign-idle reap --idle 1s --orphaned --stopped --kill --yes --window 1s --json
+check "[.targets[] | select(.pid == $plain)]" '[]' "$TMP/foreign-idle.out"
+alive "$plain" || fail "a process NVML's pid names by mistake was signalled"
 
 # PID 1, in a PID namespace whose init is a shell of this test (never the machine's).
 if unshare -p -f --mount-proc true 2>/dev/null; then

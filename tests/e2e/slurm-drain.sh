@@ -60,8 +60,12 @@ scontrol update NodeName="$NODE" State=RESUME
 # A job's problem does not drain the node, a node fault does (issue 11: an 8-GPU node was drained
 # because one user's process was stopped with Ctrl-Z). A real stopped process holds 70 GiB of GPU
 # 3 (the processes collector reads its state T from /proc); GPU 5 lost is a node fault.
-sleep 300 &
+"$HELPERS/reap-target" holder sleep 300 &
 STOPPED_PID=$!
+for _ in $(seq 250); do # until it is sleep, with the devices open (not stopped half-way there)
+    [ "$(cat "/proc/$STOPPED_PID/comm" 2>/dev/null)" = sleep ] && break
+    sleep 0.02
+done
 kill_stopped() { kill -KILL "$STOPPED_PID" 2>/dev/null; }
 CLEANUPS+=(kill_stopped)
 kill -STOP "$STOPPED_PID"

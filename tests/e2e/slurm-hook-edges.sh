@@ -23,11 +23,12 @@ printf 'root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\nb
     >"$R/etc/passwd"
 printf 'cpu  100 0 100 1000 0 0 0 0 0 0\nbtime 1764662400\nprocesses 4000\n' >"$R/proc/stat"
 
-# proc PID PPID UID CGROUP DEVICE-MINOR|- ARGV...: one process of the tree.
+# proc PID PPID UID CGROUP DEVICE-MINOR|- ARGV...: one process of the tree; its command name is
+# argv[0]'s (COMM=NAME: another, as a program that rewrites its argv has).
 proc() {
     local pid=$1 ppid=$2 uid=$3 cg=$4 minor=$5 d=$R/proc/$1 comm
     shift 5
-    comm=$(basename "$1" | cut -c1-15)
+    comm=${COMM:-$(basename "$1" | cut -c1-15)}
     mkdir -p "$d/fd"
     printf '%s (%s) S %s %s %s 0 -1 4194560 1200 0 3 0 900 100 0 0 20 0 1 0 930000 1234567890 7500 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0\n' \
         "$pid" "$comm" "$ppid" "$pid" "$pid" >"$d/stat"
@@ -42,7 +43,7 @@ proc() {
     fi
 }
 proc 1 0 0 / - /sbin/init
-proc 100 1 0 /system.slice/slurmstepd.scope/job_5001 - "slurmstepd: [5001.0]"
+COMM=slurmstepd proc 100 1 0 /system.slice/slurmstepd.scope/job_5001 - "slurmstepd: [5001.0]"
 proc 101 100 1000 /system.slice/slurmstepd.scope/job_5001/step_0/user/task_0 0 python train.py
 proc 200 1 1000 /system.slice/slurmstepd.scope/job_4999/step_0/user/task_0 1 python old.py
 proc 300 1 1001 /user.slice/user-1001.slice/session-4.scope 2 python notebook.py
@@ -222,13 +223,13 @@ spawn() {
     case "${2:-}" in
     ignore-term | exit-on-term)
         : >"$rec.signals"
-        bash "$TMP/leftover.sh" "$rec" "$2" </dev/null >/dev/null 2>&1 &
+        "$HELPERS/reap-target" holder bash "$TMP/leftover.sh" "$rec" "$2" </dev/null >/dev/null 2>&1 &
         P=$!
         REC[$P]=$rec
         for _ in $(seq 100); do [ -s "$rec.alive" ] && break; sleep 0.02; done # the trap is set
         ;;
     *)
-        sleep 300 </dev/null >/dev/null 2>&1 &
+        "$HELPERS/reap-target" holder sleep 300 </dev/null >/dev/null 2>&1 &
         P=$!
         ;;
     esac

@@ -76,11 +76,11 @@ leftover() {
     mkdir -p "$dir"
     if [ "${2:-}" = ignore-term ]; then
         : >"$TMP/signals"
-        bash "$TMP/stubborn.sh" "$TMP" </dev/null >/dev/null 2>&1 &
+        "$HELPERS/reap-target" holder bash "$TMP/stubborn.sh" "$TMP" </dev/null >/dev/null 2>&1 &
         LEFTOVER=$!
         for i in $(seq 100); do [ -s "$TMP/alive" ] && break; sleep 0.02; done # its trap is set
     else
-        sleep 300 </dev/null >/dev/null 2>&1 &
+        "$HELPERS/reap-target" holder sleep 300 </dev/null >/dev/null 2>&1 &
         LEFTOVER=$!
     fi
     LEFTOVERS+=("$LEFTOVER")

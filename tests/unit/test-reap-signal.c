@@ -3,7 +3,9 @@
  * ignores it (SIGKILL after the grace period), a stopped one (SIGCONT after SIGTERM), a planned
  * start time that is not the live one (nothing sent), a process already gone, a target the plan
  * refused, and (as root) a process whose owner changed after the plan (refused on the live
- * re-check). Then watch's entry, reap_one, on a snapshot that lists a child as a GPU process.
+ * re-check), and a parent whose defunct child is not the one selected any more. Then watch's
+ * entry, reap_one, on a snapshot that lists a child as a GPU process, and a plan that changed
+ * between the confirmation and the answer.
  */
 #include "reap/reap.h"
 #include "util/fileio.h"
@@ -294,9 +296,91 @@ static struct snapshot *snapshot_with(pid_t pid, uint64_t start_ticks, uint32_t 
     return s;
 }
 
+/* A child that does not reap its own child, which has exited: *zombie is the defunct one. */
+static pid_t zombie_parent(pid_t *zombie)
+{
+    int fds[2];
+    pid_t pid, z;
+    char path[64], buf[256];
+
+    assert_int_equal(pipe(fds), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        z = fork();
+        if (z == 0)
+            _exit(0);
+        if (write(fds[1], &z, sizeof(z)) != (ssize_t)sizeof(z))
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    close(fds[1]);
+    assert_int_equal(read(fds[0], zombie, sizeof(*zombie)), (ssize_t)sizeof(*zombie));
+    close(fds[0]);
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)*zombie);
+    for (int i = 0; i < 200; i++) { /* until it has exited */
+        FILE *f = fopen(path, "r");
+        char *rp = f && fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+
+        if (f)
+            fclose(f);
+        if (rp && rp[1] == ' ' && rp[2] == 'Z')
+            break;
+        usleep(10000);
+    }
+    return pid;
+}
+
+/*
+ * A parent is signalled for its defunct child only while that child is still there, the same
+ * one and defunct: not when the pid it was selected for is another process, or not defunct.
+ */
+static void test_parent_rechecks_zombie(void **state)
+{
+    struct reap_exec x = { 2000, 2000, &g, false };
+    struct reap_target t, zt;
+    struct reap_result r;
+    pid_t z, live = child(PLAIN), parent = zombie_parent(&z);
+
+    (void)state;
+    target_of(&zt, z);
+    target_of(&t, parent);
+    t.role = REAP_ROLE_PARENT;
+
+    /* The start time the plan saw is not the defunct process's now: not signalled. */
+    t.gpu_pid = (int32_t)z;
+    t.gpu_start_ticks = zt.start_ticks + 1;
+    reap_execute(&t, &x, &r);
+    assert_int_equal(r.outcome, REAP_OUT_GONE);
+    assert_non_null(strstr(r.detail, "is no longer there as it was selected"));
+    assert_int_equal(ended_by(parent), -1);
+    reap_result_free(&r);
+
+    /* The pid is a live process, not a defunct one (reaped, the pid reused): not signalled. */
+    target_of(&zt, live);
+    t.gpu_pid = (int32_t)live;
+    t.gpu_start_ticks = zt.start_ticks;
+    reap_execute(&t, &x, &r);
+    assert_int_equal(r.outcome, REAP_OUT_GONE);
+    assert_int_equal(ended_by(parent), -1);
+    reap_result_free(&r);
+
+    /* Still its defunct child: the parent is ended. */
+    target_of(&zt, z);
+    t.gpu_pid = (int32_t)z;
+    t.gpu_start_ticks = zt.start_ticks;
+    reap_execute(&t, &x, &r);
+    assert_int_equal(r.outcome, REAP_OUT_EXITED);
+    assert_int_equal(ended_by(parent), SIGTERM);
+    reap_result_free(&r);
+    end_child(live);
+}
+
 static void test_reap_one(void **state)
 {
-    struct reap_one_opts o = { 300, false, true, false };
+    struct reap_one_opts o = { 300, false, true, false, 0 };
     struct reap_target t;
     struct reap_result r;
     struct snapshot *s;
@@ -320,6 +404,21 @@ static void test_reap_one(void **state)
     reap_result_free(&r);
     assert_int_equal(ended_by(pid), -1);
 
+    /* The plan the dry run showed is not the one reap would carry out now: nothing sent. */
+    o.dry_run = true;
+    assert_int_equal(reap_one(s, (int32_t)pid, t.start_ticks, &o, &r), 0);
+    o.expect_plan = r.plan_id;
+    assert_true(o.expect_plan != 0);
+    reap_result_free(&r);
+    o.dry_run = false;
+    o.expect_plan ^= 1;
+    assert_int_equal(reap_one(s, (int32_t)pid, t.start_ticks, &o, &r), -1);
+    assert_int_equal(r.outcome, REAP_OUT_CHANGED);
+    assert_non_null(strstr(r.detail, "changed since it was shown"));
+    assert_int_equal(ended_by(pid), -1);
+    reap_result_free(&r);
+    o.expect_plan ^= 1;
+
     /* For real: SIGTERM is ignored, SIGKILL after the grace period ends it. */
     assert_int_equal(reap_one(s, (int32_t)pid, t.start_ticks, &o, &r), 0);
     assert_int_equal(r.outcome, REAP_OUT_KILLED);
@@ -331,9 +430,13 @@ static void test_reap_one(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sigterm),          cmocka_unit_test(test_sigkill_after_grace),
-        cmocka_unit_test(test_stopped),          cmocka_unit_test(test_changed_identity),
-        cmocka_unit_test(test_gone_and_refused), cmocka_unit_test(test_owner_rechecked),
+        cmocka_unit_test(test_sigterm),
+        cmocka_unit_test(test_sigkill_after_grace),
+        cmocka_unit_test(test_stopped),
+        cmocka_unit_test(test_changed_identity),
+        cmocka_unit_test(test_gone_and_refused),
+        cmocka_unit_test(test_owner_rechecked),
+        cmocka_unit_test(test_parent_rechecks_zombie),
         cmocka_unit_test(test_reap_one),
     };
 
