@@ -465,10 +465,23 @@ int slurm_run(const char *const argv[], int64_t timeout_ms, char **out, char **c
     }
     close(fds[0]);
     buf[len] = '\0';
-    if (timed_out)
+    /* Its output closed is not its end (a child that closed it and lives on): the deadline
+     * holds for the exit too. */
+    while (!timed_out) {
+        pid_t w = waitpid(pid, &status, WNOHANG);
+
+        if (w == pid || (w < 0 && errno != EINTR))
+            break;
+        if (w == 0 && time_mono_ms() >= deadline)
+            timed_out = true;
+        else if (w == 0)
+            usleep(10000);
+    }
+    if (timed_out) {
         kill(pid, SIGKILL);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    }
     if (timed_out) {
         *cause = xasprintf("%s did not finish within %.0f s", argv[0], (double)timeout_ms / 1000);
         free(buf);
@@ -589,7 +602,7 @@ int slurm_update_node(const char *cmd, const char *scontrol, const char *node,
  * busy GPUs; a job's GPU is never loaded), kept as the new last result. Returns what was done, for
  * the output (the caller frees it).
  */
-static char *slurm_bench(const struct cmd_front *f, struct snapshot *s)
+static char *slurm_bench(const struct cmd_front *f, struct snapshot *s, bool dry_run)
 {
     struct bench_opts o = { 0 };
     struct snapshot *last = NULL;
@@ -660,12 +673,13 @@ static char *slurm_bench(const struct cmd_front *f, struct snapshot *s)
         }
         free(base);
     }
-    if (bench_last_save(s, f->state_dir, &cause) != 0) {
+    if (!dry_run && bench_last_save(s, f->state_dir, &cause) != 0) {
         cmd_error("slurm-check", "note: the bench result was not kept: %s", cause);
         free(cause);
     }
-    return xasprintf("a quick bench of %zu idle GPU%s%s", o.n_pci_bus_ids,
-                     o.n_pci_bus_ids == 1 ? "" : "s", busy ? " (the others are in use)" : "");
+    return xasprintf("a quick bench of %zu idle GPU%s%s%s", o.n_pci_bus_ids,
+                     o.n_pci_bus_ids == 1 ? "" : "s", busy ? " (the others are in use)" : "",
+                     dry_run ? " (a dry run: not kept)" : "");
 }
 
 struct opts {
@@ -730,7 +744,7 @@ static int exec(int argc, char **argv)
     if (s == NULL)
         goto out;
     if (f.config.slurm_bench)
-        bench_note = slurm_bench(&f, s);
+        bench_note = slurm_bench(&f, s, o.dry_run);
     rules_run(s, NULL, &f.config.rules, &findings);
     status = rules_exit_status(s, &findings);
     reason = slurm_reason(&findings, &f.config.slurm_drain);
@@ -762,8 +776,9 @@ static int exec(int argc, char **argv)
     }
     if (bench_note != NULL)
         printf("gpudoctor slurm-check: bench: %s\n", bench_note);
-    printf("gpudoctor slurm-check: node %s (%s%s%s): %s: %s%s%s\n", name, node.state,
+    printf("gpudoctor slurm-check: node %s (%s%s%s): %s: %s%s%s%s\n", name, node.state,
            node.reason ? ", reason: " : "", node.reason ? node.reason : "", why,
+           o.dry_run && act != SLURM_NOTHING ? "would " : "",
            act == SLURM_DRAIN    ? "drain"
            : act == SLURM_RESUME ? "resume"
                                  : "no change",
@@ -771,8 +786,10 @@ static int exec(int argc, char **argv)
     /* The line is for a person (slurmd discards it): one that cannot be written is said on
      * stderr, and the node is still drained or resumed. */
     rc = cmd_finish_stdout("slurm-check") == 0 ? status : EXIT_UNKNOWN;
+    if (o.dry_run) /* the state (events, history) as well: a dry run changes nothing */
+        goto out;
     cmd_front_record_state(&f, s);
-    if (act == SLURM_NOTHING || o.dry_run)
+    if (act == SLURM_NOTHING)
         goto out;
     if (slurm_update_node("slurm-check", scontrol, name, act, reason) != 0) {
         rc = EXIT_UNKNOWN;

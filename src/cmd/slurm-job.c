@@ -104,15 +104,25 @@ static bool job_gpu(const int32_t *gpus, size_t n, uint32_t idx)
 }
 
 /*
+ * Whether p is a Slurm step daemon: root's, named slurmstepd. Its command line says which job
+ * it runs; anyone can give their own process that command line, not that owner and name.
+ */
+static bool step_daemon(const struct proc *p)
+{
+    return proc_has(p, PROC_S_USER) && p->uid == 0 && proc_has(p, PROC_S_COMM) && p->comm &&
+           strcmp(p->comm, "slurmstepd") == 0 && proc_has(p, PROC_S_CMDLINE) && p->cmdline &&
+           strncmp(p->cmdline, "slurmstepd: [", 13) == 0;
+}
+
+/*
  * The job of the slurmstepd above p ("slurmstepd: [4400.0]", "[4400.batch]", "[4400.extern]"),
  * or NULL when no step daemon is among its ancestors in the snapshot: its job is not running
- * here. Bounded: a loop in a hostile snapshot's ppids ends.
+ * here. Only ancestors count, never p itself. Bounded: a loop in a hostile snapshot's ppids ends.
  */
 static char *running_step_job(const struct snapshot *s, const struct proc *p)
 {
     for (size_t depth = 0; p != NULL && depth < 64; depth++) {
-        if (proc_has(p, PROC_S_CMDLINE) && p->cmdline &&
-            strncmp(p->cmdline, "slurmstepd: [", 13) == 0) {
+        if (depth > 0 && step_daemon(p)) {
             const char *id = p->cmdline + 13;
             size_t len = strspn(id, "0123456789");
 
@@ -158,6 +168,12 @@ size_t slurm_gpu_holders(const struct snapshot *s, const char *job, const int32_
                 h->job = xstrdup(h->p->slurm_job_id);
             else if (step)
                 h->job = xstrdup(step);
+            /* The cgroup, which slurmstepd sets, names another job than the step above it: that
+             * step does not make this process's job a running one. */
+            if (step && strcmp(step, h->job) != 0) {
+                free(step);
+                step = NULL;
+            }
             if (h->job && job && strcmp(h->job, job) == 0)
                 h->kind = SLURM_HOLDER_THIS_JOB;
             else if (step)

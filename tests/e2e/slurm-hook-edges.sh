@@ -188,6 +188,21 @@ hook epilog-other-gpus 0 epilog --gpus 2,3 --wait 0s --dry-run
 has epilog-other-gpus "would drain with reason: gpudoctor: GPU 2 held by leftover pid 300 (bob: python notebook.py) (+1 more)"
 not_drained epilog-other-gpus
 
+# The job's own processes are reaped, never a protected program among them (the MPS server or
+# nvidia-persistenced started inside a job's cgroup): the epilog does not name pids as an
+# operator's --pid does, which would lift the protected list.
+R0=$R
+R=$TMP/root-protected
+cp -a "$R0" "$R"
+proc 410 1 0 /system.slice/slurmstepd.scope/job_5002/step_0/user/task_0 2 /usr/bin/nvidia-persistenced
+proc 420 1 1000 /system.slice/slurmstepd.scope/job_5002/step_0/user/task_0 2 python eval2.py
+sim "$TMP/tree-protected.json" 410:2:1 420:2:8
+ROOT=$R SCEN=$TMP/tree-protected.json hook epilog-protected 0 epilog --gpus 2 --wait 0s --reap --dry-run
+has epilog-protected "dry run: would not touch pid 410"
+has epilog-protected "dry run: would end pid 420"
+hasnt epilog-protected "would end pid 410"
+R=$R0
+
 # ---- 2. real processes: --reap, SIGKILL after --grace, what stays held drains ----
 FREEZER=/sys/fs/cgroup/freezer
 if [ "$(id -u)" != 0 ] || [ ! -w "$FREEZER" ]; then

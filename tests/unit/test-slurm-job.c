@@ -28,7 +28,13 @@
 /* A process of the node: pid, ppid, user, cgroup, the job the cgroup names (JSON: "null" for
  * none) and command line. */
 #define PROC(pid, ppid, user, cgroup, job, cmd)                                                    \
-    "{\"pid\": " #pid ", \"ppid\": " #ppid ", \"user\": \"" user "\", \"comm\": \"x\", "           \
+    PROC_AS(pid, ppid, user, 1000, "x", cgroup, job, cmd)
+/* A Slurm step daemon: root's, named slurmstepd. */
+#define STEPD(pid, ppid, cgroup, job, cmd)                                                         \
+    PROC_AS(pid, ppid, "root", 0, "slurmstepd", cgroup, job, cmd)
+#define PROC_AS(pid, ppid, user, uid, comm, cgroup, job, cmd)                                      \
+    "{\"pid\": " #pid ", \"ppid\": " #ppid ", \"user\": \"" user "\", \"uid\": " #uid ", "         \
+    "\"comm\": \"" comm "\", "                                                                     \
     "\"cmdline\": \"" cmd "\", \"cgroup\": \"" cgroup "\", \"slurm_job_id\": " job ", "            \
     "\"cuda_visible_devices\": null, \"container_runtime\": null, \"container_id\": null, "        \
     "\"pod_uid\": null}"
@@ -39,8 +45,9 @@
  *  GPU 0: 101, a running job's (5001: a slurmstepd above it, its cgroup names the job); 400, this
  *         job's own (cgroup job_5002); 900, a process under another job's step daemon whose
  *         cgroup names no job (proctrack/linuxproc).
- *  GPU 1: 200, an ended job's (4999, no step daemon above it); 600, the MPS server; 700, a pid
- *         /proc does not have.
+ *  GPU 1: 200, an ended job's (4999, no step daemon above it: its parent 220 took a step
+ *         daemon's command line, but is alice's and not named slurmstepd); 600, the MPS server;
+ *         700, a pid /proc does not have.
  *  GPU 2: 300, outside Slurm; 800, in a ppid loop (a hostile snapshot).
  *  GPU 3: 20 GiB used, no process listed.
  */
@@ -64,15 +71,17 @@ static const char tree[] = "{\"schema\": \"gpudoctor.snapshot/1\", \"gpus\": ["
                            "], \"processes\": {\"processes\": ["
     /* clang-format off */
     PROC(1, 0, "root", "/", "null", "/sbin/init") ","
-    PROC(100, 1, "root", "/system.slice/slurmstepd.scope/job_5001", "\"5001\"",
-         "slurmstepd: [5001.0]") ","
+    STEPD(100, 1, "/system.slice/slurmstepd.scope/job_5001", "\"5001\"",
+          "slurmstepd: [5001.0]") ","
     PROC(101, 100, "alice", "/system.slice/slurmstepd.scope/job_5001/step_0/user/task_0",
          "\"5001\"", "/usr/bin/python train.py") ","
     PROC(400, 1, "alice", "/system.slice/slurmstepd.scope/job_5002/step_0/user/task_0",
          "\"5002\"", "/opt/conda/bin/python eval.py") ","
-    PROC(150, 1, "root", "/", "null", "slurmstepd: [5003.batch]") ","
+    STEPD(150, 1, "/", "null", "slurmstepd: [5003.batch]") ","
     PROC(900, 150, "carol", "/", "null", "python job3.py") ","
-    PROC(200, 1, "alice", "/slurm/uid_1000/job_4999/step_0", "\"4999\"", "python old.py") ","
+    PROC(200, 220, "alice", "/slurm/uid_1000/job_4999/step_0", "\"4999\"", "python old.py") ","
+    PROC(220, 1, "alice", "/slurm/uid_1000/job_4999/step_0", "\"4999\"",
+         "slurmstepd: [4999.0]") ","
     PROC(600, 1, "root", "/", "null", "nvidia-cuda-mps-server") ","
     PROC(300, 1, "bob", "/user.slice/user-1001.slice/session-4.scope", "null",
          "python notebook.py") ","
@@ -186,7 +195,8 @@ static void test_holders(void **state)
     x = holder(h, n, 900);
     assert_int_equal(x->kind, SLURM_HOLDER_RUNNING_JOB);
     assert_string_equal(x->job, "5003");
-    /* an ended job's: its cgroup names a job, no step daemon above it */
+    /* an ended job's: its cgroup names a job, no step daemon above it (its parent's command line
+     * says "slurmstepd: [4999.0]", but that process is alice's, not the step daemon) */
     x = holder(h, n, 200);
     assert_int_equal(x->kind, SLURM_HOLDER_LEFTOVER);
     assert_string_equal(x->job, "4999");
@@ -494,10 +504,9 @@ static void test_cleared(void **state)
     "{\"index\": 0, \"mem_used_bytes\": 21474836480, \"processes\": ["                             \
     "{\"pid\": 101, \"used_bytes\": 21474836480, \"type\": [\"compute\"]}]},"                      \
     "{\"index\": 1, \"mem_used_bytes\": " #mem ", \"processes\": []}"                              \
-    "], \"processes\": {\"processes\": [" PROC(                                                    \
-        100, 1, "root", "/", "null", "slurmstepd: [5001.0]") "," PROC(101, 100, "alice", "/",      \
-                                                                      "\"5001\"",                  \
-                                                                      "python train.py") "]}}"
+    "], \"processes\": {\"processes\": [" STEPD(                                                   \
+        100, 1, "/", "null", "slurmstepd: [5001.0]") "," PROC(101, 100, "alice", "/", "\"5001\"",  \
+                                                              "python train.py") "]}}"
 
 static void test_cleared_more(void **state)
 {
