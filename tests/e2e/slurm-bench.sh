@@ -52,6 +52,18 @@ rc=$(check)
 grep -q "bench:" "$tmp/out" && die "default: $(cat "$tmp/out")"
 echo "ok: off by default"
 
+# ---- a dry run: the bench runs, what it finds is said as what would be done, nothing is kept
+# (no result, no state file) and nothing drained ----
+cp "$GPUDOCTOR_STATE_DIR/state.json" "$tmp/state-before.json"
+rc=$(check --set slurm_bench=quick --dry-run)
+[ "$rc" = 2 ] || die "dry run: status $rc: $(cat "$tmp/out" "$tmp/err")"
+grep -q "^gpudoctor slurm-check: bench: a quick bench of 2 idle GPUs (a dry run: not kept)$" "$tmp/out" || die "dry run: $(cat "$tmp/out")"
+grep -q ": would drain with reason: gpudoctor: " "$tmp/out" || die "dry run: $(cat "$tmp/out")"
+[ -e "$last" ] && die "dry run: the result was kept"
+cmp -s "$GPUDOCTOR_STATE_DIR/state.json" "$tmp/state-before.json" || die "dry run: the state was written"
+[ -s "$tmp/updates" ] && die "dry run: scontrol was asked to change the node: $(cat "$tmp/updates")"
+echo "ok: a dry run keeps nothing"
+
 # ---- wrong results on GPU 1: a node fault, drained ----
 start=$(date +%s)
 rc=$(check --set slurm_bench=quick)

@@ -335,6 +335,7 @@ static void test_run(void **state)
     const char *echo[] = { "/bin/echo", "a b", "Reason=x y", NULL };
     const char *sh_fail[] = { "/bin/sh", "-c", "echo oops >&2; exit 4", NULL };
     const char *slow[] = { "/bin/sleep", "10", NULL };
+    const char *quiet_slow[] = { "/bin/sh", "-c", "exec >/dev/null 2>&1; sleep 10", NULL };
     const char *missing[] = { "/nonexistent/scontrol", NULL };
     char *out = NULL, *cause = NULL;
     int64_t t0;
@@ -349,6 +350,13 @@ static void test_run(void **state)
     free(out);
     t0 = time_mono_ms();
     assert_int_equal(slurm_run(slow, 300, &out, &cause), -1);
+    assert_true(time_mono_ms() - t0 < 3000);
+    assert_non_null(strstr(cause, "did not finish"));
+    free(cause);
+    cause = NULL;
+    /* its output closed is not its end: the deadline holds until it exits */
+    t0 = time_mono_ms();
+    assert_int_equal(slurm_run(quiet_slow, 300, &out, &cause), -1);
     assert_true(time_mono_ms() - t0 < 3000);
     assert_non_null(strstr(cause, "did not finish"));
     free(cause);
