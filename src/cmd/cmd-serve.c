@@ -293,6 +293,7 @@ static int exec(int argc, char **argv)
                   (double)so->collect.timeout_ms / 1000.0, (double)so->collect.window_ms / 1000.0);
     if (so->textfile_dir != NULL && access(so->textfile_dir, W_OK) != 0) {
         cmd_error("serve", "--textfile %s: %s", so->textfile_dir, strerror(errno));
+        rc = EXIT_UNKNOWN; /* the option is right; the machine does not let it be used */
         goto out;
     }
     so->rules = &f.config.rules;

@@ -28,16 +28,17 @@ const struct metric_family metric_families[] = {
     S("gpudoctor_build_info", GAUGE, MSRC_BUILD_INFO, "version",
       "always 1; the gpudoctor version in a label"),
     S("gpudoctor_collect_duration_seconds", GAUGE, MSRC_COLLECT_SECONDS, "",
-      "time the last collection cycle took (collectors, sampling window and rules)"),
+      "time the last collection cycle took (collectors, sampling window and rules); none "
+      "before the first"),
     S("gpudoctor_collect_success", GAUGE, MSRC_COLLECT_SUCCESS, "",
-      "1 when the last collection cycle produced a snapshot, else 0"),
+      "1 when the last collection cycle produced a snapshot, else 0; none before the first"),
     S("gpudoctor_collect_cycles_total", COUNTER, MSRC_COLLECT_CYCLES, "",
       "collection cycles completed since the exporter started"),
     S("gpudoctor_last_collect_timestamp_seconds", GAUGE, MSRC_COLLECT_TIME, "",
       "Unix time the last collection cycle completed (age = time() - this)"),
     S("gpudoctor_data_age_seconds", GAUGE, MSRC_DATA_AGE, "",
-      "seconds since the last collection cycle completed, at the time of the scrape "
-      "(serve only)"),
+      "seconds since the last collection cycle completed, at the time of the scrape; before "
+      "the first, since the exporter started (serve only)"),
     S("gpudoctor_collector_up", GAUGE, MSRC_COLLECTOR_UP, "collector",
       "1 when the collector read everything or part of it, 0 when it failed, timed out or "
       "found nothing to read"),

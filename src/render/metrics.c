@@ -49,12 +49,15 @@ static void render_family(struct render *r, const struct metric_family *m)
         metrics_sample_u64(r, m, "version=\"" GPUDOCTOR_VERSION "\"", NULL, 1);
         return;
     case MSRC_COLLECT_SECONDS:
+        if (c->cycles == 0)
+            return; /* before the first collection: none was timed */
         metrics_sample_begin(r, m, NULL, NULL);
         mbuf_seconds_ms(&r->fam, (int64_t)(c->duration_s * 1000.0 + 0.5));
         mbuf_add(&r->fam, "\n", 1);
         return;
     case MSRC_COLLECT_SUCCESS:
-        metrics_sample_u64(r, m, NULL, NULL, c->success);
+        if (c->cycles > 0) /* before the first collection none failed */
+            metrics_sample_u64(r, m, NULL, NULL, c->success);
         return;
     case MSRC_COLLECT_CYCLES:
         metrics_sample_u64(r, m, NULL, NULL, c->cycles);

@@ -141,6 +141,9 @@ struct serve_result *serve_result_initial(void)
     json_decref(j);
     r = serve_result_new(metrics, mlen, findings, flen);
     r->check_status = EXIT_UNKNOWN;
+    /* No data yet is as old as the exporter: GpudoctorExporterStale fires when the first
+     * collection never completes (a wedged driver, a textfile that blocks). */
+    r->age_from_mono_ms = time_mono_ms();
     return r;
 }
 
@@ -213,8 +216,9 @@ struct serve_result *serve_cycle(struct serve_state *st)
 int serve_write_textfile(const char *dir, const struct serve_result *r, char **cause)
 {
     char *path = xasprintf("%s/gpudoctor.prom", dir);
-    /* node_exporter, which reads it, seldom runs as root: readable by all, as metrics are. */
-    int rc = file_write_atomic(path, r->metrics, r->metrics_len, 0644, cause);
+    /* node_exporter, which reads it, seldom runs as root: readable by all, as metrics are. A
+     * FIFO or device in its place is replaced, never written to (opening a FIFO blocks). */
+    int rc = file_replace_atomic(path, r->metrics, r->metrics_len, 0644, cause);
 
     free(path);
     return rc;

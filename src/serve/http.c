@@ -74,7 +74,10 @@ int serve_parse_listen(const char *spec, struct sockaddr_storage *ss, socklen_t 
     if (spec[0] == '[') {
         const char *close = strchr(spec, ']');
 
-        if (close == NULL || close[1] != ':' || (size_t)(close - spec - 1) >= sizeof(host))
+        /* An IPv6 address: never empty ("[]"), never IPv4 or a name ("[127.0.0.1]"). */
+        if (close == NULL || close[1] != ':' || close == spec + 1 ||
+            memchr(spec, ':', (size_t)(close - spec)) == NULL ||
+            (size_t)(close - spec - 1) >= sizeof(host))
             goto bad;
         memcpy(host, spec + 1, (size_t)(close - spec - 1));
         host[close - spec - 1] = '\0';
@@ -275,13 +278,23 @@ static double data_age_s(const struct serve_result *r)
     return (double)(time_mono_ms() - r->completed_mono_ms) / 1000.0;
 }
 
+/* For /metrics: the same, and before the first collection the time since the exporter started. */
+static double metrics_age_s(const struct serve_result *r)
+{
+    int64_t from = r->completed_mono_ms ? r->completed_mono_ms : r->age_from_mono_ms;
+
+    if (from == 0)
+        return -1;
+    return (double)(time_mono_ms() - from) / 1000.0;
+}
+
 static enum MHD_Result reply_metrics(struct serve_http *h, struct MHD_Connection *c)
 {
     struct body *b = xcalloc(1, sizeof(*b));
     double age;
 
     b->r = serve_cache_get(h->cache);
-    age = data_age_s(b->r);
+    age = metrics_age_s(b->r);
     if (age >= 0)
         metrics_render_age(b->extra, sizeof(b->extra), age);
     return reply_parts(c, b, false, b->r->metrics, b->r->metrics_len, &b->r->metrics_gz,

@@ -98,7 +98,8 @@ struct serve_result {
     size_t findings_len;
     struct serve_deflated metrics_gz, findings_gz; /* the same, compressed when published */
     int64_t completed_mono_ms;                     /* 0: no collection has completed yet */
-    int64_t completed_ms;                          /* Unix time of the same */
+    int64_t age_from_mono_ms; /* before the first collection: when the exporter started */
+    int64_t completed_ms;     /* Unix time of the same */
     bool success;
     int check_status; /* rules_exit_status(), EXIT_UNKNOWN when the collection failed */
 };

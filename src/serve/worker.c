@@ -48,6 +48,10 @@ static void publish(struct serve_worker *w, struct serve_result *r)
     const char *dir = w->st->opts->textfile_dir;
     char *cause = NULL;
 
+    /* Scrapes first: a textfile that cannot be written must not hold back /metrics. The
+     * reference taken keeps r while the file is written, whatever the cache does with it. */
+    atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
+    serve_cache_publish(w->cache, r);
     if (dir != NULL) {
         if (serve_write_textfile(dir, r, &cause) != 0) {
             if (!w->st->textfile_failed)
@@ -58,7 +62,7 @@ static void publish(struct serve_worker *w, struct serve_result *r)
             w->st->textfile_failed = false;
         }
     }
-    serve_cache_publish(w->cache, r);
+    serve_result_unref(r);
 }
 
 static void *run(void *arg)

@@ -252,7 +252,8 @@ static int write_special(const char *path, const char *data, size_t len, char **
     return 0;
 }
 
-int file_write_atomic(const char *path, const char *data, size_t len, mode_t mode, char **cause)
+static int write_atomic(const char *path, const char *data, size_t len, mode_t mode, bool in_place,
+                        char **cause)
 {
     char *real = NULL, *tmp;
     const char *target = path;
@@ -271,7 +272,7 @@ int file_write_atomic(const char *path, const char *data, size_t len, mode_t mod
                            path, (unsigned)st.st_uid, (unsigned)geteuid());
         return -1;
     }
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+    if (in_place && stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
         return write_special(path, data, len, cause);
     /* A symbolic link to a file: the file is replaced, the link kept. */
     if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && (real = realpath(path, NULL)) != NULL)
@@ -314,6 +315,16 @@ out:
     free(tmp);
     free(real);
     return rc;
+}
+
+int file_write_atomic(const char *path, const char *data, size_t len, mode_t mode, char **cause)
+{
+    return write_atomic(path, data, len, mode, true, cause);
+}
+
+int file_replace_atomic(const char *path, const char *data, size_t len, mode_t mode, char **cause)
+{
+    return write_atomic(path, data, len, mode, false, cause);
 }
 
 /* Why an existing file of this kind, with this owner, is refused; NULL when it is not. */

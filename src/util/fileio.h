@@ -52,6 +52,12 @@ ssize_t file_readlink_at(int dirfd, const char *path, char *buf, size_t size);
  * *cause set (caller frees).
  */
 int file_write_atomic(const char *path, const char *data, size_t len, mode_t mode, char **cause);
+/*
+ * The same, for a file that must be a regular file (a metrics file others read): whatever is at
+ * path, a FIFO or a device as well, is replaced by the rename, never opened (opening a FIFO
+ * blocks until someone reads it).
+ */
+int file_replace_atomic(const char *path, const char *data, size_t len, mode_t mode, char **cause);
 
 /*
  * Opens path to write a file that may hold what other users must not read (a watch recording

@@ -107,6 +107,17 @@ mkdir "$TMP/textfile"
 NVML_SIM_SCENARIO=$SCEN "$GPUDOCTOR" serve --once --window 0 --textfile "$TMP/textfile" || fail "--textfile exit status"
 check "--textfile files" "$(ls "$TMP/textfile")" "gpudoctor.prom"
 check "--textfile temperature" "$(metric "$(cat "$TMP/textfile/gpudoctor.prom")" gpudoctor_gpu_temperature_celsius 'gpu="3"')" 36
+# A FIFO where the file goes (planted by whoever can write there): replaced, never opened (an
+# open would wait for a reader for ever); a directory that is not there: status 3.
+mkdir "$TMP/tf-fifo"
+mkfifo "$TMP/tf-fifo/gpudoctor.prom"
+NVML_SIM_SCENARIO=$SCEN timeout 20 "$GPUDOCTOR" serve --once --window 0 --textfile "$TMP/tf-fifo" || fail "--textfile over a FIFO: exit status"
+[ -f "$TMP/tf-fifo/gpudoctor.prom" ] || fail "--textfile over a FIFO: not replaced by a file"
+check "--textfile over a FIFO: temperature" "$(metric "$(cat "$TMP/tf-fifo/gpudoctor.prom")" gpudoctor_gpu_temperature_celsius 'gpu="3"')" 36
+rc=0
+NVML_SIM_SCENARIO=$SCEN "$GPUDOCTOR" serve --once --window 0 --textfile "$TMP/no-such-dir" 2>"$TMP/nodir.err" || rc=$?
+check "--textfile missing directory: status" "$rc" 3
+grep -q -- "--textfile $TMP/no-such-dir: No such file or directory" "$TMP/nodir.err" || fail "--textfile missing directory: $(cat "$TMP/nodir.err")"
 
 # --textfile alongside serving: the file follows the collections
 mkdir "$TMP/tf2"
@@ -170,7 +181,7 @@ stop_serve TERM
 
 # usage errors: 64, with a message naming the option
 for args in "--listen nonsense" "--listen 127.0.0.1:99999" "--interval 1s --window 5s" \
-    "--interval 0.1s" "--top-processes -1" "--threads 0" "--textfile /nonexistent/dir" "extra"; do
+    "--interval 0.1s" "--top-processes -1" "--threads 0" "extra"; do
     rc=0
     # shellcheck disable=SC2086
     "$GPUDOCTOR" serve $args >/dev/null 2>"$TMP/usage.err" || rc=$?

@@ -385,6 +385,21 @@ static void test_failed_cycle(void **state)
     free(t);
 }
 
+/* Before the first collection: no success or duration of a collection that did not happen. */
+static void test_before_first_cycle(void **state)
+{
+    struct metrics_cycle cyc = { .cycles = 0, .check_status = 3 };
+    struct metrics_opts o = { 20 };
+    char *t = metrics_render(NULL, NULL, &cyc, &o, NULL);
+
+    (void)state;
+    has_line(t, "gpudoctor_collect_cycles_total 0");
+    lacks(t, "gpudoctor_collect_success");
+    lacks(t, "gpudoctor_collect_duration_seconds");
+    lacks(t, "gpudoctor_last_collect_timestamp_seconds");
+    free(t);
+}
+
 /* ---- the last bench result ---- */
 
 static void bench_gpu_fill(struct bench_gpu *g, uint32_t index, const char *name, const char *pci)
@@ -492,11 +507,17 @@ static void test_age(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),         cmocka_unit_test(test_values),
-        cmocka_unit_test(test_latest_sample), cmocka_unit_test(test_escaping),
-        cmocka_unit_test(test_processes),     cmocka_unit_test(test_findings_and_xids),
-        cmocka_unit_test(test_failed_cycle),  cmocka_unit_test(test_age),
-        cmocka_unit_test(test_bench),         cmocka_unit_test(test_host_memory_errors),
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_values),
+        cmocka_unit_test(test_latest_sample),
+        cmocka_unit_test(test_escaping),
+        cmocka_unit_test(test_processes),
+        cmocka_unit_test(test_findings_and_xids),
+        cmocka_unit_test(test_failed_cycle),
+        cmocka_unit_test(test_before_first_cycle),
+        cmocka_unit_test(test_age),
+        cmocka_unit_test(test_bench),
+        cmocka_unit_test(test_host_memory_errors),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
