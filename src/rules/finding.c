@@ -477,6 +477,50 @@ char *fix_arg(struct finding *f, const char *what, const char *value)
     return NULL;
 }
 
+/* n hex digits at s (1..max of them), then the character end; the length read, or 0. */
+static size_t hex_part(const char *s, size_t min, size_t max, char end)
+{
+    size_t n = strspn(s, "0123456789abcdefABCDEF");
+
+    return n >= min && n <= max && s[n] == end ? n + (end != '\0') : 0;
+}
+
+/*
+ * A PCI address with every part given: [DOMAIN:]BUS:DEVICE.FUNCTION in hex. setpci and lspci
+ * read '*', an empty part or a missing one in their -s as "any device": a write to all of them.
+ */
+static bool pci_address_ok(const char *s)
+{
+    size_t n = hex_part(s, 1, 8, ':'), m;
+
+    if (n > 0 && hex_part(s + n, 2, 2, ':') > 0) /* a domain before the bus */
+        s += n;
+    if ((m = hex_part(s, 2, 2, ':')) == 0)
+        return false;
+    s += m;
+    if ((m = hex_part(s, 2, 2, '.')) == 0)
+        return false;
+    s += m;
+    return s[0] >= '0' && s[0] <= '7' && s[1] == '\0';
+}
+
+char *fix_pci_arg(struct finding *f, const char *value)
+{
+    char *text;
+
+    if (value == NULL)
+        return NULL;
+    if (pci_address_ok(value))
+        return fix_arg(f, "PCI address", value);
+    text = str_printable_line(value);
+    finding_fix(f,
+                "# \"%s\" is not a whole PCI address (DOMAIN:BUS:DEVICE.FUNCTION): no command is "
+                "given for it",
+                text);
+    free(text);
+    return NULL;
+}
+
 void finding_object(struct finding *f, const char *fmt, ...)
 {
     va_list ap;

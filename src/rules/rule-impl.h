@@ -224,6 +224,12 @@ void finding_fix(struct finding *f, const char *fmt, ...) __attribute__((format(
  * command's place and returns NULL. NULL (unknown) gives NULL and no comment.
  */
 char *fix_arg(struct finding *f, const char *what, const char *value);
+/*
+ * fix_arg for a PCI address (setpci -s, lspci -s): only a whole one, [DOMAIN:]BUS:DEVICE.FUNCTION
+ * in hex; anything else ("*", "91:", "0000:91:00") would select every device matching it, so a
+ * comment stands in its place and NULL is returned.
+ */
+char *fix_pci_arg(struct finding *f, const char *value);
 /* Whether a pid may go into a command such as kill (1..PROC_PID_MAX; never 0 or -1). */
 static inline bool fix_pid_ok(int64_t pid)
 {

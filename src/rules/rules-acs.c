@@ -66,7 +66,7 @@ static void finish_finding(struct finding *f, const struct pcie_info *p,
     if (p->valid & (UINT64_C(1) << PCIE_I_IOMMU) && p->iommu_present)
         finding_evidence(f, "an IOMMU is active: redirected peer traffic is also translated, "
                             "which can hang NCCL (a classic cause of NCCL_P2P_DISABLE=1)");
-    qport = fix_arg(f, "PCI address", port->address);
+    qport = fix_pci_arg(f, port->address);
     if (qport != NULL)
         finding_fix(f,
                     "sudo setpci -s %s ECAP_ACS+0x6.w=0000   # ACS off on this port until "

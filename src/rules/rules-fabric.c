@@ -260,7 +260,7 @@ static void check_switch_driver(const struct rule_ctx *ctx, struct findings *out
 
         if (!fabric_switch_valid(sw, FSW_S_DRIVER) || sw->driver_bound)
             continue;
-        q = fix_arg(f, "PCI address", sw->pci_address);
+        q = fix_pci_arg(f, sw->pci_address);
         if (q != NULL)
             finding_fix(f,
                         "lspci -k -s %s   # no \"Kernel driver in use\" line: nothing drives "

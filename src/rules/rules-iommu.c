@@ -173,7 +173,7 @@ static void iommu_fixes(struct finding *f, const struct pcie_info *p, const stru
         if (h[i].dom == DOM_TRANSLATED)
             addr = h[i].d->address;
     }
-    qaddr = fix_arg(f, "PCI address", addr);
+    qaddr = fix_pci_arg(f, addr);
     if (qaddr != NULL)
         finding_fix(f,
                     "cat /sys/bus/pci/devices/%s/iommu_group/type   # identity once it is "

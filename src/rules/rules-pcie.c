@@ -26,7 +26,7 @@ static void pcie_fixes(struct finding *f, const struct gpu *g)
     /* lspci wants the address without NVML's 8-digit domain. */
     if (bus && strlen(bus) > 12)
         bus += strlen(bus) - 12;
-    word = fix_arg(f, "PCI address", bus);
+    word = fix_pci_arg(f, bus);
     if (word)
         finding_fix(f,
                     "sudo lspci -vv -s %s | grep -E 'LnkCap|LnkSta'   # what the link can do "

@@ -326,7 +326,7 @@ static void check_pcie(const struct rule_ctx *ctx, struct findings *out)
                          d[i].found);
         if (bus && strlen(bus) > 12)
             bus += strlen(bus) - 12; /* lspci wants the address without NVML's 8-digit domain */
-        word = fix_arg(f, "PCI address", bus);
+        word = fix_pci_arg(f, bus);
         if (word)
             finding_fix(f,
                         "sudo lspci -vv -s %s | grep -E 'LnkCap|LnkSta'   # what the link can "

@@ -148,6 +148,48 @@ static void test_fix_arg(void **state)
     findings_free(&x.out);
 }
 
+/* PCI addresses: setpci -s reads '*', an empty part or a missing one as "every device". */
+static void test_fix_pci_arg(void **state)
+{
+    static const char *const good[] = { "0000:91:00.0", "00000000:BA:00.1", "91:00.7",
+                                        "10000:e1:1f.3" };
+    static const char *const bad[] = { "*",
+                                       ".",
+                                       "0000:91:00",
+                                       "0000:91:*.0",
+                                       "0000::00.0",
+                                       "91:00",
+                                       "0000:91:00.8",
+                                       "0000:91:00.0 ",
+                                       ":91:00.0",
+                                       "0000:9:00.0",
+                                       "-s",
+                                       "",
+                                       "0000:91:00.0;reboot" };
+    struct fixture x;
+    char *w;
+
+    (void)state;
+    fixture_init(&x);
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        w = fix_pci_arg(x.f, good[i]);
+        assert_non_null(w);
+        assert_string_equal(w, good[i]);
+        free(w);
+    }
+    assert_int_equal(x.f->n_fix, 0);
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (fix_pci_arg(x.f, bad[i]) != NULL)
+            fail_msg("accepted the PCI address \"%s\"", bad[i]);
+        assert_int_equal(x.f->n_fix, i + 1);
+        assert_true(strncmp(last_fix(&x), "# ", 2) == 0);
+    }
+    assert_string_equal(x.f->fix[0], "# \"*\" is not a whole PCI address "
+                                     "(DOMAIN:BUS:DEVICE.FUNCTION): no command is given for it");
+    assert_null(fix_pci_arg(x.f, NULL));
+    findings_free(&x.out);
+}
+
 /* Renders the findings at 80 columns without colour. */
 static char *render(const struct findings *f)
 {
@@ -229,6 +271,7 @@ int main(void)
         cmocka_unit_test(test_comment_start),
         cmocka_unit_test(test_lines_stay_safe),
         cmocka_unit_test(test_fix_arg),
+        cmocka_unit_test(test_fix_pci_arg),
         cmocka_unit_test(test_text_keeps_comments),
         cmocka_unit_test(test_json_carries_the_same_lines),
     };
