@@ -25,6 +25,20 @@ struct lib_named {
 };
 
 /* The first "libNAME.so[.N[.M]]" in text whose NAME starts with prefix; false when none. */
+
+/* An absolute path with no "." or ".." part and no backslash: it names the directory it shows. */
+static bool plain_dir(const char *p)
+{
+    if (p[0] != '/' || strchr(p, '\\') != NULL)
+        return false;
+    for (const char *c = p; (c = strchr(c, '/')) != NULL; c++) {
+        if ((c[1] == '.' && (c[2] == '/' || c[2] == '\0')) ||
+            (c[1] == '.' && c[2] == '.' && (c[3] == '/' || c[3] == '\0')))
+            return false;
+    }
+    return true;
+}
+
 static bool lib_in_text(const char *text, const char *prefix, struct lib_named *out)
 {
     for (const char *p = strstr(text, "lib"); p != NULL; p = strstr(p + 3, "lib")) {
@@ -245,16 +259,23 @@ static void check_lib_missing(const struct rule_ctx *ctx, struct findings *out)
         return;
     }
     if (have != NULL && have->path != NULL) {
-        char *lib64 = xasprintf("%s/lib64", have->path), *ql = fix_arg(f, "library path", lib64);
+        char *lib64 = xasprintf("%s/lib64", have->path), *ql = NULL;
 
+        /* It goes into the linker's configuration as root: a plain absolute path only (a
+         * backslash would be an escape to some echo, ".." another directory than shown). */
+        if (plain_dir(lib64))
+            ql = fix_arg(f, "library path", lib64);
+        else
+            finding_fix(f, "# the toolkit's path is not a plain absolute path: add its lib64 "
+                           "directory to LD_LIBRARY_PATH or /etc/ld.so.conf.d/ by hand");
         if (ql != NULL) {
             finding_fix(f,
                         "export LD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}   # for "
                         "this shell",
                         ql);
             finding_fix(f,
-                        "echo %s | sudo tee /etc/ld.so.conf.d/gpudoctor-cuda.conf && sudo "
-                        "ldconfig   # for every program",
+                        "printf '%%s\\n' %s | sudo tee /etc/ld.so.conf.d/gpudoctor-cuda.conf && "
+                        "sudo ldconfig   # for every program",
                         ql);
         }
         free(ql);

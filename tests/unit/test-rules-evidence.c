@@ -1256,7 +1256,24 @@ static void test_cuda_lib_missing(void **state)
     assert_true(evidence_has(x, "libcudart.so.9.2 ships with CUDA 9.2 only: the program was "
                                 "built with it"));
     assert_true(fix_has(x, "export LD_LIBRARY_PATH=/usr/local/cuda-9.2/lib64"));
+    /* the linker's configuration gets the line by printf: an echo can read escapes in it */
+    assert_true(fix_has(x, "printf '%s\\n' /usr/local/cuda-9.2/lib64 | sudo tee "
+                           "/etc/ld.so.conf.d/gpudoctor-cuda.conf && sudo ldconfig"));
     findings_free(&f);
+    /* a toolkit path that is not plain (an escape, a "..") never reaches root's linker
+     * configuration nor LD_LIBRARY_PATH: a comment instead */
+    set_toolkit(s, "9.2.148", "/tmp/x\\ninclude /tmp");
+    run(s, &f);
+    x = MUST(find(&f, "stack.cuda-lib-missing", -1));
+    assert_false(fix_has(x, "sudo tee"));
+    assert_false(fix_has(x, "export LD_LIBRARY_PATH"));
+    assert_true(fix_has(x, "# the toolkit's path is not a plain absolute path"));
+    findings_free(&f);
+    set_toolkit(s, "9.2.148", "/usr/local/../../tmp/cuda");
+    run(s, &f);
+    assert_false(fix_has(MUST(find(&f, "stack.cuda-lib-missing", -1)), "sudo tee"));
+    findings_free(&f);
+    set_toolkit(s, "9.2.148", "/usr/local/cuda-9.2");
     /* the linker knows that very soname: the program ran elsewhere, a warning */
     assert_int_equal(s->stack.n_libs, 0); /* the array is there, empty */
     free(s->stack.libs);
@@ -1306,7 +1323,7 @@ static void test_cuda_lib_missing(void **state)
     assert_true(evidence_has(x, "tensorflow 2.12.0 was built with CUDA 11.8"));
     assert_true(evidence_has(x, "CUDA toolkits here: CUDA 11.8.0 (/usr/local/cuda-11.8)"));
     assert_true(fix_has(x, "export LD_LIBRARY_PATH=/usr/local/cuda-11.8/lib64"));
-    assert_true(fix_has(x, "echo /usr/local/cuda-11.8/lib64 | sudo tee"));
+    assert_true(fix_has(x, "printf '%s\\n' /usr/local/cuda-11.8/lib64 | sudo tee"));
     assert_false(fix_has(x, "# install"));
     assert_false(evidence_has(x, "belongs to"));
     findings_free(&f);
