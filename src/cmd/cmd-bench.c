@@ -444,9 +444,9 @@ static void print_json(const struct bench_info *b, const struct findings *f, int
         json_object_set_new(o, "severity", json_string(severity_names[x->severity]));
         json_object_set_new(
             o, "gpu", x->subject.gpu_index >= 0 ? json_integer(x->subject.gpu_index) : json_null());
-        json_object_set_new(o, "title", json_string(x->title));
+        json_object_set_new(o, "title", jstring_safe(x->title));
         for (size_t k = 0; k < x->n_evidence; k++)
-            json_array_append_new(ev, json_string(x->evidence[k]));
+            json_array_append_new(ev, jstring_safe(x->evidence[k]));
         json_object_set_new(o, "evidence", ev);
         json_array_append_new(list, o);
     }

@@ -98,8 +98,11 @@ int slurm_parse_node(const char *text, struct slurm_node *n, char **cause)
 
     memset(n, 0, sizeof(*n));
     if (name == NULL || state == NULL) {
-        *cause = xasprintf("scontrol's answer has no %s: '%.80s'",
-                           name == NULL ? "NodeName" : "State", text);
+        char *shown = str_excerpt(text, 80); /* scontrol's words: printable, one line */
+
+        *cause = xasprintf("scontrol's answer has no %s: '%s'", name == NULL ? "NodeName" : "State",
+                           shown);
+        free(shown);
         return -1;
     }
     /* Printed in our line: the reason is free text someone else set. */

@@ -171,6 +171,22 @@ const char *render_fit(const char *english, size_t width)
     return render_width(word, strlen(word)) <= width ? word : english;
 }
 
+void render_cut_cell(FILE *out, const char *text, size_t width)
+{
+    size_t len = strlen(text), at = 0, w = 0;
+
+    while (at < len) {
+        size_t cols, n = render_char(text + at, len - at, &cols);
+
+        if (w + cols > width)
+            break;
+        w += cols;
+        at += n;
+    }
+    fwrite(text, 1, at, out);
+    fprintf(out, "%*s", (int)(width - w), "");
+}
+
 void render_cut(FILE *out, const char *text, size_t max, bool mark)
 {
     size_t len = strlen(text), at = 0, w = 0, keep;

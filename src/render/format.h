@@ -51,6 +51,8 @@ const char *render_fit(const char *english, size_t width);
  * with '~' (within max).
  */
 void render_cut(FILE *out, const char *text, size_t max, bool mark);
+/* A table cell of exactly width columns: text cut there (never inside a character), or padded. */
+void render_cut_cell(FILE *out, const char *text, size_t width);
 
 /*
  * The next piece of text at p (not a space) that a wrapped line may not split, in bytes, and its

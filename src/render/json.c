@@ -1,11 +1,17 @@
 #include "render/json.h"
 #include "render/text.h"
+#include "snapshot/jfield.h"
 
 #include <stdlib.h>
 
+/*
+ * Text that comes from outside (titles and evidence carry process names, paths, log lines):
+ * json_string() refuses what is not UTF-8 and json_object_set_new() then drops the key without a
+ * word, so every such string goes through jstring_safe (null for NULL, "\xNN" for bad bytes).
+ */
 static json_t *str_or_null(const char *s)
 {
-    return s ? json_string(s) : json_null();
+    return jstring_safe(s);
 }
 
 static json_t *int_or_null(int32_t v)
@@ -18,7 +24,7 @@ static json_t *strings(char *const *items, size_t n)
     json_t *a = json_array();
 
     for (size_t i = 0; i < n; i++)
-        json_array_append_new(a, json_string(items[i]));
+        json_array_append_new(a, jstring_safe(items[i]));
     return a;
 }
 
@@ -37,7 +43,7 @@ json_t *render_finding_json(const struct finding *f)
     json_object_set_new(sub, "container", str_or_null(f->subject.container));
     json_object_set_new(sub, "object", str_or_null(f->subject.object));
     json_object_set_new(j, "subject", sub);
-    json_object_set_new(j, "title", json_string(f->title ? f->title : f->rule->title));
+    json_object_set_new(j, "title", jstring_safe(f->title ? f->title : f->rule->title));
     json_object_set_new(j, "evidence", strings(f->evidence, f->n_evidence));
     json_object_set_new(j, "explanation", json_string(f->rule->explanation));
     json_object_set_new(j, "fix", strings(f->fix, f->n_fix));
@@ -62,7 +68,7 @@ json_t *render_findings_json(const char *schema, const struct snapshot *s, const
     char *text = render_verdict(s, f, false);
 
     json_object_set_new(j, "schema", json_string(schema));
-    json_object_set_new(j, "hostname", s->hostname ? json_string(s->hostname) : json_null());
+    json_object_set_new(j, "hostname", jstring_safe(s->hostname));
     json_object_set_new(j, "time_ms", json_integer(s->time_ms));
     json_object_set_new(v, "status", json_string(render_status(exit_code)));
     json_object_set_new(v, "exit_code", json_integer(exit_code));
@@ -70,7 +76,7 @@ json_t *render_findings_json(const char *schema, const struct snapshot *s, const
     json_object_set_new(v, "warning", json_integer((json_int_t)findings_count(f, SEV_WARNING)));
     json_object_set_new(v, "info", json_integer((json_int_t)findings_count(f, SEV_INFO)));
     json_object_set_new(v, "acknowledged", json_integer((json_int_t)findings_acked(f)));
-    json_object_set_new(v, "text", json_string(text));
+    json_object_set_new(v, "text", jstring_safe(text));
     free(text);
     json_object_set_new(j, "verdict", v);
     for (size_t i = 0; i < f->n; i++) {
@@ -94,7 +100,7 @@ json_t *render_findings_json(const char *schema, const struct snapshot *s, const
 
         json_object_set_new(k, "rule", json_string(f->skips[i].rule->id));
         json_object_set_new(k, "gpu_index", int_or_null(f->skips[i].gpu_index));
-        json_object_set_new(k, "reason", json_string(f->skips[i].reason));
+        json_object_set_new(k, "reason", jstring_safe(f->skips[i].reason));
         json_array_append_new(skips, k);
     }
     json_object_set_new(j, "not_checked", skips);

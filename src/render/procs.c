@@ -34,6 +34,7 @@ void procs_job_label(char *buf, size_t size, const struct proc *p)
                  p->container_id);
     else if (p->slurm_job_id)
         snprintf(buf, size, "slurm job %s", p->slurm_job_id);
+    str_utf8_trim(buf); /* "%.12s" cuts bytes */
 }
 
 /* The same, short enough for the table's column: "3f2a1b9c0d1e", "pod 1d2e3f4a", "job 4411". */
@@ -48,6 +49,7 @@ static void job_short(char *buf, size_t size, const struct proc *p)
         snprintf(buf, size, "%.12s", p->container_id);
     else if (p->slurm_job_id)
         snprintf(buf, size, "job %s", p->slurm_job_id);
+    str_utf8_trim(buf);
 }
 
 /* ---- filtering ---- */
@@ -693,9 +695,13 @@ static void print_row(FILE *out, const struct procs_row *r, const struct layout 
     if (r->idle_for_ms >= 0)
         render_duration(idle, sizeof(idle), (double)r->idle_for_ms / 1000.0);
 
-    fprintf(out, "%7d %-8.8s ", (int)p->pid, user);
-    if (l->job_col)
-        fprintf(out, "%-12.12s ", job[0] ? job : "-");
+    fprintf(out, "%7d ", (int)p->pid);
+    render_cut_cell(out, user, 8);
+    fputc(' ', out);
+    if (l->job_col) {
+        render_cut_cell(out, job[0] ? job : "-", 12);
+        fputc(' ', out);
+    }
     fprintf(out, "%-4.4s %8s %4s %5s %c %5s ", gpus, mem, sm, cpu,
             ok(p, PROC_S_STATE) && p->state ? p->state : '?', age);
     if (l->idle_col)

@@ -262,8 +262,13 @@ static void subject_line(char *buf, size_t size, const struct subject *sub)
     buf[0] = '\0';
     if (sub->gpu_index >= 0) {
         ADD("GPU %d", (int)sub->gpu_index);
-        if (sub->gpu_uuid)
-            ADD(" (%.12s)", sub->gpu_uuid);
+        if (sub->gpu_uuid) {
+            char u[16];
+
+            snprintf(u, sizeof(u), "%.12s", sub->gpu_uuid);
+            str_utf8_trim(u);
+            ADD(" (%s)", u);
+        }
     }
     if (sub->object)
         ADD("%s%s", len ? ", " : "", sub->object_l ? sub->object_l : sub->object);
@@ -536,8 +541,9 @@ void render_gpu_table(FILE *out, const struct snapshot *s, const struct render_o
             snprintf(pcie, sizeof(pcie), "Gen%" PRIu32 " x%" PRIu32, g->pcie_gen, g->pcie_width);
         else
             snprintf(pcie, sizeof(pcie), "-");
-        fprintf(out, "%3" PRIu32 "  %-22.22s %4s  %-15s %4s  %-10s %s\n", g->index, name, util, mem,
-                temp, power, pcie);
+        fprintf(out, "%3" PRIu32 "  ", g->index);
+        render_cut_cell(out, name, 22);
+        fprintf(out, " %4s  %-15s %4s  %-10s %s\n", util, mem, temp, power, pcie);
     }
 }
 
@@ -590,7 +596,9 @@ static void process_row(FILE *out, const struct snapshot *s, uint32_t gpu, int32
         if (((p->valid >> PROC_S_USER_NAME) & 1u) && p->user)
             user = p->user;
     }
-    fprintf(out, "%3" PRIu32 "  %-7d %-9.9s ", gpu, (int)pid, user);
+    fprintf(out, "%3" PRIu32 "  %-7d ", gpu, (int)pid);
+    render_cut_cell(out, user, 9);
+    fputc(' ', out);
     render_cell(out, state, 8, false);
     fprintf(out, " %6s %9s  ", age, mem);
     render_cut(out, cmd, 30, true); /* "~": the command goes on */

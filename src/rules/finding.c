@@ -67,6 +67,7 @@ void proc_container(char *buf, size_t size, const struct proc *p)
                  p->container_id);
     else if (p->slurm_job_id)
         snprintf(buf, size, "slurm job %s", p->slurm_job_id);
+    str_utf8_trim(buf); /* "%.12s" cuts bytes */
 }
 
 void proc_label(char *buf, size_t size, const struct rule_ctx *ctx, int32_t pid)
@@ -80,9 +81,12 @@ void proc_label(char *buf, size_t size, const struct rule_ctx *ctx, int32_t pid)
         return;
     }
     n = snprintf(buf, size, "%s: %s", p->user && proc_ok(p, PROC_S_USER_NAME) ? p->user : "?", cmd);
-    /* Long command lines are cut with an ellipsis so titles stay one line. */
-    if (n > 0 && (size_t)n >= size && size > 4)
-        memcpy(buf + size - 4, "...", 4);
+    /* Long command lines are cut with an ellipsis so titles stay one line, on a character. */
+    if (n > 0 && (size_t)n >= size && size > 4) {
+        buf[size - 4] = '\0';
+        str_utf8_trim(buf);
+        strcat(buf, "...");
+    }
 }
 
 void proc_desc(char *buf, size_t size, const struct rule_ctx *ctx, int32_t pid)
@@ -93,7 +97,8 @@ void proc_desc(char *buf, size_t size, const struct rule_ctx *ctx, int32_t pid)
         snprintf(buf, size, "pid %d", (int)pid);
         return;
     }
-    proc_label(label, sizeof(label), ctx, pid);
+    /* Room for "pid 4194304 ()" around it: the label is cut (on a character), never the line. */
+    proc_label(label, size > 32 && size - 16 < sizeof(label) ? size - 16 : sizeof(label), ctx, pid);
     snprintf(buf, size, "pid %d (%s)", (int)pid, label);
 }
 
@@ -260,8 +265,9 @@ void finding_title(struct finding *f, const char *fmt, ...)
     free(f->title);
     free(f->title_l);
     va_start(ap, fmt);
-    f->title = i18n_vformat_both(&f->title_l, fmt, ap);
+    f->title = str_sanitize(i18n_vformat_both(&f->title_l, fmt, ap));
     va_end(ap);
+    str_sanitize(f->title_l);
 }
 
 /* Appends en to *items and l (or NULL) to *items_l, in step; takes both. */
@@ -290,7 +296,9 @@ static void append(char ***items, char ***items_l, size_t *n, size_t *cap, const
 {
     char *l, *en = i18n_vformat_both(&l, fmt, ap);
 
-    push(items, items_l, n, cap, en, l);
+    /* The last guard for what a report shows: a value cut inside a character, a control byte
+     * that came in with one, each becomes '?' (and --json keeps the line). */
+    push(items, items_l, n, cap, str_sanitize(en), str_sanitize(l));
 }
 
 void finding_evidence(struct finding *f, const char *fmt, ...)
@@ -306,13 +314,14 @@ void finding_title_take(struct finding *f, char *en, char *l)
 {
     free(f->title);
     free(f->title_l);
-    f->title = en;
-    f->title_l = l;
+    f->title = str_sanitize(en);
+    f->title_l = str_sanitize(l);
 }
 
 void finding_evidence_take(struct finding *f, char *en, char *l)
 {
-    push(&f->evidence, &f->evidence_l, &f->n_evidence, &f->cap_evidence, en, l);
+    push(&f->evidence, &f->evidence_l, &f->n_evidence, &f->cap_evidence, str_sanitize(en),
+         str_sanitize(l));
 }
 
 const char *finding_title_text(const struct finding *f)

@@ -118,19 +118,29 @@ static void near_gpus_evidence(const struct rule_ctx *ctx, struct finding *f,
                          list, n == 1 ? "its" : "their");
 }
 
-/* ibstat for the port, ip/ethtool for its interface (RoCE). */
-static void port_fixes(struct finding *f, const struct ib_port *p)
+/*
+ * ibstat for the port, ethtool for its interface (RoCE), and with up the command that brings an
+ * interface left down up. The interface's name is looked at once, and only for Ethernet.
+ */
+static void port_fixes_up(struct finding *f, const struct ib_port *p, bool up)
 {
     char *dev = fix_arg(f, "device name", p->device);
-    char *nd = fix_arg(f, "interface name", p->netdev);
+    char *nd = is_ethernet(p) ? fix_arg(f, "interface name", p->netdev) : NULL;
 
     if (dev)
         finding_fix(f, "ibstat %s %" PRIu32 "   # the port's state, rate and link layer", dev,
                     p->port);
-    if (nd && is_ethernet(p))
+    if (nd)
         finding_fix(f, "ethtool %s   # link detected, speed, auto-negotiation", nd);
+    if (nd && up)
+        finding_fix(f, "sudo ip link set %s up   # when the interface was left down", nd);
     free(dev);
     free(nd);
+}
+
+static void port_fixes(struct finding *f, const struct ib_port *p)
+{
+    port_fixes_up(f, p, false);
 }
 
 /* ---- ib.port-down ---- */
@@ -208,14 +218,7 @@ static void check_port_down(const struct rule_ctx *ctx, struct findings *out)
             finding_evidence(f, "a link that keeps training or recovering is marginal: a cable, "
                                 "transceiver or switch port");
         near_gpus_evidence(ctx, f, p);
-        port_fixes(f, p);
-        if (eth && p->netdev) {
-            char *nd = fix_arg(f, "interface name", p->netdev);
-
-            if (nd)
-                finding_fix(f, "sudo ip link set %s up   # when the interface was left down", nd);
-            free(nd);
-        }
+        port_fixes_up(f, p, eth);
         finding_fix(f, "# check the cable and transceiver at both ends and the switch port; an "
                        "unused port can be disabled so that it is not reported");
     }

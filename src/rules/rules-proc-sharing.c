@@ -4,6 +4,7 @@
  */
 #include "nvml/nvml-abi.h"
 #include "rules/rule-impl.h"
+#include "util/strutil.h"
 #include "util/xalloc.h"
 
 #include <inttypes.h>
@@ -24,6 +25,7 @@ bool rules_owner_key(char *buf, size_t size, const struct proc *p)
         snprintf(buf, size, "uid %" PRIu32, p->uid);
     else
         return false;
+    str_utf8_trim(buf); /* a name longer than buf: cut on a character */
     return true;
 }
 
@@ -73,6 +75,7 @@ static void check_shared(const struct rule_ctx *ctx, struct findings *out)
         for (size_t o = 0; o < n_owners && len < sizeof(names); o++)
             len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", o ? ", " : "",
                                     owners[o]);
+        str_utf8_trim(names);
         f = finding_new(ctx, out, (int32_t)v->g->index, -1);
         finding_title(f, "GPU %" PRIu32 " shared by %zu processes of %zu owners (%s)", v->g->index,
                       n_procs, n_owners, names);
@@ -377,6 +380,7 @@ static void check_graphics(const struct rule_ctx *ctx, struct findings *out)
             len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "",
                                     next->p && next->p->comm ? next->p->comm : "?");
         }
+        str_utf8_trim(names);
         render_bytes(b, sizeof(b), t.bytes);
         if (t.n_sm_unknown < t.n)
             snprintf(sm, sizeof(sm), ", SM %" PRIu32 " %%", t.sm_pct);

@@ -120,7 +120,7 @@ static json_t *failure_json(const char *cause)
     json_t *j = json_object();
 
     json_object_set_new(j, "schema", json_string(SERVE_FINDINGS_SCHEMA));
-    json_object_set_new(j, "error", json_string(cause));
+    json_object_set_new(j, "error", jstring_safe(cause));
     return j;
 }
 

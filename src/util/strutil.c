@@ -247,7 +247,7 @@ char *str_excerpt(const char *s, size_t max)
     char *out = xmalloc(max + 4), one[4];
 
     while (i < n) {
-        size_t used, w = printable_char(p + i, n - i, one, &used, false);
+        size_t used, w = printable_char(p + i, n - i, one, &used, true);
 
         if (len + w > max) {
             memcpy(out + len, "...", 4);
@@ -283,6 +283,22 @@ char *str_sanitize(char *s)
 char *str_sanitized(const char *s)
 {
     return s ? str_sanitize(xstrdup(s)) : NULL;
+}
+
+void str_utf8_trim(char *s)
+{
+    size_t len = strlen(s), lead = len, want;
+    unsigned char c;
+
+    /* Back over at most three continuation bytes to the character's first byte. */
+    while (lead > 0 && len - lead < 4 && ((unsigned char)s[lead - 1] & 0xC0) == 0x80)
+        lead--;
+    if (lead == 0)
+        return;
+    c = (unsigned char)s[lead - 1];
+    want = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+    if (c >= 0xC0 && len - (lead - 1) < want)
+        s[lead - 1] = '\0';
 }
 
 bool str_is_utf8(const char *s)

@@ -64,6 +64,11 @@ char *str_excerpt(const char *s, size_t max);
 /* Whether s is valid UTF-8 (JSON strings must be). */
 bool str_is_utf8(const char *s);
 /*
+ * Drops an incomplete UTF-8 character from the end of s, as a cut by bytes ("%.12s", a full
+ * snprintf buffer) leaves one, so the text stays valid UTF-8 where it was before the cut.
+ */
+void str_utf8_trim(char *s);
+/*
  * Appends item to the comma-separated list ("A1, B2") in buf unless the list holds it already
  * (a whole entry); an item that would not fit is left out. buf starts as "".
  */

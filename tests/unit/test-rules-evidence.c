@@ -7,7 +7,9 @@
  */
 #include "rules/config.h"
 #include "nvml/nvml-abi.h"
+#include "render/json.h"
 #include "rules/rules.h"
+#include "util/strutil.h"
 #include "util/xalloc.h"
 
 #include <setjmp.h>
@@ -1380,6 +1382,69 @@ static void test_cuda_lib_missing(void **state)
     snapshot_free(s);
 }
 
+/*
+ * Owners' names longer than the title's room, in Chinese: cut on a character, never inside one.
+ * A cut inside one made text that is not UTF-8, which --json then lost without a word (jansson
+ * refuses such a string, and the key was dropped).
+ */
+static void test_long_names_stay_utf8(void **state)
+{
+    const struct finding *x;
+    struct snapshot *s;
+    struct findings f;
+    json_t *j;
+    char name[200] = "a";
+
+    (void)state;
+    for (int i = 0; i < 60; i++)
+        strcat(name, "\xe6\xb1\x89"); /* 汉 */
+    s = load("shared-gpu");
+    for (size_t i = 0; i < s->procs.n_procs; i++) {
+        if (s->procs.procs[i].user == NULL)
+            continue;
+        free(s->procs.procs[i].user);
+        s->procs.procs[i].user = xasprintf("%zu%s", i, name);
+    }
+    run(s, &f);
+    x = MUST(find(&f, "proc.shared-gpu", -1));
+    assert_true(str_is_utf8(x->title));
+    for (size_t i = 0; i < x->n_evidence; i++)
+        assert_true(str_is_utf8(x->evidence[i]));
+    j = render_finding_json(x);
+    assert_non_null(json_object_get(j, "title"));
+    assert_int_equal(json_array_size(json_object_get(j, "evidence")), x->n_evidence);
+    json_decref(j);
+    findings_free(&f);
+    snapshot_free(s);
+}
+
+/* An interface name no command can carry is said once, and only for an Ethernet (RoCE) port. */
+static void test_roce_name_said_once(void **state)
+{
+    const struct finding *x;
+    struct snapshot *s;
+    struct findings f;
+    size_t said = 0;
+
+    (void)state;
+    s = load("ib-roce-down"); /* mlx5_4, RoCE, enp155s0f0np0 down */
+    for (size_t i = 0; i < s->ib.n_ports; i++) {
+        if (strcmp(s->ib.ports[i].netdev, "enp155s0f0np0") == 0) {
+            free(s->ib.ports[i].netdev);
+            s->ib.ports[i].netdev = xstrdup("-rf enp155s0f0np0");
+        }
+    }
+    run(s, &f);
+    x = MUST(find(&f, "ib.port-down", -1));
+    for (size_t i = 0; i < x->n_fix; i++)
+        said += strstr(x->fix[i], "the interface name \"-rf enp155s0f0np0\"") != NULL;
+    assert_int_equal(said, 1);
+    assert_false(fix_has(x, "ip link set"));
+    assert_true(fix_has(x, "ibstat mlx5_4 1"));
+    findings_free(&f);
+    snapshot_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1402,6 +1467,8 @@ int main(void)
         cmocka_unit_test(test_container_lost_devices),
         cmocka_unit_test(test_arch_unsupported_framework),
         cmocka_unit_test(test_cuda_lib_missing),
+        cmocka_unit_test(test_long_names_stay_utf8),
+        cmocka_unit_test(test_roce_name_said_once),
         cmocka_unit_test(test_iommu_domains),
         cmocka_unit_test(test_psu_fault_unknown),
         cmocka_unit_test(test_psu_fault_cause),

@@ -93,6 +93,13 @@ static void test_parse(void **state)
     assert_int_equal(slurm_parse_node("NodeName=a Arch=x86_64", &n, &cause), -1);
     assert_non_null(strstr(cause, "State"));
     free(cause);
+    cause = NULL;
+    /* What an answer that is not one quotes reaches the terminal: escapes and the line's end shown,
+     * not sent */
+    assert_int_equal(slurm_parse_node("\x1b[2J\x1b]0;OWNED\x07 garbage\nmore", &n, &cause), -1);
+    assert_string_equal(cause, "scontrol's answer has no NodeName: "
+                               "'\\x1b[2J\\x1b]0;OWNED\\x07 garbage\\x0amore'");
+    free(cause);
 }
 
 static void test_decide(void **state)

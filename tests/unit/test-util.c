@@ -376,6 +376,12 @@ static void test_excerpt(void **state)
     e = str_excerpt("ab\x1b[2J", 5); /* an escape is shown whole or not at all */
     assert_string_equal(e, "ab...");
     free(e);
+    /* A right-to-left override or a line separator in a quoted key is shown, not obeyed. */
+    e = str_excerpt("bogus_key\xe2\x80\xae"
+                    "x\xe2\x80\xa8",
+                    60);
+    assert_string_equal(e, "bogus_key\\xe2\\x80\\xaex\\xe2\\x80\\xa8");
+    free(e);
     memset(long_line, 'k', 900 * 1024);
     long_line[900 * 1024] = '\0';
     e = str_excerpt(long_line, 60);
@@ -385,14 +391,41 @@ static void test_excerpt(void **state)
     free(long_line);
 }
 
+/* A cut by bytes ("%.12s", a full buffer) that ends inside a character: the piece dropped. */
+static void test_utf8_trim(void **state)
+{
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        { "abc", "abc" },
+        { "", "" },
+        { "ab\xe6\xb1\x89", "ab\xe6\xb1\x89" }, /* a whole character: kept */
+        { "ab\xe6\xb1", "ab" },                 /* two bytes of three */
+        { "ab\xe6", "ab" },                     /* its first byte only */
+        { "\xc3\xa9\xc3", "\xc3\xa9" },         /* "é" then a cut one */
+        { "x\xf0\x9f\x99", "x" },               /* three bytes of four */
+        { "x\xf0\x9f\x99\x82", "x\xf0\x9f\x99\x82" },
+        { "x\x80", "x\x80" }, /* a stray continuation byte is not a cut: left as it is */
+    };
+    char buf[32];
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        snprintf(buf, sizeof(buf), "%s", cases[i].in);
+        str_utf8_trim(buf);
+        if (strcmp(buf, cases[i].out) != 0)
+            fail_msg("case %zu: got \"%s\"", i, buf);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_numbers),       cmocka_unit_test(test_durations),
-        cmocka_unit_test(test_versions),      cmocka_unit_test(test_bounded_read),
-        cmocka_unit_test(test_atomic_write),  cmocka_unit_test(test_shell_quote),
-        cmocka_unit_test(test_sanitize),      cmocka_unit_test(test_excerpt),
-        cmocka_unit_test(test_list_add_once),
+        cmocka_unit_test(test_numbers),      cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_utf8_trim),    cmocka_unit_test(test_versions),
+        cmocka_unit_test(test_bounded_read), cmocka_unit_test(test_atomic_write),
+        cmocka_unit_test(test_shell_quote),  cmocka_unit_test(test_sanitize),
+        cmocka_unit_test(test_excerpt),      cmocka_unit_test(test_list_add_once),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
