@@ -155,7 +155,7 @@ one_line "snapshot -o (a directory)" "^gpudoctor snapshot: $tmp/d is a directory
 status $? 3 "watch --record (no directory)"
 one_line "watch --record (no directory)" "^gpudoctor watch: --record $tmp/d/none/r.jsonl: $ENOENT\$"
 "$GPUDOCTOR" serve --once "${R[@]}" --window 0 --textfile "$tmp/d/none" >/dev/null 2>"$tmp/err"
-status $? 64 "serve --textfile (no directory)"
+status $? 3 "serve --textfile (no directory)"
 one_line "serve --textfile (no directory)" "^gpudoctor serve: --textfile $tmp/d/none: $ENOENT\$"
 no_leftovers "no directory" "$tmp/d"
 
@@ -258,7 +258,7 @@ EOF
         status "$(got record-ro)" 3 "watch --record (read-only)"
         one_line "watch --record (read-only)" "^gpudoctor watch: --record $tmp/ro/r.jsonl: Read-only file system\$"
         cp "$tmp/err.textfile-ro" "$tmp/err"
-        status "$(got textfile-ro)" 64 "serve --textfile (read-only)"
+        status "$(got textfile-ro)" 3 "serve --textfile (read-only)"
         one_line "serve --textfile (read-only)" "^gpudoctor serve: --textfile $tmp/ro: Read-only file system\$"
         [ -s "$tmp/ls.ro" ] && fail "read-only directory holds: $(cat "$tmp/ls.ro")"
         cp "$tmp/err.record-full" "$tmp/err"
