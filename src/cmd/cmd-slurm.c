@@ -421,6 +421,9 @@ int slurm_run(const char *const argv[], int64_t timeout_ms, char **out, char **c
     pid_t pid;
 
     *out = NULL;
+    /* A SIGCHLD ignored by whoever started us (exec keeps it) reaps the child unseen: its exit
+     * status would read as 0. */
+    signal(SIGCHLD, SIG_DFL);
     if (pipe2(fds, O_CLOEXEC) != 0) {
         *cause = xasprintf("cannot create a pipe: %s", strerror(errno));
         free(buf);

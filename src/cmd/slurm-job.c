@@ -161,6 +161,8 @@ size_t slurm_gpu_holders(const struct snapshot *s, const char *job, const int32_
             h->pid = (int32_t)np->pid;
             h->gpu = g->index;
             h->p = proc_table_find(&s->procs, (int32_t)np->pid);
+            if (facts_proc_pid_foreign(h->p)) /* not NVML's process: nobody's we can name */
+                h->p = NULL;
             h->used_valid = (np->valid & (UINT64_C(1) << GPU_PROC_S_USED)) != 0;
             h->used_bytes = np->used_bytes;
             step = running_step_job(s, h->p);

@@ -184,6 +184,10 @@ static void build_holders(struct facts *f)
 
             h->np = np;
             h->p = facts_proc_find(f, (int32_t)np->pid);
+            /* The process here with NVML's number is not NVML's (another PID namespace's, or a
+             * reused pid): the holder is invisible from here, as one /proc lacks. */
+            if (facts_proc_pid_foreign(h->p))
+                h->p = NULL;
             if (np->valid & (1u << GPU_PROC_S_USED)) {
                 h->used_valid = true;
                 h->used_bytes = np->used_bytes;

@@ -703,7 +703,6 @@ static bool related_why(struct reap_target *t, const struct snapshot *s, const s
             return true;
         }
     }
-    set_why(t, "named by --pid: in the process table, using no GPU");
     return false;
 }
 
@@ -781,12 +780,21 @@ static void plan_use(struct reap_plan *plan, const struct snapshot *s, const str
     if (j != NULL) {
         set_why_take(t, TWICE("%s, holding %s", (verdict_words(v, p), use->where),
                               (_(verdict_words(v, p)), use->where_l)));
-    } else if (!related_why(t, s, p) && t->disposition == REAP_SIGNAL) {
-        clear_advice(t);
-        t->refusal = REAP_REFUSE_NOT_GPU;
-        t->disposition = REAP_REFUSED;
-        advice(t, "not a GPU process (nor a worker or the parent of one): reap ends only those; "
-                  "use kill");
+    } else if (related_why(t, s, p)) {
+        /* a worker or the parent of a GPU process: why says which */
+    } else if (holds_device(p) || (ok(p, PROC_S_HOLDS_CTL) && p->holds_ctl) ||
+               (ok(p, PROC_S_HOLDS_UVM) && p->holds_uvm)) {
+        /* NVML did not judge it (down, or its GPU lost), but it has the GPU's files open. */
+        set_why(t, "named by --pid: has NVIDIA device files open, which NVML does not list");
+    } else {
+        set_why(t, "named by --pid: in the process table, using no GPU");
+        if (t->disposition == REAP_SIGNAL) {
+            clear_advice(t);
+            t->refusal = REAP_REFUSE_NOT_GPU;
+            t->disposition = REAP_REFUSED;
+            advice(t, "not a GPU process (nor a worker or the parent of one): reap ends only "
+                      "those; use kill");
+        }
     }
     if (is_named && j != NULL && !idle_verdict(v) && v != FACTS_VERDICT_STOPPED) {
         evidence(t, "named by --pid: it is %s, not stale", verdict_words(v, p));

@@ -149,8 +149,8 @@ struct reap_target {
     uint64_t start_ticks;
     int64_t start_time_ms; /* Unix ms; -1 unknown */
     enum reap_role role;
-    int32_t gpu_pid;            /* the GPU process whose memory this frees (pid itself for SELF) */
-    uint64_t gpu_start_ticks;   /* its start time (PARENT, WORKER): still defunct when signalled */
+    int32_t gpu_pid;          /* the GPU process whose memory this frees (pid itself for SELF) */
+    uint64_t gpu_start_ticks; /* its start time (PARENT: its child still defunct when signalled) */
     enum facts_verdict verdict; /* of gpu_pid */
     enum reap_disposition disposition;
     enum reap_refusal refusal;

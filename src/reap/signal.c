@@ -161,9 +161,10 @@ static const char *disposition_words(enum reap_disposition d)
 }
 
 /*
- * A parent or a worker is signalled for the defunct process it keeps: only while that process
- * is still there, the same one (start time), defunct, and (for a parent) still its child. It
- * may have been reaped during a confirmation or while earlier targets were ended.
+ * A parent is signalled for the defunct child it does not reap: only while that child is still
+ * there, the same one (start time), defunct, and still its child. It may have been reaped during
+ * a confirmation or while earlier targets were ended. (A worker is signalled for what it holds
+ * itself, the device it inherited: that stays held whatever became of the defunct process.)
  */
 static bool still_defunct(const struct reap_target *t, struct reap_result *r, int64_t t0)
 {
@@ -171,14 +172,14 @@ static bool still_defunct(const struct reap_target *t, struct reap_result *r, in
     int proc_fd, rc;
     bool same;
 
-    if (t->role == REAP_ROLE_SELF)
+    if (t->role != REAP_ROLE_PARENT)
         return true;
     proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     rc = proc_fd >= 0 ? reap_facts_read(proc_fd, t->gpu_pid, &z, NULL) : -errno;
     if (proc_fd >= 0)
         close(proc_fd);
     same = rc == 0 && z.start_ticks == t->gpu_start_ticks && (z.state == 'Z' || z.state == 'X') &&
-           (t->role != REAP_ROLE_PARENT || z.ppid == t->pid);
+           z.ppid == t->pid;
     if (rc == 0)
         reap_facts_free(&z);
     if (same)

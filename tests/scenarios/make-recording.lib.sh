@@ -6,7 +6,8 @@
 #
 # Every process the scenario lists must exist while watch records (the process collector reads
 # this machine's /proc), so each pid of source-scenario.json is replaced by a `sleep` started for
-# the purpose, in the scenario and in the case's expect file alike; then
+# the purpose (with NVIDIA device files open, as a GPU process has them), in the scenario and in
+# the case's expect file alike; then
 #   gpudoctor watch --plain -n 0.2 -c COUNT --only nvml,processes --record recording.jsonl
 # runs on the NVML simulator, the sleeps are ended, and the recording is judged as
 # check-scenarios.sh judges it. Uses build/gpudoctor and build/sim/libnvidia-ml.so.1 of this
@@ -33,9 +34,19 @@ record_case() {
     # One sleep per pid of the scenario, started in / so that nothing of this checkout is recorded.
     mapfile -t olds < <(jq -r '[.gpus[].processes[]?.pid] | unique | .[]' source-scenario.json)
     trap 'for p in "${RECORD_SLEEPS[@]}"; do kill "$p" 2>/dev/null || :; done' EXIT
+    # Each holds /dev/nvidiactl and /dev/nvidia-uvm open as a GPU process does (reap-target
+    # holder): NVML's pid whose process has no NVIDIA device open is judged not NVML's.
+    local holder=$top/build/tests/helpers/reap-target
+    [ -x "$holder" ] || { echo "build the test helpers first (make build)" >&2; return 1; }
     for old in "${olds[@]}"; do
-        (cd / && exec sleep 3600) &
+        (cd / && exec "$holder" holder sleep 3600) &
         RECORD_SLEEPS+=("$!")
+    done
+    for p in "${RECORD_SLEEPS[@]}"; do # until each is sleep with its devices open
+        for _ in $(seq 250); do
+            [ "$(cat "/proc/$p/comm" 2>/dev/null)" = sleep ] && break
+            sleep 0.02
+        done
     done
     local map='{}'
     for i in "${!olds[@]}"; do

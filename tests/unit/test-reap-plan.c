@@ -352,6 +352,46 @@ static void test_named_related(void **state)
     snapshot_free(s);
 }
 
+/*
+ * NVML down (or the GPU lost): nothing is NVML-judged, and a device file held is all there is
+ * to see. A named process that holds one is a GPU process; one that holds nothing is not.
+ */
+static void test_named_device_holder(void **state)
+{
+    struct snapshot *s = load_case("idle-holder");
+    int32_t pids[] = { 7001 };
+    struct reap_policy pol = { .pids = pids, .n_pids = 1 };
+    struct reap_guard g;
+    struct reap_plan plan;
+    struct proc *p;
+
+    (void)state;
+    for (size_t i = 0; i < s->n_gpus; i++)
+        s->gpus[i].n_procs = 0; /* NVML lists nothing */
+    p = proc_of(s, 7001);
+    for (size_t k = 0; k < p->n_gpus; k++) { /* its minor known, not which NVML index */
+        p->gpus[k].nvml_listed = false;
+        p->gpus[k].gpu_index = UINT32_MAX;
+        p->gpus[k].valid &= ~(UINT64_C(1) << PROC_GPU_S_INDEX);
+    }
+    guard(&g, 0, true);
+    plan_of(&plan, s, &pol, &g, -1);
+    assert_int_equal(plan.n, 1);
+    assert_int_equal(target(&plan, 7001)->disposition, REAP_SIGNAL);
+    assert_string_equal(target(&plan, 7001)->why,
+                        "named by --pid: has NVIDIA device files open, which NVML does not list");
+    reap_plan_free(&plan);
+    /* the same holding nothing: not a GPU process */
+    p->holds_ctl = p->holds_uvm = false;
+    for (size_t k = 0; k < p->n_gpus; k++)
+        p->gpus[k].holds_device = false;
+    plan_of(&plan, s, &pol, &g, -1);
+    assert_int_equal(target(&plan, 7001)->disposition, REAP_REFUSED);
+    assert_int_equal(target(&plan, 7001)->refusal, REAP_REFUSE_NOT_GPU);
+    reap_plan_free(&plan);
+    snapshot_free(s);
+}
+
 /* ---- defunct processes, on a fixture /proc ---- */
 
 struct fixture {
@@ -637,6 +677,7 @@ int main(void)
         cmocka_unit_test(test_policies),
         cmocka_unit_test(test_named_pids),
         cmocka_unit_test(test_named_related),
+        cmocka_unit_test(test_named_device_holder),
         cmocka_unit_test(test_defunct),
         cmocka_unit_test(test_text_and_json),
         cmocka_unit_test(test_freed),

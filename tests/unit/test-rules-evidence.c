@@ -1445,6 +1445,38 @@ static void test_roce_name_said_once(void **state)
     snapshot_free(s);
 }
 
+/*
+ * NVML lists pid 7001, but the process with that number here has no NVIDIA device open: it is
+ * not NVML's (a container's pid seen from the host's numbering, a reused pid). Its memory is
+ * held by a process invisible from here, not by the local one, and nothing is said of that one.
+ */
+static void test_foreign_pid_is_invisible(void **state)
+{
+    struct snapshot *s;
+    struct findings f;
+
+    (void)state;
+    s = load("idle-holder");
+    run(s, &f);
+    MUST(find(&f, "proc.idle-holder", 0)); /* as it is: 7001 holds GPU 0's memory, idle */
+    assert_null(find(&f, "mem.unaccounted", 0));
+    findings_free(&f);
+    for (size_t i = 0; i < s->procs.n_procs; i++) {
+        struct proc *p = &s->procs.procs[i];
+
+        if (p->pid != 7001)
+            continue;
+        p->holds_ctl = p->holds_uvm = false;
+        for (size_t k = 0; k < p->n_gpus; k++)
+            p->gpus[k].holds_device = false;
+    }
+    run(s, &f);
+    assert_null(find(&f, "proc.idle-holder", 0));
+    MUST(find(&f, "mem.unaccounted", 0));
+    findings_free(&f);
+    snapshot_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1469,6 +1501,7 @@ int main(void)
         cmocka_unit_test(test_cuda_lib_missing),
         cmocka_unit_test(test_long_names_stay_utf8),
         cmocka_unit_test(test_roce_name_said_once),
+        cmocka_unit_test(test_foreign_pid_is_invisible),
         cmocka_unit_test(test_iommu_domains),
         cmocka_unit_test(test_psu_fault_unknown),
         cmocka_unit_test(test_psu_fault_cause),
