@@ -274,8 +274,11 @@ static int write_atomic(const char *path, const char *data, size_t len, mode_t m
     }
     if (in_place && stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
         return write_special(path, data, len, cause);
-    /* A symbolic link to a file: the file is replaced, the link kept. */
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && (real = realpath(path, NULL)) != NULL)
+    /* A symbolic link to a file: the file is replaced, the link kept. Replacing, a link to
+     * anything else (a device, a FIFO) is replaced itself, never what it names. */
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) &&
+        (in_place || (stat(path, &st) == 0 && S_ISREG(st.st_mode))) &&
+        (real = realpath(path, NULL)) != NULL)
         target = real;
     tmp = xasprintf("%s.tmp.XXXXXX", target);
 

@@ -55,7 +55,8 @@ int file_write_atomic(const char *path, const char *data, size_t len, mode_t mod
 /*
  * The same, for a file that must be a regular file (a metrics file others read): whatever is at
  * path, a FIFO or a device as well, is replaced by the rename, never opened (opening a FIFO
- * blocks until someone reads it).
+ * blocks until someone reads it); a symbolic link is followed only to a regular file, else the
+ * link itself is replaced (never /dev/null through a link to it).
  */
 int file_replace_atomic(const char *path, const char *data, size_t len, mode_t mode, char **cause);
 

@@ -196,6 +196,25 @@ static void test_atomic_write(void **state)
             unlink(target);
             unlink(link);
         }
+        /* Replacing (serve's textfile): a FIFO at the path is replaced, never opened (which
+         * would wait for a reader); a link to one, or to anything but a regular file, is
+         * replaced itself, and what it names is left alone. */
+        assert_int_equal(mkfifo(target, 0600), 0);
+        assert_int_equal(file_replace_atomic(target, "a", 1, 0644, &cause), 0);
+        assert_int_equal(stat(target, &st), 0);
+        assert_true(S_ISREG(st.st_mode));
+        assert_int_equal(st.st_size, 1);
+        unlink(target);
+        assert_int_equal(mkfifo(target, 0600), 0);
+        assert_int_equal(symlink(target, link), 0);
+        assert_int_equal(file_replace_atomic(link, "ab", 2, 0644, &cause), 0);
+        assert_int_equal(lstat(link, &st), 0);
+        assert_true(S_ISREG(st.st_mode)); /* the link replaced */
+        assert_int_equal(st.st_size, 2);
+        assert_int_equal(stat(target, &st), 0);
+        assert_true(S_ISFIFO(st.st_mode)); /* what it named, untouched */
+        unlink(target);
+        unlink(link);
         free(link);
         free(target);
     }
