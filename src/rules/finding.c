@@ -513,6 +513,16 @@ static bool pci_address_ok(const char *s)
     return s[0] >= '0' && s[0] <= '7' && s[1] == '\0';
 }
 
+const char *pci_lspci_form(const char *bus)
+{
+    const char *colon = bus ? strchr(bus, ':') : NULL;
+    size_t skip = 0;
+
+    while (colon != NULL && (size_t)(colon - bus) - skip > 4 && bus[skip] == '0')
+        skip++;
+    return bus ? bus + skip : NULL;
+}
+
 char *fix_pci_arg(struct finding *f, const char *value)
 {
     char *text;

@@ -230,6 +230,12 @@ char *fix_arg(struct finding *f, const char *what, const char *value);
  * comment stands in its place and NULL is returned.
  */
 char *fix_pci_arg(struct finding *f, const char *value);
+/*
+ * NVML's bus id as lspci writes it: the domain's leading zeros beyond four digits dropped
+ * ("00000000:3B:00.0" is "0000:3B:00.0"; a VMD domain, "00010000:E1:00.0", stays "10000:E1:00.0").
+ * A pointer into bus (NULL stays NULL).
+ */
+const char *pci_lspci_form(const char *bus);
 /* Whether a pid may go into a command such as kill (1..PROC_PID_MAX; never 0 or -1). */
 static inline bool fix_pid_ok(int64_t pid)
 {

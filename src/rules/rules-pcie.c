@@ -23,10 +23,7 @@ static void pcie_fixes(struct finding *f, const struct gpu *g)
     const char *bus = gpu_valid(g, GPU_S_PCI_BUS_ID) && g->pci_bus_id ? g->pci_bus_id : NULL;
     char *word;
 
-    /* lspci wants the address without NVML's 8-digit domain. */
-    if (bus && strlen(bus) > 12)
-        bus += strlen(bus) - 12;
-    word = fix_pci_arg(f, bus);
+    word = fix_pci_arg(f, pci_lspci_form(bus));
     if (word)
         finding_fix(f,
                     "sudo lspci -vv -s %s | grep -E 'LnkCap|LnkSta'   # what the link can do "

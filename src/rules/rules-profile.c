@@ -324,9 +324,7 @@ static void check_pcie(const struct rule_ctx *ctx, struct findings *out)
         finding_evidence(f,
                          gen ? "highest generation of GPU and slot: Gen%s" : "link width now: x%s",
                          d[i].found);
-        if (bus && strlen(bus) > 12)
-            bus += strlen(bus) - 12; /* lspci wants the address without NVML's 8-digit domain */
-        word = fix_pci_arg(f, bus);
+        word = fix_pci_arg(f, pci_lspci_form(bus));
         if (word)
             finding_fix(f,
                         "sudo lspci -vv -s %s | grep -E 'LnkCap|LnkSta'   # what the link can "

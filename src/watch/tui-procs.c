@@ -5,6 +5,7 @@
  */
 #include "render/format.h"
 #include "util/i18n.h"
+#include "util/strutil.h"
 #include "util/xalloc.h"
 #include "watch/tui-internal.h"
 
@@ -250,7 +251,8 @@ int tui_draw_procs(struct tui *t, const struct watch_view *v, int y, int rows)
     for (size_t i = top; i < t->n_procs && i - top < shown; i++) {
         const struct prow *r = &t->procs[i];
         const struct proc *p = r->p;
-        char gpus[32], mem[16] = "-", sm[8] = "-", cpu[12] = "-", age[16] = "-", state[32];
+        char gpus[32], mem[16] = "-", sm[8] = "-", cpu[12] = "-", age[16] = "-", state[32],
+                       ucut[16], ucell[48];
         const char *user = p && p->user ? p->user : "?";
         const char *cmd = p ? (p->cmdline ? p->cmdline
                                : p->comm  ? p->comm
@@ -273,9 +275,13 @@ int tui_draw_procs(struct tui *t, const struct watch_view *v, int y, int rows)
         else if (p && (p->state == 'T' || p->state == 'Z'))
             tui_on(t, PAIR_RED, 0);
         render_pad(state, sizeof(state), tui_state_word(p), 5, false);
+        /* The user's name cut on a character: a cut inside one ends the row's drawing. */
+        snprintf(ucut, sizeof(ucut), "%.9s", user);
+        str_utf8_trim(ucut);
+        render_pad(ucell, sizeof(ucell), ucut, 9, false);
         tui_putf(t, row, 0, COLS - (cmd_w > 8 ? cmd_w : 8), true,
-                 "%c%-7d %-9.9s %-5.5s %9s %4s %5s %s %6s  ", sel ? '>' : ' ', (int)r->pid, user,
-                 gpus, mem, sm, cpu, state, age);
+                 "%c%-7d %s %-5.5s %9s %4s %5s %s %6s  ", sel ? '>' : ' ', (int)r->pid, ucell, gpus,
+                 mem, sm, cpu, state, age);
         tui_put(t, row, COLS - (cmd_w > 8 ? cmd_w : 8), cmd_w > 8 ? cmd_w : 8, cmd, true);
         tui_on(t, 0, 0);
     }

@@ -187,6 +187,12 @@ static void test_fix_pci_arg(void **state)
     assert_string_equal(x.f->fix[0], "# \"*\" is not a whole PCI address "
                                      "(DOMAIN:BUS:DEVICE.FUNCTION): no command is given for it");
     assert_null(fix_pci_arg(x.f, NULL));
+    /* NVML's 8-digit domain as lspci writes it; a VMD domain is not cut into another device's */
+    assert_string_equal(pci_lspci_form("00000000:BA:00.0"), "0000:BA:00.0");
+    assert_string_equal(pci_lspci_form("00010000:E1:00.0"), "10000:E1:00.0");
+    assert_string_equal(pci_lspci_form("0000:91:00.0"), "0000:91:00.0");
+    assert_string_equal(pci_lspci_form("91:00.0"), "91:00.0");
+    assert_null(pci_lspci_form(NULL));
     findings_free(&x.out);
 }
 
