@@ -171,39 +171,40 @@ const char *render_fit(const char *english, size_t width)
     return render_width(word, strlen(word)) <= width ? word : english;
 }
 
-void render_cut_cell(FILE *out, const char *text, size_t width)
+/* The bytes of text's start that fit in max columns, never inside a character; their columns. */
+static size_t fitting(const char *text, size_t max, size_t *cols_out)
 {
     size_t len = strlen(text), at = 0, w = 0;
 
     while (at < len) {
         size_t cols, n = render_char(text + at, len - at, &cols);
 
-        if (w + cols > width)
+        if (w + cols > max)
             break;
         w += cols;
         at += n;
     }
+    *cols_out = w;
+    return at;
+}
+
+void render_cut_cell(FILE *out, const char *text, size_t width)
+{
+    size_t w, at = fitting(text, width, &w);
+
     fwrite(text, 1, at, out);
     fprintf(out, "%*s", (int)(width - w), "");
 }
 
 void render_cut(FILE *out, const char *text, size_t max, bool mark)
 {
-    size_t len = strlen(text), at = 0, w = 0, keep;
+    size_t w, at;
 
-    if (render_width(text, len) <= max) {
+    if (render_width(text, strlen(text)) <= max) {
         fputs(text, out);
         return;
     }
-    keep = mark && max > 0 ? max - 1 : max;
-    while (at < len) {
-        size_t cols, n = render_char(text + at, len - at, &cols);
-
-        if (w + cols > keep)
-            break;
-        w += cols;
-        at += n;
-    }
+    at = fitting(text, mark && max > 0 ? max - 1 : max, &w);
     fwrite(text, 1, at, out);
     if (mark && max > 0)
         fputc('~', out);

@@ -180,7 +180,10 @@ for name, doc, samples in cases:
         d = without(doc, collector)
         r = None
         if samples is not None:
-            r = "\n".join(json.dumps(without({"samples": [s]}, collector)["samples"][0])
+            # A line that is a whole snapshot again (watch writes one when the collectors'
+            # state changes) loses the collector as the first line does; a sample, its keys.
+            r = "\n".join(json.dumps(without(s, collector) if "collectors" in s
+                                      else without({"samples": [s]}, collector)["samples"][0])
                           for s in samples)
         rc2, out = check(d, r, f"{name}-{collector}")
         runs += 1

@@ -35,9 +35,15 @@ finish() {
 
 # A real process to stand for the GPU job: NVML (the simulator) lists its pid. Sets $JOB.
 spawn_job() {
-    sleep 600 &
+    # With NVIDIA device files open, as a GPU process has them (reap-target holder): NVML's pid
+    # whose process holds none is judged not NVML's, and reap leaves it alone.
+    "$HELPERS/reap-target" holder sleep 600 &
     JOB=$!
     KIDS+=("$JOB")
+    for _ in $(seq 250); do
+        [ "$(cat "/proc/$JOB/comm" 2>/dev/null)" = sleep ] && break
+        sleep 0.02
+    done
 }
 
 # leak_scenario OUT PID RATE: one H100 (from the bundled healthy server) running PID, whose
