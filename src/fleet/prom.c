@@ -25,11 +25,7 @@ struct index {
 
 static uint64_t hash(const char *s)
 {
-    uint64_t h = 1469598103934665603u;
-
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211u;
-    return h;
+    return fnv1a64(FNV1A64_INIT, s, strlen(s));
 }
 
 static void index_put(struct index *ix, const struct fleet *fl, size_t node)

@@ -111,16 +111,6 @@ static bool sel_time(const char *date, const char *clock, int64_t *ms)
     return true;
 }
 
-/* FNV-1a over n bytes, continuing from h. */
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *c = p;
-
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ c[i]) * UINT64_C(0x100000001b3);
-    return h;
-}
-
 /*
  * Whether this record was read before in the session: the same id, time (an undated one's: the
  * dated entry before it in its file), sensor, event, direction and any columns after. Records
@@ -128,15 +118,15 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
  */
 static bool seen_before(struct sel_state *st, char *const *f, size_t n, bool dated, int64_t ms)
 {
-    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    uint64_t h = FNV1A64_INIT;
     size_t i;
 
-    h = fnv(h, &dated, sizeof(dated));
-    h = fnv(h, &ms, sizeof(ms));
+    h = fnv1a64(h, &dated, sizeof(dated));
+    h = fnv1a64(h, &ms, sizeof(ms));
     for (size_t k = 0; k < n; k++) {
         if (k == 1 || k == 2) /* the date and the time: in ms */
             continue;
-        h = fnv(h, f[k], strlen(f[k]) + 1);
+        h = fnv1a64(h, f[k], strlen(f[k]) + 1);
     }
     h += h == 0; /* 0 marks a free place */
     if (st->n_seen >= SEL_SEEN_MAX) {

@@ -1,8 +1,8 @@
 /*
  * The metric families about the GPUs: a table field per GPU (the freshest reading of a dynamic
  * one), whether each GPU answers, its identity, its clock event reasons, the processes NVML
- * lists on it, the kernel log's XIDs by GPU and code, and the GPU memory of the processes that
- * hold the most. A value nobody could read gives no series, never 0.
+ * lists on it, and the GPU memory of the processes that hold the most (the kernel log's XIDs:
+ * metrics-memory.c). A value nobody could read gives no series, never 0.
  */
 #include "render/metrics-internal.h"
 #include "util/xalloc.h"
@@ -137,81 +137,6 @@ void metrics_gpu_processes(struct render *r, const struct metric_family *m)
         if (gpu_valid(g, GPU_S_PROCESSES))
             metrics_sample_u64(r, m, r->gpu_labels[i], NULL, g->n_procs);
     }
-}
-
-struct xid_count {
-    long gpu; /* position in s->gpus, -1 when the address matches no GPU */
-    const char *pci;
-    int32_t xid;
-    uint64_t n;
-};
-
-static long gpu_of_event(const struct snapshot *s, const struct klog_event *e)
-{
-    for (size_t i = 0; i < s->n_gpus; i++) {
-        const struct gpu *g = &s->gpus[i];
-
-        if (e->uuid && gpu_valid(g, GPU_S_UUID) && g->uuid && strcmp(e->uuid, g->uuid) == 0)
-            return (long)i;
-        if (e->pci && gpu_valid(g, GPU_S_PCI_BUS_ID) && g->pci_bus_id &&
-            driver_pci_same(e->pci, g->pci_bus_id))
-            return (long)i;
-    }
-    return -1;
-}
-
-static int cmp_xid(const void *a, const void *b)
-{
-    const struct xid_count *x = a, *y = b;
-    int c;
-
-    if (x->gpu != y->gpu)
-        return x->gpu < 0 ? 1 : y->gpu < 0 ? -1 : (x->gpu > y->gpu) - (x->gpu < y->gpu);
-    if (x->gpu < 0 && (c = strcmp(x->pci ? x->pci : "", y->pci ? y->pci : "")) != 0)
-        return c;
-    return (x->xid > y->xid) - (x->xid < y->xid);
-}
-
-void metrics_xids(struct render *r, const struct metric_family *m)
-{
-    const struct driver_info *d = &r->s->driver;
-    struct xid_count *c = NULL;
-    size_t n = 0, cap = 0;
-
-    for (size_t i = 0; i < d->n_events; i++) {
-        const struct klog_event *e = &d->events[i];
-        long gpu;
-        size_t k;
-
-        if (e->kind != KLOG_XID || !(e->valid & (UINT64_C(1) << KLOG_S_XID)))
-            continue;
-        gpu = gpu_of_event(r->s, e);
-        if (gpu < 0 && e->pci == NULL)
-            continue; /* nothing to label it with */
-        for (k = 0; k < n; k++) {
-            if (c[k].gpu == gpu && c[k].xid == e->xid &&
-                (gpu >= 0 || strcmp(c[k].pci, e->pci) == 0))
-                break;
-        }
-        if (k == n) {
-            xgrow(&c, &cap, n + 1, sizeof(*c));
-            c[n++] = (struct xid_count){ gpu, e->pci, e->xid, 0 };
-        }
-        c[k].n++;
-    }
-    if (n > 1)
-        qsort(c, n, sizeof(*c), cmp_xid);
-    for (size_t k = 0; k < n; k++) {
-        struct mbuf lab = { 0 };
-
-        mbuf_add(&lab, "", 0);
-        if (c[k].gpu < 0)
-            mbuf_label(&lab, "pci", c[k].pci);
-        mbuf_printf(&lab, "%sxid=\"%d\"", lab.len ? "," : "", (int)c[k].xid);
-        metrics_sample_u64(r, m, c[k].gpu >= 0 ? r->gpu_labels[c[k].gpu] : NULL, lab.p, c[k].n);
-        free(lab.p);
-    }
-    free(c);
 }
 
 struct proc_mem {

@@ -31,9 +31,10 @@ struct render {
     const struct findings *f;
     const struct metrics_cycle *cyc;
     const struct metrics_opts *o;
-    char **gpu_labels; /* per GPU of s: gpu="0",uuid="...",name="..." */
-    struct mbuf out;   /* the whole exposition */
-    struct mbuf fam;   /* the samples of the family being rendered */
+    const struct metrics_memory *mem; /* the caller's, or one made for this rendering */
+    char **gpu_labels;                /* per GPU of s: gpu="0",uuid="...",name="..." */
+    struct mbuf out;                  /* the whole exposition */
+    struct mbuf fam;                  /* the samples of the family being rendered */
 };
 
 /* metrics-text.c */
@@ -64,9 +65,13 @@ void metrics_gpu_up(struct render *r, const struct metric_family *m);
 void metrics_gpu_info(struct render *r, const struct metric_family *m);
 void metrics_clock_reasons(struct render *r, const struct metric_family *m);
 void metrics_gpu_processes(struct render *r, const struct metric_family *m);
-void metrics_xids(struct render *r, const struct metric_family *m);
 /* The largest --top-processes, or (dropped) how many were left out. */
 void metrics_proc_memory(struct render *r, const struct metric_family *m, bool dropped);
+
+/* metrics-memory.c: g's label set, with what m remembers of it when it does not answer (m may
+ * be NULL); and the counter samples of the kernel-log lines of one kind (enum metrics_log_kind). */
+char *metrics_gpu_labels(const struct gpu *g, const struct metrics_memory *m);
+void metrics_log_counts(struct render *r, const struct metric_family *m, int kind);
 
 /* metrics-health.c */
 void metrics_findings(struct render *r, const struct metric_family *m);

@@ -206,8 +206,9 @@ const struct metric_family metric_families[] = {
       "payload bytes the link sent (direction tx) and received (rx) since the driver loaded, "
       "counted by NVML in KiB; rate() of it is the link's traffic"),
     S("gpudoctor_gpu_xid_errors_total", COUNTER, MSRC_XID, GPU_LABELS " (or pci), xid",
-      "XID errors of the GPU in the kernel log, by XID code (the log since boot, as far as it "
-      "reaches back)"),
+      "XID lines of the GPU in the kernel log, by XID code: the log as far as it reaches back "
+      "at serve's first collection, then each new line once, so the count never goes down when "
+      "the log rotates; a GPU that stopped answering keeps the labels it had (docs/prometheus.md)"),
     S("gpudoctor_gpu_processes", GAUGE, MSRC_GPU_PROCESSES, GPU_LABELS,
       "processes NVML lists on the GPU (compute, graphics, MPS)"),
     S("gpudoctor_process_gpu_memory_bytes", GAUGE, MSRC_PROC_MEMORY,
@@ -276,8 +277,8 @@ const struct metric_family metric_families[] = {
       "[ERROR] and [FATAL] lines in the Fabric Manager log since it last started "
       "(fabric.fm-errors)"),
     S("gpudoctor_nvswitch_sxid_errors_total", COUNTER, MSRC_SXID, "pci, fatal",
-      "SXid lines of the NVSwitch in the kernel log, fatal or not (the log since boot, as far as "
-      "it reaches back; fabric.sxid)"),
+      "SXid lines of the NVSwitch in the kernel log, fatal or not, counted as the XID lines are "
+      "(fabric.sxid)"),
 };
 #undef G
 #undef S

@@ -1,8 +1,10 @@
 /*
  * The Prometheus renderer's course (metrics.h says what it renders): for each row of
  * metric_families[] (metrics-table.c), its samples from the source the row names, the GPU ones
- * in metrics-gpu.c, the check's and collection's in metrics-health.c, gpudoctor's own cycle here;
- * each family's HELP and TYPE once, before its samples. The text itself: metrics-text.c.
+ * in metrics-gpu.c, the check's and collection's in metrics-health.c, the kernel log's XID and
+ * SXid counters and the GPUs' labels in metrics-memory.c (what an exporter remembers between
+ * collections), gpudoctor's own cycle here; each family's HELP and TYPE once, before its samples.
+ * The text itself: metrics-text.c.
  */
 #include "render/metrics-internal.h"
 #include "util/xalloc.h"
@@ -149,7 +151,7 @@ static void render_family(struct render *r, const struct metric_family *m)
         metrics_gpu_processes(r, m);
         break;
     case MSRC_XID:
-        metrics_xids(r, m);
+        metrics_log_counts(r, m, METRICS_LOG_XID);
         break;
     case MSRC_PROC_MEMORY:
         metrics_proc_memory(r, m, false);
@@ -201,28 +203,21 @@ static void flush_family(struct render *r, const struct metric_family *head)
     r->fam.len = 0;
 }
 
-static char *gpu_labels(const struct gpu *g)
-{
-    struct mbuf b = { 0 };
-
-    mbuf_printf(&b, "gpu=\"%u\"", (unsigned)g->index);
-    if (g->handle_rc == 0 && gpu_valid(g, GPU_S_UUID) && g->uuid)
-        mbuf_label(&b, "uuid", g->uuid);
-    if (g->handle_rc == 0 && gpu_valid(g, GPU_S_NAME) && g->name)
-        mbuf_label(&b, "name", g->name);
-    return b.p;
-}
-
 char *metrics_render(const struct snapshot *s, const struct findings *f,
                      const struct metrics_cycle *cyc, const struct metrics_opts *o, size_t *len)
 {
-    struct render r = { .s = s, .f = f, .cyc = cyc, .o = o };
+    struct render r = { .s = s, .f = f, .cyc = cyc, .o = o, .mem = cyc->memory };
+    struct metrics_memory once = { 0 };
     const struct metric_family *head = NULL;
     size_t n_gpus = s ? s->n_gpus : 0;
 
+    if (r.mem == NULL) {
+        metrics_memory_update(&once, s);
+        r.mem = &once;
+    }
     r.gpu_labels = xcalloc(n_gpus + 1, sizeof(*r.gpu_labels));
     for (size_t i = 0; i < n_gpus; i++)
-        r.gpu_labels[i] = gpu_labels(&s->gpus[i]);
+        r.gpu_labels[i] = metrics_gpu_labels(&s->gpus[i], r.mem);
     mbuf_add(&r.out, "", 0);
     for (size_t i = 0; i < n_metric_families; i++) {
         const struct metric_family *m = &metric_families[i];
@@ -241,6 +236,7 @@ char *metrics_render(const struct snapshot *s, const struct findings *f,
         free(r.gpu_labels[i]);
     free(r.gpu_labels);
     free(r.fam.p);
+    metrics_memory_free(&once);
     if (len)
         *len = r.out.len;
     return r.out.p;

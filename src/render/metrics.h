@@ -99,6 +99,52 @@ struct metric_family {
 extern const struct metric_family metric_families[];
 extern const size_t n_metric_families;
 
+/*
+ * What an exporter remembers from one collection to the next so that its series stay the same
+ * series (metrics-memory.c): the identity of each GPU seen answering, so that a GPU that stops
+ * answering keeps its uuid and name labels, and the kernel-log errors counted so far, so that the
+ * XID and SXid counters never go down when the log rotates.
+ */
+struct metrics_gpu_ident {
+    uint32_t index; /* NVML's index when last seen answering */
+    char *uuid;
+    char *name;    /* NULL: never read */
+    char *pci;     /* NULL: never read */
+    uint64_t seen; /* the update it was last seen answering in */
+};
+
+enum metrics_log_kind {
+    METRICS_LOG_XID,
+    METRICS_LOG_SXID,
+};
+
+/* One counter series of kernel-log lines. */
+struct metrics_log_series {
+    int kind;     /* enum metrics_log_kind */
+    char *labels; /* without the XID: gpu="0",uuid="...",name="...", or pci="..." (and fatal) */
+    long gpu;     /* for the order: the GPU's index, -1 for a series labelled by address */
+    int32_t xid;  /* METRICS_LOG_XID */
+    uint64_t n;
+};
+
+struct metrics_memory {
+    struct metrics_gpu_ident *gpus;
+    size_t n_gpus, cap_gpus;
+    struct metrics_log_series *series;
+    size_t n_series, cap_series;
+    uint64_t *seen; /* fingerprints of the lines counted, as of the last read of the log; sorted */
+    size_t n_seen;
+    bool log_read; /* a kernel log has been read: later reads count only lines not seen */
+    uint64_t updates;
+};
+
+/*
+ * Takes in what s shows: the GPUs that answer, and the XID and SXid lines of its kernel log that
+ * are not among those already counted (the first read counts them all). s may be NULL.
+ */
+void metrics_memory_update(struct metrics_memory *m, const struct snapshot *s);
+void metrics_memory_free(struct metrics_memory *m);
+
 /* What the caller knows about the collection cycle that produced the snapshot. */
 struct metrics_cycle {
     double duration_s;    /* how long collection + rules took */
@@ -111,6 +157,9 @@ struct metrics_cycle {
     const struct bench_info *bench;
     int64_t bench_completed_ms; /* Unix time that bench ended, milliseconds */
     int bench_read;
+    /* serve's memory, updated with this snapshot; NULL: the snapshot alone (its log counted as
+     * it is, a GPU that does not answer labelled by its index only) */
+    const struct metrics_memory *memory;
 };
 
 struct metrics_opts {

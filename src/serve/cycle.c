@@ -42,6 +42,7 @@ void serve_state_free(struct serve_state *st)
 {
     serve_state_close_nvml(st);
     serve_history_free(&st->hist);
+    metrics_memory_free(&st->memory);
     snapshot_free(st->unrecorded);
     st->unrecorded = NULL;
     snapshot_free(st->bench_last);
@@ -195,6 +196,8 @@ struct serve_result *serve_cycle(struct serve_state *st)
         cyc.bench = &st->bench_last->bench;
         cyc.bench_completed_ms = bench_completed_ms(st->bench_last);
     }
+    metrics_memory_update(&st->memory, s);
+    cyc.memory = &st->memory;
     metrics = metrics_render(s, s ? &f : NULL, &cyc, &o->metrics, &mlen);
     findings = json_members(j, &flen);
     json_decref(j);

@@ -161,6 +161,7 @@ struct serve_opts {
 struct serve_state {
     const struct serve_opts *opts;
     struct serve_history hist;
+    struct metrics_memory memory; /* GPU identities and log counts across cycles */
     uint64_t cycles;
     int64_t start_mono_ms;
     struct nvml_session *nvml; /* kept across cycles; NULL until opened, or after it failed */

@@ -385,3 +385,12 @@ void str_list_add_once(char *buf, size_t size, const char *item)
     if (len + n + 3 <= size)
         snprintf(buf + len, size - len, "%s%s", len ? ", " : "", item);
 }
+
+uint64_t fnv1a64(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *c = p;
+
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ c[i]) * UINT64_C(0x100000001b3);
+    return h;
+}

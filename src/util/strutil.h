@@ -92,4 +92,9 @@ bool str_is_one_line(const char *s, size_t n);
  */
 char *str_shell_quote(const char *s);
 
+/* FNV-1a, 64 bits: FNV1A64_INIT, then fnv1a64 over each piece in turn. Not for hostile keys
+ * where collisions would matter: a hash table's buckets, a fingerprint of a line. */
+#define FNV1A64_INIT UINT64_C(0xcbf29ce484222325)
+uint64_t fnv1a64(uint64_t h, const void *p, size_t n);
+
 #endif

@@ -370,6 +370,199 @@ static void test_findings_and_xids(void **state)
     snapshot_free(s);
 }
 
+/* ---- what serve remembers between collections ---- */
+
+/* Sets s's kernel log to n XID lines: line i has kernel stamp stamps[i] (µs), XID xids[i]. */
+static void set_log(struct snapshot *s, size_t n, const int64_t *stamps, const int *xids,
+                    const char *pci, enum collector_state state)
+{
+    struct klog_event *e = xcalloc(n + 1, sizeof(*e));
+
+    for (size_t i = 0; i < s->driver.n_events; i++) {
+        free(s->driver.events[i].pci);
+        free(s->driver.events[i].message);
+    }
+    free(s->driver.events);
+    for (size_t i = 0; i < n; i++) {
+        e[i].kind = KLOG_XID;
+        e[i].xid = xids[i];
+        e[i].uptime_us = stamps[i];
+        e[i].pci = xstrdup(pci);
+        e[i].message = xstrdup("pid=1, name=python, Ch 00000008");
+        e[i].valid = UINT64_C(1) << KLOG_S_XID | UINT64_C(1) << KLOG_S_UPTIME;
+    }
+    s->driver.events = e;
+    s->driver.n_events = n;
+    s->driver.valid |= 1u << DRIVER_S_KLOG;
+    s->collectors[COLLECTOR_KLOG].state = state;
+}
+
+static char *render_with(const struct snapshot *s, const struct metrics_memory *m)
+{
+    struct metrics_cycle cyc = { .success = true, .cycles = 1, .memory = m };
+    struct metrics_opts o = { 20 };
+
+    return metrics_render(s, NULL, &cyc, &o, NULL);
+}
+
+/* The log rotates while XIDs arrive: the counter counts each line once and never goes down. */
+static void test_xid_counter_survives_rotation(void **state)
+{
+    struct snapshot *s = one_gpu();
+    struct metrics_memory m = { 0 };
+    const int64_t t1[] = { 100, 200, 300 }, t2[] = { 200, 300, 400 }, t3[] = { 400, 500, 500 };
+    const int x1[] = { 13, 13, 79 }, x2[] = { 13, 79, 13 }, x3[] = { 13, 13, 13 };
+    char *t;
+
+    (void)state;
+    s->gpus[0].pci_bus_id = xstrdup("00000000:18:00.0");
+    gpu_set_rc(&s->gpus[0], GPU_S_PCI_BUS_ID, 0);
+    set_log(s, 3, t1, x1, "0000:18:00", CS_OK);
+    metrics_memory_update(&m, s);
+    t = render_with(s, &m);
+    has_line(t, "gpudoctor_gpu_xid_errors_total{" L0 ",xid=\"13\"} 2");
+    has_line(t, "gpudoctor_gpu_xid_errors_total{" L0 ",xid=\"79\"} 1");
+    free(t);
+
+    /* the line at 100 left the log, one at 400 came: 3 lines of XID 13 seen, not 2 */
+    set_log(s, 3, t2, x2, "0000:18:00", CS_OK);
+    metrics_memory_update(&m, s);
+    t = render_with(s, &m);
+    has_line(t, "gpudoctor_gpu_xid_errors_total{" L0 ",xid=\"13\"} 3");
+    has_line(t, "gpudoctor_gpu_xid_errors_total{" L0 ",xid=\"79\"} 1");
+    free(t);
+    /* the log counted as it is says 2: what the counter did before */
+    t = render_with(s, NULL);
+    has_line(t, "gpudoctor_gpu_xid_errors_total{" L0 ",xid=\"13\"} 2");
+    free(t);
+
+    /* the same log again: nothing new */
+    metrics_memory_update(&m, s);
+    t = render_with(s, &m);
+    has_line(t, "gpudoctor_gpu_xid_errors_total{" L0 ",xid=\"13\"} 3");
+    free(t);
+
+    /* two identical lines (one stamp) are two XIDs; the one at 400 was counted already */
+    set_log(s, 3, t3, x3, "0000:18:00", CS_OK);
+    metrics_memory_update(&m, s);
+    t = render_with(s, &m);
+    has_line(t, "gpudoctor_gpu_xid_errors_total{" L0 ",xid=\"13\"} 5");
+    free(t);
+
+    /* no log read this time: the counts stay */
+    s->driver.valid &= ~(1u << DRIVER_S_KLOG);
+    set_log(s, 0, NULL, NULL, "", CS_FAILED);
+    s->driver.valid &= ~(1u << DRIVER_S_KLOG);
+    metrics_memory_update(&m, s);
+    t = render_with(s, &m);
+    has_line(t, "gpudoctor_gpu_xid_errors_total{" L0 ",xid=\"13\"} 5");
+    has_line(t, "gpudoctor_gpu_xid_errors_total{" L0 ",xid=\"79\"} 1");
+    free(t);
+    metrics_memory_free(&m);
+    snapshot_free(s);
+}
+
+/* A read cut short leaves lines out; when they come back they are not counted again. */
+static void test_xid_counter_partial_read(void **state)
+{
+    struct snapshot *s = one_gpu();
+    struct metrics_memory m = { 0 };
+    const int64_t t[] = { 100, 200, 300 };
+    const int x[] = { 48, 48, 48 };
+    char *text;
+
+    (void)state;
+    set_log(s, 3, t, x, "0000:3b:00", CS_OK);
+    metrics_memory_update(&m, s);
+    set_log(s, 2, t, x, "0000:3b:00", CS_PARTIAL);
+    metrics_memory_update(&m, s);
+    set_log(s, 3, t, x, "0000:3b:00", CS_OK);
+    metrics_memory_update(&m, s);
+    text = render_with(s, &m);
+    /* no GPU has the address: labelled by it */
+    has_line(text, "gpudoctor_gpu_xid_errors_total{pci=\"0000:3b:00\",xid=\"48\"} 3");
+    free(text);
+    metrics_memory_free(&m);
+    snapshot_free(s);
+}
+
+/* A GPU that stops answering keeps the labels it had, and its XID 79 counts in its series. */
+static void test_lost_gpu_keeps_its_labels(void **state)
+{
+    struct snapshot *s = one_gpu();
+    struct metrics_memory m = { 0 };
+    struct gpu *g = &s->gpus[0];
+    const int64_t t1[] = { 100 }, t2[] = { 100, 900 };
+    const int x1[] = { 13 }, x2[] = { 13, 79 };
+    char *t;
+
+    (void)state;
+    g->pci_bus_id = xstrdup("00000000:18:00.0");
+    gpu_set_rc(g, GPU_S_PCI_BUS_ID, 0);
+    set_log(s, 1, t1, x1, "0000:18:00", CS_OK);
+    metrics_memory_update(&m, s);
+
+    g->handle_rc = 15; /* GPU_IS_LOST: nothing of it is read */
+    set_log(s, 2, t2, x2, "0000:18:00", CS_OK);
+    metrics_memory_update(&m, s);
+    t = render_with(s, &m);
+    has_line(t, "gpudoctor_gpu_up{" L0 "} 0");
+    has_line(t, "gpudoctor_gpu_xid_errors_total{" L0 ",xid=\"13\"} 1");
+    has_line(t, "gpudoctor_gpu_xid_errors_total{" L0 ",xid=\"79\"} 1");
+    lacks(t, "pci=\"0000:18:00\"");
+    free(t);
+
+    /* without the memory: its index alone, its XIDs by address */
+    t = render_with(s, NULL);
+    has_line(t, "gpudoctor_gpu_up{gpu=\"0\"} 0");
+    has_line(t, "gpudoctor_gpu_xid_errors_total{pci=\"0000:18:00\",xid=\"79\"} 1");
+    free(t);
+
+    /* another GPU at that index, at another address, is not the one remembered */
+    g->handle_rc = 0;
+    free(g->uuid);
+    g->uuid = NULL;
+    gpu_set_rc(g, GPU_S_UUID, 3);
+    free(g->pci_bus_id);
+    g->pci_bus_id = xstrdup("00000000:9a:00.0");
+    t = render_with(s, &m);
+    has_line(t, "gpudoctor_gpu_up{gpu=\"0\",name=\"NVIDIA H100 80GB HBM3\"} 1");
+    free(t);
+    metrics_memory_free(&m);
+    snapshot_free(s);
+}
+
+/* SXid counters do not go down either. */
+static void test_sxid_counter_survives_rotation(void **state)
+{
+    struct snapshot *s = one_gpu();
+    struct metrics_memory m = { 0 };
+    const int64_t t1[] = { 100, 200 }, t2[] = { 300 };
+    const int x[] = { 12028, 12028 };
+    char *t;
+
+    (void)state;
+    set_log(s, 2, t1, x, "0000:05:00", CS_OK);
+    for (size_t i = 0; i < 2; i++) {
+        s->driver.events[i].kind = KLOG_SXID;
+        s->driver.events[i].sxid = 12028;
+        s->driver.events[i].sxid_fatal = true;
+        s->driver.events[i].valid = UINT64_C(1) << KLOG_S_SXID | UINT64_C(1) << KLOG_S_UPTIME;
+    }
+    metrics_memory_update(&m, s);
+    set_log(s, 1, t2, x, "0000:05:00", CS_OK);
+    s->driver.events[0].kind = KLOG_SXID;
+    s->driver.events[0].sxid = 12028;
+    s->driver.events[0].sxid_fatal = true;
+    s->driver.events[0].valid = UINT64_C(1) << KLOG_S_SXID | UINT64_C(1) << KLOG_S_UPTIME;
+    metrics_memory_update(&m, s);
+    t = render_with(s, &m);
+    has_line(t, "gpudoctor_nvswitch_sxid_errors_total{pci=\"0000:05:00\",fatal=\"true\"} 3");
+    free(t);
+    metrics_memory_free(&m);
+    snapshot_free(s);
+}
+
 /* A failed collection: only its own health, no GPU series. */
 static void test_failed_cycle(void **state)
 {
@@ -514,6 +707,10 @@ int main(void)
         cmocka_unit_test(test_processes),
         cmocka_unit_test(test_findings_and_xids),
         cmocka_unit_test(test_failed_cycle),
+        cmocka_unit_test(test_xid_counter_survives_rotation),
+        cmocka_unit_test(test_xid_counter_partial_read),
+        cmocka_unit_test(test_lost_gpu_keeps_its_labels),
+        cmocka_unit_test(test_sxid_counter_survives_rotation),
         cmocka_unit_test(test_before_first_cycle),
         cmocka_unit_test(test_age),
         cmocka_unit_test(test_bench),
