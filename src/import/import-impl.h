@@ -212,6 +212,14 @@ void imp_gpu_set_rc(struct gpu *g, const char *key, int32_t rc);
  */
 struct gpu *imp_gpu(struct imp *im, const char *bus, int64_t index, unsigned long line);
 
+/*
+ * The GPU of a block of nvidia-smi -q (text or XML), the position-th of its output: imp_gpu with
+ * that place as the index, and a GPU new to the snapshot marked index_by_order, since the output
+ * may list only some GPUs (-q -i 3, a grep). smi_top_end clears the marks when the output listed
+ * every GPU attached: its order is then NVML's.
+ */
+struct gpu *imp_gpu_listed(struct imp *im, const char *bus, size_t position, unsigned long line);
+
 /* "0000:3b:00.0", "3B:00.0", "00000000:3B:00.0" as NVML writes it: "00000000:3B:00.0". */
 bool imp_pci_nvml(const char *in, char *out, size_t size);
 
@@ -258,5 +266,9 @@ void smi_gpu_end(struct smi_gpu *sg, bool complete);
 void smi_top(struct imp *im, const char *key, const char *value, unsigned long line);
 /* The top of an -q output ended with this many GPU blocks read. */
 void smi_top_end(struct imp *im, size_t n_gpus, bool complete, unsigned long line);
+/* After the GPU blocks of an output (smi_top_end calls it): when they were every GPU attached,
+ * their order is NVML's index (imp_gpu_listed's marks cleared); else a note says how they are
+ * numbered. */
+void smi_listed_end(struct imp *im, size_t n_gpus, bool complete, unsigned long line);
 
 #endif

@@ -487,8 +487,15 @@ struct gpu *imp_gpu(struct imp *im, const char *bus, int64_t index, unsigned lon
     if (have_pci) {
         for (size_t i = 0; i < s->n_gpus; i++) {
             g = &s->gpus[i];
-            if (gpu_valid(g, GPU_S_PCI_BUS_ID) && driver_pci_same(g->pci_bus_id, pci))
-                return g;
+            if (!gpu_valid(g, GPU_S_PCI_BUS_ID) || !driver_pci_same(g->pci_bus_id, pci))
+                continue;
+            /* A partial -q read before numbered it by its place: this piece knows its index. */
+            if (g->index_by_order && index >= 0 && index <= UINT32_MAX &&
+                (g->index == (uint32_t)index || !index_used(s, (uint32_t)index))) {
+                g->index = (uint32_t)index;
+                g->index_by_order = false;
+            }
+            return g;
         }
     }
     if (index >= 0) {
@@ -529,6 +536,16 @@ struct gpu *imp_gpu(struct imp *im, const char *bus, int64_t index, unsigned lon
         g->rc[GPU_S_PCI_BUS_ID] = 0;
     }
     imp_touch(im, COLLECTOR_NVML);
+    return g;
+}
+
+struct gpu *imp_gpu_listed(struct imp *im, const char *bus, size_t position, unsigned long line)
+{
+    size_t before = im->s->n_gpus;
+    struct gpu *g = imp_gpu(im, bus, bus != NULL ? (int64_t)position : 0, line);
+
+    if (g != NULL && im->s->n_gpus > before)
+        g->index_by_order = true;
     return g;
 }
 

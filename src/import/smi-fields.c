@@ -9,6 +9,7 @@
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -645,7 +646,6 @@ void smi_top_end(struct imp *im, size_t n_gpus, bool complete, unsigned long lin
 {
     struct nvml_system *n = &im->s->nvml;
 
-    (void)line;
     /* NVML answered: nvidia-smi printed what it read. */
     if (!n->attempted) {
         n->attempted = true;
@@ -655,4 +655,33 @@ void smi_top_end(struct imp *im, size_t n_gpus, bool complete, unsigned long lin
     /* The list of GPUs is complete only when every GPU attached was read. */
     if (n->device_count_rc != 0 && complete && n->device_count == n_gpus)
         n->device_count_rc = 0;
+    smi_listed_end(im, n_gpus, complete, line);
+}
+
+void smi_listed_end(struct imp *im, size_t n_gpus, bool complete, unsigned long line)
+{
+    const struct nvml_system *n = &im->s->nvml;
+
+    /* Then the order of its blocks is NVML's: nvidia-smi -q lists the GPUs by index. */
+    if (complete && n_gpus > 0 && n->device_count == n_gpus) {
+        for (size_t i = 0; i < im->s->n_gpus; i++)
+            im->s->gpus[i].index_by_order = false;
+        return;
+    }
+    for (size_t i = 0; i < im->s->n_gpus && n_gpus > 0; i++) {
+        if (!im->s->gpus[i].index_by_order)
+            continue;
+        if (n->device_count > 0)
+            imp_note(im, COLLECTOR_NVML, line,
+                     "the output lists %zu of %" PRIu32 " GPUs attached: they are numbered in "
+                     "its order, not by nvidia-smi's index, and fix lines name them by UUID or "
+                     "PCI address",
+                     n_gpus, n->device_count);
+        else
+            imp_note(im, COLLECTOR_NVML, line,
+                     "the output does not say how many GPUs are attached: its GPUs are numbered "
+                     "in its order, not by nvidia-smi's index, and fix lines name them by UUID "
+                     "or PCI address");
+        return;
+    }
 }

@@ -130,7 +130,7 @@ static void end_gpu(struct reader *r, bool complete)
 static void begin_gpu(struct reader *r, const char *bus, unsigned long line)
 {
     end_gpu(r, true);
-    r->g = imp_gpu(r->im, bus, bus ? (int64_t)r->n_gpus : 0, line);
+    r->g = imp_gpu_listed(r->im, bus, r->n_gpus, line);
     r->n_gpus++;
     r->depth = 0;
     r->base = 4;
@@ -225,6 +225,8 @@ static void run(struct imp *im, const char *text, size_t len)
     end_gpu(&r, blank_after);
     if (r.in_log)
         smi_top_end(im, r.n_gpus, blank_after || r.n_gpus == 0, l.no);
+    else if (r.n_gpus > 0)
+        smi_listed_end(im, r.n_gpus, false, l.no);
     if (!im->found)
         imp_fail(im, 1,
                  "no nvidia-smi -q output (\"==============NVSMI LOG==============\" or a "

@@ -189,7 +189,7 @@ static void run(struct imp *im, const char *text, size_t len)
                 struct gpu *g;
 
                 attribute(c, "id", id, sizeof(id));
-                g = imp_gpu(im, id[0] ? id : NULL, (int64_t)n_gpus, line);
+                g = imp_gpu_listed(im, id[0] ? id : NULL, n_gpus, line);
                 n_gpus++;
                 if (g != NULL) {
                     struct smi_gpu *sg = smi_gpu_begin(im, g);

@@ -354,6 +354,7 @@ void rules_run(const struct snapshot *s, const struct history *h, const struct r
         qsort(out->items, out->n, sizeof(*out->items), cmp_finding);
     link_causes(out);
     order_by_cause(out);
+    findings_name_gpus_by_id(s, out);
     rules_apply_acks(s, out);
 }
 

@@ -384,4 +384,10 @@ bool gpu_hw_braked(const struct facts_gpu *v, bool *brake, bool *slow);
 /* Percentages that cope with a zero total. */
 double pct(double part, double whole);
 
+/*
+ * fix-ids.c: in the fix lines of findings about GPUs whose index the evidence does not give
+ * (gpu.index_by_order), `nvidia-smi ... -i N` names the GPU by UUID or PCI address instead.
+ */
+void findings_name_gpus_by_id(const struct snapshot *s, struct findings *out);
+
 #endif

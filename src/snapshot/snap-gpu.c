@@ -591,6 +591,8 @@ static json_t *encode(const struct gpu *g, unsigned only_flags, bool rows)
         return j;
     }
     jtable_write(&gpu_table, g, j, only_flags);
+    if (g->index_by_order && !only_flags)
+        json_object_set_new(j, "index_by_order", json_true());
     if (gpu_valid(g, GPU_S_PROCESSES) && (!only_flags || g->n_procs > 0)) {
         json_t *procs = json_array();
 
@@ -794,9 +796,9 @@ static const char *const gpu_proc_extra[] = { "type", NULL };
 static int decode(struct gpu *g, const json_t *j, const char *path, int32_t missing_rc,
                   const char *const *extra_keys, bool rows, struct jerr *err)
 {
-    static const char *const base_extra[] = { "handle_status", NULL };
+    static const char *const base_extra[] = { "handle_status", "index_by_order", NULL };
     const char *extra[32];
-    const json_t *procs, *hs, *links, *fab, *st, *peers;
+    const json_t *procs, *hs, *links, *fab, *st, *peers, *ibo;
     size_t n = 0;
 
     for (size_t i = 0; base_extra[i] != NULL; i++)
@@ -821,6 +823,12 @@ static int decode(struct gpu *g, const json_t *j, const char *path, int32_t miss
     }
     if (jtable_read(&gpu_table, g, j, path, missing_rc, extra, err) != 0)
         return -1;
+    ibo = json_object_get(j, "index_by_order");
+    if (ibo != NULL && !json_is_null(ibo) && !json_is_boolean(ibo)) {
+        jerr_set(err, path, "index_by_order: expected true or false");
+        return -1;
+    }
+    g->index_by_order = json_is_true(ibo);
     procs = json_object_get(j, "processes");
     if (procs != NULL && !json_is_null(procs)) {
         size_t i;

@@ -246,6 +246,9 @@ enum gpu_recovery {
 
 struct gpu {
     uint32_t index; /* NVML index */
+    /* Imported evidence only: index is the GPU's place among the blocks of a partial nvidia-smi
+     * -q (one GPU's, or some of them), not NVML's index, which the evidence does not give. */
+    bool index_by_order;
     char *name, *uuid, *serial, *vbios_version;
     int32_t brand;           /* nvmlBrandType_t: gpu_brand_names */
     int32_t architecture;    /* enum gpu_arch */

@@ -27,8 +27,9 @@ static const struct doc_section sections[] = {
       "is `null` when it could not be read, and `nvml_status` then maps the field to the NVML "
       "return code of the call that failed (`\"NOT_SUPPORTED\"`, `\"NO_PERMISSION\"`, "
       "`\"GPU_IS_LOST\"`…, or `\"NOT_COLLECTED\"` when it was not asked). The simulator reads "
-      "these "
-      "same keys as its scenario.",
+      "these same keys as its scenario. `index_by_order`, true (imported evidence only), says "
+      "`index` is the GPU's place among the blocks of a partial `nvidia-smi -q`, not NVML's "
+      "index: fix lines then name the GPU by UUID or PCI address.",
       &gpu_table },
     { "gpus[].processes[]",
       "The processes NVML lists on the GPU (compute, graphics and MPS lists merged per pid). "

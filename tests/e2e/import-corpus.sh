@@ -12,6 +12,8 @@
 #   finding: ID [gpu=N]     `check --from` reports it (with that subject)
 #   no finding: ID          and not this one
 #   exit: N                 `check --from`'s exit status
+#   fix: REGEX              a fix line of `check --from` matches REGEX
+#   no fix: REGEX           and none matches this one
 set -uo pipefail
 command -v python3 >/dev/null || { echo "python3 not installed"; exit 77; }
 : "${GPUDOCTOR:?}" "${SRC:?}"
@@ -78,7 +80,7 @@ for exp in sorted(glob.glob(os.path.join(corpus, "*", "*.expect"))):
         if re.match(r"^(from|format|error):", ln):
             continue
         checked += 1
-        if ln.startswith(("finding:", "no finding:", "exit:")):
+        if ln.startswith(("finding:", "no finding:", "exit:", "fix:", "no fix:")):
             if report is None:
                 r = subprocess.run([gpudoctor, "check", *args, "--json"], capture_output=True,
                                    text=True, timeout=60)
@@ -87,6 +89,15 @@ for exp in sorted(glob.glob(os.path.join(corpus, "*", "*.expect"))):
             if ln.startswith("exit:"):
                 if rc != int(ln[5:]):
                     failures.append(f"{name}: check exits {rc}, not {ln[5:].strip()}")
+                continue
+            if ln.startswith(("fix:", "no fix:")):
+                rx = ln.split(":", 1)[1].strip()
+                lines = [x for f in rep.get("findings", []) for x in f.get("fix", [])]
+                hit = [x for x in lines if re.search(rx, x)]
+                if ln.startswith("fix:") and not hit:
+                    failures.append(f"{name}: no fix line matches {rx!r} (fix lines: {lines})")
+                if ln.startswith("no fix:") and hit:
+                    failures.append(f"{name}: a fix line matches {rx!r}: {hit[0]!r}")
                 continue
             words = ln.split(":", 1)[1].split()
             rid, subj = words[0], dict(w.split("=", 1) for w in words[1:])
