@@ -542,7 +542,7 @@ struct gpu *imp_gpu(struct imp *im, const char *bus, int64_t index, unsigned lon
 struct gpu *imp_gpu_listed(struct imp *im, const char *bus, size_t position, unsigned long line)
 {
     size_t before = im->s->n_gpus;
-    struct gpu *g = imp_gpu(im, bus, bus != NULL ? (int64_t)position : 0, line);
+    struct gpu *g = imp_gpu(im, bus, (int64_t)position, line);
 
     if (g != NULL && im->s->n_gpus > before)
         g->index_by_order = true;

@@ -116,8 +116,15 @@ struct reader {
     char stack[MAX_DEPTH][MAX_KEY];
     size_t depth;
     size_t n_gpus;
-    bool in_log; /* after a header */
+    bool in_log;    /* after a header */
+    bool after_sep; /* after grep's "--" between two matches: the next block is another GPU's */
 };
+
+/* grep's "--" between the context of two matches. */
+static bool is_grep_separator(const char *line)
+{
+    return strncmp(line, "--", 2) == 0 && line[2 + strspn(line + 2, " \t\r")] == '\0';
+}
 
 static void end_gpu(struct reader *r, bool complete)
 {
@@ -195,6 +202,13 @@ static void run(struct imp *im, const char *text, size_t len)
             blank_after = false;
             continue;
         }
+        if (!r.in_log && is_grep_separator(l.line)) {
+            /* grep -A/-B/-C between two matches: what follows is the next GPU's block */
+            if (r.g != NULL || r.n_gpus > 0)
+                r.after_sep = true;
+            end_gpu(&r, true);
+            continue;
+        }
         if (!split(l.line, &indent, &key, &value)) {
             blank_after = r.sg != NULL;
             continue;
@@ -211,7 +225,8 @@ static void run(struct imp *im, const char *text, size_t len)
         }
         if (r.sg == NULL) {
             /* A block pasted without its GPU line: one GPU whose address the paste lacks. */
-            if (r.g == NULL && r.n_gpus == 0 && !r.in_log) {
+            if (r.g == NULL && (r.n_gpus == 0 || r.after_sep) && !r.in_log) {
+                r.after_sep = false;
                 begin_gpu(&r, NULL, l.no);
                 r.base = indent;
                 im->found = true;
