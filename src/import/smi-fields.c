@@ -246,6 +246,7 @@ struct smi_gpu {
     uint64_t ecc[2][2];
     bool ecc_value[2][2];
     int32_t ecc_rc[2][2];
+    int32_t ecc_failed[2][2]; /* a part that could not be read (not "N/A"): the sum is unknown */
     bool procs_seen, procs_none;
     struct pending_proc proc;
     size_t mig_devices;
@@ -375,6 +376,9 @@ static void ecc(struct smi_gpu *sg, unsigned arg, const char *value, unsigned lo
     if (imp_status(value, &rc)) {
         if (sg->ecc_rc[a][u] == JF_RC_NOT_COLLECTED)
             sg->ecc_rc[a][u] = rc;
+        /* "N/A": this kind of memory has no counter; "[Unknown Error]": it has one, unread */
+        if (rc != NVML_ERROR_NOT_SUPPORTED && sg->ecc_failed[a][u] == 0)
+            sg->ecc_failed[a][u] = rc;
         return;
     }
     if (!imp_value(value, IU_NUM, &n)) {
@@ -579,7 +583,9 @@ void smi_gpu_section(struct smi_gpu *sg, const char *path, bool xml, unsigned lo
 
 static void ecc_total(struct smi_gpu *sg, int a, int u, const char *key)
 {
-    if (sg->ecc_value[a][u])
+    if (sg->ecc_failed[a][u] != 0)
+        imp_gpu_set_rc(sg->g, key, sg->ecc_failed[a][u]);
+    else if (sg->ecc_value[a][u])
         imp_gpu_set_u64(sg->g, key, sg->ecc[a][u]);
     else if (sg->ecc_rc[a][u] != JF_RC_NOT_COLLECTED)
         imp_gpu_set_rc(sg->g, key, sg->ecc_rc[a][u]);
