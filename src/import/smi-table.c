@@ -11,6 +11,7 @@
 #include "util/xalloc.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,8 @@ struct table {
                      * struct gpu pointers move as GPUs are added) */
     uint32_t *gpus; /* the indices of this table's GPUs (pointers move as GPUs are added) */
     size_t n_gpus;
-    size_t n_rows; /* GPUs with rows in the GPU part */
+    size_t n_rows;           /* GPUs with rows in the GPU part */
+    uint64_t rows_max_index; /* the highest index of those rows */
     bool gpus_complete, procs_open, procs_seen;
     int64_t mig_gpu; /* nvidia-smi -L: the index of the GPU whose MIG devices follow, or -1 */
     uint32_t mig_count;
@@ -273,6 +275,8 @@ static void gpu_row1(struct table *t, char **c, unsigned long no)
         return;
     table_gpu(t, g);
     t->n_rows++;
+    if (index > t->rows_max_index)
+        t->rows_max_index = index;
     /* The name lies between the index and the persistence mode (On/Off; TCC/WDDM on Windows). */
     {
         const char *last = w[n - 1];
@@ -711,8 +715,14 @@ static void run(struct imp *im, const char *text, size_t len)
     if (t.procs_open && t.procs_seen)
         imp_note(im, COLLECTOR_NVML, 0,
                  "the process table is cut short: the GPUs' process lists stay unknown");
-    /* Every GPU nvidia-smi found is in a table that goes on to its process part. */
-    if (t.gpus_complete && im->s->nvml.device_count_rc != 0 && im->s->nvml.init_rc == 0) {
+    /* Every GPU nvidia-smi found is in a table that goes on to its process part, unless its
+     * indices skip some (nvidia-smi -i 3, -i 0,2: the others exist but are not shown). */
+    if (t.gpus_complete && t.n_rows > 0 && t.rows_max_index + 1 != t.n_rows) {
+        imp_note(im, COLLECTOR_NVML, 0,
+                 "the GPU table shows %zu GPU(s) up to GPU %" PRIu64
+                 " (nvidia-smi -i): the number of GPUs stays unknown",
+                 t.n_rows, t.rows_max_index);
+    } else if (t.gpus_complete && im->s->nvml.device_count_rc != 0 && im->s->nvml.init_rc == 0) {
         im->s->nvml.device_count = (uint32_t)t.n_rows;
         im->s->nvml.device_count_rc = 0;
     } else if (t.n_rows > 0 && !t.gpus_complete) {
