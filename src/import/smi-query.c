@@ -169,15 +169,90 @@ static void gpu_key(struct reader *r, size_t indent, const char *key, const char
         smi_gpu_section(r->sg, path, false, line);
 }
 
+/* The GPUs (addresses) each reading of an output lists. */
+struct reading {
+    size_t start;       /* offset of its header */
+    unsigned long line; /* the header's line number */
+    char (*bus)[32];    /* the addresses of its GPU blocks, as NVML writes them */
+    size_t n_bus;
+};
+
+static bool lists(const struct reading *r, const char *bus)
+{
+    for (size_t i = 0; i < r->n_bus; i++)
+        if (strcmp(r->bus[i], bus) == 0)
+            return true;
+    return false;
+}
+
+/*
+ * Where the last reading of a repeated output starts (nvidia-smi -q -l, or -q run again and
+ * pasted below): when every earlier reading lists only GPUs the last lists too, they are older
+ * readings of the same GPUs and only the last is read; 0 otherwise (outputs of other GPUs, -q -i
+ * 0 then -q -i 1, are all read). *line: the line before it; *skipped: how many were skipped.
+ */
+static size_t last_reading(const char *text, size_t len, unsigned long *line, size_t *skipped)
+{
+    struct reading *rd = NULL;
+    size_t n = 0, off = 0, last;
+    struct lines l;
+    const char *bus;
+    bool same = true;
+
+    *skipped = 0;
+    lines_init(&l, text, len);
+    while (lines_next(&l)) {
+        char pci[32];
+
+        if (is_header(l.line)) {
+            rd = xreallocarray(rd, n + 1, sizeof(*rd));
+            rd[n++] = (struct reading){ l.start, l.no, NULL, 0 };
+        } else if (n > 0 && (bus = gpu_line(l.line)) != NULL && rd[n - 1].n_bus < 4096 &&
+                   imp_pci_nvml(bus, pci, sizeof(pci))) {
+            struct reading *r = &rd[n - 1];
+
+            r->bus = xreallocarray(r->bus, r->n_bus + 1, sizeof(*r->bus));
+            memcpy(r->bus[r->n_bus++], pci, sizeof(pci));
+        }
+    }
+    last = n;
+    /* the last reading with GPUs (another output, -q --unit, may follow it) */
+    while (last > 0 && rd[last - 1].n_bus == 0)
+        last--;
+    for (size_t i = 0; i + 1 < last && same; i++)
+        for (size_t k = 0; k < rd[i].n_bus && same; k++)
+            same = lists(&rd[last - 1], rd[i].bus[k]);
+    if (last > 1 && same) {
+        off = rd[last - 1].start;
+        *line = rd[last - 1].line - 1;
+        for (size_t i = 0; i + 1 < last; i++)
+            *skipped += rd[i].n_bus > 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        free(rd[i].bus);
+    free(rd);
+    return *skipped > 0 ? off : 0;
+}
+
 static void run(struct imp *im, const char *text, size_t len)
 {
     struct reader r;
     struct lines l;
     bool blank_after = false;
+    unsigned long before = 0;
+    size_t skipped, from = last_reading(text, len, &before, &skipped);
 
     memset(&r, 0, sizeof(r));
     r.im = im;
     lines_init(&l, text, len);
+    if (skipped > 0) {
+        l.pos = from;
+        l.no = before;
+        imp_note(im, COLLECTOR_NVML, before + 1,
+                 "%zu earlier reading(s) of the same GPUs (nvidia-smi -q -l) skipped: the last, "
+                 "from this line, is judged",
+                 skipped);
+    }
     while (lines_next(&l)) {
         size_t indent;
         char *key, *value;
