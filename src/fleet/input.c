@@ -110,10 +110,12 @@ static void node_from_snapshot(const struct fleet_opts *o, const struct snapshot
 
 void fleet_add_snapshot(struct fleet *fl, const struct snapshot *s, const char *source)
 {
+    char *shown = str_sanitized(source); /* as a file name is shown from the readers below */
     struct fleet_node n;
 
-    node_from_snapshot(&fl->opts, s, source, &n);
+    node_from_snapshot(&fl->opts, s, shown, &n);
     fleet_push_node(fl, &n);
+    free(shown);
 }
 
 /* ---- the readers: a pool of worker threads ---- */
@@ -125,8 +127,9 @@ void fleet_add_snapshot(struct fleet *fl, const struct snapshot *s, const char *
  * the report is the same byte for byte whatever the number of threads.
  */
 struct job {
-    char *source; /* the file, "stdin #3" */
-    bool is_file; /* source is a file to read; else text is a stream's document */
+    char *source; /* the file, "stdin #3", as reports show it: str_sanitized */
+    char *path;   /* the file to read, as named (its bytes may not be printable); else NULL */
+    bool is_file; /* path is a file to read; else text is a stream's document */
     char *text;   /* freed once parsed */
     size_t len;
     bool if_first_error; /* an error only if none came before it ("no document on stdin") */
@@ -171,7 +174,15 @@ static void job_run(const struct fleet_opts *o, struct job *j)
     struct snapshot *s;
 
     if (j->is_file) {
-        s = recording_load(j->source, &cause);
+        int fd = open(j->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+        if (fd < 0) {
+            j->error = xstrdup(strerror(errno));
+            return;
+        }
+        /* Named in its messages as the report names it. */
+        s = recording_load_fd(fd, j->source, NULL, 0, &cause);
+        close(fd);
     } else {
         s = snapshot_from_json(j->text, j->len, j->source, &cause);
         free(j->text);
@@ -261,11 +272,16 @@ static void reader_push(struct reader *r, struct job *j)
         run_pending(r); /* no thread could start: fewer threads is no failure */
 }
 
+/*
+ * A job from source: a file name may be anyone's in a shared directory, and is shown (report,
+ * standard error, node name) as str_sanitize shows host names, so it cannot carry an escape
+ * sequence, a newline or a bidirectional override into what people read.
+ */
 static struct job *job_new(const char *source)
 {
     struct job *j = xcalloc(1, sizeof(*j));
 
-    j->source = xstrdup(source);
+    j->source = str_sanitized(source);
     return j;
 }
 
@@ -273,6 +289,7 @@ static void push_file(struct reader *r, const char *path)
 {
     struct job *j = job_new(path);
 
+    j->path = xstrdup(path);
     j->is_file = true;
     reader_push(r, j);
 }
@@ -317,6 +334,7 @@ static size_t reader_finish(struct reader *r, struct fleet *fl)
             fleet_error(fl, j->source, "%s", j->error);
         }
         free(j->source);
+        free(j->path);
         free(j->text);
         free(j->error);
         free(j);

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# `gpudoctor fleet DIR` on a snapshot directory that others can write to, as root would read it
+# from cron: a file name that carries an escape sequence, a newline or a bidirectional override
+# (and names the node when its snapshot has no host name) reaches neither the text report nor
+# standard error, the JSON or the HTML page as it is, but as str_sanitize shows host names ('?'
+# for each such byte).
+set -uo pipefail
+command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
+: "${GPUDOCTOR:?}" "${SRC:?}"
+export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 LANG=C.UTF-8
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+check() {
+    [ "$2" = "$3" ] || fail "$1: '$2', expected '$3'"
+}
+BASE=$SRC/tests/scenarios/healthy-8gpu-busy/snapshot.json
+
+# mkdir_nodes DIR N: N snapshots node00.json.. of the base, host names node00..
+mkdir_nodes() {
+    local i
+    mkdir -p "$1"
+    for i in $(seq 0 $(($2 - 1))); do
+        jq -c --arg h "$(printf node%02d "$i")" --argjson t "$i" '.hostname = $h | .time_ms += $t' \
+            "$BASE" >"$1/$(printf node%02d "$i").json"
+    done
+}
+
+# ---- hostile file names ----
+cd "$tmp" || exit 1
+d=names # relative: the node table's first column shows the start of the name
+mkdir_nodes "$d" 5
+# node00's snapshot has no host name: its file names it, an OSC title, SGR, a bidi override, a newline
+evil=$(printf 'a\033]0;TITLE\007\033[41mEVIL\342\200\256x\nFORGED')
+jq -c '.hostname = ""' "$d/node00.json" >"$d/$evil.json"
+rm "$d/node00.json"
+printf 'garbage' >"$d/$(printf '\033[31mbad').json"
+rc=0
+"$GPUDOCTOR" fleet "$d" >"$tmp/names.txt" 2>"$tmp/names.err" || rc=$?
+check "names: exit status (an input unread)" "$rc" 3
+for f in names.txt names.err; do
+    grep -q $'\033' "$tmp/$f" && fail "names: an escape byte in $f: $(cat -v "$tmp/$f" | head -3)"
+    grep -q $'\342\200\256' "$tmp/$f" && fail "names: a bidirectional override in $f"
+    grep -q '^FORGED' "$tmp/$f" && fail "names: a file name's newline starts a line of $f"
+done
+check "names: standard error" "$(cat "$tmp/names.err")" \
+    "gpudoctor fleet: $d/?[31mbad.json: $d/?[31mbad.json:1:7: '[' or '{' expected near 'garbage'"
+grep -qF "not read: $d/?[31mbad.json: " "$tmp/names.txt" || fail "names: the text report does not name the unread file safely: $(cat -v "$tmp/names.txt")"
+grep -F "$d/a?]0;TITLE??[41mEV…" "$tmp/names.txt" | grep -q "^$d/a" ||
+    fail "names: the node named by its file is not in the text report as sanitized: $(cat -v "$tmp/names.txt")"
+"$GPUDOCTOR" fleet --json --html "$tmp/names.html" "$d" >"$tmp/names.json" 2>/dev/null
+check "names: JSON node name" "$(jq -r '.nodes[] | select(.name | startswith("node") | not) | .name' "$tmp/names.json")" \
+    "$d/a?]0;TITLE??[41mEVIL???x?FORGED.json"
+check "names: JSON node source" "$(jq -r '.nodes[] | select(.name | startswith("node") | not) | .source' "$tmp/names.json")" \
+    "$d/a?]0;TITLE??[41mEVIL???x?FORGED.json"
+check "names: JSON error source" "$(jq -r '.errors[0].source' "$tmp/names.json")" "$d/?[31mbad.json"
+check "names: JSON error message" "$(jq -r '.errors[0].message' "$tmp/names.json")" \
+    "$d/?[31mbad.json:1:7: '[' or '{' expected near 'garbage'"
+check "names: the other nodes" "$(jq -c '[.nodes[].name | select(startswith("node"))]' "$tmp/names.json")" \
+    '["node01","node02","node03","node04"]'
+grep -q $'\033\|\342\200\256' "$tmp/names.html" && fail "names: an escape byte or bidi override in the HTML page"
+grep -qF 'EVIL???x?FORGED' "$tmp/names.html" || fail "names: the HTML page does not show the sanitized name"
+
+[ "$failures" = 0 ] || exit 1
+echo "ok"
