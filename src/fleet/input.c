@@ -6,6 +6,7 @@
  * is freed, so a fleet of thousands costs the memory of one snapshot per worker thread.
  */
 #include "fleet/fleet.h"
+#include "util/fileio.h"
 #include "util/i18n.h"
 #include "util/strutil.h"
 #include "util/xalloc.h"
@@ -174,10 +175,17 @@ static void job_run(const struct fleet_opts *o, struct job *j)
     struct snapshot *s;
 
     if (j->is_file) {
-        int fd = open(j->path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        /* Whatever is at the name now: a FIFO swapped in after the directory was listed is
+         * refused without waiting for a writer. */
+        int fd = file_open_regular_at(AT_FDCWD, j->path);
 
+        if (fd == -EINVAL) {
+            j->error = xstrdup("not a regular file (a FIFO, a device or a socket): a stream is "
+                               "read from '-'");
+            return;
+        }
         if (fd < 0) {
-            j->error = xstrdup(strerror(errno));
+            j->error = xstrdup(strerror(-fd));
             return;
         }
         /* Named in its messages as the report names it. */
@@ -371,11 +379,11 @@ static void read_dir(struct reader *r, const char *path)
     closedir(d);
     qsort(names, n, sizeof(*names), cmp_name);
     for (size_t i = 0; i < n; i++) {
+        /* Not judged by its name's stat: the file read is checked once opened (job_run), and
+         * what is not one is named, not passed over. */
         char *p = xasprintf("%s%s%s", path, str_ends(path, "/") ? "" : "/", names[i]);
-        struct stat st;
 
-        if (stat(p, &st) == 0 && S_ISREG(st.st_mode))
-            push_file(r, p);
+        push_file(r, p);
         free(p);
         free(names[i]);
     }

@@ -146,6 +146,33 @@ ssize_t file_slurp_text_at(int dirfd, const char *path, size_t max, char **out)
     return slurp(dirfd, path, max, true, out);
 }
 
+int file_open_regular_at(int dirfd, const char *path)
+{
+    struct stat st;
+    int fd, rc;
+
+    fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return -errno;
+    if (fstat(fd, &st) != 0) {
+        rc = -errno;
+        goto fail;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+        goto fail;
+    }
+    /* A regular file never blocks; blocking is what a reader of any descriptor expects. */
+    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+        rc = -errno;
+        goto fail;
+    }
+    return fd;
+fail:
+    close(fd);
+    return rc;
+}
+
 ssize_t file_tail_at(int dirfd, const char *path, size_t max, char **out)
 {
     struct stat st;
@@ -156,15 +183,11 @@ ssize_t file_tail_at(int dirfd, const char *path, size_t max, char **out)
     int fd;
 
     *out = NULL;
-    fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    fd = file_open_regular_at(dirfd, path);
     if (fd < 0)
-        return -errno;
+        return fd;
     if (fstat(fd, &st) != 0) {
         rc = -errno;
-        goto out;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
         goto out;
     }
     off = st.st_size > (off_t)max ? st.st_size - (off_t)max : 0;

@@ -32,6 +32,16 @@ ssize_t file_slurp_at(int dirfd, const char *path, size_t max, char **out);
 ssize_t file_slurp_text_at(int dirfd, const char *path, size_t max, char **out);
 
 /*
+ * Opens path, relative to dirfd, to read a file that must be a regular file (a snapshot in a
+ * directory others can write to): non-blocking, so that a FIFO put in its place, even after the
+ * caller looked at the name, cannot stall the open until someone writes to it; then refused unless
+ * what was opened (fstat on the descriptor, not the name) is a regular file. Returns a blocking,
+ * close-on-exec descriptor, or -errno: -EISDIR for a directory, -EINVAL for anything else that is
+ * not a regular file (a FIFO, a device, a socket).
+ */
+int file_open_regular_at(int dirfd, const char *path);
+
+/*
  * The end of a regular file (a log): its last max bytes, NUL-terminated, from the start of a line
  * (a first line cut by the bound is dropped). Opened non-blocking and refused unless regular, so
  * that a FIFO or a device in a log's place cannot stall the reader. Returns the length kept, or

@@ -3,7 +3,8 @@
 # from cron: a file name that carries an escape sequence, a newline or a bidirectional override
 # (and names the node when its snapshot has no host name) reaches neither the text report nor
 # standard error, the JSON or the HTML page as it is, but as str_sanitize shows host names ('?'
-# for each such byte).
+# for each such byte); a FIFO, a link to one or a directory in a snapshot's place is named as
+# not read, never opened in a way that waits for a writer.
 set -uo pipefail
 command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
 : "${GPUDOCTOR:?}" "${SRC:?}"
@@ -64,6 +65,33 @@ check "names: the other nodes" "$(jq -c '[.nodes[].name | select(startswith("nod
     '["node01","node02","node03","node04"]'
 grep -q $'\033\|\342\200\256' "$tmp/names.html" && fail "names: an escape byte or bidi override in the HTML page"
 grep -qF 'EVIL???x?FORGED' "$tmp/names.html" || fail "names: the HTML page does not show the sanitized name"
+
+# ---- what is not a regular file ----
+# A FIFO (nobody writes to it), a link to one, a directory named like a snapshot: each is named as
+# not read, never waited on (a blocking open of a FIFO waits for a writer forever), and the others
+# are judged. The check is on what was opened, so a FIFO renamed over a snapshot after the
+# directory was listed is refused the same way.
+d=$tmp/special
+mkdir_nodes "$d" 5
+mkfifo "$d/x-fifo.json"
+ln -s x-fifo.json "$d/y-link.json"
+mkdir "$d/z-dir.json"
+rc=0
+timeout 20 "$GPUDOCTOR" fleet --json "$d" >"$tmp/special.json" 2>"$tmp/special.err" || rc=$?
+check "special files: exit status (inputs unread)" "$rc" 3
+check "special files: the nodes read" "$(jq -c '[.nodes[].name]' "$tmp/special.json")" \
+    '["node00","node01","node02","node03","node04"]'
+check "special files: errors" "$(jq -c '[.errors[] | [.source, .message]]' "$tmp/special.json")" \
+    "$(jq -nc --arg d "$d" '[[$d + "/x-fifo.json", "not a regular file (a FIFO, a device or a socket): a stream is read from '"'-'"'"],
+        [$d + "/y-link.json", "not a regular file (a FIFO, a device or a socket): a stream is read from '"'-'"'"],
+        [$d + "/z-dir.json", "Is a directory"]]')"
+check "special files: standard error" "$(wc -l <"$tmp/special.err")" 3
+# named on the command line (a shell glob names it so): refused as well, not waited on
+rc=0
+timeout 20 "$GPUDOCTOR" fleet "$d/x-fifo.json" "$d/node01.json" >/dev/null 2>"$tmp/fifo.err" || rc=$?
+check "a FIFO operand: exit status" "$rc" 3
+check "a FIFO operand: standard error" "$(cat "$tmp/fifo.err")" \
+    "gpudoctor fleet: $d/x-fifo.json: not a regular file (a FIFO, a device or a socket): a stream is read from '-'"
 
 [ "$failures" = 0 ] || exit 1
 echo "ok"

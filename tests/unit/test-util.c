@@ -1,7 +1,7 @@
 /*
  * Small utilities: number and duration parsing, version comparison, bounded file reads, shell
- * quoting checked against a real shell, and the text cleaners (str_sanitize for data, str_excerpt
- * for messages).
+ * quoting checked against a real shell, opening only a regular file, and the text cleaners
+ * (str_sanitize for data, str_excerpt for messages).
  */
 #include "util/fileio.h"
 #include "util/strutil.h"
@@ -153,6 +153,57 @@ static void test_bounded_read(void **state)
     }
     close(dfd);
     rmdir(dir);
+}
+
+/*
+ * file_open_regular_at: a regular file (or a link to one) opens, blocking; a FIFO nobody writes
+ * to, a link to one, a directory and a device are refused at once, never waited on.
+ */
+static void test_open_regular(void **state)
+{
+    char dir[] = "/tmp/gpudoctor-test-XXXXXX", buf[8];
+    int dfd, fd;
+    FILE *f;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    dfd = open(dir, O_PATH | O_DIRECTORY);
+    assert_true(dfd >= 0);
+    assert_int_equal(mkfifoat(dfd, "fifo", 0600), 0);
+    assert_int_equal(symlinkat("fifo", dfd, "to-fifo"), 0);
+    assert_int_equal(symlinkat("/dev/zero", dfd, "to-zero"), 0);
+    assert_int_equal(mkdirat(dfd, "sub", 0700), 0);
+    {
+        char *p = xasprintf("%s/f", dir);
+
+        f = fopen(p, "w");
+        assert_non_null(f);
+        fputs("{}", f);
+        fclose(f);
+        free(p);
+    }
+    assert_int_equal(symlinkat("f", dfd, "to-f"), 0);
+    fd = file_open_regular_at(dfd, "f");
+    assert_true(fd >= 0);
+    assert_int_equal(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+    assert_int_equal(read(fd, buf, sizeof(buf)), 2);
+    close(fd);
+    fd = file_open_regular_at(dfd, "to-f");
+    assert_true(fd >= 0);
+    close(fd);
+    /* a blocking open of either would wait for a writer: this test would hang, not fail */
+    assert_int_equal(file_open_regular_at(dfd, "fifo"), -EINVAL);
+    assert_int_equal(file_open_regular_at(dfd, "to-fifo"), -EINVAL);
+    assert_int_equal(file_open_regular_at(dfd, "to-zero"), -EINVAL);
+    assert_int_equal(file_open_regular_at(dfd, "sub"), -EISDIR);
+    assert_int_equal(file_open_regular_at(dfd, "missing"), -ENOENT);
+    for (const char *const *n =
+             (const char *const[]){ "f", "to-f", "fifo", "to-fifo", "to-zero", NULL };
+         *n != NULL; n++)
+        assert_int_equal(unlinkat(dfd, *n, 0), 0);
+    assert_int_equal(unlinkat(dfd, "sub", AT_REMOVEDIR), 0);
+    close(dfd);
+    assert_int_equal(rmdir(dir), 0);
 }
 
 static void test_atomic_write(void **state)
@@ -440,11 +491,12 @@ static void test_utf8_trim(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_numbers),      cmocka_unit_test(test_durations),
-        cmocka_unit_test(test_utf8_trim),    cmocka_unit_test(test_versions),
-        cmocka_unit_test(test_bounded_read), cmocka_unit_test(test_atomic_write),
-        cmocka_unit_test(test_shell_quote),  cmocka_unit_test(test_sanitize),
-        cmocka_unit_test(test_excerpt),      cmocka_unit_test(test_list_add_once),
+        cmocka_unit_test(test_numbers),       cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_utf8_trim),     cmocka_unit_test(test_versions),
+        cmocka_unit_test(test_bounded_read),  cmocka_unit_test(test_open_regular),
+        cmocka_unit_test(test_atomic_write),  cmocka_unit_test(test_shell_quote),
+        cmocka_unit_test(test_sanitize),      cmocka_unit_test(test_excerpt),
+        cmocka_unit_test(test_list_add_once),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
