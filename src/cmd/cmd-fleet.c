@@ -6,6 +6,7 @@
  */
 #include "cmd/cmd.h"
 #include "fleet/fleet.h"
+#include "fleet/http.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
@@ -66,7 +67,10 @@ static int option(void *ctx, int key, char *arg)
     switch (key) {
     case OPT_PROMETHEUS:
         if (strncmp(arg, "http://", 7) != 0 && strncmp(arg, "https://", 8) != 0) {
-            cmd_error("fleet", "--prometheus: '%s' is not an http:// or https:// URL", arg);
+            char *shown = fleet_url_shown(arg);
+
+            cmd_error("fleet", "--prometheus: '%s' is not an http:// or https:// URL", shown);
+            free(shown);
             return EXIT_USAGE;
         }
         o->prometheus = arg;
@@ -209,7 +213,7 @@ static int exec(int argc, char **argv)
         char *cause = NULL;
 
         if (fleet_read_prometheus(&fl, o.prometheus, o.timeout_ms, &cause) != 0) {
-            cmd_error("fleet", "%s: %s", o.prometheus, cause);
+            cmd_error("fleet", "%s: %s", fl.prometheus, cause); /* without its password */
             free(cause);
             rc = EXIT_UNKNOWN;
             goto out;

@@ -126,6 +126,25 @@ int fleet_http_get(const char *url, int64_t timeout_ms, size_t max, char **body,
     return (int)status;
 }
 
+char *fleet_url_shown(const char *url)
+{
+    const char *scheme_end = strstr(url, "://"), *host, *at = NULL;
+    size_t authority;
+
+    if (scheme_end == NULL)
+        return xstrdup(url);
+    host = scheme_end + 3;
+    authority = strcspn(host, "/?#");
+    /* The last '@' of the authority ends the userinfo: a password may hold one unescaped. */
+    for (size_t i = 0; i < authority; i++) {
+        if (host[i] == '@')
+            at = host + i;
+    }
+    if (at == NULL)
+        return xstrdup(url);
+    return xasprintf("%.*s%s", (int)(host - url), url, at + 1);
+}
+
 char *fleet_url_escape(const char *s)
 {
     static const char hex[] = "0123456789ABCDEF";

@@ -17,6 +17,13 @@
 int fleet_http_get(const char *url, int64_t timeout_ms, size_t max, char **body, size_t *len,
                    char **cause);
 
+/*
+ * url as it may be shown (a report, a page that is shared, standard error): without the userinfo
+ * of its authority ("http://user:password@host/" is "http://host/"), which libcurl still gets.
+ * Text without "://" is returned as it is. Caller frees.
+ */
+char *fleet_url_shown(const char *url);
+
 /* s percent-encoded for a query string (RFC 3986 unreserved characters kept). Caller frees. */
 char *fleet_url_escape(const char *s);
 

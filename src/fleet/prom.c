@@ -542,7 +542,7 @@ int fleet_read_prometheus(struct fleet *fl, const char *url, int64_t timeout_ms,
 
     while (*base && base[strlen(base) - 1] == '/')
         base[strlen(base) - 1] = '\0';
-    fl->prometheus = xstrdup(base);
+    fl->prometheus = fleet_url_shown(base); /* what every output names; base keeps a password */
     /* The nodes first: every exporter says its verdict. */
     if (fetch(fl, base, "gpudoctor_check_status", timeout_ms, fold_status, cause) != 0)
         goto out;
@@ -573,7 +573,7 @@ int fleet_read_prometheus(struct fleet *fl, const char *url, int64_t timeout_ms,
     if (fl->n == 0) {
         *cause = xasprintf("%s has no gpudoctor series (gpudoctor_check_status): is it scraping "
                            "gpudoctor serve?",
-                           base);
+                           fl->prometheus);
         goto out;
     }
     rc = 0;

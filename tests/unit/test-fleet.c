@@ -3,9 +3,11 @@
  * scaled MAD against known values, and one wild value that moves a mean but not them; a node is
  * an outlier on a number only past the modified z-score threshold, only in the direction that is
  * bad, and only by more than the figure's smallest difference; levels and texts by the majority
- * (a missing GPU critical); groups by model and the minimum group size; the exit status.
+ * (a missing GPU critical); groups by model and the minimum group size; the exit status; the
+ * Prometheus URL as outputs show it, without its password.
  */
 #include "fleet/fleet.h"
+#include "fleet/http.h"
 #include "util/xalloc.h"
 
 #include <math.h>
@@ -233,6 +235,29 @@ static void test_metric_table(void **state)
     assert_int_equal(fleet_metric_find("no_such_figure"), -1);
 }
 
+/* The URL every output shows: no userinfo, whatever '@' the path, query or password hold. */
+static void test_url_shown(void **state)
+{
+    static const char *const cases[][2] = {
+        { "http://admin:s3cret@prom:9090/", "http://prom:9090/" },
+        { "https://user@prom", "https://prom" },
+        { "http://a:p@ss@prom:9090/x?y", "http://prom:9090/x?y" }, /* '@' in the password */
+        { "http://prom:9090/path@x", "http://prom:9090/path@x" },  /* '@' in the path */
+        { "http://prom?q=a@b", "http://prom?q=a@b" },
+        { "http://prom#a@b", "http://prom#a@b" },
+        { "http://prom:9090", "http://prom:9090" },
+        { "not a url @ all", "not a url @ all" },
+    };
+
+    (void)state;
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *shown = fleet_url_shown(cases[i][0]);
+
+        assert_string_equal(shown, cases[i][1]);
+        free(shown);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -242,6 +267,7 @@ int main(void)
         cmocka_unit_test(test_groups_and_min_group),
         cmocka_unit_test(test_no_node),
         cmocka_unit_test(test_metric_table),
+        cmocka_unit_test(test_url_shown),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

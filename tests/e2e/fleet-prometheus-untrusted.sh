@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# `gpudoctor fleet --prometheus URL` against a stand-in for Prometheus's query API
+# (tests/helpers/fake-prometheus.py) that answers what a real server would not: the URL's
+# password is used for the requests (the server answers 401 without it) and shown nowhere: not
+# in the text report, the JSON's sources, the HTML page or standard error.
+set -uo pipefail
+command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
+command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
+: "${GPUDOCTOR:?}" "${SRC:?}"
+export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 LANG=C.UTF-8
+tmp=$(mktemp -d)
+FAKE_PID=
+trap '[ -n "$FAKE_PID" ] && kill "$FAKE_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
+failures=0
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+check() {
+    [ "$2" = "$3" ] || fail "$1: '$2', expected '$3'"
+}
+
+# fake ANSWERS [--auth USER:PASS]: starts the stand-in; PORT is where it listens
+fake() {
+    [ -n "$FAKE_PID" ] && { kill "$FAKE_PID"; wait "$FAKE_PID" 2>/dev/null; }
+    rm -f "$tmp/port"
+    python3 "$SRC/tests/helpers/fake-prometheus.py" "$1" "$tmp/port" "${@:2}" &
+    FAKE_PID=$!
+    for _ in $(seq 100); do
+        [ -s "$tmp/port" ] && break
+        sleep 0.1
+    done
+    PORT=$(cat "$tmp/port") || { echo "FAIL: the stand-in did not start"; exit 1; }
+}
+
+# answers FILE NODES...: every node healthy with 8 H100 GPUs, then the jq edits of $EDIT
+answers() {
+    local out=$1
+    shift
+    jq -n --args '$ARGS.positional as $n | {
+        gpudoctor_check_status: [$n[] | [{instance: .}, "0"]],
+        gpudoctor_gpu_info: [$n[] as $i | range(8) | [{instance: $i, gpu: tostring, name: "NVIDIA H100 80GB HBM3"}, "1"]],
+        gpudoctor_nvml_devices: [$n[] | [{instance: .}, "8"]],
+        gpudoctor_gpu_xid_errors_total: [$n[] | [{instance: ., gpu: "0"}, "0"]],
+        gpudoctor_driver_info: [$n[] | [{instance: ., driver_version: "550.54.15", cuda_version: "12.4"}, "1"]]
+    } | '"${EDIT:-.}" "$@" >"$out"
+}
+
+# ---- a password in the URL ----
+EDIT= answers "$tmp/plain.json" a:9400 b:9400 c:9400
+fake "$tmp/plain.json" --auth admin:s3cret
+URL="http://admin:s3cret@127.0.0.1:$PORT/"
+SHOWN="http://127.0.0.1:$PORT"
+rc=0
+"$GPUDOCTOR" fleet --min-group 3 --prometheus "$URL" --timeout 5s --html "$tmp/cred.html" \
+    >"$tmp/cred.txt" 2>"$tmp/cred.err" || rc=$?
+check "password: exit status (the server took it)" "$rc" 0
+"$GPUDOCTOR" fleet --min-group 3 --prometheus "$URL" --timeout 5s --json >"$tmp/cred.json" 2>>"$tmp/cred.err"
+check "password: nodes read with it" "$(jq -c '[.nodes[].name]' "$tmp/cred.json")" '["a:9400","b:9400","c:9400"]'
+check "password: JSON source" "$(jq -r .source "$tmp/cred.json")" "$SHOWN"
+check "password: the nodes' sources" "$(jq -c '[.nodes[].source] | unique' "$tmp/cred.json")" "[\"$SHOWN\"]"
+check "password: text header" "$(head -1 "$tmp/cred.txt")" "3 nodes, 1 GPU model: no outlier — from $SHOWN"
+grep -qF "$SHOWN" "$tmp/cred.html" || fail "password: the HTML page does not name the server"
+# and the server's failure on standard error: the stand-in gone, the same URL
+kill "$FAKE_PID"
+wait "$FAKE_PID" 2>/dev/null
+FAKE_PID=
+rc=0
+"$GPUDOCTOR" fleet --prometheus "$URL" --timeout 2s >/dev/null 2>>"$tmp/cred.err" || rc=$?
+check "password: no server, exit status" "$rc" 3
+grep -q "^gpudoctor fleet: $SHOWN: gpudoctor_check_status: " "$tmp/cred.err" ||
+    fail "password: no server: standard error $(cat "$tmp/cred.err")"
+rc=0
+"$GPUDOCTOR" fleet --prometheus "ftp://admin:s3cret@127.0.0.1/" >/dev/null 2>>"$tmp/cred.err" || rc=$?
+check "password: not HTTP, exit status" "$rc" 64
+grep -qF "'ftp://127.0.0.1/' is not an http:// or https:// URL" "$tmp/cred.err" ||
+    fail "password: not HTTP: standard error $(cat "$tmp/cred.err")"
+for f in cred.txt cred.json cred.html cred.err; do
+    grep -q 's3cret\|admin' "$tmp/$f" && fail "password: in $f: $(grep -o '.\{30\}s3cret.\{10\}' "$tmp/$f" | head -2)"
+done
+
+[ "$failures" = 0 ] || exit 1
+echo "ok"
