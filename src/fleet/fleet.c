@@ -66,6 +66,12 @@ void fleet_free(struct fleet *fl)
         free(fl->errors[i].message);
     }
     free(fl->errors);
+    for (size_t i = 0; i < fl->duplicates; i++) {
+        free(fl->dups[i].name);
+        free(fl->dups[i].source);
+        free(fl->dups[i].kept);
+    }
+    free(fl->dups);
     free(fl->prometheus);
     memset(fl, 0, sizeof(*fl));
 }

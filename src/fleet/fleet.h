@@ -184,6 +184,14 @@ struct fleet_error {
     char *message;
 };
 
+/* A snapshot left out because a newer one of the same host name was read (fleet_dedupe). */
+struct fleet_duplicate {
+    char *name;   /* the host name both give */
+    char *source; /* the snapshot left out */
+    int64_t time_ms;
+    char *kept; /* the source of the snapshot that is the node's row */
+};
+
 /* A profile given with --profile, and the GPU model it is for (NULL: any). */
 struct fleet_profile {
     char *path;
@@ -211,8 +219,10 @@ struct fleet {
     size_t n_groups;
     struct fleet_error *errors;
     size_t n_errors, cap_errors;
-    size_t duplicates; /* older snapshots of a node that a newer one replaced */
-    char *prometheus;  /* the server, when the nodes came from one */
+    struct fleet_duplicate *dups; /* older snapshots of a node that a newer one replaced,
+                                     named so a stale or spoofed copy never hides a node unseen */
+    size_t duplicates, cap_dups;
+    char *prometheus; /* the server, when the nodes came from one */
 };
 
 void fleet_init(struct fleet *fl, const struct fleet_opts *o);
@@ -261,7 +271,7 @@ size_t fleet_read_all(struct fleet *fl, char *const *operands, size_t n);
 size_t fleet_read(struct fleet *fl, const char *operand);
 /*
  * One row per node: of several snapshots of one host name, the newest is kept (the others are
- * counted in fl->duplicates). Before fleet_judge.
+ * fl->dups, with the source of the one kept). Before fleet_judge.
  */
 void fleet_dedupe(struct fleet *fl);
 /*

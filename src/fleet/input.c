@@ -569,8 +569,16 @@ void fleet_dedupe(struct fleet *fl)
         qsort(fl->nodes, fl->n, sizeof(*fl->nodes), cmp_name_time);
     for (size_t i = 0; i < fl->n; i++) {
         if (k > 0 && strcmp(fl->nodes[k - 1].name, fl->nodes[i].name) == 0) {
-            fleet_node_free(&fl->nodes[i]); /* an older snapshot of a node already kept */
-            fl->duplicates++;
+            /* an older snapshot of a node already kept: named, for it may be the real one */
+            struct fleet_duplicate *d;
+
+            xgrow(&fl->dups, &fl->cap_dups, fl->duplicates + 1, sizeof(*fl->dups));
+            d = &fl->dups[fl->duplicates++];
+            d->name = xstrdup(fl->nodes[i].name);
+            d->source = xstrdup(fl->nodes[i].source);
+            d->time_ms = fl->nodes[i].time_ms;
+            d->kept = xstrdup(fl->nodes[k - 1].source);
+            fleet_node_free(&fl->nodes[i]);
             continue;
         }
         if (k != i)

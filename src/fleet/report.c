@@ -287,6 +287,10 @@ void fleet_print(FILE *out, const struct fleet *fl, const struct render_opts *ro
         /* TRANSLATORS: %s is the English plural's "s" */
         fprintf(out, _("%zu older snapshot%s of nodes already read left out (the newest counts)\n"),
                 fl->duplicates, fl->duplicates == 1 ? "" : "s");
+    for (size_t i = 0; i < fl->duplicates; i++)
+        /* TRANSLATORS: "left out: FILE: an older snapshot of HOST than FILE" */
+        fprintf(out, _("left out: %s: an older snapshot of %s than %s\n"), fl->dups[i].source,
+                fl->dups[i].name, fl->dups[i].kept);
 
     if (fl->n > 0) {
         table_head(out, ro);
@@ -535,7 +539,7 @@ json_t *fleet_to_json(const struct fleet *fl, int status)
 {
     json_t *j = json_object(), *nodes = json_array(), *groups = json_array(),
            *outliers = json_array(), *errors = json_array(), *missing = json_array(),
-           *metrics = json_array();
+           *metrics = json_array(), *left_out = json_array();
     size_t critical, n_out = fleet_outliers(fl, &critical);
     const struct fleet_node **ranked = xcalloc(n_out + 1, sizeof(*ranked));
 
@@ -589,6 +593,16 @@ json_t *fleet_to_json(const struct fleet *fl, int status)
         json_array_append_new(errors, o);
     }
     json_object_set_new(j, "errors", errors);
+    for (size_t i = 0; i < fl->duplicates; i++) {
+        json_t *o = json_object();
+
+        json_object_set_new(o, "name", jstr(fl->dups[i].name));
+        json_object_set_new(o, "source", jstr(fl->dups[i].source));
+        json_object_set_new(o, "time_ms", json_integer(fl->dups[i].time_ms));
+        json_object_set_new(o, "kept", jstr(fl->dups[i].kept));
+        json_array_append_new(left_out, o);
+    }
+    json_object_set_new(j, "left_out", left_out);
     free(ranked);
     return j;
 }

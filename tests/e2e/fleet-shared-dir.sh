@@ -4,7 +4,8 @@
 # (and names the node when its snapshot has no host name) reaches neither the text report nor
 # standard error, the JSON or the HTML page as it is, but as str_sanitize shows host names ('?'
 # for each such byte); a FIFO, a link to one or a directory in a snapshot's place is named as
-# not read, never opened in a way that waits for a writer.
+# not read, never opened in a way that waits for a writer; a snapshot left out for a newer one of
+# the same host name (a stale copy, or one that claims another node's name) is named.
 set -uo pipefail
 command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
 : "${GPUDOCTOR:?}" "${SRC:?}"
@@ -92,6 +93,32 @@ timeout 20 "$GPUDOCTOR" fleet "$d/x-fifo.json" "$d/node01.json" >/dev/null 2>"$t
 check "a FIFO operand: exit status" "$rc" 3
 check "a FIFO operand: standard error" "$(cat "$tmp/fifo.err")" \
     "gpudoctor fleet: $d/x-fifo.json: not a regular file (a FIFO, a device or a socket): a stream is read from '-'"
+
+# ---- a copy that claims another node's host name ----
+# node00 is an outlier (a 600 W power limit); a copy of node01 renamed node00, dated 2100, takes
+# its row (the newest counts) and hides it: the file left out is named beside the one kept, in
+# the text report and the JSON.
+d=$tmp/dup
+mkdir_nodes "$d" 5
+jq -c '.gpus[0].power_limit_mw = 600000' "$d/node00.json" >"$d/n" && mv "$d/n" "$d/node00.json"
+jq -c '.hostname = "node00" | .time_ms = 4102444800000' "$d/node01.json" >"$d/zz-other.json"
+rc=0
+"$GPUDOCTOR" fleet "$d" >"$tmp/dup.txt" 2>"$tmp/dup.err" || rc=$?
+check "duplicate: exit status (the outlier hidden)" "$rc" 0
+check "duplicate: the text report's head" "$(sed -n 2,3p "$tmp/dup.txt")" \
+    "1 older snapshot of nodes already read left out (the newest counts)
+left out: $d/node00.json: an older snapshot of node00 than $d/zz-other.json"
+"$GPUDOCTOR" fleet --json "$d" >"$tmp/dup.json" 2>/dev/null
+check "duplicate: JSON count" "$(jq .duplicates "$tmp/dup.json")" 1
+check "duplicate: JSON left_out" "$(jq -c .left_out "$tmp/dup.json")" \
+    "[{\"name\":\"node00\",\"source\":\"$d/node00.json\",\"time_ms\":$(jq .time_ms "$BASE"),\"kept\":\"$d/zz-other.json\"}]"
+check "duplicate: node00's row" "$(jq -r '.nodes[] | select(.name == "node00") | .source' "$tmp/dup.json")" "$d/zz-other.json"
+# without the copy: node00 is the outlier, and nothing is left out
+rm "$d/zz-other.json"
+rc=0
+"$GPUDOCTOR" fleet --json "$d" >"$tmp/nodup.json" 2>/dev/null || rc=$?
+check "no duplicate: exit status" "$rc" 1
+check "no duplicate: outliers, left out" "$(jq -c '[.outliers, .left_out]' "$tmp/nodup.json")" '[["node00"],[]]'
 
 [ "$failures" = 0 ] || exit 1
 echo "ok"
