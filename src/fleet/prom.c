@@ -159,6 +159,22 @@ out:
     free(parts);
 }
 
+/*
+ * Every figure fleet asks Prometheus for is a count, a size, a rate, a temperature or a level:
+ * never negative, never beyond 1e15 (a petabyte a second). A sample that is (an exporter's bug, a
+ * hostile one) tells nothing and is left out: the node's figure stays unknown, not judged.
+ */
+static bool plausible(double x)
+{
+    return isfinite(x) && x >= 0 && x <= 1e15;
+}
+
+/* x (plausible) as a uint32_t, saturated. */
+static uint32_t as_u32(double x)
+{
+    return x >= (double)UINT32_MAX ? UINT32_MAX : (uint32_t)x;
+}
+
 static void fold(struct fleet_value *v, enum fleet_fold how, double x, int32_t gpu)
 {
     bool better;
@@ -211,7 +227,7 @@ int fleet_prom_answer(struct fleet *fl, int metric, const char *json, size_t len
         bool has_gpu;
         struct fleet_node *n;
 
-        if (!sample(s, &labels, &instance, &x, &t) || !isfinite(x))
+        if (!sample(s, &labels, &instance, &x, &t) || !plausible(x))
             continue;
         name = str_sanitized(instance);
         n = node_of(&ix, fl, name, fl->prometheus ? fl->prometheus : "prometheus");
@@ -472,7 +488,7 @@ static void settle_models(struct fleet *fl)
         if (n->model == NULL)
             n->model = xstrdup("unknown");
         if (n->values[m].known)
-            n->n_gpus = (uint32_t)n->values[m].num;
+            n->n_gpus = as_u32(n->values[m].num);
     }
 }
 
@@ -498,7 +514,7 @@ static void judge_profiles(struct fleet *fl)
             f.has_section[k] = profile_keys[k].section == NULL;
         m = fleet_metric_find("gpu_count");
         f.count_valid = n->values[m].known;
-        f.gpu_count = (uint32_t)n->values[m].num;
+        f.gpu_count = as_u32(n->values[m].num);
         f.count_source = xstrdup("NVML");
         f.gpus = xcalloc(1, sizeof(*f.gpus));
         f.n_gpus = 1;
@@ -511,10 +527,10 @@ static void judge_profiles(struct fleet *fl)
             f.gpus[0].index = n->values[m].gpu;
         m = fleet_metric_find("pcie_gen_max");
         f.gpus[0].gen_valid = n->values[m].known;
-        f.gpus[0].pcie_gen = (uint32_t)n->values[m].num;
+        f.gpus[0].pcie_gen = as_u32(n->values[m].num);
         m = fleet_metric_find("pcie_width");
         f.gpus[0].width_valid = n->values[m].known;
-        f.gpus[0].pcie_width = (uint32_t)n->values[m].num;
+        f.gpus[0].pcie_width = as_u32(n->values[m].num);
         m = fleet_metric_find("vbios_version");
         if (n->values[m].known)
             f.gpus[0].vbios = xstrdup(n->values[m].text);

@@ -79,5 +79,19 @@ for f in cred.txt cred.json cred.html cred.err; do
     grep -q 's3cret\|admin' "$tmp/$f" && fail "password: in $f: $(grep -o '.\{30\}s3cret.\{10\}' "$tmp/$f" | head -2)"
 done
 
+# ---- values no exporter gives: negative, infinite, beyond any figure ----
+EDIT='.gpudoctor_nvml_devices[0][1] = "-1" | .gpudoctor_nvml_devices[1][1] = "1e20"
+      | .gpudoctor_gpu_xid_errors_total += [[{instance: "c:9400", gpu: "1"}, "+Inf"]]' \
+    answers "$tmp/odd.json" a:9400 b:9400 c:9400 d:9400 e:9400
+fake "$tmp/odd.json"
+rc=0
+"$GPUDOCTOR" fleet --prometheus "http://127.0.0.1:$PORT/" --timeout 5s --json \
+    >"$tmp/odd.out" 2>"$tmp/odd.err" || rc=$?
+check "odd values: exit status (nothing to judge them by)" "$rc" 0
+check "odd values: no outlier" "$(jq -c '[.outliers[].name]' "$tmp/odd.out")" '[]'
+check "odd values: GPU counts" "$(jq -c '[.nodes[] | .values.gpu_count.value]' "$tmp/odd.out")" \
+    '[null,null,8,8,8]'
+check "odd values: XIDs" "$(jq -c '[.nodes[] | .values.xid_events.value]' "$tmp/odd.out")" '[0,0,0,0,0]'
+
 [ "$failures" = 0 ] || exit 1
 echo "ok"
