@@ -315,6 +315,9 @@ static int cmp_rank(const void *a, const void *b, void *ctx)
     const struct fleet_node *x = &fl->nodes[*(const size_t *)a];
     const struct fleet_node *y = &fl->nodes[*(const size_t *)b];
 
+    /* severity on its own first: a score could let 1000 warnings outweigh a critical */
+    if (x->severity != y->severity)
+        return x->severity > y->severity ? -1 : 1;
     if (x->score != y->score)
         return x->score > y->score ? -1 : 1;
     return strcmp(x->name, y->name);
