@@ -195,7 +195,9 @@ static void judge_metric(const struct fleet *fl, struct fleet_node *n, size_t *c
     const struct fleet_value *v = &n->values[m];
     struct fleet_reason *r;
 
-    if (!v->known)
+    /* a figure known on fewer nodes than a group needs is not judged either (bench, NVLink,
+     * InfiniBand figures are often on a few nodes only) */
+    if (!v->known || st->n < fl->opts.min_group)
         return;
     if (mt->kind == FLEET_NUMBER) {
         double dev = v->num - st->median, z = st->mad > 0 ? dev / st->mad : NAN;

@@ -197,6 +197,20 @@ static void test_groups_and_min_group(void **state)
     assert_int_equal(fleet_status(&fl), 0);
     fleet_free(&fl);
 
+    /* a figure only three of the twenty nodes have is not judged, whatever it says */
+    init(&fl, 5);
+    twenty(&fl);
+    for (int i = 0; i < 3; i++) {
+        int m = fleet_metric_find("power_limit_w");
+
+        fl.nodes[i].values[m] =
+            (struct fleet_value){ .known = true, .num = i == 0 ? 600 : 700, .gpu = 0 };
+    }
+    fleet_judge(&fl);
+    assert_false(has_reason(find(&fl, "n00"), "power_limit_w"));
+    assert_int_equal(find(&fl, "n00")->verdict, FLEET_OK);
+    fleet_free(&fl);
+
     init(&fl, 3);
     node(&fl, "a0", "A100", 1410, 60, 8, "550.54.15");
     node(&fl, "a1", "A100", 1411, 60, 8, "550.54.15");
