@@ -12,39 +12,90 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
+
+#define BASELINE_FILE "bench-baseline.json"
+#define LAST_FILE     "bench-last.json"
 
 char *bench_baseline_path(const char *state_dir)
 {
-    return xasprintf("%s/bench-baseline.json", state_dir);
+    return xasprintf("%s/%s", state_dir, BASELINE_FILE);
 }
 
-int bench_baseline_save(const struct snapshot *s, const char *path, char **cause)
+/* Writes s as name in the state directory (made when missing, refused when not trusted:
+ * state_dir_open), atomically with mode 0600. */
+static int save_at(const struct snapshot *s, const char *state_dir, const char *name, char **cause)
 {
-    char *dir = xstrdup(path), *slash = strrchr(dir, '/'), *json, *text;
-    int rc = 0;
+    char *path, *json, *text;
+    int dfd, rc;
 
-    if (slash != NULL && slash != dir) {
-        *slash = '\0';
-        rc = state_dir_make(dir, cause);
-    }
-    free(dir);
-    if (rc != 0)
+    dfd = state_dir_open(state_dir, true, cause);
+    if (dfd < 0)
         return -1;
+    path = xasprintf("%s/%s", state_dir, name);
     json = snapshot_to_json(s);
     text = xasprintf("%s\n", json);
     free(json);
-    rc = file_write_atomic(path, text, strlen(text), 0600, cause);
+    rc = file_write_atomic_at(dfd, name, path, text, strlen(text), 0600, cause);
     free(text);
+    free(path);
+    close(dfd);
     return rc;
 }
 
-int bench_baseline_compare(struct bench_info *b, const char *path, char **cause)
+/* Reads name in the state directory as a snapshot: 1 with *out, 0 when there is no such file
+ * (or no directory), -1 with *cause. Never through a link, only the user's or root's regular
+ * file (file_slurp_own_text_at). */
+static int load_at(const char *state_dir, const char *name, struct snapshot **out, char **cause)
 {
-    struct snapshot *base = snapshot_load(path, cause);
+    char *path, *text = NULL;
+    ssize_t n;
+    int dfd;
 
-    if (base == NULL)
-        return -1;
+    *out = NULL;
+    dfd = state_dir_open(state_dir, false, cause);
+    if (dfd < 0) {
+        if (errno != ENOENT)
+            return -1;
+        free(*cause);
+        *cause = NULL;
+        return 0;
+    }
+    n = file_slurp_own_text_at(dfd, name, SNAPSHOT_MAX_BYTES, &text);
+    close(dfd);
+    if (n == -ENOENT)
+        return 0;
+    path = xasprintf("%s/%s", state_dir, name);
+    if (n >= 0)
+        *out = snapshot_from_json(text, (size_t)n, path, cause);
+    else if (n == -ELOOP)
+        *cause = xasprintf("%s: a symbolic link, not followed", path);
+    else if (n == -EINVAL || n == -EISDIR)
+        *cause = xasprintf("%s: not a regular file", path);
+    else if (n == -EPERM)
+        *cause = xasprintf("%s: not the file of uid %u who runs this, nor root's", path,
+                           (unsigned)geteuid());
+    else if (n == -EILSEQ)
+        *cause = xasprintf("%s: a NUL byte at offset %zu: not a snapshot (it is text)", path,
+                           strlen(text));
+    else if (n == -EFBIG)
+        *cause =
+            xasprintf("%s: larger than " SNAPSHOT_MAX_TEXT ", the most a snapshot may hold", path);
+    else
+        *cause = xasprintf("%s: %s", path, strerror((int)-n));
+    free(text);
+    free(path);
+    return *out != NULL ? 1 : -1;
+}
+
+int bench_baseline_save(const struct snapshot *s, const char *state_dir, char **cause)
+{
+    return save_at(s, state_dir, BASELINE_FILE, cause);
+}
+
+/* Fills the baseline_* figures of b from base, read from path; frees base. */
+static int compare_with(struct bench_info *b, struct snapshot *base, const char *path, char **cause)
+{
     if (base->bench.state == BENCH_NOT_RUN) {
         *cause = xasprintf("%s: not a bench result (no \"bench\" section)", path);
         snapshot_free(base);
@@ -78,48 +129,62 @@ int bench_baseline_compare(struct bench_info *b, const char *path, char **cause)
     return 0;
 }
 
+int bench_baseline_compare(struct bench_info *b, const char *path, char **cause)
+{
+    struct snapshot *base = snapshot_load(path, cause);
+
+    return base != NULL ? compare_with(b, base, path, cause) : -1;
+}
+
+int bench_baseline_compare_saved(struct bench_info *b, const char *state_dir, char **cause)
+{
+    struct snapshot *base;
+    char *path;
+    int rc = load_at(state_dir, BASELINE_FILE, &base, cause);
+
+    if (rc <= 0)
+        return rc;
+    path = bench_baseline_path(state_dir);
+    rc = compare_with(b, base, path, cause) == 0 ? 1 : -1;
+    free(path);
+    return rc;
+}
+
 char *bench_last_path(const char *state_dir)
 {
-    return xasprintf("%s/bench-last.json", state_dir);
+    return xasprintf("%s/%s", state_dir, LAST_FILE);
 }
 
 int bench_last_save(const struct snapshot *s, const char *state_dir, char **cause)
 {
-    char *path = bench_last_path(state_dir);
-    int rc;
-
     if (s->bench.state != BENCH_OK) {
+        char *path = bench_last_path(state_dir);
+
         *cause = xasprintf("%s: only a bench that ran is kept (state %s)", path,
                            bench_state_names[s->bench.state]);
         free(path);
         return -1;
     }
-    rc = bench_baseline_save(s, path, cause);
-    free(path);
-    return rc;
+    return save_at(s, state_dir, LAST_FILE, cause);
 }
 
 int bench_last_load(const char *state_dir, struct snapshot **out, char **cause)
 {
-    char *path = bench_last_path(state_dir);
     struct snapshot *s;
-    struct stat st;
+    int rc = load_at(state_dir, LAST_FILE, &s, cause);
 
     *out = NULL;
-    if (stat(path, &st) != 0 && errno == ENOENT) {
-        free(path);
-        return 0;
-    }
-    s = snapshot_load(path, cause);
-    if (s != NULL && s->bench.state != BENCH_OK) {
+    if (rc <= 0)
+        return rc;
+    if (s->bench.state != BENCH_OK) {
+        char *path = bench_last_path(state_dir);
+
         *cause = xasprintf("%s: not a bench result that ran (bench state %s)", path,
                            bench_state_names[s->bench.state]);
+        free(path);
         snapshot_free(s);
-        s = NULL;
-    }
-    free(path);
-    if (s == NULL)
         return -1;
+    }
     *out = s;
     return 1;
 }

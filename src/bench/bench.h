@@ -80,12 +80,17 @@ void bench_sampler_close(struct bench_sampler *sp, struct bench_info *b, bool lo
 
 /* The node's baseline file in the state directory (state_dir_resolve). The caller frees it. */
 char *bench_baseline_path(const char *state_dir);
-/* Writes the snapshot s (with its bench section) to path atomically, mode 0600 (it holds every
- * process's command line), creating the state directory. 0, or -1 with *cause. */
-int bench_baseline_save(const struct snapshot *s, const char *path, char **cause);
+/* Writes the snapshot s (with its bench section) as the baseline of the state directory
+ * atomically, mode 0600 (it holds every process's command line), creating the directory; one
+ * that is not trusted is refused (state_dir_open). 0, or -1 with *cause. */
+int bench_baseline_save(const struct snapshot *s, const char *state_dir, char **cause);
 /* Reads the bench section of the snapshot at path and fills the baseline_* figures of b's GPUs
  * (matched by PCI address). 0, or -1 with *cause. */
 int bench_baseline_compare(struct bench_info *b, const char *path, char **cause);
+/* The same with the baseline saved in the state directory, read as its state file is (never
+ * through a link, only the user's or root's regular file, in a trusted directory): 1 compared, 0
+ * when none is saved, -1 with *cause. */
+int bench_baseline_compare_saved(struct bench_info *b, const char *state_dir, char **cause);
 
 /*
  * The node's last result: every bench that ran (state ok) is kept as bench-last.json beside the
@@ -97,8 +102,9 @@ char *bench_last_path(const char *state_dir);
 int bench_last_save(const struct snapshot *s, const char *state_dir, char **cause);
 /*
  * Reads the last result: 1 with *out (a snapshot whose bench section is in state ok), 0 when no
- * bench result has been kept (no file), -1 with *cause when the file is unusable (unreadable,
- * not a snapshot, no bench section that ran).
+ * bench result has been kept (no file), -1 with *cause when the file is unusable (unreadable, a
+ * link, not a regular file, another user's, in a state directory that is not trusted, not a
+ * snapshot, no bench section that ran).
  */
 int bench_last_load(const char *state_dir, struct snapshot **out, char **cause);
 /* When the bench of s ended, Unix milliseconds: the capture's time plus the bench's own. */

@@ -530,8 +530,8 @@ static int exec(int argc, char **argv)
                 rc = EXIT_UNKNOWN;
                 goto out;
             }
-        } else if (!a.save && saved != NULL && access(saved, R_OK) == 0 &&
-                   bench_baseline_compare(&s->bench, saved, &cause) != 0) {
+        } else if (!a.save && saved != NULL &&
+                   bench_baseline_compare_saved(&s->bench, f.state_dir, &cause) < 0) {
             cmd_error("bench", "the saved baseline is unusable: %s", cause);
             free(cause);
             cause = NULL;
@@ -557,7 +557,7 @@ static int exec(int argc, char **argv)
                            "no baseline saved");
         rc = EXIT_UNKNOWN;
     } else if (a.save && s->bench.state == BENCH_OK) {
-        if (bench_baseline_save(s, saved, &cause) != 0) {
+        if (bench_baseline_save(s, f.state_dir, &cause) != 0) {
             cmd_error("bench", "--save: %s", cause);
             rc = EXIT_UNKNOWN;
         } else if (!f.json) {

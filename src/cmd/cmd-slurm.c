@@ -669,15 +669,10 @@ static char *slurm_bench(const struct cmd_front *f, struct snapshot *s, bool dry
         return xasprintf("a quick bench of %zu idle GPU%s: %s", o.n_pci_bus_ids,
                          o.n_pci_bus_ids == 1 ? "" : "s", bench_state_names[s->bench.state]);
     bench_expect(&s->bench, s);
-    {
-        char *base = bench_baseline_path(f->state_dir);
-
-        if (access(base, R_OK) == 0 && bench_baseline_compare(&s->bench, base, &cause) != 0) {
-            cmd_error("slurm-check", "note: the saved bench baseline is unusable: %s", cause);
-            free(cause);
-            cause = NULL;
-        }
-        free(base);
+    if (bench_baseline_compare_saved(&s->bench, f->state_dir, &cause) < 0) {
+        cmd_error("slurm-check", "note: the saved bench baseline is unusable: %s", cause);
+        free(cause);
+        cause = NULL;
     }
     if (!dry_run && bench_last_save(s, f->state_dir, &cause) != 0) {
         cmd_error("slurm-check", "note: the bench result was not kept: %s", cause);

@@ -116,27 +116,17 @@ void state_parse(const char *text, size_t len, const char *name, struct state_in
     json_decref(root);
 }
 
-void state_load(const char *dir, struct state_info *st)
+/* state_load from the state directory's descriptor dfd (state_dir_open); dir names it. */
+static void load_at(int dfd, const char *dir, struct state_info *st)
 {
     char *path = xasprintf("%s/%s", dir, STATE_FILE), *text = NULL;
     ssize_t n;
-    struct stat sb;
 
     memset(st, 0, sizeof(*st));
     st->path = path;
-    /*
-     * Never through a symbolic link (whoever planted one would choose what root reads), and
-     * only a regular file (a FIFO would block). The directory is the user's or root's, so the
-     * file cannot be swapped between the look and the read by anyone else.
-     */
-    if (lstat(path, &sb) != 0)
-        n = -errno;
-    else if (S_ISLNK(sb.st_mode))
-        n = -ELOOP;
-    else if (!S_ISREG(sb.st_mode))
-        n = -EINVAL;
-    else
-        n = file_slurp_text_at(AT_FDCWD, path, STATE_MAX_BYTES, &text);
+    /* Never through a symbolic link (whoever planted one would choose what root reads), only a
+     * regular file (a FIFO would block), and only the user's or root's. */
+    n = file_slurp_own_text_at(dfd, STATE_FILE, STATE_MAX_BYTES, &text);
     if (n == -ENOENT) {
         st->status = STATE_MISSING;
     } else if (n == -EFBIG) {
@@ -149,14 +139,37 @@ void state_load(const char *dir, struct state_info *st)
     } else if (n == -ELOOP) {
         set_note(st, STATE_UNREADABLE, "state file %s: a symbolic link, not followed; ignored",
                  path);
-    } else if (n == -EINVAL) {
+    } else if (n == -EINVAL || n == -EISDIR) {
         set_note(st, STATE_UNREADABLE, "state file %s: not a regular file; ignored", path);
+    } else if (n == -EPERM) {
+        set_note(st, STATE_UNREADABLE,
+                 "state file %s: not the file of uid %u who runs this, nor root's; ignored", path,
+                 (unsigned)geteuid());
     } else if (n < 0) {
         set_note(st, STATE_UNREADABLE, "state file %s: %s; ignored", path, strerror((int)-n));
     } else {
         state_parse(text, (size_t)n, path, st);
     }
     free(text);
+}
+
+void state_load(const char *dir, struct state_info *st)
+{
+    char *cause = NULL;
+    int dfd = state_dir_open(dir, false, &cause), err = errno;
+
+    if (dfd >= 0) {
+        load_at(dfd, dir, st);
+        close(dfd);
+        return;
+    }
+    memset(st, 0, sizeof(*st));
+    st->path = xasprintf("%s/%s", dir, STATE_FILE);
+    if (err == ENOENT) /* no directory yet: no past */
+        st->status = STATE_MISSING;
+    else
+        set_note(st, STATE_UNREADABLE, "%s", cause);
+    free(cause);
 }
 
 char *state_format(const struct state_info *st)
@@ -638,7 +651,8 @@ bool state_merge(struct state_info *st, const struct snapshot *s, int64_t now_ms
 
 /* ---- writing ---- */
 
-int state_dir_make(const char *dir, char **cause)
+/* Makes dir and its parents when missing (0700, 0755 for root's directory and the parents). */
+static int dir_make(const char *dir, char **cause)
 {
     char *p = xstrdup(dir);
     mode_t mode = strcmp(dir, STATE_DIR_ROOT) == 0 ? 0755 : 0700;
@@ -662,16 +676,84 @@ int state_dir_make(const char *dir, char **cause)
     return rc;
 }
 
-/* Opens and locks the lock file; -1 with *cause when it cannot, or when another writer holds it
- * for longer than wait_ms (an update is never worth a hang). */
-static int lock_dir(const char *dir, int64_t wait_ms, char **cause)
+/* Why the opened state directory (st) is not to be trusted; NULL when it is. In English, as every
+ * note of the state section: the note is part of the snapshot. */
+static char *dir_distrust(const char *dir, const struct stat *st)
+{
+    if (st->st_uid != geteuid() && st->st_uid != 0 && geteuid() == 0)
+        return xasprintf("state directory %s: owned by uid %u, not by root who runs this: not "
+                         "used",
+                         dir, (unsigned)st->st_uid);
+    if (st->st_uid != geteuid() && st->st_uid != 0)
+        return xasprintf("state directory %s: owned by uid %u, neither by uid %u who runs this "
+                         "nor by root: not used",
+                         dir, (unsigned)st->st_uid, (unsigned)geteuid());
+    if ((st->st_mode & 022) != 0)
+        return xasprintf("state directory %s: writable by %s (mode %04o): not used (chmod go-w "
+                         "it)",
+                         dir, (st->st_mode & 002) ? "every user" : "its group",
+                         (unsigned)(st->st_mode & 07777));
+    return NULL;
+}
+
+int state_dir_open(const char *dir, bool create, char **cause)
+{
+    char *path = xstrdup(dir);
+    size_t len = strlen(path);
+    struct stat st;
+    int fd = -1, err = 0;
+
+    /* "DIR/" would follow a link at DIR: the last name is judged without its slashes. */
+    while (len > 1 && path[len - 1] == '/')
+        path[--len] = '\0';
+    if (create && dir_make(path, cause) != 0) {
+        err = errno;
+        goto out;
+    }
+    /* Opened once, never through a link, and everything after is relative to it: a name
+     * checked here cannot be swapped for another directory by the time it is used. */
+    fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        err = errno;
+        /* A link gives ELOOP, or ENOTDIR with O_DIRECTORY: said as a link either way. */
+        if (err == ELOOP || (err == ENOTDIR && lstat(path, &st) == 0 && S_ISLNK(st.st_mode)))
+            *cause = xasprintf("state directory %s: a symbolic link, not followed (give the "
+                               "directory itself)",
+                               dir);
+        else if (err != ENOENT || create)
+            *cause = xasprintf("cannot open state directory %s: %s", dir, strerror(err));
+        else
+            *cause = xasprintf("state directory %s: %s", dir, strerror(err));
+        goto out;
+    }
+    if (fstat(fd, &st) != 0) {
+        err = errno;
+        *cause = xasprintf("cannot open state directory %s: %s", dir, strerror(err));
+    } else if ((*cause = dir_distrust(dir, &st)) != NULL) {
+        err = EPERM;
+    }
+    if (err != 0) {
+        close(fd);
+        fd = -1;
+    }
+out:
+    free(path);
+    errno = err;
+    return fd;
+}
+
+/* Opens and locks the lock file in the state directory dfd (dir names it); -1 with *cause when
+ * it cannot, or when another writer holds it for longer than wait_ms (an update is never worth a
+ * hang). */
+static int lock_dir(int dfd, const char *dir, int64_t wait_ms, char **cause)
 {
     char *path = xasprintf("%s/%s", dir, STATE_LOCK);
     int64_t until = time_mono_ms() + wait_ms;
     struct stat sb;
     int fd;
 
-    fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    fd = openat(dfd, STATE_LOCK, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY,
+                0600);
     if (fd < 0) {
         *cause = xasprintf(_("cannot open %s: %s"), path, strerror(errno));
         free(path);
@@ -706,14 +788,17 @@ static int update(const char *dir, int (*fn)(struct state_info *st, void *arg, c
 {
     struct state_info st;
     char *text;
-    int lock, rc;
+    int dfd, lock, rc;
 
-    if (state_dir_make(dir, cause) != 0)
+    dfd = state_dir_open(dir, true, cause);
+    if (dfd < 0)
         return -1;
-    lock = lock_dir(dir, wait_ms, cause);
-    if (lock < 0)
+    lock = lock_dir(dfd, dir, wait_ms, cause);
+    if (lock < 0) {
+        close(dfd);
         return -1;
-    state_load(dir, &st);
+    }
+    load_at(dfd, dir, &st);
     if (st.status == STATE_UNREADABLE) { /* it exists and may hold the past: never overwrite */
         *cause = xstrdup(st.note);
         rc = -1;
@@ -725,11 +810,12 @@ static int update(const char *dir, int (*fn)(struct state_info *st, void *arg, c
         goto out;
     }
     text = state_format(&st);
-    rc = file_write_atomic(st.path, text, strlen(text), 0600, cause);
+    rc = file_write_atomic_at(dfd, STATE_FILE, st.path, text, strlen(text), 0600, cause);
     free(text);
 out:
     state_info_free(&st);
     close(lock); /* releases the lock */
+    close(dfd);
     return rc;
 }
 

@@ -31,14 +31,22 @@
  */
 char *state_dir_resolve(const char *dir, const char *config_dir);
 
-/* Makes dir (and its parents) when missing: 0700, or 0755 for root's /var/lib/gpudoctor. 0, or
- * -1 with *cause (caller frees). */
-int state_dir_make(const char *dir, char **cause);
+/*
+ * Opens the state directory dir, made first (with its parents) when create and missing: 0700, or
+ * 0755 for root's /var/lib/gpudoctor. It must be the directory itself, not a symbolic link (its
+ * maker would choose where root writes), owned by the effective user or root, and writable by no
+ * group and no other user (who can write it can swap a file in it for a link between a look and
+ * a use). Every file of the state directory is then opened, created and renamed relative to the
+ * descriptor. Returns it (O_RDONLY, close-on-exec), or -1 with errno set (ENOENT: it does not
+ * exist; EPERM: it is not trusted) and *cause naming the directory and why (caller frees).
+ */
+int state_dir_open(const char *dir, bool create, char **cause);
 
 /*
  * Reads the state file of dir into st (zeroed or freed): status, path, note and content. Never
- * fails: STATE_MISSING, STATE_CORRUPT ("state file PATH:LINE:COL: what; ignored, will be
- * rewritten") or STATE_UNREADABLE leave the content empty.
+ * fails: STATE_MISSING (no file, no directory), STATE_CORRUPT ("state file PATH:LINE:COL: what;
+ * ignored, will be rewritten") or STATE_UNREADABLE (a directory state_dir_open refuses; a link,
+ * not a regular file, another user's file, an error) leave the content empty.
  */
 void state_load(const char *dir, struct state_info *st);
 

@@ -1,5 +1,6 @@
 #include "util/fileio.h"
 #include "util/i18n.h"
+#include "util/timeutil.h"
 #include "util/xalloc.h"
 
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -77,19 +79,15 @@ ssize_t file_read_at(int dirfd, const char *path, char *buf, size_t size)
     return r;
 }
 
-/* The reader of file_slurp_at and file_slurp_text_at; text: stop at a NUL (-EILSEQ). */
-static ssize_t slurp(int dirfd, const char *path, size_t max, bool text, char **out)
+/* The reader of file_slurp_at and file_slurp_text_at, from an open fd (closed here); text: stop
+ * at a NUL (-EILSEQ). */
+static ssize_t slurp_fd(int fd, size_t max, bool text, char **out)
 {
     size_t cap = 4096;
     size_t len = 0;
     ssize_t rc = 0;
     char *buf;
-    int fd;
 
-    *out = NULL;
-    fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0)
-        return -errno;
     buf = xmalloc(cap);
     for (;;) {
         ssize_t n;
@@ -136,6 +134,17 @@ fail:
     return rc;
 }
 
+static ssize_t slurp(int dirfd, const char *path, size_t max, bool text, char **out)
+{
+    int fd;
+
+    *out = NULL;
+    fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return -errno;
+    return slurp_fd(fd, max, text, out);
+}
+
 ssize_t file_slurp_at(int dirfd, const char *path, size_t max, char **out)
 {
     return slurp(dirfd, path, max, false, out);
@@ -171,6 +180,30 @@ int file_open_regular_at(int dirfd, const char *path)
 fail:
     close(fd);
     return rc;
+}
+
+ssize_t file_slurp_own_text_at(int dirfd, const char *name, size_t max, char **out)
+{
+    struct stat st;
+    int fd;
+
+    *out = NULL;
+    /* Judged by what was opened, not by a name that could change between a look and the open;
+     * non-blocking, so that a FIFO is refused at once instead of waited on. */
+    fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+    if (fd < 0)
+        return -errno;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+
+        close(fd);
+        return -e;
+    }
+    if (!S_ISREG(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0)) {
+        close(fd);
+        return S_ISDIR(st.st_mode) ? -EISDIR : S_ISREG(st.st_mode) ? -EPERM : -EINVAL;
+    }
+    return slurp_fd(fd, max, true, out);
 }
 
 ssize_t file_tail_at(int dirfd, const char *path, size_t max, char **out)
@@ -273,6 +306,95 @@ static int write_special(const char *path, const char *data, size_t len, char **
         return -1;
     }
     return 0;
+}
+
+/* Blocks the signals that end the program (Ctrl-C, a service stop) until *old is restored: a
+ * temporary file is then always renamed or removed, never left as a partial file beside the
+ * output. */
+static void block_stops(sigset_t *old)
+{
+    sigset_t stop;
+
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
+    sigaddset(&stop, SIGQUIT);
+    pthread_sigmask(SIG_BLOCK, &stop, old);
+}
+
+/* Creates a new temporary file NAME.tmp.XXXXXX in dirfd (never through a link, never an
+ * existing file), mode 0600; its name into tmp. A descriptor, or -errno. */
+static int create_temp_at(int dirfd, const char *name, char **tmp)
+{
+    static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    static unsigned counter;
+    int err = EEXIST;
+
+    for (int tries = 0; tries < 100 && err == EEXIST; tries++) {
+        unsigned char rnd[6];
+        char suffix[sizeof(rnd) + 1];
+        int fd;
+
+        if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd)) {
+            /* No entropy yet (early boot): unpredictable enough, O_EXCL keeps it safe. */
+            uint64_t v = (uint64_t)time_real_ms() ^ ((uint64_t)getpid() << 20) ^ counter++;
+
+            for (size_t i = 0; i < sizeof(rnd); i++, v >>= 8)
+                rnd[i] = (unsigned char)v;
+        }
+        for (size_t i = 0; i < sizeof(rnd); i++)
+            suffix[i] = chars[rnd[i] % (sizeof(chars) - 1)];
+        suffix[sizeof(rnd)] = '\0';
+        *tmp = xasprintf("%s.tmp.%s", name, suffix);
+        fd = openat(dirfd, *tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+                    0600);
+        if (fd >= 0)
+            return fd;
+        err = errno;
+        free(*tmp);
+        *tmp = NULL;
+    }
+    return -err;
+}
+
+int file_write_atomic_at(int dirfd, const char *name, const char *shown, const char *data,
+                         size_t len, mode_t mode, char **cause)
+{
+    char *tmp = NULL;
+    sigset_t old;
+    int fd, err, rc = -1;
+
+    block_stops(&old);
+    fd = create_temp_at(dirfd, name, &tmp);
+    if (fd < 0) {
+        *cause = xasprintf(_("cannot create a file beside %s: %s"), shown, strerror(-fd));
+        goto out;
+    }
+    err = write_all(fd, data, len);
+    if (err == 0 && (fchmod(fd, mode) != 0 || fsync(fd) != 0))
+        err = -errno;
+    if (close(fd) != 0 && err == 0)
+        err = -errno;
+    if (err != 0) {
+        *cause = xasprintf(_("cannot write %s: %s"), shown, strerror(-err));
+        unlinkat(dirfd, tmp, 0);
+        goto out;
+    }
+    /* Whatever name is there (a link, a FIFO) is replaced; nothing it names is touched. */
+    if (renameat(dirfd, tmp, dirfd, name) != 0) {
+        *cause = xasprintf(_("cannot rename %s to %s: %s"), tmp, shown, strerror(errno));
+        unlinkat(dirfd, tmp, 0);
+        goto out;
+    }
+    /* The new name survives a power failure; a directory that cannot be synced (some file
+     * systems say EINVAL) still holds the file. */
+    (void)fsync(dirfd);
+    rc = 0;
+out:
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    free(tmp);
+    return rc;
 }
 
 static int write_atomic(const char *path, const char *data, size_t len, mode_t mode, bool in_place,

@@ -54,6 +54,25 @@ ssize_t file_tail_at(int dirfd, const char *path, size_t max, char **out);
 ssize_t file_readlink_at(int dirfd, const char *path, char *buf, size_t size);
 
 /*
+ * Like file_slurp_text_at, for a file in a directory that only its owner can write (the state
+ * directory): never through a symbolic link (-ELOOP), only a regular file (-EINVAL; -EISDIR for a
+ * directory; a FIFO is opened non-blocking and refused, never waited on), and only the caller's
+ * or root's (-EPERM). What is judged is what was opened, not a name that could change between.
+ */
+ssize_t file_slurp_own_text_at(int dirfd, const char *name, size_t max, char **out);
+
+/*
+ * Writes len bytes to name in the directory dirfd (opened O_RDONLY, so that it can be synced)
+ * atomically: a new temporary file beside it (O_EXCL, never through a link, mode 0600), fsync,
+ * then mode, renameat over whatever name is there (a link or a FIFO is replaced itself, nothing
+ * it names is opened), and the directory synced. A failed write leaves the old file intact and
+ * no temporary file. shown names the file in messages. Returns 0, or -1 with *cause set (caller
+ * frees).
+ */
+int file_write_atomic_at(int dirfd, const char *name, const char *shown, const char *data,
+                         size_t len, mode_t mode, char **cause);
+
+/*
  * Writes len bytes to path atomically (a temporary file in the same directory, fsync, rename),
  * so a reader never sees a partial file, and a failed write leaves no file and the old one
  * intact; the new file has mode mode. A symbolic link is followed (the file it names is replaced)

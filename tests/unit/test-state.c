@@ -6,6 +6,7 @@
 #include "state/state.h"
 #include "util/xalloc.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -531,6 +532,63 @@ static void test_dir_resolve(void **state)
     unsetenv(STATE_DIR_ENV);
 }
 
+/* The state directory is used only when it is the directory itself and only its owner (the
+ * user, or root) can write it; a refused one reads as unreadable, never as missing. */
+static void test_dir_trusted(void **state)
+{
+    char sub[128], link[128], *cause = NULL;
+    struct state_info st;
+    int fd;
+
+    (void)state;
+    snprintf(sub, sizeof(sub), "%s/trust", dir);
+    snprintf(link, sizeof(link), "%s/trust-link", dir);
+    fd = state_dir_open(sub, false, &cause);
+    assert_int_equal(fd, -1);
+    assert_int_equal(errno, ENOENT);
+    free(cause);
+    state_load(sub, &st);
+    assert_int_equal(st.status, STATE_MISSING);
+    state_info_free(&st);
+    fd = state_dir_open(sub, true, &cause); /* made, 0700, and trusted */
+    assert_true(fd >= 0);
+    close(fd);
+    fd = state_dir_open("/tmp/", false, &cause); /* 1777: anyone can swap a file in it */
+    assert_int_equal(fd, -1);
+    assert_int_equal(errno, EPERM);
+    assert_non_null(strstr(cause, "state directory /tmp/: writable by every user (mode 1777)"));
+    free(cause);
+    assert_int_equal(chmod(sub, 0770), 0);
+    state_load(sub, &st);
+    assert_int_equal(st.status, STATE_UNREADABLE);
+    assert_non_null(strstr(st.note, "writable by its group (mode 0770): not used"));
+    state_info_free(&st);
+    assert_int_equal(state_record(sub, &(struct snapshot){ 0 }, 1, &cause), -1);
+    assert_non_null(strstr(cause, "writable by its group"));
+    free(cause);
+    assert_int_equal(chmod(sub, 0700), 0);
+    /* A link to it is not followed, with or without a trailing slash. */
+    assert_int_equal(symlink(sub, link), 0);
+    for (int slash = 0; slash < 2; slash++) {
+        char given[140];
+
+        snprintf(given, sizeof(given), "%s%s", link, slash ? "/" : "");
+        fd = state_dir_open(given, true, &cause);
+        assert_int_equal(fd, -1);
+        assert_non_null(strstr(cause, "a symbolic link, not followed"));
+        free(cause);
+    }
+    if (geteuid() == 0) { /* another user's directory */
+        assert_int_equal(chown(sub, 65534, 65534), 0);
+        fd = state_dir_open(sub, false, &cause);
+        assert_int_equal(fd, -1);
+        assert_non_null(strstr(cause, "owned by uid 65534, not by root who runs this"));
+        free(cause);
+    }
+    unlink(link);
+    rmdir(sub);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -548,6 +606,7 @@ int main(void)
         cmocka_unit_test(test_clock_changes),
         cmocka_unit_test(test_acks_mark_only),
         cmocka_unit_test(test_dir_resolve),
+        cmocka_unit_test(test_dir_trusted),
     };
 
     return cmocka_run_group_tests(tests, make_dir, remove_dir);

@@ -281,6 +281,68 @@ static void test_atomic_write(void **state)
     assert_int_equal(rmdir(dir), 0);
 }
 
+/* The state directory's writer and reader work relative to the directory: a link or a FIFO at
+ * the name is replaced itself (nothing it names is opened or written), and the reader takes only
+ * the caller's or root's regular file. */
+static void test_atomic_write_at(void **state)
+{
+    char dir[] = "/tmp/gpudoctor-test-XXXXXX", *cause = NULL, *back = NULL, *victim;
+    struct stat st;
+    int dfd;
+
+    (void)state;
+    assert_non_null(mkdtemp(dir));
+    dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    assert_true(dfd >= 0);
+    victim = xasprintf("%s/victim", dir);
+    assert_int_equal(file_write_atomic_at(dfd, "victim", victim, "keep", 4, 0644, &cause), 0);
+    /* A link at the name: replaced, the file it names untouched; the new file is 0600. */
+    assert_int_equal(symlinkat(victim, dfd, "f.json"), 0);
+    assert_int_equal(file_slurp_own_text_at(dfd, "f.json", 100, &back), -ELOOP);
+    assert_int_equal(file_write_atomic_at(dfd, "f.json", "shown", "{}", 2, 0600, &cause), 0);
+    assert_int_equal(fstatat(dfd, "f.json", &st, AT_SYMLINK_NOFOLLOW), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_mode & 07777, 0600);
+    assert_int_equal(file_slurp_own_text_at(dfd, "f.json", 100, &back), 2);
+    assert_string_equal(back, "{}");
+    free(back);
+    assert_int_equal(file_slurp_at(dfd, "victim", 100, &back), 4);
+    assert_string_equal(back, "keep");
+    free(back);
+    /* A FIFO: refused by the reader at once (never waited on), replaced by the writer. */
+    assert_int_equal(mkfifoat(dfd, "fifo", 0600), 0);
+    assert_int_equal(file_slurp_own_text_at(dfd, "fifo", 100, &back), -EINVAL);
+    assert_int_equal(file_write_atomic_at(dfd, "fifo", "fifo", "x", 1, 0600, &cause), 0);
+    assert_int_equal(fstatat(dfd, "fifo", &st, AT_SYMLINK_NOFOLLOW), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(file_slurp_own_text_at(dfd, ".", 100, &back), -EISDIR);
+    if (geteuid() == 0) { /* another user's file is not read */
+        assert_int_equal(fchownat(dfd, "fifo", 65534, 65534, AT_SYMLINK_NOFOLLOW), 0);
+        assert_int_equal(file_slurp_own_text_at(dfd, "fifo", 100, &back), -EPERM);
+    }
+    /* A failed write (a directory at the name) says why and leaves no temporary file. */
+    assert_int_equal(mkdirat(dfd, "d", 0700), 0);
+    assert_int_equal(file_write_atomic_at(dfd, "d", "shown-d", "x", 1, 0600, &cause), -1);
+    assert_non_null(strstr(cause, "to shown-d: Is a directory"));
+    free(cause);
+    {
+        DIR *d = fdopendir(dup(dfd));
+        struct dirent *e;
+        int n = 0;
+
+        assert_non_null(d);
+        while ((e = readdir(d)) != NULL)
+            n += e->d_name[0] != '.';
+        closedir(d);
+        assert_int_equal(n, 4); /* victim, f.json, fifo, d */
+    }
+    close(dfd);
+    free(victim);
+    victim = xasprintf("rm -rf %s", dir);
+    assert_int_equal(system(victim), 0);
+    free(victim);
+}
+
 /* What sh makes of "printf %s WORD": the word after the shell has parsed it. */
 static char *shell_echo(const char *shell, const char *word)
 {
@@ -491,12 +553,12 @@ static void test_utf8_trim(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_numbers),       cmocka_unit_test(test_durations),
-        cmocka_unit_test(test_utf8_trim),     cmocka_unit_test(test_versions),
-        cmocka_unit_test(test_bounded_read),  cmocka_unit_test(test_open_regular),
-        cmocka_unit_test(test_atomic_write),  cmocka_unit_test(test_shell_quote),
-        cmocka_unit_test(test_sanitize),      cmocka_unit_test(test_excerpt),
-        cmocka_unit_test(test_list_add_once),
+        cmocka_unit_test(test_numbers),      cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_utf8_trim),    cmocka_unit_test(test_versions),
+        cmocka_unit_test(test_bounded_read), cmocka_unit_test(test_open_regular),
+        cmocka_unit_test(test_atomic_write), cmocka_unit_test(test_atomic_write_at),
+        cmocka_unit_test(test_shell_quote),  cmocka_unit_test(test_sanitize),
+        cmocka_unit_test(test_excerpt),      cmocka_unit_test(test_list_add_once),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
