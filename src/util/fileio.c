@@ -4,6 +4,7 @@
 #include "util/xalloc.h"
 
 #include <errno.h>
+#include <linux/magic.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 static ssize_t read_fd_into(int fd, char *buf, size_t size)
@@ -287,22 +289,38 @@ static int write_all(int fd, const char *data, size_t len)
     return 0;
 }
 
+static int write_fd(int fd, const char *shown, const char *data, size_t len, char **cause);
+
 /* A device, FIFO or socket cannot be replaced by a rename (as root, /dev/full would become a
- * regular file): it is written in place. */
-static int write_special(const char *path, const char *data, size_t len, char **cause)
+ * regular file): it is written in place. name in dirfd is opened without following a link, and
+ * used only when it is still what was seen (seen): not another file swapped in. */
+static int write_special_at(int dirfd, const char *name, const struct stat *seen, const char *shown,
+                            const char *data, size_t len, char **cause)
 {
-    int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-    int err;
+    int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+    struct stat st;
 
     if (fd < 0) {
-        *cause = xasprintf(_("cannot open %s: %s"), path, strerror(errno));
+        *cause = xasprintf(_("cannot open %s: %s"), shown, strerror(errno));
         return -1;
     }
-    err = write_all(fd, data, len);
+    if (fstat(fd, &st) != 0 || st.st_dev != seen->st_dev || st.st_ino != seen->st_ino) {
+        *cause = xasprintf(_("cannot open %s: %s"), shown, strerror(ESTALE));
+        close(fd);
+        return -1;
+    }
+    return write_fd(fd, shown, data, len, cause);
+}
+
+/* Writes all of data to fd and closes it; 0, or -1 with *cause naming shown. */
+static int write_fd(int fd, const char *shown, const char *data, size_t len, char **cause)
+{
+    int err = write_all(fd, data, len);
+
     if (close(fd) != 0 && err == 0)
         err = -errno;
     if (err != 0) {
-        *cause = xasprintf(_("cannot write %s: %s"), path, strerror(-err));
+        *cause = xasprintf(_("cannot write %s: %s"), shown, strerror(-err));
         return -1;
     }
     return 0;
@@ -397,82 +415,120 @@ out:
     return rc;
 }
 
-static int write_atomic(const char *path, const char *data, size_t len, mode_t mode, bool in_place,
-                        char **cause)
-{
-    char *real = NULL, *tmp;
-    const char *target = path;
-    sigset_t stop, old;
-    struct stat st;
-    int fd, err, rc = -1;
+#define WRITE_MAX_LINKS 8 /* links followed one after another, as a path lookup would */
 
-    /*
-     * A symbolic link is followed only when it is the caller's or root's (/dev/stdout is root's):
-     * one that another user planted in a shared directory such as /tmp must not make root replace
-     * or write into what it names (/etc/shadow, a disk).
-     */
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0) {
+static int write_atomic(const char *path, const char *data, size_t len, mode_t mode, bool in_place,
+                        int links, char **cause);
+
+/*
+ * The link name in dirfd (in directory dir), met at path: followed only when it is the caller's
+ * or root's (/dev/stdout is root's): one that another user planted in a shared directory such as
+ * /tmp must not make root replace or write into what it names (/etc/shadow, a disk). What it
+ * names is read from the link that was judged (its descriptor), not from the name again, which
+ * another link could have taken by then. A link to a file: the file is replaced, the link kept;
+ * replacing, a link to anything else (a device, a FIFO) or to nothing is replaced itself.
+ */
+static int write_link_at(int dirfd, const char *dir, const char *name, const char *path,
+                         const char *data, size_t len, mode_t mode, bool in_place, int links,
+                         char **cause)
+{
+    char target[4096], *next = NULL;
+    struct statfs fs;
+    struct stat st;
+    ssize_t n;
+    int lfd, rc;
+
+    lfd = openat(dirfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    if (lfd < 0 || fstat(lfd, &st) != 0) {
+        *cause = xasprintf(_("cannot open %s: %s"), path, strerror(errno));
+        if (lfd >= 0)
+            close(lfd);
+        return -1;
+    }
+    if (!S_ISLNK(st.st_mode)) { /* a link no more: whatever is there is replaced */
+        close(lfd);
+        return file_write_atomic_at(dirfd, name, path, data, len, mode, cause);
+    }
+    if (st.st_uid != geteuid() && st.st_uid != 0) {
         *cause = xasprintf(_("%s is a symbolic link of uid %u, not of uid %u who runs this: not "
                              "followed (give the file itself, or remove the link)"),
                            path, (unsigned)st.st_uid, (unsigned)geteuid());
+        close(lfd);
         return -1;
     }
-    if (in_place && stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-        return write_special(path, data, len, cause);
-    /* A symbolic link to a file: the file is replaced, the link kept. Replacing, a link to
-     * anything else (a device, a FIFO) is replaced itself, never what it names. */
-    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) &&
-        (in_place || (stat(path, &st) == 0 && S_ISREG(st.st_mode))) &&
-        (real = realpath(path, NULL)) != NULL)
-        target = real;
-    tmp = xasprintf("%s.tmp.XXXXXX", target);
+    n = readlinkat(lfd, "", target, sizeof(target) - 1);
+    close(lfd);
+    if (n < 0 || links >= WRITE_MAX_LINKS) {
+        *cause = xasprintf(_("cannot open %s: %s"), path, strerror(n < 0 ? errno : ELOOP));
+        return -1;
+    }
+    target[n] = '\0';
+    /* /proc/self/fd/N (the end of /dev/stdout) is this process's own descriptor, which nobody
+     * else can change; a pipe's or a socket's names no file ("pipe:[12]"): written through. */
+    if (target[0] != '/' && fstatfs(dirfd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC) {
+        int fd;
 
-    /*
-     * A signal that ends the program (Ctrl-C, a service stop) waits until the temporary file is
-     * renamed or removed: otherwise it could be left behind, a partial file beside the output.
-     */
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    sigaddset(&stop, SIGHUP);
-    sigaddset(&stop, SIGQUIT);
-    pthread_sigmask(SIG_BLOCK, &stop, &old);
-    fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0) {
-        *cause = xasprintf(_("cannot create a file beside %s: %s"), path, strerror(errno));
-        goto out;
+        if (!in_place)
+            return file_write_atomic_at(dirfd, name, path, data, len, mode, cause);
+        fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
+            *cause = xasprintf(_("cannot open %s: %s"), path, strerror(errno));
+            return -1;
+        }
+        return write_fd(fd, path, data, len, cause);
     }
-    err = write_all(fd, data, len);
-    if (err == 0 && (fchmod(fd, mode) != 0 || fsync(fd) != 0))
-        err = -errno;
-    if (close(fd) != 0 && err == 0)
-        err = -errno;
-    if (err != 0) {
-        *cause = xasprintf(_("cannot write %s: %s"), path, strerror(-err));
-        unlink(tmp);
-        goto out;
+    next = target[0] == '/' ? xstrdup(target) : xasprintf("%s/%s", dir, target);
+    if (stat(next, &st) != 0 || (!in_place && !S_ISREG(st.st_mode)))
+        rc = file_write_atomic_at(dirfd, name, path, data, len, mode, cause);
+    else
+        rc = write_atomic(next, data, len, mode, in_place, links + 1, cause);
+    free(next);
+    return rc;
+}
+
+/*
+ * Writes path as file_write_atomic and file_replace_atomic say, judging what is at path once,
+ * relative to its directory: a name that changes after the look (a link swapped in) is replaced
+ * by the rename, never followed.
+ */
+static int write_atomic(const char *path, const char *data, size_t len, mode_t mode, bool in_place,
+                        int links, char **cause)
+{
+    const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
+    char *dir = slash == NULL   ? xstrdup(".")
+                : slash == path ? xstrdup("/")
+                                : xstrndup(path, (size_t)(slash - path));
+    struct stat st;
+    int dfd, rc;
+
+    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 || *name == '\0') {
+        *cause = xasprintf(_("cannot create a file beside %s: %s"), path,
+                           strerror(dfd < 0 ? errno : EISDIR));
+        rc = -1;
+    } else if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        rc = file_write_atomic_at(dfd, name, path, data, len, mode, cause);
+    } else if (S_ISLNK(st.st_mode)) {
+        rc = write_link_at(dfd, dir, name, path, data, len, mode, in_place, links, cause);
+    } else if (in_place && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        rc = write_special_at(dfd, name, &st, path, data, len, cause);
+    } else {
+        rc = file_write_atomic_at(dfd, name, path, data, len, mode, cause);
     }
-    if (rename(tmp, target) != 0) {
-        *cause = xasprintf(_("cannot rename %s to %s: %s"), tmp, target, strerror(errno));
-        unlink(tmp);
-        goto out;
-    }
-    rc = 0;
-out:
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    free(tmp);
-    free(real);
+    if (dfd >= 0)
+        close(dfd);
+    free(dir);
     return rc;
 }
 
 int file_write_atomic(const char *path, const char *data, size_t len, mode_t mode, char **cause)
 {
-    return write_atomic(path, data, len, mode, true, cause);
+    return write_atomic(path, data, len, mode, true, 0, cause);
 }
 
 int file_replace_atomic(const char *path, const char *data, size_t len, mode_t mode, char **cause)
 {
-    return write_atomic(path, data, len, mode, false, cause);
+    return write_atomic(path, data, len, mode, false, 0, cause);
 }
 
 /* Why an existing file of this kind, with this owner, is refused; NULL when it is not. */

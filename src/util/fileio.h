@@ -76,7 +76,10 @@ int file_write_atomic_at(int dirfd, const char *name, const char *shown, const c
  * Writes len bytes to path atomically (a temporary file in the same directory, fsync, rename),
  * so a reader never sees a partial file, and a failed write leaves no file and the old one
  * intact; the new file has mode mode. A symbolic link is followed (the file it names is replaced)
- * only when the caller or root owns it; another user's link is refused. A device, FIFO or socket
+ * only when the caller or root owns it; another user's link is refused. What is at path is judged
+ * once, relative to its directory, and a followed link's target is read from the link judged: a
+ * link swapped in after the look is replaced by the rename, never followed. A device, FIFO or
+ * socket
  * (/dev/stdout, /dev/full) is written in place: it cannot be replaced. Returns 0, or -1 with
  * *cause set (caller frees).
  */
