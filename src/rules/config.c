@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define DISABLE_KEY     "disable"
 #define SLURM_DRAIN_KEY "slurm_drain"
@@ -406,12 +408,48 @@ static char *nul_error(const char *path, const char *text)
     return xasprintf(_("%s:%d:%zu: a NUL byte: not a text file"), path, lineno, strlen(line) + 1);
 }
 
+/*
+ * Why root must not use the opened configuration file st: whoever can write it chooses the
+ * rules that are disabled, the thresholds and the state directory of a root process. NULL when
+ * it may be used (always, for a user other than root: the file can do no more than that user).
+ * A device (/dev/null, 0666) only root makes.
+ */
+static char *config_distrust(const char *path, const struct stat *st)
+{
+    if (geteuid() != 0 || S_ISCHR(st->st_mode))
+        return NULL;
+    if (st->st_uid != 0)
+        return xasprintf(_("%s: owned by uid %u, not by root: not used, since gpudoctor runs as "
+                           "root (chown root it)"),
+                         path, (unsigned)st->st_uid);
+    if ((st->st_mode & 022) != 0)
+        return xasprintf(_("%s: writable by its group or by every user (mode %04o): not used, "
+                           "since gpudoctor runs as root (chmod go-w it)"),
+                         path, (unsigned)(st->st_mode & 07777));
+    return NULL;
+}
+
 int config_load(struct config *c, const char *path, bool optional, char **cause)
 {
     char *text = NULL;
-    ssize_t n = file_slurp_text_at(AT_FDCWD, path, CONFIG_MAX_BYTES, &text);
-    int rc;
+    struct stat st;
+    ssize_t n;
+    int rc, fd;
 
+    /* Judged by what was opened, not by a name that could change in between; non-blocking, so
+     * that a FIFO without a writer does not hang. */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
+        n = -errno;
+    } else if (fstat(fd, &st) != 0) {
+        n = -errno;
+        close(fd);
+    } else if ((*cause = config_distrust(path, &st)) != NULL) {
+        close(fd);
+        return -1;
+    } else {
+        n = file_slurp_text_fd(fd, CONFIG_MAX_BYTES, &text);
+    }
     if (n == -EILSEQ) {
         /* Stopped at the first NUL (nothing after it would be read): /dev/zero ends at once. */
         *cause = nul_error(path, text);

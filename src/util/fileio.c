@@ -184,6 +184,12 @@ fail:
     return rc;
 }
 
+ssize_t file_slurp_text_fd(int fd, size_t max, char **out)
+{
+    *out = NULL;
+    return slurp_fd(fd, max, true, out);
+}
+
 ssize_t file_slurp_own_text_at(int dirfd, const char *name, size_t max, char **out)
 {
     struct stat st;

@@ -53,6 +53,9 @@ ssize_t file_tail_at(int dirfd, const char *path, size_t max, char **out);
 /* Reads a symbolic link relative to dirfd into buf, NUL-terminated. Returns length or -errno. */
 ssize_t file_readlink_at(int dirfd, const char *path, char *buf, size_t size);
 
+/* file_slurp_text_at of a descriptor the caller opened (and judged with fstat); closes it. */
+ssize_t file_slurp_text_fd(int fd, size_t max, char **out);
+
 /*
  * Like file_slurp_text_at, for a file in a directory that only its owner can write (the state
  * directory): never through a symbolic link (-ELOOP), only a regular file (-EINVAL; -EISDIR for a

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -147,6 +148,46 @@ static void test_load_missing_and_optional(void **state)
     config_free(&c);
 }
 
+/* As root, a file that someone else can write (its group, every user, its owner if not root)
+ * is refused: that someone would choose root's rules. /dev/null (0666) is a device of root's. */
+static void test_load_refuses_writable_by_others(void **state)
+{
+    char path[] = "/tmp/gpudoctor-test-config-XXXXXX";
+    struct config c;
+    char *cause = NULL;
+    int fd;
+
+    (void)state;
+    if (geteuid() != 0)
+        skip();
+    config_init(&c);
+    fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, "disable = health.xid\n", 21), 21);
+    close(fd);
+    assert_int_equal(chmod(path, 0666), 0);
+    assert_int_equal(config_load(&c, path, false, &cause), -1);
+    assert_non_null(strstr(cause, ": writable by its group or by every user (mode 0666): not used, "
+                                  "since gpudoctor runs as root (chmod go-w it)"));
+    free(cause);
+    assert_int_equal(chmod(path, 0620), 0);
+    assert_int_equal(config_load(&c, path, true, &cause), -1); /* optional: still refused */
+    assert_non_null(strstr(cause, "(mode 0620)"));
+    free(cause);
+    assert_int_equal(chmod(path, 0644), 0);
+    assert_int_equal(chown(path, 65534, 65534), 0);
+    assert_int_equal(config_load(&c, path, false, &cause), -1);
+    assert_non_null(strstr(cause, ": owned by uid 65534, not by root: not used"));
+    free(cause);
+    assert_null(c.path); /* nothing of it was taken */
+    assert_int_equal(chown(path, 0, 0), 0);
+    assert_int_equal(config_load(&c, path, false, &cause), 0);
+    assert_string_equal(c.path, path);
+    assert_int_equal(config_load(&c, "/dev/null", false, &cause), 0);
+    unlink(path);
+    config_free(&c);
+}
+
 static void test_every_threshold_parses_its_default(void **state)
 {
     struct config c;
@@ -189,6 +230,7 @@ int main(void)
         cmocka_unit_test(test_errors_name_file_and_line),
         cmocka_unit_test(test_set_overrides_file),
         cmocka_unit_test(test_load_missing_and_optional),
+        cmocka_unit_test(test_load_refuses_writable_by_others),
         cmocka_unit_test(test_every_threshold_parses_its_default),
         cmocka_unit_test(test_suggestions),
     };
