@@ -209,8 +209,12 @@ static int list(const char *dir, int64_t now_ms)
     struct state_info st;
 
     state_load(dir, &st);
-    if (st.note)
+    if (st.status == STATE_CORRUPT || st.status == STATE_UNREADABLE) {
+        /* Not "none": whatever the file holds could not be read, and the operator must know. */
         cmd_error("ack", "%s", st.note);
+        state_info_free(&st);
+        return EXIT_UNKNOWN;
+    }
     if (st.n_acks == 0)
         printf(_("no acknowledgements (%s)\n"), st.path);
     for (size_t i = 0; i < st.n_acks; i++) {

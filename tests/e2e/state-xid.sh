@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The state file through the built binary (docs/state.md): an Xid that returns after reboots
 # (fixture roots with different boot ids) escalates, a replaced GPU (new serial) starts clean,
-# `ack` silences a finding until a new event or its expiry, --list and --clear, a corrupt file
+# `ack` silences a finding until a new event or its expiry, --list and --clear (--list of a file
+# it cannot read: status 3 and why, never "no acknowledgements"), a corrupt file
 # is a note and is rewritten, concurrent writers lose nothing, a full disk leaves the report and
 # the old file; uncorrectable ECC errors, a pending row remap and a remap failure that return
 # after reboots escalate, and a replaced GPU starts clean.
@@ -147,6 +148,16 @@ expect "unknown GPU index" "$rc" "64"
 
 # 5. A corrupt state file: a note in the report, the diagnosis intact, rewritten afterwards.
 printf '{"version": 1, "gpus": [\n  {"uuid": 12}\n]}\n' >"$S/state.json"
+# ack --list cannot say "no acknowledgements" of a file it could not read: status 3, the reason.
+rc=0
+"$GPUDOCTOR" ack --list --state-dir "$S" >"$T/list" 2>"$T/list.err" || rc=$?
+expect "--list of a corrupt file" "$rc/$(cat "$T/list")" "3/"
+grep -q "state file $S/state.json:2:" "$T/list.err" || { echo "FAIL: --list: no reason" >&2; fail=1; }
+mkdir -p "$T/linked" && ln -sf "$S/state.json" "$T/linked/state.json"
+rc=0
+"$GPUDOCTOR" ack --list --state-dir "$T/linked" >"$T/list" 2>"$T/list.err" || rc=$?
+expect "--list of a link" "$rc/$(cat "$T/list")/$(cat "$T/list.err")" \
+    "3//gpudoctor ack: state file $T/linked/state.json: a symbolic link, not followed; ignored"
 gd check --root "$R" --window 0 --state-dir "$S" --color=never >"$T/text" 2>&1 || true
 grep -q "state file $S/state.json:2:12: gpus\[0\]: uuid: expected a string" "$T/text" ||
     grep -q "state file $S/state.json:2:" "$T/text" || { echo "FAIL: corrupt note" >&2; cat "$T/text" >&2; fail=1; }
