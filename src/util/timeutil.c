@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,12 +45,19 @@ void time_sleep_ms(int64_t ms)
 
 void time_format_iso(int64_t real_ms, char *buf, unsigned size)
 {
-    time_t secs = (time_t)(real_ms / 1000);
+    /* Floored, so that a time before 1970 (a file's negative value) is still a date:
+     * -5 ms is 23:59:59.995 of the day before, not ".-05". */
+    bool before = real_ms % 1000 < 0;
+    int64_t frac = before ? real_ms % 1000 + 1000 : real_ms % 1000;
+    time_t secs = (time_t)(real_ms / 1000 - (before ? 1 : 0));
     struct tm tm;
 
-    gmtime_r(&secs, &tm);
+    if (gmtime_r(&secs, &tm) == NULL) { /* past the years gmtime can name */
+        snprintf(buf, size, "%lld ms", (long long)real_ms);
+        return;
+    }
     snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(real_ms % 1000));
+             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)frac);
 }
 
 /* The units of a duration, largest first: a duration names each at most once, in this order. */

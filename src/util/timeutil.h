@@ -17,7 +17,9 @@ void time_sleep_ms(int64_t ms);
  * blanks inside and anything else are not. Returns false on anything else or past 10^15 ms.
  */
 bool time_parse_duration_ms(const char *s, int64_t *out_ms);
-/* Formats a Unix time in milliseconds as ISO 8601 UTC ("2026-12-02T09:19:00.000Z") into buf. */
+/* Formats a Unix time in milliseconds as ISO 8601 UTC ("2026-12-02T09:19:00.000Z") into buf; a
+ * negative one is before 1970 (-5 is "1969-12-31T23:59:59.995Z"); one gmtime cannot name is
+ * written as "N ms". */
 void time_format_iso(int64_t real_ms, char *buf, unsigned size);
 
 #endif

@@ -104,6 +104,27 @@ static void test_durations(void **state)
     assert_int_equal(dur("31000y"), -1);
 }
 
+/* Every value a file can hold formats as a date or says what it is; never "00.-05Z". */
+static void test_format_iso(void **state)
+{
+    char buf[64];
+
+    (void)state;
+    time_format_iso(1796203512345, buf, sizeof(buf));
+    assert_string_equal(buf, "2026-12-02T09:25:12.345Z");
+    time_format_iso(0, buf, sizeof(buf));
+    assert_string_equal(buf, "1970-01-01T00:00:00.000Z");
+    time_format_iso(-5, buf, sizeof(buf));
+    assert_string_equal(buf, "1969-12-31T23:59:59.995Z");
+    time_format_iso(-1000, buf, sizeof(buf));
+    assert_string_equal(buf, "1969-12-31T23:59:59.000Z");
+    time_format_iso(INT64_MAX, buf, sizeof(buf));
+    assert_string_equal(buf, "292278994-08-17T07:12:55.807Z");
+    time_format_iso(INT64_MIN, buf, sizeof(buf)); /* no overflow in the flooring */
+    assert_null(strstr(buf, ".-"));
+    assert_non_null(strstr(buf, ".192Z"));
+}
+
 static void test_versions(void **state)
 {
     (void)state;
@@ -553,12 +574,13 @@ static void test_utf8_trim(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_numbers),      cmocka_unit_test(test_durations),
-        cmocka_unit_test(test_utf8_trim),    cmocka_unit_test(test_versions),
-        cmocka_unit_test(test_bounded_read), cmocka_unit_test(test_open_regular),
-        cmocka_unit_test(test_atomic_write), cmocka_unit_test(test_atomic_write_at),
-        cmocka_unit_test(test_shell_quote),  cmocka_unit_test(test_sanitize),
-        cmocka_unit_test(test_excerpt),      cmocka_unit_test(test_list_add_once),
+        cmocka_unit_test(test_numbers),       cmocka_unit_test(test_durations),
+        cmocka_unit_test(test_utf8_trim),     cmocka_unit_test(test_versions),
+        cmocka_unit_test(test_bounded_read),  cmocka_unit_test(test_open_regular),
+        cmocka_unit_test(test_atomic_write),  cmocka_unit_test(test_atomic_write_at),
+        cmocka_unit_test(test_format_iso),    cmocka_unit_test(test_shell_quote),
+        cmocka_unit_test(test_sanitize),      cmocka_unit_test(test_excerpt),
+        cmocka_unit_test(test_list_add_once),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);
