@@ -415,8 +415,7 @@ static void test_xid_counter_survives_rotation(void **state)
     char *t;
 
     (void)state;
-    s->gpus[0].pci_bus_id = xstrdup("00000000:18:00.0");
-    gpu_set_rc(&s->gpus[0], GPU_S_PCI_BUS_ID, 0);
+    /* one_gpu's GPU is at 00000000:18:00.0 */
     set_log(s, 3, t1, x1, "0000:18:00", CS_OK);
     metrics_memory_update(&m, s);
     t = render_with(s, &m);
@@ -497,9 +496,7 @@ static void test_lost_gpu_keeps_its_labels(void **state)
     char *t;
 
     (void)state;
-    g->pci_bus_id = xstrdup("00000000:18:00.0");
-    gpu_set_rc(g, GPU_S_PCI_BUS_ID, 0);
-    set_log(s, 1, t1, x1, "0000:18:00", CS_OK);
+    set_log(s, 1, t1, x1, "0000:18:00", CS_OK); /* one_gpu's GPU is at 00000000:18:00.0 */
     metrics_memory_update(&m, s);
 
     g->handle_rc = 15; /* GPU_IS_LOST: nothing of it is read */
