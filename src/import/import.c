@@ -398,12 +398,12 @@ static void close_input(struct input *in)
     in->buf = NULL;
 }
 
-/* Imports the rest of a file whose head is read: text, gzip or UTF-16. */
-static int import_file(struct import_session *is, struct input *in, const char *format,
-                       char **cause)
+/*
+ * Reads the rest of a file whose head is read, as text: plain, gzip or UTF-16. *text points into
+ * *owned, which the caller frees.
+ */
+static int read_text(struct input *in, char **owned, const char **text, size_t *len, char **cause)
 {
-    char *text = NULL;
-    size_t len = 0;
     int rc;
 
     /* A NUL in what was read first ends it at once (/dev/zero would take 256 MiB to refuse). */
@@ -425,7 +425,6 @@ static int import_file(struct import_session *is, struct input *in, const char *
         }
     }
     rc = read_all(in);
-
     if (rc != 0) {
         *cause = rc == -EFBIG
                      ? xasprintf("%s: larger than " IMPORT_MAX_TEXT ", the most gpudoctor reads",
@@ -434,72 +433,124 @@ static int import_file(struct import_session *is, struct input *in, const char *
         return -1;
     }
     if (is_gzip(in->buf, in->len)) {
-        if (gunzip(in->buf, in->len, &text, &len, in->path, cause) != 0)
+        if (gunzip(in->buf, in->len, owned, len, in->path, cause) != 0)
             return -1;
+        *text = *owned;
     } else if (in->len >= 2 && in->buf[0] == 0xff && in->buf[1] == 0xfe) {
-        text = from_utf16le(in->buf, in->len, &len);
+        *owned = from_utf16le(in->buf, in->len, len);
+        *text = *owned;
     } else {
         size_t skip =
             in->len >= 3 && in->buf[0] == 0xef && in->buf[1] == 0xbb && in->buf[2] == 0xbf ? 3 : 0;
 
         in->buf[in->len] = '\0';
-        rc = import_text(is, format, (const char *)in->buf + skip, in->len - skip, in->path, cause);
-        return rc;
+        *owned = (char *)in->buf;
+        *text = *owned + skip;
+        *len = in->len - skip;
+        in->buf = NULL; /* the caller's now */
     }
-    rc = import_text(is, format, text, len, in->path, cause);
-    free(text);
-    return rc;
+    return 0;
 }
 
+/* Auto-detection would read the text as a kernel log and as nothing else. */
+static bool kernel_log_only(const char *format, const char *text, size_t len)
+{
+    if ((format != NULL && strcmp(format, "auto") != 0) || importer_bug_report.detect(text, len))
+        return false;
+    for (size_t i = 0; i < ARRAY_SIZE(importers); i++) {
+        if (importers[i] != &importer_bug_report && importers[i] != &importer_klog &&
+            importers[i]->detect(text, len))
+            return false;
+    }
+    return importer_klog.detect(text, len);
+}
+
+/* A kernel log kept to be read after the other files. */
+struct later {
+    char *owned;
+    const char *text, *path;
+    size_t len;
+};
+
+/*
+ * Kernel logs are read after the other files. A syslog stamp has no year, and its year is the one
+ * that puts it at most a day before the evidence's time, which the other files say (nvidia-smi's
+ * header, the bug report's date): read first, a log would take this year's instead, and what it
+ * says would depend on the order of --from. They are kept in memory until then, at most
+ * IMPORT_MAX_BYTES in all; beyond that a log is read at once.
+ */
 struct snapshot *import_load(const char *const *paths, size_t n, const char *format, char **cause)
 {
     struct import_session *is = NULL;
     bool forced_json = format != NULL && strcmp(format, "snapshot") == 0;
     bool forced_text = format != NULL && !forced_json && strcmp(format, "auto") != 0;
+    struct later *later = xcalloc(n ? n : 1, sizeof(*later));
+    size_t n_later = 0, later_bytes = 0;
+    struct snapshot *s = NULL;
 
     for (size_t i = 0; i < n; i++) {
         struct input in;
+        char *owned = NULL;
+        const char *text;
+        size_t len;
         int rc;
 
         if (open_input(&in, paths[i], cause) != 0)
-            goto fail;
+            goto out;
         rc = read_upto(&in, HEAD_BYTES);
         if (rc != 0) {
             *cause = xasprintf("%s: %s", paths[i], strerror(-rc));
             close_input(&in);
-            goto fail;
+            goto out;
         }
         if (forced_json || (!forced_text && json_first(in.buf, in.len))) {
-            struct snapshot *s;
-
-            if (is != NULL) {
+            if (is != NULL || n_later != 0) {
                 *cause = xasprintf("%s: a snapshot must be the first --from file: the others "
                                    "add to it",
                                    paths[i]);
                 close_input(&in);
-                goto fail;
+                goto out;
             }
             s = recording_load_fd(in.fd, paths[i], (const char *)in.buf, in.len, cause);
             close_input(&in);
-            if (s == NULL)
-                goto fail;
-            if (n == 1)
-                return s; /* read exactly as before: nothing to merge */
+            if (s == NULL || n == 1)
+                goto out; /* one snapshot is read exactly as before: nothing to merge */
             is = import_begin(s);
+            s = NULL;
+            continue;
+        }
+        rc = read_text(&in, &owned, &text, &len, cause);
+        close_input(&in);
+        if (rc != 0)
+            goto out;
+        if (i + 1 < n && later_bytes + len <= IMPORT_MAX_BYTES && memchr(text, '\0', len) == NULL &&
+            kernel_log_only(format, text, len)) {
+            later[n_later++] = (struct later){ owned, text, paths[i], len };
+            later_bytes += len;
             continue;
         }
         if (is == NULL)
             is = import_begin(NULL);
-        rc = import_file(is, &in, format, cause);
-        close_input(&in);
+        rc = import_text(is, format, text, len, paths[i], cause);
+        free(owned);
         if (rc != 0)
-            goto fail;
+            goto out;
     }
-    return import_end(is);
-fail:
+    for (size_t i = 0; i < n_later; i++) {
+        if (is == NULL)
+            is = import_begin(NULL);
+        if (import_text(is, format, later[i].text, later[i].len, later[i].path, cause) != 0)
+            goto out;
+    }
+    s = import_end(is);
+    is = NULL;
+out:
     if (is != NULL)
         snapshot_free(import_end(is));
-    return NULL;
+    for (size_t i = 0; i < n_later; i++)
+        free(later[i].owned);
+    free(later);
+    return s;
 }
 
 /* ---- the end of a session ---- */
