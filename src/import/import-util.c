@@ -140,6 +140,7 @@ static const struct {
     { "[Unknown Error]", NVML_ERROR_UNKNOWN },
     { "Unknown Error", NVML_ERROR_UNKNOWN },
     { "ERR!", NVML_ERROR_UNKNOWN },
+    { "ERR%", NVML_ERROR_UNKNOWN }, /* the table's fan cell when the fan did not answer */
     { "[GPU is lost]", NVML_ERROR_GPU_IS_LOST },
     { "GPU is lost", NVML_ERROR_GPU_IS_LOST },
     { "[GPU requires reset]", NVML_ERROR_RESET_REQUIRED },

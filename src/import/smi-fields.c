@@ -637,7 +637,11 @@ void smi_top(struct imp *im, const char *key, const char *value, unsigned long l
         if (n->cuda_driver_version_rc != 0 && imp_cuda_version(value, &cuda)) {
             n->cuda_driver_version = cuda;
             n->cuda_driver_version_rc = 0;
-        } else if (n->cuda_driver_version_rc != 0 && !imp_status(value, &rc)) {
+        } else if (n->cuda_driver_version_rc != 0 && imp_status(value, &rc)) {
+            /* "N/A": not supported; "Not Found" (a -d subset): not asked, left unknown */
+            if (rc == NVML_ERROR_NOT_SUPPORTED)
+                n->cuda_driver_version_rc = rc;
+        } else if (n->cuda_driver_version_rc != 0) {
             imp_note(im, COLLECTOR_NVML, line, "CUDA version \"%.40s\" not read", value);
         }
     } else if (path_is(key, "Attached GPUs") || path_is(key, "attached_gpus")) {

@@ -35,6 +35,7 @@ struct table {
     bool gi_cols;   /* the process table has GPU and compute instance columns */
     int64_t g;      /* the index of the GPU whose rows are being read, or -1 (an index:
                      * struct gpu pointers move as GPUs are added) */
+    unsigned row;   /* that GPU's rows read so far */
     uint32_t *gpus; /* the indices of this table's GPUs (pointers move as GPUs are added) */
     size_t n_gpus;
     size_t n_rows;           /* GPUs with rows in the GPU part */
@@ -271,6 +272,7 @@ static void gpu_row1(struct table *t, char **c, unsigned long no)
         return;
     g = imp_gpu(im, bw[0], (int64_t)index, no);
     t->g = g != NULL ? (int64_t)g->index : -1;
+    t->row = 1;
     if (g == NULL)
         return;
     table_gpu(t, g);
@@ -345,6 +347,13 @@ static void gpu_row2(struct table *t, char **c, unsigned long no)
     if (nm >= 3 && strcmp(m[1], "/") == 0) {
         imp_gpu_set(im, g, "mem_used_bytes", m[0], IU_MIB, no);
         imp_gpu_set(im, g, "mem_total_bytes", m[2], IU_MIB, no);
+    } else if (nm >= 1) {
+        char cell[64];
+
+        /* The whole cell may be one status: "Unknown Error" when the GPU did not answer. */
+        snprintf(cell, sizeof(cell), "%s%s%s", m[0], nm >= 2 ? " " : "", nm >= 2 ? m[1] : "");
+        imp_gpu_set(im, g, "mem_used_bytes", cell, IU_MIB, no);
+        imp_gpu_set(im, g, "mem_total_bytes", cell, IU_MIB, no);
     }
     nu = c[2] ? words(c[2], u, 8) : 0;
     if (nu >= 1)
@@ -374,14 +383,19 @@ static void gpus_line(struct table *t, char *line, unsigned long no)
 
     if (n < 2)
         return;
-    if (looks_pci(c[1]))
+    /*
+     * The row after a GPU's first is its second, whatever its memory cell holds ("Unknown
+     * Error" when the GPU does not answer); rows pasted without their first are known by it.
+     */
+    if (looks_pci(c[1])) {
         gpu_row1(t, c, no);
-    else if (strstr(c[1], "MiB") || strstr(c[1], "/"))
+    } else if (t->row == 1 || strstr(c[1], "MiB") || strstr(c[1], "/")) {
+        t->row = 2;
         gpu_row2(t, c, no);
-    else if (n < 3)
-        return;
-    else if (t->g >= 0)
+    } else if (n >= 3 && t->g >= 0) {
+        t->row = 3;
         gpu_row3(t, c, no);
+    }
 }
 
 /* The MIG devices counted for one GPU: its rows are over when another GPU's begin. */
@@ -495,7 +509,7 @@ static void header(struct table *t, const char *line, unsigned long no)
     struct nvml_system *n = &t->im->s->nvml;
     const char *p;
     char v[64];
-    int32_t cuda;
+    int32_t cuda, rc;
 
     imp_touch(t->im, COLLECTOR_NVML);
     if (!n->attempted) {
@@ -521,6 +535,10 @@ static void header(struct table *t, const char *line, unsigned long no)
         if (imp_cuda_version(v, &cuda)) {
             n->cuda_driver_version = cuda;
             n->cuda_driver_version_rc = 0;
+        } else if (imp_status(v, &rc)) {
+            /* "N/A": not supported; "Not Found" (a -d subset): not asked, left unknown */
+            if (rc == NVML_ERROR_NOT_SUPPORTED)
+                n->cuda_driver_version_rc = rc;
         } else {
             imp_note(t->im, COLLECTOR_NVML, no, "CUDA version \"%.20s\" not read", v);
         }
@@ -672,8 +690,10 @@ static void run(struct imp *im, const char *text, size_t len)
                 t.procs_open = false;
                 t.part = P_NONE;
             }
-            if (t.part == P_GPUS)
+            if (t.part == P_GPUS) {
                 t.g = -1;
+                t.row = 0;
+            }
             continue;
         }
         if (p[0] != '|')
