@@ -403,6 +403,24 @@ static const struct facts_gpu *bus_event_gpu(const struct rule_ctx *ctx,
     return n_lost == 1 ? lost : NULL;
 }
 
+/*
+ * Its handle opened, but its temperature, power, memory and utilisation all failed with UNKNOWN:
+ * nvidia-smi's row of "ERR!" and "Unknown Error", what a GPU the driver can no longer reach
+ * answers. One failed reading is not enough: all four must have been asked and failed.
+ */
+static bool readings_fail(const struct gpu *g)
+{
+    static const int core[] = { GPU_S_TEMP, GPU_S_POWER, GPU_S_MEM_USED, GPU_S_UTIL_GPU };
+
+    if (g->handle_rc != 0)
+        return false;
+    for (size_t i = 0; i < ARRAY_SIZE(core); i++) {
+        if (g->rc[core[i]] != NVML_ERROR_UNKNOWN)
+            return false;
+    }
+    return true;
+}
+
 /* Whether NVML listed every GPU with its address: only then does "not listed" mean gone. */
 static bool nvml_list_known(const struct rule_ctx *ctx)
 {
@@ -423,15 +441,25 @@ static void check_gpu_lost(const struct rule_ctx *ctx, struct findings *out)
          * determine the device handle for GPU ...: Unknown Error", what a GPU that dropped off
          * the bus or shut down (overheating, power) leaves behind. */
         bool unopened = !nvml && g->handle_rc == NVML_ERROR_UNKNOWN;
+        bool silent = !nvml && !unopened && readings_fail(g);
         struct finding *f;
 
         for (size_t k = 0; k < d->n_events && !log; k++)
             log = bus_event(&d->events[k]) && klog_recent(ctx, &d->events[k]) &&
                   bus_event_gpu(ctx, &d->events[k]) == &ctx->facts->gpus[i];
-        if (!nvml && !log && !unopened)
+        if (!nvml && !log && !unopened && !silent)
             continue;
         f = finding_new(ctx, out, (int32_t)g->index, -1);
-        if (unopened && !log) {
+        if (silent && !log) {
+            finding_title(f, "GPU %" PRIu32 " does not answer: its readings fail (Unknown Error)",
+                          g->index);
+            finding_evidence(f, "temperature, power, memory and utilisation all returned UNKNOWN "
+                                "(nvidia-smi: 'ERR!'): the driver cannot reach the GPU, most "
+                                "often off the bus or after a fault");
+            if (!klog_source_known(ctx))
+                finding_evidence(f, "the kernel log was not read: it says whether the GPU fell "
+                                    "off the bus (Xid 79) or reported another fault");
+        } else if (unopened && !log) {
             finding_title(f,
                           "GPU %" PRIu32 " lost: NVML counts it but cannot open it (Unknown "
                           "Error)",
@@ -454,6 +482,9 @@ static void check_gpu_lost(const struct rule_ctx *ctx, struct findings *out)
         else if (unopened && log)
             finding_evidence(f, "nvmlDeviceGetHandleByIndex_v2(%" PRIu32 ") returned UNKNOWN",
                              g->index);
+        else if (silent && log)
+            finding_evidence(f, "temperature, power, memory and utilisation all returned "
+                                "UNKNOWN");
         for (size_t k = 0; k < d->n_events; k++) {
             const struct klog_event *ev = &d->events[k];
 
@@ -516,7 +547,9 @@ const struct rule rule_health_gpu_lost = {
     .detection = N_("NVML returns GPU_IS_LOST for the GPU's handle or any of its fields; or it "
                     "counts the GPU but its handle fails with UNKNOWN (nvidia-smi's 'Unable to "
                     "determine the device handle for GPU ...: Unknown Error', left by a GPU that "
-                    "dropped off the bus or shut down); or the kernel log has 'GPU has fallen off "
+                    "dropped off the bus or shut down); or its handle opens but its temperature, "
+                    "power, memory and utilisation all fail with UNKNOWN (nvidia-smi's 'ERR!'); "
+                    "or the kernel log has 'GPU has fallen off "
                     "the bus' or XID 79 for its PCI address within klog_max_age_h (also for GPUs "
                     "NVML no longer lists)."),
     .fix =
