@@ -677,16 +677,21 @@ bool imp_cuda_version(const char *v, int32_t *out)
 
 /* ---- kernel-log events ---- */
 
-static bool same_event(const struct klog_event *a, const struct klog_event *b)
+static bool same_text(const struct klog_event *a, const struct klog_event *b)
 {
-    uint64_t up = UINT64_C(1) << KLOG_S_UPTIME, tm = UINT64_C(1) << KLOG_S_TIME;
-
     if (a->kind != b->kind || a->xid != b->xid)
         return false;
     if ((a->pci == NULL) != (b->pci == NULL) || (a->pci && strcmp(a->pci, b->pci) != 0))
         return false;
-    if ((a->message == NULL) != (b->message == NULL) ||
-        (a->message && strcmp(a->message, b->message) != 0))
+    return (a->message == NULL) == (b->message == NULL) &&
+           (a->message == NULL || strcmp(a->message, b->message) == 0);
+}
+
+static bool same_event(const struct klog_event *a, const struct klog_event *b)
+{
+    uint64_t up = UINT64_C(1) << KLOG_S_UPTIME, tm = UINT64_C(1) << KLOG_S_TIME;
+
+    if (!same_text(a, b))
         return false;
     /* The same line read twice (kern.log and dmesg in one bug report): the same kernel stamp. */
     if ((a->valid & up) && (b->valid & up))
@@ -694,6 +699,20 @@ static bool same_event(const struct klog_event *a, const struct klog_event *b)
     if ((a->valid & tm) && (b->valid & tm))
         return a->time_ms == b->time_ms;
     return false;
+}
+
+/*
+ * One copy has only the time of day (kern.log, journalctl -k), the other only the seconds since
+ * boot (dmesg): the stamps cannot be compared. Such lines are paired one to one, so the same log
+ * read in both forms counts each event once (with both stamps), and a line one copy has more
+ * often still counts.
+ */
+static bool other_stamp(const struct klog_event *a, const struct klog_event *b)
+{
+    uint64_t up = UINT64_C(1) << KLOG_S_UPTIME, tm = UINT64_C(1) << KLOG_S_TIME;
+    uint64_t sa = a->valid & (up | tm), sb = b->valid & (up | tm);
+
+    return ((sa == up && sb == tm) || (sa == tm && sb == up)) && same_text(a, b);
 }
 
 static int64_t event_ms(const struct klog_event *e)
@@ -724,12 +743,14 @@ void imp_klog_merge(struct imp *im, struct klog_parser *p, const char *source)
 {
     struct driver_info fresh, *d = &im->s->driver;
     size_t before;
+    bool *paired; /* the events before this piece already paired with one of it */
 
     memset(&fresh, 0, sizeof(fresh));
     klog_parser_finish(p, &fresh);
     imp_touch(im, COLLECTOR_KLOG);
     d->events = xreallocarray(d->events, d->n_events + fresh.n_events + 1, sizeof(*d->events));
     before = d->n_events;
+    paired = xcalloc(before + 1, sizeof(*paired));
     for (size_t i = 0; i < fresh.n_events; i++) {
         struct klog_event *ev = &fresh.events[i];
         bool dup = false;
@@ -737,6 +758,22 @@ void imp_klog_merge(struct imp *im, struct klog_parser *p, const char *source)
         /* The same line in another piece (a report's kern.log and its dmesg); not a repeat. */
         for (size_t k = 0; k < before && !dup; k++)
             dup = same_event(&d->events[k], ev);
+        for (size_t k = 0; k < before && !dup; k++) {
+            struct klog_event *was = &d->events[k];
+
+            if (paired[k] || !other_stamp(was, ev))
+                continue;
+            /* One event, now with both stamps. */
+            dup = paired[k] = true;
+            if (ev->valid & (UINT64_C(1) << KLOG_S_TIME)) {
+                was->time_ms = ev->time_ms;
+                if (was->time_ms > im->is->klog_last_ms)
+                    im->is->klog_last_ms = was->time_ms;
+            } else {
+                was->uptime_us = ev->uptime_us;
+            }
+            was->valid |= ev->valid & (UINT64_C(1) << KLOG_S_TIME | UINT64_C(1) << KLOG_S_UPTIME);
+        }
         if (dup) {
             klog_event_free(ev);
             continue;
@@ -746,6 +783,7 @@ void imp_klog_merge(struct imp *im, struct klog_parser *p, const char *source)
         d->events[d->n_events++] = *ev;
     }
     free(fresh.events);
+    free(paired);
     sort_events(d->events, d->n_events);
     if (d->n_events > IMP_MAX_EVENTS) {
         size_t drop = d->n_events - IMP_MAX_EVENTS;

@@ -523,8 +523,8 @@ struct snapshot *import_load(const char *const *paths, size_t n, const char *for
         close_input(&in);
         if (rc != 0)
             goto out;
-        if (i + 1 < n && later_bytes + len <= IMPORT_MAX_BYTES && memchr(text, '\0', len) == NULL &&
-            kernel_log_only(format, text, len)) {
+        if ((i + 1 < n || n_later > 0) && later_bytes + len <= IMPORT_MAX_BYTES &&
+            memchr(text, '\0', len) == NULL && kernel_log_only(format, text, len)) {
             later[n_later++] = (struct later){ owned, text, paths[i], len };
             later_bytes += len;
             continue;
