@@ -8,13 +8,7 @@ set -uo pipefail
 command -v jq >/dev/null || { echo "jq not installed"; exit 77; }
 export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 LC_ALL=C.UTF-8
 unset COLUMNS
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
+. "$SRC/tests/e2e/lib.bash"
 has() { grep -qF -- "$2" <<<"$1" || fail "expected '$2' in: $(head -c 600 <<<"$1")"; }
 snap=$SRC/tests/incidents/012-xid120-gsp-error-nvidia-smi-hangs/snapshot.json
 
@@ -57,5 +51,4 @@ has "$out" "Explains"
 has "$out" "health.nvml-hung"
 has "$(cat "$SRC/docs/rules.md")" "## Known chains"
 
-[ "$failures" = 0 ] && echo "causal links: all checks passed"
-exit $((failures > 0))
+e2e_done "causal links: all checks passed"

@@ -7,14 +7,8 @@ command -v jq >/dev/null || { echo "jq not installed"; exit 77; }
 export GPUDOCTOR_CONFIG=/dev/null LC_ALL=C.UTF-8 # the report in UTF-8, 80 columns
 unset COLUMNS
 unset NO_COLOR
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$SRC/tests/e2e/lib.bash"
 S=$SRC/tests/scenarios
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
 # run ARGS...: sets OUT, ERR and RC
 run() {
     "$GPUDOCTOR" "$@" >"$tmp/out" 2>"$tmp/err"
@@ -131,5 +125,4 @@ else
     echo "simulator not built: live checks skipped"
 fi
 
-echo "$failures failures"
-[ "$failures" -eq 0 ]
+e2e_done

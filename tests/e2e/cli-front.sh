@@ -8,15 +8,9 @@ set -uo pipefail
 : "${GPUDOCTOR:?}" "${SRC:?}"
 export GPUDOCTOR_CONFIG=/dev/null LC_ALL=C.UTF-8
 unset NO_COLOR COLUMNS
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$SRC/tests/e2e/lib.bash"
 S=$SRC/tests/scenarios
 SNAP=$S/stopped-holder/snapshot.json
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
 run() { # run ARGS...: RC, OUT, ERR
     "$GPUDOCTOR" "$@" >"$tmp/out" 2>"$tmp/err"
     RC=$?
@@ -181,8 +175,4 @@ if [ -e "${SIM_LIB:-}" ] && command -v jq >/dev/null; then
     unset GPUDOCTOR_NVML_LIB NVML_SIM_SCENARIO NVML_SIM_PROC
 fi
 
-if [ "$failures" != 0 ]; then
-    echo "$failures check(s) failed"
-    exit 1
-fi
-echo "all checks passed"
+e2e_done "all checks passed"

@@ -10,20 +10,14 @@ set -uo pipefail
 : "${GPUDOCTOR:?}" "${SRC:?}"
 SIM_LIB=${SIM_LIB:-}
 [ -n "$SIM_LIB" ] && [ -e "$SIM_LIB" ] || { echo "SKIP: the NVML simulator is not built"; exit 77; }
-command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
+need jq
 
 SC=$SRC/tests/scenarios/troubled-8xh100
 export GPUDOCTOR_NVML_LIB=$SIM_LIB NVML_SIM_SCENARIO=$SC/scenario.json NVML_SIM_PROC=$SC/root/proc
 export GPUDOCTOR_CONFIG=/dev/null NVML_SIM_QUIET=1 NO_COLOR=1
 unset NVML_SIM_EPOCH
 R=(--root "$SC/root")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
+. "$SRC/tests/e2e/lib.bash"
 
 ENOSPC="No space left on device"
 EBADF="Bad file descriptor"
@@ -345,8 +339,4 @@ for sig in INT TERM; do
 done
 set +m
 
-if [ "$failures" != 0 ]; then
-    echo "$failures check(s) failed"
-    exit 1
-fi
-echo "all checks passed"
+e2e_done "all checks passed"

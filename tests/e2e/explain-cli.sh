@@ -5,13 +5,7 @@ set -uo pipefail
 : "${GPUDOCTOR:?}" "${SRC:?}"
 export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 LC_ALL=C.UTF-8 # the report in UTF-8, 80 columns
 unset COLUMNS
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
+. "$SRC/tests/e2e/lib.bash"
 run() {
     "$GPUDOCTOR" "$@" >"$tmp/out" 2>"$tmp/err"
     RC=$?
@@ -89,5 +83,4 @@ run explain --thresholds --markdown
 grep -qF -- "$(head -3 "$tmp/out" | tail -1)" "$SRC/docs/config.md" ||
     fail "threshold table header not in docs/config.md"
 
-echo "$failures failures"
-[ "$failures" -eq 0 ]
+e2e_done

@@ -17,13 +17,7 @@ done
 git -C "$SRC" rev-parse --is-inside-work-tree >/dev/null 2>&1 || { echo "$SRC is no git checkout"; exit 77; }
 here=$SRC/tests/e2e/howto
 doc=$SRC/docs/architecture.md
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
+. "$SRC/tests/e2e/lib.bash"
 has() { grep -qF -- "$2" <<<"$1" || fail "$3: expected '$2' in: $(head -c 600 <<<"$1")"; }
 
 # The built tree has none of it: the checks below can fail.
@@ -191,5 +185,4 @@ for t in docs-snapshot prometheus-docs explain-cli man help; do
     [ "$rc" = 0 ] || [ "$rc" = 77 ] || { tail -n 20 "$tmp/$t.log"; fail "the copy's e2e/$t fails"; }
 done
 
-[ "$failures" = 0 ] || exit 1
-echo "the four recipes of docs/architecture.md build and show where it says"
+e2e_done "the four recipes of docs/architecture.md build and show where it says"

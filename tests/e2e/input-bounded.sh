@@ -8,13 +8,7 @@
 set -uo pipefail
 : "${GPUDOCTOR:?}" "${SRC:?}"
 export GPUDOCTOR_CONFIG=/dev/null
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
+. "$SRC/tests/e2e/lib.bash"
 # run LIMIT ARGS...: sets RC (124: still running after LIMIT seconds) and ERR.
 run() {
     local limit=$1
@@ -103,5 +97,4 @@ RC=$?
 ERR=$(cat "$tmp/err")
 expect 3 "^gpudoctor check: -: larger than 256 MiB, the most a snapshot may hold\$" "a 300 MB document"
 
-[ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
-echo "ok"
+e2e_done "ok"

@@ -9,13 +9,7 @@ set -uo pipefail
 command -v jq >/dev/null || { echo "jq not installed"; exit 77; }
 : "${GPUDOCTOR:?}" "${SRC:?}"
 export GPUDOCTOR_CONFIG=/dev/null
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
+. "$SRC/tests/e2e/lib.bash"
 
 # clean FILE WHAT: no C0 control but newline, no DEL, no C1 control (UTF-8 C2 80..C2 9F).
 clean() {
@@ -107,5 +101,4 @@ done
 grep -qF 'unknown key "x\x1b[2J\xc2\x9b1m"' <("$GPUDOCTOR" check --from "$tmp/key.json" 2>&1) ||
     fail "the unknown key is not quoted escaped: $("$GPUDOCTOR" check --from "$tmp/key.json" 2>&1 | cat -v)"
 
-[ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
-echo "ok"
+e2e_done "ok"

@@ -13,14 +13,8 @@ SIM_LIB=${SIM_LIB:-}
 SC=$SRC/tests/scenarios/troubled-8xh100
 export GPUDOCTOR_NVML_LIB=$SIM_LIB NVML_SIM_SCENARIO=$SC/scenario.json NVML_SIM_PROC=$SC/root/proc
 export GPUDOCTOR_CONFIG=/dev/null NVML_SIM_QUIET=1 NO_COLOR=1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$SRC/tests/e2e/lib.bash"
 chmod 755 "$tmp"
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
 # record FILE: one reading recorded into FILE; sets RC and ERR.
 record() {
     timeout -k 2 30 "$GPUDOCTOR" watch --plain -n 0.1 -c 1 --root "$SC/root" --record "$1" \
@@ -114,5 +108,4 @@ else
     echo "note: not root: another user's file and FIFO not tried"
 fi
 
-[ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
-echo "ok"
+e2e_done "ok"

@@ -20,13 +20,7 @@ command -v jq >/dev/null || { echo "SKIP: jq is not installed"; exit 77; }
 export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 LC_ALL=C.UTF-8 GPUDOCTOR_STATE_DIR=off
 export GPUDOCTOR_NVML_LIB=$SIM_LIB NVML_SIM_SCENARIO=$SRC/scenarios/healthy-8xh100.json
 unset COLUMNS
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
+. "$SRC/tests/e2e/lib.bash"
 # eq WHAT GOT WANT
 eq() { [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"; }
 # ids: "id severity" of every reported.* and proc.cuda-visible-devices finding of $tmp/j
@@ -328,5 +322,4 @@ eq "fm stopped: caused by" "$(jq -r --argjson n "$cause" '.findings[$n - 1].id' 
 jq -e '[.findings[] | select(.id == "reported.system-not-ready")][0] | .severity == "critical" and (.evidence | index("nv-fabricmanager is not running") != null)' "$tmp/j" >/dev/null ||
     fail "fm stopped: the 802 finding does not say what the collector saw"
 
-[ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
-echo "ok"
+e2e_done "ok"

@@ -7,13 +7,7 @@ set -uo pipefail
 : "${GPUDOCTOR:?}" "${SRC:?}" "${SIM_LIB:?}"
 [ -e "$SIM_LIB" ] || { echo "SKIP: the NVML simulator is not built"; exit 77; }
 export GPUDOCTOR_CONFIG=/dev/null GPUDOCTOR_NVML_LIB=$SIM_LIB GPUDOCTOR_STATE_DIR=off LC_ALL=C.UTF-8
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
+. "$SRC/tests/e2e/lib.bash"
 eq() { [ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"; }
 run() { # SCENARIO ARGS...: stdout in $tmp/out, stderr in $tmp/err, the status in $rc
     local scen=$1
@@ -37,5 +31,4 @@ run troubled-8xh100
 eq "no dry run: exit" "$rc" 3
 eq "no dry run: nothing on stdout" "$(wc -c <"$tmp/out")" 0
 
-[ "$failures" = 0 ] || { echo "$failures failure(s)"; exit 1; }
-echo "ok"
+e2e_done "ok"
