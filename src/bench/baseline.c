@@ -68,21 +68,18 @@ static int load_at(const char *state_dir, const char *name, struct snapshot **ou
     path = xasprintf("%s/%s", state_dir, name);
     if (n >= 0)
         *out = snapshot_from_json(text, (size_t)n, path, cause);
-    else if (n == -ELOOP)
-        *cause = xasprintf("%s: a symbolic link, not followed", path);
-    else if (n == -EINVAL || n == -EISDIR)
-        *cause = xasprintf("%s: not a regular file", path);
-    else if (n == -EPERM)
-        *cause = xasprintf("%s: not the file of uid %u who runs this, nor root's", path,
-                           (unsigned)geteuid());
     else if (n == -EILSEQ)
         *cause = xasprintf("%s: a NUL byte at offset %zu: not a snapshot (it is text)", path,
                            strlen(text));
     else if (n == -EFBIG)
         *cause =
             xasprintf("%s: larger than " SNAPSHOT_MAX_TEXT ", the most a snapshot may hold", path);
-    else
-        *cause = xasprintf("%s: %s", path, strerror((int)-n));
+    else {
+        char *why = file_open_regular_why((int)n);
+
+        *cause = xasprintf("%s: %s", path, why);
+        free(why);
+    }
     free(text);
     free(path);
     return *out != NULL ? 1 : -1;

@@ -177,7 +177,7 @@ static void job_run(const struct fleet_opts *o, struct job *j)
     if (j->is_file) {
         /* Whatever is at the name now: a FIFO swapped in after the directory was listed is
          * refused without waiting for a writer. */
-        int fd = file_open_regular_at(AT_FDCWD, j->path);
+        int fd = file_open_regular_at(AT_FDCWD, j->path, 0);
 
         if (fd == -EINVAL) {
             j->error = xstrdup("not a regular file (a FIFO, a device or a socket): a stream is "

@@ -136,17 +136,11 @@ static void load_at(int dfd, const char *dir, struct state_info *st)
         set_note(st, STATE_CORRUPT,
                  "state file %s: a NUL byte at offset %zu; ignored, will be rewritten", path,
                  strlen(text));
-    } else if (n == -ELOOP) {
-        set_note(st, STATE_UNREADABLE, "state file %s: a symbolic link, not followed; ignored",
-                 path);
-    } else if (n == -EINVAL || n == -EISDIR) {
-        set_note(st, STATE_UNREADABLE, "state file %s: not a regular file; ignored", path);
-    } else if (n == -EPERM) {
-        set_note(st, STATE_UNREADABLE,
-                 "state file %s: not the file of uid %u who runs this, nor root's; ignored", path,
-                 (unsigned)geteuid());
     } else if (n < 0) {
-        set_note(st, STATE_UNREADABLE, "state file %s: %s; ignored", path, strerror((int)-n));
+        char *why = file_open_regular_why((int)n);
+
+        set_note(st, STATE_UNREADABLE, "state file %s: %s; ignored", path, why);
+        free(why);
     } else {
         state_parse(text, (size_t)n, path, st);
     }

@@ -157,12 +157,17 @@ ssize_t file_slurp_text_at(int dirfd, const char *path, size_t max, char **out)
     return slurp(dirfd, path, max, true, out);
 }
 
-int file_open_regular_at(int dirfd, const char *path)
+int file_open_regular_at(int dirfd, const char *path, unsigned flags)
 {
+    int oflags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK;
     struct stat st;
     int fd, rc;
 
-    fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    /* Judged by what was opened, not by a name that could change between a look and the open;
+     * non-blocking, so that a FIFO is refused at once instead of waited on. */
+    if (flags & FILE_OPEN_NOFOLLOW)
+        oflags |= O_NOFOLLOW;
+    fd = openat(dirfd, path, oflags);
     if (fd < 0)
         return -errno;
     if (fstat(fd, &st) != 0) {
@@ -171,6 +176,10 @@ int file_open_regular_at(int dirfd, const char *path)
     }
     if (!S_ISREG(st.st_mode)) {
         rc = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+        goto fail;
+    }
+    if ((flags & FILE_OPEN_OWN) && st.st_uid != geteuid() && st.st_uid != 0) {
+        rc = -EPERM;
         goto fail;
     }
     /* A regular file never blocks; blocking is what a reader of any descriptor expects. */
@@ -184,6 +193,21 @@ fail:
     return rc;
 }
 
+char *file_open_regular_why(int err)
+{
+    switch (err) {
+    case -ELOOP:
+        return xstrdup("a symbolic link, not followed");
+    case -EINVAL:
+    case -EISDIR:
+        return xstrdup("not a regular file");
+    case -EPERM:
+        return xasprintf("not the file of uid %u who runs this, nor root's", (unsigned)geteuid());
+    default:
+        return xstrdup(strerror(-err));
+    }
+}
+
 ssize_t file_slurp_text_fd(int fd, size_t max, char **out)
 {
     *out = NULL;
@@ -192,25 +216,11 @@ ssize_t file_slurp_text_fd(int fd, size_t max, char **out)
 
 ssize_t file_slurp_own_text_at(int dirfd, const char *name, size_t max, char **out)
 {
-    struct stat st;
-    int fd;
+    int fd = file_open_regular_at(dirfd, name, FILE_OPEN_NOFOLLOW | FILE_OPEN_OWN);
 
     *out = NULL;
-    /* Judged by what was opened, not by a name that could change between a look and the open;
-     * non-blocking, so that a FIFO is refused at once instead of waited on. */
-    fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
     if (fd < 0)
-        return -errno;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-
-        close(fd);
-        return -e;
-    }
-    if (!S_ISREG(st.st_mode) || (st.st_uid != geteuid() && st.st_uid != 0)) {
-        close(fd);
-        return S_ISDIR(st.st_mode) ? -EISDIR : S_ISREG(st.st_mode) ? -EPERM : -EINVAL;
-    }
+        return fd;
     return slurp_fd(fd, max, true, out);
 }
 
@@ -224,7 +234,7 @@ ssize_t file_tail_at(int dirfd, const char *path, size_t max, char **out)
     int fd;
 
     *out = NULL;
-    fd = file_open_regular_at(dirfd, path);
+    fd = file_open_regular_at(dirfd, path, 0);
     if (fd < 0)
         return fd;
     if (fstat(fd, &st) != 0) {

@@ -31,38 +31,51 @@ ssize_t file_slurp_at(int dirfd, const char *path, size_t max, char **out);
  */
 ssize_t file_slurp_text_at(int dirfd, const char *path, size_t max, char **out);
 
+/* file_slurp_text_at of a descriptor the caller opened (and judged with fstat); closes it. */
+ssize_t file_slurp_text_fd(int fd, size_t max, char **out);
+
+/* How file_open_regular_at judges what it opened, beyond "a regular file". */
+enum file_open_flags {
+    /* A symbolic link at the name is refused (-ELOOP), never followed: in a directory that only
+     * its owner can write (the state directory), a link's planter would choose what is read. */
+    FILE_OPEN_NOFOLLOW = 1u << 0,
+    /* Only the caller's (effective uid) or root's file; another user's is refused (-EPERM). */
+    FILE_OPEN_OWN = 1u << 1,
+};
+
 /*
  * Opens path, relative to dirfd, to read a file that must be a regular file (a snapshot in a
- * directory others can write to): non-blocking, so that a FIFO put in its place, even after the
- * caller looked at the name, cannot stall the open until someone writes to it; then refused unless
- * what was opened (fstat on the descriptor, not the name) is a regular file. Returns a blocking,
- * close-on-exec descriptor, or -errno: -EISDIR for a directory, -EINVAL for anything else that is
- * not a regular file (a FIFO, a device, a socket).
+ * directory others can write to, a log, the state file): non-blocking, so that a FIFO put in its
+ * place, even after the caller looked at the name, cannot stall the open until someone writes to
+ * it; then judged by what was opened (fstat on the descriptor, not the name), as flags (enum
+ * file_open_flags, or 0) say. Returns a blocking, close-on-exec descriptor, or -errno: -EISDIR for
+ * a directory, -EINVAL for anything else that is not a regular file (a FIFO, a device, a socket),
+ * -ELOOP and -EPERM as the flags say, or the open's own error (-ENOENT: there is none).
  */
-int file_open_regular_at(int dirfd, const char *path);
+int file_open_regular_at(int dirfd, const char *path, unsigned flags);
+
+/* What a file_open_regular_at error (or a reader's built on it) means, in words, without the
+ * path: "a symbolic link, not followed", "not a regular file", ...; the caller frees it. */
+char *file_open_regular_why(int err);
+
+/*
+ * Like file_slurp_text_at, for a file in a directory that only its owner can write (the state
+ * directory): opened by file_open_regular_at with FILE_OPEN_NOFOLLOW | FILE_OPEN_OWN, so never
+ * through a symbolic link (-ELOOP), only a regular file (-EINVAL; -EISDIR for a directory; a FIFO
+ * is refused, never waited on), and only the caller's or root's (-EPERM).
+ */
+ssize_t file_slurp_own_text_at(int dirfd, const char *name, size_t max, char **out);
 
 /*
  * The end of a regular file (a log): its last max bytes, NUL-terminated, from the start of a line
- * (a first line cut by the bound is dropped). Opened non-blocking and refused unless regular, so
+ * (a first line cut by the bound is dropped). Opened by file_open_regular_at (links followed), so
  * that a FIFO or a device in a log's place cannot stall the reader. Returns the length kept, or
- * -errno (-EISDIR for a directory, -EINVAL for anything else that is not a regular file); *out is
- * the caller's to free.
+ * its -errno; *out is the caller's to free.
  */
 ssize_t file_tail_at(int dirfd, const char *path, size_t max, char **out);
 
 /* Reads a symbolic link relative to dirfd into buf, NUL-terminated. Returns length or -errno. */
 ssize_t file_readlink_at(int dirfd, const char *path, char *buf, size_t size);
-
-/* file_slurp_text_at of a descriptor the caller opened (and judged with fstat); closes it. */
-ssize_t file_slurp_text_fd(int fd, size_t max, char **out);
-
-/*
- * Like file_slurp_text_at, for a file in a directory that only its owner can write (the state
- * directory): never through a symbolic link (-ELOOP), only a regular file (-EINVAL; -EISDIR for a
- * directory; a FIFO is opened non-blocking and refused, never waited on), and only the caller's
- * or root's (-EPERM). What is judged is what was opened, not a name that could change between.
- */
-ssize_t file_slurp_own_text_at(int dirfd, const char *name, size_t max, char **out);
 
 /*
  * Writes len bytes to name in the directory dirfd (opened O_RDONLY, so that it can be synced)

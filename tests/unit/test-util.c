@@ -204,20 +204,49 @@ static void test_open_regular(void **state)
         free(p);
     }
     assert_int_equal(symlinkat("f", dfd, "to-f"), 0);
-    fd = file_open_regular_at(dfd, "f");
+    fd = file_open_regular_at(dfd, "f", 0);
     assert_true(fd >= 0);
     assert_int_equal(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
     assert_int_equal(read(fd, buf, sizeof(buf)), 2);
     close(fd);
-    fd = file_open_regular_at(dfd, "to-f");
+    fd = file_open_regular_at(dfd, "to-f", 0);
     assert_true(fd >= 0);
     close(fd);
     /* a blocking open of either would wait for a writer: this test would hang, not fail */
-    assert_int_equal(file_open_regular_at(dfd, "fifo"), -EINVAL);
-    assert_int_equal(file_open_regular_at(dfd, "to-fifo"), -EINVAL);
-    assert_int_equal(file_open_regular_at(dfd, "to-zero"), -EINVAL);
-    assert_int_equal(file_open_regular_at(dfd, "sub"), -EISDIR);
-    assert_int_equal(file_open_regular_at(dfd, "missing"), -ENOENT);
+    assert_int_equal(file_open_regular_at(dfd, "fifo", 0), -EINVAL);
+    assert_int_equal(file_open_regular_at(dfd, "to-fifo", 0), -EINVAL);
+    assert_int_equal(file_open_regular_at(dfd, "to-zero", 0), -EINVAL);
+    assert_int_equal(file_open_regular_at(dfd, "sub", 0), -EISDIR);
+    assert_int_equal(file_open_regular_at(dfd, "missing", 0), -ENOENT);
+    /* The flags: a link refused, not followed; another user's file refused. */
+    assert_int_equal(file_open_regular_at(dfd, "to-f", FILE_OPEN_NOFOLLOW), -ELOOP);
+    assert_int_equal(file_open_regular_at(dfd, "to-fifo", FILE_OPEN_NOFOLLOW), -ELOOP);
+    fd = file_open_regular_at(dfd, "f", FILE_OPEN_NOFOLLOW | FILE_OPEN_OWN);
+    assert_true(fd >= 0);
+    close(fd);
+    if (geteuid() == 0) {
+        assert_int_equal(fchownat(dfd, "f", 65534, 65534, 0), 0);
+        assert_int_equal(file_open_regular_at(dfd, "f", FILE_OPEN_OWN), -EPERM);
+        assert_int_equal(file_open_regular_at(dfd, "to-f", FILE_OPEN_OWN), -EPERM);
+        fd = file_open_regular_at(dfd, "f", 0);
+        assert_true(fd >= 0);
+        close(fd);
+        /* Not regular is said first, whoever owns it. */
+        assert_int_equal(fchownat(dfd, "fifo", 65534, 65534, 0), 0);
+        assert_int_equal(file_open_regular_at(dfd, "fifo", FILE_OPEN_OWN), -EINVAL);
+    }
+    {
+        char *why = file_open_regular_why(-ELOOP);
+
+        assert_string_equal(why, "a symbolic link, not followed");
+        free(why);
+        why = file_open_regular_why(-EISDIR);
+        assert_string_equal(why, "not a regular file");
+        free(why);
+        why = file_open_regular_why(-ENOENT);
+        assert_string_equal(why, strerror(ENOENT));
+        free(why);
+    }
     for (const char *const *n =
              (const char *const[]){ "f", "to-f", "fifo", "to-fifo", "to-zero", NULL };
          *n != NULL; n++)
