@@ -129,8 +129,7 @@ void fleet_add_snapshot(struct fleet *fl, const struct snapshot *s, const char *
  */
 struct job {
     char *source; /* the file, "stdin #3", as reports show it: str_sanitized */
-    char *path;   /* the file to read, as named (its bytes may not be printable); else NULL */
-    bool is_file; /* path is a file to read; else text is a stream's document */
+    int fd;       /* the file to read, opened and judged regular by who queued it; else -1 */
     char *text;   /* freed once parsed */
     size_t len;
     bool if_first_error; /* an error only if none came before it ("no document on stdin") */
@@ -174,23 +173,11 @@ static void job_run(const struct fleet_opts *o, struct job *j)
     char *cause = NULL;
     struct snapshot *s;
 
-    if (j->is_file) {
-        /* Whatever is at the name now: a FIFO swapped in after the directory was listed is
-         * refused without waiting for a writer. */
-        int fd = file_open_regular_at(AT_FDCWD, j->path, 0);
-
-        if (fd == -EINVAL) {
-            j->error = xstrdup("not a regular file (a FIFO, a device or a socket): a stream is "
-                               "read from '-'");
-            return;
-        }
-        if (fd < 0) {
-            j->error = xstrdup(strerror(-fd));
-            return;
-        }
+    if (j->fd >= 0) {
         /* Named in its messages as the report names it. */
-        s = recording_load_fd(fd, j->source, NULL, 0, &cause);
-        close(fd);
+        s = recording_load_fd(j->fd, j->source, NULL, 0, &cause);
+        close(j->fd);
+        j->fd = -1;
     } else {
         s = snapshot_from_json(j->text, j->len, j->source, &cause);
         free(j->text);
@@ -290,15 +277,36 @@ static struct job *job_new(const char *source)
     struct job *j = xcalloc(1, sizeof(*j));
 
     j->source = str_sanitized(source);
+    j->fd = -1;
     return j;
 }
 
-static void push_file(struct reader *r, const char *path)
+/*
+ * A file to read: name, relative to dirfd, shown as source. It is opened here, before it is
+ * queued (the queue is short, so are the descriptors it holds), and what was opened is judged,
+ * not the name: a FIFO, even one swapped in after the directory was listed, is refused without
+ * waiting for a writer. An entry of a directory (in_dir) is never followed when it is a symbolic
+ * link: whoever can write into a shared snapshot directory could point it at any file (fleet may
+ * run as root), and the link's target is neither read nor its first bytes shown in an error. A
+ * file named on the command line is the user's choice, a link to one followed.
+ */
+static void push_file(struct reader *r, int dirfd, const char *name, const char *source,
+                      bool in_dir)
 {
-    struct job *j = job_new(path);
+    struct job *j = job_new(source);
+    int fd = file_open_regular_at(dirfd, name, in_dir ? FILE_OPEN_NOFOLLOW : 0);
 
-    j->path = xstrdup(path);
-    j->is_file = true;
+    if (fd == -ELOOP && in_dir)
+        j->error = xstrdup("a symbolic link, which is not followed in a directory: name its "
+                           "target to read it");
+    else if (fd == -EINVAL)
+        j->error = xstrdup("not a regular file (a FIFO, a device or a socket): a stream is "
+                           "read from '-'");
+    else if (fd < 0)
+        j->error = xstrdup(strerror(-fd));
+    else
+        j->fd = fd;
+    j->done = j->error != NULL;
     reader_push(r, j);
 }
 
@@ -342,7 +350,8 @@ static size_t reader_finish(struct reader *r, struct fleet *fl)
             fleet_error(fl, j->source, "%s", j->error);
         }
         free(j->source);
-        free(j->path);
+        if (j->fd >= 0)
+            close(j->fd);
         free(j->text);
         free(j->error);
         free(j);
@@ -360,13 +369,18 @@ static int cmp_name(const void *a, const void *b)
 
 static void read_dir(struct reader *r, const char *path)
 {
-    DIR *d = opendir(path);
+    /* Its entries are opened relative to the directory listed, whatever its name points to by
+     * then. */
+    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
     char **names = NULL;
     size_t n = 0, cap = 0;
     struct dirent *de;
 
     if (d == NULL) {
         push_error(r, path, strerror(errno));
+        if (dfd >= 0)
+            close(dfd);
         return;
     }
     while ((de = readdir(d)) != NULL) {
@@ -376,17 +390,17 @@ static void read_dir(struct reader *r, const char *path)
         xgrow(&names, &cap, n + 1, sizeof(*names));
         names[n++] = xstrdup(de->d_name);
     }
-    closedir(d);
     qsort(names, n, sizeof(*names), cmp_name);
     for (size_t i = 0; i < n; i++) {
-        /* Not judged by its name's stat: the file read is checked once opened (job_run), and
+        /* Not judged by its name's stat: the file read is checked once opened (push_file), and
          * what is not one is named, not passed over. */
         char *p = xasprintf("%s%s%s", path, str_ends(path, "/") ? "" : "/", names[i]);
 
-        push_file(r, p);
+        push_file(r, dirfd(d), names[i], p, true);
         free(p);
         free(names[i]);
     }
+    closedir(d);
     free(names);
     if (n == 0)
         push_error(r, path, "no *.json or *.jsonl file in this directory");
@@ -527,7 +541,7 @@ static void read_operand(struct reader *r, const char *operand)
     if (S_ISDIR(st.st_mode))
         read_dir(r, operand);
     else
-        push_file(r, operand);
+        push_file(r, AT_FDCWD, operand, operand, false);
 }
 
 size_t fleet_read_all(struct fleet *fl, char *const *operands, size_t n)

@@ -4,7 +4,8 @@
 # (and names the node when its snapshot has no host name) reaches neither the text report nor
 # standard error, the JSON or the HTML page as it is, but as str_sanitize shows host names ('?'
 # for each such byte); a FIFO, a link to one or a directory in a snapshot's place is named as
-# not read, never opened in a way that waits for a writer; a snapshot left out for a newer one of
+# not read, never opened in a way that waits for a writer; a symbolic link in the directory is
+# never followed (to a secret, to another node's snapshot); a snapshot left out for a newer one of
 # the same host name (a stale copy, or one that claims another node's name) is named.
 set -uo pipefail
 command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
@@ -72,21 +73,38 @@ grep -qF 'EVIL???x?FORGED' "$tmp/names.html" || fail "names: the HTML page does 
 # not read, never waited on (a blocking open of a FIFO waits for a writer forever), and the others
 # are judged. The check is on what was opened, so a FIFO renamed over a snapshot after the
 # directory was listed is refused the same way.
+# A symbolic link in the directory is never followed, wherever it points: whoever can write there
+# could point it at any file (fleet may run as root from cron) and have its first bytes shown in
+# the error, or a snapshot of another machine read as a node. A link to a secret, to another
+# node's snapshot and to a FIFO are each named as a link, not read.
 d=$tmp/special
 mkdir_nodes "$d" 5
 mkfifo "$d/x-fifo.json"
 ln -s x-fifo.json "$d/y-link.json"
 mkdir "$d/z-dir.json"
+printf 'hunter2secret:x\n' >"$tmp/secret.txt"
+chmod 600 "$tmp/secret.txt"
+ln -s "$tmp/secret.txt" "$d/zz-secret.json"
+jq -c '.hostname = "node99"' "$BASE" >"$tmp/node99.json"
+ln -s "$tmp/node99.json" "$d/zz-node99.json"
 rc=0
-timeout 20 "$GPUDOCTOR" fleet --json "$d" >"$tmp/special.json" 2>"$tmp/special.err" || rc=$?
+timeout 20 "$GPUDOCTOR" fleet --json --html "$tmp/special.html" "$d" >"$tmp/special.json" 2>"$tmp/special.err" || rc=$?
 check "special files: exit status (inputs unread)" "$rc" 3
 check "special files: the nodes read" "$(jq -c '[.nodes[].name]' "$tmp/special.json")" \
     '["node00","node01","node02","node03","node04"]'
+link="a symbolic link, which is not followed in a directory: name its target to read it"
 check "special files: errors" "$(jq -c '[.errors[] | [.source, .message]]' "$tmp/special.json")" \
-    "$(jq -nc --arg d "$d" '[[$d + "/x-fifo.json", "not a regular file (a FIFO, a device or a socket): a stream is read from '"'-'"'"],
-        [$d + "/y-link.json", "not a regular file (a FIFO, a device or a socket): a stream is read from '"'-'"'"],
-        [$d + "/z-dir.json", "Is a directory"]]')"
-check "special files: standard error" "$(wc -l <"$tmp/special.err")" 3
+    "$(jq -nc --arg d "$d" --arg link "$link" '[[$d + "/x-fifo.json", "not a regular file (a FIFO, a device or a socket): a stream is read from '"'-'"'"],
+        [$d + "/y-link.json", $link], [$d + "/z-dir.json", "Is a directory"],
+        [$d + "/zz-node99.json", $link], [$d + "/zz-secret.json", $link]]')"
+check "special files: standard error" "$(wc -l <"$tmp/special.err")" 5
+grep -l hunter2 "$tmp/special.json" "$tmp/special.err" "$tmp/special.html" &&
+    fail "special files: the target of a link in the directory was read"
+# the same file named on the command line is the user's choice: a link to it is followed
+rc=0
+"$GPUDOCTOR" fleet --json "$d/zz-node99.json" >"$tmp/link-operand.json" 2>/dev/null || rc=$?
+check "a link named as an operand: exit status" "$rc" 0
+check "a link named as an operand: its node" "$(jq -c '[.nodes[].name]' "$tmp/link-operand.json")" '["node99"]'
 # named on the command line (a shell glob names it so): refused as well, not waited on
 rc=0
 timeout 20 "$GPUDOCTOR" fleet "$d/x-fifo.json" "$d/node01.json" >/dev/null 2>"$tmp/fifo.err" || rc=$?

@@ -179,6 +179,7 @@ static void test_bounded_read(void **state)
 /*
  * file_open_regular_at: a regular file (or a link to one) opens, blocking; a FIFO nobody writes
  * to, a link to one, a directory and a device are refused at once, never waited on.
+ * file_open_regular_nofollow_at: the same, and any link is refused (-ELOOP), even to a file.
  */
 static void test_open_regular(void **state)
 {
@@ -247,6 +248,13 @@ static void test_open_regular(void **state)
         assert_string_equal(why, strerror(ENOENT));
         free(why);
     }
+    /* a blocking descriptor comes back, whatever the flags */
+    fd = file_open_regular_at(dfd, "f", FILE_OPEN_NOFOLLOW);
+    assert_true(fd >= 0);
+    assert_int_equal(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+    close(fd);
+    assert_int_equal(file_open_regular_at(dfd, "fifo", FILE_OPEN_NOFOLLOW), -EINVAL);
+    assert_int_equal(file_open_regular_at(dfd, "sub", FILE_OPEN_NOFOLLOW), -EISDIR);
     for (const char *const *n =
              (const char *const[]){ "f", "to-f", "fifo", "to-fifo", "to-zero", NULL };
          *n != NULL; n++)
