@@ -12,6 +12,7 @@
 #include "util/xalloc.h"
 #include "watch/recording.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -168,6 +169,34 @@ unsigned fleet_threads(void)
     return cpus > FLEET_MAX_THREADS ? FLEET_MAX_THREADS : (unsigned)cpus;
 }
 
+/*
+ * Why a file or a document could not be read, without its name: the loaders start their messages
+ * with the name they were given ("F:3:7: why", "F:3: why", "F: why"), and the fleet names the
+ * source beside each error already (standard error, the report, the JSON's errors[]). The place
+ * in it is said in words: "line 3, column 7: why".
+ */
+static char *error_without_source(const char *source, char *cause)
+{
+    size_t n = strlen(source);
+    const char *rest = cause + n + 1;
+    unsigned long line, column;
+    int used = 0;
+    char *out;
+
+    if (strncmp(cause, source, n) != 0 || cause[n] != ':')
+        return cause;
+    if (isdigit((unsigned char)*rest) && sscanf(rest, "%lu:%lu: %n", &line, &column, &used) == 2 &&
+        used > 0)
+        out = xasprintf("line %lu, column %lu: %s", line, column, rest + used);
+    else if (isdigit((unsigned char)*rest) && sscanf(rest, "%lu: %n", &line, &used) == 1 &&
+             used > 0)
+        out = xasprintf("line %lu: %s", line, rest + used);
+    else
+        out = xstrdup(rest + strspn(rest, " "));
+    free(cause);
+    return out;
+}
+
 static void job_run(const struct fleet_opts *o, struct job *j)
 {
     char *cause = NULL;
@@ -184,7 +213,7 @@ static void job_run(const struct fleet_opts *o, struct job *j)
         j->text = NULL;
     }
     if (s == NULL) {
-        j->error = cause;
+        j->error = error_without_source(j->source, cause);
         return;
     }
     node_from_snapshot(o, s, j->source, &j->node);

@@ -51,8 +51,8 @@ for f in names.txt names.err; do
     grep -q '^FORGED' "$tmp/$f" && fail "names: a file name's newline starts a line of $f"
 done
 check "names: standard error" "$(cat "$tmp/names.err")" \
-    "gpudoctor fleet: $d/?[31mbad.json: $d/?[31mbad.json:1:7: '[' or '{' expected near 'garbage'"
-grep -qF "not read: $d/?[31mbad.json: " "$tmp/names.txt" || fail "names: the text report does not name the unread file safely: $(cat -v "$tmp/names.txt")"
+    "gpudoctor fleet: $d/?[31mbad.json: line 1, column 7: '[' or '{' expected near 'garbage'"
+grep -qxF "not read: $d/?[31mbad.json: line 1, column 7: '[' or '{' expected near 'garbage'" "$tmp/names.txt" || fail "names: the text report does not name the unread file safely: $(cat -v "$tmp/names.txt")"
 grep -F "$d/a?]0;TITLE??[41mEV…" "$tmp/names.txt" | grep -q "^$d/a" ||
     fail "names: the node named by its file is not in the text report as sanitized: $(cat -v "$tmp/names.txt")"
 "$GPUDOCTOR" fleet --json --html "$tmp/names.html" "$d" >"$tmp/names.json" 2>/dev/null
@@ -62,7 +62,7 @@ check "names: JSON node source" "$(jq -r '.nodes[] | select(.name | startswith("
     "$d/a?]0;TITLE??[41mEVIL???x?FORGED.json"
 check "names: JSON error source" "$(jq -r '.errors[0].source' "$tmp/names.json")" "$d/?[31mbad.json"
 check "names: JSON error message" "$(jq -r '.errors[0].message' "$tmp/names.json")" \
-    "$d/?[31mbad.json:1:7: '[' or '{' expected near 'garbage'"
+    "line 1, column 7: '[' or '{' expected near 'garbage'"
 check "names: the other nodes" "$(jq -c '[.nodes[].name | select(startswith("node"))]' "$tmp/names.json")" \
     '["node01","node02","node03","node04"]'
 grep -q $'\033\|\342\200\256' "$tmp/names.html" && fail "names: an escape byte or bidi override in the HTML page"
