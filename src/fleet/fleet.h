@@ -275,9 +275,11 @@ size_t fleet_read(struct fleet *fl, const char *operand);
  */
 void fleet_dedupe(struct fleet *fl);
 /*
- * Splits a stream of JSON documents: calls fn for each top-level value's text. A document longer
- * than max bytes, or text that is not one, is reported through fn with text NULL and *why set,
- * and the reading stops. Returns the documents seen.
+ * Splits a stream of JSON documents: calls fn for each top-level object's text. A document cut
+ * off (a line that starts with '{' where the document under way cannot go on: the next one
+ * starts there), text that is not a document, and a document longer than max bytes are each
+ * reported through fn with text NULL and why naming the stream's lines they took, and the
+ * splitting goes on at the next line that starts with '{'. Returns the documents and reports.
  */
 typedef void fleet_doc_fn(void *ctx, size_t index, const char *text, size_t len, const char *why);
 size_t fleet_split_stream(int fd, size_t max, fleet_doc_fn *fn, void *ctx);

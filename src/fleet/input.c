@@ -457,18 +457,48 @@ static void one_doc(void *ctx, size_t index, const char *text, size_t len, const
     reader_push(r, j);
 }
 
+/* "line 3" or "lines 3 to 9": where in the stream a document or a stretch of text was. */
+static void lines_text(char *buf, size_t size, size_t first, size_t last)
+{
+    if (last <= first)
+        snprintf(buf, size, "line %zu", first);
+    else
+        snprintf(buf, size, "lines %zu to %zu", first, last);
+}
+
+/*
+ * Whether a '{' may start a value after prev, the last byte of the document outside strings that
+ * is not blank, in the container at depth (arrays: bit d-1 set when the container at depth d is
+ * an array; unknown past 64, taken as one). A document cut off (an ssh connection dropped) is
+ * followed by the next one's '{' where no value may start: after a key, a value, or a comma
+ * between an object's members.
+ */
+static bool value_may_start(char prev, int depth, uint64_t arrays)
+{
+    if (prev == ':' || prev == '[')
+        return true;
+    if (prev == ',')
+        return depth > 64 || (arrays >> (depth - 1) & 1);
+    return false;
+}
+
 size_t fleet_split_stream(int fd, size_t max, fleet_doc_fn *fn, void *ctx)
 {
     size_t cap = 1 << 16, len = 0, pos = 0, start = 0, docs = 0;
-    char *buf = xmalloc(cap);
+    size_t line = 1, first = 0, last = 0; /* pos's line; the document's (or skipped text's) */
+    char *buf = xmalloc(cap), prev = 0, where[64], why[256];
+    const char *skip_why = NULL; /* skipping text up to a line that starts with '{': why */
+    uint64_t arrays = 0;
     int depth = 0;
-    bool in_string = false, escaped = false, in_doc = false;
+    bool in_string = false, escaped = false, in_doc = false, line_start = true;
 
     for (;;) {
         ssize_t got;
 
         if (pos == len) {
             /* Keep only the document under way. */
+            if (!in_doc)
+                start = len;
             if (start > 0) {
                 memmove(buf, buf + start, len - start);
                 len -= start;
@@ -487,38 +517,77 @@ size_t fleet_split_stream(int fd, size_t max, fleet_doc_fn *fn, void *ctx)
             if (got < 0 && errno == EINTR)
                 continue;
             if (got < 0) {
-                char why[128];
-
                 snprintf(why, sizeof(why), "cannot read standard input: %s", strerror(errno));
                 fn(ctx, docs, NULL, 0, why);
                 break;
             }
             if (got == 0) {
-                if (in_doc)
-                    fn(ctx, docs, NULL, 0, "the stream ends inside a document");
+                lines_text(where, sizeof(where), first, last);
+                if (skip_why != NULL) {
+                    snprintf(why, sizeof(why), "%s: %s (skipped to the end)", where, skip_why);
+                    fn(ctx, docs++, NULL, 0, why);
+                } else if (in_doc) {
+                    snprintf(why, sizeof(why), "%s: the stream ends inside this document", where);
+                    fn(ctx, docs++, NULL, 0, why);
+                }
                 break;
             }
             len += (size_t)got;
         }
         for (; pos < len; pos++) {
             char ch = buf[pos];
+            size_t here = line;
+            bool at_line_start = line_start;
 
+            line += ch == '\n';
+            line_start = ch == '\n';
+            if (skip_why != NULL) {
+                /* Text that is no document (garbage, a document too large, the rest of one cut
+                 * off) runs to a line that starts with '{': the next document, as JSON Lines and
+                 * indented JSON both start one. The documents after it are read. */
+                if (ch != '{' || !at_line_start) {
+                    if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
+                        last = here;
+                    continue;
+                }
+                lines_text(where, sizeof(where), first, last);
+                snprintf(why, sizeof(why), "%s: %s (skipped to line %zu)", where, skip_why, here);
+                fn(ctx, docs++, NULL, 0, why);
+                skip_why = NULL;
+            }
+            if (in_doc && ch == '{' && at_line_start &&
+                (in_string || !value_may_start(prev, depth, arrays))) {
+                /* A '{' that starts a line where it cannot be part of this document (a string
+                 * has no raw line break): this one was cut off, and the next begins here. */
+                lines_text(where, sizeof(where), first, last);
+                snprintf(why, sizeof(why),
+                         "%s: cut off: the document does not end before the next one starts on "
+                         "line %zu",
+                         where, here);
+                fn(ctx, docs++, NULL, 0, why);
+                in_doc = false;
+            }
             if (!in_doc) {
                 if (ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r')
                     continue;
+                first = last = here;
                 if (ch != '{') {
-                    fn(ctx, docs, NULL, 0, "not a JSON object where a document should start");
-                    free(buf);
-                    return docs;
+                    skip_why = "not a JSON object where a document should start";
+                    continue;
                 }
                 in_doc = true;
                 start = pos;
                 depth = 0;
+                arrays = 0;
+                prev = 0;
+                in_string = escaped = false;
             }
+            if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
+                last = here;
             if (pos - start >= max) {
-                fn(ctx, docs, NULL, 0, "a document larger than " SNAPSHOT_MAX_TEXT);
-                free(buf);
-                return docs;
+                skip_why = "a document larger than " SNAPSHOT_MAX_TEXT;
+                in_doc = false;
+                continue;
             }
             if (in_string) {
                 if (escaped)
@@ -527,12 +596,18 @@ size_t fleet_split_stream(int fd, size_t max, fleet_doc_fn *fn, void *ctx)
                     escaped = true;
                 else if (ch == '"')
                     in_string = false;
+                if (!in_string)
+                    prev = ch;
                 continue;
             }
             if (ch == '"') {
                 in_string = true;
             } else if (ch == '{' || ch == '[') {
+                uint64_t bit = depth < 64 ? 1ull << depth : 0;
+
                 depth++;
+                arrays = ch == '[' ? arrays | bit : arrays & ~bit;
+                prev = ch;
             } else if ((ch == '}' || ch == ']') && --depth == 0) {
                 char saved = buf[pos + 1];
 
@@ -541,6 +616,8 @@ size_t fleet_split_stream(int fd, size_t max, fleet_doc_fn *fn, void *ctx)
                 buf[pos + 1] = saved;
                 in_doc = false;
                 start = pos + 1;
+            } else if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r') {
+                prev = ch;
             }
         }
     }

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# `gpudoctor fleet -` on a stream of documents in which one is cut off, as when one node's ssh
+# connection drops in `ssh-all 'gpudoctor snapshot' | gpudoctor fleet -`: the cut document is
+# named with the stream's lines it held, and every document after it is still read, in JSON
+# Lines and in indented JSON alike; garbage between documents is skipped to the next line that
+# starts a document; a document cut at the end of the stream is named; a valid document whose
+# nested objects start lines of their own is never taken for a cut one.
+set -uo pipefail
+command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
+: "${GPUDOCTOR:?}" "${SRC:?}"
+export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 LANG=C.UTF-8
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+check() {
+    [ "$2" = "$3" ] || fail "$1: '$2', expected '$3'"
+}
+BASE=$SRC/tests/scenarios/healthy-8gpu-busy/snapshot.json
+for i in 0 1 2 3 4 5; do
+    jq -c --arg h "node0$i" '.hostname = $h' "$BASE" >"$tmp/$i.jsonl"
+    jq --arg h "node0$i" '.hostname = $h' "$BASE" >"$tmp/$i.json"
+done
+# run NAME: fleet --json on $tmp/NAME.in; the nodes read and the errors, one line
+run() {
+    local rc=0
+    GPUDOCTOR_FLEET_THREADS=${THREADS:-} "$GPUDOCTOR" fleet --json - <"$tmp/$1.in" >"$tmp/$1.out" \
+        2>"$tmp/$1.err" || rc=$?
+    echo "$rc $(jq -c '[[.nodes[].name], [.errors[] | .source + ": " + .message]]' "$tmp/$1.out")"
+}
+
+# JSON Lines, the second document cut in half (the line ends there): the three after it are read
+{ cat "$tmp/0.jsonl"; head -c 20000 "$tmp/1.jsonl"; echo; cat "$tmp/2.jsonl" "$tmp/3.jsonl" "$tmp/4.jsonl"; } >"$tmp/lines.in"
+for THREADS in 1 8; do
+    check "JSON Lines, one cut ($THREADS threads)" "$(run lines)" \
+        '3 [["node00","node02","node03","node04"],["stdin #2: line 2: cut off: the document does not end before the next one starts on line 3"]]'
+done
+check "JSON Lines, one cut: standard error" "$(cat "$tmp/lines.err")" \
+    "gpudoctor fleet: stdin #2: line 2: cut off: the document does not end before the next one starts on line 3"
+
+# cut with no line break after it: the next document is on the cut one's line and lost with it,
+# the lines named; the ones after are read
+{ cat "$tmp/0.jsonl"; head -c 20000 "$tmp/1.jsonl"; cat "$tmp/2.jsonl" "$tmp/3.jsonl" "$tmp/4.jsonl"; } >"$tmp/joined.in"
+check "JSON Lines, cut with no line break" "$(run joined)" \
+    '3 [["node00","node03","node04"],["stdin #2: line 2: cut off: the document does not end before the next one starts on line 3"]]'
+
+# indented documents (gpudoctor snapshot's own output), the second cut
+n0=$(wc -l <"$tmp/0.json")
+{ cat "$tmp/0.json"; head -n 300 "$tmp/1.json"; cat "$tmp/2.json" "$tmp/3.json"; } >"$tmp/indented.in"
+check "indented, one cut" "$(run indented)" \
+    "3 [[\"node00\",\"node02\",\"node03\"],[\"stdin #2: lines $((n0 + 1)) to $((n0 + 300)): cut off: the document does not end before the next one starts on line $((n0 + 301))\"]]"
+
+# garbage between documents, then a document cut by the end of the stream
+{ cat "$tmp/0.jsonl"; echo 'not json'; echo '  neither this'; cat "$tmp/2.jsonl"; head -c 300 "$tmp/3.jsonl"; } >"$tmp/garbage.in"
+check "garbage, then a cut at the end" "$(run garbage)" \
+    '3 [["node00","node02"],["stdin #2: lines 2 to 3: not a JSON object where a document should start (skipped to line 4)","stdin #4: line 5: the stream ends inside this document"]]'
+
+# a valid document whose nested objects each start a line (after a key, an array's '[' or ','):
+# never split
+jq -c . "$BASE" | sed 's/:{/:\n{/g; s/\[{/[\n{/g; s/,{/,\n{/g' >"$tmp/hand.one"
+[ "$(grep -c '^{' "$tmp/hand.one")" -gt 100 ] || fail "hand-formatted: too few lines start with '{'"
+for i in 0 1 2 3 4; do jq -c --arg h "hand$i" '.hostname = $h' "$BASE" | sed 's/:{/:\n{/g; s/\[{/[\n{/g; s/,{/,\n{/g'; done >"$tmp/hand.in"
+check "nested objects at the start of lines" "$(run hand)" '0 [["hand0","hand1","hand2","hand3","hand4"],[]]'
+
+[ "$failures" = 0 ] || exit 1
+echo "ok"
