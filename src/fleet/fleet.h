@@ -207,6 +207,15 @@ struct fleet_opts {
     unsigned threads; /* threads reading and judging snapshots: 1 in order, 0 fleet_threads() */
 };
 
+/*
+ * The most inputs one run reads: files and documents (a directory's entries, a stream's
+ * documents, all operands together), or a Prometheus server's instances. Each becomes a node's
+ * row (some 25 KB for an 8-GPU server, 1.5 KB for a document that says almost nothing) or an
+ * error; those beyond are counted and named in one error, not read, so that a flood of tiny
+ * documents or instances cannot take memory without bound.
+ */
+#define FLEET_MAX_INPUTS 50000
+
 #define FLEET_DEFAULT_Z         3.5
 #define FLEET_DEFAULT_MIN_GROUP 5
 #define FLEET_SCHEMA            "gpudoctor.fleet/1"
@@ -222,7 +231,8 @@ struct fleet {
     struct fleet_duplicate *dups; /* older snapshots of a node that a newer one replaced,
                                      named so a stale or spoofed copy never hides a node unseen */
     size_t duplicates, cap_dups;
-    char *prometheus; /* the server, when the nodes came from one */
+    char *prometheus;     /* the server, when the nodes came from one */
+    size_t prom_left_out; /* its series of instances beyond FLEET_MAX_INPUTS, not read */
 };
 
 void fleet_init(struct fleet *fl, const struct fleet_opts *o);

@@ -150,6 +150,9 @@ struct reader {
     pthread_cond_t work, room;
     pthread_t *tids;
     unsigned started;
+    size_t inputs;    /* files and documents so far, read or not */
+    size_t over;      /* of them, those beyond FLEET_MAX_INPUTS: not read */
+    char *over_first; /* the first of those, as named */
 };
 
 /* Documents waiting for a worker, per worker: bounds what a fast stream puts in memory. */
@@ -297,6 +300,19 @@ static void reader_push(struct reader *r, struct job *j)
 }
 
 /*
+ * Counts an input; true when it is beyond FLEET_MAX_INPUTS: it is not read, only counted (the
+ * first named), so that memory stays bounded however many tiny documents a stream holds.
+ */
+static bool reader_full(struct reader *r, const char *source)
+{
+    if (r->inputs++ < FLEET_MAX_INPUTS)
+        return false;
+    if (r->over++ == 0)
+        r->over_first = xstrdup(source);
+    return true;
+}
+
+/*
  * A job from source: a file name may be anyone's in a shared directory, and is shown (report,
  * standard error, node name) as str_sanitize shows host names, so it cannot carry an escape
  * sequence, a newline or a bidirectional override into what people read.
@@ -322,9 +338,13 @@ static struct job *job_new(const char *source)
 static void push_file(struct reader *r, int dirfd, const char *name, const char *source,
                       bool in_dir)
 {
-    struct job *j = job_new(source);
-    int fd = file_open_regular_at(dirfd, name, in_dir ? FILE_OPEN_NOFOLLOW : 0);
+    struct job *j;
+    int fd;
 
+    if (reader_full(r, source))
+        return;
+    j = job_new(source);
+    fd = file_open_regular_at(dirfd, name, in_dir ? FILE_OPEN_NOFOLLOW : 0);
     if (fd == -ELOOP && in_dir)
         j->error = xstrdup("a symbolic link, which is not followed in a directory: name its "
                            "target to read it");
@@ -341,7 +361,11 @@ static void push_file(struct reader *r, int dirfd, const char *name, const char 
 
 static void push_error(struct reader *r, const char *source, const char *message)
 {
-    struct job *j = job_new(source);
+    struct job *j;
+
+    if (reader_full(r, source))
+        return;
+    j = job_new(source);
 
     j->error = xstrdup(message);
     j->done = true;
@@ -386,6 +410,16 @@ static size_t reader_finish(struct reader *r, struct fleet *fl)
         free(j);
     }
     free(r->jobs);
+    if (r->over > 0) {
+        char *shown = str_sanitized(r->over_first);
+
+        fleet_error(fl, shown,
+                    "not read, nor the %zu input%s after it: fleet reads at most %d files and "
+                    "documents",
+                    r->over - 1, r->over == 2 ? "" : "s", FLEET_MAX_INPUTS);
+        free(shown);
+        free(r->over_first);
+    }
     return added;
 }
 
@@ -449,6 +483,8 @@ static void one_doc(void *ctx, size_t index, const char *text, size_t len, const
         push_error(r, name, why);
         return;
     }
+    if (reader_full(r, name))
+        return; /* counted, not copied */
     j = job_new(name);
     j->text = xmalloc(len + 1);
     memcpy(j->text, text, len);

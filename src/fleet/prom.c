@@ -47,24 +47,37 @@ static void index_build(struct index *ix, const struct fleet *fl)
         index_put(ix, fl, i);
 }
 
-/* The node of an instance, added when new (the index grows with it). */
-static struct fleet_node *node_of(struct index *ix, struct fleet *fl, const char *instance,
-                                  const char *source)
+/*
+ * The node of an instance (the label, unsanitized), added when new (the index grows with it; the
+ * nodes may move, hence an index, not a pointer). SIZE_MAX when it is new and the fleet has
+ * FLEET_MAX_INPUTS nodes already: its series is counted in fl->prom_left_out and left out, so
+ * that an answer naming a million instances cannot take a million nodes' memory.
+ */
+static size_t node_of(struct index *ix, struct fleet *fl, const char *label)
 {
+    char *instance = str_sanitized(label);
     size_t at = hash(instance) & (ix->cap - 1);
 
     for (; ix->slot[at]; at = (at + 1) & (ix->cap - 1)) {
-        if (strcmp(fl->nodes[ix->slot[at] - 1].name, instance) == 0)
-            return &fl->nodes[ix->slot[at] - 1];
+        if (strcmp(fl->nodes[ix->slot[at] - 1].name, instance) == 0) {
+            free(instance);
+            return ix->slot[at] - 1;
+        }
     }
-    fleet_add_node(fl, instance, source ? source : "prometheus");
+    if (fl->n >= FLEET_MAX_INPUTS) {
+        fl->prom_left_out++;
+        free(instance);
+        return SIZE_MAX;
+    }
+    fleet_add_node(fl, instance, fl->prometheus ? fl->prometheus : "prometheus");
+    free(instance);
     if (2 * fl->n + 16 > ix->cap) {
         free(ix->slot);
         index_build(ix, fl);
     } else {
         index_put(ix, fl, fl->n - 1);
     }
-    return &fl->nodes[fl->n - 1];
+    return fl->n - 1;
 }
 
 /* ---- one answer ---- */
@@ -222,16 +235,18 @@ int fleet_prom_answer(struct fleet *fl, int metric, const char *json, size_t len
         json_t *labels;
         const char *instance;
         double x, t;
-        char *gpu_text, *name;
+        char *gpu_text;
         uint32_t gpu = 0;
         bool has_gpu;
         struct fleet_node *n;
+        size_t k;
 
         if (!sample(s, &labels, &instance, &x, &t) || !plausible(x))
             continue;
-        name = str_sanitized(instance);
-        n = node_of(&ix, fl, name, fl->prometheus ? fl->prometheus : "prometheus");
-        free(name);
+        k = node_of(&ix, fl, instance);
+        if (k == SIZE_MAX)
+            continue;
+        n = &fl->nodes[k];
         if (t > 0 && (int64_t)(t * 1000) > n->time_ms)
             n->time_ms = (int64_t)(t * 1000);
         gpu_text = label(labels, "gpu");
@@ -283,14 +298,13 @@ static void fold_info(struct fleet *fl, json_t *result)
         json_t *labels;
         const char *instance;
         double x, t;
-        char *name;
 
         node[i] = SIZE_MAX;
         if (!sample(s, &labels, &instance, &x, &t))
             continue;
-        name = str_sanitized(instance);
-        node[i] = (size_t)(node_of(&ix, fl, name, fl->prometheus) - fl->nodes);
-        free(name);
+        node[i] = node_of(&ix, fl, instance);
+        if (node[i] == SIZE_MAX)
+            continue;
         fl->nodes[node[i]].n_gpus++;
         model[i] = label(labels, "name");
     }
@@ -345,16 +359,18 @@ static void fold_findings(struct fleet *fl, json_t *result)
         json_t *labels;
         const char *instance;
         double x, t;
-        char *name, *id, *sev, *subject;
+        char *id, *sev, *subject;
         struct fleet_node *n;
         struct fleet_finding *f;
+        size_t at;
         int k;
 
         if (!sample(s, &labels, &instance, &x, &t) || x != 1)
             continue;
-        name = str_sanitized(instance);
-        n = node_of(&ix, fl, name, fl->prometheus);
-        free(name);
+        at = node_of(&ix, fl, instance);
+        if (at == SIZE_MAX)
+            continue;
+        n = &fl->nodes[at];
         id = label(labels, "id");
         sev = label(labels, "severity");
         subject = label(labels, "subject");
@@ -390,16 +406,13 @@ static void fold_status(struct fleet *fl, json_t *result)
         json_t *labels;
         const char *instance;
         double x, t;
-        char *name;
-        struct fleet_node *n;
+        size_t k;
 
         if (!sample(s, &labels, &instance, &x, &t))
             continue;
-        name = str_sanitized(instance);
-        n = node_of(&ix, fl, name, fl->prometheus);
-        free(name);
-        if (x >= 0 && x <= 3)
-            n->check_status = (int)x;
+        k = node_of(&ix, fl, instance);
+        if (k != SIZE_MAX && x >= 0 && x <= 3)
+            fl->nodes[k].check_status = (int)x;
     }
     free(ix.slot);
 }
@@ -586,6 +599,10 @@ int fleet_read_prometheus(struct fleet *fl, const char *url, int64_t timeout_ms,
     }
     settle_models(fl);
     judge_profiles(fl);
+    if (fl->prom_left_out > 0)
+        fleet_error(fl, fl->prometheus,
+                    "more instances than fleet reads (%d): %zu series of the others left out",
+                    FLEET_MAX_INPUTS, fl->prom_left_out);
     if (fl->n == 0) {
         *cause = xasprintf("%s has no gpudoctor series (gpudoctor_check_status): is it scraping "
                            "gpudoctor serve?",

@@ -2,7 +2,8 @@
 # `gpudoctor fleet --prometheus URL` against a stand-in for Prometheus's query API
 # (tests/helpers/fake-prometheus.py) that answers what a real server would not: the URL's
 # password is used for the requests (the server answers 401 without it) and shown nowhere: not
-# in the text report, the JSON's sources, the HTML page or standard error.
+# in the text report, the JSON's sources, the HTML page or standard error. Values no exporter
+# gives are left out, and so are instances beyond the 50,000 fleet reads (said).
 set -uo pipefail
 command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
@@ -92,6 +93,19 @@ check "odd values: no outlier" "$(jq -c '[.outliers[].name]' "$tmp/odd.out")" '[
 check "odd values: GPU counts" "$(jq -c '[.nodes[] | .values.gpu_count.value]' "$tmp/odd.out")" \
     '[null,null,8,8,8]'
 check "odd values: XIDs" "$(jq -c '[.nodes[] | .values.xid_events.value]' "$tmp/odd.out")" '[0,0,0,0,0]'
+
+# ---- more instances than fleet reads ----
+# 50,000 nodes at most (FLEET_MAX_INPUTS): the series of the others are counted, left out and
+# said, so that an answer naming a million instances cannot take a million nodes' memory
+jq -n '{gpudoctor_check_status: [range(50003) | [{instance: "n\(.)"}, "0"]]}' >"$tmp/flood.json"
+fake "$tmp/flood.json"
+rc=0
+"$GPUDOCTOR" fleet --outliers --prometheus "http://127.0.0.1:$PORT/" --timeout 20s \
+    >"$tmp/flood.out" 2>"$tmp/flood.err" || rc=$?
+check "flood: exit status (instances not read)" "$rc" 3
+check "flood: standard error" "$(cat "$tmp/flood.err")" \
+    "gpudoctor fleet: http://127.0.0.1:$PORT: more instances than fleet reads (50000): 3 series of the others left out"
+check "flood: the nodes read" "$(head -1 "$tmp/flood.out")" "50000 nodes, 1 GPU model: no outlier — from http://127.0.0.1:$PORT"
 
 [ "$failures" = 0 ] || exit 1
 echo "ok"

@@ -4,7 +4,8 @@
 # named with the stream's lines it held, and every document after it is still read, in JSON
 # Lines and in indented JSON alike; garbage between documents is skipped to the next line that
 # starts a document; a document cut at the end of the stream is named; a valid document whose
-# nested objects start lines of their own is never taken for a cut one.
+# nested objects start lines of their own is never taken for a cut one. A flood of documents (or
+# files) beyond the 50,000 fleet reads is counted and named in one error, not read.
 set -uo pipefail
 command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
 : "${GPUDOCTOR:?}" "${SRC:?}"
@@ -64,6 +65,26 @@ jq -c . "$BASE" | sed 's/:{/:\n{/g; s/\[{/[\n{/g; s/,{/,\n{/g' >"$tmp/hand.one"
 [ "$(grep -c '^{' "$tmp/hand.one")" -gt 100 ] || fail "hand-formatted: too few lines start with '{'"
 for i in 0 1 2 3 4; do jq -c --arg h "hand$i" '.hostname = $h' "$BASE" | sed 's/:{/:\n{/g; s/\[{/[\n{/g; s/,{/,\n{/g'; done >"$tmp/hand.in"
 check "nested objects at the start of lines" "$(run hand)" '0 [["hand0","hand1","hand2","hand3","hand4"],[]]'
+
+# a flood of documents that say nothing: at most FLEET_MAX_INPUTS (50,000) are read, each an
+# error; the rest are counted, not kept, and the first of them named (memory stays bounded)
+python3 -c 'import sys; sys.stdout.write("{}\n" * 50003)' >"$tmp/flood.in"
+rc=0
+"$GPUDOCTOR" fleet - <"$tmp/flood.in" >"$tmp/flood.out" 2>"$tmp/flood.err" || rc=$?
+check "flood: exit status" "$rc" 3
+check "flood: errors on standard error" "$(wc -l <"$tmp/flood.err")" 50001
+check "flood: the last error" "$(tail -1 "$tmp/flood.err")" \
+    "gpudoctor fleet: stdin #50001: not read, nor the 2 inputs after it: fleet reads at most 50000 files and documents"
+check "flood: the one before" "$(tail -2 "$tmp/flood.err" | head -1)" \
+    'gpudoctor fleet: stdin #50000: line 1, column 1: not a gpudoctor snapshot: no "schema" key'
+# and files: a directory of 50,002 entries, of which the last two are not read
+mkdir "$tmp/many"
+python3 -c 'import sys; [open("%s/n%05d.json" % (sys.argv[1], i), "w").close() for i in range(1, 50003)]' "$tmp/many"
+rc=0
+"$GPUDOCTOR" fleet "$tmp/many" >/dev/null 2>"$tmp/many.err" || rc=$?
+check "many files: exit status" "$rc" 3
+check "many files: the last error" "$(tail -1 "$tmp/many.err")" \
+    "gpudoctor fleet: $tmp/many/n50001.json: not read, nor the 1 input after it: fleet reads at most 50000 files and documents"
 
 [ "$failures" = 0 ] || exit 1
 echo "ok"
