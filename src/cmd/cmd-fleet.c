@@ -17,8 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DEFAULT_PROM_TIMEOUT_MS 30000
-#define FLEET_THREADS_ENV       "GPUDOCTOR_FLEET_THREADS"
+#define DEFAULT_PROM_TIMEOUT_MS  30000
+#define DEFAULT_PROM_DEADLINE_MS 120000
+#define FLEET_THREADS_ENV        "GPUDOCTOR_FLEET_THREADS"
 
 enum {
     OPT_PROMETHEUS = OPT__COMMON_END,
@@ -28,6 +29,7 @@ enum {
     OPT_MIN_GROUP,
     OPT_OUTLIERS,
     OPT_PROM_TIMEOUT,
+    OPT_PROM_DEADLINE,
 };
 
 static const struct cmd_option options[] = {
@@ -46,6 +48,8 @@ static const struct cmd_option options[] = {
       N_("the fewest nodes of one GPU model compared with each other (default 5)") },
     { "timeout", OPT_PROM_TIMEOUT, required_argument, "DUR",
       N_("with --prometheus: how long one query may take (default 30s)") },
+    { "deadline", OPT_PROM_DEADLINE, required_argument, "DUR",
+      N_("with --prometheus: how long all the queries together may take (default 2m)") },
     { NULL, 0, 0, NULL, NULL },
 };
 
@@ -56,7 +60,7 @@ struct opts {
     double z;
     size_t min_group;
     bool outliers;
-    int64_t timeout_ms;
+    int64_t timeout_ms, deadline_ms;
 };
 
 static int option(void *ctx, int key, char *arg)
@@ -102,6 +106,13 @@ static int option(void *ctx, int key, char *arg)
         if (!time_parse_duration_ms(arg, &o->timeout_ms) || o->timeout_ms < 100 ||
             o->timeout_ms > 3600000) {
             cmd_error("fleet", "--timeout: '%s' is not a duration from 100ms to 1h", arg);
+            return EXIT_USAGE;
+        }
+        return 0;
+    case OPT_PROM_DEADLINE:
+        if (!time_parse_duration_ms(arg, &o->deadline_ms) || o->deadline_ms < 100 ||
+            o->deadline_ms > 86400000) {
+            cmd_error("fleet", "--deadline: '%s' is not a duration from 100ms to 1d", arg);
             return EXIT_USAGE;
         }
         return 0;
@@ -178,7 +189,8 @@ static int exec(int argc, char **argv)
 {
     struct opts o = { .z = FLEET_DEFAULT_Z,
                       .min_group = FLEET_DEFAULT_MIN_GROUP,
-                      .timeout_ms = DEFAULT_PROM_TIMEOUT_MS };
+                      .timeout_ms = DEFAULT_PROM_TIMEOUT_MS,
+                      .deadline_ms = DEFAULT_PROM_DEADLINE_MS };
     struct fleet_profile *profiles = NULL;
     struct fleet_opts fo;
     struct cmd_front f;
@@ -212,7 +224,7 @@ static int exec(int argc, char **argv)
     if (o.prometheus) {
         char *cause = NULL;
 
-        if (fleet_read_prometheus(&fl, o.prometheus, o.timeout_ms, &cause) != 0) {
+        if (fleet_read_prometheus(&fl, o.prometheus, o.timeout_ms, o.deadline_ms, &cause) != 0) {
             cmd_error("fleet", "%s: %s", fl.prometheus, cause); /* without its password */
             free(cause);
             rc = EXIT_UNKNOWN;

@@ -298,10 +298,12 @@ size_t fleet_split_stream(int fd, size_t max, fleet_doc_fn *fn, void *ctx);
 
 /*
  * Builds the nodes from a Prometheus server's HTTP API (GET /api/v1/query, one instant query per
- * figure: docs/fleet.md lists them): one node per `instance` that gpudoctor serve exports.
- * Returns 0, or -1 with *cause set (the server cannot be reached, or answers no JSON).
+ * figure: docs/fleet.md lists them): one node per `instance` that gpudoctor serve exports. Each
+ * query may take timeout_ms, all of them together deadline_ms. Returns 0, or -1 with *cause set
+ * (the server cannot be reached, answers no JSON, or not before the deadline).
  */
-int fleet_read_prometheus(struct fleet *fl, const char *url, int64_t timeout_ms, char **cause);
+int fleet_read_prometheus(struct fleet *fl, const char *url, int64_t timeout_ms,
+                          int64_t deadline_ms, char **cause);
 /* Folds the answer to one query (the JSON of /api/v1/query) into the nodes; for tests. */
 int fleet_prom_answer(struct fleet *fl, int metric, const char *json, size_t len, char **cause);
 

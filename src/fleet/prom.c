@@ -7,6 +7,7 @@
 #include "fleet/fleet.h"
 #include "fleet/http.h"
 #include "util/strutil.h"
+#include "util/timeutil.h"
 #include "util/xalloc.h"
 
 #include <math.h>
@@ -439,17 +440,49 @@ static char *expand(const char *promql, const struct thresholds *th)
     return out;
 }
 
-/* GET base/api/v1/query?query=q. Returns the body, or NULL with *cause set. */
-static char *query(const char *base, const char *q, int64_t timeout_ms, size_t *len, char **cause)
-{
-    char *esc = fleet_url_escape(q), *url = xasprintf("%s/api/v1/query?query=%s", base, esc);
-    char *body = NULL;
-    int status = fleet_http_get(url, timeout_ms, PROM_MAX_ANSWER, &body, len, cause);
+/* How long the queries may take: each, and all of them together. */
+struct budget {
+    int64_t timeout_ms;  /* one query (--timeout) */
+    int64_t deadline_ms; /* all of them (--deadline) */
+    int64_t end_ms;      /* time_mono_ms() when all must be done */
+    size_t asked, total; /* queries answered so far, of how many */
+};
 
+/* Why the deadline ended the queries, as *cause says it. */
+static char *deadline_cause(const struct budget *b)
+{
+    return xasprintf("the queries did not finish within --deadline (%.10g s): %zu of %zu "
+                     "answered",
+                     (double)b->deadline_ms / 1000, b->asked, b->total);
+}
+
+/*
+ * GET base/api/v1/query?query=q, within --timeout and what is left of --deadline. Returns the
+ * body, or NULL with *cause set (the deadline's when it is what ended the query).
+ */
+static char *query(const char *base, const char *q, struct budget *b, size_t *len, char **cause)
+{
+    int64_t left = b->end_ms - time_mono_ms();
+    char *esc, *url, *body = NULL;
+    int status;
+
+    if (left <= 0) {
+        *cause = deadline_cause(b);
+        return NULL;
+    }
+    esc = fleet_url_escape(q);
+    url = xasprintf("%s/api/v1/query?query=%s", base, esc);
+    status = fleet_http_get(url, left < b->timeout_ms ? left : b->timeout_ms, PROM_MAX_ANSWER,
+                            &body, len, cause);
     free(esc);
     free(url);
+    if (status < 0 && time_mono_ms() >= b->end_ms) {
+        free(*cause);
+        *cause = deadline_cause(b);
+    }
     if (status < 0)
         return NULL;
+    b->asked++;
     if (status != 200 && status != 400 && status != 422) {
         /* 400 and 422 carry Prometheus's own error in JSON: let it say what */
         *cause = xasprintf("HTTP status %d", status);
@@ -459,11 +492,11 @@ static char *query(const char *base, const char *q, int64_t timeout_ms, size_t *
     return body;
 }
 
-static int fetch(struct fleet *fl, const char *base, const char *q, int64_t timeout_ms,
+static int fetch(struct fleet *fl, const char *base, const char *q, struct budget *b,
                  void (*fn)(struct fleet *, json_t *), char **cause)
 {
     size_t len;
-    char *why = NULL, *body = query(base, q, timeout_ms, &len, &why);
+    char *why = NULL, *body = query(base, q, b, &len, &why);
     json_error_t err;
     json_t *root, *result;
 
@@ -564,20 +597,24 @@ static void judge_profiles(struct fleet *fl)
     }
 }
 
-int fleet_read_prometheus(struct fleet *fl, const char *url, int64_t timeout_ms, char **cause)
+int fleet_read_prometheus(struct fleet *fl, const char *url, int64_t timeout_ms,
+                          int64_t deadline_ms, char **cause)
 {
     char *base = xstrdup(url);
+    struct budget b = { timeout_ms, deadline_ms, time_mono_ms() + deadline_ms, 0, 3 };
     int rc = -1;
 
+    for (size_t m = 0; m < fleet_n_metrics; m++)
+        b.total += fleet_metrics[m].promql != NULL;
     while (*base && base[strlen(base) - 1] == '/')
         base[strlen(base) - 1] = '\0';
     fl->prometheus = fleet_url_shown(base); /* what every output names; base keeps a password */
     /* The nodes first: every exporter says its verdict. */
-    if (fetch(fl, base, "gpudoctor_check_status", timeout_ms, fold_status, cause) != 0)
+    if (fetch(fl, base, "gpudoctor_check_status", &b, fold_status, cause) != 0)
         goto out;
-    if (fetch(fl, base, "gpudoctor_gpu_info", timeout_ms, fold_info, cause) != 0)
+    if (fetch(fl, base, "gpudoctor_gpu_info", &b, fold_info, cause) != 0)
         goto out;
-    if (fetch(fl, base, "gpudoctor_finding", timeout_ms, fold_findings, cause) != 0)
+    if (fetch(fl, base, "gpudoctor_finding", &b, fold_findings, cause) != 0)
         goto out;
     for (size_t m = 0; m < fleet_n_metrics; m++) {
         size_t len;
@@ -586,7 +623,7 @@ int fleet_read_prometheus(struct fleet *fl, const char *url, int64_t timeout_ms,
         if (fleet_metrics[m].promql == NULL)
             continue;
         q = expand(fleet_metrics[m].promql, &fl->opts.rules->th);
-        body = query(base, q, timeout_ms, &len, &why);
+        body = query(base, q, &b, &len, &why);
         if (body == NULL || fleet_prom_answer(fl, (int)m, body, len, &why) != 0) {
             *cause = xasprintf("%s: %s", q, why);
             free(why);

@@ -3,7 +3,8 @@
 # (tests/helpers/fake-prometheus.py) that answers what a real server would not: the URL's
 # password is used for the requests (the server answers 401 without it) and shown nowhere: not
 # in the text report, the JSON's sources, the HTML page or standard error. Values no exporter
-# gives are left out, and so are instances beyond the 50,000 fleet reads (said).
+# gives are left out, and so are instances beyond the 50,000 fleet reads (said). A server that
+# answers each query slowly is given --deadline for all of them together, not --timeout each.
 set -uo pipefail
 command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
@@ -93,6 +94,26 @@ check "odd values: no outlier" "$(jq -c '[.outliers[].name]' "$tmp/odd.out")" '[
 check "odd values: GPU counts" "$(jq -c '[.nodes[] | .values.gpu_count.value]' "$tmp/odd.out")" \
     '[null,null,8,8,8]'
 check "odd values: XIDs" "$(jq -c '[.nodes[] | .values.xid_events.value]' "$tmp/odd.out")" '[0,0,0,0,0]'
+
+# ---- a slow server: --deadline bounds all the queries together ----
+# each answer 0.4 s late, well within --timeout, but fleet sends some 30 queries: the run ends at
+# the deadline (1.5 s), saying how far it got, not after 12 s
+EDIT= answers "$tmp/slow.json" a:9400 b:9400 c:9400
+fake "$tmp/slow.json" --delay 0.4
+rc=0
+start=$(date +%s%N)
+"$GPUDOCTOR" fleet --prometheus "http://127.0.0.1:$PORT/" --timeout 5s --deadline 1.5s \
+    >"$tmp/slow.out" 2>"$tmp/slow.err" || rc=$?
+took=$((($(date +%s%N) - start) / 1000000))
+check "deadline: exit status" "$rc" 3
+grep -qxE "gpudoctor fleet: http://127.0.0.1:$PORT: [a-z_]+.*: the queries did not finish within --deadline \(1.5 s\): [34] of [0-9]+ answered" "$tmp/slow.err" ||
+    fail "deadline: standard error $(cat "$tmp/slow.err")"
+[ "$took" -lt 4000 ] || fail "deadline: the run took $took ms, past the 1.5 s deadline"
+[ -s "$tmp/slow.out" ] && fail "deadline: a report of the nodes half read: $(head -3 "$tmp/slow.out")"
+rc=0
+"$GPUDOCTOR" fleet --prometheus "http://127.0.0.1:$PORT/" --deadline 0 >/dev/null 2>"$tmp/err" || rc=$?
+check "deadline 0: exit status" "$rc" 64
+grep -qF -- "--deadline: '0' is not a duration from 100ms to 1d" "$tmp/err" || fail "deadline 0: $(cat "$tmp/err")"
 
 # ---- more instances than fleet reads ----
 # 50,000 nodes at most (FLEET_MAX_INPUTS): the series of the others are counted, left out and

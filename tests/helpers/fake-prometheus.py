@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""fake-prometheus.py ANSWERS PORTFILE [--auth USER:PASS]: a stand-in for Prometheus's
+"""fake-prometheus.py ANSWERS PORTFILE [--auth USER:PASS] [--delay SECONDS]: a stand-in for Prometheus's
 GET /api/v1/query on 127.0.0.1, for `gpudoctor fleet --prometheus` tests that need answers a
 real server would not give (a value out of range, a password in the URL).
 
@@ -8,20 +8,27 @@ vector it answers, a list of [labels, value] (the value as Prometheus writes it:
 as "8", "-1", "+Inf"). The first key that starts the query answers it; other queries answer an
 empty vector. The port it listens on is written to PORTFILE once it does. With --auth, a request
 without that user and password (HTTP Basic) is answered 401, and so every query fleet sends.
+With --delay, each answer comes SECONDS late (a server that is slow, but within any one query's
+timeout).
 """
 import base64
 import os
 import json
 import sys
+import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 
 def main():
     answers_path, port_file = sys.argv[1], sys.argv[2]
-    auth = None
-    if len(sys.argv) > 4 and sys.argv[3] == "--auth":
-        auth = "Basic " + base64.b64encode(sys.argv[4].encode()).decode()
+    auth, delay = None, 0.0
+    opts = sys.argv[3:]
+    for flag, value in zip(opts[::2], opts[1::2]):
+        if flag == "--auth":
+            auth = "Basic " + base64.b64encode(value.encode()).decode()
+        elif flag == "--delay":
+            delay = float(value)
     with open(answers_path) as f:
         answers = json.load(f)
 
@@ -46,6 +53,7 @@ def main():
                     result = [{"metric": labels, "value": [1764669600.0, value]}
                               for labels, value in vector]
                     break
+            time.sleep(delay)
             body = json.dumps({"status": "success",
                                "data": {"resultType": "vector", "result": result}}).encode()
             self.send_response(200)
