@@ -282,7 +282,9 @@ const struct cmd cmd_fleet = {
                 "model, is an outlier. Prints one row per node, then the outliers, ranked, with\n"
                 "their figures beside the group's.\n"),
     .options = options,
-    .groups = CMD_G_CONFIG | CMD_G_JSON | CMD_G_COLOR | CMD_G_WIDTH | CMD_G_ASCII,
+    /* No --width: the report's lines are rows (a node, a line of evidence beside the group's),
+     * aligned in columns and each whole for grep; wrapped they would be neither. */
+    .groups = CMD_G_CONFIG | CMD_G_JSON | CMD_G_COLOR | CMD_G_ASCII,
     .max_operands = UINT_MAX,
     .epilogue =
         N_("Exit status: 0 no outlier, 1 outliers, 2 an outlier with a critical deviation (a\n"

@@ -48,6 +48,9 @@ run procs --only nvml
 status 64 "procs --only (it chooses its collectors)"
 run watch --width 100
 status 64 "watch --width (the terminal decides)"
+run fleet --width 100 "$SNAP"
+status 64 "fleet --width (its lines are rows, never wrapped)"
+has "$ERR" "unrecognized option '--width'" "fleet --width"
 run serve --from "$SNAP"
 status 64 "serve --from"
 
