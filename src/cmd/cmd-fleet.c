@@ -40,7 +40,8 @@ static const struct cmd_option options[] = {
       N_("judge nodes of the GPU model of FILE's [profile] section by it (one without gpu_model "
          "applies to the other nodes; repeatable)") },
     { "html", OPT_HTML, required_argument, "FILE",
-      N_("also write a self-contained HTML page (node table, outliers, plots) to FILE") },
+      N_("also write a self-contained HTML page (node table, outliers, plots) to FILE; '-': "
+         "to standard output instead of the text report") },
     { "outliers", OPT_OUTLIERS, no_argument, NULL, N_("list only the outliers in the node table") },
     { "threshold", OPT_Z, required_argument, "Z",
       N_("the modified z-score beyond which a figure is an outlier (default 3.5)") },
@@ -196,6 +197,7 @@ static int exec(int argc, char **argv)
     struct cmd_front f;
     struct fleet fl;
     unsigned threads;
+    bool html_stdout;
     int rc;
 
     memset(&fl, 0, sizeof(fl));
@@ -210,6 +212,13 @@ static int exec(int argc, char **argv)
     if (o.prometheus == NULL && f.n_operands == 0) {
         cmd_error("fleet", "nothing to compare: give snapshot files, directories, '-' (a stream "
                            "on standard input) or --prometheus URL");
+        rc = cmd_usage_error(&cmd_fleet);
+        goto out;
+    }
+    /* --html -: the page is what standard output holds, alone; the JSON cannot share it. */
+    html_stdout = o.html != NULL && strcmp(o.html, "-") == 0;
+    if (html_stdout && f.json) {
+        cmd_error("fleet", "--html - and --json both write to standard output: give --html a file");
         rc = cmd_usage_error(&cmd_fleet);
         goto out;
     }
@@ -247,6 +256,8 @@ static int exec(int argc, char **argv)
     }
     if (f.json) {
         print_json(&fl, rc);
+    } else if (html_stdout) {
+        /* The page was the report; the errors are on standard error as ever. */
     } else if (fl.n == 0 && fl.n_errors > 0) {
         /* Nothing was read: the errors above are the whole answer, not a report of no nodes. */
     } else {
