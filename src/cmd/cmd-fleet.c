@@ -300,7 +300,8 @@ const struct cmd cmd_fleet = {
     .epilogue =
         N_("Exit status: 0 no outlier, 1 outliers, 2 an outlier with a critical deviation (a\n"
            "GPU missing, a critical finding the group does not share), 3 no node could be\n"
-           "read or an input could not be read (unless 2), 64 usage error. docs/fleet.md\n"
-           "lists every figure, the PromQL queries and the JSON.\n"),
+           "read, an input could not be read (unless 2), or the Prometheus server could not\n"
+           "be asked (within --deadline), 64 usage error. docs/fleet.md lists every figure,\n"
+           "the PromQL queries and the JSON.\n"),
     .exec = exec,
 };
