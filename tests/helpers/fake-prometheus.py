@@ -56,11 +56,14 @@ def main():
             time.sleep(delay)
             body = json.dumps({"status": "success",
                                "data": {"resultType": "vector", "result": result}}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # fleet gave up waiting (--deadline): what a slow server sees
 
     server = HTTPServer(("127.0.0.1", 0), Handler)
     with open(port_file + ".tmp", "w") as f:
