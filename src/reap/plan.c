@@ -486,6 +486,9 @@ static void reset_advice(struct reap_target *t, const struct use *u)
                "sudo nvidia-smi --gpu-reset -i %d   # only once no other process uses GPU %d "
                "(gpudoctor procs --gpu %d)",
                (int)u->gpus[i], (int)u->gpus[i], (int)u->gpus[i]);
+    advice(t, "# refused with 'In use by another client'? stop what keeps it open "
+              "(nvidia-persistenced, DCGM: nv-hostengine, dcgm-exporter), reset, then start them "
+              "again");
     /* Never a reboot command: pasted as a block, it would run before the node is drained. */
     advice(t, "# when the reset fails or cannot wait: drain the node, then sudo reboot");
 }

@@ -236,6 +236,14 @@ char *fix_pci_arg(struct finding *f, const char *value);
  * A pointer into bus (NULL stays NULL).
  */
 const char *pci_lspci_form(const char *bus);
+/*
+ * The fix lines that reset GPU g (fix-reset.c): `sudo nvidia-smi -r -i N   # why` (why: N_() text,
+ * or NULL), or, where NVIDIA's rules say the GPU cannot be reset alone (NVLink before Ampere, an
+ * NVSwitch system without Fabric Manager), the reset of every GPU after draining the node; then
+ * what to stop when the reset is refused as in use.
+ */
+void fix_gpu_reset(const struct rule_ctx *ctx, struct finding *f, const struct gpu *g,
+                   const char *why);
 /* Whether a pid may go into a command such as kill (1..PROC_PID_MAX; never 0 or -1). */
 static inline bool fix_pid_ok(int64_t pid)
 {

@@ -367,16 +367,16 @@ static bool bus_event(const struct klog_event *ev)
     return ev->kind == KLOG_FALLEN_OFF_BUS || (ev->kind == KLOG_XID && ev->xid == 79);
 }
 
-static void lost_fixes(struct finding *f, int32_t idx)
+/*
+ * NVIDIA's action for a GPU off the bus (Xid 79) is a reboot: a reset rarely brings it back, and
+ * an nvidia-smi -r on it can hang like any query of a lost GPU, so none is offered.
+ */
+static void lost_fixes(struct finding *f)
 {
-    if (idx >= 0)
-        finding_fix(f,
-                    "sudo nvidia-smi -r -i %d   # try a GPU reset (often impossible once "
-                    "lost)",
-                    idx);
+    finding_fix(f, "# drain the node, then sudo reboot (a cold power cycle if the GPU is still "
+                   "missing after it): a GPU reset rarely brings a lost GPU back");
     finding_fix(f, "sudo journalctl -k | grep -iE 'NVRM|AER|pcie' | tail -50   # what happened "
                    "on the bus");
-    finding_fix(f, "# usually needed: drain the node, then sudo reboot");
     finding_fix(f, "# check power cables, seating, temperature; if it recurs, contact the vendor "
                    "(RMA)");
 }
@@ -496,7 +496,7 @@ static void check_gpu_lost(const struct rule_ctx *ctx, struct findings *out)
                                                (when.l, ev->message ? ev->message : "?")));
             }
         }
-        lost_fixes(f, (int32_t)g->index);
+        lost_fixes(f);
         f->impact = 2.0;
     }
     /* Lost GPUs NVML no longer lists are known only by their PCI address: one finding each. */
@@ -525,7 +525,7 @@ static void check_gpu_lost(const struct rule_ctx *ctx, struct findings *out)
         else
             finding_evidence(f, "NVML's list of GPUs is not known, so the address names no GPU "
                                 "index");
-        lost_fixes(f, -1);
+        lost_fixes(f);
         f->impact = 2.0;
     }
     if (!klog_source_known(ctx))
@@ -553,7 +553,8 @@ const struct rule rule_health_gpu_lost = {
                     "the bus' or XID 79 for its PCI address within klog_max_age_h (also for GPUs "
                     "NVML no longer lists)."),
     .fix =
-        N_("Try nvidia-smi -r -i N; usually the node must be drained and rebooted. Read the kernel "
+        N_("Drain the node and reboot it (a cold power cycle if the GPU is still missing): a GPU "
+           "reset rarely brings a lost GPU back. Read the kernel "
            "log for AER and PCIe errors before the event, check power cables and seating, compare "
            "temperatures. A recurrence means hardware: contact the vendor."),
     .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),
@@ -606,7 +607,7 @@ static void check_gpu_inaccessible(const struct rule_ctx *ctx, struct findings *
             break;
         case NVML_ERROR_RESET_REQUIRED:
             finding_title(f, "GPU %" PRIu32 " needs a reset before it can be used again", g->index);
-            finding_fix(f, "sudo nvidia-smi -r -i %" PRIu32 "   # no process may use it", g->index);
+            fix_gpu_reset(ctx, f, g, N_("no process may use it"));
             break;
         case NVML_ERROR_IRQ_ISSUE:
             finding_title(f, "GPU %" PRIu32 " unusable: the kernel reports an interrupt problem",
@@ -1094,11 +1095,12 @@ static void check_ecc(const struct rule_ctx *ctx, struct findings *out)
                         "# jobs that ran on GPU %" PRIu32 " may have failed or produced wrong "
                         "results: rerun them",
                         g->index);
+            fix_gpu_reset(ctx, f, g,
+                          N_("after draining it: reset retires or remaps the bad memory"));
             finding_fix(f,
-                        "sudo nvidia-smi -r -i %" PRIu32 "   # after draining it: reset "
-                        "retires or remaps the bad memory",
+                        "sudo dcgmi diag -r 3 -i %" PRIu32 "   # memory diagnostics of this GPU "
+                        "only, after the reset, if DCGM is installed",
                         g->index);
-            finding_fix(f, "dcgmi diag -r 3   # memory diagnostics, if DCGM is installed");
         } else {
             finding_fix(f,
                         "nvidia-smi -i %" PRIu32 " -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER   "
@@ -1200,7 +1202,7 @@ static void check_recovery_action(const struct rule_ctx *ctx, struct findings *o
             finding_title(f, "GPU %" PRIu32 " needs a reset: its driver asks for one", g->index);
             finding_fix(f, "# drain GPU %" PRIu32 " (no new jobs), let or make its jobs end, then:",
                         g->index);
-            finding_fix(f, "sudo nvidia-smi -r -i %" PRIu32, g->index);
+            fix_gpu_reset(ctx, f, g, NULL);
             finding_fix(f, "# a reset that fails or does not clear it: reboot the node");
             f->impact = 1.0;
             break;
@@ -1233,7 +1235,7 @@ static void check_recovery_action(const struct rule_ctx *ctx, struct findings *o
                         "# drain GPU %" PRIu32 ": let the jobs that use it and its peers end, "
                         "start no new ones, then:",
                         g->index);
-            finding_fix(f, "sudo nvidia-smi -r -i %" PRIu32, g->index);
+            fix_gpu_reset(ctx, f, g, NULL);
             f->impact = 1.0;
             break;
         case GPU_RECOVERY_RECOVER_IMEX_DOMAIN:
@@ -1316,8 +1318,7 @@ static void check_repair_pending(const struct rule_ctx *ctx, struct findings *ou
         if (remap)
             finding_evidence(f, "a row remap is pending");
         finding_evidence(f, "until then the faulty memory can still be handed to jobs");
-        finding_fix(f, "sudo nvidia-smi -r -i %" PRIu32 "   # when no job uses it (or reboot)",
-                    g->index);
+        fix_gpu_reset(ctx, f, g, N_("when no job uses it (or reboot)"));
         memory_past(ctx, f, g, STATE_EV_REPAIR, N_("a memory repair pending a reset"));
         f->impact = 0.5;
     }

@@ -351,10 +351,16 @@ static void check_unaccounted(const struct rule_ctx *ctx, struct findings *out)
                     "nvidia-smi -i %" PRIu32 " --query-compute-apps=pid,used_memory "
                     "--format=csv   # run on the host, not in a container",
                     g->index);
-        finding_fix(f,
-                    "sudo nvidia-smi -r -i %" PRIu32 "   # when nothing holds it: reset the "
-                    "GPU (no process may use it)",
-                    g->index);
+        /* A reset only for a GPU known to compute nothing: memory on a busy GPU, or held by a
+         * process NVML lists, is a running job's (another container's, another tenant's). */
+        if (n_hidden == 0 && gpu_valid(g, GPU_S_UTIL_GPU) && g->util_gpu_pct == 0)
+            fix_gpu_reset(ctx, f, g, N_("nothing computes on it: a reset frees the memory"));
+        else if (gpu_valid(g, GPU_S_UTIL_GPU) && g->util_gpu_pct > 0)
+            finding_fix(f,
+                        "# GPU %" PRIu32 " is computing (%" PRIu32 " %% busy): the memory is a "
+                        "running job's; find its owner before anything else (the host pid's "
+                        "/proc/PID/cgroup names its container)",
+                        g->index, g->util_gpu_pct);
         f->impact = (double)held / (double)g->mem_total_bytes;
     }
 }

@@ -577,10 +577,7 @@ static void check_mig(const struct rule_ctx *ctx, struct findings *out)
                           g->index, g->mig_mode_pending ? "enabled" : "disabled");
             finding_evidence(f, "MIG mode now %s, pending %s", g->mig_mode ? "on" : "off",
                              g->mig_mode_pending ? "on" : "off");
-            finding_fix(f,
-                        "sudo nvidia-smi -r -i %" PRIu32 "   # reset (no process may use it), "
-                        "or reboot",
-                        g->index);
+            fix_gpu_reset(ctx, f, g, N_("reset (no process may use it), or reboot"));
             f->impact = 0.1;
         }
     }

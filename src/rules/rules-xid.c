@@ -150,8 +150,7 @@ static size_t gpu_code_count(const struct xgroup *g, int32_t code)
 static void fix_reset(struct finding *f, const struct xgroup *g, const char *why)
 {
     if (g->v)
-        finding_fix_take(f, TWICE("sudo nvidia-smi -r -i %" PRIu32 "   # %s", (g->v->g->index, why),
-                                  (g->v->g->index, _(why))));
+        fix_gpu_reset(g->ctx, f, g->v->g, why);
     else
         finding_fix_take(f, TWICE("# %s: find the index of the GPU at that PCI address "
                                   "(nvidia-smi --query-gpu=index,pci.bus_id --format=csv), then: "

@@ -503,8 +503,11 @@ static void test_defunct(void **state)
     assert_non_null(strstr(t->why, "with 1 thread stuck in the kernel (state D"));
     assert_string_equal(t->advice[0], "sudo nvidia-smi --gpu-reset -i 0   # only once no other "
                                       "process uses GPU 0 (gpudoctor procs --gpu 0)");
-    assert_int_equal(strncmp(t->advice[1], "# ", 2), 0); /* a comment, never a reboot command */
-    assert_non_null(strstr(t->advice[1], "drain the node, then sudo reboot"));
+    /* what to stop when the reset is refused as in use, then comments, never a reboot command */
+    assert_non_null(strstr(t->advice[1], "'In use by another client'"));
+    assert_int_equal(strncmp(t->advice[1], "# ", 2), 0);
+    assert_int_equal(strncmp(t->advice[2], "# ", 2), 0);
+    assert_non_null(strstr(t->advice[2], "drain the node, then sudo reboot"));
     reap_plan_free(&plan);
     fixture_close(&fx);
 
