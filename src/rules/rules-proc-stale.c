@@ -169,9 +169,16 @@ static void check_stopped(const struct rule_ctx *ctx, struct findings *out)
             finding_fix(f, "kill -CONT %d   # resume it (or 'fg' in the shell that stopped it)",
                         u->pid);
         }
-        if (fix_pid_ok(u->pid))
+        /* A stopped process acts on SIGTERM only once resumed (a handler that saves a
+         * checkpoint runs then): the end is a SIGTERM, then a SIGCONT, as reap sends them. */
+        if (fix_pid_ok(u->pid) && u->p->state == 't')
             finding_fix(f, "kill %d   # or end it, once %s confirms it is no longer needed", u->pid,
                         u->p->user ? u->p->user : "its owner");
+        else if (fix_pid_ok(u->pid))
+            finding_fix(f,
+                        "kill %d && kill -CONT %d   # or end it, once %s confirms it is no "
+                        "longer needed (stopped, it acts on the signal only once resumed)",
+                        u->pid, u->pid, u->p->user ? u->p->user : "its owner");
         f->impact = u->used_valid ? (double)u->used_bytes / (1024.0 * MIB) / 80.0 + 1.0 : 1.0;
     }
 }
