@@ -239,7 +239,7 @@ static int exec(int argc, char **argv)
     struct opts o = { 0 };
     struct cmd_front f;
     struct ack_job j = { 0 };
-    char *cause = NULL;
+    char *cause = NULL, *kept = NULL;
     int rc;
 
     rc = cmd_front_parse(&f, &cmd_ack, argc, argv, option, &o);
@@ -281,7 +281,8 @@ static int exec(int argc, char **argv)
         goto out;
     }
     if (o.clear) {
-        rc = state_update(f.state_dir, clear_fn, &j, &cause) == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
+        rc = state_update(f.state_dir, clear_fn, &j, &kept, &cause) == 0 ? EXIT_HEALTHY
+                                                                         : EXIT_UNKNOWN;
         if (rc == EXIT_HEALTHY && j.cleared == 0) {
             cmd_error("ack", "no such acknowledgement");
             rc = EXIT_WARNING;
@@ -290,13 +291,18 @@ static int exec(int argc, char **argv)
         }
     } else {
         boot_now(&j.boot_id, &j.uptime_us);
-        rc = state_update(f.state_dir, add_fn, &j, &cause) == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
+        rc =
+            state_update(f.state_dir, add_fn, &j, &kept, &cause) == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
         if (j.gpu_unknown)
             rc = EXIT_USAGE;
         if (rc == EXIT_HEALTHY)
             printf(o.expires_ms ? _("acknowledged %s on %s (with an expiry)\n")
                                 : _("acknowledged %s on %s until a new event\n"),
                    j.rule, j.uuid);
+    }
+    if (kept) { /* the old file set aside: what it held is not lost, and the operator knows */
+        cmd_error("ack", "note: %s", kept);
+        free(kept);
     }
     if (cause) {
         cmd_error("ack", "%s", cause);

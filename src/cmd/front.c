@@ -587,12 +587,16 @@ struct snapshot *cmd_front_snapshot(struct cmd_front *f)
 
 int cmd_front_record_state(const struct cmd_front *f, const struct snapshot *s)
 {
-    char *cause = NULL;
+    char *cause = NULL, *kept = NULL;
 
     if (f->from != NULL || f->state_dir == NULL || !(f->cmd->groups & CMD_G_STATE))
         return 0;
-    if (state_record(f->state_dir, s, time_real_ms(), &cause) == 0)
+    if (state_record(f->state_dir, s, time_real_ms(), &kept, &cause) == 0) {
+        if (kept != NULL)
+            cmd_error(f->cmd->name, "note: %s", kept);
+        free(kept);
         return 0;
+    }
     cmd_error(f->cmd->name, "note: the state file was not updated: %s", cause);
     free(cause);
     return -1;

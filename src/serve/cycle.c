@@ -83,12 +83,15 @@ void serve_bench_refresh(struct serve_state *st)
 
 void serve_record(struct serve_state *st)
 {
-    char *cause = NULL;
+    char *cause = NULL, *kept = NULL;
     int rc;
 
     if (st->unrecorded == NULL)
         return;
-    rc = state_recorder_record(&st->rec, st->unrecorded, time_real_ms(), &cause);
+    rc = state_recorder_record(&st->rec, st->unrecorded, time_real_ms(), &kept, &cause);
+    if (kept != NULL)
+        fprintf(stderr, "gpudoctor serve: note: %s\n", kept);
+    free(kept);
     if (rc < 0 && !st->rec.failing)
         fprintf(stderr, "gpudoctor serve: note: the state file was not updated: %s\n", cause);
     else if (rc > 0 && st->rec.failing)

@@ -24,8 +24,10 @@ enum state_status {
     STATE_NOT_READ,   /* not looked at (--no-state, or a snapshot without the section) */
     STATE_OK,         /* read */
     STATE_MISSING,    /* no state file yet: nothing is known about the past */
-    STATE_CORRUPT,    /* unreadable as a state file: ignored, rewritten at the next record */
-    STATE_UNREADABLE, /* could not be opened or read (permissions, I/O): ignored */
+    STATE_CORRUPT,    /* unreadable as a state file: ignored, kept aside and rewritten at the
+                         next record */
+    STATE_UNREADABLE, /* could not be opened or read (permissions, I/O), or a newer version:
+                         ignored, never replaced */
 };
 extern const char *const state_status_names[]; /* "not_read", "ok", "missing", ... */
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define HAS(ev, slot) (((ev)->valid & (UINT64_C(1) << (slot))) != 0)
@@ -99,6 +100,13 @@ void state_parse(const char *text, size_t len, const char *name, struct state_in
     } else if (!json_is_integer(version)) {
         set_note(st, STATE_CORRUPT,
                  "state file %s: no \"version\" number; ignored, will be rewritten", name);
+    } else if (json_integer_value(version) > STATE_VERSION) {
+        /* A newer gpudoctor's (this one is a downgrade): its acknowledgements and history are
+         * kept for it, never replaced by what this one would write. */
+        set_note(st, STATE_UNREADABLE,
+                 "state file %s: version %lld, written by a newer gpudoctor (this one reads "
+                 "version %d); ignored, not replaced",
+                 name, (long long)json_integer_value(version), STATE_VERSION);
     } else if (json_integer_value(version) != STATE_VERSION) {
         set_note(st, STATE_CORRUPT,
                  "state file %s: version %lld, this gpudoctor reads version %d; ignored, will be "
@@ -777,8 +785,44 @@ fail:
     return -1;
 }
 
+/*
+ * Renames the corrupt state file in dfd (st, as read under the lock) aside, to
+ * STATE_FILE.corrupt-TIME (UTC, then -2, -3, ... when taken), so that rewriting it destroys
+ * nothing: what it held (acknowledgements, history) may be recovered by hand. 0 with *kept set to
+ * a note naming where it went, or -1 with *cause.
+ */
+static int keep_corrupt(int dfd, const char *dir, const struct state_info *st, char **kept,
+                        char **cause)
+{
+    time_t now = (time_t)(time_real_ms() / 1000);
+    char stamp[32] = "unknown-time";
+    struct tm tm;
+    int err = EEXIST;
+
+    if (gmtime_r(&now, &tm) != NULL)
+        strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+    for (int n = 1; n < 100 && err == EEXIST; n++) {
+        char *name = n == 1 ? xasprintf("%s.corrupt-%s", STATE_FILE, stamp)
+                            : xasprintf("%s.corrupt-%s-%d", STATE_FILE, stamp, n);
+
+        /* Never over another kept file; the lock keeps other writers of ours away. */
+        if (renameat2(dfd, STATE_FILE, dfd, name, RENAME_NOREPLACE) == 0) {
+            if (kept != NULL)
+                *kept = xasprintf("%s; the file is kept as %s/%s, a new one written", st->note, dir,
+                                  name);
+            free(name);
+            return 0;
+        }
+        err = errno;
+        free(name);
+    }
+    *cause = xasprintf("%s; it could not be kept aside (%s), so it is not rewritten", st->note,
+                       strerror(err));
+    return -1;
+}
+
 static int update(const char *dir, int (*fn)(struct state_info *st, void *arg, char **cause),
-                  void *arg, int64_t wait_ms, char **cause)
+                  void *arg, int64_t wait_ms, char **kept, char **cause)
 {
     struct state_info st;
     char *text;
@@ -803,6 +847,10 @@ static int update(const char *dir, int (*fn)(struct state_info *st, void *arg, c
         rc = rc > 0 ? 0 : -1;
         goto out;
     }
+    if (st.status == STATE_CORRUPT && keep_corrupt(dfd, dir, &st, kept, cause) != 0) {
+        rc = -1;
+        goto out;
+    }
     text = state_format(&st);
     rc = file_write_atomic_at(dfd, STATE_FILE, st.path, text, strlen(text), 0600, cause);
     free(text);
@@ -814,9 +862,9 @@ out:
 }
 
 int state_update(const char *dir, int (*fn)(struct state_info *st, void *arg, char **cause),
-                 void *arg, char **cause)
+                 void *arg, char **kept, char **cause)
 {
-    return update(dir, fn, arg, STATE_LOCK_WAIT_MS, cause);
+    return update(dir, fn, arg, STATE_LOCK_WAIT_MS, kept, cause);
 }
 
 struct record_arg {
@@ -833,11 +881,12 @@ static int record_fn(struct state_info *st, void *arg, char **cause)
     return 0;
 }
 
-int state_record(const char *dir, const struct snapshot *s, int64_t now_ms, char **cause)
+int state_record(const char *dir, const struct snapshot *s, int64_t now_ms, char **kept,
+                 char **cause)
 {
     struct record_arg a = { s, now_ms };
 
-    return state_update(dir, record_fn, &a, cause);
+    return state_update(dir, record_fn, &a, kept, cause);
 }
 
 /* ---- recording from a loop ---- */
@@ -882,7 +931,7 @@ static bool seen_long_ago(const struct snapshot *s, int64_t now_ms)
 }
 
 int state_recorder_record(struct state_recorder *r, const struct snapshot *s, int64_t now_ms,
-                          char **cause)
+                          char **kept, char **cause)
 {
     struct record_arg a = { s, now_ms };
 
@@ -890,7 +939,7 @@ int state_recorder_record(struct state_recorder *r, const struct snapshot *s, in
         return 0;
     if (!state_has_news(s, now_ms) && !seen_long_ago(s, now_ms))
         return 0;
-    if (update(r->dir, record_fn, &a, STATE_LOOP_LOCK_WAIT_MS, cause) != 0)
+    if (update(r->dir, record_fn, &a, STATE_LOOP_LOCK_WAIT_MS, kept, cause) != 0)
         return -1;
     return 1;
 }

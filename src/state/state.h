@@ -46,7 +46,7 @@ int state_dir_open(const char *dir, bool create, char **cause);
  * Reads the state file of dir into st (zeroed or freed): status, path, note and content. Never
  * fails: STATE_MISSING (no file, no directory), STATE_CORRUPT ("state file PATH:LINE:COL: what;
  * ignored, will be rewritten") or STATE_UNREADABLE (a directory state_dir_open refuses; a link,
- * not a regular file, another user's file, an error) leave the content empty.
+ * not a regular file, another user's file, a newer version, an error) leave the content empty.
  */
 void state_load(const char *dir, struct state_info *st);
 
@@ -74,13 +74,19 @@ bool state_merge(struct state_info *st, const struct snapshot *s, int64_t now_ms
 /*
  * Updates the state file of dir: takes the lock, reads the file, calls fn(st, arg) on what it
  * read (fn returns 0 to write, 1 to leave the file as it is, -1 with *cause set to fail),
- * writes it atomically, releases the lock. Returns 0, or -1 with *cause set (the caller frees).
+ * writes it atomically, releases the lock. A file it cannot read and would not replace
+ * (STATE_UNREADABLE: another user's, a link, a newer version) fails the update. A corrupt one
+ * (STATE_CORRUPT) is kept: renamed to STATE_FILE.corrupt-TIME (UTC, "20260102T030405Z") beside it
+ * before the new one is written, and *kept (when kept is not NULL) set to a note saying so
+ * (the caller frees); one that cannot be renamed is not rewritten. Returns 0, or -1 with *cause
+ * set (the caller frees).
  */
 int state_update(const char *dir, int (*fn)(struct state_info *st, void *arg, char **cause),
-                 void *arg, char **cause);
+                 void *arg, char **kept, char **cause);
 
 /* state_update with state_merge of s: what a check, watch, serve or slurm-check saw. */
-int state_record(const char *dir, const struct snapshot *s, int64_t now_ms, char **cause);
+int state_record(const char *dir, const struct snapshot *s, int64_t now_ms, char **kept,
+                 char **cause);
 
 /* ---- recording from a loop (watch, serve) ---- */
 
@@ -106,10 +112,10 @@ bool state_has_news(const struct snapshot *s, int64_t now_ms);
  * most STATE_LOOP_LOCK_WAIT_MS for another writer. A loop that sees nothing new leaves the file
  * alone.
  * s must hold the state section (collect_state). Returns 1 written, 0 nothing to write, -1 with
- * *cause set (the caller frees).
+ * *cause set (the caller frees); *kept as state_update says.
  */
 int state_recorder_record(struct state_recorder *r, const struct snapshot *s, int64_t now_ms,
-                          char **cause);
+                          char **kept, char **cause);
 
 /* ---- epochs: a boot split by the GPU resets detected in it (docs/state.md) ---- */
 

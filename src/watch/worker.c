@@ -126,17 +126,20 @@ static uint64_t gpu_pids(const struct snapshot *s)
  */
 static void with_state(struct watch_worker *w, struct snapshot *s)
 {
-    char *cause = NULL;
+    char *cause = NULL, *kept = NULL;
     int rc;
 
     if (w->rec.dir == NULL || s == NULL)
         return;
     collect_state(s, w->rec.dir);
-    rc = state_recorder_record(&w->rec, s, time_real_ms(), &cause);
+    rc = state_recorder_record(&w->rec, s, time_real_ms(), &kept, &cause);
     if (rc < 0 && !w->rec.failing)
         fprintf(stderr, _("gpudoctor watch: note: the state file was not updated: %s\n"), cause);
+    if (kept != NULL)
+        fprintf(stderr, _("gpudoctor watch: note: %s\n"), kept);
     if (rc != 0)
         w->rec.failing = rc < 0;
+    free(kept);
     free(cause);
 }
 

@@ -97,9 +97,15 @@ static void test_version(void **state)
     struct state_info st;
 
     (void)state;
+    /* a newer gpudoctor's file: not read, and (state_update) never replaced */
     load_text("{\"version\": 2, \"gpus\": []}", &st);
+    assert_int_equal(st.status, STATE_UNREADABLE);
+    assert_non_null(
+        strstr(st.note, "version 2, written by a newer gpudoctor (this one reads version 1)"));
+    state_info_free(&st);
+    load_text("{\"version\": 0, \"gpus\": []}", &st);
     assert_int_equal(st.status, STATE_CORRUPT);
-    assert_non_null(strstr(st.note, "version 2, this gpudoctor reads version 1"));
+    assert_non_null(strstr(st.note, "version 0, this gpudoctor reads version 1"));
     state_info_free(&st);
     load_text("{\"gpus\": []}", &st);
     assert_int_equal(st.status, STATE_CORRUPT);
@@ -282,7 +288,7 @@ static void test_record_round_trip(void **state)
     (void)state;
     snprintf(path, sizeof(path), "%s/state.json", dir);
     unlink(path);
-    assert_int_equal(state_record(dir, s, 42, &cause), 0);
+    assert_int_equal(state_record(dir, s, 42, NULL, &cause), 0);
     assert_int_equal(stat(path, &sb), 0);
     assert_int_equal(sb.st_mode & 0777, 0600);
     state_load(dir, &st);
@@ -290,6 +296,102 @@ static void test_record_round_trip(void **state)
     assert_int_equal(st.n_gpus, 1);
     assert_int_equal(st.gpus[0].events[0].uptime_us, 100000000);
     state_info_free(&st);
+    snapshot_free(s);
+}
+
+/* Reads the file name in dir; the caller frees it. */
+static char *read_in_dir(const char *name)
+{
+    char path[256], *text = xmalloc(4096);
+    size_t n;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    f = fopen(path, "r");
+    assert_non_null(f);
+    n = fread(text, 1, 4095, f);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
+/* The names in dir that start with prefix, sorted, one a line; the caller frees it. */
+static char *names_in_dir(const char *prefix)
+{
+    char cmd[256], *out = xcalloc(1, 4096);
+    size_t n;
+    FILE *p;
+
+    snprintf(cmd, sizeof(cmd), "cd %s && ls | grep '^%s' | sort", dir, prefix);
+    p = popen(cmd, "r");
+    assert_non_null(p);
+    n = fread(out, 1, 4095, p);
+    out[n] = '\0';
+    pclose(p);
+    return out;
+}
+
+static void rm_kept(void)
+{
+    char cmd[128];
+
+    snprintf(cmd, sizeof(cmd), "rm -f %s/state.json.corrupt-*", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* A record never destroys what a file held: a corrupt file is kept aside (its own bytes, under a
+ * new name the note gives), a newer version's is left as it is and the record fails. */
+static void test_corrupt_kept_newer_kept(void **state)
+{
+    static const char corrupt[] = "{\"version\": 1, \"acks\": [{\"rule\": \"health.xid\", "
+                                  "\"gpu_uuid\": \"GPU-1\", \"note\": 5}]}\n";
+    static const char newer[] = "{\"version\": 2, \"acks\": [{\"rule\": \"health.xid\"}]}\n";
+    struct snapshot *s = one_gpu("S1", "GPU-1", "boot-a", 100000000, 0);
+    char *cause = NULL, *kept = NULL, *text, *names, *name;
+    struct state_info st;
+
+    (void)state;
+    rm_kept();
+    write_state(newer);
+    assert_int_equal(state_record(dir, s, 42, &kept, &cause), -1);
+    assert_null(kept);
+    assert_non_null(strstr(cause, "written by a newer gpudoctor"));
+    free(cause);
+    cause = NULL;
+    text = read_in_dir("state.json");
+    assert_string_equal(text, newer);
+    free(text);
+
+    write_state(corrupt);
+    assert_int_equal(state_record(dir, s, 42, &kept, &cause), 0);
+    assert_null(cause);
+    assert_non_null(kept);
+    names = names_in_dir("state.json.corrupt-");
+    assert_int_equal(strlen(names), strlen("state.json.corrupt-20260102T030405Z\n"));
+    names[strlen(names) - 1] = '\0';
+    assert_non_null(strstr(kept, names)); /* the note names where it went */
+    assert_non_null(strstr(kept, ":1:")); /* and why */
+    text = read_in_dir(names);
+    assert_string_equal(text, corrupt);
+    free(text);
+    state_load(dir, &st);
+    assert_int_equal(st.status, STATE_OK);
+    state_info_free(&st);
+    free(kept);
+    kept = NULL;
+    /* corrupt again within the second: a second name, the first kept as it was */
+    write_state("{");
+    assert_int_equal(state_record(dir, s, 43, &kept, &cause), 0);
+    name = names_in_dir("state.json.corrupt-");
+    assert_non_null(strstr(name, names));
+    assert_true(strlen(name) > strlen(names) + 1);
+    text = read_in_dir(names);
+    assert_string_equal(text, corrupt);
+    free(text);
+    free(name);
+    free(names);
+    free(kept);
+    rm_kept();
     snapshot_free(s);
 }
 
@@ -307,28 +409,29 @@ static void test_recorder(void **state)
     collect_state(s, dir);
     assert_int_equal(s->state.status, STATE_MISSING);
     assert_true(state_has_news(s, now));
-    assert_int_equal(state_recorder_record(&r, s, now, &cause), 1);
+    assert_int_equal(state_recorder_record(&r, s, now, NULL, &cause), 1);
     /* the next cycle reads what it wrote: nothing new, nothing written */
     collect_state(s, dir);
     assert_int_equal(s->state.status, STATE_OK);
     assert_int_equal(s->state.gpus[0].n_events, 1);
     assert_false(state_has_news(s, now + 1000));
-    assert_int_equal(state_recorder_record(&r, s, now + 1000, &cause), 0);
+    assert_int_equal(state_recorder_record(&r, s, now + 1000, NULL, &cause), 0);
     /* a new Xid later in the boot is news */
     s->driver.events[0].uptime_us += 1000000;
     s->driver.events[0].time_ms += 1000;
     assert_true(state_has_news(s, now + 2000));
     assert_int_equal(s->state.gpus[0].n_events, 1); /* the snapshot's past is not changed */
-    assert_int_equal(state_recorder_record(&r, s, now + 2000, &cause), 1);
+    assert_int_equal(state_recorder_record(&r, s, now + 2000, NULL, &cause), 1);
     collect_state(s, dir);
     assert_int_equal(s->state.gpus[0].n_events, 2);
     /* nothing new, but the GPU last seen an hour ago: last_seen_ms refreshed */
-    assert_int_equal(state_recorder_record(&r, s, now + 2000 + STATE_REFRESH_MS - 1, &cause), 0);
-    assert_int_equal(state_recorder_record(&r, s, now + 2000 + STATE_REFRESH_MS, &cause), 1);
+    assert_int_equal(state_recorder_record(&r, s, now + 2000 + STATE_REFRESH_MS - 1, NULL, &cause),
+                     0);
+    assert_int_equal(state_recorder_record(&r, s, now + 2000 + STATE_REFRESH_MS, NULL, &cause), 1);
     collect_state(s, dir);
     assert_int_equal(s->state.gpus[0].last_seen_ms, now + 2000 + STATE_REFRESH_MS);
     /* the clock went back: refreshed too, so the GPU does not look unseen for an hour */
-    assert_int_equal(state_recorder_record(&r, s, now, &cause), 1);
+    assert_int_equal(state_recorder_record(&r, s, now, NULL, &cause), 1);
     collect_state(s, dir);
     assert_int_equal(s->state.gpus[0].last_seen_ms, now);
     /* a corrupt file is news (rewritten); the state off writes nothing */
@@ -337,9 +440,9 @@ static void test_recorder(void **state)
     assert_int_equal(s->state.status, STATE_CORRUPT);
     assert_true(state_has_news(s, now + 3000));
     r.dir = NULL;
-    assert_int_equal(state_recorder_record(&r, s, now + 3000, &cause), 0);
+    assert_int_equal(state_recorder_record(&r, s, now + 3000, NULL, &cause), 0);
     r.dir = dir;
-    assert_int_equal(state_recorder_record(&r, s, now + 3000, &cause), 1);
+    assert_int_equal(state_recorder_record(&r, s, now + 3000, NULL, &cause), 1);
     collect_state(s, dir);
     assert_int_equal(s->state.status, STATE_OK);
     assert_null(cause);
@@ -563,7 +666,7 @@ static void test_dir_trusted(void **state)
     assert_int_equal(st.status, STATE_UNREADABLE);
     assert_non_null(strstr(st.note, "writable by its group (mode 0770): not used"));
     state_info_free(&st);
-    assert_int_equal(state_record(sub, &(struct snapshot){ 0 }, 1, &cause), -1);
+    assert_int_equal(state_record(sub, &(struct snapshot){ 0 }, 1, NULL, &cause), -1);
     assert_non_null(strstr(cause, "writable by its group"));
     free(cause);
     assert_int_equal(chmod(sub, 0700), 0);
@@ -603,6 +706,7 @@ int main(void)
         cmocka_unit_test(test_expired_acks_pruned),
         cmocka_unit_test(test_record_round_trip),
         cmocka_unit_test(test_recorder),
+        cmocka_unit_test(test_corrupt_kept_newer_kept),
         cmocka_unit_test(test_clock_changes),
         cmocka_unit_test(test_acks_mark_only),
         cmocka_unit_test(test_dir_resolve),
