@@ -5,12 +5,14 @@
  * rules/ack.c applies them.
  */
 #include "cmd/cmd.h"
+#include "rules/rules.h"
 #include "state/state.h"
 #include "util/fileio.h"
 #include "util/strutil.h"
 #include "util/timeutil.h"
 #include "util/xalloc.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <pwd.h>
@@ -24,7 +26,8 @@ enum { OPT_GPU = OPT__COMMON_END, OPT_NOTE, OPT_EXPIRES, OPT_LIST, OPT_CLEAR, OP
 
 static const struct cmd_option options[] = {
     { "gpu", OPT_GPU, required_argument, "GPU",
-      N_("the GPU: its UUID (GPU-...), or its index as the last check saw it") },
+      N_("the GPU: its UUID (GPU-...), or its index as NVML numbers it now (as the last recorded "
+         "run did, when NVML cannot be read)") },
     { "note", OPT_NOTE, required_argument, "TEXT", N_("why: shown beside the finding") },
     { "expires", OPT_EXPIRES, required_argument, "DUR",
       N_("end the acknowledgement after DUR (7d, 12h); default: until a new event") },
@@ -83,9 +86,14 @@ struct ack_job {
     char *boot_id;
     int64_t uptime_us;
     size_t cleared;
-    char *uuid;       /* the GPU resolved */
-    bool gpu_unknown; /* --gpu named an index the state has never seen: a usage error */
+    char *uuid;       /* the GPU resolved (resolve_gpu) */
+    int32_t severity; /* the most severe finding it covers (enum severity) */
 };
+
+static bool is_uuid(const char *arg)
+{
+    return strncmp(arg, "GPU-", 4) == 0 || strncmp(arg, "MIG-", 4) == 0;
+}
 
 /* The GPU --gpu names, in the state: by UUID, else by the index it was last seen at. */
 static const struct state_gpu *find_gpu(const struct state_info *st, const char *arg)
@@ -93,7 +101,7 @@ static const struct state_gpu *find_gpu(const struct state_info *st, const char 
     const struct state_gpu *best = NULL;
     uint32_t idx;
 
-    if (strncmp(arg, "GPU-", 4) == 0 || strncmp(arg, "MIG-", 4) == 0)
+    if (is_uuid(arg))
         return state_find_gpu(st, NULL, arg);
     if (!str_to_u32(arg, 10, &idx))
         return NULL;
@@ -103,6 +111,98 @@ static const struct state_gpu *find_gpu(const struct state_info *st, const char 
             best = &st->gpus[i];
     }
     return best;
+}
+
+/* The GPU of the live snapshot s (NULL: none) that arg names: by UUID, or by NVML index. */
+static const struct gpu *live_gpu(const struct snapshot *s, const char *arg)
+{
+    uint32_t idx;
+    bool by_uuid = is_uuid(arg);
+
+    if (s == NULL || (!by_uuid && !str_to_u32(arg, 10, &idx)))
+        return NULL;
+    for (size_t i = 0; i < s->n_gpus; i++) {
+        const struct gpu *g = &s->gpus[i];
+
+        if (by_uuid ? gpu_valid(g, GPU_S_UUID) && g->uuid && strcmp(g->uuid, arg) == 0
+                    : g->index == idx && gpu_valid(g, GPU_S_UUID) && g->uuid)
+            return g;
+    }
+    return NULL;
+}
+
+/*
+ * The UUID of the GPU --gpu names: what NVML shows now (s, a live collection), else what the
+ * state file recorded, said on stderr, for an index may have moved since (a GPU fallen off the
+ * bus renumbers the rest). NULL, said why, when neither knows it: an acknowledgement of a GPU
+ * that is not here could never match.
+ */
+static char *resolve_gpu(const struct snapshot *s, const char *arg)
+{
+    const struct gpu *g = live_gpu(s, arg);
+    const struct state_gpu *sg;
+
+    if (g != NULL)
+        return xstrdup(g->uuid);
+    sg = s ? find_gpu(&s->state, arg) : NULL;
+    if (sg != NULL) {
+        if (!is_uuid(arg))
+            cmd_error("ack",
+                      "note: NVML shows no GPU %s now: GPU %s is %s as the state file last saw it",
+                      arg, arg, sg->uuid);
+        else
+            cmd_error("ack", "note: NVML shows no GPU %s now; the state file knows it", arg);
+        return xstrdup(sg->uuid);
+    }
+    if (is_uuid(arg))
+        cmd_error("ack",
+                  "no GPU %s: NVML does not show it, nor does the state file ('gpudoctor check' "
+                  "shows each GPU's UUID)",
+                  arg);
+    else
+        cmd_error("ack",
+                  "no GPU %s: NVML does not show it, nor does the state file: run 'gpudoctor "
+                  "check' first, or give the GPU's UUID",
+                  arg);
+    return NULL;
+}
+
+/*
+ * The severity to acknowledge rule on the GPU uuid at: that of its finding now (the most severe,
+ * if several), in the live findings fs; without one, the rule's own, said on stderr (a more
+ * severe finding will not be covered). -1, said why, when the rule's findings now are about the
+ * node, not a GPU: an acknowledgement per GPU could never match them.
+ */
+static int32_t severity_now(const struct findings *fs, const struct rule *rule, const char *uuid,
+                            const char *arg)
+{
+    const struct finding *node = NULL;
+    int32_t sev = -1;
+
+    for (size_t i = 0; i < fs->n; i++) {
+        const struct finding *x = &fs->items[i];
+
+        if (x->rule != rule)
+            continue;
+        if (x->subject.gpu_uuid == NULL)
+            node = x;
+        else if (strcmp(x->subject.gpu_uuid, uuid) == 0 && (int32_t)x->severity > sev)
+            sev = (int32_t)x->severity;
+    }
+    if (sev >= 0)
+        return sev;
+    if (node != NULL) {
+        cmd_error("ack",
+                  "%s is about the node, not a GPU (now: %s): an acknowledgement is of a GPU's "
+                  "finding",
+                  rule->id, finding_title_text(node));
+        return -1;
+    }
+    cmd_error("ack",
+              "note: no %s finding about GPU %s now: acknowledged at the rule's severity, %s; a "
+              "more severe one will show",
+              rule->id, arg, severity_names[rule->severity]);
+    return (int32_t)rule->severity;
 }
 
 static int64_t last_counter(const struct state_gpu *g, enum state_event_kind kind)
@@ -128,18 +228,11 @@ static char *who(void)
 static int add_fn(struct state_info *st, void *arg, char **cause)
 {
     struct ack_job *j = arg;
-    const struct state_gpu *g = find_gpu(st, j->o->gpu);
+    const struct state_gpu *g = state_find_gpu(st, NULL, j->uuid);
     struct state_ack *a;
     size_t k = 0;
 
-    if (g == NULL && strncmp(j->o->gpu, "GPU-", 4) != 0) {
-        j->gpu_unknown = true;
-        *cause = xasprintf("no GPU %s in the state file: run 'gpudoctor check' first, or give "
-                           "the GPU's UUID",
-                           j->o->gpu);
-        return -1;
-    }
-    j->uuid = xstrdup(g ? g->uuid : j->o->gpu);
+    (void)cause;
     for (size_t i = 0; i < st->n_acks; i++) { /* a new one replaces the old */
         if (strcmp(st->acks[i].rule, j->rule) == 0 && strcmp(st->acks[i].gpu_uuid, j->uuid) == 0)
             state_ack_free(&st->acks[i]);
@@ -165,20 +258,19 @@ static int add_fn(struct state_info *st, void *arg, char **cause)
     a->uptime_us = j->uptime_us;
     a->ecc_uncorrected = last_counter(g, STATE_EV_ECC);
     a->remapped_rows = last_counter(g, STATE_EV_REMAP);
+    a->severity = j->severity;
     return 0;
 }
 
 static int clear_fn(struct state_info *st, void *arg, char **cause)
 {
     struct ack_job *j = arg;
-    const struct state_gpu *g = j->o->all ? NULL : find_gpu(st, j->o->gpu);
-    const char *uuid = g ? g->uuid : j->o->gpu;
     size_t k = 0;
 
     (void)cause;
     for (size_t i = 0; i < st->n_acks; i++) {
-        if (j->o->all ||
-            (strcmp(st->acks[i].rule, j->rule) == 0 && strcmp(st->acks[i].gpu_uuid, uuid) == 0)) {
+        if (j->o->all || (strcmp(st->acks[i].rule, j->rule) == 0 &&
+                          strcmp(st->acks[i].gpu_uuid, j->uuid) == 0)) {
             state_ack_free(&st->acks[i]);
             j->cleared++;
         } else {
@@ -187,6 +279,43 @@ static int clear_fn(struct state_info *st, void *arg, char **cause)
     }
     st->n_acks = k;
     return j->cleared ? 0 : 1;
+}
+
+/*
+ * Judges this machine now, as check would (no sampling window unless --window), to learn which
+ * GPU --gpu names (resolve_gpu) and, to acknowledge, the severity of the rule's finding about it
+ * (severity_now). The state directory is tried first: one that cannot be used fails the same way
+ * whatever the machine shows. 0, or the status to end with, said why.
+ */
+static int judge_now(struct cmd_front *f, struct ack_job *j)
+{
+    struct findings fs = { 0 };
+    struct snapshot *s;
+    char *cause = NULL;
+    int dfd = state_dir_open(f->state_dir, false, &cause);
+
+    if (dfd < 0 && errno != ENOENT) {
+        cmd_error("ack", "%s", cause);
+        free(cause);
+        return EXIT_UNKNOWN;
+    }
+    if (dfd >= 0)
+        close(dfd);
+    free(cause);
+    f->no_progress = true;
+    s = cmd_front_snapshot(f); /* NULL: NVML and the rest unknown; the state file still tells */
+    if (s == NULL) {
+        s = xcalloc(1, sizeof(*s));
+        state_load(f->state_dir, &s->state);
+    }
+    j->uuid = resolve_gpu(s, j->o->gpu);
+    if (j->uuid != NULL && !j->o->clear) {
+        rules_run(s, NULL, &f->config.rules, &fs);
+        j->severity = severity_now(&fs, rule_find(j->rule), j->uuid, j->o->gpu);
+    }
+    findings_free(&fs);
+    snapshot_free(s);
+    return j->uuid == NULL || (!j->o->clear && j->severity < 0) ? EXIT_USAGE : 0;
 }
 
 /* This boot's id and the time since it, read live (an acknowledgement is given here, now). */
@@ -280,6 +409,11 @@ static int exec(int argc, char **argv)
         cmd_error("ack", "--clear takes no --note nor --expires");
         goto out;
     }
+    if (o.gpu != NULL) {
+        rc = judge_now(&f, &j);
+        if (rc != 0)
+            goto out;
+    }
     if (o.clear) {
         rc = state_update(f.state_dir, clear_fn, &j, &kept, &cause) == 0 ? EXIT_HEALTHY
                                                                          : EXIT_UNKNOWN;
@@ -293,12 +427,10 @@ static int exec(int argc, char **argv)
         boot_now(&j.boot_id, &j.uptime_us);
         rc =
             state_update(f.state_dir, add_fn, &j, &kept, &cause) == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
-        if (j.gpu_unknown)
-            rc = EXIT_USAGE;
         if (rc == EXIT_HEALTHY)
-            printf(o.expires_ms ? _("acknowledged %s on %s (with an expiry)\n")
-                                : _("acknowledged %s on %s until a new event\n"),
-                   j.rule, j.uuid);
+            printf(o.expires_ms ? _("acknowledged %s %s on %s (with an expiry)\n")
+                                : _("acknowledged %s %s on %s until a new event\n"),
+                   severity_names[j.severity], j.rule, j.uuid);
     }
     if (kept) { /* the old file set aside: what it held is not lost, and the operator knows */
         cmd_error("ack", "note: %s", kept);
@@ -322,15 +454,19 @@ const struct cmd cmd_ack = {
     .synopsis = "RULE --gpu GPU [--note TEXT] [--expires DUR]\n--list\n--clear RULE --gpu GPU\n"
                 "--clear --all",
     .summary = N_("acknowledge a GPU's finding until it expires or a new event"),
-    .about = N_("Acknowledge a finding (a rule id, as 'check' shows it) about one GPU: check,\n"
+    .about = N_("Acknowledge a finding (a rule id, as 'check' shows it) about one GPU, at the\n"
+                "severity it has now (this machine is judged as 'check --window 0' would): check,\n"
                 "watch, serve and slurm-check show it apart and stop counting it, until it\n"
-                "expires or the GPU has a new event (a new Xid, more ECC errors, more remapped\n"
-                "rows). Kept in the state file (docs/state.md).\n"),
+                "expires, the GPU has a new event (a new Xid, more ECC errors, more remapped\n"
+                "rows) or the finding becomes more severe. Kept in the state file\n"
+                "(docs/state.md).\n"),
     .options = options,
-    .groups = CMD_G_STATE,
+    .groups = CMD_G_COLLECT | CMD_G_CONFIG | CMD_G_STATE,
+    .window_ms = 0,
     .max_operands = 1,
     .epilogue =
         N_("Exit status: 0 done, 1 nothing to clear, 3 the state file could not be written,\n"
-           "64 usage error (an unknown rule, or a GPU index no check has seen).\n"),
+           "64 usage error (an unknown rule, a GPU neither NVML nor the state file knows, a\n"
+           "rule about the node rather than a GPU).\n"),
     .exec = exec,
 };

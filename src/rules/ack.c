@@ -4,10 +4,12 @@
  * it expires or the same GPU has a new event: an Xid logged after the acknowledgement, a higher
  * uncorrectable ECC count or more uncorrectable remapped rows than it covered, a row remap
  * failure or a memory repair pending that appeared after it. An acknowledgement never hides a
- * new event (docs/state.md).
+ * new event, nor a finding more severe than the one it was given for (docs/state.md).
  */
+#include "rules/rule-impl.h"
 #include "rules/rules.h"
 #include "state/state.h"
+#include "util/timeutil.h"
 #include "util/xalloc.h"
 
 #include <stdlib.h>
@@ -163,6 +165,20 @@ struct finding_ack *finding_ack_dup(const struct finding_ack *a)
     return d;
 }
 
+/*
+ * Says in the finding's evidence that an acknowledgement of a milder finding (a warning, when it
+ * is critical now) does not cover it: it escalated since the operator saw it.
+ */
+static void say_escalated(struct finding *f, const struct state_ack *a)
+{
+    char when[40];
+
+    time_format_iso(a->time_ms, when, sizeof(when));
+    finding_evidence(f, "acknowledged at %s by %s at %s%s%s%s: not covered, it is %s now",
+                     severity_names[a->severity], a->by ? a->by : "?", when, a->note ? " (\"" : "",
+                     a->note ? a->note : "", a->note ? "\")" : "", severity_names[f->severity]);
+}
+
 void rules_apply_acks(const struct snapshot *s, struct findings *f)
 {
     for (size_t i = 0; i < f->n && s->state.n_acks > 0; i++) {
@@ -171,6 +187,10 @@ void rules_apply_acks(const struct snapshot *s, struct findings *f)
 
         if (a == NULL)
             continue;
+        if (a->severity >= 0 && (int32_t)f->items[i].severity > a->severity) {
+            say_escalated(&f->items[i], a);
+            continue;
+        }
         fa.note = a->note;
         fa.by = a->by;
         fa.time_ms = a->time_ms;

@@ -22,6 +22,8 @@ const char *const state_event_kind_names[] = {
     NULL,
 };
 
+const char *const state_ack_severity_names[] = { "info", "warning", "critical", NULL };
+
 const char *const state_reset_how_names[] = {
     [STATE_RESET_REPAIR_APPLIED] = "repair_applied",
     [STATE_RESET_ENERGY_DROP] = "energy_drop",
@@ -122,6 +124,10 @@ static const struct jfield ack_fields[] = {
       "the GPU's aggregate uncorrectable ECC count it covers; -1 unknown"),
     A("remapped_rows", JF_I64, remapped_rows,
       "the GPU's uncorrectable remapped rows it covers; -1 unknown"),
+    { "severity", JF_ENUM, offsetof(struct state_ack, severity), -1, 0, state_ack_severity_names,
+      "gpudoctor ack",
+      "the most severe finding it covers (info, warning, critical): a more severe one is not "
+      "acknowledged; null or absent (a file written before it): any" },
 };
 #undef A
 
@@ -185,7 +191,7 @@ struct state_gpu *state_find_gpu(const struct state_info *st, const char *serial
 
 void state_content_to_json(const struct state_info *st, json_t *out)
 {
-    json_t *gpus = json_array();
+    json_t *gpus = json_array(), *acks;
 
     for (size_t i = 0; i < st->n_gpus; i++) {
         const struct state_gpu *g = &st->gpus[i];
@@ -201,8 +207,12 @@ void state_content_to_json(const struct state_info *st, json_t *out)
         json_array_append_new(gpus, o);
     }
     json_object_set_new(out, "gpus", gpus);
-    json_object_set_new(
-        out, "acks", jlist_write_table(&state_ack_table, st->acks, st->n_acks, sizeof(*st->acks)));
+    acks = jlist_write_table(&state_ack_table, st->acks, st->n_acks, sizeof(*st->acks));
+    for (size_t i = 0; i < st->n_acks; i++) { /* not recorded: null, which reads back as such */
+        if (st->acks[i].severity < 0)
+            json_object_set_new(json_array_get(acks, i), "severity", json_null());
+    }
+    json_object_set_new(out, "acks", acks);
 }
 
 json_t *state_info_to_json(const struct state_info *st)
@@ -337,6 +347,7 @@ static int read_gpu(void *obj, const json_t *j, const char *path, struct jerr *e
 static int read_ack(void *obj, const json_t *j, const char *path, struct jerr *err)
 {
     struct state_ack *a = obj;
+    const json_t *v;
 
     a->uptime_us = a->ecc_uncorrected = a->remapped_rows = -1;
     if (read_record(&state_ack_table, a, j, path, err) != 0)
@@ -351,6 +362,14 @@ static int read_ack(void *obj, const json_t *j, const char *path, struct jerr *e
         a->ecc_uncorrected = -1;
     if (json_object_get(j, "remapped_rows") == NULL)
         a->remapped_rows = -1;
+    v = json_object_get(j, "severity");
+    if (v == NULL || json_is_null(v)) {
+        a->severity = -1;
+    } else if (a->severity < 0 || a->severity > 2) {
+        jerr_set(err, path, "severity: %d is not one of \"info\", \"warning\", \"critical\"",
+                 (int)a->severity);
+        return -1;
+    }
     return 0;
 }
 

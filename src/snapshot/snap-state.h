@@ -115,6 +115,10 @@ struct state_ack {
     int64_t uptime_us; /* when in that boot; -1 unknown */
     /* Counters at the time: more than this is a new event. -1: unknown. */
     int64_t ecc_uncorrected, remapped_rows;
+    /* The most severe finding it covers (enum severity, rules.h: state_ack_severity_names): a
+     * more severe one of its rule and GPU is not acknowledged. -1: not recorded (a file written
+     * before it was): any severity, as then. */
+    int32_t severity;
 };
 
 struct state_info {
@@ -126,6 +130,9 @@ struct state_info {
     struct state_ack *acks;
     size_t n_acks;
 };
+
+/* "info", "warning", "critical": enum severity's order (rules.h), which this module lies below */
+extern const char *const state_ack_severity_names[];
 
 extern const struct jtable state_event_table;
 extern const struct jtable state_gpu_table;

@@ -140,8 +140,8 @@ run_xid() { # run_xid [options]: slurm-check on the fixture root
     NVML_SIM_SCENARIO=$HEALTHY "$GPUDOCTOR" slurm-check --only nvml,kernel_log,host --root "$XR" \
         --window 0 --node "$NODE" --state-dir "$XS" "$@" >"$TMP/sc.out" 2>&1 || rc=$?
 }
-"$GPUDOCTOR" ack health.xid --gpu GPU-6f3c2a91-1d4e-7b8a-93c5-0e2f4a6b8c10 --note "RMA 4711" \
-    --state-dir "$XS" >/dev/null
+NVML_SIM_SCENARIO=$HEALTHY "$GPUDOCTOR" ack health.xid --gpu GPU-6f3c2a91-1d4e-7b8a-93c5-0e2f4a6b8c10 \
+    --note "RMA 4711" --root "$XR" --state-dir "$XS" >/dev/null
 jq '.acks[0].boot_id = "22222222-0000-0000-0000-000000000001" | .acks[0].uptime_us = 380000000' \
     "$XS/state.json" >"$TMP/xs.json" && cp "$TMP/xs.json" "$XS/state.json"
 run_xid

@@ -104,9 +104,9 @@ cp "$SRC/scenarios/healthy-8xh100.json" "$SCEN"
 boot 11111111-0000-0000-0000-000000000005
 S2=$T/state2
 check --state-dir "$S2" >/dev/null
-"$GPUDOCTOR" ack health.xid --gpu 0 --note "RMA 4711 opened" --state-dir "$S2" >"$T/ack.out"
-expect "ack output" "$(cat "$T/ack.out")" \
-    "acknowledged health.xid on GPU-6f3c2a91-1d4e-7b8a-93c5-0e2f4a6b8c10 until a new event"
+gd ack health.xid --gpu 0 --note "RMA 4711 opened" --root "$R" --state-dir "$S2" >"$T/ack.out" 2>"$T/ack.err"
+expect "ack output" "$(cat "$T/ack.out" "$T/ack.err")" \
+    "acknowledged critical health.xid on GPU-6f3c2a91-1d4e-7b8a-93c5-0e2f4a6b8c10 until a new event"
 # The acknowledgement was given after the event: set its point back into this boot's past.
 jq '.acks[0].boot_id = "11111111-0000-0000-0000-000000000005" | .acks[0].uptime_us = 380000000' \
     "$S2/state.json" >"$T/s.json" && cp "$T/s.json" "$S2/state.json"

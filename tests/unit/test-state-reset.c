@@ -487,6 +487,7 @@ static void give_ack(struct state_info *st, const char *rule, const char *boot, 
     a->uptime_us = (int64_t)(at_s * 1e6);
     a->time_ms = BOOT_MS + (int64_t)(at_s * 1000);
     a->ecc_uncorrected = a->remapped_rows = -1;
+    a->severity = -1;
 }
 
 /* An acknowledgement is lifted by a repair pending after a reset that followed it, or by a row

@@ -546,6 +546,7 @@ static void test_clock_changes(void **state)
     a->boot_id = xstrdup("boot-b");
     a->uptime_us = 200000000; /* after the Xid at 100 s */
     a->ecc_uncorrected = a->remapped_rows = -1;
+    a->severity = -1;
     a->time_ms = s->time_ms;
     a->expires_ms = s->time_ms + day;
     assert_non_null(judge(s, &f, "health.xid")->ack);
@@ -586,6 +587,7 @@ static void test_acks_mark_only(void **state)
     s->state.acks[0].uptime_us = 200000000; /* after the Xid at 100 s */
     s->state.acks[0].ecc_uncorrected = 0;
     s->state.acks[0].remapped_rows = -1;
+    s->state.acks[0].severity = -1; /* a file from before the field: any severity */
     f.items = xcalloc(3, sizeof(*f.items));
     f.n = f.cap = 3;
     for (size_t i = 0; i < 3; i++) {
@@ -613,6 +615,89 @@ static void test_acks_mark_only(void **state)
     assert_int_equal(findings_count(&f, SEV_CRITICAL), 2);
     findings_free(&f);
     snapshot_free(s);
+}
+
+/*
+ * An acknowledgement covers the severity it was given at and milder: the same rule on the same
+ * GPU, escalated since (a warning then, critical now), is not acknowledged and says why; one
+ * written without a severity (an older file) covers any, as before. The field reads and writes.
+ */
+static void test_ack_severity(void **state)
+{
+    static const struct {
+        int32_t acked;
+        enum severity now;
+        bool covered;
+    } cases[] = {
+        { SEV_WARNING, SEV_WARNING, true },   { SEV_WARNING, SEV_CRITICAL, false },
+        { SEV_CRITICAL, SEV_CRITICAL, true }, { SEV_CRITICAL, SEV_WARNING, true },
+        { SEV_INFO, SEV_WARNING, false },     { -1, SEV_CRITICAL, true },
+    };
+    struct state_info back = { 0 };
+    char *text;
+
+    (void)state;
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        struct snapshot *s = one_gpu("S1", "GPU-1", "boot-a", 100000000, 0);
+        struct findings f = { 0 };
+        struct state_ack *a;
+
+        s->state.status = STATE_OK;
+        s->state.acks = xcalloc(1, sizeof(*s->state.acks));
+        s->state.n_acks = 1;
+        a = &s->state.acks[0];
+        a->rule = xstrdup("clock.thermal-slowdown");
+        a->gpu_uuid = xstrdup("GPU-1");
+        a->by = xstrdup("alice");
+        a->note = xstrdup("RMA 4711");
+        a->boot_id = xstrdup("boot-a");
+        a->uptime_us = 200000000;
+        a->ecc_uncorrected = 0;
+        a->remapped_rows = -1;
+        a->severity = cases[c].acked;
+        f.items = xcalloc(1, sizeof(*f.items));
+        f.n = f.cap = 1;
+        f.items[0].rule = rule_find("clock.thermal-slowdown");
+        f.items[0].severity = cases[c].now;
+        f.items[0].subject.gpu_index = 0;
+        f.items[0].subject.pid = -1;
+        f.items[0].subject.gpu_uuid = xstrdup("GPU-1");
+        f.items[0].title = xstrdup("hot");
+        rules_apply_acks(s, &f);
+        assert_int_equal(f.items[0].ack != NULL, cases[c].covered);
+        if (!cases[c].covered) {
+            assert_int_equal(f.items[0].n_evidence, 1);
+            assert_non_null(strstr(f.items[0].evidence[0], "acknowledged at "));
+            assert_non_null(strstr(f.items[0].evidence[0], "by alice"));
+            assert_non_null(strstr(f.items[0].evidence[0], "RMA 4711"));
+            assert_non_null(strstr(f.items[0].evidence[0], "not covered, it is "));
+        } else {
+            assert_int_equal(f.items[0].n_evidence, 0);
+        }
+        /* through the file: the severity kept, none recorded still none */
+        text = state_format(&s->state);
+        state_parse(text, strlen(text), "t.json", &back);
+        assert_int_equal(back.status, STATE_OK);
+        assert_int_equal(back.acks[0].severity, cases[c].acked);
+        assert_true(strstr(text, cases[c].acked < 0 ? "\"severity\": null" : "\"severity\": \"") !=
+                    NULL);
+        state_info_free(&back);
+        free(text);
+        findings_free(&f);
+        snapshot_free(s);
+    }
+    /* an older file, without the key: any severity */
+    state_parse("{\"version\": 1, \"acks\": [{\"rule\": \"health.xid\", \"gpu_uuid\": \"G\"}]}", 65,
+                "old.json", &back);
+    assert_int_equal(back.status, STATE_OK);
+    assert_int_equal(back.acks[0].severity, -1);
+    state_info_free(&back);
+    state_parse("{\"version\": 1, \"acks\": [{\"rule\": \"health.xid\", \"gpu_uuid\": \"G\", "
+                "\"severity\": 7}]}",
+                80, "bad.json", &back);
+    assert_int_equal(back.status, STATE_CORRUPT);
+    assert_non_null(strstr(back.note, "severity"));
+    state_info_free(&back);
 }
 
 static void test_dir_resolve(void **state)
@@ -709,6 +794,7 @@ int main(void)
         cmocka_unit_test(test_corrupt_kept_newer_kept),
         cmocka_unit_test(test_clock_changes),
         cmocka_unit_test(test_acks_mark_only),
+        cmocka_unit_test(test_ack_severity),
         cmocka_unit_test(test_dir_resolve),
         cmocka_unit_test(test_dir_trusted),
     };
