@@ -535,8 +535,16 @@ int cmd_front_parse(struct cmd_front *f, const struct cmd *c, int argc, char **a
     }
     if ((c->groups & CMD_G_CONFIG) && load_config(f) != 0)
         return EXIT_USAGE;
-    if ((c->groups & CMD_G_STATE) && !f->no_state)
-        f->state_dir = state_dir_resolve(f->state_dir_opt, f->config.state_dir);
+    if ((c->groups & CMD_G_STATE) && !f->no_state) {
+        char *cause = NULL;
+
+        f->state_dir = state_dir_resolve(f->state_dir_opt, f->config.state_dir, &cause);
+        if (cause != NULL) {
+            cmd_error(c->name, "%s", cause);
+            free(cause);
+            return EXIT_USAGE;
+        }
+    }
     render_opts_init(&f->render, stdout, f->color, f->width, f->ascii);
     return CMD_GO;
 }

@@ -25,14 +25,23 @@ static bool is_off(const char *v)
     return v != NULL && strcmp(v, "off") == 0;
 }
 
-char *state_dir_resolve(const char *dir, const char *config_dir)
+char *state_dir_resolve(const char *dir, const char *config_dir, char **cause)
 {
-    const char *env = getenv(STATE_DIR_ENV), *xdg, *home;
+    const char *env = getenv(STATE_DIR_ENV), *xdg, *home, *from = "--state-dir";
 
-    if (dir == NULL && env != NULL && *env != '\0')
+    *cause = NULL;
+    if (dir == NULL && env != NULL && *env != '\0') {
         dir = env;
+        from = "$" STATE_DIR_ENV;
+    }
     if (dir == NULL && config_dir != NULL && *config_dir != '\0')
-        dir = config_dir;
+        dir = config_dir; /* the config key is checked as it is read */
+    if (dir != NULL && dir[0] != '/' && !is_off(dir)) {
+        /* Relative to wherever it runs: a cron job, a service and a shell would each keep their
+         * own past, and acknowledgements given in one would hide nothing in the others. */
+        *cause = xasprintf("%s: '%s' is not an absolute directory or 'off'", from, dir);
+        return NULL;
+    }
     if (dir != NULL)
         return is_off(dir) ? NULL : xstrdup(dir);
     if (geteuid() == 0)

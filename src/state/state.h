@@ -27,9 +27,10 @@
 /*
  * The state directory: dir when given (--state-dir), else $GPUDOCTOR_STATE_DIR, else config_dir
  * (the config key), else the default for the effective user. NULL when the state is off (any of
- * them "off", or no home for a user). The caller frees it.
+ * them "off", or no home for a user), or with *cause set (the caller frees it) when the one
+ * chosen is a relative path: it would depend on where gpudoctor runs. The caller frees it.
  */
-char *state_dir_resolve(const char *dir, const char *config_dir);
+char *state_dir_resolve(const char *dir, const char *config_dir, char **cause);
 
 /*
  * Opens the state directory dir, made first (with its parents) when create and missing: 0700, or

@@ -146,6 +146,17 @@ rc=0
 "$GPUDOCTOR" ack health.xid --gpu 7 --state-dir "$T/empty" 2>/dev/null || rc=$?
 expect "unknown GPU index" "$rc" "64"
 
+# A relative state directory (where it runs decides which): refused, 64, nothing made.
+rc=0
+(cd "$T" && gd check --root "$R" --window 0 --state-dir rel/dir >/dev/null 2>"$T/err") || rc=$?
+expect "relative --state-dir" "$rc $(cat "$T/err")" \
+    "64 gpudoctor check: --state-dir: 'rel/dir' is not an absolute directory or 'off'"
+rc=0
+(cd "$T" && GPUDOCTOR_STATE_DIR=rel gd ack health.xid --gpu 0 >/dev/null 2>"$T/err") || rc=$?
+expect "relative \$GPUDOCTOR_STATE_DIR" "$rc $(cat "$T/err")" \
+    "64 gpudoctor ack: \$GPUDOCTOR_STATE_DIR: 'rel' is not an absolute directory or 'off'"
+[ -e "$T/rel" ] && { echo "FAIL: a relative state directory was made" >&2; fail=1; }
+
 # 5. A corrupt state file: a note in the report, the diagnosis intact, rewritten afterwards.
 printf '{"version": 1, "gpus": [\n  {"uuid": 12}\n]}\n' >"$S/state.json"
 # ack --list cannot say "no acknowledgements" of a file it could not read: status 3, the reason.

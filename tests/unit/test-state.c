@@ -702,20 +702,33 @@ static void test_ack_severity(void **state)
 
 static void test_dir_resolve(void **state)
 {
-    char *d;
+    char *d, *cause = NULL;
 
     (void)state;
     unsetenv(STATE_DIR_ENV);
-    d = state_dir_resolve("/x", "/y");
+    d = state_dir_resolve("/x", "/y", &cause);
     assert_string_equal(d, "/x");
     free(d);
-    d = state_dir_resolve(NULL, "/y");
+    d = state_dir_resolve(NULL, "/y", &cause);
     assert_string_equal(d, "/y");
     free(d);
-    assert_null(state_dir_resolve("off", NULL));
+    assert_null(state_dir_resolve("off", NULL, &cause));
+    assert_null(cause);
     setenv(STATE_DIR_ENV, "/env", 1);
-    d = state_dir_resolve(NULL, "/y");
+    d = state_dir_resolve(NULL, "/y", &cause);
     assert_string_equal(d, "/env");
+    free(d);
+    /* relative: refused, naming where it came from, whichever is chosen */
+    assert_null(state_dir_resolve("rel/dir", NULL, &cause));
+    assert_string_equal(cause, "--state-dir: 'rel/dir' is not an absolute directory or 'off'");
+    free(cause);
+    setenv(STATE_DIR_ENV, "rel", 1);
+    assert_null(state_dir_resolve(NULL, "/y", &cause));
+    assert_string_equal(cause, "$GPUDOCTOR_STATE_DIR: 'rel' is not an absolute directory or 'off'");
+    free(cause);
+    d = state_dir_resolve("/x", NULL, &cause); /* not the one chosen */
+    assert_string_equal(d, "/x");
+    assert_null(cause);
     free(d);
     unsetenv(STATE_DIR_ENV);
 }
