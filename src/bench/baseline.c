@@ -32,6 +32,8 @@ static int save_at(const struct snapshot *s, const char *state_dir, const char *
     dfd = state_dir_open(state_dir, true, cause);
     if (dfd < 0)
         return -1;
+    /* No lock: a temporary file of another bench writing now is younger than this. */
+    file_remove_stale_temps_at(dfd, name, STATE_TEMP_STALE_MS);
     path = xasprintf("%s/%s", state_dir, name);
     json = snapshot_to_json(s);
     text = xasprintf("%s\n", json);

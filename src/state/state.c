@@ -845,6 +845,8 @@ static int update(const char *dir, int (*fn)(struct state_info *st, void *arg, c
         close(dfd);
         return -1;
     }
+    /* What a writer killed mid-write left (under the lock: none of ours is writing one now). */
+    file_remove_stale_temps_at(dfd, STATE_FILE, STATE_TEMP_STALE_MS);
     load_at(dfd, dir, &st);
     if (st.status == STATE_UNREADABLE) { /* it exists and may hold the past: never overwrite */
         *cause = xstrdup(st.note);

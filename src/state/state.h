@@ -23,6 +23,8 @@
 #define STATE_DIR_ENV      "GPUDOCTOR_STATE_DIR"
 #define STATE_MAX_BYTES    (4u << 20) /* a file larger than this is not read */
 #define STATE_LOCK_WAIT_MS 10000      /* how long an update waits for another writer */
+/* A temporary file of the state directory this old was left by a writer killed mid-write. */
+#define STATE_TEMP_STALE_MS (10 * 60 * 1000)
 
 /*
  * The state directory: dir when given (--state-dir), else $GPUDOCTOR_STATE_DIR, else config_dir

@@ -357,16 +357,20 @@ static void block_stops(sigset_t *old)
     pthread_sigmask(SIG_BLOCK, &stop, old);
 }
 
+/* The temporary files' suffix: NAME.tmp. and TEMP_RANDOM of these. */
+static const char temp_chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+#define TEMP_RANDOM 6
+
 /* Creates a new temporary file NAME.tmp.XXXXXX in dirfd (never through a link, never an
  * existing file), mode 0600; its name into tmp. A descriptor, or -errno. */
 static int create_temp_at(int dirfd, const char *name, char **tmp)
 {
-    static const char chars[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    const char *chars = temp_chars;
     static unsigned counter;
     int err = EEXIST;
 
     for (int tries = 0; tries < 100 && err == EEXIST; tries++) {
-        unsigned char rnd[6];
+        unsigned char rnd[TEMP_RANDOM];
         char suffix[sizeof(rnd) + 1];
         int fd;
 
@@ -378,7 +382,7 @@ static int create_temp_at(int dirfd, const char *name, char **tmp)
                 rnd[i] = (unsigned char)v;
         }
         for (size_t i = 0; i < sizeof(rnd); i++)
-            suffix[i] = chars[rnd[i] % (sizeof(chars) - 1)];
+            suffix[i] = chars[rnd[i] % (sizeof(temp_chars) - 1)];
         suffix[sizeof(rnd)] = '\0';
         *tmp = xasprintf("%s.tmp.%s", name, suffix);
         fd = openat(dirfd, *tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
@@ -429,6 +433,48 @@ out:
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     free(tmp);
     return rc;
+}
+
+/* Whether entry is a temporary file create_temp_at makes for name. */
+static bool is_temp_of(const char *entry, const char *name)
+{
+    size_t n = strlen(name);
+
+    if (strncmp(entry, name, n) != 0 || strncmp(entry + n, ".tmp.", 5) != 0)
+        return false;
+    entry += n + 5;
+    return strlen(entry) == TEMP_RANDOM && strspn(entry, temp_chars) == TEMP_RANDOM;
+}
+
+int file_remove_stale_temps_at(int dirfd, const char *name, int64_t max_age_ms)
+{
+    int fd = dup(dirfd), removed = 0;
+    int64_t now_ms = time_real_ms();
+    struct dirent *e;
+    DIR *d;
+
+    if (fd < 0)
+        return 0;
+    d = fdopendir(fd);
+    if (d == NULL) {
+        close(fd);
+        return 0;
+    }
+    rewinddir(d); /* the descriptor's offset is shared with dirfd's */
+    while ((e = readdir(d)) != NULL) {
+        struct stat st;
+        int64_t mtime_ms;
+
+        if (!is_temp_of(e->d_name, name) ||
+            fstatat(dirfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+            st.st_uid != geteuid())
+            continue;
+        mtime_ms = (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+        if (now_ms - mtime_ms >= max_age_ms && unlinkat(dirfd, e->d_name, 0) == 0)
+            removed++;
+    }
+    closedir(d);
+    return removed;
 }
 
 #define WRITE_MAX_LINKS 8 /* links followed one after another, as a path lookup would */

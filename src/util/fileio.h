@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /*
@@ -87,6 +88,15 @@ ssize_t file_readlink_at(int dirfd, const char *path, char *buf, size_t size);
  */
 int file_write_atomic_at(int dirfd, const char *name, const char *shown, const char *data,
                          size_t len, mode_t mode, char **cause);
+
+/*
+ * Removes the temporary files file_write_atomic_at made for name in the directory dirfd and left
+ * behind (it was killed, or the power failed, between the create and the rename):
+ * NAME.tmp.XXXXXX, regular files of the caller's (effective uid) not modified for max_age_ms or
+ * more; a younger one may be another writer's, mid-write. Nothing else is touched, nothing is
+ * followed. Returns how many went.
+ */
+int file_remove_stale_temps_at(int dirfd, const char *name, int64_t max_age_ms);
 
 /*
  * Writes len bytes to path atomically (a temporary file in the same directory, fsync, rename),

@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -392,6 +394,65 @@ static void test_corrupt_kept_newer_kept(void **state)
     free(names);
     free(kept);
     rm_kept();
+    snapshot_free(s);
+}
+
+/* Makes the file name in dir, modified age_s ago. */
+static void touch_aged(const char *name, int64_t age_s)
+{
+    char path[256];
+    struct timespec t[2];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"version\": 1, \"gp", f);
+    fclose(f);
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    t[0].tv_sec -= age_s;
+    t[1] = t[0];
+    assert_int_equal(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+/* A write killed between its temporary file and the rename (SIGKILL) leaves state.json.tmp.XXXXXX;
+ * the next update removes such files of its own once they are old, and nothing else. */
+static void test_stale_temporaries(void **state)
+{
+    struct snapshot *s = one_gpu("S1", "GPU-1", "boot-a", 100000000, 0);
+    char *cause = NULL, *names;
+
+    (void)state;
+    touch_aged("state.json.tmp.Ab3dE9", 3600);  /* a killed writer's: goes */
+    touch_aged("state.json.tmp.xY12zz", 60);    /* a minute old: may be mid-write, stays */
+    touch_aged("state.json.tmp.Ab3dE9x", 3600); /* not the pattern: stays */
+    touch_aged("other.json.tmp.Ab3dE9", 3600);  /* another file's: stays */
+    touch_aged("state.json.tmp.Ab-dE9", 3600);  /* not the pattern: stays */
+    assert_int_equal(state_record(dir, s, 42, NULL, &cause), 0);
+    names = names_in_dir("state.json.tmp.");
+    assert_string_equal(names,
+                        "state.json.tmp.Ab-dE9\nstate.json.tmp.Ab3dE9x\nstate.json.tmp.xY12zz\n");
+    free(names);
+    names = names_in_dir("other.json.tmp.");
+    assert_string_equal(names, "other.json.tmp.Ab3dE9\n");
+    free(names);
+    if (geteuid() == 0) { /* another user's is left to its user */
+        char path[256];
+
+        touch_aged("state.json.tmp.nobody", 3600);
+        snprintf(path, sizeof(path), "%s/state.json.tmp.nobody", dir);
+        assert_int_equal(chown(path, 65534, 65534), 0);
+        assert_int_equal(state_record(dir, s, 43, NULL, &cause), 0);
+        names = names_in_dir("state.json.tmp.nobody");
+        assert_string_equal(names, "state.json.tmp.nobody\n");
+        free(names);
+    }
+    {
+        char cmd[256];
+
+        snprintf(cmd, sizeof(cmd), "rm -f %s/*.tmp.*", dir);
+        assert_int_equal(system(cmd), 0);
+    }
     snapshot_free(s);
 }
 
@@ -805,6 +866,7 @@ int main(void)
         cmocka_unit_test(test_record_round_trip),
         cmocka_unit_test(test_recorder),
         cmocka_unit_test(test_corrupt_kept_newer_kept),
+        cmocka_unit_test(test_stale_temporaries),
         cmocka_unit_test(test_clock_changes),
         cmocka_unit_test(test_acks_mark_only),
         cmocka_unit_test(test_ack_severity),
