@@ -7,6 +7,7 @@
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -90,7 +91,8 @@ const struct threshold_def threshold_defs[TH__COUNT] = {
     [TH_AER_CORRECTABLE] = { "aer_correctable", 100, "errors", 1, 1e12,
         "corrected PCIe AER errors at or above this since boot are a marginal link" },
     [TH_KLOG_MAX_AGE_H] = { "klog_max_age_h", 72, "h", 0, 1e6,
-        "kernel-log events (XIDs, OOM kills, host memory errors) older than this are ignored; 0 = the whole log" },
+        "kernel-log events (XIDs, OOM kills, host memory errors) older than this are ignored; 0 = the whole log",
+        1 },
     [TH_TREND_MIN_DURATION_S] = { "trend_min_duration_s", 180, "s", 10, 1e9,
         "trend rules need a history at least this long; a leak or a climb must last this long" },
     [TH_TREND_WINDOW_S] = { "trend_window_s", 600, "s", 10, 1e9,
@@ -159,19 +161,44 @@ int threshold_find(const char *name)
     return -1;
 }
 
+/* Whether s is a plain decimal number, as people write one: digits with at most one '.', a '-'
+ * before them, blanks around; no hex (0x5a), exponent (1e-300), '+', inf or nan, which strtod
+ * would take. */
+static bool plain_decimal(const char *s)
+{
+    size_t digits = 0;
+
+    s = str_ltrim(s);
+    if (*s == '-')
+        s++;
+    for (; isdigit((unsigned char)*s); s++)
+        digits++;
+    if (*s == '.') {
+        for (s++; isdigit((unsigned char)*s); s++)
+            digits++;
+    }
+    return digits > 0 && *str_ltrim(s) == '\0';
+}
+
 int thresholds_set(struct thresholds *t, int id, const char *value, const char *origin,
                    char **cause)
 {
     const struct threshold_def *d = &threshold_defs[id];
     double v;
 
-    if (!str_to_double(value, &v) || !isfinite(v)) {
-        *cause = xasprintf(_("%s: '%s' is not a number"), d->name, value);
+    if (!plain_decimal(value) || !str_to_double(value, &v) || !isfinite(v)) {
+        *cause = xasprintf(_("%s: '%s' is not a number (plain decimal digits, such as 90 or 2.5)"),
+                           d->name, value);
         return -1;
     }
     if (v < d->min || v > d->max) {
         *cause = xasprintf(_("%s: %g is out of range (%g to %g %s)"), d->name, v, d->min, d->max,
                            d->unit);
+        return -1;
+    }
+    if (d->least > 0 && v > d->min && v < d->least) {
+        *cause = xasprintf(_("%s: %g is out of range (%g, or %g to %g %s)"), d->name, v, d->min,
+                           d->least, d->max, d->unit);
         return -1;
     }
     t->v[id] = v;

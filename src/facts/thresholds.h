@@ -80,6 +80,10 @@ struct threshold_def {
     const char *unit; /* "%", "MiB", "s", "°C", ... for messages */
     double min, max;  /* accepted range */
     const char *help; /* one line */
+    /* > 0: a value above min (a special 0, "off" or "all") must be at least this: one between
+     * would pass the range and mean nothing sane (klog_max_age_h = 0.0000001 ignores every
+     * kernel-log event) */
+    double least;
 };
 
 extern const struct threshold_def threshold_defs[TH__COUNT];

@@ -155,10 +155,13 @@ char *thresholds_markdown(void)
         bool first = true;
 
         threshold_format(v, sizeof(v), id, d->def);
+        fprintf(out, "| `%s` | %s | ", d->name, v);
+        if (d->least > 0)
+            fprintf(out, "%g, or ", d->min);
         if (d->max >= 1e9)
-            fprintf(out, "| `%s` | %s | %g or more | ", d->name, v, d->min);
+            fprintf(out, "%g or more | ", d->least > 0 ? d->least : d->min);
         else
-            fprintf(out, "| `%s` | %s | %g to %g | ", d->name, v, d->min, d->max);
+            fprintf(out, "%g to %g | ", d->least > 0 ? d->least : d->min, d->max);
         for (size_t i = 0; i < n_rules; i++) {
             for (size_t k = 0; rule_table[i]->thresholds[k] != TH__COUNT; k++) {
                 if ((int)rule_table[i]->thresholds[k] == id) {

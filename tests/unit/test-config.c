@@ -88,6 +88,42 @@ static void test_errors_name_file_and_line(void **state)
     expect_error("mem_nearly_full_pct = nan\n", "not a number");
 }
 
+/* Thresholds are plain decimal numbers: hex, exponents and signs strtod would take are refused,
+ * naming the file, line and key; a klog_max_age_h above 0 (the whole log) but below an hour
+ * would ignore every kernel-log event, and is refused too. */
+static void test_plain_decimal_and_least(void **state)
+{
+    struct config c;
+    char *cause = NULL;
+
+    (void)state;
+    expect_error("\nmem_nearly_full_pct = 0x5a\n",
+                 "bad.conf:2: mem_nearly_full_pct: '0x5a' is not a number (plain decimal digits");
+    expect_error("thermal_margin_c = 1e-300\n", "bad.conf:1: thermal_margin_c: '1e-300' is not a");
+    expect_error("thermal_margin_c = +5\n", "'+5' is not a number");
+    expect_error("thermal_margin_c = 5e0\n", "'5e0' is not a number");
+    expect_error("thermal_margin_c = inf\n", "'inf' is not a number");
+    expect_error("thermal_margin_c = 1.2.3\n", "'1.2.3' is not a number");
+    expect_error("klog_max_age_h = 0.0000001\n",
+                 "bad.conf:1: klog_max_age_h: 1e-07 is out of range (0, or 1 to 1e+06 h)");
+    expect_error("klog_max_age_h = 0.5\n", "0.5 is out of range (0, or 1 to");
+    config_init(&c);
+    assert_int_equal(config_parse(&c,
+                                  "thermal_margin_c = 2.5\nmem_nearly_full_pct = 90.\n"
+                                  "klog_max_age_h = 0\ngpu_idle_util_pct = .5 \n",
+                                  "ok.conf", &cause),
+                     0);
+    assert_true(c.rules.th.v[TH_THERMAL_MARGIN_C] == 2.5);
+    assert_true(c.rules.th.v[TH_MEM_NEARLY_FULL_PCT] == 90);
+    assert_true(c.rules.th.v[TH_KLOG_MAX_AGE_H] == 0);
+    assert_true(c.rules.th.v[TH_GPU_IDLE_UTIL_PCT] == 0.5);
+    assert_int_equal(config_set(&c, "klog_max_age_h=1", &cause), 0);
+    assert_int_equal(config_set(&c, "mem_nearly_full_pct=0x5a", &cause), -1);
+    assert_non_null(strstr(cause, "--set: mem_nearly_full_pct: '0x5a' is not a number"));
+    free(cause);
+    config_free(&c);
+}
+
 static void test_set_overrides_file(void **state)
 {
     struct config c;
@@ -228,6 +264,7 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_parse_values_comments_and_disable),
         cmocka_unit_test(test_errors_name_file_and_line),
+        cmocka_unit_test(test_plain_decimal_and_least),
         cmocka_unit_test(test_set_overrides_file),
         cmocka_unit_test(test_load_missing_and_optional),
         cmocka_unit_test(test_load_refuses_writable_by_others),
