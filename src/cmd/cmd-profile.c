@@ -46,10 +46,13 @@ static int save(struct cmd_front *f, const struct opts *o)
     size_t n_notes = 0;
     int rc = EXIT_HEALTHY;
 
-    /* What a profile holds comes from NVML, the PCI bus and the driver: no process scan. */
+    /* What a profile holds comes from NVML, the PCI bus, the driver, InfiniBand and Fabric
+     * Manager (its version: the fabric collector's, which check reads too): no scan of every
+     * process's files. */
     if (!cmd_front_given(f, OPT_ONLY))
         f->collect.only = (1u << COLLECTOR_NVML) | (1u << COLLECTOR_PCIE) |
-                          (1u << COLLECTOR_DRIVER) | (1u << COLLECTOR_IB);
+                          (1u << COLLECTOR_DRIVER) | (1u << COLLECTOR_IB) |
+                          (1u << COLLECTOR_FABRIC);
     rc = cmd_check_output("profile", o->output);
     if (rc != 0)
         return rc;
@@ -117,8 +120,6 @@ static int show(const struct cmd_front *f)
         printf("  %-22s %s%s%s", def->name, v, *def->unit ? " " : "", def->unit);
         if (p->origin[k])
             printf("   (%s)", p->origin[k]);
-        if (k == PK_FABRICMANAGER_VERSION) /* the only key no snapshot holds yet */
-            printf(_("   not in the evidence yet: no %s section in snapshots"), def->section);
         putchar('\n');
     }
     return cmd_finish_stdout("profile") == 0 ? EXIT_HEALTHY : EXIT_UNKNOWN;
@@ -164,12 +165,11 @@ const struct cmd cmd_profile = {
     .summary = N_("the node's expected hardware: save it from a good node, show it"),
     .about = N_("An expected-hardware profile says what a node must have: GPU count and model,\n"
                 "memory per GPU, PCIe generation and width, NVLink links, InfiniBand ports and\n"
-                "rate, driver and CUDA versions, VBIOS (a Fabric Manager key is accepted; it is\n"
-                "checked once snapshots hold it). 'save' writes what this node (or --from a\n"
-                "snapshot) has as a [profile] section; 'show' prints the profile of the\n"
-                "configuration. With a profile in /etc/gpudoctor.conf, 'gpudoctor check' reports\n"
-                "every deviation as a profile.* finding (a missing GPU is critical); 'gpudoctor\n"
-                "fleet --profile FILE' judges nodes by it.\n"),
+                "rate, driver, CUDA and Fabric Manager versions, VBIOS. 'save' writes what this\n"
+                "node (or --from a snapshot) has as a [profile] section; 'show' prints the\n"
+                "profile of the configuration. With a profile in /etc/gpudoctor.conf,\n"
+                "'gpudoctor check' reports every deviation as a profile.* finding (a missing GPU\n"
+                "is critical); 'gpudoctor fleet --profile FILE' judges nodes by it.\n"),
     .options = options,
     .groups = CMD_G_COLLECT | CMD_G_ONLY | CMD_G_FROM | CMD_G_CONFIG,
     .window_ms = 0,

@@ -214,5 +214,16 @@ for args in "profile" "profile bogus" "profile save show"; do
     [ "$rc" = 64 ] || fail "$args: exit status $rc, not 64"
 done
 
+# A live save (the default collectors, no --only) records Fabric Manager's version where it is
+# installed, as check reads it; a node without it says so as a comment.
+HGX=$SRC/tests/scenarios/troubled-hgx-8xh100
+GPUDOCTOR_NVML_LIB=$SIM_LIB NVML_SIM_SCENARIO=$SRC/scenarios/troubled-hgx-8xh100.json NVML_SIM_QUIET=1 \
+    "$GPUDOCTOR" profile save --root "$HGX/root" -o live.conf 2>/dev/null
+grep -q '^fabricmanager_version = "550.54.15"$' live.conf ||
+    fail "live save: fabric manager not saved: $(grep fabricmanager live.conf)"
+"$GPUDOCTOR" profile show --config live.conf >live.show
+grep -q '^  fabricmanager_version  550.54.15   (live.conf:[0-9]*)$' live.show ||
+    fail "live save: show: $(grep fabricmanager live.show)"
+
 [ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
 echo "ok: profile save, show and check against it"
