@@ -88,6 +88,9 @@ struct ack_job {
     size_t cleared;
     char *uuid;       /* the GPU resolved (resolve_gpu) */
     int32_t severity; /* the most severe finding it covers (enum severity) */
+    /* The GPU's lifetime uncorrectable ECC errors and remapped rows now, -1 when NVML did not
+     * say: a later rise is a new event, so they are the ones the finding was acknowledged at. */
+    int64_t ecc_now, remap_now;
 };
 
 static bool is_uuid(const char *arg)
@@ -256,8 +259,8 @@ static int add_fn(struct state_info *st, void *arg, char **cause)
     a->expires_ms = j->o->expires_ms ? j->now_ms + j->o->expires_ms : 0;
     a->boot_id = j->boot_id ? xstrdup(j->boot_id) : NULL;
     a->uptime_us = j->uptime_us;
-    a->ecc_uncorrected = last_counter(g, STATE_EV_ECC);
-    a->remapped_rows = last_counter(g, STATE_EV_REMAP);
+    a->ecc_uncorrected = j->ecc_now >= 0 ? j->ecc_now : last_counter(g, STATE_EV_ECC);
+    a->remapped_rows = j->remap_now >= 0 ? j->remap_now : last_counter(g, STATE_EV_REMAP);
     a->severity = j->severity;
     return 0;
 }
@@ -291,6 +294,7 @@ static int judge_now(struct cmd_front *f, struct ack_job *j)
 {
     struct findings fs = { 0 };
     struct snapshot *s;
+    bool live;
     char *cause = NULL;
     int dfd = state_dir_open(f->state_dir, false, &cause);
 
@@ -304,15 +308,30 @@ static int judge_now(struct cmd_front *f, struct ack_job *j)
     free(cause);
     f->no_progress = true;
     s = cmd_front_snapshot(f); /* NULL: NVML and the rest unknown; the state file still tells */
+    live = s != NULL;
     if (s == NULL) {
         s = xcalloc(1, sizeof(*s));
         state_load(f->state_dir, &s->state);
     }
     j->uuid = resolve_gpu(s, j->o->gpu);
+    j->ecc_now = j->remap_now = -1;
     if (j->uuid != NULL && !j->o->clear) {
+        const struct gpu *g = live_gpu(s, j->uuid);
+
+        if (g != NULL && gpu_valid(g, GPU_S_ECC_AGG_UNCORR))
+            j->ecc_now = (int64_t)g->ecc_aggregate_uncorrected;
+        if (g != NULL && gpu_valid(g, GPU_S_REMAP_UNCORR))
+            j->remap_now = (int64_t)g->remapped_rows_uncorrectable;
         rules_run(s, NULL, &f->config.rules, &fs);
         j->severity = severity_now(&fs, rule_find(j->rule), j->uuid, j->o->gpu);
     }
+    /*
+     * What an acknowledgement that will be written saw is recorded first, as check records it: a
+     * fault already there (a memory repair pending, an Xid) is then one it was given after, not
+     * a new one.
+     */
+    if (live && j->uuid != NULL && !j->o->clear && j->severity >= 0)
+        cmd_front_record_state(f, s);
     findings_free(&fs);
     snapshot_free(s);
     return j->uuid == NULL || (!j->o->clear && j->severity < 0) ? EXIT_USAGE : 0;

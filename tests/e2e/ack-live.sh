@@ -58,13 +58,14 @@ check "$TROUBLED" "$T/idx" >/dev/null # records GPU 3 = GPU-5c19f7b3
 expect "ack by index after a renumbering" \
     "$(ack "$T/swapped.json" health.ecc-uncorrectable --gpu 3 --state-dir "$T/idx")" \
     "0 acknowledged critical health.ecc-uncorrectable on GPU-a2e84c57-3b90-6f1d-c7a5-8e4b2d0f6a32 until a new event"
-# NVML unreadable: the state file's GPU, said so.
+# NVML unreadable: the state file's GPU, said so; the acknowledgement just given recorded what it
+# saw, so the state file last saw GPU-a2e84c57 at 3.
 rc=0
 GPUDOCTOR_NVML_LIB=$T/none.so "$GPUDOCTOR" ack health.xid --gpu 3 --state-dir "$T/idx" \
     >"$T/ack.out" 2>"$T/ack.err" || rc=$?
 expect "no NVML: status" "$rc $(cat "$T/ack.out")" \
-    "0 acknowledged critical health.xid on GPU-5c19f7b3-e0a4-2d86-9b1c-7f3e5a8d4b43 until a new event"
-grep -q "NVML shows no GPU 3 now: GPU 3 is GPU-5c19f7b3-e0a4-2d86-9b1c-7f3e5a8d4b43 as the state file last saw it" \
+    "0 acknowledged critical health.xid on GPU-a2e84c57-3b90-6f1d-c7a5-8e4b2d0f6a32 until a new event"
+grep -q "NVML shows no GPU 3 now: GPU 3 is GPU-a2e84c57-3b90-6f1d-c7a5-8e4b2d0f6a32 as the state file last saw it" \
     "$T/ack.err" || die "no NVML: no note: $(cat "$T/ack.err")"
 
 # 3. Acknowledgements that could never match: status 64, nothing written.
@@ -79,4 +80,16 @@ esac
 expect "unknown index" "$(ack "$TROUBLED" health.xid --gpu 9 --state-dir "$T/never" | cut -c1-26)" \
     "64 gpudoctor ack: no GPU 9"
 [ -e "$T/never/state.json" ] && die "a refused acknowledgement wrote the state file"
+
+# 4. Acknowledged before any check ran: what ack saw is recorded, so the faults already there (GPU
+# 2's 2 uncorrectable errors, its pending memory repair) are not new events after it: the ECC
+# critical is acknowledged, and the count recorded is the one NVML gives now.
+mkdir -m 700 "$T/first"
+expect "ack first" "$(ack "$TROUBLED" health.ecc-uncorrectable --gpu 2 --state-dir "$T/first")" \
+    "0 acknowledged critical health.ecc-uncorrectable on GPU-a2e84c57-3b90-6f1d-c7a5-8e4b2d0f6a32 until a new event"
+NVML_SIM_SCENARIO=$TROUBLED "$GPUDOCTOR" check --window 0 --json --state-dir "$T/first" >"$T/out"
+expect "ack first: the ECC finding acknowledged" \
+    "$(jq -c '[.findings[] | select(.id == "health.ecc-uncorrectable") | .acknowledged != null]' "$T/out")" '[true]'
+expect "ack first: the count at the acknowledgement" \
+    "$(jq -c '[.acks[] | .ecc_uncorrected]' "$T/first/state.json")" '[2]'
 exit $fail
