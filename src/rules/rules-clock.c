@@ -54,7 +54,8 @@ static bool busy(const struct rule_ctx *ctx, const struct facts_gpu *v)
 
 /*
  * A board's maximum operating temperature sits a few degrees under its slowdown threshold; this
- * far under it, a platform (a laptop's firmware, thermald) has set it lower.
+ * far under it, the platform (its firmware or BMC policy, a VBIOS, a thermal daemon) has set it
+ * lower.
  */
 #define TEMP_MAX_SET_LOW_C 20
 
@@ -77,7 +78,8 @@ static void check_thermal(const struct rule_ctx *ctx, struct findings *out)
     for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
         const struct facts_gpu *v = &ctx->facts->gpus[i];
         const struct gpu *g = v->g;
-        bool sw, hw, temp, limit, shut, gmax, near, above, past_shutdown, past_max;
+        bool sw, hw, temp, limit, shut, gmax, near, above, past_shutdown, past_max, max_low;
+        bool setting;
         int64_t over;
         struct finding *f;
 
@@ -106,6 +108,10 @@ static void check_thermal(const struct rule_ctx *ctx, struct findings *out)
         /* Past the maximum operating temperature the driver's software thermal slowdown trims
          * the clocks, however far the slowdown threshold is (a platform may set it low). */
         past_max = temp && gmax && g->temp_c > g->temp_gpu_max_c;
+        max_low = past_max && limit && g->temp_slowdown_c >= g->temp_gpu_max_c + TEMP_MAX_SET_LOW_C;
+        /* Only past a maximum set low, far from the slowdown threshold: the cause is that
+         * setting, not the cooling, and a power cap would only cost speed. */
+        setting = max_low && !hw && !near && !above && !past_shutdown;
         /* Reason bits that were read and show no thermal slowdown say it is not slowing. */
         if (!sw && !hw && !near && !above && !past_shutdown && !(past_max && !v->reasons_valid))
             continue;
@@ -168,10 +174,10 @@ static void check_thermal(const struct rule_ctx *ctx, struct findings *out)
                              "maximum operating temperature %" PRIu32 " °C: above it the driver's "
                              "software thermal slowdown lowers the clocks",
                              g->temp_gpu_max_c);
-        if (past_max && limit && g->temp_slowdown_c >= g->temp_gpu_max_c + TEMP_MAX_SET_LOW_C)
-            finding_evidence(f, "it is set far below the slowdown threshold: on a laptop or "
-                                "workstation the platform sets it (firmware thermal limits, "
-                                "thermald)");
+        if (max_low)
+            finding_evidence(f, "it is set far below the slowdown threshold: the platform sets it "
+                                "(its firmware or BMC thermal policy, the VBIOS, or a thermal "
+                                "daemon)");
         if (past_shutdown)
             finding_evidence(f, "at the shutdown temperature the GPU turns itself off to protect "
                                 "the chip: its jobs die");
@@ -184,16 +190,29 @@ static void check_thermal(const struct rule_ctx *ctx, struct findings *out)
         clock_evidence(f, g);
         if (gpu_valid(g, GPU_S_FAN))
             finding_evidence(f, "fan %" PRIu32 " %%", g->fan_speed_pct);
-        finding_fix(f,
-                    "nvidia-smi -i %" PRIu32 " -q -d TEMPERATURE,PERFORMANCE   # confirm: "
-                    "temperatures and active slowdowns",
-                    g->index);
-        finding_fix(f, "# check the airflow: fans, blanking panels, dust filters, the room's "
-                       "inlet temperature (ipmitool sdr type Temperature)");
-        if (past_max && limit && g->temp_slowdown_c >= g->temp_gpu_max_c + TEMP_MAX_SET_LOW_C)
-            finding_fix(f, "# a maximum operating temperature set low is the platform's: check "
-                           "the firmware's thermal settings and thermald (its adaptive mode)");
-        if (gpu_valid(g, GPU_S_POWER_LIMIT) && gpu_valid(g, GPU_S_POWER_MIN_LIMIT)) {
+        if (max_low)
+            finding_fix(f,
+                        "nvidia-smi -i %" PRIu32 " -q -d TEMPERATURE,PERFORMANCE   # \"GPU Max "
+                        "Operating Temp\" against \"GPU Slowdown Temp\", and against a sibling "
+                        "GPU",
+                        g->index);
+        else
+            finding_fix(f,
+                        "nvidia-smi -i %" PRIu32 " -q -d TEMPERATURE,PERFORMANCE   # confirm: "
+                        "temperatures and active slowdowns",
+                        g->index);
+        if (!setting)
+            finding_fix(f, "# check the airflow: fans, blanking panels, dust filters, the room's "
+                           "inlet temperature (ipmitool sdr type Temperature)");
+        if (max_low)
+            finding_fix(f,
+                        "# a maximum operating temperature set low is a setting, not heat: check "
+                        "the platform's thermal policy (BMC or firmware, the VBIOS, a thermal "
+                        "daemon)");
+        /* A power cap only where heat slows the GPU now: not for one a few degrees from its
+         * threshold with no slowdown reason, nor for a threshold set low. */
+        if (!setting && (sw || hw || above || past_shutdown) && gpu_valid(g, GPU_S_POWER_LIMIT) &&
+            gpu_valid(g, GPU_S_POWER_MIN_LIMIT)) {
             /* 85 % of the limit, and below what it draws now: a cap above the draw takes no
              * heat away. None when the lowest allowed cap is not below the draw either. */
             uint64_t mw = (uint64_t)g->power_limit_mw * 85 / 100;
@@ -240,7 +259,11 @@ const struct rule rule_clock_thermal_slowdown = {
                     "readings: they are reported as not checked."),
     .fix = N_("Confirm with nvidia-smi -q -d TEMPERATURE,PERFORMANCE. Fix the cooling: fans, "
               "airflow, filters, inlet temperature; compare with neighbour GPUs and nodes. Until "
-              "then, a lower power limit (nvidia-smi -pl) gives less heat and steadier clocks."),
+              "then, on a GPU that heat slows down now, a lower power limit (nvidia-smi -pl) gives "
+              "less heat and steadier clocks. A maximum operating temperature set far below the "
+              "slowdown threshold is a setting, not heat: compare nvidia-smi -q -d TEMPERATURE "
+              "with a sibling GPU and check the platform's thermal policy (BMC or firmware, the "
+              "VBIOS, a thermal daemon) rather than the cooling."),
     .thresholds = THRESHOLDS(TH_THERMAL_MARGIN_C),
     .explains =
         EXPLAINS({ "clock.low-pstate", LINK_SAME_GPU, NULL,

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Fix lines are pasted into root shells: each says only what the snapshot's evidence supports.
+# For a scenario's finding, `fixes SCENARIO RULE GPU` gives its fix lines, one a line; `has` and
+# `lacks` check that one of them does, or none does, contain a string.
+set -uo pipefail
+: "${GPUDOCTOR:?}" "${SRC:?}"
+export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 LC_ALL=C.UTF-8
+. "$SRC/tests/e2e/lib.bash"
+need jq
+
+fixes() {
+    "$GPUDOCTOR" check --from "$SRC/tests/scenarios/$1/snapshot.json" --json |
+        jq -r --arg id "$2" --argjson gpu "$3" \
+            '.findings[] | select(.id == $id and .subject.gpu_index == $gpu) | .fix[]'
+}
+has() { grep -qF -- "$3" <<<"$2" || fail "$1: no fix line has '$3' in: $2"; }
+lacks() { ! grep -qF -- "$3" <<<"$2" || fail "$1: a fix line has '$3' in: $2"; }
+
+# ---- clock.thermal-slowdown: a power cap only for a GPU that heat slows down now
+s=thermal-max-operating-low
+f=$(fixes $s clock.thermal-slowdown 5)
+has "$s GPU 5 (software thermal slowdown)" "$f" "nvidia-smi -i 5 -pl "
+f=$(fixes $s clock.thermal-slowdown 6)
+[ -n "$f" ] || fail "$s: no finding for GPU 6, 4 °C from its slowdown temperature"
+lacks "$s GPU 6 (near, no slowdown reason)" "$f" "-pl"
+# GPU 3: its maximum operating temperature is set low, the cooling is fine
+f=$(fixes $s clock.thermal-slowdown 3)
+lacks "$s GPU 3 (maximum set low)" "$f" "-pl"
+lacks "$s GPU 3 (maximum set low)" "$f" "airflow"
+lacks "$s GPU 3 (maximum set low)" "$f" "thermald"
+has "$s GPU 3 (maximum set low)" "$f" "nvidia-smi -i 3 -q -d TEMPERATURE"
+has "$s GPU 3 (maximum set low)" "$f" "GPU Max Operating Temp"
+
+e2e_done
