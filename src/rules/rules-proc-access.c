@@ -156,7 +156,13 @@ static void check_compute_mode(const struct rule_ctx *ctx, struct findings *out)
             finding_evidence(f, "compute mode: prohibited (nvidia-smi: Prohibited)");
             finding_evidence(f, "CUDA programs see 'all CUDA-capable devices are busy or "
                                 "unavailable' on this GPU");
-            finding_fix(f, "sudo nvidia-smi -i %" PRIu32 " -c DEFAULT", g->index);
+            /* Prohibited is how an admin fences a GPU (suspected faulty, kept from the
+             * scheduler): opening it blindly may put jobs back on a bad GPU. */
+            finding_fix(f,
+                        "sudo nvidia-smi -i %" PRIu32 " -c DEFAULT   # only if nobody set it on "
+                        "purpose: Prohibited often fences a GPU; ask the admins, check the boot "
+                        "scripts",
+                        g->index);
             f->impact = 1.0;
             continue;
         }
@@ -232,9 +238,11 @@ const struct rule rule_proc_compute_mode = {
            "with no compute process visible and memory used at or above context_min_mib (a "
            "warning); or exclusive with no holder visible and --error giving a refusal (one "
            "warning for all such GPUs)."),
-    .fix = N_("sudo nvidia-smi -i N -c DEFAULT allows sharing again (it resets at reboot unless "
-              "persistence mode or a boot script sets it). Or keep the mode and send other jobs to "
-              "other GPUs."),
+    .fix = N_("sudo nvidia-smi -i N -c DEFAULT allows sharing again; it lasts until reboot (and, "
+              "without persistence mode, until the GPU is next de-initialised), so a mode that "
+              "comes back is set by a boot script or the scheduler. Prohibited is often set on "
+              "purpose to fence a GPU: ask the admins and check the boot scripts before opening "
+              "it. Or keep the mode and send other jobs to other GPUs."),
     .thresholds = THRESHOLDS(TH_CONTEXT_MIN_MIB),
     .explains = EXPLAINS({ "reported.devices-unavailable", LINK_ANY, NULL,
                            N_("an exclusive GPU held by another process is \"busy or "

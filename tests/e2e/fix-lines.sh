@@ -31,4 +31,12 @@ lacks "$s GPU 3 (maximum set low)" "$f" "thermald"
 has "$s GPU 3 (maximum set low)" "$f" "nvidia-smi -i 3 -q -d TEMPERATURE"
 has "$s GPU 3 (maximum set low)" "$f" "GPU Max Operating Temp"
 
+# ---- proc.compute-mode: Prohibited is often a fence; -c does not survive a reboot
+f=$(fixes compute-mode proc.compute-mode 1)
+has "compute-mode GPU 1 (prohibited)" "$f" "nvidia-smi -i 1 -c DEFAULT   # only if nobody set it"
+has "compute-mode GPU 1 (prohibited)" "$f" "fences a GPU"
+e=$(COLUMNS=1000 "$GPUDOCTOR" explain proc.compute-mode | tr -s ' \n' '  ')
+has "explain proc.compute-mode" "$e" "lasts until reboot"
+lacks "explain proc.compute-mode" "$e" "unless persistence mode"
+
 e2e_done
