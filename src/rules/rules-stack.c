@@ -298,9 +298,17 @@ static void check_mismatch(const struct rule_ctx *ctx, struct findings *out)
         finding_evidence(f, "typical after a driver upgrade without a reboot: the old module is "
                             "still loaded");
         finding_fix(f, "# a reboot loads the matching module: sudo reboot");
-        finding_fix(f, "# without a reboot, once no process uses the GPUs: sudo systemctl stop "
-                       "nvidia-persistenced; sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset "
-                       "nvidia; sudo modprobe nvidia");
+        /* Every holder of the module must go first (nvidia_peermem depends on nvidia, the
+         * daemons keep the GPUs open), and what was stopped must come back: persistence off
+         * until the next boot loses the GPUs' settings. */
+        finding_fix(f, "# without a reboot, once no process uses the GPUs: stop those of "
+                       "nvidia-persistenced nvidia-fabricmanager nvidia-dcgm (nv-hostengine) "
+                       "dcgm-exporter that run (sudo systemctl stop ...), and a display manager");
+        finding_fix(f, "#   then: sudo modprobe -r nvidia_peermem (if loaded); sudo rmmod "
+                       "nvidia_uvm nvidia_drm "
+                       "nvidia_modeset nvidia && sudo modprobe nvidia");
+        finding_fix(f, "#   then start again what was stopped: sudo systemctl start "
+                       "nvidia-persistenced ...");
         f->impact = s->nvml.device_count ? (double)s->nvml.device_count : 4.0;
     }
     /* A process that brought its own libcuda (a container image) of another version. */
@@ -345,7 +353,10 @@ const struct rule rule_stack_driver_mismatch = {
     .detection = N_("nvmlInit_v2 returned LIB_RM_VERSION_MISMATCH; or the kernel module's version "
                     "(/proc/driver/nvidia/version) differs from the NVML library's; or a process "
                     "maps a libcuda.so.VERSION other than the module's."),
-    .fix = N_("Reboot (or unload and reload the NVIDIA modules when no process uses them). For "
+    .fix = N_("Reboot. Or, when no process uses the GPUs: stop what holds the modules "
+              "(nvidia-persistenced, nvidia-fabricmanager, DCGM's nv-hostengine, dcgm-exporter, a "
+              "display manager), unload them with nvidia_peermem first, load nvidia, and start "
+              "again what was stopped. For "
               "containers, use the NVIDIA Container Toolkit, which mounts the host's libraries."),
     .thresholds = NO_THRESHOLDS,
     .check = check_mismatch,

@@ -39,4 +39,12 @@ e=$(COLUMNS=1000 "$GPUDOCTOR" explain proc.compute-mode | tr -s ' \n' '  ')
 has "explain proc.compute-mode" "$e" "lasts until reboot"
 lacks "explain proc.compute-mode" "$e" "unless persistence mode"
 
+# ---- stack.driver-mismatch: a reload without a reboot frees the module and restarts what it
+# stopped
+f=$(fixes driver-mismatch stack.driver-mismatch null)
+has "driver-mismatch" "$f" "sudo reboot"
+has "driver-mismatch" "$f" "nvidia-fabricmanager"
+has "driver-mismatch" "$f" "modprobe -r nvidia_peermem"
+has "driver-mismatch" "$f" "sudo systemctl start nvidia-persistenced"
+
 e2e_done
