@@ -913,6 +913,26 @@ static void cudnn_system_conflict(const struct rule_ctx *ctx, struct findings *o
     f->impact = 0.4;
 }
 
+/*
+ * The cuDNN major a framework release was built with, for a framework that records none: 0 when
+ * not known. TensorFlow's tested build configurations (tensorflow.org/install/source): cuDNN 8
+ * from 2.4 to 2.17, 9 from 2.18. PyTorch's wheels pin nvidia-cudnn: 8 up to 2.3, 9 from 2.4.
+ */
+static unsigned long cudnn_major_built(const struct stack_framework *fw)
+{
+    if (fw->name == NULL || str_version_major(fw->version) == 0)
+        return 0;
+    if (strcmp(fw->name, "tensorflow") == 0)
+        return str_version_cmp(fw->version, "2.18") >= 0  ? 9
+               : str_version_cmp(fw->version, "2.4") >= 0 ? 8
+                                                          : 0;
+    if (strcmp(fw->name, "torch") == 0)
+        return str_version_cmp(fw->version, "2.4") >= 0   ? 9
+               : str_version_cmp(fw->version, "1.8") >= 0 ? 8
+                                                          : 0;
+    return 0;
+}
+
 static void check_cudnn(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct snapshot *s = ctx->facts->snap;
@@ -926,6 +946,7 @@ static void check_cudnn(const struct rule_ctx *ctx, struct findings *out)
         const char *want = fw->cudnn_version, *loaded, *why;
         char label[160];
         bool maps_known;
+        unsigned long major;
         struct finding *f;
 
         /* A recorded cuDNN makes it a CUDA build even where its CUDA version is unknown. */
@@ -984,12 +1005,26 @@ static void check_cudnn(const struct rule_ctx *ctx, struct findings *out)
                          label);
         finding_evidence(f, "without cuDNN, convolutions and RNNs fail to load or run much "
                             "slower (TensorFlow silently uses the CPU)");
-        finding_fix(f,
-                    "pip install nvidia-cudnn-cu%lu   # in the job's environment, or the "
-                    "distribution's cuDNN package",
-                    str_version_major(fw->cuda_version));
-        finding_fix(f, "python -c 'import torch; print(torch.backends.cudnn.is_available(), "
-                       "torch.backends.cudnn.version())'   # PyTorch: confirm");
+        /* Unpinned, pip installs the newest cuDNN, whose major the framework may not load. */
+        major = cudnn_major_built(fw);
+        if (major)
+            finding_fix(f,
+                        "pip install 'nvidia-cudnn-cu%lu==%lu.*'   # the cuDNN major it was "
+                        "built with, in the job's environment (or the distribution's cuDNN %lu)",
+                        str_version_major(fw->cuda_version), major, major);
+        else
+            finding_fix(f,
+                        "# install the cuDNN major version the framework was built with, in "
+                        "the job's environment (pip: nvidia-cudnn-cu%lu==MAJOR.*, or the "
+                        "distribution's package)",
+                        str_version_major(fw->cuda_version));
+        if (fw->name && strcmp(fw->name, "tensorflow") == 0)
+            finding_fix(f, "python -c 'import tensorflow as tf; "
+                           "print(tf.sysconfig.get_build_info().get(\"cudnn_version\"), "
+                           "tf.config.list_physical_devices(\"GPU\"))'   # TensorFlow: confirm");
+        else if (fw->name && strcmp(fw->name, "torch") == 0)
+            finding_fix(f, "python -c 'import torch; print(torch.backends.cudnn.is_available(), "
+                           "torch.backends.cudnn.version())'   # PyTorch: confirm");
         f->impact = 0.4;
     }
 }
@@ -1017,8 +1052,9 @@ const struct rule rule_stack_cudnn = {
            "none mapped, none recorded and none "
            "installed, each of them looked at (a stack collector that did not run, or maps "
            "that were not read, leave it not checked)."),
-    .fix = N_("Install the cuDNN the framework expects (for pip frameworks, the nvidia-cudnn-cuXX "
-              "wheel), and keep other cuDNN directories out of LD_LIBRARY_PATH."),
+    .fix = N_("Install the cuDNN the framework expects, pinned to the major version it was built "
+              "with (for pip frameworks, the nvidia-cudnn-cuXX wheel: unpinned, pip installs the "
+              "newest major), and keep other cuDNN directories out of LD_LIBRARY_PATH."),
     .thresholds = NO_THRESHOLDS,
     .check = check_cudnn,
 };

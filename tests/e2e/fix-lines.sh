@@ -47,4 +47,17 @@ has "driver-mismatch" "$f" "nvidia-fabricmanager"
 has "driver-mismatch" "$f" "modprobe -r nvidia_peermem"
 has "driver-mismatch" "$f" "sudo systemctl start nvidia-persistenced"
 
+# ---- stack.cudnn: pin the cuDNN major the framework was built with; confirm with that framework
+f=$(fixes cudnn-missing stack.cudnn null)
+has "cudnn-missing (tensorflow 2.15.1)" "$f" "pip install 'nvidia-cudnn-cu12==8.*'"
+has "cudnn-missing (tensorflow 2.15.1)" "$f" "import tensorflow as tf"
+lacks "cudnn-missing (tensorflow 2.15.1)" "$f" "import torch"
+jq '.stack.frameworks[0].name = "torch" | .stack.frameworks[0].version = "2.5.1"' \
+    "$SRC/tests/scenarios/cudnn-missing/snapshot.json" >"$tmp/torch.json"
+f=$("$GPUDOCTOR" check --from "$tmp/torch.json" --json |
+    jq -r '.findings[] | select(.id == "stack.cudnn") | .fix[]')
+has "cudnn-missing (torch 2.5.1)" "$f" "pip install 'nvidia-cudnn-cu12==9.*'"
+has "cudnn-missing (torch 2.5.1)" "$f" "import torch"
+lacks "cudnn-missing (torch 2.5.1)" "$f" "import tensorflow"
+
 e2e_done
