@@ -489,6 +489,27 @@ const struct rule rule_clock_power_cap = {
 
 /* ---- clock.app-clocks ---- */
 
+/* Whether the application SM clock differs from its default: 1, 0, or -1 when not known. */
+static int sm_app_off(const struct gpu *g)
+{
+    if (!gpu_valid(g, GPU_S_CLOCK_SM_APP) || !gpu_valid(g, GPU_S_CLOCK_SM_APP_DEFAULT) ||
+        !g->clock_sm_app_default_mhz)
+        return -1;
+    return g->clock_sm_app_mhz != g->clock_sm_app_default_mhz;
+}
+
+/*
+ * Whether the application memory clock differs from its default: 1, 0, or -1 when not known.
+ * (The current memory clock says nothing: it drops with the P-state.)
+ */
+static int mem_app_off(const struct gpu *g)
+{
+    if (!gpu_valid(g, GPU_S_CLOCK_MEM_APP) || !gpu_valid(g, GPU_S_CLOCK_MEM_APP_DEFAULT) ||
+        !g->clock_mem_app_default_mhz)
+        return -1;
+    return g->clock_mem_app_mhz != g->clock_mem_app_default_mhz;
+}
+
 static void check_app_clocks(const struct rule_ctx *ctx, struct findings *out)
 {
     for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
@@ -620,13 +641,27 @@ static void check_low_pstate(const struct rule_ctx *ctx, struct findings *out)
                     "nvidia-smi -i %" PRIu32 " -q -d PERFORMANCE,CLOCK   # why: power, thermal, "
                     "application clocks, or stuck",
                     g->index);
-        finding_fix(f, "sudo nvidia-smi -i %" PRIu32 " -pm 1   # persistence mode", g->index);
+        /* Only what the evidence does not rule out: each line that would change nothing is
+         * left out. Locked clocks (-lgc) are not read; the clock-setting reason shows them. */
+        if (!gpu_valid(g, GPU_S_PERSISTENCE) || !g->persistence_mode)
+            finding_fix(f, "sudo nvidia-smi -i %" PRIu32 " -pm 1   # persistence mode", g->index);
+        if (sm_app_off(g) == 1 || mem_app_off(g) == 1 ||
+            (sm_app_off(g) < 0 &&
+             (!v->reasons_valid || (v->reasons_any & NVML_CLOCKS_EVENT_APP_CLOCKS_SETTING))))
+            finding_fix(f,
+                        "sudo nvidia-smi -i %" PRIu32 " -rac   # application clocks back to the "
+                        "default",
+                        g->index);
+        if (v->reasons_valid ? (v->reasons_any & NVML_CLOCKS_EVENT_APP_CLOCKS_SETTING) != 0
+                             : sm_app_off(g) < 0)
+            finding_fix(f,
+                        "sudo nvidia-smi -i %" PRIu32 " -rgc   # locked GPU clocks back to the "
+                        "default",
+                        g->index);
         finding_fix(f,
-                    "sudo nvidia-smi -i %" PRIu32 " -rac   # application clocks back to the "
-                    "default",
-                    g->index);
-        finding_fix(f, "# if it stays low with the job running: drain the GPU and reset it "
-                       "(nvidia-smi -r -i N), or reboot");
+                    "# if it stays low with the job running: drain GPU %" PRIu32 " and reset it "
+                    "(nvidia-smi -r -i %" PRIu32 "), or reboot",
+                    g->index, g->index);
         f->impact = 0.5;
     }
 }
@@ -649,8 +684,9 @@ const struct rule rule_clock_low_pstate = {
                     "with the clock at a third of the maximum or less. Not checked when neither "
                     "utilisation nor a process list is known."),
     .fix = N_("Look at the clock event reasons (nvidia-smi -q -d PERFORMANCE). Enable persistence "
-              "mode, reset the application clocks (nvidia-smi -rac); if the GPU stays low, drain "
-              "and reset it or reboot."),
+              "mode where it is off, reset application clocks that differ from their defaults "
+              "(nvidia-smi -rac) and locked clocks (-rgc); if the GPU stays low, drain and reset "
+              "it or reboot."),
     .thresholds = THRESHOLDS(TH_GPU_BUSY_UTIL_PCT),
     .check = check_low_pstate,
 };

@@ -60,4 +60,20 @@ has "cudnn-missing (torch 2.5.1)" "$f" "pip install 'nvidia-cudnn-cu12==9.*'"
 has "cudnn-missing (torch 2.5.1)" "$f" "import torch"
 lacks "cudnn-missing (torch 2.5.1)" "$f" "import tensorflow"
 
+# ---- clock.low-pstate: no line the evidence rules out (persistence on, clocks at their
+# defaults), and the GPU's index rather than N
+f=$(fixes low-pstate clock.low-pstate 2)
+[ -n "$f" ] || fail "low-pstate: no finding for GPU 2"
+lacks "low-pstate GPU 2 (persistence on)" "$f" " -pm 1"
+lacks "low-pstate GPU 2 (application clocks at their defaults)" "$f" " -rac"
+lacks "low-pstate GPU 2 (no clock-setting reason)" "$f" " -rgc"
+lacks "low-pstate GPU 2" "$f" "-i N"
+has "low-pstate GPU 2" "$f" "nvidia-smi -r -i 2"
+jq '(.gpus[] | select(.index == 2)) |= (.persistence_mode = false | .clock_sm_app_mhz = 1100)' \
+    "$SRC/tests/scenarios/low-pstate/snapshot.json" >"$tmp/low-pstate.json"
+f=$("$GPUDOCTOR" check --from "$tmp/low-pstate.json" --json |
+    jq -r '.findings[] | select(.id == "clock.low-pstate" and .subject.gpu_index == 2) | .fix[]')
+has "low-pstate GPU 2 (persistence off)" "$f" "nvidia-smi -i 2 -pm 1"
+has "low-pstate GPU 2 (application clock lowered)" "$f" "nvidia-smi -i 2 -rac"
+
 e2e_done
