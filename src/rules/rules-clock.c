@@ -560,8 +560,10 @@ static void check_app_clocks(const struct rule_ctx *ctx, struct findings *out)
         finding_fix(f, "sudo nvidia-smi -i %" PRIu32 " -rac   # reset application clocks",
                     g->index);
         finding_fix(f, "sudo nvidia-smi -i %" PRIu32 " -rgc   # reset locked GPU clocks", g->index);
-        finding_fix(f, "sudo nvidia-smi -i %" PRIu32 " -rmc   # reset locked memory clocks",
-                    g->index);
+        /* A memory clock at its default has nothing to reset. */
+        if (mem_app_off(g) != 0)
+            finding_fix(f, "sudo nvidia-smi -i %" PRIu32 " -rmc   # reset locked memory clocks",
+                        g->index);
         f->impact = busy(ctx, v) ? 0.6 : 0.2;
     }
 }
@@ -583,7 +585,8 @@ const struct rule rule_clock_app_clocks = {
            "clock below "
            "app_clock_low_pct of its maximum."),
     .fix = N_("Reset with sudo nvidia-smi -i N -rac (application clocks), -rgc (locked GPU clocks) "
-              "and -rmc (locked memory clocks), and remove what sets them at boot."),
+              "and, where the memory clock is off its default, -rmc (locked memory clocks), and "
+              "remove what sets them at boot."),
     .thresholds = THRESHOLDS(TH_APP_CLOCK_LOW_PCT, TH_GPU_BUSY_UTIL_PCT),
     .check = check_app_clocks,
 };

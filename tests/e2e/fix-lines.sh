@@ -76,4 +76,14 @@ f=$("$GPUDOCTOR" check --from "$tmp/low-pstate.json" --json |
 has "low-pstate GPU 2 (persistence off)" "$f" "nvidia-smi -i 2 -pm 1"
 has "low-pstate GPU 2 (application clock lowered)" "$f" "nvidia-smi -i 2 -rac"
 
+# ---- clock.app-clocks: -rmc only for a memory clock off its default
+f=$(fixes app-clocks clock.app-clocks 1)
+has "app-clocks GPU 1 (SM application clock lowered)" "$f" "nvidia-smi -i 1 -rac"
+lacks "app-clocks GPU 1 (memory clock at its default)" "$f" " -rmc"
+jq '(.gpus[] | select(.index == 1)) |= (.clock_mem_app_mhz = 1593)' \
+    "$SRC/tests/scenarios/app-clocks/snapshot.json" >"$tmp/app-clocks.json"
+f=$("$GPUDOCTOR" check --from "$tmp/app-clocks.json" --json |
+    jq -r '.findings[] | select(.id == "clock.app-clocks" and .subject.gpu_index == 1) | .fix[]')
+has "app-clocks GPU 1 (memory clock lowered)" "$f" "nvidia-smi -i 1 -rmc"
+
 e2e_done
