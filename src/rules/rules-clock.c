@@ -401,8 +401,10 @@ static void check_power_limit(const struct rule_ctx *ctx, struct findings *out)
                         g->index, def / 1000.0);
         else
             finding_fix(f, "sudo ipmitool dcmi power get_limit   # the platform's power cap");
-        finding_fix(f, "grep -r -- '-pl' /etc/systemd /etc/rc.local /etc/cron* 2>/dev/null   "
-                       "# what sets it at boot");
+        /* Not a bare '-pl', which matches -plugin and the like; --power-limit and DCGM's
+         * config set it too. */
+        finding_fix(f, "grep -rnE 'nvidia-smi.*(-pl|--power-limit)|dcgmi config.*-P' /etc "
+                       "2>/dev/null   # what sets it at boot");
         f->impact = busy(ctx, v) ? 0.6 : 0.2;
     }
 }

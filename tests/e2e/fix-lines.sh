@@ -86,4 +86,10 @@ f=$("$GPUDOCTOR" check --from "$tmp/app-clocks.json" --json |
     jq -r '.findings[] | select(.id == "clock.app-clocks" and .subject.gpu_index == 1) | .fix[]')
 has "app-clocks GPU 1 (memory clock lowered)" "$f" "nvidia-smi -i 1 -rmc"
 
+# ---- clock.power-limit-low: the boot-time search matches nvidia-smi's and DCGM's power limit,
+# not every '-pl' (-plugin, -place)
+f=$(fixes power-limit-low clock.power-limit-low 7)
+has "power-limit-low GPU 7" "$f" "grep -rnE 'nvidia-smi.*(-pl|--power-limit)|dcgmi config.*-P' /etc"
+lacks "power-limit-low GPU 7" "$f" "grep -r -- '-pl'"
+
 e2e_done
