@@ -146,10 +146,18 @@ static void check_host_copy(const struct rule_ctx *ctx, struct findings *out)
                              "%" PRId32 " (remote)",
                              g->host_numa_node, g->gpu_numa_node);
         finding_fix(f, "nvidia-smi topo -m   # which CPU and NUMA node the GPU hangs off");
-        finding_fix(f,
-                    "numactl --cpunodebind=N --membind=N gpudoctor bench --gpus %" PRIu32
-                    "   # N: the GPU's node, to rule out a remote buffer",
-                    g->index);
+        /* A placeholder only in a comment: pasted, a command with 'N' in it fails. */
+        if (bench_gpu_valid(g, BG_GPU_NUMA) && g->gpu_numa_node >= 0)
+            finding_fix(f,
+                        "numactl --cpunodebind=%" PRId32 " --membind=%" PRId32
+                        " gpudoctor bench --gpus %" PRIu32 "   # on the GPU's node, to rule out "
+                        "a remote buffer",
+                        g->gpu_numa_node, g->gpu_numa_node, g->index);
+        else
+            finding_fix(f,
+                        "# numactl --cpunodebind=NODE --membind=NODE gpudoctor bench --gpus "
+                        "%" PRIu32 "   (NODE: the GPU's node), to rule out a remote buffer",
+                        g->index);
         f->impact = 0.5;
     }
 }

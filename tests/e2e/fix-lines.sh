@@ -92,4 +92,13 @@ f=$(fixes power-limit-low clock.power-limit-low 7)
 has "power-limit-low GPU 7" "$f" "grep -rnE 'nvidia-smi.*(-pl|--power-limit)|dcgmi config.*-P' /etc"
 lacks "power-limit-low GPU 7" "$f" "grep -r -- '-pl'"
 
+# ---- bench.host-copy-slow: the GPU's NUMA node, not a placeholder, in the numactl command
+f=$(fixes bench-copy-mem-p2p bench.host-copy-slow 1)
+has "bench-copy-mem-p2p GPU 1 (on node 0)" "$f" "numactl --cpunodebind=0 --membind=0 gpudoctor bench --gpus 1"
+jq '(.bench.gpus[] | select(.index == 1)) |= del(.gpu_numa_node)' \
+    "$SRC/tests/scenarios/bench-copy-mem-p2p/snapshot.json" >"$tmp/bench.json"
+f=$("$GPUDOCTOR" check --from "$tmp/bench.json" --json |
+    jq -r '.findings[] | select(.id == "bench.host-copy-slow" and .subject.gpu_index == 1) | .fix[]')
+has "bench-copy-mem-p2p GPU 1 (node not known)" "$f" "# numactl --cpunodebind=NODE"
+
 e2e_done
