@@ -1218,8 +1218,10 @@ static void shm_fixes(struct finding *f, bool full, bool host)
                    "/dev/shm, NVIDIA's advice for its containers) or --shm-size=8g; Kubernetes: "
                    "an emptyDir with medium: Memory mounted at /dev/shm");
     if (host)
-        finding_fix(f, "sudo mount -o remount,size=50%% /dev/shm   # on the host, until reboot "
-                       "(/etc/fstab keeps it)");
+        finding_fix(f,
+                    "sudo mount -o remount,size=50%% /dev/shm   # on the host, until reboot; "
+                    "to keep it, edit /etc/fstab's /dev/shm line (or add one: tmpfs /dev/shm tmpfs "
+                    "defaults,size=50%% 0 0)");
     finding_fix(f, "# meanwhile: fewer data-loader workers (num_workers) or smaller batches; "
                    "NCCL_SHM_DISABLE=1 keeps NCCL out of /dev/shm (slower)");
 }

@@ -101,4 +101,11 @@ f=$("$GPUDOCTOR" check --from "$tmp/bench.json" --json |
     jq -r '.findings[] | select(.id == "bench.host-copy-slow" and .subject.gpu_index == 1) | .fix[]')
 has "bench-copy-mem-p2p GPU 1 (node not known)" "$f" "# numactl --cpunodebind=NODE"
 
+# ---- host.shm-small: a remount lasts until reboot; /etc/fstab must be edited to keep it
+f=$("$GPUDOCTOR" check --from "$SRC/tests/scenarios/shm-full/snapshot.json" --json |
+    jq -r '.findings[] | select(.id == "host.shm-small") | .fix[]')
+has "shm-full" "$f" "remount,size=50% /dev/shm"
+has "shm-full" "$f" "edit /etc/fstab's /dev/shm line"
+lacks "shm-full" "$f" "fstab keeps it"
+
 e2e_done
