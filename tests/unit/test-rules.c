@@ -216,7 +216,8 @@ static void test_ranked_and_redundant_dropped(void **state)
     assert_non_null(strstr(stopped->title, "74.0 GiB"));
     assert_true(stopped->n_fix >= 2);
     assert_non_null(strstr(stopped->fix[0], "kill -CONT 4121"));
-    /* Ending it: SIGTERM, then SIGCONT, or the stopped process would act on it only once resumed. */
+    /* Ending it: SIGTERM, then SIGCONT, or the stopped process would act on it only once resumed.
+     */
     assert_non_null(strstr(stopped->fix[1], "kill 4121 && kill -CONT 4121   # or end it"));
     /* The stopped holder explains the full idle GPU 1: that finding yields. */
     assert_null(find(&f, "mem.full-idle", 1));
