@@ -10,7 +10,6 @@ set -uo pipefail
 : "${GPUDOCTOR:?}" "${SRC:?}"
 SIM_LIB=${SIM_LIB:-}
 [ -n "$SIM_LIB" ] && [ -e "$SIM_LIB" ] || { echo "SKIP: the NVML simulator is not built"; exit 77; }
-need jq
 
 SC=$SRC/tests/scenarios/troubled-8xh100
 export GPUDOCTOR_NVML_LIB=$SIM_LIB NVML_SIM_SCENARIO=$SC/scenario.json NVML_SIM_PROC=$SC/root/proc
@@ -18,6 +17,7 @@ export GPUDOCTOR_CONFIG=/dev/null NVML_SIM_QUIET=1 NO_COLOR=1
 unset NVML_SIM_EPOCH
 R=(--root "$SC/root")
 . "$SRC/tests/e2e/lib.bash"
+need jq
 
 ENOSPC="No space left on device"
 EBADF="Bad file descriptor"

@@ -11,13 +11,7 @@ set -uo pipefail
 : "${GPUDOCTOR:?}" "${SRC:?}"
 command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
 export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 GPUDOCTOR_STATE_DIR=off
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
+. "$SRC/tests/e2e/lib.bash"
 sc=$SRC/tests/scenarios
 node() { jq --arg h "$2" '.hostname = $h' "$sc/$1/snapshot.json" >"$tmp/in/$2.json"; }
 mkdir "$tmp/in"
@@ -59,5 +53,4 @@ check "nvl01's InfiniBand" "$(jq -c '.nodes[] | select(.name == "nvl01") | .valu
 grep -A6 '^[0-9]*\. nvl-down ' "$tmp/r.txt" | grep -E 'nvlink_active +16 links \(GPU 3\) +group' >/dev/null ||
     fail "text report: nvl-down's evidence: $(grep -A6 'nvl-down' "$tmp/r.txt" | head -8)"
 
-[ "$failures" = 0 ] && echo "fleet fabric figures: 4 outliers found, no other node flagged"
-exit $((failures > 0))
+e2e_done "fleet fabric figures: 4 outliers found, no other node flagged"

@@ -9,13 +9,7 @@ set -uo pipefail
 : "${GPUDOCTOR:?}" "${SRC:?}"
 command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
 export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 GPUDOCTOR_STATE_DIR=off
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
+. "$SRC/tests/e2e/lib.bash"
 base=$SRC/tests/scenarios/healthy-8gpu-busy/snapshot.json
 mkdir "$tmp/in"
 # node NAME UE CE: a copy of the healthy server whose EDAC driver counted UE and CE errors
@@ -49,4 +43,4 @@ got=$(jq -c '[.nodes[] | select(.name == "node-ue") | .reasons[] | .metric // .i
 got=$(jq -c '[.nodes[] | select(.name == "node-noedac") | .reasons[]] | length' "$tmp/r.json")
 [ "$got" = 0 ] || fail "the node without EDAC was judged: $got reasons"
 
-exit $((failures > 0))
+e2e_done

@@ -6,16 +6,7 @@ set -uo pipefail
 command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
 : "${GPUDOCTOR:?}" "${SRC:?}"
 export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 LANG=C.UTF-8
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
-check() {
-    [ "$2" = "$3" ] || fail "$1: '$2', expected '$3'"
-}
+. "$SRC/tests/e2e/lib.bash"
 BASE=$SRC/tests/scenarios/healthy-8gpu-busy/snapshot.json
 mkdir "$tmp/d"
 for i in 0 1 2 3 4; do
@@ -47,5 +38,4 @@ check "--html - --json: nothing on standard output" "$(wc -c <"$tmp/both")" 0
 grep -qF -- "--html - and --json both write to standard output: give --html a file" "$tmp/err" ||
     fail "--html - --json: standard error $(cat "$tmp/err")"
 
-[ "$failures" = 0 ] || exit 1
-echo "ok"
+e2e_done "ok"

@@ -20,13 +20,7 @@ CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
 : "${GPUDOCTOR:?}" "${SRC:?}"
 unset LC_ALL LC_MESSAGES LANGUAGE
 export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 LANG=C.UTF-8
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
+. "$SRC/tests/e2e/lib.bash"
 BASE=$SRC/tests/scenarios/healthy-8gpu-busy/snapshot.json
 SYNTH=$SRC/tests/helpers/fleet-synth.py
 
@@ -258,5 +252,4 @@ rc=0
 [ "$rc" = 3 ] || fail "--html into a missing directory: exit status $rc"
 grep -q 'nonexistent' "$tmp/err" || fail "--html into a missing directory: not said: $(cat "$tmp/err")"
 
-[ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
-echo "ok: fleet --html rendered by chromium"
+e2e_done "ok: fleet --html rendered by chromium"

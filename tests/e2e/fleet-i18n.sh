@@ -15,13 +15,7 @@ command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
 unset LC_ALL LC_MESSAGES LANGUAGE COLUMNS
 export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 GPUDOCTOR_LOCALEDIR="$BUILD/locale"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
+. "$SRC/tests/e2e/lib.bash"
 localedef -i zh_CN -f UTF-8 "$tmp/zh_CN.UTF-8" 2>"$tmp/localedef.err" ||
     { echo "SKIP: cannot build the zh_CN.UTF-8 locale: $(head -c 200 "$tmp/localedef.err")"; exit 77; }
 zh() { LOCPATH="$tmp" LANG=zh_CN.UTF-8 "$@"; }
@@ -156,5 +150,4 @@ grep -q '<img' "$tmp/zh.html" && fail "zh_CN page: a host name's markup became a
 for f in c zh; do sed -n 's/^<script type="application\/json" id="fleet-data">//p' "$tmp/$f.html" >"$tmp/$f.data"; done
 [ -s "$tmp/zh.data" ] && cmp -s "$tmp/c.data" "$tmp/zh.data" || fail "the page's data differs between LANG=C and zh_CN.UTF-8"
 
-[ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
-echo "ok: fleet's text report and page in zh_CN, --json the same in every locale"
+e2e_done "ok: fleet's text report and page in zh_CN, --json the same in every locale"

@@ -11,16 +11,7 @@ set -uo pipefail
 command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
 : "${GPUDOCTOR:?}" "${SRC:?}"
 export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 LANG=C.UTF-8
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
-check() {
-    [ "$2" = "$3" ] || fail "$1: '$2', expected '$3'"
-}
+. "$SRC/tests/e2e/lib.bash"
 BASE=$SRC/tests/scenarios/healthy-8gpu-busy/snapshot.json
 
 # mkdir_nodes DIR N: N snapshots node00.json.. of the base, host names node00..
@@ -138,5 +129,4 @@ rc=0
 check "no duplicate: exit status" "$rc" 1
 check "no duplicate: outliers, left out" "$(jq -c '[.outliers, .left_out]' "$tmp/nodup.json")" '[["node00"],[]]'
 
-[ "$failures" = 0 ] || exit 1
-echo "ok"
+e2e_done "ok"

@@ -10,16 +10,7 @@ set -uo pipefail
 command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
 : "${GPUDOCTOR:?}" "${SRC:?}"
 export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 LANG=C.UTF-8
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
-check() {
-    [ "$2" = "$3" ] || fail "$1: '$2', expected '$3'"
-}
+. "$SRC/tests/e2e/lib.bash"
 BASE=$SRC/tests/scenarios/healthy-8gpu-busy/snapshot.json
 for i in 0 1 2 3 4 5; do
     jq -c --arg h "node0$i" '.hostname = $h' "$BASE" >"$tmp/$i.jsonl"
@@ -86,5 +77,4 @@ check "many files: exit status" "$rc" 3
 check "many files: the last error" "$(tail -1 "$tmp/many.err")" \
     "gpudoctor fleet: $tmp/many/n50001.json: not read, nor the 1 input after it: fleet reads at most 50000 files and documents"
 
-[ "$failures" = 0 ] || exit 1
-echo "ok"
+e2e_done "ok"

@@ -17,13 +17,7 @@ command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
 : "${GPUDOCTOR:?}" "${SRC:?}"
 export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
+. "$SRC/tests/e2e/lib.bash"
 BASE=$SRC/tests/scenarios/healthy-8gpu-busy/snapshot.json
 SYNTH=$SRC/tests/helpers/fleet-synth.py
 
@@ -311,5 +305,4 @@ for args in "" "--threshold 0 x" "--min-group 1 x" "--threshold abc x" "--promet
     grep -q 'gpudoctor fleet' "$tmp/err" || fail "fleet $args: no message: $(cat "$tmp/err")"
 done
 
-[ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
-echo "ok: fleet on synthetic fleets of 1,000 nodes"
+e2e_done "ok: fleet on synthetic fleets of 1,000 nodes"

@@ -13,14 +13,8 @@ set -uo pipefail
 command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
 : "${GPUDOCTOR:?}" "${SRC:?}"
 export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$SRC/tests/e2e/lib.bash"
 chmod 755 "$tmp"
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
 SNAP=$SRC/tests/scenarios/profile-match/snapshot.json
 cd "$tmp" || exit 1
 
@@ -225,5 +219,4 @@ grep -q '^fabricmanager_version = "550.54.15"$' live.conf ||
 grep -q '^  fabricmanager_version  550.54.15   (live.conf:[0-9]*)$' live.show ||
     fail "live save: show: $(grep fabricmanager live.show)"
 
-[ "$failures" -eq 0 ] || { echo "$failures failure(s)"; exit 1; }
-echo "ok: profile save, show and check against it"
+e2e_done "ok: profile save, show and check against it"
