@@ -46,6 +46,7 @@ check '[.findings[] | select(.id == "health.recovery-action") | [.subject.gpu_in
     '[[1,"critical"],[2,"critical"],[4,"critical"],[5,"critical"],[3,"warning"]]'
 check '[.findings[] | select(.id == "health.recovery-action" and .subject.gpu_index == 1) | .fix[]]' \
     '["# drain GPU 1 (no new jobs), let or make its jobs end, then:","sudo nvidia-smi -r -i 1",
+      "# refused with '"'In use by another client'"'? stop what keeps it open (nvidia-persistenced, DCGM: nv-hostengine, dcgm-exporter), reset, then start them again",
       "# a reset that fails or does not clear it: reboot the node"]'
 check '[.findings[] | select(.id == "health.recovery-action" and .subject.gpu_index == 2) | .title]' \
     '["GPU 2 needs the node rebooted: its driver asks for it"]'
