@@ -21,7 +21,12 @@ setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "echo '# theirs' >'$T/t
 setpriv --reuid=65534 --regid=65534 --clear-groups \
     "$HELPERS/link-swap" "$T/theirs" out.conf "$T/root/passwd" 60 >/dev/null &
 swap=$!
-sleep 0.2
+# Started once it has made its first link: within 10 s, however slow the machine (a sanitized
+# helper on a loaded one took more than the 0.2 s this waited before).
+for _ in $(seq 100); do
+    [ -L "$T/theirs/out.conf" ] || [ -L "$T/theirs/out.conf.link" ] && break
+    sleep 0.1
+done
 [ -L "$T/theirs/out.conf" ] || [ -L "$T/theirs/out.conf.link" ] ||
     { echo "FAIL: link-swap did not start"; exit 1; }
 runs=0
