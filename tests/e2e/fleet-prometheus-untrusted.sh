@@ -10,17 +10,10 @@ command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
 : "${GPUDOCTOR:?}" "${SRC:?}"
 export GPUDOCTOR_CONFIG=/dev/null NO_COLOR=1 LANG=C.UTF-8
-tmp=$(mktemp -d)
+. "$SRC/tests/e2e/lib.bash"
 FAKE_PID=
+# the library's trap, and the stand-in server stopped first
 trap '[ -n "$FAKE_PID" ] && kill "$FAKE_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"' EXIT
-failures=0
-fail() {
-    echo "FAIL: $*"
-    failures=$((failures + 1))
-}
-check() {
-    [ "$2" = "$3" ] || fail "$1: '$2', expected '$3'"
-}
 
 # fake ANSWERS [--auth USER:PASS]: starts the stand-in; PORT is where it listens
 fake() {
@@ -128,5 +121,4 @@ check "flood: standard error" "$(cat "$tmp/flood.err")" \
     "gpudoctor fleet: http://127.0.0.1:$PORT: more instances than fleet reads (50000): 3 series of the others left out"
 check "flood: the nodes read" "$(head -1 "$tmp/flood.out")" "50000 nodes, 1 GPU model: no outlier — from http://127.0.0.1:$PORT"
 
-[ "$failures" = 0 ] || exit 1
-echo "ok"
+e2e_done "ok"
