@@ -52,6 +52,13 @@ static void link_line(FILE *out, const struct render_opts *ro, const char *id,
                                  _(l->when), _(l->how))
                      : xasprintf(_("%s (%s): %s"), id, _(link_scope_names[l->scope]), _(l->how));
 
+    if (l->fix == LINK_FIX_IN_CAUSE) {
+        char *more = xasprintf(_("%s; fixed by the cause's fix"), text);
+
+        free(text);
+        text = more;
+    }
+
     fputs("  ", out);
     render_wrap(out, ro, 2, 4, text);
     free(text);

@@ -92,6 +92,8 @@ json_t *render_findings_json(const char *schema, const struct snapshot *s, const
                 json_array_append_new(explains, json_integer((json_int_t)k + 1));
         }
         json_object_set_new(one, "explains", explains);
+        /* The cause's fix is this one's: a reader showing fixes shows the cause's instead. */
+        json_object_set_new(one, "fix_in_cause", json_boolean(finding_fix_in_cause(f, i)));
         json_array_append_new(list, one);
     }
     json_object_set_new(j, "findings", list);

@@ -385,6 +385,16 @@ static void render_finding(FILE *out, const struct findings *all, size_t i,
         fprintf(out, "%*s- ", FINDING_INDENT, "");
         render_wrap(out, ro, FINDING_INDENT + 2, FINDING_INDENT + 2, finding_evidence_text(f, k));
     }
+    if (f->n_fix > 0 && finding_fix_in_cause(all, i)) {
+        /* Its own fixes would repeat the cause's, or cannot work before it: only the pointer. */
+        char *only = xasprintf(_("# #%zu's fix, its cause, clears this too; if it stays after "
+                                 "that, run gpudoctor check again"),
+                               (size_t)(finding_cause(all, i) - all->items) + 1);
+
+        fix_line(out, ro, only, true);
+        free(only);
+        return;
+    }
     /* A consequence's own fix comes after its cause's: fixing the cause may clear it. */
     if (f->n_fix > 0 && finding_cause(all, i) != NULL) {
         char *first = xasprintf(_("# first #%zu's fix, its cause: this may clear with it"),

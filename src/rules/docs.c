@@ -38,8 +38,9 @@ static void threshold_list(FILE *out, const struct rule *r)
 
 static void link_line(FILE *out, const struct rule *cause, const struct rule_link *l)
 {
-    fprintf(out, "| [`%s`](#%s) | [`%s`](#%s) | %s | %s | %s |\n", cause->id, cause->id, l->rule_id,
-            l->rule_id, link_scope_names[l->scope], l->when ? l->when : "always", l->how);
+    fprintf(out, "| [`%s`](#%s) | [`%s`](#%s) | %s | %s | %s | %s |\n", cause->id, cause->id,
+            l->rule_id, l->rule_id, link_scope_names[l->scope], l->when ? l->when : "always",
+            l->how, l->fix == LINK_FIX_IN_CAUSE ? "the cause's" : "its own, after the cause's");
 }
 
 /* Every link of the table: the chains a report can show. */
@@ -58,7 +59,12 @@ static void known_chains(FILE *out)
           "This is not *gives way to* (`yields_to`): a finding that gives way says the same thing "
           "again as a more specific one and is dropped; a consequence is true on its own, with its "
           "own fixes, and stays in the report.\n\n"
-          "| cause | explains | scope | when | how |\n|---|---|---|---|---|\n",
+          "A consequence's fixes come after a line pointing at its cause's fix, which may clear "
+          "it. Where the cause's fix is the consequence's too, and its own would only repeat it or "
+          "cannot work before it (restarting Fabric Manager while an NVSwitch is not probed), the "
+          "consequence shows only that pointer (the *fix* column says \"the cause's\"; JSON "
+          "marks it `fix_in_cause` and keeps its fixes in `fix`).\n\n"
+          "| cause | explains | scope | when | how | fix |\n|---|---|---|---|---|---|\n",
           out);
     for (size_t i = 0; i < n_rules; i++) {
         for (size_t k = 0; rule_table[i]->explains && rule_table[i]->explains[k].rule_id; k++)

@@ -327,6 +327,14 @@ const struct finding *finding_cause(const struct findings *f, size_t i)
     return &f->items[f->items[i].cause - 1];
 }
 
+bool finding_fix_in_cause(const struct findings *f, size_t i)
+{
+    const struct finding *c = finding_cause(f, i);
+    const struct rule_link *l = c ? rule_link_find(c->rule, f->items[i].rule) : NULL;
+
+    return l != NULL && l->fix == LINK_FIX_IN_CAUSE;
+}
+
 size_t finding_n_explained(const struct findings *f, size_t i)
 {
     size_t n = 0;

@@ -153,13 +153,13 @@ RULE_LIST(RULE_DECLARE)
         __VA_ARGS__, NULL                                                                          \
     }
 
-/* A rule's causal links (struct rule_link): { "rule.id", LINK_SAME_GPU, when, how }, ... */
+/* A rule's causal links (struct rule_link): { "rule.id", LINK_SAME_GPU, when, how, fix }, ... */
 #define EXPLAINS(...)                                                                              \
     (const struct rule_link[])                                                                     \
     {                                                                                              \
         __VA_ARGS__,                                                                               \
         {                                                                                          \
-            NULL, LINK_ANY, NULL, NULL                                                             \
+            NULL, LINK_ANY, NULL, NULL, LINK_FIX_OWN                                               \
         }                                                                                          \
     }
 

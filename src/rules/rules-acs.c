@@ -467,6 +467,7 @@ const struct rule rule_pcie_acs_p2p = {
     .explains =
         EXPLAINS({ "pcie.p2p-unavailable", LINK_ANY, N_("the redirect is on a port above a GPU"),
                    N_("ACS sends peer traffic through the root complex, where peer-to-peer "
-                      "may not be allowed at all") }),
+                      "may not be allowed at all"),
+                   LINK_FIX_OWN }),
     .check = check_acs,
 };

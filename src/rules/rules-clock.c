@@ -267,7 +267,8 @@ const struct rule rule_clock_thermal_slowdown = {
     .thresholds = THRESHOLDS(TH_THERMAL_MARGIN_C),
     .explains =
         EXPLAINS({ "clock.low-pstate", LINK_SAME_GPU, NULL,
-                   N_("a thermal slowdown holds the clocks down, and the P-state with them") }),
+                   N_("a thermal slowdown holds the clocks down, and the P-state with them"),
+                   LINK_FIX_OWN }),
     .check = check_thermal,
 };
 
@@ -349,7 +350,8 @@ const struct rule rule_clock_hw_slowdown = {
     .thresholds = NO_THRESHOLDS,
     .explains = EXPLAINS({ "clock.low-pstate", LINK_SAME_GPU, NULL,
                            N_("a hardware slowdown (power brake, overheating) holds the clocks and "
-                              "the P-state down") }),
+                              "the P-state down"),
+                           LINK_FIX_OWN }),
     .check = check_hw_slowdown,
 };
 

@@ -184,7 +184,8 @@ const struct rule rule_host_container_lost_devices = {
     .explains =
         EXPLAINS({ "health.nvml-failed", LINK_ANY, N_("NVML's Unknown Error in a container"),
                    N_("NVML fails because the container may no longer open the GPUs' "
-                      "device files") }),
+                      "device files"),
+                   LINK_FIX_IN_CAUSE }),
     .check = check_lost_devices,
 };
 

@@ -301,12 +301,14 @@ const struct rule rule_fabric_switch_not_initialized = {
               "switch fails again, have the baseboard serviced."),
     .thresholds = NO_THRESHOLDS,
     .explains = EXPLAINS({ "fabric.gpu-not-ready", LINK_ANY, NULL,
-                           N_("without all its NVSwitches Fabric Manager registers no GPU") },
+                           N_("without all its NVSwitches Fabric Manager registers no GPU"),
+                           LINK_FIX_IN_CAUSE },
                          { "fabric.fm-errors", LINK_ANY, NULL,
-                           N_("Fabric Manager logs the fabric it cannot configure") },
+                           N_("Fabric Manager logs the fabric it cannot configure"), LINK_FIX_OWN },
                          { "reported.system-not-ready", LINK_ANY, NULL,
                            N_("without all its NVSwitches the fabric, and so CUDA, is not "
-                              "ready") }),
+                              "ready"),
+                           LINK_FIX_IN_CAUSE }),
     .check = check_switch_driver,
 };
 
@@ -391,9 +393,10 @@ const struct rule rule_fabric_fm_not_running = {
               "it does not stay up."),
     .thresholds = NO_THRESHOLDS,
     .explains = EXPLAINS({ "fabric.gpu-not-ready", LINK_ANY, NULL,
-                           N_("without Fabric Manager no GPU is registered with the fabric") },
+                           N_("without Fabric Manager no GPU is registered with the fabric"),
+                           LINK_FIX_IN_CAUSE },
                          { "reported.system-not-ready", LINK_ANY, NULL,
-                           N_("without Fabric Manager CUDA is not ready") }),
+                           N_("without Fabric Manager CUDA is not ready"), LINK_FIX_IN_CAUSE }),
     .check = check_not_running,
 };
 
@@ -468,15 +471,17 @@ const struct rule rule_fabric_fm_version = {
               "driver of Fabric Manager's), then restart nvidia-fabricmanager. Hold both "
               "packages so that upgrades move them together."),
     .thresholds = NO_THRESHOLDS,
-    .explains = EXPLAINS({ "fabric.fm-not-running", LINK_ANY, NULL,
-                           N_("Fabric Manager exits at start when its version is not the "
-                              "driver's") },
-                         { "fabric.gpu-not-ready", LINK_ANY, NULL,
-                           N_("a Fabric Manager of another version registers no GPU") },
-                         { "fabric.fm-errors", LINK_ANY, NULL,
-                           N_("the version mismatch is the error its log shows") },
-                         { "reported.system-not-ready", LINK_ANY, NULL,
-                           N_("a Fabric Manager of another version leaves CUDA not ready") }),
+    .explains = EXPLAINS(
+        { "fabric.fm-not-running", LINK_ANY, NULL,
+          N_("Fabric Manager exits at start when its version is not the "
+             "driver's"),
+          LINK_FIX_IN_CAUSE },
+        { "fabric.gpu-not-ready", LINK_ANY, NULL,
+          N_("a Fabric Manager of another version registers no GPU"), LINK_FIX_IN_CAUSE },
+        { "fabric.fm-errors", LINK_ANY, NULL, N_("the version mismatch is the error its log shows"),
+          LINK_FIX_OWN },
+        { "reported.system-not-ready", LINK_ANY, NULL,
+          N_("a Fabric Manager of another version leaves CUDA not ready"), LINK_FIX_IN_CAUSE }),
     .check = check_version,
 };
 
@@ -799,9 +804,11 @@ const struct rule rule_fabric_sxid = {
     .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),
     .explains = EXPLAINS({ "health.recovery-action", LINK_ANY, SXID_FATAL_WHEN,
                            N_("the GPUs behind a switch that failed need a drain or a reset, "
-                              "which their driver records") },
+                              "which their driver records"),
+                           LINK_FIX_OWN },
                          { "fabric.fm-errors", LINK_ANY, SXID_FATAL_WHEN,
                            N_("Fabric Manager logs the switch's fatal error and the reset it "
-                              "needs") }),
+                              "needs"),
+                           LINK_FIX_OWN }),
     .check = check_sxid,
 };

@@ -558,16 +558,17 @@ const struct rule rule_health_gpu_lost = {
            "log for AER and PCIe errors before the event, check power cables and seating, compare "
            "temperatures. A recurrence means hardware: contact the vendor."),
     .thresholds = THRESHOLDS(TH_KLOG_MAX_AGE_H),
-    .explains = EXPLAINS(
-        { "health.gpu-missing", LINK_SAME_GPU, NULL,
-          N_("a GPU lost from the bus is missing from NVML's list") },
-        { "health.gpu-inaccessible", LINK_SAME_GPU, NULL, N_("a lost GPU answers no query") },
-        { "health.nvml-hung", LINK_ANY, NULL,
-          N_("the driver waits on the lost GPU, so NVML hangs") },
-        { "health.nvml-failed", LINK_ANY, NULL,
-          N_("with a GPU lost, NVML cannot start or count the GPUs") },
-        { "health.no-gpu-found", LINK_ANY, NULL,
-          N_("the GPU lost from the bus is one NVML cannot find") }),
+    .explains =
+        EXPLAINS({ "health.gpu-missing", LINK_SAME_GPU, NULL,
+                   N_("a GPU lost from the bus is missing from NVML's list"), LINK_FIX_OWN },
+                 { "health.gpu-inaccessible", LINK_SAME_GPU, NULL,
+                   N_("a lost GPU answers no query"), LINK_FIX_OWN },
+                 { "health.nvml-hung", LINK_ANY, NULL,
+                   N_("the driver waits on the lost GPU, so NVML hangs"), LINK_FIX_OWN },
+                 { "health.nvml-failed", LINK_ANY, NULL,
+                   N_("with a GPU lost, NVML cannot start or count the GPUs"), LINK_FIX_OWN },
+                 { "health.no-gpu-found", LINK_ANY, NULL,
+                   N_("the GPU lost from the bus is one NVML cannot find"), LINK_FIX_OWN }),
     .check = check_gpu_lost,
 };
 

@@ -963,9 +963,10 @@ const struct rule rule_host_psu_fault = {
               "(ipmitool sdr type 'Power Supply'); reseat or replace it. The brake releases once "
               "the supplies deliver enough again."),
     .thresholds = NO_THRESHOLDS,
-    .explains = EXPLAINS({ "clock.hw-slowdown", LINK_ANY,
-                           N_("a GPU's clocks are cut by the power brake or a hardware slowdown"),
-                           N_("a failed power supply makes the server brake the GPUs") }),
+    .explains =
+        EXPLAINS({ "clock.hw-slowdown", LINK_ANY,
+                   N_("a GPU's clocks are cut by the power brake or a hardware slowdown"),
+                   N_("a failed power supply makes the server brake the GPUs"), LINK_FIX_OWN }),
     .check = check_psu,
 };
 

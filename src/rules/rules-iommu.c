@@ -331,6 +331,7 @@ const struct rule rule_pcie_iommu_p2p = {
     .explains = EXPLAINS({ "pcie.p2p-unavailable", LINK_ANY,
                            N_("a GPU pair with a translated GPU is not on NVLink"),
                            N_("the IOMMU sends peer traffic through the root complex, where "
-                              "peer-to-peer may not be allowed at all") }),
+                              "peer-to-peer may not be allowed at all"),
+                           LINK_FIX_OWN }),
     .check = check_iommu_p2p,
 };

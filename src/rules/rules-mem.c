@@ -143,7 +143,7 @@ const struct rule rule_mem_nearly_full = {
            "share the GPU a GPU each."),
     .thresholds = THRESHOLDS(TH_MEM_NEARLY_FULL_PCT, TH_GPU_IDLE_UTIL_PCT),
     .explains = EXPLAINS({ "mem.job-oom", LINK_SAME_GPU, NULL,
-                           N_("a job that asks for more on a full GPU runs out") }),
+                           N_("a job that asks for more on a full GPU runs out"), LINK_FIX_OWN }),
     .check = check_nearly_full,
 };
 
@@ -242,8 +242,9 @@ const struct rule rule_mem_full_idle = {
     .thresholds = THRESHOLDS(TH_MEM_FULL_IDLE_PCT, TH_GPU_IDLE_UTIL_PCT),
     .yields_to = YIELDS_TO("proc.stopped-holder", "proc.zombie-holder", "proc.orphan-holder",
                            "proc.idle-holder", "mem.unaccounted"),
-    .explains = EXPLAINS({ "mem.job-oom", LINK_SAME_GPU, NULL,
-                           N_("the memory held on the idle GPU is missing for the job") }),
+    .explains =
+        EXPLAINS({ "mem.job-oom", LINK_SAME_GPU, NULL,
+                   N_("the memory held on the idle GPU is missing for the job"), LINK_FIX_OWN }),
     .check = check_full_idle,
 };
 
@@ -393,7 +394,8 @@ const struct rule rule_mem_unaccounted = {
     .yields_to = YIELDS_TO("proc.compute-mode"),
     .explains = EXPLAINS({ "mem.job-oom", LINK_SAME_GPU, NULL,
                            N_("memory held by processes not visible here is missing for the "
-                              "job") }),
+                              "job"),
+                           LINK_FIX_OWN }),
     .check = check_unaccounted,
 };
 

@@ -246,7 +246,8 @@ const struct rule rule_proc_compute_mode = {
     .thresholds = THRESHOLDS(TH_CONTEXT_MIN_MIB),
     .explains = EXPLAINS({ "reported.devices-unavailable", LINK_ANY, NULL,
                            N_("an exclusive GPU held by another process is \"busy or "
-                              "unavailable\"") }),
+                              "unavailable\""),
+                           LINK_FIX_OWN }),
     .check = check_compute_mode,
 };
 

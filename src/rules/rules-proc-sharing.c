@@ -128,8 +128,9 @@ const struct rule rule_proc_shared_gpu = {
               "nvidia-smi -i N -c EXCLUSIVE_PROCESS. For intended sharing use MPS or MIG."),
     .thresholds = THRESHOLDS(TH_GPU_IDLE_UTIL_PCT),
     .yields_to = YIELDS_TO("proc.pileup"),
-    .explains = EXPLAINS({ "mem.job-oom", LINK_SAME_GPU, NULL,
-                           N_("the other jobs on the GPU hold the memory it needed") }),
+    .explains =
+        EXPLAINS({ "mem.job-oom", LINK_SAME_GPU, NULL,
+                   N_("the other jobs on the GPU hold the memory it needed"), LINK_FIX_OWN }),
     .check = check_shared,
 };
 
@@ -496,7 +497,7 @@ const struct rule rule_proc_graphics_on_compute = {
               "integrated one); or run the jobs on a GPU without graphics work "
               "(CUDA_VISIBLE_DEVICES)."),
     .thresholds = THRESHOLDS(TH_GRAPHICS_MEM_PCT, TH_GRAPHICS_MEM_MIN_MIB, TH_GRAPHICS_SM_PCT),
-    .explains = EXPLAINS(
-        { "mem.job-oom", LINK_SAME_GPU, NULL, N_("the graphics hold memory the job needed") }),
+    .explains = EXPLAINS({ "mem.job-oom", LINK_SAME_GPU, NULL,
+                           N_("the graphics hold memory the job needed"), LINK_FIX_OWN }),
     .check = check_graphics,
 };

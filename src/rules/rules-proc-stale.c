@@ -111,11 +111,13 @@ static void kill_fixes(struct finding *f, const struct proc *p, int32_t pid)
  */
 #define STALE_HOLDER_EXPLAINS                                                                      \
     EXPLAINS({ "mem.nearly-full", LINK_SAME_GPU, NULL,                                             \
-               N_("the memory the holder keeps is missing for the jobs working there") },          \
+               N_("the memory the holder keeps is missing for the jobs working there"),            \
+               LINK_FIX_OWN },                                                                     \
              { "proc.compute-mode", LINK_SAME_GPU, NULL,                                           \
-               N_("on an exclusive-process GPU the holder keeps every new CUDA program out") },    \
+               N_("on an exclusive-process GPU the holder keeps every new CUDA program out"),      \
+               LINK_FIX_OWN },                                                                     \
              { "mem.job-oom", LINK_SAME_GPU, NULL,                                                 \
-               N_("the job ran out of the memory the holder keeps") })
+               N_("the job ran out of the memory the holder keeps"), LINK_FIX_OWN })
 
 /* ---- proc.stopped-holder ---- */
 

@@ -262,7 +262,8 @@ const struct rule rule_stack_no_driver = {
     .thresholds = NO_THRESHOLDS,
     .explains = EXPLAINS({ "health.nvml-failed", LINK_ANY, NULL,
                            N_("without the host's module NVML reaches no driver, in a container "
-                              "either") }),
+                              "either"),
+                           LINK_FIX_OWN }),
     .check = check_no_driver,
 };
 

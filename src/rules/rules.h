@@ -145,6 +145,17 @@ enum link_scope {
     LINK_ANY,                    /* anything on the host */
 };
 
+/* Whose fixes a consequence shows. */
+enum link_fix {
+    LINK_FIX_OWN, /* its own, after a pointer to the cause's: fixing the cause may clear it */
+    /*
+     * only a pointer to its cause's: the cause's fix is the consequence's too, and its own fixes
+     * would only repeat it or cannot work before it (restarting Fabric Manager while an NVSwitch
+     * is not probed). JSON says fix_in_cause; its fixes stay in "fix".
+     */
+    LINK_FIX_IN_CAUSE,
+};
+
 struct rule_link {
     const char *rule_id; /* the rule whose findings are explained */
     enum link_scope scope;
@@ -155,6 +166,7 @@ struct rule_link {
      */
     const char *when;
     const char *how; /* the chain in a few words: "the driver wedged, so NVML hangs" */
+    enum link_fix fix;
 };
 
 extern const char *const link_scope_names[]; /* "same GPU", "same process", ... */
@@ -212,6 +224,8 @@ const struct finding *finding_cause(const struct findings *f, size_t i);
 size_t finding_n_explained(const struct findings *f, size_t i);
 /* The link of the cause's rule that explains the consequence's rule, or NULL. */
 const struct rule_link *rule_link_find(const struct rule *cause, const struct rule *consequence);
+/* Whether items[i]'s cause fixes it (its link is LINK_FIX_IN_CAUSE): its own are not shown. */
+bool finding_fix_in_cause(const struct findings *f, size_t i);
 
 /* How many findings have severity sev (acknowledged ones are not counted). */
 size_t findings_count(const struct findings *f, enum severity sev);

@@ -43,6 +43,27 @@ cause_fix=$(awk '/CRITICAL #1 / { on = 1 } on && /fix:/ { print; exit }' <<<"$ou
 wide=$(sed 's/—/-/g' <<<"$out" | awk 'length($0) > 80 { print; exit }')
 [ -z "$wide" ] || fail "text report line wider than 80 columns: $wide"
 
+jq -e '[.findings[] | .fix_in_cause] | all(. == false)' "$tmp/json" >/dev/null ||
+    fail "a finding whose own fixes apply is marked fix_in_cause"
+
+# Where the cause's fix is the consequence's (an NVSwitch not probed: restarting Fabric Manager
+# cannot register the GPUs), each consequence points at it instead of repeating its own fixes.
+snap=$SRC/tests/scenarios/switch-not-initialized/snapshot.json
+"$GPUDOCTOR" check --from "$snap" --json >"$tmp/fabric.json"
+jq -e '[.findings[] | select(.id == "fabric.gpu-not-ready")] | length == 8 and
+       all(.fix_in_cause == true and .caused_by == 1 and (.fix | length) > 0)' \
+    "$tmp/fabric.json" >/dev/null || fail "gpu-not-ready is not marked fix_in_cause with its fixes"
+jq -e '.findings[0].fix_in_cause == false' "$tmp/fabric.json" >/dev/null ||
+    fail "the cause itself is marked fix_in_cause"
+out=$("$GPUDOCTOR" check --from "$snap")
+consequence=$(awk '/^CRITICAL #2 / { on = 1 } on && /^$/ { exit } on' <<<"$out")
+has "$consequence" "fix: # #1's fix, its cause, clears this too; if it stays after"
+[[ "$consequence" != *"restart nvidia-fabricmanager"* ]] ||
+    fail "the consequence still repeats the Fabric Manager restart: $consequence"
+[ "$(grep -c 'restart nvidia-fabricmanager' <<<"$out")" = 0 ] ||
+    fail "a Fabric Manager restart is printed although the cause makes it futile"
+has "$("$GPUDOCTOR" explain fabric.gpu-not-ready)" "fixed by the cause's fix"
+
 out=$("$GPUDOCTOR" explain health.nvml-hung)
 has "$out" "Can be caused by"
 has "$out" "health.xid (anywhere on the host, when the Xid is 48"
