@@ -62,8 +62,6 @@ void metrics_nvlink(struct render *r, const struct metric_family *m)
 {
     for (size_t i = 0; i < r->s->n_gpus; i++) {
         const struct gpu *g = &r->s->gpus[i];
-        uint64_t active = 0;
-        bool known = true;
 
         if (g->handle_rc != 0)
             continue;
@@ -73,17 +71,15 @@ void metrics_nvlink(struct render *r, const struct metric_family *m)
                 metrics_sample_u64(r, m, r->gpu_labels[i], NULL, 0);
             continue;
         }
-        for (size_t k = 0; k < g->n_nvlinks; k++) {
-            const struct gpu_nvlink *l = &g->nvlinks[k];
+        if (m->source == MSRC_NVLINK_LINKS_ACTIVE) {
+            size_t unread, active = gpu_nvlinks_active(g, &unread);
 
-            if (m->source == MSRC_NVLINK_LINKS_ACTIVE) {
-                known &= gpu_nvlink_valid(l, NVL_S_ACTIVE);
-                active += gpu_nvlink_valid(l, NVL_S_ACTIVE) && l->active;
-            } else {
-                link_family(r, m, r->gpu_labels[i], l);
-            }
+            /* A count with links whose state was not read would understate: no sample. */
+            if (unread == 0)
+                metrics_sample_u64(r, m, r->gpu_labels[i], NULL, active);
+            continue;
         }
-        if (m->source == MSRC_NVLINK_LINKS_ACTIVE && known)
-            metrics_sample_u64(r, m, r->gpu_labels[i], NULL, active);
+        for (size_t k = 0; k < g->n_nvlinks; k++)
+            link_family(r, m, r->gpu_labels[i], &g->nvlinks[k]);
     }
 }

@@ -269,9 +269,7 @@ void profile_facts_from_snapshot(struct profile_facts *f, const struct snapshot 
             pg->vbios = xstrdup(g->vbios_version);
         if (gpu_valid(g, GPU_S_NVLINK)) {
             pg->nvlink_valid = true;
-            for (size_t k = 0; k < g->n_nvlinks; k++)
-                pg->nvlinks +=
-                    gpu_nvlink_valid(&g->nvlinks[k], NVL_S_ACTIVE) && g->nvlinks[k].active;
+            pg->nvlinks = gpu_nvlinks_active(g, NULL);
         } else if (g->rc[GPU_S_NVLINK] == NVML_ERROR_NOT_SUPPORTED) {
             pg->nvlink_valid = true; /* a GPU without NVLink has none */
         }

@@ -34,15 +34,6 @@ static const struct gpu *reachable_gpu(const struct sample *smp, uint32_t idx)
     return g != NULL && g->handle_rc == 0 ? g : NULL;
 }
 
-static size_t active_links(const struct gpu *g)
-{
-    size_t n = 0;
-
-    for (size_t i = 0; i < g->n_nvlinks; i++)
-        n += gpu_nvlink_valid(&g->nvlinks[i], NVL_S_ACTIVE) && g->nvlinks[i].active;
-    return n;
-}
-
 static bool links_to_switch(const struct gpu *g)
 {
     for (size_t i = 0; i < g->n_nvlinks; i++) {
@@ -78,7 +69,7 @@ static void inactive_list(char *buf, size_t size, const struct gpu *g)
 static size_t peer_best(const struct rule_ctx *ctx, const struct gpu *g, uint32_t *peer,
                         bool *untyped)
 {
-    size_t best = 0, mine = active_links(g);
+    size_t best = 0, mine = gpu_nvlinks_active(g, NULL);
 
     *untyped = false;
     for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
@@ -90,7 +81,7 @@ static size_t peer_best(const struct rule_ctx *ctx, const struct gpu *g, uint32_
             !gpu_valid(o, GPU_S_NAME) || !gpu_valid(g, GPU_S_NAME) || o->name == NULL ||
             g->name == NULL || strcmp(o->name, g->name) != 0)
             continue;
-        n = active_links(o);
+        n = gpu_nvlinks_active(o, NULL);
         for (size_t k = 0; k < o->n_nvlinks; k++)
             typed |= gpu_nvlink_valid(&o->nvlinks[k], NVL_S_REMOTE_TYPE);
         if (!typed && n > mine)
@@ -151,7 +142,7 @@ static void check_down(const struct rule_ctx *ctx, struct findings *out)
 
         if (!links_known(ctx, out, g) || g->n_nvlinks == 0)
             continue;
-        active = active_links(g);
+        active = gpu_nvlinks_active(g, NULL);
         best = peer_best(ctx, g, &peer, &untyped);
         lost = went_down(ctx, g, dropped, sizeof(dropped));
         if (best <= active && untyped)

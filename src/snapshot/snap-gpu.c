@@ -425,6 +425,21 @@ bool gpu_nvlink_valid(const struct gpu_nvlink *l, enum gpu_nvlink_slot slot)
     return l->rc[slot] == 0;
 }
 
+size_t gpu_nvlinks_active(const struct gpu *g, size_t *unknown)
+{
+    size_t n = 0, unread = 0;
+
+    for (size_t i = 0; i < g->n_nvlinks; i++) {
+        if (!gpu_nvlink_valid(&g->nvlinks[i], NVL_S_ACTIVE))
+            unread++;
+        else
+            n += g->nvlinks[i].active;
+    }
+    if (unknown != NULL)
+        *unknown = unread;
+    return n;
+}
+
 const struct gpu_nvlink *gpu_nvlink_find(const struct gpu *g, uint32_t link)
 {
     for (size_t i = 0; i < g->n_nvlinks; i++) {

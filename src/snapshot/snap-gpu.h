@@ -353,6 +353,12 @@ void gpu_copy(struct gpu *dst, const struct gpu *src);
 bool gpu_valid(const struct gpu *g, enum gpu_slot slot);
 /* Whether value slot of link l was read (the link list itself must be valid). */
 bool gpu_nvlink_valid(const struct gpu_nvlink *l, enum gpu_nvlink_slot slot);
+/*
+ * How many of g's links are active, of those whose state was read; *unknown (when not NULL) is
+ * set to how many were not. A list that was not read holds no link, so both are 0 then: the
+ * caller tells "no NVLink" from "not read" by gpu_valid(g, GPU_S_NVLINK) and its status.
+ */
+size_t gpu_nvlinks_active(const struct gpu *g, size_t *unknown);
 /* Growth of a counter read as a, then b; one that went backwards was reset, and counts from 0. */
 uint64_t counter_growth(uint64_t a, uint64_t b);
 /* Link number link of g, or NULL when g has no record of it. */
