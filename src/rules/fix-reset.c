@@ -5,57 +5,114 @@
  * keeps the device open (nvidia-persistenced, DCGM) makes the reset fail with "In use by another
  * client". Every rule that advises a reset prints it through here, so they all say the same.
  */
+#include "nvml/nvml-abi.h"
 #include "rules/rule-impl.h"
 
 #include <inttypes.h>
 
-/* Whether the GPU has an active NVLink: 1 yes, 0 no, -1 unknown. */
-static int nvlink_up(const struct gpu *g)
+/* A fact the reset depends on: known true, known false, or not in the evidence. */
+enum known { K_NO, K_YES, K_UNKNOWN };
+
+/* Whether g has an active NVLink. */
+static enum known nvlink_up(const struct gpu *g)
 {
-    bool unknown = false;
+    size_t unread, up;
 
     if (!gpu_valid(g, GPU_S_NVLINK))
-        return -1;
-    for (size_t i = 0; i < g->n_nvlinks; i++) {
-        if (!gpu_nvlink_valid(&g->nvlinks[i], NVL_S_ACTIVE))
-            unknown = true;
-        else if (g->nvlinks[i].active)
-            return 1;
-    }
-    return unknown ? -1 : 0;
+        return g->rc[GPU_S_NVLINK] == NVML_ERROR_NOT_SUPPORTED ? K_NO : K_UNKNOWN;
+    up = gpu_nvlinks_active(g, &unread);
+    return up > 0 ? K_YES : unread > 0 ? K_UNKNOWN : K_NO;
 }
 
-/* Why GPU g cannot be reset on its own (N_() text), or NULL when nothing known says so. */
-static const char *not_alone(const struct rule_ctx *ctx, const struct gpu *g)
+/* Whether g is older than Ampere: its compute capability, else NVML's architecture. */
+static enum known before_ampere(const struct gpu *g)
 {
-    const struct fabric_info *fb = &ctx->facts->snap->fabric;
+    if (gpu_valid(g, GPU_S_CC_MAJOR))
+        return g->cc_major < 8 ? K_YES : K_NO;
+    if (gpu_valid(g, GPU_S_ARCH) && g->architecture != GPU_ARCH_UNKNOWN)
+        return g->architecture < GPU_ARCH_AMPERE ? K_YES : K_NO;
+    return K_UNKNOWN;
+}
 
-    if (nvlink_up(g) != 1)
-        return NULL;
-    if (gpu_valid(g, GPU_S_CC_MAJOR) && g->cc_major < 8)
-        return N_("before Ampere, a GPU is reset together with its NVLink peers");
-    if (fabric_valid(fb, FABRIC_S_SWITCHES) && fb->n_switches > 0 &&
-        fabric_valid(fb, FABRIC_S_PROCESS) && !fb->fm_running)
-        return N_("on an NVSwitch system whose Fabric Manager is not running, a GPU is reset "
+/* Whether this is an NVSwitch system whose Fabric Manager is not running. */
+static enum known fm_down(const struct fabric_info *fb)
+{
+    if (!fabric_valid(fb, FABRIC_S_SWITCHES))
+        return K_UNKNOWN;
+    if (fb->n_switches == 0)
+        return K_NO;
+    if (!fabric_valid(fb, FABRIC_S_PROCESS))
+        return K_UNKNOWN;
+    return fb->fm_running ? K_NO : K_YES;
+}
+
+/*
+ * Whether GPU g can be reset on its own. NVIDIA's manual: a GPU with NVLink connections is reset
+ * together with its peers when it is older than Ampere, or when Fabric Manager is not running
+ * (on an NVSwitch system; elsewhere Fabric Manager has no part). K_YES: alone; K_NO: with its
+ * peers, and *why (N_() text) says why; K_UNKNOWN: the evidence lacks what decides it.
+ */
+static enum known alone(const struct rule_ctx *ctx, const struct gpu *g, const char **why)
+{
+    enum known up = nvlink_up(g), old = before_ampere(g), fm = fm_down(&ctx->facts->snap->fabric);
+
+    *why = NULL;
+    if (up == K_NO || (old == K_NO && fm == K_NO))
+        return K_YES;
+    if (up == K_YES && old == K_YES)
+        *why = N_("before Ampere, a GPU is reset together with its NVLink peers");
+    else if (up == K_YES && fm == K_YES)
+        *why = N_("on an NVSwitch system whose Fabric Manager is not running, a GPU is reset "
                   "together with its NVLink peers");
-    return NULL;
+    return *why != NULL ? K_NO : K_UNKNOWN;
+}
+
+/* What decides a reset that the evidence lacks (an import without NVLink or Fabric Manager state).
+ */
+static void unknown_line(const struct rule_ctx *ctx, struct finding *f, const struct gpu *g)
+{
+    const char *parts[3];
+    struct text2 list = { 0 };
+    size_t n = 0;
+
+    if (nvlink_up(g) == K_UNKNOWN)
+        parts[n++] = N_("its NVLinks");
+    if (before_ampere(g) == K_UNKNOWN)
+        parts[n++] = N_("its architecture");
+    if (fm_down(&ctx->facts->snap->fabric) == K_UNKNOWN)
+        parts[n++] = N_("NVSwitches and Fabric Manager");
+    for (size_t i = 0; i < n; i++)
+        text2_add_take(&list, xasprintf("%s%s", i ? ", " : "", parts[i]),
+                       i18n_active() ? xasprintf("%s%s", i ? ", " : "", _(parts[i])) : NULL);
+    finding_fix_take(f, TWICE("# can GPU %" PRIu32 " be reset alone? not known here (%s): one with "
+                              "an active NVLink (nvidia-smi nvlink -s -i %" PRIu32 ") is reset "
+                              "with its peers when it is older than Ampere, or when Fabric Manager "
+                              "does not run on an NVSwitch system; then drain every GPU and use "
+                              "sudo nvidia-smi -r",
+                              (g->index, list.en ? list.en : "", g->index),
+                              (g->index, list.l ? list.l : (list.en ? list.en : ""), g->index)));
+    text2_free(&list);
 }
 
 void fix_gpu_reset(const struct rule_ctx *ctx, struct finding *f, const struct gpu *g,
                    const char *why)
 {
-    const char *alone = not_alone(ctx, g);
+    const char *peers;
+    enum known a = alone(ctx, g, &peers);
 
-    if (alone != NULL) {
+    if (a == K_NO) {
         finding_fix_take(f, TWICE("# GPU %" PRIu32 " cannot be reset alone (%s): drain every GPU "
                                   "of the node, then reset them all at once",
-                                  (g->index, alone), (g->index, _(alone))));
+                                  (g->index, peers), (g->index, _(peers))));
         finding_fix(f, "sudo nvidia-smi -r   # every GPU; no process may use any of them");
-    } else if (why != NULL) {
-        finding_fix_take(f, TWICE("sudo nvidia-smi -r -i %" PRIu32 "   # %s", (g->index, why),
-                                  (g->index, _(why))));
     } else {
-        finding_fix(f, "sudo nvidia-smi -r -i %" PRIu32, g->index);
+        if (a == K_UNKNOWN)
+            unknown_line(ctx, f, g);
+        if (why != NULL)
+            finding_fix_take(f, TWICE("sudo nvidia-smi -r -i %" PRIu32 "   # %s", (g->index, why),
+                                      (g->index, _(why))));
+        else
+            finding_fix(f, "sudo nvidia-smi -r -i %" PRIu32, g->index);
     }
     finding_fix(f, "# refused with 'In use by another client'? stop what keeps it open "
                    "(nvidia-persistenced, DCGM: nv-hostengine, dcgm-exporter), reset, then start "

@@ -2,7 +2,8 @@
 # The GPU reset fix lines follow NVIDIA's rules for nvidia-smi -r (rules/fix-reset.c): a GPU with
 # NVLink peers before Ampere, or on an NVSwitch system whose Fabric Manager is not running, is
 # not reset alone but with every GPU after draining the node; an H100 with Fabric Manager up is
-# reset alone; every reset says what to stop when it is refused as in use. A lost GPU is given a
+# reset alone; where the evidence lacks what decides it, the line says so; every reset says what
+# to stop when it is refused as in use. A lost GPU is given a
 # reboot, not a reset; a GPU that computes is never offered a reset for memory no visible process
 # holds; DCGM's memory diagnostics run on the one GPU.
 set -uo pipefail
@@ -45,6 +46,25 @@ hasnt "$f" "nvidia-smi -r -i 2" "V100 NVLink"
 jq '.gpus[2].nvlink[].active = false' "$tmp/v100.json" >"$tmp/v100-down.json"
 f=$(fixes "$tmp/v100-down.json" health.ecc-uncorrectable)
 has "$f" "sudo nvidia-smi -r -i 2" "V100, NVLinks down"
+
+# Evidence that lacks what decides it (an import: no NVLink state, architecture or Fabric
+# Manager state): the reset of the one GPU, after a line saying what is not known and the rule.
+jq 'del(.gpus[].nvlink, .gpus[].compute_capability_major, .gpus[].compute_capability_minor,
+        .gpus[].architecture, .fabric)' "$tmp/h100.json" >"$tmp/bare.json"
+f=$(fixes "$tmp/bare.json" health.ecc-uncorrectable)
+has "$f" "# can GPU 2 be reset alone? not known here (its NVLinks, its architecture, NVSwitches and Fabric Manager): one with an active NVLink (nvidia-smi nvlink -s -i 2)" "nothing known"
+has "$f" "sudo nvidia-smi -r -i 2   # after draining it" "nothing known"
+# A V100 whose NVLink state was not read: only that is unknown.
+jq 'del(.gpus[].nvlink)' "$tmp/v100.json" >"$tmp/v100-bare.json"
+f=$(fixes "$tmp/v100-bare.json" health.ecc-uncorrectable)
+has "$f" "not known here (its NVLinks):" "V100, NVLinks not read"
+# An H100 with NVLink up and no Fabric Manager evidence: only that is unknown.
+jq 'del(.fabric)' "$tmp/h100.json" >"$tmp/h100-nofab.json"
+f=$(fixes "$tmp/h100-nofab.json" health.ecc-uncorrectable)
+has "$f" "not known here (NVSwitches and Fabric Manager):" "H100, no fabric evidence"
+# Known and decisive: no such line.
+f=$(fixes "$tmp/h100.json" health.ecc-uncorrectable)
+hasnt "$f" "not known here" "H100, Fabric Manager up"
 
 # A lost GPU: drain and reboot, no reset line.
 f=$(fixes "$sc/gpu-lost/snapshot.json" health.gpu-lost)
