@@ -94,12 +94,41 @@ static void unknown_line(const struct rule_ctx *ctx, struct finding *f, const st
     text2_free(&list);
 }
 
+/*
+ * Why no reset can work now, or NULL: nvidia-smi -r is an NVML call, so it hangs where NVML hangs,
+ * and a GPU off the bus is brought back by a reboot, rarely by a reset (NVIDIA's action for Xid
+ * 79). g NULL: the GPU at PCI address pci, which NVML does not name.
+ */
+static const char *reset_blocked(const struct rule_ctx *ctx, const struct gpu *g, const char *pci)
+{
+    if (nvml_wedged(ctx))
+        return N_("NVML does not answer, and nvidia-smi -r would hang like every query");
+    if (gpu_lost_now(ctx, g, pci))
+        return N_("the GPU is lost from the bus, and a reset rarely brings it back");
+    return NULL;
+}
+
+bool fix_reset_blocked(const struct rule_ctx *ctx, struct finding *f, const struct gpu *g,
+                       const char *pci)
+{
+    const char *why = reset_blocked(ctx, g, pci);
+
+    if (why == NULL)
+        return false;
+    finding_fix_take(f, TWICE("# no reset now (%s): drain the node, then sudo reboot (a cold power "
+                              "cycle if the GPU is still missing after it)",
+                              (why), (_(why))));
+    return true;
+}
+
 void fix_gpu_reset(const struct rule_ctx *ctx, struct finding *f, const struct gpu *g,
                    const char *why)
 {
     const char *peers;
     enum known a = alone(ctx, g, &peers);
 
+    if (fix_reset_blocked(ctx, f, g, NULL))
+        return;
     if (a == K_NO) {
         finding_fix_take(f, TWICE("# GPU %" PRIu32 " cannot be reset alone (%s): drain every GPU "
                                   "of the node, then reset them all at once",

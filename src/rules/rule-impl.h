@@ -240,10 +240,18 @@ const char *pci_lspci_form(const char *bus);
  * The fix lines that reset GPU g (fix-reset.c): `sudo nvidia-smi -r -i N   # why` (why: N_() text,
  * or NULL), or, where NVIDIA's rules say the GPU cannot be reset alone (NVLink before Ampere, an
  * NVSwitch system without Fabric Manager), the reset of every GPU after draining the node; then
- * what to stop when the reset is refused as in use.
+ * what to stop when the reset is refused as in use. Where no reset can work now
+ * (fix_reset_blocked), a drain and reboot instead.
  */
 void fix_gpu_reset(const struct rule_ctx *ctx, struct finding *f, const struct gpu *g,
                    const char *why);
+/*
+ * Where no reset can work now (NVML hangs; the GPU, g or the one at PCI address pci, is lost from
+ * the bus), adds the line that drains and reboots instead and returns true; else adds nothing.
+ * fix_gpu_reset checks it first.
+ */
+bool fix_reset_blocked(const struct rule_ctx *ctx, struct finding *f, const struct gpu *g,
+                       const char *pci);
 /* Whether a pid may go into a command such as kill (1..PROC_PID_MAX; never 0 or -1). */
 static inline bool fix_pid_ok(int64_t pid)
 {
@@ -336,6 +344,15 @@ bool nvml_unreached(const struct snapshot *s);
  * driver collector looked at them and found any (rules-health.c).
  */
 void dev_files_evidence(struct finding *f, const struct driver_info *d);
+
+/* Whether NVML hung (its collector timed out, or a call did not return): health.nvml-hung. */
+bool nvml_wedged(const struct rule_ctx *ctx);
+/*
+ * Whether GPU g (or, with g NULL, the GPU at PCI address pci) is lost now: NVML answers
+ * GPU_IS_LOST, its handle or all its readings fail with UNKNOWN, or the kernel log says it fell
+ * off the bus within klog_max_age_h (health.gpu-lost's evidence).
+ */
+bool gpu_lost_now(const struct rule_ctx *ctx, const struct gpu *g, const char *pci);
 
 /* Kernel-log events (rules-health.c): age in seconds (-1 unknown), within klog_max_age_h, the GPU
  * of a "0000:3b:00" address, and "12m ago". */

@@ -80,6 +80,12 @@ static int32_t klog_pid(const struct klog_event *ev)
 
 /* ---- health.nvml-hung ---- */
 
+bool nvml_wedged(const struct rule_ctx *ctx)
+{
+    return ctx->facts->snap->collectors[COLLECTOR_NVML].state == CS_TIMEOUT ||
+           ctx->facts->snap->nvml.hung_call != NULL;
+}
+
 static void check_nvml_hung(const struct rule_ctx *ctx, struct findings *out)
 {
     const struct collector_status *c = &ctx->facts->snap->collectors[COLLECTOR_NVML];
@@ -87,7 +93,7 @@ static void check_nvml_hung(const struct rule_ctx *ctx, struct findings *out)
     struct finding *f;
     struct klog_time when;
 
-    if (c->state != CS_TIMEOUT && n->hung_call == NULL)
+    if (!nvml_wedged(ctx))
         return;
     f = finding_new(ctx, out, -1, -1);
     finding_title(f, "NVML did not answer%s%s: the NVIDIA driver is wedged",
@@ -421,12 +427,37 @@ static bool readings_fail(const struct gpu *g)
     return true;
 }
 
-/* Whether NVML listed every GPU with its address: only then does "not listed" mean gone. */
+bool gpu_lost_now(const struct rule_ctx *ctx, const struct gpu *g, const char *pci)
+{
+    const struct driver_info *d = &ctx->facts->snap->driver;
+
+    if (g != NULL && (gpu_any_rc(g, NVML_ERROR_GPU_IS_LOST) || g->handle_rc == NVML_ERROR_UNKNOWN ||
+                      readings_fail(g)))
+        return true;
+    for (size_t k = 0; k < d->n_events; k++) {
+        const struct klog_event *ev = &d->events[k];
+        const struct facts_gpu *v;
+
+        if (!bus_event(ev) || !klog_recent(ctx, ev))
+            continue;
+        v = bus_event_gpu(ctx, ev);
+        if (g != NULL ? v != NULL && v->g == g
+                      : pci != NULL && ev->pci != NULL && driver_pci_same(ev->pci, pci))
+            return true;
+    }
+    return false;
+}
+
+/*
+ * Whether NVML listed every GPU with its address: only then does "not listed" mean gone. A
+ * collection that hung may have stopped before its list was complete.
+ */
 static bool nvml_list_known(const struct rule_ctx *ctx)
 {
     const struct nvml_system *n = &ctx->facts->snap->nvml;
 
-    return n->attempted && n->load_error == 0 && n->init_rc == 0 && n->device_count_rc == 0;
+    return n->attempted && n->load_error == 0 && n->init_rc == 0 && n->device_count_rc == 0 &&
+           !nvml_wedged(ctx);
 }
 
 static void check_gpu_lost(const struct rule_ctx *ctx, struct findings *out)

@@ -151,7 +151,7 @@ static void fix_reset(struct finding *f, const struct xgroup *g, const char *why
 {
     if (g->v)
         fix_gpu_reset(g->ctx, f, g->v->g, why);
-    else
+    else if (!fix_reset_blocked(g->ctx, f, NULL, gev(g, g->n - 1)->pci))
         finding_fix_take(f, TWICE("# %s: find the index of the GPU at that PCI address "
                                   "(nvidia-smi --query-gpu=index,pci.bus_id --format=csv), then: "
                                   "sudo nvidia-smi -r -i INDEX",

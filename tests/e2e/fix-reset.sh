@@ -66,6 +66,22 @@ has "$f" "not known here (NVSwitches and Fabric Manager):" "H100, no fabric evid
 f=$(fixes "$tmp/h100.json" health.ecc-uncorrectable)
 hasnt "$f" "not known here" "H100, Fabric Manager up"
 
+# No reset can work where NVML hangs (nvidia-smi -r is an NVML call) or the GPU fell off the bus:
+# the Xid that caused it says drain and reboot instead, and the lost GPU is not "not listed".
+gsp=$SRC/tests/incidents/012-xid120-gsp-error-nvidia-smi-hangs/snapshot.json
+f=$(fixes "$gsp" health.xid)
+has "$f" "# no reset now (NVML does not answer, and nvidia-smi -r would hang like every query): drain the node, then sudo reboot" "NVML hung"
+hasnt "$f" "nvidia-smi -r -i" "NVML hung"
+# The same GPU then off the bus, NVML answering: the Xid names the loss.
+jq '.driver.events += [(.driver.events[0] | .xid = 79 | .message = "GPU has fallen off the bus."
+      | .time_ms += 60000)] | del(.nvml.hung_call) | .collectors.nvml = {"state": "ok"}' \
+    "$gsp" >"$tmp/x79.json"
+f=$(fixes "$tmp/x79.json" health.xid)
+has "$f" "# no reset now (the GPU is lost from the bus, and a reset rarely brings it back)" "Xid 79 after"
+hasnt "$f" "nvidia-smi -r -i" "Xid 79 after"
+lost=$("$GPUDOCTOR" check --from "$gsp" --json 2>/dev/null | jq -r '.findings[].evidence[]')
+hasnt "$lost" "NVML does not list a GPU at that address" "NVML hung: its list is not known"
+
 # A lost GPU: drain and reboot, no reset line.
 f=$(fixes "$sc/gpu-lost/snapshot.json" health.gpu-lost)
 has "$f" "# drain the node, then sudo reboot" "gpu-lost"
