@@ -1076,10 +1076,19 @@ const struct rule rule_host_disk_full = {
 #define SHM_DOCKER_DEFAULT (64.0 * MIB) /* docker's and a Kubernetes pod's /dev/shm */
 #define SHM_MAX_PIDS       8
 
+/*
+ * Where a /dev/shm is, as far as the snapshot tells: a container's grows only when the container is
+ * started again, the host's with a remount. A view or a finding may be in several places at once.
+ */
+#define SHM_AT_HOST      (1u << 0)
+#define SHM_AT_CONTAINER (1u << 1)
+#define SHM_AT_UNKNOWN   (1u << 2)
+
 /* One /dev/shm: gpudoctor's own, or the one a group of GPU processes sees (their container's). */
 struct shm_view {
     uint64_t total, avail;
     char where[64];             /* "container docker 3f2a..."; "" on the host */
+    unsigned place;             /* SHM_AT_*: of gpudoctor, or of the processes that see it */
     int32_t pids[SHM_MAX_PIDS]; /* the GPU processes that see it; none for gpudoctor's own */
     size_t n_pids, n_seen;      /* pids kept, GPU processes that see it */
     bool workers;               /* one of them has child processes: data-loader workers */
@@ -1107,6 +1116,22 @@ static bool shm_short(const struct rule_ctx *ctx, const struct shm_view *v)
     return shm_small(ctx, v) || shm_full(ctx, v);
 }
 
+/*
+ * Where a GPU process runs: a container when its cgroup names one or it has a PID namespace of its
+ * own; the host when its cgroup names none, unless gpudoctor runs in a container itself (then the
+ * process may share gpudoctor's container, whose cgroup path it sees as "/").
+ */
+static unsigned shm_proc_place(const struct snapshot *s, const struct proc *p)
+{
+    if (proc_ok(p, PROC_S_CGROUP) && (p->container_id || p->pod_uid))
+        return SHM_AT_CONTAINER;
+    if (proc_ok(p, PROC_S_NS_DEPTH) && p->ns_depth > 0)
+        return SHM_AT_CONTAINER;
+    if (!proc_ok(p, PROC_S_CGROUP) || host_container(&s->host) != NULL)
+        return SHM_AT_UNKNOWN;
+    return SHM_AT_HOST;
+}
+
 /* gpudoctor's own /dev/shm first, then one view per container the GPU processes run in. */
 static size_t shm_views(const struct rule_ctx *ctx, struct shm_view *views, size_t max)
 {
@@ -1120,6 +1145,10 @@ static size_t shm_views(const struct rule_ctx *ctx, struct shm_view *views, size
         views[n].avail = s->host.shm_avail_bytes;
         if (ctr)
             snprintf(views[n].where, sizeof(views[n].where), "%s", ctr);
+        if (!host_valid(&s->host, HOST_S_CONTAINER))
+            views[n].place = SHM_AT_UNKNOWN;
+        else
+            views[n].place = ctr ? SHM_AT_CONTAINER : SHM_AT_HOST;
         views[n++].own = true;
     }
     for (size_t i = 0; i < s->procs.n_procs; i++) {
@@ -1148,6 +1177,7 @@ static size_t shm_views(const struct rule_ctx *ctx, struct shm_view *views, size
             views[k].pids[views[k].n_pids++] = p->pid;
         views[k].n_seen++;
         views[k].workers |= p->n_children > 0;
+        views[k].place |= shm_proc_place(s, p);
     }
     return n;
 }
@@ -1209,20 +1239,48 @@ static void shm_evidence(const struct rule_ctx *ctx, struct finding *f, const st
                             "each worker passes its batches through /dev/shm");
 }
 
-static void shm_fixes(struct finding *f, bool full, bool host)
+/* A container's /dev/shm: the container must be started again with more. */
+static void shm_fix_container(struct finding *f)
 {
-    finding_fix(f, "df -h /dev/shm   # in the job's container: its size and use");
-    if (full)
-        finding_fix(f, "ls -la /dev/shm   # segments left by jobs that ended (torch_*, nccl-*, "
-                       "psm_*): remove only those of jobs that are gone");
     finding_fix(f, "# restart the container with more: docker run --ipc=host (the host's "
                    "/dev/shm, NVIDIA's advice for its containers) or --shm-size=8g; Kubernetes: "
                    "an emptyDir with medium: Memory mounted at /dev/shm");
-    if (host)
-        finding_fix(f,
-                    "sudo mount -o remount,size=50%% /dev/shm   # on the host, until reboot; "
-                    "to keep it, edit /etc/fstab's /dev/shm line (or add one: tmpfs /dev/shm tmpfs "
-                    "defaults,size=50%% 0 0)");
+}
+
+/* The host's /dev/shm: a remount, which /etc/fstab must repeat at boot. */
+static void shm_fix_host(struct finding *f)
+{
+    finding_fix(f, "sudo mount -o remount,size=50%% /dev/shm   # on the host, until reboot; "
+                   "to keep it, edit /etc/fstab's /dev/shm line (or add one: tmpfs /dev/shm tmpfs "
+                   "defaults,size=50%% 0 0)");
+}
+
+/*
+ * The fixes for a /dev/shm in the places given (SHM_AT_*): only the container's where the processes
+ * run in containers, only the host's where they run on the host; where that is not known or they
+ * run in both, both, the container's first (docker's 64 MiB is the usual cause) unless host_first.
+ */
+static void shm_fixes(struct finding *f, bool full, unsigned place, bool host_first)
+{
+    bool ctr = place & (SHM_AT_CONTAINER | SHM_AT_UNKNOWN);
+    bool host = place & (SHM_AT_HOST | SHM_AT_UNKNOWN);
+
+    if (ctr && host)
+        finding_fix(f, "df -h /dev/shm   # where the job runs, in its container if it has one: "
+                       "its size and use");
+    else if (ctr)
+        finding_fix(f, "df -h /dev/shm   # in the job's container: its size and use");
+    else
+        finding_fix(f, "df -h /dev/shm   # on the host: its size and use");
+    if (full)
+        finding_fix(f, "ls -la /dev/shm   # segments left by jobs that ended (torch_*, nccl-*, "
+                       "psm_*): remove only those of jobs that are gone");
+    if (host && host_first)
+        shm_fix_host(f);
+    if (ctr)
+        shm_fix_container(f);
+    if (host && !host_first)
+        shm_fix_host(f);
     finding_fix(f, "# meanwhile: fewer data-loader workers (num_workers) or smaller batches; "
                    "NCCL_SHM_DISABLE=1 keeps NCCL out of /dev/shm (slower)");
 }
@@ -1233,7 +1291,8 @@ static void shm_reported(const struct rule_ctx *ctx, struct findings *out,
                          const struct shm_view *views, size_t n)
 {
     struct finding *f = finding_new(ctx, out, -1, -1);
-    bool any_short = false, any_full = false, on_host = false;
+    bool any_short = false, any_full = false, host_first = false;
+    unsigned place = 0;
 
     finding_object(f, "/dev/shm");
     reported_texts(ctx, f, CUDAERR_SHM);
@@ -1244,9 +1303,9 @@ static void shm_reported(const struct rule_ctx *ctx, struct findings *out,
         finding_title(f, "The job ran out of shared memory (/dev/shm), whose size was not "
                          "read here");
         finding_evidence(f, "the size of /dev/shm where the job ran was not read: run "
-                            "gpudoctor check --error in the job's container, or df -h "
-                            "/dev/shm there");
-        shm_fixes(f, false, false);
+                            "gpudoctor check --error where it ran (in its container if it had "
+                            "one), or df -h /dev/shm there");
+        shm_fixes(f, false, SHM_AT_UNKNOWN, false);
         f->impact = 0.5;
         return;
     }
@@ -1272,7 +1331,8 @@ static void shm_reported(const struct rule_ctx *ctx, struct findings *out,
             finding_evidence(f, "a job that ran in a container had a /dev/shm of its own (64 "
                                 "MiB unless started with --shm-size or --ipc=host): read it "
                                 "there");
-        shm_fixes(f, false, false);
+        /* every /dev/shm read is large: the one the job ran out of was a container's own */
+        shm_fixes(f, false, SHM_AT_CONTAINER, false);
         f->impact = 0.3; /* explains the user's own error: first among the notes */
         return;
     }
@@ -1283,9 +1343,9 @@ static void shm_reported(const struct rule_ctx *ctx, struct findings *out,
         if (!shm_short(ctx, v))
             continue;
         any_full |= shm_full(ctx, v);
-        /* the host's own /dev/shm, not a container's: it can be remounted larger */
-        on_host |= v->where[0] == '\0';
+        place |= v->place;
         if (f->title == NULL) {
+            host_first = v->place == SHM_AT_HOST; /* the title's first */
             char *we = shm_whose(v, false), *wl = shm_whose(v, true), t[16];
 
             render_bytes(t, sizeof(t), v->total);
@@ -1302,7 +1362,7 @@ static void shm_reported(const struct rule_ctx *ctx, struct findings *out,
         }
         shm_evidence(ctx, f, v);
     }
-    shm_fixes(f, any_full, on_host);
+    shm_fixes(f, any_full, place, host_first);
     f->impact = 1.0;
 }
 
@@ -1344,7 +1404,7 @@ static void check_shm(const struct rule_ctx *ctx, struct findings *out)
         finding_evidence(f, "data-loader workers, torch multiprocessing and NCCL's "
                             "shared-memory transport need room there; when it runs out, workers "
                             "die of a bus error and NCCL fails to create its segments");
-        shm_fixes(f, full, v->where[0] == '\0');
+        shm_fixes(f, full, v->place, v->place == SHM_AT_HOST);
         f->impact = f->severity == SEV_INFO ? 0.0 : 0.5;
     }
 }
@@ -1376,8 +1436,10 @@ const struct rule rule_host_shm_small = {
             "shared memory running out (PyTorch's bus error in a DataLoader worker, 'unable to "
             "write to file </torch_...>', NCCL's 'Error while creating shared memory segment')."),
     .fix = N_("Give the job's container more shared memory (docker run --ipc=host or "
-              "--shm-size; a Memory emptyDir at /dev/shm in Kubernetes), remove segments left in "
-              "a full /dev/shm by jobs that ended; meanwhile fewer data-loader workers."),
+              "--shm-size; a Memory emptyDir at /dev/shm in Kubernetes), or, for a job on the "
+              "host, remount the host's /dev/shm larger and edit its /etc/fstab line to keep it; "
+              "remove segments left in a full /dev/shm by jobs that ended; meanwhile fewer "
+              "data-loader workers."),
     .thresholds = THRESHOLDS(TH_SHM_MIN_MIB, TH_SHM_FULL_PCT),
     .check = check_shm,
 };

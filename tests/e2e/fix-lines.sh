@@ -107,5 +107,31 @@ f=$("$GPUDOCTOR" check --from "$SRC/tests/scenarios/shm-full/snapshot.json" --js
 has "shm-full" "$f" "remount,size=50% /dev/shm"
 has "shm-full" "$f" "edit /etc/fstab's /dev/shm line"
 lacks "shm-full" "$f" "fstab keeps it"
+# ... and the advice follows where the processes run: shm-full's are on the host (user.slice),
+# shm-small-shared's in a docker container; where it is not known, both
+lacks "shm-full (on the host)" "$f" "--ipc=host"
+lacks "shm-full (on the host)" "$f" "in the job's container"
+has "shm-full (on the host)" "$f" "df -h /dev/shm   # on the host"
+f=$("$GPUDOCTOR" check --from "$SRC/tests/scenarios/shm-small-shared/snapshot.json" --json |
+    jq -r '.findings[] | select(.id == "host.shm-small") | .fix[]')
+has "shm-small-shared (in a container)" "$f" "--shm-size=8g"
+lacks "shm-small-shared (in a container)" "$f" "remount"
+jq '.processes.processes[] |= (.ns_depth = 1)' \
+    "$SRC/tests/scenarios/shm-full/snapshot.json" >"$tmp/shm-ns.json"
+f=$("$GPUDOCTOR" check --from "$tmp/shm-ns.json" --json |
+    jq -r '.findings[] | select(.id == "host.shm-small") | .fix[]')
+has "shm-full (a PID namespace of their own)" "$f" "--ipc=host"
+lacks "shm-full (a PID namespace of their own)" "$f" "remount"
+jq '.processes.processes[] |= (.cgroup = null | .container_runtime = null | .container_id = null)' \
+    "$SRC/tests/scenarios/shm-full/snapshot.json" >"$tmp/shm-unknown.json"
+f=$("$GPUDOCTOR" check --from "$tmp/shm-unknown.json" --json |
+    jq -r '.findings[] | select(.id == "host.shm-small") | .fix[]')
+has "shm-full (cgroup not read)" "$f" "--ipc=host"
+has "shm-full (cgroup not read)" "$f" "remount,size=50% /dev/shm"
+has "shm-full (cgroup not read)" "$f" "in its container if it has one"
+f=$("$GPUDOCTOR" check --from "$SRC/tests/scenarios/shm-error-unread/snapshot.json" --json |
+    jq -r '.findings[] | select(.id == "host.shm-small") | .fix[]')
+has "shm-error-unread (not read)" "$f" "--ipc=host"
+has "shm-error-unread (not read)" "$f" "remount,size=50% /dev/shm"
 
 e2e_done
