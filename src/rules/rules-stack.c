@@ -878,6 +878,100 @@ static const char *cudnn_conflict(const char *want, const char *loaded)
 }
 
 /*
+ * The cuDNN major a framework release was built with, for a framework that records none: 0 when
+ * not known. TensorFlow's tested build configurations (tensorflow.org/install/source): cuDNN 8
+ * from 2.4 to 2.17, 9 from 2.18. PyTorch's wheels pin nvidia-cudnn: 8 up to 2.3, 9 from 2.4.
+ */
+static unsigned long cudnn_major_built(const struct stack_framework *fw)
+{
+    if (fw->name == NULL || str_version_major(fw->version) == 0)
+        return 0;
+    if (strcmp(fw->name, "tensorflow") == 0)
+        return str_version_cmp(fw->version, "2.18") >= 0  ? 9
+               : str_version_cmp(fw->version, "2.4") >= 0 ? 8
+                                                          : 0;
+    if (strcmp(fw->name, "torch") == 0)
+        return str_version_cmp(fw->version, "2.4") >= 0   ? 9
+               : str_version_cmp(fw->version, "1.8") >= 0 ? 8
+                                                          : 0;
+    return 0;
+}
+
+/* Which framework it is: "tensorflow", "torch", or NULL for another or an unnamed one. */
+static bool fw_is(const struct stack_framework *fw, const char *name)
+{
+    return fw->name != NULL && strcmp(fw->name, name) == 0;
+}
+
+/*
+ * The line that installs, in the job's environment, the cuDNN a framework was built with: the major
+ * it records, or else the one its release was built with; the wheel's suffix is the CUDA major it
+ * was built for (nvidia-cudnn-cu11, -cu12). What is not known is said in a comment, with how to
+ * find it, rather than left to an unpinned install, which brings the newest major.
+ */
+static void cudnn_install_fix(struct finding *f, const struct stack_framework *fw)
+{
+    unsigned long cuda = str_version_major(fw->cuda_version), major = 0;
+    long rec_major, rec_minor;
+
+    if (fw->cudnn_version && cudnn_parts(fw->cudnn_version, &rec_major, &rec_minor))
+        major = (unsigned long)rec_major;
+    else
+        major = cudnn_major_built(fw);
+    if (major != 0 && major < 8) {
+        finding_fix(f,
+                    "# install cuDNN %s in the job's environment (before cuDNN 8 the minor "
+                    "version must match too): the distribution's package or NVIDIA's cuDNN "
+                    "archive",
+                    fw->cudnn_version);
+        return;
+    }
+    if (major != 0 && cuda != 0) {
+        finding_fix(f,
+                    "pip install 'nvidia-cudnn-cu%lu==%lu.*'   # the cuDNN major it was built "
+                    "with, in the job's environment (or the distribution's cuDNN %lu)",
+                    cuda, major, major);
+        return;
+    }
+    if (major != 0) {
+        /* The wheel's suffix is the CUDA major of the build, which the framework tells. */
+        if (fw_is(fw, "tensorflow"))
+            finding_fix(f, "python -c 'import tensorflow as tf; "
+                           "print(tf.sysconfig.get_build_info().get(\"cuda_version\"))'   # the "
+                           "CUDA version it was built for");
+        else if (fw_is(fw, "torch"))
+            finding_fix(f, "python -c 'import torch; print(torch.version.cuda)'   # the CUDA "
+                           "version it was built for");
+        finding_fix(f,
+                    "# in the job's environment: pip install 'nvidia-cudnn-cuXX==%lu.*', XX "
+                    "being the major of the CUDA version the framework was built for (12 for "
+                    "CUDA 12.4), or the distribution's cuDNN %lu",
+                    major, major);
+        return;
+    }
+    /* The release is not known: the rule that gives the major, and where to read the release. */
+    if (fw_is(fw, "tensorflow"))
+        finding_fix(f, "# TensorFlow 2.4 to 2.17 is built with cuDNN 8, 2.18 and later with 9 "
+                       "(pip show tensorflow gives the release): install that major, pinned");
+    else if (fw_is(fw, "torch"))
+        finding_fix(f, "# PyTorch 1.8 to 2.3 is built with cuDNN 8, 2.4 and later with 9 (pip "
+                       "show torch gives the release): install that major, pinned");
+    else
+        finding_fix(f, "# install the cuDNN major the framework was built with, pinned (its build "
+                       "information or release notes say which; TensorFlow 2.4 to 2.17 and "
+                       "PyTorch 1.8 to 2.3 use 8, later releases 9)");
+    if (cuda != 0)
+        finding_fix(f,
+                    "# in the job's environment: pip install 'nvidia-cudnn-cu%lu==MAJOR.*', or "
+                    "the distribution's package",
+                    cuda);
+    else
+        finding_fix(f, "# in the job's environment: pip install 'nvidia-cudnn-cuXX==MAJOR.*', XX "
+                       "being the major of the CUDA version the framework was built for (12 for "
+                       "CUDA 12.4), or the distribution's package");
+}
+
+/*
  * A framework whose process is not in the snapshot (it died at start, or an import holds only
  * its build record): what it loads is not known, and without a cuDNN of its own in its
  * environment it loads the system's. A system cuDNN it refuses is then the likely reason it
@@ -901,37 +995,11 @@ static void cudnn_system_conflict(const struct rule_ctx *ctx, struct findings *o
               (system, s->stack.cudnn_source ? s->stack.cudnn_source : _("the stack collector"))));
     finding_evidence(f, "no process of it runs here, so what it loads is not known: without a "
                         "cuDNN of its own in its environment it loads the system's");
-    if (fw->cuda_version)
-        finding_fix(f,
-                    "# install cuDNN %s or a newer release of the same major version (pip: "
-                    "nvidia-cudnn-cu%lu, or the distribution's package)",
-                    fw->cudnn_version, str_version_major(fw->cuda_version));
-    else
-        finding_fix(f,
-                    "# install cuDNN %s or a newer release of the same major version, or a %s "
-                    "build for cuDNN %s",
-                    fw->cudnn_version, name, system);
+    /* The newest release of the major it was built with runs it (minor-version compatibility). */
+    cudnn_install_fix(f, fw);
+    if (fw->cuda_version == NULL)
+        finding_fix(f, "# or a %s build for cuDNN %s", name, system);
     f->impact = 0.4;
-}
-
-/*
- * The cuDNN major a framework release was built with, for a framework that records none: 0 when
- * not known. TensorFlow's tested build configurations (tensorflow.org/install/source): cuDNN 8
- * from 2.4 to 2.17, 9 from 2.18. PyTorch's wheels pin nvidia-cudnn: 8 up to 2.3, 9 from 2.4.
- */
-static unsigned long cudnn_major_built(const struct stack_framework *fw)
-{
-    if (fw->name == NULL || str_version_major(fw->version) == 0)
-        return 0;
-    if (strcmp(fw->name, "tensorflow") == 0)
-        return str_version_cmp(fw->version, "2.18") >= 0  ? 9
-               : str_version_cmp(fw->version, "2.4") >= 0 ? 8
-                                                          : 0;
-    if (strcmp(fw->name, "torch") == 0)
-        return str_version_cmp(fw->version, "2.4") >= 0   ? 9
-               : str_version_cmp(fw->version, "1.8") >= 0 ? 8
-                                                          : 0;
-    return 0;
 }
 
 static void check_cudnn(const struct rule_ctx *ctx, struct findings *out)
@@ -947,7 +1015,6 @@ static void check_cudnn(const struct rule_ctx *ctx, struct findings *out)
         const char *want = fw->cudnn_version, *loaded, *why;
         char label[160];
         bool maps_known;
-        unsigned long major;
         struct finding *f;
 
         /* A recorded cuDNN makes it a CUDA build even where its CUDA version is unknown. */
@@ -1007,18 +1074,7 @@ static void check_cudnn(const struct rule_ctx *ctx, struct findings *out)
         finding_evidence(f, "without cuDNN, convolutions and RNNs fail to load or run much "
                             "slower (TensorFlow silently uses the CPU)");
         /* Unpinned, pip installs the newest cuDNN, whose major the framework may not load. */
-        major = cudnn_major_built(fw);
-        if (major)
-            finding_fix(f,
-                        "pip install 'nvidia-cudnn-cu%lu==%lu.*'   # the cuDNN major it was "
-                        "built with, in the job's environment (or the distribution's cuDNN %lu)",
-                        str_version_major(fw->cuda_version), major, major);
-        else
-            finding_fix(f,
-                        "# install the cuDNN major version the framework was built with, in "
-                        "the job's environment (pip: nvidia-cudnn-cu%lu==MAJOR.*, or the "
-                        "distribution's package)",
-                        str_version_major(fw->cuda_version));
+        cudnn_install_fix(f, fw);
         if (fw->name && strcmp(fw->name, "tensorflow") == 0)
             finding_fix(f, "python -c 'import tensorflow as tf; "
                            "print(tf.sysconfig.get_build_info().get(\"cudnn_version\"), "

@@ -59,6 +59,28 @@ f=$("$GPUDOCTOR" check --from "$tmp/torch.json" --json |
 has "cudnn-missing (torch 2.5.1)" "$f" "pip install 'nvidia-cudnn-cu12==9.*'"
 has "cudnn-missing (torch 2.5.1)" "$f" "import torch"
 lacks "cudnn-missing (torch 2.5.1)" "$f" "import tensorflow"
+# the release not known: the rule that gives the major, not an install of whatever is newest
+jq '.stack.frameworks[0].name = "torch" | .stack.frameworks[0].version = null' \
+    "$SRC/tests/scenarios/cudnn-missing/snapshot.json" >"$tmp/torch-nover.json"
+f=$("$GPUDOCTOR" check --from "$tmp/torch-nover.json" --json |
+    jq -r '.findings[] | select(.id == "stack.cudnn") | .fix[]')
+has "cudnn-missing (torch, release unknown)" "$f" "PyTorch 1.8 to 2.3 is built with cuDNN 8, 2.4 and later with 9"
+has "cudnn-missing (torch, release unknown)" "$f" "pip show torch"
+# a system cuDNN older than the build's: the wheel pinned to the recorded major, its suffix the
+# build's CUDA major (11.2: cu11)
+f=$("$GPUDOCTOR" check --from "$SRC/tests/scenarios/cudnn-older-system/snapshot.json" --json |
+    jq -r '.findings[] | select(.id == "stack.cudnn") | .fix[]')
+has "cudnn-older-system (CUDA 11.2, cuDNN 8.1.0)" "$f" "pip install 'nvidia-cudnn-cu11==8.*'"
+lacks "cudnn-older-system (CUDA 11.2, cuDNN 8.1.0)" "$f" "nvidia-cudnn-cu11,"
+# ... and with no CUDA version recorded, no suffix assumed: how to read it
+jq '.stack.frameworks[0].cuda_version = null' \
+    "$SRC/tests/scenarios/cudnn-older-system/snapshot.json" >"$tmp/cudnn-nocuda.json"
+f=$("$GPUDOCTOR" check --from "$tmp/cudnn-nocuda.json" --json |
+    jq -r '.findings[] | select(.id == "stack.cudnn") | .fix[]')
+has "cudnn-older-system (CUDA not known)" "$f" "nvidia-cudnn-cuXX==8.*"
+has "cudnn-older-system (CUDA not known)" "$f" 'get_build_info().get("cuda_version")'
+lacks "cudnn-older-system (CUDA not known)" "$f" "cudnn-cu12"
+lacks "cudnn-older-system (CUDA not known)" "$f" "cudnn-cu11"
 
 # ---- clock.low-pstate: no line the evidence rules out (persistence on, clocks at their
 # defaults), and the GPU's index rather than N
