@@ -406,6 +406,15 @@ enum severity past_escalate(struct finding *f, const struct gpu *g, const struct
  */
 bool gpu_hw_braked(const struct facts_gpu *v, bool *brake, bool *slow);
 
+/*
+ * Whether the GPU's maximum operating temperature, where software thermal slowdown starts, is set
+ * far below its slowdown threshold: a platform setting, not heat (rules-clock.c). False when
+ * either is unknown or implausible.
+ */
+bool gpu_max_temp_set_low(const struct gpu *g);
+/* The fix lines for such a setting: read it against the threshold, check the platform's policy. */
+void gpu_max_temp_set_low_fixes(struct finding *f, const struct gpu *g);
+
 /* Percentages that cope with a zero total. */
 double pct(double part, double whole);
 

@@ -73,6 +73,26 @@ static bool temp_ok(const struct rule_ctx *ctx, struct findings *out, const stru
     return false;
 }
 
+bool gpu_max_temp_set_low(const struct gpu *g)
+{
+    if (!gpu_valid(g, GPU_S_TEMP_GPU_MAX) || !gpu_valid(g, GPU_S_TEMP_SLOWDOWN) ||
+        g->temp_gpu_max_c == 0 || g->temp_slowdown_c > TEMP_PLAUSIBLE_MAX_C)
+        return false;
+    return g->temp_slowdown_c >= g->temp_gpu_max_c + TEMP_MAX_SET_LOW_C;
+}
+
+void gpu_max_temp_set_low_fixes(struct finding *f, const struct gpu *g)
+{
+    finding_fix(f,
+                "nvidia-smi -i %" PRIu32 " -q -d TEMPERATURE,PERFORMANCE   # \"GPU Max "
+                "Operating Temp\" against \"GPU Slowdown Temp\", and against a sibling "
+                "GPU",
+                g->index);
+    finding_fix(f, "# a maximum operating temperature set low is a setting, not heat: check "
+                   "the platform's thermal policy (BMC or firmware, the VBIOS, a thermal "
+                   "daemon)");
+}
+
 static void check_thermal(const struct rule_ctx *ctx, struct findings *out)
 {
     for (size_t i = 0; i < ctx->facts->n_gpus; i++) {
@@ -108,7 +128,7 @@ static void check_thermal(const struct rule_ctx *ctx, struct findings *out)
         /* Past the maximum operating temperature the driver's software thermal slowdown trims
          * the clocks, however far the slowdown threshold is (a platform may set it low). */
         past_max = temp && gmax && g->temp_c > g->temp_gpu_max_c;
-        max_low = past_max && limit && g->temp_slowdown_c >= g->temp_gpu_max_c + TEMP_MAX_SET_LOW_C;
+        max_low = past_max && limit && gpu_max_temp_set_low(g);
         /* Only past a maximum set low, far from the slowdown threshold: the cause is that
          * setting, not the cooling, and a power cap would only cost speed. */
         setting = max_low && !hw && !near && !above && !past_shutdown;
@@ -190,25 +210,17 @@ static void check_thermal(const struct rule_ctx *ctx, struct findings *out)
         clock_evidence(f, g);
         if (gpu_valid(g, GPU_S_FAN))
             finding_evidence(f, "fan %" PRIu32 " %%", g->fan_speed_pct);
-        if (max_low)
-            finding_fix(f,
-                        "nvidia-smi -i %" PRIu32 " -q -d TEMPERATURE,PERFORMANCE   # \"GPU Max "
-                        "Operating Temp\" against \"GPU Slowdown Temp\", and against a sibling "
-                        "GPU",
-                        g->index);
-        else
+        if (max_low) {
+            gpu_max_temp_set_low_fixes(f, g);
+        } else {
             finding_fix(f,
                         "nvidia-smi -i %" PRIu32 " -q -d TEMPERATURE,PERFORMANCE   # confirm: "
                         "temperatures and active slowdowns",
                         g->index);
+        }
         if (!setting)
             finding_fix(f, "# check the airflow: fans, blanking panels, dust filters, the room's "
                            "inlet temperature (ipmitool sdr type Temperature)");
-        if (max_low)
-            finding_fix(f,
-                        "# a maximum operating temperature set low is a setting, not heat: check "
-                        "the platform's thermal policy (BMC or firmware, the VBIOS, a thermal "
-                        "daemon)");
         /* A power cap only where heat slows the GPU now: not for one a few degrees from its
          * threshold with no slowdown reason, nor for a threshold set low. */
         if (!setting && (sw || hw || above || past_shutdown) && gpu_valid(g, GPU_S_POWER_LIMIT) &&

@@ -629,9 +629,9 @@ static void check_throttle_episodes(const struct rule_ctx *ctx, struct findings 
         const struct facts_gpu *v = &ctx->facts->gpus[i];
         size_t n = 0, n_throttled = 0, episodes = 0;
         double ep_start = 0, longest = 0;
-        uint32_t sm_lo = 0, sm_hi = 0;
+        uint32_t sm_lo = 0, sm_hi = 0, temp_hi = 0;
         uint64_t seen = 0;
-        bool in = false, sm = false;
+        bool in = false, sm = false, temp = false, setting;
         char span[16], words[256], words_l[512], lng[16];
         struct finding *f;
 
@@ -658,6 +658,10 @@ static void check_throttle_episodes(const struct rule_ctx *ctx, struct findings 
                 seen |= r;
             }
             in = r != 0;
+            if (g->rc[GPU_S_TEMP] == 0 && g->temp_c <= 200) {
+                temp_hi = !temp || g->temp_c > temp_hi ? g->temp_c : temp_hi;
+                temp = true;
+            }
             if (g->rc[GPU_S_CLOCK_SM] == 0) {
                 sm_lo = !sm || g->clock_sm_mhz < sm_lo ? g->clock_sm_mhz : sm_lo;
                 sm_hi = !sm || g->clock_sm_mhz > sm_hi ? g->clock_sm_mhz : sm_hi;
@@ -685,7 +689,15 @@ static void check_throttle_episodes(const struct rule_ctx *ctx, struct findings 
                     "nvidia-smi -i %" PRIu32 " --query-gpu=clocks_event_reasons.active,"
                     "temperature.gpu,power.draw,clocks.sm --format=csv -l 1   # catch an episode",
                     v->g->index);
-        if (seen & (NVML_CLOCKS_EVENT_SW_THERMAL | NVML_CLOCKS_EVENT_HW_THERMAL))
+        /* Software thermal slowdown alone, on a GPU whose maximum operating temperature is set
+         * far under its slowdown threshold and that stayed clear of the threshold: the setting
+         * slows it, not heat, and the cooling is not to blame (as clock.thermal-slowdown says). */
+        setting = (seen & NVML_CLOCKS_EVENT_SW_THERMAL) && !(seen & NVML_CLOCKS_EVENT_HW_THERMAL) &&
+                  gpu_max_temp_set_low(v->g) && temp &&
+                  temp_hi + th(ctx, TH_THERMAL_MARGIN_C) < v->g->temp_slowdown_c;
+        if ((seen & NVML_CLOCKS_EVENT_SW_THERMAL) && gpu_max_temp_set_low(v->g))
+            gpu_max_temp_set_low_fixes(f, v->g);
+        if ((seen & (NVML_CLOCKS_EVENT_SW_THERMAL | NVML_CLOCKS_EVENT_HW_THERMAL)) && !setting)
             finding_fix(f, "# thermal: check fans, airflow and inlet temperature; compare with "
                            "the neighbour GPUs");
         if (seen & (NVML_CLOCKS_EVENT_SW_POWER_CAP | NVML_CLOCKS_EVENT_HW_POWER_BRAKE))
@@ -716,7 +728,9 @@ const struct rule rule_clock_throttle_episodes = {
     .fix =
         N_("Catch an episode with nvidia-smi --query-gpu=clocks_event_reasons.active -l 1 and see "
            "which reason it is. Thermal: fix the cooling (fans, airflow, blanking panels, inlet "
-           "temperature). Power cap: raise the power limit if it was lowered, or accept it. Power "
+           "temperature), unless the GPU's maximum operating temperature is set far below its "
+           "slowdown threshold: then the platform's thermal policy. Power cap: raise the power "
+           "limit if it was lowered, or accept it. Power "
            "brake: the chassis power supply, ask the vendor."),
     .thresholds = THRESHOLDS(TH_TREND_WINDOW_S, TH_THROTTLE_MIN_EPISODES, TH_TREND_MIN_DURATION_S),
     .check = check_throttle_episodes,

@@ -31,6 +31,28 @@ lacks "$s GPU 3 (maximum set low)" "$f" "thermald"
 has "$s GPU 3 (maximum set low)" "$f" "nvidia-smi -i 3 -q -d TEMPERATURE"
 has "$s GPU 3 (maximum set low)" "$f" "GPU Max Operating Temp"
 
+# ---- clock.throttle-episodes: software thermal slowdown on a GPU whose maximum operating
+# temperature is set low (60 °C, slowdown at 89 °C) and that stays at 61 °C is a setting, not
+# heat: no airflow advice, as clock.thermal-slowdown says
+rec="$SRC/tests/scenarios/throttle-episodes-recording/recording.jsonl"
+jq -c 'if .schema then .gpus[0].temp_gpu_max_c = 60 else . end |
+    (.gpus[]? |= if .clocks_event_reasons == "0x0000000000000004"
+        then .clocks_event_reasons = "0x0000000000000020" else . end)' "$rec" >"$tmp/thermal.jsonl"
+f=$("$GPUDOCTOR" check --from "$tmp/thermal.jsonl" --set trend_min_duration_s=10 --json |
+    jq -r '.findings[] | select(.id == "clock.throttle-episodes" and .subject.gpu_index == 0) |
+        .fix[]')
+[ -n "$f" ] || fail "throttle-episodes (thermal, maximum set low): no finding for GPU 0"
+lacks "throttle-episodes GPU 0 (maximum set low)" "$f" "airflow"
+has "throttle-episodes GPU 0 (maximum set low)" "$f" "GPU Max Operating Temp"
+# the same episodes with the maximum where it belongs (87 °C): the cooling is to check
+jq -c '(.gpus[]? |= if .clocks_event_reasons == "0x0000000000000004"
+        then .clocks_event_reasons = "0x0000000000000020" else . end)' "$rec" >"$tmp/thermal.jsonl"
+f=$("$GPUDOCTOR" check --from "$tmp/thermal.jsonl" --set trend_min_duration_s=10 --json |
+    jq -r '.findings[] | select(.id == "clock.throttle-episodes" and .subject.gpu_index == 0) |
+        .fix[]')
+has "throttle-episodes GPU 0 (thermal)" "$f" "airflow"
+lacks "throttle-episodes GPU 0 (thermal)" "$f" "GPU Max Operating Temp"
+
 # ---- proc.compute-mode: Prohibited is often a fence; -c does not survive a reboot
 f=$(fixes compute-mode proc.compute-mode 1)
 has "compute-mode GPU 1 (prohibited)" "$f" "nvidia-smi -i 1 -c DEFAULT   # only if nobody set it"
