@@ -1256,11 +1256,24 @@ static void shm_fix_host(struct finding *f)
 }
 
 /*
+ * Whether the host's /dev/shm, of total bytes, is already half the RAM or more: tmpfs's default
+ * size, which a remount with size=50% would not grow (and cannot shrink below what is used).
+ */
+static bool shm_half_ram(const struct rule_ctx *ctx, uint64_t total)
+{
+    const struct host_info *h = &ctx->facts->snap->host;
+
+    return total != 0 && host_valid(h, HOST_S_MEM) && h->mem_total_bytes != 0 &&
+           (double)total >= 0.49 * (double)h->mem_total_bytes;
+}
+
+/*
  * The fixes for a /dev/shm in the places given (SHM_AT_*): only the container's where the processes
  * run in containers, only the host's where they run on the host; where that is not known or they
  * run in both, both, the container's first (docker's 64 MiB is the usual cause) unless host_first.
  */
-static void shm_fixes(struct finding *f, bool full, unsigned place, bool host_first)
+static void shm_fixes(const struct rule_ctx *ctx, struct finding *f, bool full, unsigned place,
+                      bool host_first, uint64_t host_total)
 {
     bool ctr = place & (SHM_AT_CONTAINER | SHM_AT_UNKNOWN);
     bool host = place & (SHM_AT_HOST | SHM_AT_UNKNOWN);
@@ -1275,6 +1288,12 @@ static void shm_fixes(struct finding *f, bool full, unsigned place, bool host_fi
     if (full)
         finding_fix(f, "ls -la /dev/shm   # segments left by jobs that ended (torch_*, nccl-*, "
                        "psm_*): remove only those of jobs that are gone");
+    if (host && shm_half_ram(ctx, host_total)) {
+        finding_fix(f, "# the host's /dev/shm is already half its RAM or more (tmpfs's default): "
+                       "a remount with size=50%% would not grow it; free what jobs that ended "
+                       "left there");
+        host = false;
+    }
     if (host && host_first)
         shm_fix_host(f);
     if (ctr)
@@ -1293,6 +1312,7 @@ static void shm_reported(const struct rule_ctx *ctx, struct findings *out,
     struct finding *f = finding_new(ctx, out, -1, -1);
     bool any_short = false, any_full = false, host_first = false;
     unsigned place = 0;
+    uint64_t host_total = 0;
 
     finding_object(f, "/dev/shm");
     reported_texts(ctx, f, CUDAERR_SHM);
@@ -1305,7 +1325,7 @@ static void shm_reported(const struct rule_ctx *ctx, struct findings *out,
         finding_evidence(f, "the size of /dev/shm where the job ran was not read: run "
                             "gpudoctor check --error where it ran (in its container if it had "
                             "one), or df -h /dev/shm there");
-        shm_fixes(f, false, SHM_AT_UNKNOWN, false);
+        shm_fixes(ctx, f, false, SHM_AT_UNKNOWN, false, 0);
         f->impact = 0.5;
         return;
     }
@@ -1332,7 +1352,7 @@ static void shm_reported(const struct rule_ctx *ctx, struct findings *out,
                                 "MiB unless started with --shm-size or --ipc=host): read it "
                                 "there");
         /* every /dev/shm read is large: the one the job ran out of was a container's own */
-        shm_fixes(f, false, SHM_AT_CONTAINER, false);
+        shm_fixes(ctx, f, false, SHM_AT_CONTAINER, false, 0);
         f->impact = 0.3; /* explains the user's own error: first among the notes */
         return;
     }
@@ -1344,6 +1364,8 @@ static void shm_reported(const struct rule_ctx *ctx, struct findings *out,
             continue;
         any_full |= shm_full(ctx, v);
         place |= v->place;
+        if ((v->place & SHM_AT_HOST) && v->total > host_total)
+            host_total = v->total;
         if (f->title == NULL) {
             host_first = v->place == SHM_AT_HOST; /* the title's first */
             char *we = shm_whose(v, false), *wl = shm_whose(v, true), t[16];
@@ -1362,7 +1384,7 @@ static void shm_reported(const struct rule_ctx *ctx, struct findings *out,
         }
         shm_evidence(ctx, f, v);
     }
-    shm_fixes(f, any_full, place, host_first);
+    shm_fixes(ctx, f, any_full, place, host_first, host_total);
     f->impact = 1.0;
 }
 
@@ -1404,7 +1426,8 @@ static void check_shm(const struct rule_ctx *ctx, struct findings *out)
         finding_evidence(f, "data-loader workers, torch multiprocessing and NCCL's "
                             "shared-memory transport need room there; when it runs out, workers "
                             "die of a bus error and NCCL fails to create its segments");
-        shm_fixes(f, full, v->place, v->place == SHM_AT_HOST);
+        shm_fixes(ctx, f, full, v->place, v->place == SHM_AT_HOST,
+                  v->place & SHM_AT_HOST ? v->total : 0);
         f->impact = f->severity == SEV_INFO ? 0.0 : 0.5;
     }
 }

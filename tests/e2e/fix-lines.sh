@@ -173,6 +173,13 @@ f=$("$GPUDOCTOR" check --from "$tmp/shm-unknown.json" --json |
 has "shm-full (cgroup not read)" "$f" "--ipc=host"
 has "shm-full (cgroup not read)" "$f" "remount,size=50% /dev/shm"
 has "shm-full (cgroup not read)" "$f" "in its container if it has one"
+# a host /dev/shm already half the RAM (16 GiB of 32): size=50% would not grow it
+jq '.host.mem_total_bytes = 34359738368' "$SRC/tests/scenarios/shm-full/snapshot.json" \
+    >"$tmp/shm-half.json"
+f=$("$GPUDOCTOR" check --from "$tmp/shm-half.json" --json |
+    jq -r '.findings[] | select(.id == "host.shm-small") | .fix[]')
+lacks "shm-full (half the RAM already)" "$f" "remount,size=50% /dev/shm"
+has "shm-full (half the RAM already)" "$f" "already half its RAM"
 f=$("$GPUDOCTOR" check --from "$SRC/tests/scenarios/shm-error-unread/snapshot.json" --json |
     jq -r '.findings[] | select(.id == "host.shm-small") | .fix[]')
 has "shm-error-unread (not read)" "$f" "--ipc=host"
