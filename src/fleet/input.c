@@ -518,11 +518,34 @@ static bool value_may_start(char prev, int depth, uint64_t arrays)
     return false;
 }
 
+/* ", column 7" when the next document starts inside a line, as it does where no line break
+ * followed the cut; nothing when it starts the line. */
+static void column_text(char *buf, size_t size, size_t column)
+{
+    if (column > 1)
+        snprintf(buf, size, ", column %zu", column);
+    else
+        buf[0] = '\0';
+}
+
+/*
+ * A '{' inside a string of the document under way, followed by nothing but blanks so far: where
+ * the next document may have started, when the string turns out to be none. Its offset is from
+ * the document's start (the buffer moves); last: the document's last line before it.
+ */
+struct brace {
+    bool set;
+    bool line_start;
+    size_t off, line, column, last;
+};
+
 size_t fleet_split_stream(int fd, size_t max, fleet_doc_fn *fn, void *ctx)
 {
     size_t cap = 1 << 16, len = 0, pos = 0, start = 0, docs = 0;
     size_t line = 1, first = 0, last = 0; /* pos's line; the document's (or skipped text's) */
-    char *buf = xmalloc(cap), prev = 0, where[64], why[256];
+    size_t column = 1;                    /* pos's, in bytes */
+    char *buf = xmalloc(cap), prev = 0, where[64], at[48], why[256];
+    struct brace brace = { 0 };
     const char *skip_why = NULL; /* skipping text up to a line that starts with '{': why */
     uint64_t arrays = 0;
     int depth = 0;
@@ -572,11 +595,12 @@ size_t fleet_split_stream(int fd, size_t max, fleet_doc_fn *fn, void *ctx)
         }
         for (; pos < len; pos++) {
             char ch = buf[pos];
-            size_t here = line;
+            size_t here = line, here_column = column, last_before = last;
             bool at_line_start = line_start;
 
             line += ch == '\n';
             line_start = ch == '\n';
+            column = ch == '\n' ? 1 : column + 1;
             if (skip_why != NULL) {
                 /* Text that is no document (garbage, a document too large, the rest of one cut
                  * off) runs to a line that starts with '{': the next document, as JSON Lines and
@@ -591,15 +615,19 @@ size_t fleet_split_stream(int fd, size_t max, fleet_doc_fn *fn, void *ctx)
                 fn(ctx, docs++, NULL, 0, why);
                 skip_why = NULL;
             }
-            if (in_doc && ch == '{' && at_line_start &&
-                (in_string || !value_may_start(prev, depth, arrays))) {
-                /* A '{' that starts a line where it cannot be part of this document (a string
-                 * has no raw line break): this one was cut off, and the next begins here. */
+            if (in_doc && ch == '{' &&
+                ((at_line_start && in_string) ||
+                 (!in_string && !value_may_start(prev, depth, arrays)))) {
+                /* A '{' where it cannot be part of this document (a string has no raw line
+                 * break; outside one, no value may start after a key, a value or an object's
+                 * comma): this one was cut off, and the next begins here, at a line's start or
+                 * inside the line when no line break followed the cut. */
                 lines_text(where, sizeof(where), first, last);
+                column_text(at, sizeof(at), here_column);
                 snprintf(why, sizeof(why),
                          "%s: cut off: the document does not end before the next one starts on "
-                         "line %zu",
-                         where, here);
+                         "line %zu%s",
+                         where, here, at);
                 fn(ctx, docs++, NULL, 0, why);
                 in_doc = false;
             }
@@ -617,6 +645,7 @@ size_t fleet_split_stream(int fd, size_t max, fleet_doc_fn *fn, void *ctx)
                 arrays = 0;
                 prev = 0;
                 in_string = escaped = false;
+                brace.set = false;
             }
             if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
                 last = here;
@@ -626,16 +655,47 @@ size_t fleet_split_stream(int fd, size_t max, fleet_doc_fn *fn, void *ctx)
                 continue;
             }
             if (in_string) {
+                bool closes = !escaped && ch == '"';
+
+                if (ch == '{')
+                    brace = (struct brace){ true, at_line_start, pos - start,
+                                            here, here_column,   last_before };
+                else if (!closes && ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
+                    brace.set = false;
                 if (escaped)
                     escaped = false;
                 else if (ch == '\\')
                     escaped = true;
-                else if (ch == '"')
+                else if (closes)
                     in_string = false;
                 if (!in_string)
                     prev = ch;
                 continue;
             }
+            if (prev == '"' && brace.set && ch != ',' && ch != ':' && ch != '}' && ch != ']' &&
+                ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r') {
+                /* Nothing but these may follow a string: the last one was none. It was cut off
+                 * inside a string, and the next document started at its '{' ("hostn{"schema"),
+                 * whose first key's quote closed what looked like a string. The cut one ends
+                 * before that '{', and the next is read again from it. */
+                lines_text(where, sizeof(where), first, brace.last);
+                column_text(at, sizeof(at), brace.column);
+                snprintf(why, sizeof(why),
+                         "%s: cut off: the document does not end before the next one starts on "
+                         "line %zu%s",
+                         where, brace.line, at);
+                fn(ctx, docs++, NULL, 0, why);
+                in_doc = false;
+                /* The loop steps on to the '{' (off > 0: the document starts before it). */
+                pos = start + brace.off - 1;
+                line = brace.line;
+                column = brace.column;
+                line_start = brace.line_start;
+                brace.set = false;
+                continue;
+            }
+            if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
+                brace.set = false;
             if (ch == '"') {
                 in_string = true;
             } else if (ch == '{' || ch == '[') {

@@ -2,7 +2,8 @@
 # `gpudoctor fleet -` on a stream of documents in which one is cut off, as when one node's ssh
 # connection drops in `ssh-all 'gpudoctor snapshot' | gpudoctor fleet -`: the cut document is
 # named with the stream's lines it held, and every document after it is still read, in JSON
-# Lines and in indented JSON alike; garbage between documents is skipped to the next line that
+# Lines and in indented JSON alike, one that starts on the cut one's line too where that can be
+# told; garbage between documents is skipped to the next line that
 # starts a document; a document cut at the end of the stream is named; a valid document whose
 # nested objects start lines of their own is never taken for a cut one. A flood of documents (or
 # files) beyond the 50,000 fleet reads is counted and named in one error, not read.
@@ -33,11 +34,32 @@ done
 check "JSON Lines, one cut: standard error" "$(cat "$tmp/lines.err")" \
     "gpudoctor fleet: stdin #2: line 2: cut off: the document does not end before the next one starts on line 3"
 
-# cut with no line break after it: the next document is on the cut one's line and lost with it,
-# the lines named; the ones after are read
+# cut with no line break after it, the next document on the cut one's line: it is read too, and
+# the place where it starts named. Cut inside a string ("cuda_visible_dev{"schema": the next
+# document's first quote seems to close the string), after a key, after a number
+[ "$(head -c 20000 "$tmp/1.jsonl" | tr -cd '"' | wc -c)" -eq 1965 ] || fail "joined: the cut is not inside a string"
 { cat "$tmp/0.jsonl"; head -c 20000 "$tmp/1.jsonl"; cat "$tmp/2.jsonl" "$tmp/3.jsonl" "$tmp/4.jsonl"; } >"$tmp/joined.in"
-check "JSON Lines, cut with no line break" "$(run joined)" \
-    '3 [["node00","node03","node04"],["stdin #2: line 2: cut off: the document does not end before the next one starts on line 3"]]'
+for THREADS in 1 8; do
+    check "JSON Lines, cut in a string with no line break ($THREADS threads)" "$(run joined)" \
+        '3 [["node00","node02","node03","node04"],["stdin #2: line 2: cut off: the document does not end before the next one starts on line 2, column 20001"]]'
+done
+{ cat "$tmp/0.jsonl"; printf '{"schema": "gpudoctor.snapshot/1", "hostname"'; cat "$tmp/2.jsonl" "$tmp/3.jsonl"; } >"$tmp/key.in"
+check "JSON Lines, cut after a key with no line break" "$(run key)" \
+    '3 [["node00","node02","node03"],["stdin #2: line 2: cut off: the document does not end before the next one starts on line 2, column 46"]]'
+{ cat "$tmp/0.jsonl"; printf '{"schema": "gpudoctor.snapshot/1", "time_ms": 17'; cat "$tmp/2.jsonl"; } >"$tmp/number.in"
+check "JSON Lines, cut after a number with no line break" "$(run number)" \
+    '3 [["node00","node02"],["stdin #2: line 2: cut off: the document does not end before the next one starts on line 2, column 49"]]'
+# cut in a string, an escape half written ("ab\), the next document indented: it starts on the
+# cut line, its first key on the line after
+{ cat "$tmp/0.jsonl"; printf '%s%s' '{"schema": "gpudoctor.snapshot/1", "hostname": "ab' "\\"; cat "$tmp/2.json" "$tmp/3.jsonl"; } >"$tmp/escape.in"
+check "cut in an escape, an indented document on its line" "$(run escape)" \
+    '3 [["node00","node02","node03"],["stdin #2: line 2: cut off: the document does not end before the next one starts on line 2, column 52"]]'
+# cut where a value may start (after a key's ':'): the next document reads as the value, nested
+# objects do too, and a check report holds a whole snapshot: it cannot be told apart, and is lost
+# with the cut one, the lines named
+{ cat "$tmp/0.jsonl"; printf '{"schema": "gpudoctor.snapshot/1", "hostname": '; cat "$tmp/2.jsonl" "$tmp/3.jsonl"; } >"$tmp/value.in"
+check "JSON Lines, cut where a value may start" "$(run value)" \
+    '3 [["node00","node03"],["stdin #2: line 2: cut off: the document does not end before the next one starts on line 3"]]'
 
 # indented documents (gpudoctor snapshot's own output), the second cut
 n0=$(wc -l <"$tmp/0.json")
