@@ -15,7 +15,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PROM_MAX_ANSWER (256u << 20)
+/*
+ * What one answer may hold. The largest real answers are the per-GPU ones, gpudoctor_gpu_info
+ * the largest of them: with the exporter's labels and Prometheus's instance and job, a series is
+ * some 350 bytes, 3 JSON objects or arrays and 24 other values (keys, label values, the sample).
+ * A fleet at its cap (FLEET_MAX_INPUTS, 50,000 instances) of 8-GPU nodes answers 135 MiB: 256 MiB
+ * leaves room for target labels twice as long, or 38,000 nodes of 16 GPUs. Parsed, a real answer
+ * costs some 7 times its size; one of empty objects ("[{},{},...]") 75 times, so bytes alone
+ * would let a broken or hostile server take 20 GB. The objects and arrays and the other values
+ * are counted before the answer is parsed, bounded at what 256 MiB of real series hold (760,000
+ * series: 2.3 million and 18 million) and a margin: no answer then costs more than some 3 GB.
+ * Beyond any of them is an error that names the query and the limit.
+ */
+#define PROM_MAX_ANSWER     (256u << 20)
+#define PROM_MAX_CONTAINERS 3000000u  /* objects and arrays */
+#define PROM_MAX_SCALARS    24000000u /* keys, strings, numbers, literals */
 
 /* ---- instance -> node ---- */
 
@@ -82,6 +96,49 @@ static size_t node_of(struct index *ix, struct fleet *fl, const char *label)
 }
 
 /* ---- one answer ---- */
+
+/*
+ * Whether the answer may be parsed: its objects and arrays, and its other values, counted
+ * outside strings without parsing it (see PROM_MAX_CONTAINERS). Else -1, *cause set.
+ */
+static int answer_bounded(const char *json, size_t len, char **cause)
+{
+    size_t containers = 0, scalars = 0;
+    bool in_string = false, escaped = false, in_scalar = false;
+
+    for (size_t i = 0; i < len; i++) {
+        char ch = json[i];
+
+        if (in_string) {
+            if (escaped)
+                escaped = false;
+            else if (ch == '\\')
+                escaped = true;
+            else if (ch == '"')
+                in_string = false;
+            continue;
+        }
+        if (strchr("{}[]:,\" \t\r\n", ch) == NULL || ch == '\0') {
+            scalars += !in_scalar;
+            in_scalar = true;
+            continue;
+        }
+        in_scalar = false;
+        if (ch == '"') {
+            in_string = true;
+            scalars++;
+        } else if (ch == '{' || ch == '[') {
+            containers++;
+        }
+    }
+    if (containers > PROM_MAX_CONTAINERS || scalars > PROM_MAX_SCALARS) {
+        *cause = xasprintf("the answer holds more than %u objects and arrays or %u other values, "
+                           "the most fleet parses of one query",
+                           PROM_MAX_CONTAINERS, PROM_MAX_SCALARS);
+        return -1;
+    }
+    return 0;
+}
 
 /* The vector of an answer, or NULL with *cause set. */
 static json_t *vector(json_t *root, char **cause)
@@ -216,10 +273,13 @@ int fleet_prom_answer(struct fleet *fl, int metric, const char *json, size_t len
 {
     const struct fleet_metric *mt = &fleet_metrics[metric];
     json_error_t err;
-    json_t *root = json_loadb(json, len, 0, &err), *result, *s;
+    json_t *root, *result, *s;
     struct index ix;
     size_t i;
 
+    if (answer_bounded(json, len, cause) != 0)
+        return -1;
+    root = json_loadb(json, len, 0, &err);
     if (root == NULL) {
         *cause = xasprintf("%s: the answer is not JSON (line %d, column %d: %s)", mt->name,
                            err.line, err.column, err.text);
@@ -503,6 +563,12 @@ static int fetch(struct fleet *fl, const char *base, const char *q, struct budge
     if (body == NULL) {
         *cause = xasprintf("%s: %s", q, why);
         free(why);
+        return -1;
+    }
+    if (answer_bounded(body, len, &why) != 0) {
+        *cause = xasprintf("%s: %s", q, why);
+        free(why);
+        free(body);
         return -1;
     }
     root = json_loadb(body, len, 0, &err);

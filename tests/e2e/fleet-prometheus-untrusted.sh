@@ -4,7 +4,9 @@
 # password is used for the requests (the server answers 401 without it) and shown nowhere: not
 # in the text report, the JSON's sources, the HTML page or standard error. Values no exporter
 # gives are left out, and so are instances beyond the 50,000 fleet reads (said). A server that
-# answers each query slowly is given --deadline for all of them together, not --timeout each.
+# answers each query slowly is given --deadline for all of them together, not --timeout each. An
+# answer over 256 MiB, or holding more objects or values than a real one, is an error naming the
+# query and the limit.
 set -uo pipefail
 command -v jq >/dev/null || { echo "SKIP: jq not installed"; exit 77; }
 command -v python3 >/dev/null || { echo "SKIP: python3 not installed"; exit 77; }
@@ -120,5 +122,36 @@ check "flood: exit status (instances not read)" "$rc" 3
 check "flood: standard error" "$(cat "$tmp/flood.err")" \
     "gpudoctor fleet: http://127.0.0.1:$PORT: more instances than fleet reads (50000): 3 series of the others left out"
 check "flood: the nodes read" "$(head -1 "$tmp/flood.out")" "50000 nodes, 1 GPU model: no outlier — from http://127.0.0.1:$PORT"
+
+# ---- answers larger than fleet reads or parses ----
+# over 256 MiB (blanks before the JSON): an error naming the query and the limit, exit 3, no
+# report
+EDIT= answers "$tmp/big.json" a:9400 b:9400 c:9400
+fake "$tmp/big.json" --pad $((256 << 20))
+rc=0
+"$GPUDOCTOR" fleet --prometheus "http://127.0.0.1:$PORT/" --timeout 20s >"$tmp/big.out" \
+    2>"$tmp/big.err" || rc=$?
+check "256 MiB: exit status" "$rc" 3
+check "256 MiB: standard error" "$(cat "$tmp/big.err")" \
+    "gpudoctor fleet: http://127.0.0.1:$PORT: gpudoctor_check_status: the answer is larger than 256 MiB"
+[ -s "$tmp/big.out" ] && fail "256 MiB: a report: $(head -3 "$tmp/big.out")"
+# small in bytes, but more objects than a real answer holds, each costing some 200 bytes parsed:
+# refused before it is parsed, for the first query and for a figure's
+python3 -c 'import json; print(json.dumps({"gpudoctor_check_status": [[{}, "0"]] * 1000001}))' >"$tmp/dense.json"
+fake "$tmp/dense.json"
+rc=0
+"$GPUDOCTOR" fleet --prometheus "http://127.0.0.1:$PORT/" --timeout 20s >"$tmp/dense.out" \
+    2>"$tmp/dense.err" || rc=$?
+check "dense: exit status" "$rc" 3
+check "dense: standard error" "$(cat "$tmp/dense.err")" \
+    "gpudoctor fleet: http://127.0.0.1:$PORT: gpudoctor_check_status: the answer holds more than 3000000 objects and arrays or 24000000 other values, the most fleet parses of one query"
+EDIT='.gpudoctor_nvml_devices = [range(1000001) | [{}, "8"]]' answers "$tmp/dense2.json" a:9400 b:9400 c:9400
+fake "$tmp/dense2.json"
+rc=0
+"$GPUDOCTOR" fleet --prometheus "http://127.0.0.1:$PORT/" --timeout 20s >"$tmp/dense2.out" \
+    2>"$tmp/dense2.err" || rc=$?
+check "dense figure: exit status" "$rc" 3
+check "dense figure: standard error" "$(cat "$tmp/dense2.err")" \
+    "gpudoctor fleet: http://127.0.0.1:$PORT: gpudoctor_nvml_devices: the answer holds more than 3000000 objects and arrays or 24000000 other values, the most fleet parses of one query"
 
 e2e_done "ok"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""fake-prometheus.py ANSWERS PORTFILE [--auth USER:PASS] [--delay SECONDS]: a stand-in for Prometheus's
+"""fake-prometheus.py ANSWERS PORTFILE [--auth USER:PASS] [--delay SECONDS] [--pad BYTES]: a stand-in for Prometheus's
 GET /api/v1/query on 127.0.0.1, for `gpudoctor fleet --prometheus` tests that need answers a
 real server would not give (a value out of range, a password in the URL).
 
@@ -9,7 +9,8 @@ as "8", "-1", "+Inf"). The first key that starts the query answers it; other que
 empty vector. The port it listens on is written to PORTFILE once it does. With --auth, a request
 without that user and password (HTTP Basic) is answered 401, and so every query fleet sends.
 With --delay, each answer comes SECONDS late (a server that is slow, but within any one query's
-timeout).
+timeout). With --pad, each answer starts with BYTES blanks (valid JSON, sent a piece at a time:
+an answer larger than fleet reads, without this server holding it).
 """
 import base64
 import os
@@ -22,13 +23,15 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 def main():
     answers_path, port_file = sys.argv[1], sys.argv[2]
-    auth, delay = None, 0.0
+    auth, delay, pad = None, 0.0, 0
     opts = sys.argv[3:]
     for flag, value in zip(opts[::2], opts[1::2]):
         if flag == "--auth":
             auth = "Basic " + base64.b64encode(value.encode()).decode()
         elif flag == "--delay":
             delay = float(value)
+        elif flag == "--pad":
+            pad = int(value)
     with open(answers_path) as f:
         answers = json.load(f)
 
@@ -59,8 +62,11 @@ def main():
             try:
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
+                self.send_header("Content-Length", str(pad + len(body)))
                 self.end_headers()
+                blanks = b" " * (1 << 20)
+                for at in range(0, pad, len(blanks)):
+                    self.wfile.write(blanks[:min(len(blanks), pad - at)])
                 self.wfile.write(body)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # fleet gave up waiting (--deadline): what a slow server sees
