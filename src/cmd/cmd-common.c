@@ -4,6 +4,7 @@
 #include "util/xalloc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,13 @@ int cmd_check_output(const char *cmd, const char *path)
           : slash == path ? xstrdup("/")
                           : xstrndup(path, (size_t)(slash - path));
     err = stat(dir, &st) != 0 ? errno : !S_ISDIR(st.st_mode) ? ENOTDIR : 0;
+    /* A new file, or one to replace, is written beside its name and renamed over it: the
+     * directory must take a new name (no permission, a read-only file system). Not a device, a
+     * FIFO or a link, which cmd_write_output writes in place or follows (/dev/null, /dev/stdout
+     * in /dev, not the user's to write). */
+    if (err == 0 && (lstat(path, &st) != 0 || S_ISREG(st.st_mode)) &&
+        faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) != 0)
+        err = errno;
     free(dir);
     if (err != 0) {
         cmd_error(cmd, "cannot write %s: %s", path, strerror(err));

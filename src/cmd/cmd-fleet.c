@@ -222,6 +222,10 @@ static int exec(int argc, char **argv)
         rc = cmd_usage_error(&cmd_fleet);
         goto out;
     }
+    /* Said before the inputs are read or Prometheus is asked (up to --deadline), not after. */
+    rc = cmd_check_output("fleet", o.html);
+    if (rc != 0)
+        goto out;
     rc = read_threads(&threads);
     if (rc != 0)
         goto out;

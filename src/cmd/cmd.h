@@ -208,7 +208,8 @@ int cmd_usage_error(const struct cmd *c);
 int cmd_write_output(const char *cmd, const char *path, const char *text);
 /*
  * Before the work: whether cmd_write_output could write path (a file name whose directory
- * exists). Returns 0, else says why and returns EXIT_USAGE (a directory given) or EXIT_UNKNOWN.
+ * exists and, for a new or regular file, takes a new name). Returns 0, else says why and returns
+ * EXIT_USAGE (a directory given) or EXIT_UNKNOWN.
  */
 int cmd_check_output(const char *cmd, const char *path);
 

@@ -247,7 +247,7 @@ EOF
         cp "$tmp/err.snap-ro" "$tmp/err"
         status "$(got snap-ro)" 3 "snapshot -o (read-only)"
         one_line "snapshot -o (read-only)" \
-            "^gpudoctor snapshot: cannot create a file beside $tmp/ro/s.json: Read-only file system\$"
+            "^gpudoctor snapshot: cannot write $tmp/ro/s.json: Read-only file system\$"
         cp "$tmp/err.record-ro" "$tmp/err"
         status "$(got record-ro)" 3 "watch --record (read-only)"
         one_line "watch --record (read-only)" "^gpudoctor watch: --record $tmp/ro/r.jsonl: Read-only file system\$"
@@ -274,7 +274,7 @@ elif [ "$(id -u)" != 0 ]; then
     chmod 555 "$tmp/ro"
     "$GPUDOCTOR" snapshot "${R[@]}" -o "$tmp/ro/s.json" 2>"$tmp/err"
     status $? 3 "snapshot -o (read-only)"
-    one_line "snapshot -o (read-only)" "^gpudoctor snapshot: cannot create a file beside $tmp/ro/s.json: Permission denied\$"
+    one_line "snapshot -o (read-only)" "^gpudoctor snapshot: cannot write $tmp/ro/s.json: Permission denied\$"
     no_leftovers "snapshot -o (read-only)" "$tmp/ro"
     chmod 755 "$tmp/ro"
 else
