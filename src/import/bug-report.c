@@ -121,27 +121,121 @@ static const char *after_ls(const char *text, size_t len, unsigned long *skipped
     return p;
 }
 
-/* "Date: Thu Sep  7 10:55:12 CST 2017" (date(1) in the C locale; 12-hour forms too). */
-static int64_t date_ms(const char *v)
+/*
+ * "Date: Thu Sep  7 10:55:12 CST 2017" (date(1) in the C locale; 12-hour forms too), in the time
+ * zone the importer reads it in (see report_zone): Unix milliseconds, or 0. The zone's name is
+ * copied to zone ("" when there is none).
+ */
+static int64_t date_ms(const char *v, char *zone, size_t size)
 {
     char wd[8], mon[8], hm[16], a[16], b[16];
     int day, year, h, m, sec;
     char stamp[64];
     int n;
 
+    zone[0] = '\0';
     n = sscanf(v, "%7s %7s %d %15s %15s %15s %d", wd, mon, &day, hm, a, b, &year);
     if (n == 7 && (strcmp(a, "AM") == 0 || strcmp(a, "PM") == 0) &&
         sscanf(hm, "%d:%d:%d", &h, &m, &sec) == 3) {
         h = h % 12 + (strcmp(a, "PM") == 0 ? 12 : 0);
         snprintf(stamp, sizeof(stamp), "%s %s %2d %02d:%02d:%02d %d", wd, mon, day, h, m, sec,
                  year);
+        snprintf(zone, size, "%s", b);
         return imp_time_ctime(stamp);
     }
     if (sscanf(v, "%7s %7s %d %15s %15s %d", wd, mon, &day, hm, a, &year) == 6) {
         snprintf(stamp, sizeof(stamp), "%s %s %2d %s %d", wd, mon, day, hm, year);
+        snprintf(zone, size, "%s", a);
         return imp_time_ctime(stamp);
     }
     return 0;
+}
+
+/*
+ * The offset east of UTC, in seconds, of a zone date(1) names: UTC, GMT (and UCT, Z), or a
+ * number, as tzdata names the zones that have no abbreviation of their own ("+08", "-03",
+ * "+0530"). False for any other name: an abbreviation does not give its offset (CST is China's
+ * +08 and US Central's -06, IST India's, Ireland's or Israel's).
+ */
+static bool zone_offset(const char *zone, long *east_s)
+{
+    size_t n = strlen(zone);
+    long hh, mm = 0;
+
+    if (strcmp(zone, "UTC") == 0 || strcmp(zone, "GMT") == 0 || strcmp(zone, "UCT") == 0 ||
+        strcmp(zone, "Z") == 0) {
+        *east_s = 0;
+        return true;
+    }
+    if ((n != 3 && n != 5) || (zone[0] != '+' && zone[0] != '-') ||
+        strspn(zone + 1, "0123456789") != n - 1)
+        return false;
+    hh = (zone[1] - '0') * 10 + (zone[2] - '0');
+    if (n == 5)
+        mm = (zone[3] - '0') * 10 + (zone[4] - '0');
+    if (hh > 14 || mm > 59)
+        return false;
+    *east_s = (zone[0] == '-' ? -1 : 1) * (hh * 3600 + mm * 60);
+    return true;
+}
+
+/*
+ * A report's times have no zone but its date's: its date, nvidia-smi's timestamps and the kernel
+ * log's syslog stamps are the wall clock of the machine it was taken on. When the date names the
+ * zone's offset, they are read in that zone (TZ set for the import, then given back), so the
+ * snapshot's time is the report's; else in this machine's, as syslog stamps are, so the kernel
+ * log's ages (the report's time less an event's) hold, but not the times themselves, which a
+ * note says. Returns what TZ was, to give back (report_zone_end), when it was set.
+ */
+struct zone_saved {
+    bool set;
+    char *tz; /* NULL: TZ was not set */
+};
+
+static struct zone_saved report_zone(struct imp *im, const char *date, unsigned long line)
+{
+    struct zone_saved z = { false, NULL };
+    char zone[16], tz[48];
+    const char *old;
+    long east;
+
+    if (date_ms(date, zone, sizeof(zone)) == 0 || zone[0] == '\0')
+        return z;
+    if (!zone_offset(zone, &east)) {
+        char *shown = str_sanitized(zone);
+
+        imp_note(im, COLLECTOR_HOST, line,
+                 "the report's date names the time zone \"%s\", whose offset from UTC the name "
+                 "does not give: its times (the date, nvidia-smi's, the kernel log's) are read in "
+                 "this machine's time zone, and may be hours off; the kernel-log events' ages "
+                 "hold",
+                 shown);
+        free(shown);
+        return z;
+    }
+    old = getenv("TZ");
+    z.set = true;
+    z.tz = old ? xstrdup(old) : NULL;
+    /* POSIX counts west of UTC: "<+0530>-05:30" is 5 h 30 east */
+    snprintf(tz, sizeof(tz), "<UTC%c%02ld%02ld>%c%02ld:%02ld", east < 0 ? '-' : '+',
+             labs(east) / 3600, labs(east) % 3600 / 60, east < 0 ? '+' : '-', labs(east) / 3600,
+             labs(east) % 3600 / 60);
+    setenv("TZ", tz, 1);
+    tzset();
+    return z;
+}
+
+static void report_zone_end(struct zone_saved *z)
+{
+    if (!z->set)
+        return;
+    if (z->tz != NULL)
+        setenv("TZ", z->tz, 1);
+    else
+        unsetenv("TZ");
+    tzset();
+    free(z->tz);
+    z->set = false;
 }
 
 static void prologue(struct imp *im, const char *text, size_t len)
@@ -401,6 +495,9 @@ static void run(struct imp *im, const char *text, size_t len)
     struct section *secs = NULL;
     size_t n = 0, cap = 0;
     struct lines l;
+    struct zone_saved zone;
+    char *date = NULL, *head_date = NULL, zname[16];
+    unsigned long date_line = 0;
     bool dmesg = false;
 
     if (!detect(text, len)) {
@@ -433,12 +530,33 @@ static void run(struct imp *im, const char *text, size_t len)
             if (n > 0 && secs[n - 1].len == 0)
                 secs[n - 1].len = (size_t)(l.text + l.start - secs[n - 1].text);
             n++;
-            if (strncmp(l.line, "Date:", 5) == 0 && im->klog_now_ms == 0)
-                im->klog_now_ms = date_ms(str_ltrim(l.line + 5));
+            if (strncmp(l.line, "Date:", 5) == 0 && head_date == NULL) {
+                head_date = xstrdup(str_ltrim(l.line + 5));
+                date_line = l.no;
+            }
         }
         if (n > 0 && secs[n - 1].len == 0)
             secs[n - 1].len = (size_t)(text + len - secs[n - 1].text);
     }
+    /* The date's zone first: every time below is read in it (report_zone). */
+    date = head_date;
+    for (size_t i = 0; i < n && date == NULL; i++) {
+        const char *d =
+            secs[i].kind == S_PROLOGUE ? memmem(secs[i].text, secs[i].len, "\nDate:", 6) : NULL;
+
+        if (d != NULL) {
+            const char *end = memchr(d + 1, '\n', (size_t)(secs[i].text + secs[i].len - d - 1));
+
+            date = xstrndup(d + 6, end ? (size_t)(end - d - 6)
+                                       : (size_t)(secs[i].text + secs[i].len - d - 6));
+            date_line = secs[i].line0 + 1;
+            for (const char *c = secs[i].text; c <= d; c++)
+                date_line += *c == '\n';
+        }
+    }
+    zone = date ? report_zone(im, str_ltrim(date), date_line) : (struct zone_saved){ false, NULL };
+    if (head_date != NULL && im->klog_now_ms == 0)
+        im->klog_now_ms = date_ms(str_ltrim(head_date), zname, sizeof(zname));
     /* The section bounds above end at the next section's head; a separator line is harmless. */
     for (size_t i = 0; i < n; i++) {
         if (secs[i].kind == S_PROLOGUE || im->klog_now_ms != 0)
@@ -452,14 +570,8 @@ static void run(struct imp *im, const char *text, size_t len)
                 im->klog_now_ms = imp_time_ctime(colon + 1);
         }
     }
-    for (size_t i = 0; i < n; i++) {
-        if (secs[i].kind == S_PROLOGUE) {
-            const char *d = memmem(secs[i].text, secs[i].len, "\nDate:", 6);
-
-            if (d != NULL && im->klog_now_ms == 0)
-                im->klog_now_ms = date_ms(str_ltrim(d + 6));
-        }
-    }
+    if (date != NULL && im->klog_now_ms == 0)
+        im->klog_now_ms = date_ms(str_ltrim(date), zname, sizeof(zname));
     if (im->klog_now_ms != 0)
         imp_time(im, im->klog_now_ms);
     /* Pass 2: by kind, in the order that lets each use what the others found. */
@@ -473,6 +585,8 @@ static void run(struct imp *im, const char *text, size_t len)
     }
     if (dmesg && (im->s->driver.valid & (UINT64_C(1) << DRIVER_S_KLOG)))
         count_oom(im);
+    report_zone_end(&zone);
+    free(date);
     free(secs);
 }
 
