@@ -104,6 +104,9 @@ int reap_facts_read(int proc_fd, int32_t pid, struct reap_facts *f, char **cause
         procfs_parse_status(status, &ps);
         f->have_uid = ps.have_uid;
         f->uid = ps.uid;
+        f->have_nspid = ps.have_nspid;
+        f->ns_pid = ps.ns_pid;
+        f->ns_depth = ps.ns_depth;
     }
     free(status);
     if (file_readlink_at(dirfd, "exe", link, sizeof(link)) > 0)
@@ -130,6 +133,11 @@ void reap_facts_from_proc(const struct proc *p, struct reap_facts *f)
     if (p->valid & (UINT64_C(1) << PROC_S_USER)) {
         f->have_uid = true;
         f->uid = p->uid;
+    }
+    if (p->valid & (UINT64_C(1) << PROC_S_NSPID)) {
+        f->have_nspid = true;
+        f->ns_pid = p->ns_pid;
+        f->ns_depth = p->ns_depth;
     }
     if ((p->valid & (UINT64_C(1) << PROC_S_EXE)) && p->exe)
         f->exe = xstrdup(p->exe);

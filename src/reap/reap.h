@@ -40,6 +40,10 @@ struct reap_facts {
     uint32_t tasks_d;    /* threads in state D: stuck in the kernel, no signal reaches them */
     uint32_t tasks_live; /* threads that have not exited (state other than Z and X) */
     const char *user;    /* the owner's name for messages (borrowed), or NULL */
+    /* NSpid: its pid in its own (innermost) PID namespace, and how many below the /proc's. */
+    bool have_nspid;
+    int32_t ns_pid;
+    uint32_t ns_depth;
 };
 
 /*
@@ -94,6 +98,8 @@ enum reap_refusal {
     REAP_REFUSE_NOT_GPU,     /* named by --pid, but neither a GPU process nor a worker of one */
     REAP_REFUSE_NOT_VISIBLE, /* NVML lists it, this PID namespace does not show it */
     REAP_REFUSE_CHANGED,     /* the pid is another process now */
+    /* PID 1 of a PID namespace below this one (a container's init): ending it ends them all */
+    REAP_REFUSE_CONTAINER_INIT,
 };
 
 /* "pid-1", "kernel-thread", "self", "ancestor", "other-user", ... for JSON. */

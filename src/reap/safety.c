@@ -61,8 +61,10 @@ const struct reap_protected reap_protected_list[] = {
 const size_t reap_n_protected = ARRAY_SIZE(reap_protected_list);
 
 const char *const reap_refusal_names[] = {
-    "allowed",       "pid-1",     "kernel-thread", "self",        "ancestor", "other-user",
-    "owner-unknown", "protected", "not-gpu",       "not-visible", "changed",  NULL,
+    "allowed",  "pid-1",       "kernel-thread", "self",
+    "ancestor", "other-user",  "owner-unknown", "protected",
+    "not-gpu",  "not-visible", "changed",       "container-init",
+    NULL,
 };
 
 /* The last part of a path. */
@@ -191,6 +193,15 @@ enum reap_refusal reap_check(const struct reap_guard *g, const struct reap_facts
         say(why, why_l, size, "PID %d is init: ending it ends the machine (or the container)",
             (int)f->pid);
         return REAP_REFUSE_PID1;
+    }
+    /* A namespace's init ignores the signals it has no handler for, so SIGTERM does nothing and
+     * the SIGKILL after it ends every process of the container: the jobs no plan named. */
+    if (f->have_nspid && f->ns_depth > 0 && f->ns_pid == 1) {
+        say(why, why_l, size,
+            "PID %d is the init of a container (PID 1 in its own PID namespace): ending it ends "
+            "every process in the container; stop the container, or delete the pod, instead",
+            (int)f->pid);
+        return REAP_REFUSE_CONTAINER_INIT;
     }
     if (is_kthread(f)) {
         say(why, why_l, size, "a kernel thread (%s): it cannot be ended, and holds no GPU memory",
