@@ -55,7 +55,8 @@ enum {
 #define HISTORY_MAX_GAP_MS 60000
 
 static const struct cmd_option options[] = {
-    { NULL, 0, 0, NULL, N_("Selection (any of; without one: --stopped --defunct --orphaned):") },
+    { NULL, 0, 0, NULL,
+      N_("Selection (any of; without one: --defunct, and processes stopped by a signal):") },
     { "stopped", OPT_STOPPED, no_argument, NULL,
       N_("processes stopped by Ctrl-Z, SIGSTOP or a debugger") },
     { "defunct", OPT_DEFUNCT, no_argument, NULL,

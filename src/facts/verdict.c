@@ -135,6 +135,12 @@ bool facts_proc_pid_foreign(const struct proc *p)
     return listed;
 }
 
+/* Whether p used the CPU over the window (unknown without one: a single reading). */
+static bool ran_in_window(const struct facts *f, const struct proc *p)
+{
+    return ok(p, PROC_S_CPU_PCT) && p->cpu_pct >= th(f, TH_IDLE_HOLDER_CPU_PCT);
+}
+
 enum facts_verdict facts_verdict_of(const struct facts *f, const struct facts_use *u,
                                     enum facts_verdict *if_idle)
 {
@@ -143,7 +149,9 @@ enum facts_verdict facts_verdict_of(const struct facts *f, const struct facts_us
         return FACTS_VERDICT_NOT_VISIBLE;
     if (facts_proc_in_state(u->p, "ZX"))
         return FACTS_VERDICT_DEFUNCT;
-    if (facts_proc_in_state(u->p, "Tt"))
+    /* Stopped, not caught in a stop it leaves again: a process under strace is in t for each
+     * system call, and one resumed during the window used the CPU. */
+    if (facts_proc_in_state(u->p, "Tt") && !ran_in_window(f, u->p))
         return FACTS_VERDICT_STOPPED;
     switch (use_idle(f, u)) {
     case IDLE_UNKNOWN:

@@ -652,19 +652,27 @@ static bool idle_verdict(enum facts_verdict v)
     return v == FACTS_VERDICT_IDLE || v == FACTS_VERDICT_IDLE_HOLDER || v == FACTS_VERDICT_ORPHANED;
 }
 
-/* Whether the policy selects a GPU process with this judgement (named pids aside). */
-static bool selects(const struct reap_policy *pol, const struct facts_judgement *j)
+/*
+ * Whether the policy selects a GPU process with this judgement (named pids aside). Without a
+ * selection, only what is stale beyond doubt: a process stopped by a signal (T; one stopped by a
+ * debugger, t, is someone's session) and a defunct one. An orphan is not: a job started with
+ * nohup or in a closed tmux pane is re-parented to init and may be between two bursts of work.
+ */
+static bool selects(const struct reap_policy *pol, const struct snapshot *s,
+                    const struct facts_judgement *j)
 {
     bool any = pol->stopped || pol->defunct || pol->orphaned || pol->idle;
     bool by_default = !any && pol->n_pids == 0; /* nothing named: the unambiguous kinds */
+    const struct proc *p;
 
     switch (j->verdict) {
     case FACTS_VERDICT_STOPPED:
-        return pol->stopped || by_default;
+        p = proc_table_find(&s->procs, j->pid);
+        return pol->stopped || (by_default && p != NULL && p->state == 'T');
     case FACTS_VERDICT_DEFUNCT:
         return pol->defunct || by_default;
     case FACTS_VERDICT_ORPHANED:
-        if (pol->orphaned || by_default)
+        if (pol->orphaned)
             return true;
         break;
     default:
@@ -871,10 +879,20 @@ void reap_plan_build(struct reap_plan *plan, const struct snapshot *s,
         if (pol->n_pids > 0 && !is_named &&
             !(pol->stopped || pol->defunct || pol->orphaned || pol->idle))
             continue;
-        if (is_named || selects(pol, &j[i])) {
+        if (is_named || selects(pol, s, &j[i])) {
             plan_one(plan, s, g, pol, proc_fd, j[i].pid, &j[i]);
         } else if (!pol->idle && j[i].verdict == FACTS_VERDICT_IDLE_HOLDER) {
             note(plan, "pid %d: an idle holder, not selected: --idle DUR selects idle processes",
+                 (int)j[i].pid);
+        } else if (!pol->idle && j[i].verdict == FACTS_VERDICT_ORPHANED) {
+            note(plan,
+                 "pid %d: orphaned and idle, not selected: --orphaned or --idle DUR selects it",
+                 (int)j[i].pid);
+        } else if (j[i].verdict == FACTS_VERDICT_STOPPED && !pol->stopped &&
+                   !(pol->defunct || pol->orphaned || pol->idle || pol->n_pids > 0)) {
+            note(plan,
+                 "pid %d: stopped by a debugger or tracer (state t), not selected: "
+                 "--stopped selects it",
                  (int)j[i].pid);
         } else if (pol->idle && j[i].verdict == FACTS_VERDICT_UNKNOWN) {
             note(plan,

@@ -262,6 +262,15 @@ static int pin_verified(const struct reap_target *t, const struct reap_exec *x,
         reap_facts_free(&live);
         goto fail_fd;
     }
+    /* Chosen for being stopped, and not named: it must still be (resumed since, it is in use). */
+    if (t->role == REAP_ROLE_SELF && t->verdict == FACTS_VERDICT_STOPPED && !t->named &&
+        live.state != 'T' && live.state != 't') {
+        conclude(r, REAP_OUT_CHANGED, 0, t0,
+                 "pid %d is no longer stopped (state %c): not signalled; run reap again",
+                 (int)t->pid, live.state ? live.state : '?');
+        reap_facts_free(&live);
+        goto fail_fd;
+    }
     *state = live.state;
     reap_facts_free(&live);
     return pidfd;

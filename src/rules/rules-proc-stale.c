@@ -199,7 +199,8 @@ const struct rule rule_proc_stopped_holder = {
         "common 'zombie GPU memory' that is not a zombie at all."),
     .detection =
         N_("the process table's state is T (stopped) or t (traced) for a process that NVML "
-           "lists on a GPU or that has /dev/nvidiaN open."),
+           "lists on a GPU or that has /dev/nvidiaN open, and that used no CPU over the "
+           "sampling window (one strace stops at each system call runs between the stops)."),
     .fix = N_(
         "Resume it with kill -CONT PID (or fg in the shell that stopped it), or end it with kill "
         "PID once its owner confirms it is no longer needed. A traced process: detach the "

@@ -87,6 +87,15 @@ static const struct reap_target *target(const struct reap_plan *plan, int32_t pi
     abort(); /* fail_msg does not return */
 }
 
+static bool in_plan(const struct reap_plan *plan, int32_t pid)
+{
+    for (size_t i = 0; i < plan->n; i++) {
+        if (plan->targets[i].pid == pid)
+            return true;
+    }
+    return false;
+}
+
 static bool has_note(const struct reap_plan *plan, const char *text)
 {
     for (size_t i = 0; i < plan->n_notes; i++) {
@@ -150,6 +159,28 @@ static void test_default_policy_stopped(void **state)
     guard(&g, 1000, false);
     plan_of(&plan, s, &pol, &g, -1);
     assert_int_equal(reap_plan_count(&plan, REAP_SIGNAL), 2);
+    reap_plan_free(&plan);
+
+    /* Stopped by a debugger or tracer (t): someone's session, only with --stopped. */
+    guard(&g, 0, true);
+    proc_of(s, 4121)->state = 't';
+    plan_of(&plan, s, &pol, &g, -1);
+    assert_false(in_plan(&plan, 4121));
+    assert_true(has_note(&plan, "pid 4121: stopped by a debugger or tracer (state t), not "
+                                "selected: --stopped selects it"));
+    reap_plan_free(&plan);
+    pol.stopped = true;
+    plan_of(&plan, s, &pol, &g, -1);
+    assert_int_equal(target(&plan, 4121)->disposition, REAP_SIGNAL);
+    reap_plan_free(&plan);
+
+    /* In T at the end but it used the CPU over the window (resumed, or stopped just now; strace
+       stops a process at each system call): not stopped, and not selected. */
+    memset(&pol, 0, sizeof(pol));
+    proc_of(s, 4121)->state = 'T';
+    proc_of(s, 4121)->cpu_pct = 23.0;
+    plan_of(&plan, s, &pol, &g, -1);
+    assert_false(in_plan(&plan, 4121));
     reap_plan_free(&plan);
     snapshot_free(s);
 }
@@ -234,10 +265,18 @@ static void test_policies(void **state)
     assert_int_equal(selected("orphan-holder", &pol, pids, 16), 2);
     assert_int_equal(pids[0], 9301);
     assert_int_equal(pids[1], 9302);
-    /* --stopped alone does not take orphans. */
+    /* --stopped alone does not take orphans, nor does the default: a job left to init by a
+       closed session (nohup, a tmux pane) may be between two bursts of work. */
     memset(&pol, 0, sizeof(pol));
     pol.stopped = true;
     assert_int_equal(selected("orphan-holder", &pol, pids, 16), 0);
+    memset(&pol, 0, sizeof(pol));
+    assert_int_equal(selected("orphan-holder", &pol, pids, 16), 0);
+    s = load_case("orphan-holder");
+    plan_of(&plan, s, &pol, &g, -1);
+    assert_true(has_note(&plan, "pid 9301: orphaned and idle, not selected: --orphaned or --idle"));
+    reap_plan_free(&plan);
+    snapshot_free(s);
 
     /* Idle holders only with --idle, and only for what the window proves. */
     s = load_case("idle-holder");
