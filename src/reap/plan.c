@@ -652,10 +652,17 @@ static bool idle_verdict(enum facts_verdict v)
     return v == FACTS_VERDICT_IDLE || v == FACTS_VERDICT_IDLE_HOLDER || v == FACTS_VERDICT_ORPHANED;
 }
 
+/* The Slurm job p runs in, or NULL: Slurm suspends a job with SIGSTOP, and resumes it itself. */
+static const char *slurm_job(const struct proc *p)
+{
+    return ok(p, PROC_S_CGROUP) && p->slurm_job_id && *p->slurm_job_id ? p->slurm_job_id : NULL;
+}
+
 /*
  * Whether the policy selects a GPU process with this judgement (named pids aside). Without a
  * selection, only what is stale beyond doubt: a process stopped by a signal (T; one stopped by a
- * debugger, t, is someone's session) and a defunct one. An orphan is not: a job started with
+ * debugger, t, is someone's session; one in a Slurm job may be suspended by Slurm) and a defunct
+ * one. An orphan is not: a job started with
  * nohup or in a closed tmux pane is re-parented to init and may be between two bursts of work.
  */
 static bool selects(const struct reap_policy *pol, const struct snapshot *s,
@@ -668,7 +675,7 @@ static bool selects(const struct reap_policy *pol, const struct snapshot *s,
     switch (j->verdict) {
     case FACTS_VERDICT_STOPPED:
         p = proc_table_find(&s->procs, j->pid);
-        return pol->stopped || (by_default && p != NULL && p->state == 'T');
+        return pol->stopped || (by_default && p != NULL && p->state == 'T' && !slurm_job(p));
     case FACTS_VERDICT_DEFUNCT:
         return pol->defunct || by_default;
     case FACTS_VERDICT_ORPHANED:
@@ -890,10 +897,19 @@ void reap_plan_build(struct reap_plan *plan, const struct snapshot *s,
                  (int)j[i].pid);
         } else if (j[i].verdict == FACTS_VERDICT_STOPPED && !pol->stopped &&
                    !(pol->defunct || pol->orphaned || pol->idle || pol->n_pids > 0)) {
-            note(plan,
-                 "pid %d: stopped by a debugger or tracer (state t), not selected: "
-                 "--stopped selects it",
-                 (int)j[i].pid);
+            const struct proc *p = proc_table_find(&s->procs, j[i].pid);
+
+            if (p != NULL && p->state == 'T' && slurm_job(p))
+                note(plan,
+                     "pid %d: stopped in Slurm job %s, which Slurm may have suspended (scontrol "
+                     "suspend, gang scheduling), not selected: scontrol resume or scancel the "
+                     "job, or --stopped selects it",
+                     (int)j[i].pid, slurm_job(p));
+            else
+                note(plan,
+                     "pid %d: stopped by a debugger or tracer (state t), not selected: "
+                     "--stopped selects it",
+                     (int)j[i].pid);
         } else if (pol->idle && j[i].verdict == FACTS_VERDICT_UNKNOWN) {
             note(plan,
                  "pid %d: idleness unknown (no sampling window, or its GPUs' use is not "

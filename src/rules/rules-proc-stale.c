@@ -131,7 +131,7 @@ static void check_stopped(const struct rule_ctx *ctx, struct findings *out)
         struct finding *f;
 
         const struct facts_use *parent;
-        const char *how;
+        const char *how, *slurm;
         size_t stopped_children = 0;
 
         if (u->verdict != FACTS_VERDICT_STOPPED)
@@ -150,7 +150,12 @@ static void check_stopped(const struct rule_ctx *ctx, struct findings *out)
         use_bytes(b, sizeof(b), u);
         f = finding_new(ctx, out, u->top_gpu, u->pid);
         finding_title(f, "%s memory (%s) held by stopped process %d (%s)", where, b, u->pid, label);
+        slurm = u->p->state == 'T' && proc_ok(u->p, PROC_S_CGROUP) && u->p->slurm_job_id &&
+                        *u->p->slurm_job_id
+                    ? u->p->slurm_job_id
+                    : NULL;
         how = u->p->state == 't' ? N_("stopped by a debugger or tracer")
+              : slurm != NULL    ? N_("stopped (SIGSTOP: Ctrl-Z, or Slurm suspending its job)")
                                  : N_("stopped (Ctrl-Z in its terminal, or SIGSTOP)");
         finding_evidence_take(f, TWICE("state %c: %s", (u->p->state, how), (u->p->state, _(how))));
         use_evidence(ctx, f, u);
@@ -167,13 +172,29 @@ static void check_stopped(const struct rule_ctx *ctx, struct findings *out)
                         "# the debugger holding it",
                         u->pid);
             finding_fix(f, "# detach the debugger (gdb: detach) or end the debugging session");
+        } else if (slurm != NULL) {
+            /* Slurm suspends a job with SIGSTOP and keeps it SUSPENDED until it resumes it: a
+             * kill -CONT behind its back leaves the job running while Slurm counts it stopped. */
+            char *job = fix_arg(f, "Slurm job", slurm);
+
+            if (job != NULL) {
+                finding_fix(f,
+                            "scontrol show job %s | grep -o 'JobState=[A-Z]*'   # SUSPENDED: "
+                            "Slurm stopped it (scontrol suspend, gang scheduling)",
+                            job);
+                finding_fix(f, "sudo scontrol resume %s   # resume it through Slurm", job);
+                finding_fix(f, "scancel %s   # or end the job, once its owner agrees", job);
+            }
+            free(job);
         } else {
             finding_fix(f, "kill -CONT %d   # resume it (or 'fg' in the shell that stopped it)",
                         u->pid);
         }
         /* A stopped process acts on SIGTERM only once resumed (a handler that saves a
          * checkpoint runs then): the end is a SIGTERM, then a SIGCONT, as reap sends them. */
-        if (fix_pid_ok(u->pid) && u->p->state == 't')
+        if (slurm != NULL && u->p->state == 'T')
+            ; /* the job's end is Slurm's: scancel above */
+        else if (fix_pid_ok(u->pid) && u->p->state == 't')
             finding_fix(f, "kill %d   # or end it, once %s confirms it is no longer needed", u->pid,
                         u->p->user ? u->p->user : "its owner");
         else if (fix_pid_ok(u->pid))

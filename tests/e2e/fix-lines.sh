@@ -185,4 +185,18 @@ f=$("$GPUDOCTOR" check --from "$SRC/tests/scenarios/shm-error-unread/snapshot.js
 has "shm-error-unread (not read)" "$f" "--ipc=host"
 has "shm-error-unread (not read)" "$f" "remount,size=50% /dev/shm"
 
+# ---- proc.stopped-holder in a Slurm job: Slurm suspends jobs with SIGSTOP and resumes them
+# itself, so the fix goes through Slurm, not kill -CONT behind its back
+jq '(.processes.processes[] | select(.pid == 4121 or .pid == 4122)) |=
+    (.slurm_job_id = "4411" | .cgroup = "/system.slice/slurmstepd.scope/job_4411/step_0")' \
+    "$SRC/tests/scenarios/stopped-holder/snapshot.json" >"$tmp/slurm-stopped.json"
+f=$("$GPUDOCTOR" check --from "$tmp/slurm-stopped.json" --json |
+    jq -r '.findings[] | select(.id == "proc.stopped-holder") | .fix[]')
+has "stopped in Slurm job 4411" "$f" "sudo scontrol resume 4411   # resume it through Slurm"
+has "stopped in Slurm job 4411" "$f" "scancel 4411"
+lacks "stopped in Slurm job 4411" "$f" "kill -CONT"
+f=$(fixes stopped-holder proc.stopped-holder 3)
+has "stopped-holder (no Slurm)" "$f" "kill -CONT 4121"
+lacks "stopped-holder (no Slurm)" "$f" "scontrol"
+
 e2e_done

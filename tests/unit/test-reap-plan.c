@@ -174,6 +174,18 @@ static void test_default_policy_stopped(void **state)
     assert_int_equal(target(&plan, 4121)->disposition, REAP_SIGNAL);
     reap_plan_free(&plan);
 
+    /* Stopped in a Slurm job, which Slurm may have suspended: only with --stopped. */
+    memset(&pol, 0, sizeof(pol));
+    proc_of(s, 4121)->state = 'T';
+    proc_of(s, 4121)->slurm_job_id = xstrdup("4411");
+    plan_of(&plan, s, &pol, &g, -1);
+    assert_false(in_plan(&plan, 4121));
+    assert_true(has_note(&plan, "pid 4121: stopped in Slurm job 4411, which Slurm may have "
+                                "suspended"));
+    reap_plan_free(&plan);
+    free(proc_of(s, 4121)->slurm_job_id);
+    proc_of(s, 4121)->slurm_job_id = NULL;
+
     /* In T at the end but it used the CPU over the window (resumed, or stopped just now; strace
        stops a process at each system call): not stopped, and not selected. */
     memset(&pol, 0, sizeof(pol));
