@@ -588,7 +588,6 @@ static void plan_defunct(struct reap_plan *plan, const struct snapshot *s,
             continue;
         t = add_target(plan, s, g, &cf, c, REAP_ROLE_WORKER, lifts(pol, c->pid), u, p->pid,
                        FACTS_VERDICT_DEFUNCT);
-        t->gpu_start_ticks = p->start_ticks;
         set_why_take(
             t, TWICE("child of defunct process %d, still has its GPU device open: ending it frees "
                      "the %s the defunct process holds",
@@ -621,7 +620,12 @@ static void plan_defunct(struct reap_plan *plan, const struct snapshot *s,
         }
         t = add_target(plan, s, g, &pf, pp, REAP_ROLE_PARENT, lifts(pol, ppid), u, p->pid,
                        FACTS_VERDICT_DEFUNCT);
-        t->gpu_start_ticks = p->start_ticks;
+        /* A parent of several is one target: it stays worth signalling while any is there. */
+        if (t->role == REAP_ROLE_PARENT) {
+            t->defunct = xreallocarray(t->defunct, t->n_defunct + 1, sizeof(*t->defunct));
+            t->defunct[t->n_defunct].pid = p->pid;
+            t->defunct[t->n_defunct++].start_ticks = p->start_ticks;
+        }
         set_why_take(
             t, TWICE("parent of defunct process %d (holding %s), which it does not reap: ending it "
                      "lets init reap %d and free the memory",
@@ -941,6 +945,7 @@ void reap_plan_free(struct reap_plan *plan)
         free(t->user);
         free(t->command);
         free(t->gpus);
+        free(t->defunct);
         free(t->why);
         free(t->why_l);
         for (size_t k = 0; k < t->n_evidence; k++) {

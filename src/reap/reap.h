@@ -150,13 +150,22 @@ enum reap_disposition {
 extern const char *const reap_role_names[];        /* "self", "parent", "worker" */
 extern const char *const reap_disposition_names[]; /* "signal", "refused", "cannot-help" */
 
+/* A defunct child a parent target is signalled for: identity is (pid, start time). */
+struct reap_child {
+    int32_t pid;
+    uint64_t start_ticks;
+};
+
 struct reap_target {
     int32_t pid;
     uint64_t start_ticks;
     int64_t start_time_ms; /* Unix ms; -1 unknown */
     enum reap_role role;
-    int32_t gpu_pid;          /* the GPU process whose memory this frees (pid itself for SELF) */
-    uint64_t gpu_start_ticks; /* its start time (PARENT: its child still defunct when signalled) */
+    int32_t gpu_pid; /* the GPU process whose memory this frees (pid itself for SELF) */
+    /* PARENT: every defunct child it was selected for (gpu_pid first); it is signalled only
+     * while one of them is still its defunct child, the same one (start time). */
+    struct reap_child *defunct;
+    size_t n_defunct;
     enum facts_verdict verdict; /* of gpu_pid */
     enum reap_disposition disposition;
     enum reap_refusal refusal;

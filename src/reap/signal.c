@@ -161,38 +161,62 @@ static const char *disposition_words(enum reap_disposition d)
 }
 
 /*
- * A parent is signalled for the defunct child it does not reap: only while that child is still
- * there, the same one (start time), defunct, and still its child. It may have been reaped during
- * a confirmation or while earlier targets were ended. (A worker is signalled for what it holds
- * itself, the device it inherited: that stays held whatever became of the defunct process.)
+ * A parent is signalled for the defunct children it does not reap: only while one of them is
+ * still there, the same one (start time), defunct, and still its child. They may have been
+ * reaped during a confirmation or while earlier targets were ended; the parent, pinned and alive,
+ * is then not signalled, and that is not counted as ended. (A worker is signalled for what it
+ * holds itself, the device it inherited: that stays held whatever became of the defunct process.)
  */
 static bool still_defunct(const struct reap_target *t, struct reap_result *r, int64_t t0)
 {
-    struct reap_facts z;
-    int proc_fd, rc;
-    bool same;
+    char list[160] = "";
+    size_t len = 0;
+    int proc_fd, err = 0;
+    int32_t err_pid = 0;
+    bool same = false;
 
     if (t->role != REAP_ROLE_PARENT)
         return true;
     proc_fd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    rc = proc_fd >= 0 ? reap_facts_read(proc_fd, t->gpu_pid, &z, NULL) : -errno;
+    if (proc_fd < 0) {
+        err = errno;
+        err_pid = t->gpu_pid;
+    }
+    for (size_t i = 0; proc_fd >= 0 && !same && i < t->n_defunct; i++) {
+        const struct reap_child *c = &t->defunct[i];
+        struct reap_facts z;
+        int rc = reap_facts_read(proc_fd, c->pid, &z, NULL);
+
+        if (rc == 0) {
+            same = z.start_ticks == c->start_ticks && (z.state == 'Z' || z.state == 'X') &&
+                   z.ppid == t->pid;
+            reap_facts_free(&z);
+        } else if (rc != -ESRCH && err == 0) {
+            err = -rc;
+            err_pid = c->pid;
+        }
+        if (len < sizeof(list))
+            len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%d", i ? ", " : "",
+                                    (int)c->pid);
+    }
     if (proc_fd >= 0)
         close(proc_fd);
-    same = rc == 0 && z.start_ticks == t->gpu_start_ticks && (z.state == 'Z' || z.state == 'X') &&
-           z.ppid == t->pid;
-    if (rc == 0)
-        reap_facts_free(&z);
     if (same)
         return true;
-    if (rc == 0 || rc == -ESRCH)
-        conclude(r, REAP_OUT_GONE, 0, t0,
-                 "defunct process %d is no longer there as it was selected (reaped, or another "
-                 "parent's now): pid %d is not signalled",
-                 (int)t->gpu_pid, (int)t->pid);
-    else
+    if (err != 0)
         conclude_take(r, REAP_OUT_FAILED, 0, t0,
-                      TWICE("cannot read /proc/%d: %s", ((int)t->gpu_pid, err_en(-rc)),
-                            ((int)t->gpu_pid, strerror(-rc))));
+                      TWICE("cannot read /proc/%d: %s", ((int)err_pid, err_en(err)),
+                            ((int)err_pid, strerror(err))));
+    else if (t->n_defunct == 1)
+        conclude(r, REAP_OUT_CHANGED, 0, t0,
+                 "defunct process %s is no longer there as it was selected (reaped, or another "
+                 "parent's now): pid %d is not signalled",
+                 list, (int)t->pid);
+    else
+        conclude(r, REAP_OUT_CHANGED, 0, t0,
+                 "defunct processes %s are no longer there as they were selected (reaped, or "
+                 "another parent's now): pid %d is not signalled",
+                 list[0] ? list : "(none recorded)", (int)t->pid);
     return false;
 }
 

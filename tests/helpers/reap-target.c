@@ -4,6 +4,8 @@
  *   reap-target ignore-term       ignores SIGTERM: only SIGKILL ends it
  *   reap-target zombie-parent     forks a child that exits at once and never reaps it: the
  *                                 child stays defunct while this parent lives
+ *   reap-target zombie-parent-2   the same with two such children, 0.2 s apart (their start
+ *                                 times differ); prints its pid and both of theirs
  *   reap-target zombie-leader     its main thread exits while another thread runs on: the
  *                                 process shows as defunct (Z) but still has a live thread
  *   reap-target subreaper CMD...  runs CMD as a child subreaper (PR_SET_CHILD_SUBREAPER) and
@@ -19,7 +21,7 @@
  *                                 /proc/PID/fd from outside, sees by those names. A process NVML
  *                                 lists that holds no NVIDIA device is another one than NVML's.
  *
- * Each of the first three prints one line when ready: its pid, and for zombie-parent the
+ * Each of the first four prints one line when ready: its pid, and for zombie-parent the
  * zombie's pid after it ("4121 4122"), then waits to be ended.
  */
 #include <errno.h>
@@ -41,6 +43,34 @@ static void *sleeper(void *arg)
     for (;;)
         pause();
     return NULL;
+}
+
+/* Forks a child that exits at once, and returns once it is a zombie (never reaped here). */
+static pid_t zombie(void)
+{
+    pid_t child = fork();
+
+    if (child <= 0) {
+        if (child == 0)
+            _exit(0);
+        return -1;
+    }
+    /* Wait until the child really is a zombie before saying so. */
+    for (int i = 0; i < 200; i++) {
+        char path[64], buf[256];
+        FILE *f;
+
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)child);
+        f = fopen(path, "r");
+        if (f && fgets(buf, sizeof(buf), f) && strstr(buf, ") Z ")) {
+            fclose(f);
+            break;
+        }
+        if (f)
+            fclose(f);
+        usleep(10000);
+    }
+    return child;
 }
 
 static int subreaper(char **argv)
@@ -163,7 +193,7 @@ int main(int argc, char **argv)
     pthread_t t;
 
     if (argc < 2) {
-        fprintf(stderr, "usage: reap-target ignore-term|zombie-parent|zombie-leader|"
+        fprintf(stderr, "usage: reap-target ignore-term|zombie-parent[-2]|zombie-leader|"
                         "subreaper CMD...|holder CMD...\n");
         return 2;
     }
@@ -178,29 +208,19 @@ int main(int argc, char **argv)
         for (;;)
             pause();
     }
-    if (strcmp(argv[1], "zombie-parent") == 0) {
-        pid_t child = fork();
+    if (strcmp(argv[1], "zombie-parent") == 0 || strcmp(argv[1], "zombie-parent-2") == 0) {
+        pid_t first = zombie(), second = 0;
 
-        if (child < 0)
+        if (first < 0)
             return 1;
-        if (child == 0)
-            _exit(0);
-        /* Wait until the child really is a zombie before saying so. */
-        for (int i = 0; i < 200; i++) {
-            char path[64], buf[256];
-            FILE *f;
-
-            snprintf(path, sizeof(path), "/proc/%d/stat", (int)child);
-            f = fopen(path, "r");
-            if (f && fgets(buf, sizeof(buf), f) && strstr(buf, ") Z ")) {
-                fclose(f);
-                break;
-            }
-            if (f)
-                fclose(f);
-            usleep(10000);
+        if (strcmp(argv[1], "zombie-parent-2") == 0) {
+            usleep(200000); /* a later clock tick: the two start times differ */
+            if ((second = zombie()) < 0)
+                return 1;
+            printf("%d %d %d\n", (int)getpid(), (int)first, (int)second);
+        } else {
+            printf("%d %d\n", (int)getpid(), (int)first);
         }
-        printf("%d %d\n", (int)getpid(), (int)child);
         for (;;)
             pause();
     }

@@ -334,43 +334,49 @@ static pid_t zombie_parent(pid_t *zombie)
 }
 
 /*
- * A parent is signalled for its defunct child only while that child is still there, the same
- * one and defunct: not when the pid it was selected for is another process, or not defunct.
+ * A parent is signalled for its defunct children only while one of them is still there, the same
+ * one and defunct: not when each pid it was selected for is another process, or not defunct; and
+ * that is not counted as ended (the parent is still there). One of two still there is enough.
  */
 static void test_parent_rechecks_zombie(void **state)
 {
     struct reap_exec x = { 2000, 2000, &g, false };
-    struct reap_target t, zt;
+    struct reap_target t, zt, lt;
+    struct reap_child kids[2];
     struct reap_result r;
     pid_t z, live = child(PLAIN), parent = zombie_parent(&z);
 
     (void)state;
     target_of(&zt, z);
+    target_of(&lt, live);
     target_of(&t, parent);
     t.role = REAP_ROLE_PARENT;
+    t.gpu_pid = (int32_t)z;
+    t.defunct = kids;
 
     /* The start time the plan saw is not the defunct process's now: not signalled. */
-    t.gpu_pid = (int32_t)z;
-    t.gpu_start_ticks = zt.start_ticks + 1;
+    kids[0] = (struct reap_child){ (int32_t)z, zt.start_ticks + 1 };
+    t.n_defunct = 1;
     reap_execute(&t, &x, &r);
-    assert_int_equal(r.outcome, REAP_OUT_GONE);
+    assert_int_equal(r.outcome, REAP_OUT_CHANGED);
+    assert_false(reap_outcome_ended(r.outcome));
     assert_non_null(strstr(r.detail, "is no longer there as it was selected"));
     assert_int_equal(ended_by(parent), -1);
     reap_result_free(&r);
 
-    /* The pid is a live process, not a defunct one (reaped, the pid reused): not signalled. */
-    target_of(&zt, live);
-    t.gpu_pid = (int32_t)live;
-    t.gpu_start_ticks = zt.start_ticks;
+    /* The pids are a live process, not a defunct one (reaped, the pid reused), and the same
+     * defunct one with another start time: not signalled. */
+    kids[0] = (struct reap_child){ (int32_t)live, lt.start_ticks };
+    kids[1] = (struct reap_child){ (int32_t)z, zt.start_ticks + 1 };
+    t.n_defunct = 2;
     reap_execute(&t, &x, &r);
-    assert_int_equal(r.outcome, REAP_OUT_GONE);
+    assert_int_equal(r.outcome, REAP_OUT_CHANGED);
+    assert_non_null(strstr(r.detail, "are no longer there as they were selected"));
     assert_int_equal(ended_by(parent), -1);
     reap_result_free(&r);
 
-    /* Still its defunct child: the parent is ended. */
-    target_of(&zt, z);
-    t.gpu_pid = (int32_t)z;
-    t.gpu_start_ticks = zt.start_ticks;
+    /* The first is gone, the second is still its defunct child: the parent is ended. */
+    kids[1].start_ticks = zt.start_ticks;
     reap_execute(&t, &x, &r);
     assert_int_equal(r.outcome, REAP_OUT_EXITED);
     assert_int_equal(ended_by(parent), SIGTERM);
