@@ -520,11 +520,16 @@ static int exec(int argc, char **argv)
     }
     reap_plan_build(&plan, s, j, n_j, &o.pol, &g, proc_fd);
     res = xcalloc(plan.n ? plan.n : 1, sizeof(*res));
-    if (!f.json) {
+    {
         struct reap_exec x = { o.grace_ms, KILL_WAIT_MS, &g, true };
 
-        reap_plan_print(stdout, &plan, &x, !o.kill);
-        fflush(stdout);
+        if (!f.json) {
+            reap_plan_print(stdout, &plan, &x, !o.kill);
+            fflush(stdout);
+        } else if (o.kill && !o.yes && reap_plan_count(&plan, REAP_SIGNAL) > 0) {
+            /* The JSON goes to a pipe or a file: the question must not come without the plan. */
+            reap_plan_print(stderr, &plan, &x, false);
+        }
     }
     if (o.kill)
         act(&o, &f.collect, s, &plan, &g, res, &freed, &n_freed);

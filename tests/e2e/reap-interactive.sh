@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
 # Asking before acting: --interactive asks for each process and signals only those answered
 # "y"; without --yes on a terminal, one question covers the whole plan, and anything but "y"
-# signals nothing.
+# signals nothing. With --json the plan goes to a pipe or a file, so before any question the
+# plan's text is shown on stderr, where the question is: nobody approves processes unseen.
 . "$SRC/tests/e2e/reap-lib.bash"
+
+# before FILE REGEX1 REGEX2 WHAT: a line matching REGEX1 comes before the first matching REGEX2.
+before() {
+    local a b
+    a=$(grep -nE -- "$2" "$1" | head -n1 | cut -d: -f1) || true
+    b=$(grep -nE -- "$3" "$1" | head -n1 | cut -d: -f1) || true
+    [ -n "$a" ] && [ -n "$b" ] && [ "$a" -lt "$b" ] ||
+        { fail "$4: /$2/ (line ${a:-none}) not before /$3/ (line ${b:-none})"; sed 's/^/   /' "$1" | head -20; }
+}
 
 start_sleep
 first=$SPAWNED
@@ -20,6 +30,7 @@ check "[.targets[] | [.pid, .result.outcome]]" \
     "[[$first, \"declined\"], [$second, \"exited\"]]" "$TMP/ask.out"
 [ "$(grep -c '\[y/N\] [ny]$' "$TMP/ask.err")" = 2 ] || fail "expected two questions: $(cat "$TMP/ask.err")"
 has_line "$TMP/ask.err" "Signal pid $first \(root\) sleep 300\? \[y/N\]" "the question names the process"
+before "$TMP/ask.err" "^    stopped \(state T" "\[y/N\]" "--json: why each is signalled, before the questions"
 [ "$(state_of "$first")" = T ] || fail "the declined $first was touched"
 gone "$second" || fail "the accepted $second is still there"
 check '[.freed[] | [.gpu_index, .before_bytes, .after_bytes]]' \
@@ -30,6 +41,8 @@ if command -v script >/dev/null; then
     cmd="\"$GPUDOCTOR\" reap --stopped --kill --window 0.3 --json >\"$TMP/tty.out\""
     printf 'n\n' | script -qec "$cmd" /dev/null >"$TMP/tty.log" 2>&1 || true
     has_line "$TMP/tty.log" "Signal 1 process\? \[y/N\]" "one question for the plan"
+    before "$TMP/tty.log" "^  pid $first \(root\) sleep 300" "Signal 1 process\?" \
+        "--json: the plan is shown on the terminal before the question"
     check "[.targets[] | [.pid, .result.outcome]]" "[[$first, \"declined\"]]" "$TMP/tty.out"
     [ "$(state_of "$first")" = T ] || fail "$first was touched after 'n'"
     printf 'y\n' | script -qec "$cmd" /dev/null >"$TMP/tty.log" 2>&1 || true
