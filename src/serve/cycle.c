@@ -223,7 +223,8 @@ int serve_write_textfile(const char *dir, const struct serve_result *r, char **c
 {
     char *path = xasprintf("%s/gpudoctor.prom", dir);
     /* node_exporter, which reads it, seldom runs as root: readable by all, as metrics are. A
-     * FIFO or device in its place is replaced, never written to (opening a FIFO blocks). */
+     * link, FIFO or device in its place is replaced, never followed or written to (opening a
+     * FIFO blocks; following a link would replace, and make 0644, whatever it names). */
     int rc = file_replace_atomic(path, r->metrics, r->metrics_len, 0644, cause);
 
     free(path);

@@ -479,8 +479,8 @@ int file_remove_stale_temps_at(int dirfd, const char *name, int64_t max_age_ms)
 
 #define WRITE_MAX_LINKS 8 /* links followed one after another, as a path lookup would */
 
-static int write_atomic(const char *path, const char *data, size_t len, mode_t mode, bool in_place,
-                        int links, char **cause);
+static int write_atomic(const char *path, const char *data, size_t len, mode_t mode, int links,
+                        char **cause);
 
 /*
  * The link name in dirfd (in directory dir), met at path: followed only when it is the caller's
@@ -488,11 +488,10 @@ static int write_atomic(const char *path, const char *data, size_t len, mode_t m
  * /tmp must not make root replace or write into what it names (/etc/shadow, a disk). What it
  * names is read from the link that was judged (its descriptor), not from the name again, which
  * another link could have taken by then. A link to a file: the file is replaced, the link kept;
- * replacing, a link to anything else (a device, a FIFO) or to nothing is replaced itself.
+ * a link to a device or a FIFO: written there; a link to nothing is replaced itself.
  */
 static int write_link_at(int dirfd, const char *dir, const char *name, const char *path,
-                         const char *data, size_t len, mode_t mode, bool in_place, int links,
-                         char **cause)
+                         const char *data, size_t len, mode_t mode, int links, char **cause)
 {
     char target[4096], *next = NULL;
     struct statfs fs;
@@ -528,11 +527,7 @@ static int write_link_at(int dirfd, const char *dir, const char *name, const cha
     /* /proc/self/fd/N (the end of /dev/stdout) is this process's own descriptor, which nobody
      * else can change; a pipe's or a socket's names no file ("pipe:[12]"): written through. */
     if (target[0] != '/' && fstatfs(dirfd, &fs) == 0 && fs.f_type == PROC_SUPER_MAGIC) {
-        int fd;
-
-        if (!in_place)
-            return file_write_atomic_at(dirfd, name, path, data, len, mode, cause);
-        fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        int fd = openat(dirfd, name, O_WRONLY | O_CLOEXEC | O_NOCTTY);
         if (fd < 0) {
             *cause = xasprintf(_("cannot open %s: %s"), path, strerror(errno));
             return -1;
@@ -540,26 +535,35 @@ static int write_link_at(int dirfd, const char *dir, const char *name, const cha
         return write_fd(fd, path, data, len, cause);
     }
     next = target[0] == '/' ? xstrdup(target) : xasprintf("%s/%s", dir, target);
-    if (stat(next, &st) != 0 || (!in_place && !S_ISREG(st.st_mode)))
+    if (stat(next, &st) != 0)
         rc = file_write_atomic_at(dirfd, name, path, data, len, mode, cause);
     else
-        rc = write_atomic(next, data, len, mode, in_place, links + 1, cause);
+        rc = write_atomic(next, data, len, mode, links + 1, cause);
     free(next);
     return rc;
 }
 
+/* path's directory (caller frees) and, in *name, its last component (within path). */
+static char *dir_of(const char *path, const char **name)
+{
+    const char *slash = strrchr(path, '/');
+
+    *name = slash ? slash + 1 : path;
+    return slash == NULL   ? xstrdup(".")
+           : slash == path ? xstrdup("/")
+                           : xstrndup(path, (size_t)(slash - path));
+}
+
 /*
- * Writes path as file_write_atomic and file_replace_atomic say, judging what is at path once,
+ * Writes path as file_write_atomic says, judging what is at path once,
  * relative to its directory: a name that changes after the look (a link swapped in) is replaced
  * by the rename, never followed.
  */
-static int write_atomic(const char *path, const char *data, size_t len, mode_t mode, bool in_place,
-                        int links, char **cause)
+static int write_atomic(const char *path, const char *data, size_t len, mode_t mode, int links,
+                        char **cause)
 {
-    const char *slash = strrchr(path, '/'), *name = slash ? slash + 1 : path;
-    char *dir = slash == NULL   ? xstrdup(".")
-                : slash == path ? xstrdup("/")
-                                : xstrndup(path, (size_t)(slash - path));
+    const char *name;
+    char *dir = dir_of(path, &name);
     struct stat st;
     int dfd, rc;
 
@@ -571,8 +575,8 @@ static int write_atomic(const char *path, const char *data, size_t len, mode_t m
     } else if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
         rc = file_write_atomic_at(dfd, name, path, data, len, mode, cause);
     } else if (S_ISLNK(st.st_mode)) {
-        rc = write_link_at(dfd, dir, name, path, data, len, mode, in_place, links, cause);
-    } else if (in_place && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+        rc = write_link_at(dfd, dir, name, path, data, len, mode, links, cause);
+    } else if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
         rc = write_special_at(dfd, name, &st, path, data, len, cause);
     } else {
         rc = file_write_atomic_at(dfd, name, path, data, len, mode, cause);
@@ -585,12 +589,26 @@ static int write_atomic(const char *path, const char *data, size_t len, mode_t m
 
 int file_write_atomic(const char *path, const char *data, size_t len, mode_t mode, char **cause)
 {
-    return write_atomic(path, data, len, mode, true, 0, cause);
+    return write_atomic(path, data, len, mode, 0, cause);
 }
 
 int file_replace_atomic(const char *path, const char *data, size_t len, mode_t mode, char **cause)
 {
-    return write_atomic(path, data, len, mode, false, 0, cause);
+    const char *name;
+    char *dir = dir_of(path, &name);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
+
+    if (dfd < 0 || *name == '\0') {
+        *cause = xasprintf(_("cannot create a file beside %s: %s"), path,
+                           strerror(dfd < 0 ? errno : EISDIR));
+        rc = -1;
+    } else {
+        rc = file_write_atomic_at(dfd, name, path, data, len, mode, cause);
+    }
+    if (dfd >= 0)
+        close(dfd);
+    free(dir);
+    return rc;
 }
 
 /* Why an existing file of this kind, with this owner, is refused; NULL when it is not. */

@@ -111,10 +111,11 @@ int file_remove_stale_temps_at(int dirfd, const char *name, int64_t max_age_ms);
  */
 int file_write_atomic(const char *path, const char *data, size_t len, mode_t mode, char **cause);
 /*
- * The same, for a file that must be a regular file (a metrics file others read): whatever is at
- * path, a FIFO or a device as well, is replaced by the rename, never opened (opening a FIFO
- * blocks until someone reads it); a symbolic link is followed only to a regular file, else the
- * link itself is replaced (never /dev/null through a link to it).
+ * The same, for a file that must be a regular file at path itself (a metrics file others read, in
+ * a directory such as node_exporter's textfile one): whatever is at path, a symbolic link, a
+ * FIFO or a device, is replaced by the rename, never opened or followed (opening a FIFO blocks
+ * until someone reads it; following a link would have root replace, and make 0644, the file it
+ * names). The directory part of path is the caller's, and is followed.
  */
 int file_replace_atomic(const char *path, const char *data, size_t len, mode_t mode, char **cause);
 

@@ -114,6 +114,25 @@ mkfifo "$TMP/tf-fifo/gpudoctor.prom"
 NVML_SIM_SCENARIO=$SCEN timeout 20 "$GPUDOCTOR" serve --once --window 0 --textfile "$TMP/tf-fifo" || fail "--textfile over a FIFO: exit status"
 [ -f "$TMP/tf-fifo/gpudoctor.prom" ] || fail "--textfile over a FIFO: not replaced by a file"
 check "--textfile over a FIFO: temperature" "$(metric "$(cat "$TMP/tf-fifo/gpudoctor.prom")" gpudoctor_gpu_temperature_celsius 'gpu="3"')" 36
+# A symbolic link there, whoever's: the link itself is replaced (rename does not follow it); the
+# file it names keeps its content and its mode 0600, and another user's link is no failure.
+mkdir "$TMP/tf-link" "$TMP/tf-elsewhere"
+echo keep >"$TMP/tf-elsewhere/private"
+chmod 600 "$TMP/tf-elsewhere/private"
+for owner in self other; do
+    ln -sfn ../tf-elsewhere/private "$TMP/tf-link/gpudoctor.prom"
+    if [ "$owner" = other ]; then
+        [ "$(id -u)" = 0 ] || continue
+        chown -h 65534 "$TMP/tf-link/gpudoctor.prom"
+    fi
+    rc=0
+    NVML_SIM_SCENARIO=$SCEN "$GPUDOCTOR" serve --once --window 0 --textfile "$TMP/tf-link" 2>"$TMP/tf-link.err" || rc=$?
+    check "--textfile over $owner's link: status" "$rc" 0
+    [ -f "$TMP/tf-link/gpudoctor.prom" ] && [ ! -L "$TMP/tf-link/gpudoctor.prom" ] ||
+        fail "--textfile over $owner's link: the link is not replaced by a file"
+    check "--textfile over $owner's link: temperature" "$(metric "$(cat "$TMP/tf-link/gpudoctor.prom")" gpudoctor_gpu_temperature_celsius 'gpu="3"')" 36
+    check "--textfile over $owner's link: what it names" "$(cat "$TMP/tf-elsewhere/private") $(stat -c %a "$TMP/tf-elsewhere/private")" "keep 600"
+done
 rc=0
 NVML_SIM_SCENARIO=$SCEN "$GPUDOCTOR" serve --once --window 0 --textfile "$TMP/no-such-dir" 2>"$TMP/nodir.err" || rc=$?
 check "--textfile missing directory: status" "$rc" 3

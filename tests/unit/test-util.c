@@ -324,6 +324,27 @@ static void test_atomic_write(void **state)
         assert_true(S_ISFIFO(st.st_mode)); /* what it named, untouched */
         unlink(target);
         unlink(link);
+        /* A link to a regular file, its caller's own, is replaced itself too: the file it
+         * names keeps its content and its mode. */
+        {
+            FILE *f = fopen(target, "w");
+
+            assert_non_null(f);
+            assert_true(fputs("keep", f) >= 0);
+            assert_int_equal(fclose(f), 0);
+        }
+        assert_int_equal(chmod(target, 0600), 0);
+        assert_int_equal(symlink(target, link), 0);
+        assert_int_equal(file_replace_atomic(link, "abc", 3, 0644, &cause), 0);
+        assert_int_equal(lstat(link, &st), 0);
+        assert_true(S_ISREG(st.st_mode));
+        assert_int_equal(st.st_size, 3);
+        assert_int_equal(st.st_mode & 07777, 0644);
+        assert_int_equal(stat(target, &st), 0);
+        assert_int_equal(st.st_size, 4);
+        assert_int_equal(st.st_mode & 07777, 0600);
+        unlink(target);
+        unlink(link);
         free(link);
         free(target);
     }
