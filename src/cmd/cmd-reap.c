@@ -356,11 +356,18 @@ static struct snapshot *recollect(const struct collect_opts *co, const struct re
             return NULL;
         }
         for (size_t i = 0; i < plan->n; i++) {
+            const struct reap_target *t = &plan->targets[i];
+
             if (!reap_outcome_ended(res[i].outcome))
                 continue;
             for (size_t g = 0; g < s->n_gpus; g++) {
-                for (size_t k = 0; k < s->gpus[g].n_procs; k++)
-                    listed |= s->gpus[g].procs[k].pid == (uint32_t)plan->targets[i].gpu_pid;
+                for (size_t k = 0; k < s->gpus[g].n_procs; k++) {
+                    uint32_t pid = s->gpus[g].procs[k].pid;
+
+                    listed |= pid == (uint32_t)t->gpu_pid;
+                    for (size_t d = 0; d < t->n_defunct; d++) /* a parent's: each of them */
+                        listed |= pid == (uint32_t)t->defunct[d].pid;
+                }
             }
         }
         if (!listed || time_mono_ms() >= end)

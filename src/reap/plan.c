@@ -397,6 +397,23 @@ static struct reap_target *add_target(struct reap_plan *plan, const struct snaps
     return t;
 }
 
+/* Adds what u holds to a target that frees it too (a parent of a second defunct process). */
+static void target_add_use(struct reap_target *t, const struct use *u)
+{
+    for (size_t i = 0; i < u->n_gpus; i++) {
+        bool seen = false;
+
+        for (size_t k = 0; k < t->n_gpus; k++)
+            seen |= t->gpus[k] == u->gpus[i];
+        if (seen)
+            continue;
+        t->gpus = xreallocarray(t->gpus, t->n_gpus + 1, sizeof(*t->gpus));
+        t->gpus[t->n_gpus++] = u->gpus[i];
+    }
+    t->used_valid = t->used_valid && u->used_valid;
+    t->used_bytes += u->used_bytes;
+}
+
 static void set_why(struct reap_target *t, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -620,8 +637,14 @@ static void plan_defunct(struct reap_plan *plan, const struct snapshot *s,
         }
         t = add_target(plan, s, g, &pf, pp, REAP_ROLE_PARENT, lifts(pol, ppid), u, p->pid,
                        FACTS_VERDICT_DEFUNCT);
-        /* A parent of several is one target: it stays worth signalling while any is there. */
+        /* A parent of several is one target: it stays worth signalling while any is there, and
+         * ending it frees what they all hold. */
         if (t->role == REAP_ROLE_PARENT) {
+            if (t->n_defunct > 0) {
+                target_add_use(t, u);
+                evidence(t, "also the parent of defunct process %d, holding %s", (int)p->pid,
+                         u->where);
+            }
             t->defunct = xreallocarray(t->defunct, t->n_defunct + 1, sizeof(*t->defunct));
             t->defunct[t->n_defunct].pid = p->pid;
             t->defunct[t->n_defunct++].start_ticks = p->start_ticks;
