@@ -689,8 +689,8 @@ static const char *slurm_job(const struct proc *p)
  * Whether the policy selects a GPU process with this judgement (named pids aside). Without a
  * selection, only what is stale beyond doubt: a process stopped by a signal (T; one stopped by a
  * debugger, t, is someone's session; one in a Slurm job may be suspended by Slurm) and a defunct
- * one. An orphan is not: a job started with
- * nohup or in a closed tmux pane is re-parented to init and may be between two bursts of work.
+ * one. An orphan is not: a job started with nohup or in a closed tmux pane is re-parented to init
+ * and may be between two bursts of work.
  */
 static bool selects(const struct reap_policy *pol, const struct snapshot *s,
                     const struct facts_judgement *j)
