@@ -67,8 +67,7 @@ static enum known alone(const struct rule_ctx *ctx, const struct gpu *g, const c
     return *why != NULL ? K_NO : K_UNKNOWN;
 }
 
-/* What decides a reset that the evidence lacks (an import without NVLink or Fabric Manager state).
- */
+/* What decides a reset that the evidence lacks (an import without NVLink or fabric state). */
 static void unknown_line(const struct rule_ctx *ctx, struct finding *f, const struct gpu *g)
 {
     const char *parts[3];
