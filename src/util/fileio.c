@@ -555,6 +555,26 @@ static char *dir_of(const char *path, const char **name)
 }
 
 /*
+ * The directory of path, opened (its name in *dir, freed by the caller; the last part of path in
+ * *name), or -1 with *cause set when it cannot be opened or path names no file in it.
+ */
+static int dir_fd_of(const char *path, char **dir, const char **name, char **cause)
+{
+    int dfd;
+
+    *dir = dir_of(path, name);
+    dfd = open(*dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0 || **name == '\0') {
+        *cause = xasprintf(_("cannot create a file beside %s: %s"), path,
+                           strerror(dfd < 0 ? errno : EISDIR));
+        if (dfd >= 0)
+            close(dfd);
+        return -1;
+    }
+    return dfd;
+}
+
+/*
  * Writes path as file_write_atomic says, judging what is at path once,
  * relative to its directory: a name that changes after the look (a link swapped in) is replaced
  * by the rename, never followed.
@@ -563,14 +583,11 @@ static int write_atomic(const char *path, const char *data, size_t len, mode_t m
                         char **cause)
 {
     const char *name;
-    char *dir = dir_of(path, &name);
+    char *dir;
     struct stat st;
-    int dfd, rc;
+    int dfd = dir_fd_of(path, &dir, &name, cause), rc;
 
-    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0 || *name == '\0') {
-        *cause = xasprintf(_("cannot create a file beside %s: %s"), path,
-                           strerror(dfd < 0 ? errno : EISDIR));
+    if (dfd < 0) {
         rc = -1;
     } else if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
         rc = file_write_atomic_at(dfd, name, path, data, len, mode, cause);
@@ -595,16 +612,10 @@ int file_write_atomic(const char *path, const char *data, size_t len, mode_t mod
 int file_replace_atomic(const char *path, const char *data, size_t len, mode_t mode, char **cause)
 {
     const char *name;
-    char *dir = dir_of(path, &name);
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc;
+    char *dir;
+    int dfd = dir_fd_of(path, &dir, &name, cause), rc;
 
-    if (dfd < 0 || *name == '\0') {
-        *cause = xasprintf(_("cannot create a file beside %s: %s"), path,
-                           strerror(dfd < 0 ? errno : EISDIR));
-        rc = -1;
-    } else {
-        rc = file_write_atomic_at(dfd, name, path, data, len, mode, cause);
-    }
+    rc = dfd < 0 ? -1 : file_write_atomic_at(dfd, name, path, data, len, mode, cause);
     if (dfd >= 0)
         close(dfd);
     free(dir);
