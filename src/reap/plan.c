@@ -770,10 +770,14 @@ static void plan_use(struct reap_plan *plan, const struct snapshot *s, const str
         return;
     }
     if (j == NULL && p == NULL) {
-        /* Named, but not a process gpudoctor saw using a GPU. */
-        memset(&f, 0, sizeof(f));
-        f.pid = pid;
+        /* Named, but not a process gpudoctor saw using a GPU: what /proc says of it now names it
+         * in the report (its owner, its command), if it is there. */
+        if (proc_fd < 0 || reap_facts_read(proc_fd, pid, &f, NULL) != 0) {
+            memset(&f, 0, sizeof(f));
+            f.pid = pid;
+        }
         t = add_target(plan, s, g, &f, NULL, REAP_ROLE_SELF, lifts(pol, pid), use, pid, v);
+        reap_facts_free(&f);
         if (t->refusal == REAP_ALLOWED || t->refusal == REAP_REFUSE_OWNER_UNKNOWN) {
             clear_advice(t);
             t->refusal = REAP_REFUSE_NOT_GPU;

@@ -61,6 +61,9 @@ check '[.targets[] | [.pid, .refusal, .advice[0]]]' \
     "[[$plain, \"not-gpu\", \"not a GPU process (nor a worker of one): reap ends only those; use kill\"]]" \
     "$TMP/notgpu.out"
 alive "$plain" || fail "a process that uses no GPU was signalled"
+# It is named by what /proc says of it now: its owner and command, not "(?) ?".
+check "[.targets[] | select(.pid == $plain) | [.user, .command]]" "[[\"$(id -un)\",\"sleep 300\"]]" \
+    "$TMP/notgpu.out"
 
 # NVML lists that pid, but the process here has no NVIDIA device open: in a container NVML's host
 # pid names someone else (or the number was reused). Not NVML's process: never signalled, by
