@@ -224,6 +224,16 @@ static void read_mm_files(struct scan *sc, int pidfd, struct proc *p, bool *mayb
     }
 }
 
+#define THREADS_LOOKED_AT 4096 /* threads whose state is read before the mm files */
+
+/* Whether a thread of p other than its main one is in D (only p's main one is in its stat). */
+static bool thread_in_d(int pidfd, const struct proc *p)
+{
+    uint32_t in_d, live;
+
+    return p->threads > 1 && procfs_task_states(pidfd, THREADS_LOOKED_AT, &in_d, &live) && in_d > 0;
+}
+
 /*
  * Reads the files only GPU processes and their children are worth: status, cmdline, environ,
  * cgroup, maps, exe, cwd. An ancestor (light) is context for the tree only: status, cgroup and
@@ -249,9 +259,10 @@ static int read_details(struct scan *sc, int pidfd, struct proc *p, bool light)
     /*
      * cmdline, environ and maps take the process's mmap lock: behind a process stuck in the
      * driver or in I/O (state D) the read can block for good, which is how ps hangs on a
-     * wedged GPU server. Those are left unread.
+     * wedged GPU server. Those are left unread, also when the stuck one is another of its
+     * threads (a CUDA process's worker thread in the driver; stat's state is the main one's).
      */
-    if (p->state == 'D')
+    if (p->state == 'D' || thread_in_d(pidfd, p))
         sc->f.d_skipped += !light;
     else if (light)
         read_cmdline(sc, pidfd, p, &maybe_gone);

@@ -80,7 +80,7 @@ struct user {
 struct failures {
     uint32_t pid_denied, env_denied, maps_denied, link_denied;
     uint32_t env_unknown, maps_truncated;
-    uint32_t d_skipped; /* in D state: cmdline, environ, maps not read */
+    uint32_t d_skipped; /* a thread in D: cmdline, environ, maps not read */
     uint32_t other;
     char *garbled_first; /* "pid 7: why" */
     char *other_first;   /* "/proc/7/status: why" */

@@ -280,8 +280,8 @@ static void write_notes(struct scan *sc, struct collector_status *cs)
         NOTE_N(cs, "maps of %u %s longer than %u bytes: read in part", n, processes(n), MAPS_MAX);
     if ((n = f->d_skipped) > 0)
         NOTE_N(cs,
-               "command line, environment and maps of %u %s in uninterruptible sleep (D) not "
-               "read: the read can block behind a stuck driver or I/O call",
+               "command line, environment and maps of %u %s with a thread in uninterruptible "
+               "sleep (D) not read: the read can block behind a stuck driver or I/O call",
                n, processes(n));
     if ((n = f->link_denied) > 0)
         NOTE_N(cs, "%u exe or cwd %s unreadable: permission denied", n,

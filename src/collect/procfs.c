@@ -4,6 +4,7 @@
 #include "util/xalloc.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -836,4 +837,37 @@ ssize_t procfs_read_small(int dirfd, const char *path, char *buf, size_t size)
     }
     buf[len] = '\0';
     return (ssize_t)len;
+}
+
+bool procfs_task_states(int dirfd, size_t max, uint32_t *in_d, uint32_t *live)
+{
+    int fd = openat(dirfd, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    struct dirent *e;
+    size_t seen = 0;
+    bool any = false;
+
+    *in_d = *live = 0;
+    if (d == NULL) {
+        if (fd >= 0)
+            close(fd);
+        return false;
+    }
+    while ((e = readdir(d)) != NULL && seen < max) {
+        char path[300], buf[2048], why[128];
+        struct procfs_stat st;
+
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        seen++;
+        snprintf(path, sizeof(path), "task/%s/stat", e->d_name);
+        if (procfs_read_small(dirfd, path, buf, sizeof(buf)) <= 0 ||
+            procfs_parse_stat(buf, &st, why, sizeof(why)) != 0)
+            continue;
+        any = true;
+        *in_d += st.state == 'D';
+        *live += st.state != 'Z' && st.state != 'X';
+    }
+    closedir(d);
+    return any;
 }

@@ -133,4 +133,13 @@ ssize_t procfs_read_bounded(int dirfd, const char *name, size_t max, char **out,
  */
 ssize_t procfs_read_small(int dirfd, const char *path, char *buf, size_t size);
 
+/*
+ * The states of the threads of the process whose /proc directory is dirfd (task/<tid>/stat),
+ * looking at up to max of them: *in_d gets how many are in uninterruptible sleep (D: stuck in the
+ * kernel, perhaps holding the memory-map lock that reading cmdline, environ or maps takes), *live
+ * how many have not exited (a state other than Z and X). Returns true when a thread was read; a
+ * thread that exits while it is looked at is not counted.
+ */
+bool procfs_task_states(int dirfd, size_t max, uint32_t *in_d, uint32_t *live);
+
 #endif

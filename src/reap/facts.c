@@ -10,7 +10,6 @@
 #include "util/strutil.h"
 #include "util/xalloc.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -26,29 +25,7 @@
 /* Counts the threads in state D and those still alive, from task/<tid>/stat. */
 static void read_tasks(int dirfd, struct reap_facts *f)
 {
-    DIR *d = dir_open_at(dirfd, "task");
-    struct dirent *e;
-    size_t seen = 0;
-
-    if (d == NULL)
-        return;
-    while ((e = readdir(d)) != NULL && seen < TASKS_MAX) {
-        char path[300], buf[STAT_MAX], why[128];
-        struct procfs_stat st;
-
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        seen++;
-        snprintf(path, sizeof(path), "task/%s/stat", e->d_name);
-        /* A thread that exits while we look is simply not counted. */
-        if (procfs_read_small(dirfd, path, buf, sizeof(buf)) <= 0 ||
-            procfs_parse_stat(buf, &st, why, sizeof(why)) != 0)
-            continue;
-        f->have_tasks = true;
-        f->tasks_d += st.state == 'D';
-        f->tasks_live += st.state != 'Z' && st.state != 'X';
-    }
-    closedir(d);
+    f->have_tasks = procfs_task_states(dirfd, TASKS_MAX, &f->tasks_d, &f->tasks_live);
 }
 
 static void read_cmdline(int dirfd, struct reap_facts *f)
@@ -111,10 +88,10 @@ int reap_facts_read(int proc_fd, int32_t pid, struct reap_facts *f, char **cause
     free(status);
     if (file_readlink_at(dirfd, "exe", link, sizeof(link)) > 0)
         f->exe = str_sanitize(xstrdup(link));
-    /* Reading cmdline takes the target's memory-map lock: behind a process in D it can block. */
-    if (f->state != 'D')
-        read_cmdline(dirfd, f);
+    /* Reading cmdline takes the target's memory-map lock: behind a thread in D it can block. */
     read_tasks(dirfd, f);
+    if (f->state != 'D' && f->tasks_d == 0)
+        read_cmdline(dirfd, f);
 out:
     close(dirfd);
     return rc;

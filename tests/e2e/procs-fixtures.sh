@@ -23,7 +23,7 @@ expect "$host" '.collectors.processes.state' '"partial"'
 expect "$host" '.collectors.processes.notes | length' '2'
 expect "$host" '.collectors.processes.notes | map(select(startswith("stat of 2 processes could not be parsed, skipped (first: pid 250"))) | length' '1'
 # processes in D state: command line, environment and maps are not read (that could hang)
-expect "$host" '.collectors.processes.notes | map(select(startswith("command line, environment and maps of 2 processes in uninterruptible sleep (D) not read"))) | length' '1'
+expect "$host" '.collectors.processes.notes | map(select(startswith("command line, environment and maps of 3 processes with a thread in uninterruptible sleep (D) not read"))) | length' '1'
 expect "$host" '[.processes.processes[] | select(.state == "D") | [.pid, .cmdline, .cuda_visible_devices_set, .libs]]' \
     '[[2103,null,null,null],[2300,null,null,null]]'
 expect "$host" '.processes | del(.processes)' \

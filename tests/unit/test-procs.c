@@ -147,8 +147,8 @@ static void test_host_without_nvml(void **state)
     (void)state;
     assert_int_equal(s->collectors[COLLECTOR_PROCS].state, CS_PARTIAL);
     assert_true(has_note(s, "stat of 2 processes could not be parsed, skipped (first: pid 250"));
-    assert_true(has_note(s, "command line, environment and maps of 2 processes in "
-                            "uninterruptible sleep (D) not read"));
+    assert_true(has_note(s, "command line, environment and maps of 3 processes with a thread "
+                            "in uninterruptible sleep (D) not read"));
     assert_int_equal(t->scanned, 25);
     assert_int_equal(t->garbled, 2);
     assert_int_equal(t->vanished, 0);
@@ -247,6 +247,11 @@ static void test_host_without_nvml(void **state)
     /* In D state its command line, environment and maps are not read: that could hang. */
     assert_false(HAS(p, PROC_S_CMDLINE) || HAS(p, PROC_S_ENV) || HAS(p, PROC_S_MAPS));
     assert_true(HAS(p, PROC_S_CGROUP) && HAS(p, PROC_S_USER) && HAS(p, PROC_S_EXE));
+    /* Its main thread sleeps, another is in D: the same, the mm files are not read. */
+    p = get(s, 2104);
+    assert_int_equal(p->state, 'S');
+    assert_false(HAS(p, PROC_S_CMDLINE) || HAS(p, PROC_S_ENV) || HAS(p, PROC_S_MAPS));
+    assert_true(HAS(p, PROC_S_CGROUP) && HAS(p, PROC_S_USER));
     assert_string_equal(get(s, 2102)->cuda_visible_devices, "0,1");
     assert_string_equal(get(s, 2102)->cmdline, "python train.py --epochs 100");
     assert_int_equal(get(s, 2101)->n_children, 1); /* the grandchild, listed but not recorded */
