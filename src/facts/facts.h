@@ -140,6 +140,8 @@ size_t facts_gpu_reason_count(const struct facts_gpu *v, uint64_t bit);
 
 /* ---- the verdict (verdict.c) ---- */
 
+/* The Slurm job the process runs in (its cgroup names one), or NULL. */
+const char *facts_proc_slurm_job(const struct proc *p);
 /* Whether the process's state is known and one of the /proc state letters in states ("Tt"). */
 bool facts_proc_in_state(const struct proc *p, const char *states);
 /*

@@ -32,6 +32,11 @@ bool facts_proc_in_state(const struct proc *p, const char *states)
     return p != NULL && ok(p, PROC_S_STATE) && p->state && strchr(states, p->state);
 }
 
+const char *facts_proc_slurm_job(const struct proc *p)
+{
+    return ok(p, PROC_S_CGROUP) && p->slurm_job_id && *p->slurm_job_id ? p->slurm_job_id : NULL;
+}
+
 double facts_tree_cpu_pct(const struct facts *f, const struct proc *p)
 {
     double cpu;

@@ -679,10 +679,10 @@ static bool idle_verdict(enum facts_verdict v)
     return v == FACTS_VERDICT_IDLE || v == FACTS_VERDICT_IDLE_HOLDER || v == FACTS_VERDICT_ORPHANED;
 }
 
-/* The Slurm job p runs in, or NULL: Slurm suspends a job with SIGSTOP, and resumes it itself. */
-static const char *slurm_job(const struct proc *p)
+/* Whether pol selects nothing by itself: no selection and no pid named (the default's kinds). */
+static bool policy_default(const struct reap_policy *pol)
 {
-    return ok(p, PROC_S_CGROUP) && p->slurm_job_id && *p->slurm_job_id ? p->slurm_job_id : NULL;
+    return !(pol->stopped || pol->defunct || pol->orphaned || pol->idle) && pol->n_pids == 0;
 }
 
 /*
@@ -695,14 +695,14 @@ static const char *slurm_job(const struct proc *p)
 static bool selects(const struct reap_policy *pol, const struct snapshot *s,
                     const struct facts_judgement *j)
 {
-    bool any = pol->stopped || pol->defunct || pol->orphaned || pol->idle;
-    bool by_default = !any && pol->n_pids == 0; /* nothing named: the unambiguous kinds */
+    bool by_default = policy_default(pol);
     const struct proc *p;
 
     switch (j->verdict) {
     case FACTS_VERDICT_STOPPED:
         p = proc_table_find(&s->procs, j->pid);
-        return pol->stopped || (by_default && p != NULL && p->state == 'T' && !slurm_job(p));
+        return pol->stopped ||
+               (by_default && p != NULL && p->state == 'T' && !facts_proc_slurm_job(p));
     case FACTS_VERDICT_DEFUNCT:
         return pol->defunct || by_default;
     case FACTS_VERDICT_ORPHANED:
@@ -926,16 +926,15 @@ void reap_plan_build(struct reap_plan *plan, const struct snapshot *s,
             note(plan,
                  "pid %d: orphaned and idle, not selected: --orphaned or --idle DUR selects it",
                  (int)j[i].pid);
-        } else if (j[i].verdict == FACTS_VERDICT_STOPPED && !pol->stopped &&
-                   !(pol->defunct || pol->orphaned || pol->idle || pol->n_pids > 0)) {
+        } else if (j[i].verdict == FACTS_VERDICT_STOPPED && policy_default(pol)) {
             const struct proc *p = proc_table_find(&s->procs, j[i].pid);
 
-            if (p != NULL && p->state == 'T' && slurm_job(p))
+            if (p != NULL && p->state == 'T' && facts_proc_slurm_job(p))
                 note(plan,
                      "pid %d: stopped in Slurm job %s, which Slurm may have suspended (scontrol "
                      "suspend, gang scheduling), not selected: scontrol resume or scancel the "
                      "job, or --stopped selects it",
-                     (int)j[i].pid, slurm_job(p));
+                     (int)j[i].pid, facts_proc_slurm_job(p));
             else
                 note(plan,
                      "pid %d: stopped by a debugger or tracer (state t), not selected: "

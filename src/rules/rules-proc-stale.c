@@ -150,10 +150,7 @@ static void check_stopped(const struct rule_ctx *ctx, struct findings *out)
         use_bytes(b, sizeof(b), u);
         f = finding_new(ctx, out, u->top_gpu, u->pid);
         finding_title(f, "%s memory (%s) held by stopped process %d (%s)", where, b, u->pid, label);
-        slurm = u->p->state == 'T' && proc_ok(u->p, PROC_S_CGROUP) && u->p->slurm_job_id &&
-                        *u->p->slurm_job_id
-                    ? u->p->slurm_job_id
-                    : NULL;
+        slurm = u->p->state == 'T' ? facts_proc_slurm_job(u->p) : NULL;
         how = u->p->state == 't' ? N_("stopped by a debugger or tracer")
               : slurm != NULL    ? N_("stopped (SIGSTOP: Ctrl-Z, or Slurm suspending its job)")
                                  : N_("stopped (Ctrl-Z in its terminal, or SIGSTOP)");
